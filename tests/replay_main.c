@@ -1,0 +1,326 @@
+/* replay_main.c - the plain main() that drives any fuzz harness without a
+ * fuzzing engine. Linked with one fuzz/<target>.c (which defines
+ * LLVMFuzzerTestOneInput), it has two modes:
+ *
+ *   replay_<target> [-q] PATH...
+ *       Replay mode (the corpus gate, `make replay`): every regular file
+ *       under each PATH (directories are walked, sorted by name, so the
+ *       order is stable) is run through the harness in a forked child, so a
+ *       crash or ALK_CHECK abort is attributed to its file and the rest still
+ *       run. Ends with "<target>: N files, P passed, F failed (T s)".
+ *
+ *   replay_<target> --seed N [--runs M] [--max-len L] [--run I] [--save DIR]
+ *       Seed mode (soak runs, demos): the same harness fed from a PRNG
+ *       stream instead of files. Run i of seed N uses the input
+ *       splitmix64(N, i) of a drawn length <= L (default 4096). A failing
+ *       run prints how to reproduce it (--seed N --run I) and, with --save,
+ *       writes the input to DIR so it can be promoted into corpus/<target>/.
+ *
+ * Exit status: 0 when everything passed, 1 otherwise. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef ALK_TARGET
+#define ALK_TARGET "harness"
+#endif
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int quiet;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Run one input in a child process; 1 if it passed. */
+static int run_contained(const uint8_t *data, size_t size, const char *label)
+{
+    pid_t pid;
+    int status;
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        return 0;
+    }
+    if (pid == 0) {
+        LLVMFuzzerTestOneInput(data, size);
+        _exit(0);
+    }
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            perror("waitpid");
+            return 0;
+        }
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 1;
+    if (WIFSIGNALED(status))
+        fprintf(stderr, "FAIL %s: killed by signal %d\n", label,
+                WTERMSIG(status));
+    else
+        fprintf(stderr, "FAIL %s: exit status %d\n", label,
+                WEXITSTATUS(status));
+    return 0;
+}
+
+static uint8_t *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    size_t cap = 0, len = 0, got;
+    if (!f)
+        return NULL;
+    for (;;) {
+        if (len == cap) {
+            uint8_t *grown;
+            cap = cap ? cap * 2 : 4096;
+            grown = (uint8_t *)realloc(buf, cap);
+            if (!grown) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = grown;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    *size = len;
+    return buf;
+}
+
+typedef struct tally {
+    unsigned long files, passed, failed;
+} tally;
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void replay_path(const char *path, tally *t)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "FAIL %s: %s\n", path, strerror(errno));
+        t->failed++;
+        return;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *e;
+        char **names = NULL;
+        size_t n = 0, cap = 0, i;
+        if (!d) {
+            fprintf(stderr, "FAIL %s: %s\n", path, strerror(errno));
+            t->failed++;
+            return;
+        }
+        while ((e = readdir(d)) != NULL) {
+            size_t len;
+            char *full;
+            if (e->d_name[0] == '.')
+                continue;
+            if (n == cap) {
+                char **grown;
+                cap = cap ? cap * 2 : 64;
+                grown = (char **)realloc(names, cap * sizeof *names);
+                if (!grown)
+                    break;
+                names = grown;
+            }
+            len = strlen(path) + strlen(e->d_name) + 2;
+            full = (char *)malloc(len);
+            if (!full)
+                break;
+            snprintf(full, len, "%s/%s", path, e->d_name);
+            names[n++] = full;
+        }
+        closedir(d);
+        if (n)
+            qsort(names, n, sizeof *names, name_cmp);
+        for (i = 0; i < n; i++) {
+            replay_path(names[i], t);
+            free(names[i]);
+        }
+        free(names);
+        return;
+    }
+    if (S_ISREG(st.st_mode)) {
+        size_t size = 0;
+        uint8_t *data = read_file(path, &size);
+        t->files++;
+        if (!data && st.st_size != 0) {
+            fprintf(stderr, "FAIL %s: cannot read\n", path);
+            t->failed++;
+            return;
+        }
+        if (!quiet)
+            fprintf(stderr, "  %s (%zu bytes)\n", path, size);
+        if (run_contained(data ? data : (const uint8_t *)"", size, path))
+            t->passed++;
+        else
+            t->failed++;
+        free(data);
+    }
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* The input of run i of seed `seed`: a length in 0..max_len, then bytes. */
+static size_t seed_input(uint64_t seed, uint64_t run, uint8_t *buf,
+                         size_t max_len)
+{
+    uint64_t state = seed ^ (run * 0xd1b54a32d192ed03u);
+    size_t len = (size_t)(splitmix64(&state) % (max_len + 1)), i;
+    for (i = 0; i < len; i += 8) {
+        uint64_t r = splitmix64(&state);
+        size_t k;
+        for (k = 0; k < 8 && i + k < len; k++)
+            buf[i + k] = (uint8_t)(r >> (8 * k));
+    }
+    return len;
+}
+
+static int seed_mode(uint64_t seed, uint64_t runs, uint64_t only_run,
+                     int single, size_t max_len, const char *save_dir)
+{
+    uint8_t *buf = (uint8_t *)malloc(max_len ? max_len : 1);
+    uint64_t i, failed = 0, first = single ? only_run : 0;
+    uint64_t last = single ? only_run + 1 : runs;
+    double t0 = now_seconds(), next_report = t0 + 10.0;
+    if (!buf)
+        return 1;
+    for (i = first; i < last; i++) {
+        char label[96];
+        size_t len = seed_input(seed, i, buf, max_len);
+        snprintf(label, sizeof label, "seed %llu run %llu",
+                 (unsigned long long)seed, (unsigned long long)i);
+        if (!run_contained(buf, len, label)) {
+            failed++;
+            fprintf(stderr, "  reproduce: %s --seed %llu --run %llu "
+                            "--max-len %zu\n",
+                    ALK_TARGET, (unsigned long long)seed,
+                    (unsigned long long)i, max_len);
+            if (save_dir) {
+                char path[512];
+                FILE *f;
+                snprintf(path, sizeof path, "%s/seed-%llu-run-%llu", save_dir,
+                         (unsigned long long)seed, (unsigned long long)i);
+                f = fopen(path, "wb");
+                if (f) {
+                    fwrite(buf, 1, len, f);
+                    fclose(f);
+                    fprintf(stderr, "  input saved to %s\n", path);
+                }
+            }
+        }
+        if (now_seconds() >= next_report) {
+            next_report += 10.0;
+            printf("%s: seed %llu: %llu/%llu runs, %llu failed\n", ALK_TARGET,
+                   (unsigned long long)seed,
+                   (unsigned long long)(i + 1 - first),
+                   (unsigned long long)(last - first),
+                   (unsigned long long)failed);
+            fflush(stdout);
+        }
+    }
+    free(buf);
+    printf("%s: seed %llu: %llu runs, %llu passed, %llu failed (%.2f s)\n",
+           ALK_TARGET, (unsigned long long)seed,
+           (unsigned long long)(last - first),
+           (unsigned long long)(last - first - failed),
+           (unsigned long long)failed, now_seconds() - t0);
+    return failed ? 1 : 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: %s [-q] PATH...             replay files / directories\n"
+            "       %s --seed N [--runs M] [--max-len L] [--run I] "
+            "[--save DIR]\n",
+            ALK_TARGET, ALK_TARGET);
+}
+
+int main(int argc, char **argv)
+{
+    tally t = {0, 0, 0};
+    double t0;
+    int i, have_seed = 0, single = 0, npaths = 0;
+    uint64_t seed = 0, runs = 1000, only_run = 0;
+    size_t max_len = 4096;
+    const char *save_dir = NULL;
+
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "-q")) {
+            quiet = 1;
+        } else if (!strcmp(a, "--seed") && v) {
+            seed = strtoull(v, NULL, 0);
+            have_seed = 1;
+            i++;
+        } else if (!strcmp(a, "--runs") && v) {
+            runs = strtoull(v, NULL, 0);
+            i++;
+        } else if (!strcmp(a, "--run") && v) {
+            only_run = strtoull(v, NULL, 0);
+            single = 1;
+            i++;
+        } else if (!strcmp(a, "--max-len") && v) {
+            max_len = (size_t)strtoull(v, NULL, 0);
+            i++;
+        } else if (!strcmp(a, "--save") && v) {
+            save_dir = v;
+            i++;
+        } else if (a[0] == '-') {
+            usage(stderr);
+            return 2;
+        } else {
+            npaths++;
+        }
+    }
+    if (have_seed)
+        return seed_mode(seed, runs, only_run, single, max_len, save_dir);
+    if (!npaths) {
+        usage(stderr);
+        return 2;
+    }
+    t0 = now_seconds();
+    for (i = 1; i < argc; i++) {
+        if (argv[i][0] == '-')
+            continue;
+        replay_path(argv[i], &t);
+    }
+    printf("%s: %lu files, %lu passed, %lu failed (%.2f s)\n", ALK_TARGET,
+           t.files, t.passed, t.failed, now_seconds() - t0);
+    return t.failed || !t.files ? 1 : 0;
+}
