@@ -1,0 +1,80 @@
+#!/bin/sh
+# compile_matrix.sh HEADER... - every header, every way a user builds it.
+#
+# For each header (its macro prefix is its upper-cased base name:
+# alkcodec.h -> ALKCODEC_IMPLEMENTATION, ALKCODEC_STATIC):
+#   gcc and clang, C99 pedantic with the project warnings:
+#     declarations only / implementation / _STATIC implementation /
+#     implementation included twice (the double-implementation guard)
+#   g++ (C++11): declarations only / implementation
+#   all present headers together under ALK_IMPLEMENTATION (gcc, g++)
+# Prints one line per combination and "compile: P passed, F failed".
+set -u
+CC=${CC:-cc}
+CLANG=${CLANG:-clang}
+CXX=${CXX:-c++}
+B=${B:-build}
+WARN="-std=c99 -Wall -Wextra -Wpedantic -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wconversion"
+WARNXX="-std=c++11 -Wall -Wextra -Wpedantic -Werror -Wshadow"
+dir="$B/compile"
+mkdir -p "$dir"
+pass=0
+fail=0
+
+# try LABEL COMPILER FLAGS LANG SOURCE-TEXT
+try() {
+    label=$1; cc=$2; flags=$3; lang=$4; text=$5
+    src="$dir/$(echo "$label" | tr ' /+.' '____').$lang"
+    printf '%s\n' "$text" > "$src"
+    if ! command -v "$cc" >/dev/null 2>&1; then
+        echo "FAIL  $label  ($cc not found)"
+        fail=$((fail + 1))
+        return
+    fi
+    # shellcheck disable=SC2086
+    if "$cc" $flags -I. -c "$src" -o "$src.o" > "$src.log" 2>&1; then
+        echo "ok    $label"
+        pass=$((pass + 1))
+    else
+        echo "FAIL  $label"
+        sed 's/^/      /' "$src.log" | head -20
+        fail=$((fail + 1))
+    fi
+}
+
+use='int alk_compile_check(void); int alk_compile_check(void) { return 0; }'
+all_includes=""
+for h in "$@"; do
+    m=$(basename "$h" .h | tr 'a-z' 'A-Z')
+    inc="#include \"$h\""
+    all_includes="$all_includes
+$inc"
+    for c in "$CC" "$CLANG"; do
+        try "$h $c c99 declarations" "$c" "$WARN" c "$inc
+$use"
+        try "$h $c c99 implementation" "$c" "$WARN" c "#define ${m}_IMPLEMENTATION
+$inc
+$use"
+        try "$h $c c99 static" "$c" "$WARN" c "#define ${m}_STATIC
+#define ${m}_IMPLEMENTATION
+$inc
+$use"
+        try "$h $c c99 included twice" "$c" "$WARN" c "#define ${m}_IMPLEMENTATION
+$inc
+$inc
+$use"
+    done
+    try "$h $CXX c++11 declarations" "$CXX" "$WARNXX" cc "$inc
+$use"
+    try "$h $CXX c++11 implementation" "$CXX" "$WARNXX" cc "#define ${m}_IMPLEMENTATION
+$inc
+$use"
+done
+try "all headers $CC ALK_IMPLEMENTATION" "$CC" "$WARN" c "#define ALK_IMPLEMENTATION
+$all_includes
+$use"
+try "all headers $CXX ALK_IMPLEMENTATION" "$CXX" "$WARNXX" cc "#define ALK_IMPLEMENTATION
+$all_includes
+$use"
+echo "compile: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
