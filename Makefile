@@ -38,7 +38,7 @@ FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
 
 .PHONY: all demo test gate fast-gate unit replay compile-matrix seeds \
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
-        mutants coverage bench install uninstall oss-fuzz-check \
+        mutants coverage bench install install-check uninstall oss-fuzz-check \
         firmware-check valgrind deps clean help
 
 all: $(UNIT_TESTS:%=$(B)/test_%) $(FUZZ_TARGETS:%=$(B)/replay_%) \
@@ -60,7 +60,7 @@ help:
 	@echo "  make mutants [HEADER=x] [COUNT=n] [SEED=n]   mutation testing"
 	@echo "  make coverage        line/branch coverage per header (lcov HTML)"
 	@echo "  make bench           benchmark ratios measured in one run"
-	@echo "  make install PREFIX=dir   headers + pkg-config file"
+	@echo "  make install PREFIX=dir   headers + pkg-config file (install-check)"
 	@echo "  make oss-fuzz-check  run .clusterfuzzlite/build.sh locally"
 	@echo "  make firmware-check  freestanding Cortex-M4 build and sizes"
 	@echo "  make valgrind        unit tests under valgrind (no sanitizers)"
@@ -182,8 +182,29 @@ bench: $(BENCHES:%=$(B)/bench_%)
 install:
 	mkdir -p $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	cp $(HEADERS) $(DESTDIR)$(PREFIX)/include/
-	sed -e 's|@PREFIX@|$(PREFIX)|' tests/alk.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|' alk.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/alk.pc
+
+# An outside program compiled against the installed header via pkg-config.
+install-check:
+	@rm -rf $(B)/install-check && mkdir -p $(B)/install-check
+	@$(MAKE) -s install PREFIX=$(CURDIR)/$(B)/install-check/prefix >/dev/null
+	@printf '%s\n' '#define ALKCODEC_IMPLEMENTATION' '#include <alkcodec.h>' \
+	    '#include <stdio.h>' 'int main(void) {' \
+	    '    unsigned char f[8]; alkc_datagram dg; alkc_decoder d;' \
+	    '    static unsigned char mem[ALKC_DECODER_MEM_SIZE(16)];' \
+	    '    alkc_decoder_config cfg = {16};' \
+	    '    if (alkc_encode(f, sizeof f, "hi", 2, 16, NULL) != 4) return 1;' \
+	    '    alkc_decoder_init(&d, &cfg, mem, sizeof mem);' \
+	    '    alkc_decoder_feed(&d, f, 4);' \
+	    '    if (alkc_decoder_next(&d, &dg) != ALKC_OK || dg.len != 2) return 1;' \
+	    '    puts("installed alkcodec.h works via pkg-config"); return 0; }' \
+	    > $(B)/install-check/outside.c
+	@cd $(B)/install-check && \
+	    PKG_CONFIG_PATH=$(CURDIR)/$(B)/install-check/prefix/lib/pkgconfig \
+	    $(CC) -std=c99 -Wall -Wextra -Werror \
+	    $$(PKG_CONFIG_PATH=$(CURDIR)/$(B)/install-check/prefix/lib/pkgconfig \
+	       pkg-config --cflags alk) outside.c -o outside && ./outside
 
 uninstall:
 	rm -f $(HEADERS:%=$(DESTDIR)$(PREFIX)/include/%) \

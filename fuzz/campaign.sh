@@ -116,24 +116,30 @@ cmd_start() {
 cmd_supervise() {
     echo $$ > "$DIR/pid"
     cd "$DIR" || exit 1
+    dict="$ROOT/fuzz/$TARGET.dict"
+    hf_dict=""; lf_dict=""; afl_dict=""
+    if [ -f "$dict" ]; then
+        hf_dict="--dict $dict"; lf_dict="-dict=$dict"; afl_dict="-x $dict"
+    fi
+    # shellcheck disable=SC2086
     case $ENGINE in
     honggfuzz)
         "$HF" -i corpus --crashdir crashes -W "$DIR" -n 1 \
             --run_time "$SECONDS_LIMIT" --timeout "$TIMEOUT" \
             --rlimit_rss 2048 --statsfile "$DIR/hf-stats" \
-            --logfile "$DIR/log" -- ./bin > "$DIR/engine.out" 2>&1 &
+            --logfile "$DIR/log" $hf_dict -- ./bin > "$DIR/engine.out" 2>&1 &
         ;;
     libfuzzer)
         ./bin -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
             -max_total_time="$SECONDS_LIMIT" -timeout="$TIMEOUT" \
             -rss_limit_mb=2048 -malloc_limit_mb=2048 \
-            -artifact_prefix=crashes/ -print_final_stats=1 \
+            -artifact_prefix=crashes/ -print_final_stats=1 $lf_dict \
             corpus > "$DIR/log" 2>&1 &
         ;;
     afl)
         AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
             afl-fuzz -i corpus -o afl -V "$SECONDS_LIMIT" \
-            -t $((TIMEOUT * 1000)) -m none -- ./bin > "$DIR/log" 2>&1 &
+            -t $((TIMEOUT * 1000)) -m none $afl_dict -- ./bin > "$DIR/log" 2>&1 &
         ;;
     esac
     engine_pid=$!
