@@ -160,7 +160,8 @@ typedef struct alkc_error_info {
     int code;          /* the alkc_result */
     size_t length;     /* the offending length (payload, needed, declared) */
     size_t limit;      /* the limit it broke (max datagram, capacity) */
-    uint64_t offset;   /* decoder: stream offset of the offending header */
+    uint64_t offset;   /* decoder: stream offset of the offending header;
+                          always 0 from the encoder */
 } alkc_error_info;
 
 typedef struct alkc_decoder_config {
@@ -304,8 +305,6 @@ ALKCDEF int alkc_decoder_init(alkc_decoder *dec, const alkc_decoder_config *cfg,
         return ALKC_ERR_INVALID_ARGUMENT;
     dec->mem = (uint8_t *)mem;
     dec->max_datagram = max;
-    dec->in = NULL;
-    dec->in_len = 0;
     dec->in_pos = 0;
     dec->chunk_offset = 0;
     alkc_decoder_reset(dec);
@@ -322,12 +321,9 @@ ALKCDEF void alkc_decoder_reset(alkc_decoder *dec)
     dec->in = NULL;
     dec->in_len = 0;
     dec->in_pos = 0;
-    dec->declared = 0;
     dec->payload_have = 0;
     dec->header_have = 0;
-    dec->header[0] = dec->header[1] = 0;
-    dec->error = ALKC_OK;
-    alkc__set_info(&dec->error_info, ALKC_OK, 0, 0, 0);
+    dec->error = ALKC_OK; /* error_info is read only while error != 0 */
     dec->frame_offset = dec->chunk_offset;
 }
 
@@ -375,7 +371,7 @@ ALKCDEF int alkc_decoder_next(alkc_decoder *dec, alkc_datagram *out)
             dec->declared = ((size_t)dec->header[0] << 8) | dec->header[1];
         }
         dec->header_have = ALKC_HEADER_SIZE;
-        dec->payload_have = 0;
+        ALKCODEC_ASSERT(dec->payload_have == 0);
         if (dec->declared > dec->max_datagram) {
             dec->error = ALKC_ERR_DATAGRAM_TOO_LARGE;
             alkc__set_info(&dec->error_info, ALKC_ERR_DATAGRAM_TOO_LARGE,

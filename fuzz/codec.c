@@ -390,7 +390,7 @@ static void check_encoder(const codec_scenario *sc)
                     sc->max_datagram, &info);
     ALK_CHECK(w == ALKC_ERR_BUFFER_TOO_SMALL &&
                   info.length == ALKC_FRAME_SIZE(len) &&
-                  info.limit == ALKC_FRAME_SIZE(len) - 1,
+                  info.limit == ALKC_FRAME_SIZE(len) - 1 && info.offset == 0,
               "short buffer: rc %td need %zu cap %zu", w, info.length,
               info.limit);
     ALK_CHECK(frame[0] == 0xEE && frame[1] == 0xEE && frame[2] == 0xEE,
@@ -401,14 +401,15 @@ static void check_encoder(const codec_scenario *sc)
         w = alkc_encode(frame, sizeof frame, sc->stream, max + 1,
                         sc->max_datagram, &info);
         ALK_CHECK(w == ALKC_ERR_PAYLOAD_TOO_LARGE && info.length == max + 1 &&
-                      info.limit == max,
+                      info.limit == max && info.offset == 0,
                   "oversize payload: rc %td length %zu limit %zu", w,
                   info.length, info.limit);
         ALK_CHECK(frame[0] == 0xEE, "encoder wrote an oversize frame");
     }
     rc = alkc_encode_header(hdr, max + 1, sc->max_datagram, &info);
     ALK_CHECK(rc == ALKC_ERR_PAYLOAD_TOO_LARGE && info.length == max + 1 &&
-                  info.limit == max && hdr[0] == 0x5a && hdr[1] == 0x5a,
+                  info.limit == max && info.offset == 0 && hdr[0] == 0x5a &&
+                  hdr[1] == 0x5a,
               "encode_header(max+1) rc %d", rc);
 }
 

@@ -125,6 +125,7 @@ TEST encode_errors_write_nothing(void)
     ASSERT_EQ(ALKC_ERR_PAYLOAD_TOO_LARGE, info.code);
     ASSERT_EQ(11, info.length);
     ASSERT_EQ(10, info.limit);
+    ASSERT_EQ(0, info.offset);
     ASSERT_EQ(0xee, out[0]);
 
     ASSERT_EQ(ALKC_ERR_PAYLOAD_TOO_LARGE,
@@ -136,6 +137,7 @@ TEST encode_errors_write_nothing(void)
               alkc_encode(out, 6, payload, 5, 0, &info));
     ASSERT_EQ(7, info.length);
     ASSERT_EQ(6, info.limit);
+    ASSERT_EQ(0, info.offset);
     ASSERT_EQ(0xee, out[0]);
     ASSERT_EQ(0xee, out[5]);
 
