@@ -200,9 +200,7 @@ install-check:
 	    '    if (alkc_decoder_next(&d, &dg) != ALKC_OK || dg.len != 2) return 1;' \
 	    '    puts("installed alkcodec.h works via pkg-config"); return 0; }' \
 	    > $(B)/install-check/outside.c
-	@cd $(B)/install-check && \
-	    PKG_CONFIG_PATH=$(CURDIR)/$(B)/install-check/prefix/lib/pkgconfig \
-	    $(CC) -std=c99 -Wall -Wextra -Werror \
+	@cd $(B)/install-check && $(CC) -std=c99 -Wall -Wextra -Werror \
 	    $$(PKG_CONFIG_PATH=$(CURDIR)/$(B)/install-check/prefix/lib/pkgconfig \
 	       pkg-config --cflags alk) outside.c -o outside && ./outside
 

@@ -324,7 +324,6 @@ ALKCDEF void alkc_decoder_reset(alkc_decoder *dec)
     dec->payload_have = 0;
     dec->header_have = 0;
     dec->error = ALKC_OK; /* error_info is read only while error != 0 */
-    dec->frame_offset = dec->chunk_offset;
 }
 
 ALKCDEF int alkc_decoder_feed(alkc_decoder *dec, const void *chunk, size_t len)

@@ -265,8 +265,10 @@ static int feed_chunk(pass_ctx *c, const uint8_t *chunk, size_t len)
     return drain(c, chunk, start);
 }
 
+/* `mem` holds exactly ALKC_DECODER_MEM_SIZE(max) bytes (one allocation per
+ * input, so ASan sees any overrun of the documented size). */
 static pass_result run_pass(const codec_scenario *sc, const uint8_t *s,
-                            size_t n, enum pass_kind kind)
+                            size_t n, enum pass_kind kind, uint8_t *mem)
 {
     pass_ctx c;
     alkc_decoder_config cfg;
@@ -279,10 +281,8 @@ static pass_result run_pass(const codec_scenario *sc, const uint8_t *s,
     c.kind = kind;
     cfg.max_datagram = sc->max_datagram;
     c.max = ALKC_DECODER_MEM_SIZE(sc->max_datagram);
-    /* Exactly the documented size, so ASan sees any overrun. */
     c.mem_len = ALKC_DECODER_MEM_SIZE(sc->max_datagram);
-    c.mem = (uint8_t *)malloc(c.mem_len);
-    ALK_CHECK(c.mem != NULL, "out of memory");
+    c.mem = mem;
     ALK_CHECK(alkc_decoder_init(&c.dec, &cfg, c.mem, c.mem_len) == ALKC_OK,
               "init with max %zu failed", sc->max_datagram);
     ALK_CHECK(alkc_decoder_init(&c.dec, &cfg, c.mem, c.mem_len - 1) ==
@@ -340,7 +340,6 @@ static pass_result run_pass(const codec_scenario *sc, const uint8_t *s,
                   !alkc_decoder_is_mid_datagram(&c.dec),
               "reset left state behind");
     c.res.boundary = c.pos;
-    free(c.mem);
     return c.res;
 }
 
@@ -356,7 +355,7 @@ static void check_same(const pass_result *a, const pass_result *b,
 }
 
 /* decode(frame(x)) == [x], and the encoder's limit errors. */
-static void check_encoder(const codec_scenario *sc)
+static void check_encoder(const codec_scenario *sc, uint8_t *mem)
 {
     static uint8_t frame[ALKC_FRAME_SIZE(ALKC_MAX_DATAGRAM) + 1];
     size_t max = ALKC_DECODER_MEM_SIZE(sc->max_datagram);
@@ -373,8 +372,8 @@ static void check_encoder(const codec_scenario *sc)
     ALK_CHECK(w == (ptrdiff_t)ALKC_FRAME_SIZE(len) && info.code == ALKC_OK,
               "encode of %zu bytes returned %td", len, w);
     one.amplify = 0;
-    whole = run_pass(&one, frame, (size_t)w, PASS_WHOLE);
-    split = run_pass(&one, frame, (size_t)w, PASS_SPLIT);
+    whole = run_pass(&one, frame, (size_t)w, PASS_WHOLE, mem);
+    split = run_pass(&one, frame, (size_t)w, PASS_SPLIT, mem);
     ALK_CHECK(whole.datagrams == 1 && whole.boundary == (size_t)w &&
                   whole.outcome == ALKC_NEED_MORE,
               "decode(frame(x)) gave %zu datagrams, boundary %zu of %td",
@@ -419,7 +418,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pass_result whole, split;
     const uint8_t *s;
     size_t n;
-    uint8_t *amp = NULL;
+    uint8_t *amp = NULL, *mem;
 
     alk_trace_reset();
     codec_parse(data, size, &sc);
@@ -429,6 +428,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
               sc.max_datagram ? "set" : "default", sc.amplify, sc.pattern_len);
     s = sc.stream;
     n = sc.stream_len;
+    mem = (uint8_t *)malloc(ALKC_DECODER_MEM_SIZE(sc.max_datagram));
+    ALK_CHECK(mem != NULL, "out of memory");
     if (sc.amplify) {
         static const uint8_t zero_pair[2] = {0, 0};
         const uint8_t *unit = n ? sc.stream : zero_pair;
@@ -441,14 +442,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         n = CODEC_AMPLIFY_BYTES;
     }
 
-    whole = run_pass(&sc, s, n, PASS_WHOLE);
-    split = run_pass(&sc, s, n, PASS_SPLIT);
+    whole = run_pass(&sc, s, n, PASS_WHOLE, mem);
+    split = run_pass(&sc, s, n, PASS_SPLIT, mem);
     check_same(&whole, &split, "split pass");
     if (n <= 4096) {
-        pass_result bytewise = run_pass(&sc, s, n, PASS_BYTEWISE);
+        pass_result bytewise = run_pass(&sc, s, n, PASS_BYTEWISE, mem);
         check_same(&whole, &bytewise, "bytewise pass");
     }
-    check_encoder(&sc);
+    check_encoder(&sc, mem);
     free(amp);
+    free(mem);
     return 0;
 }

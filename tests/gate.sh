@@ -60,6 +60,12 @@ stage unit greatest $MAKE -s unit B="$B" GREATEST_DIR="$GREATEST_DIR"
 stage replay counts $MAKE -s replay B="$B"
 stage seeds-stable single $MAKE -s seeds-check B="$B"
 stage demo single $MAKE -s demo B="$B"
+stage install single $MAKE -s install-check B="$B"
+if command -v "${CLANG:-clang}" >/dev/null 2>&1; then
+    stage oss-fuzz counts $MAKE -s oss-fuzz-check B="$B"
+else
+    echo "!!! SKIPPED oss-fuzz-check: clang is not installed"
+fi
 if command -v "${ARM_CC:-arm-none-eabi-gcc}" >/dev/null 2>&1; then
     stage firmware single $MAKE -s firmware-check B="$B"
 else

@@ -143,12 +143,19 @@ TEST encode_errors_write_nothing(void)
 
     ASSERT_EQ(ALKC_ERR_INVALID_ARGUMENT,
               alkc_encode(NULL, 8, payload, 1, 0, &info));
+    ASSERT_EQ(ALKC_ERR_INVALID_ARGUMENT, info.code);
+    ASSERT_EQ(1, info.length);
+    ASSERT_EQ(8, info.limit);
+    ASSERT_EQ(0, info.offset);
     ASSERT_EQ(ALKC_ERR_INVALID_ARGUMENT,
               alkc_encode(out, 8, NULL, 1, 0, &info));
     ASSERT_EQ(ALKC_ERR_INVALID_ARGUMENT,
               alkc_encode(out, sizeof out, payload, 1, 65536, &info));
     ASSERT_EQ(ALKC_ERR_INVALID_ARGUMENT,
               alkc_encode_header(NULL, 1, 0, &info));
+    ASSERT_EQ(ALKC_ERR_INVALID_ARGUMENT, info.code);
+    ASSERT_EQ(1, info.length);
+    ASSERT_EQ(0, info.offset);
     ASSERT_EQ(ALKC_ERR_PAYLOAD_TOO_LARGE,
               alkc_encode_header(hdr, 1501, 1500, &info));
     ASSERT_EQ(0xaa, hdr[0]);
@@ -360,8 +367,12 @@ TEST oversize_is_sticky_with_context(void)
     ASSERT_EQ(ALKC_ERR_DATAGRAM_TOO_LARGE, alkc_decoder_next(&dec, &dg));
     ASSERT_EQ(ALKC_ERR_DATAGRAM_TOO_LARGE, alkc_decoder_feed(&dec, s, 2));
     alkc_decoder_reset(&dec);
+    memset(&info, 0x5a, sizeof info);
     ASSERT_EQ(ALKC_OK, alkc_decoder_error(&dec, &info));
     ASSERT_EQ(ALKC_OK, info.code);
+    ASSERT_EQ(0, info.length);
+    ASSERT_EQ(0, info.limit);
+    ASSERT_EQ(0, info.offset);
     ASSERT_EQ(ALKC_OK, alkc_decoder_feed(&dec, s, n));
     ASSERT_EQ(ALKC_OK, alkc_decoder_next(&dec, &dg));
     ASSERT_EQ(1500, dg.len);
