@@ -52,7 +52,10 @@
  *     alkc_decoder_next(dec, &datagram)     ALKC_OK: one datagram;
  *                                           ALKC_NEED_MORE: chunk used up;
  *                                           < 0: error
- *     alkc_decoder_reset(dec)               forget state and sticky error
+ *     alkc_decoder_reset(dec)               drop the in-flight frame, the
+ *                                           unread rest of the fed chunk and
+ *                                           the sticky error; the stream
+ *                                           offset keeps counting
  *   Observables:
  *     alkc_decoder_retained_bytes(dec)   bytes of the in-flight frame held
  *                                        inside the decoder (header + copied

@@ -45,8 +45,8 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Run one input in a child process; 1 if it passed. */
-static int run_contained(const uint8_t *data, size_t size, const char *label)
+/* Runs fn(arg) in a child process; 1 if it exited cleanly. */
+static int run_contained(void (*fn)(void *), void *arg, const char *label)
 {
     pid_t pid;
     int status;
@@ -58,7 +58,7 @@ static int run_contained(const uint8_t *data, size_t size, const char *label)
         return 0;
     }
     if (pid == 0) {
-        LLVMFuzzerTestOneInput(data, size);
+        fn(arg);
         exit(0); /* not _exit: coverage and leak checks run at exit */
     }
     while (waitpid(pid, &status, 0) < 0) {
@@ -76,6 +76,17 @@ static int run_contained(const uint8_t *data, size_t size, const char *label)
         fprintf(stderr, "FAIL %s: exit status %d\n", label,
                 WEXITSTATUS(status));
     return 0;
+}
+
+typedef struct one_input {
+    const uint8_t *data;
+    size_t size;
+} one_input;
+
+static void run_one(void *arg)
+{
+    const one_input *in = (const one_input *)arg;
+    LLVMFuzzerTestOneInput(in->data, in->size);
 }
 
 static uint8_t *read_file(const char *path, size_t *size)
@@ -175,7 +186,10 @@ static void replay_path(const char *path, tally *t)
         }
         if (!quiet)
             fprintf(stderr, "  %s (%zu bytes)\n", path, size);
-        if (run_contained(data ? data : (const uint8_t *)"", size, path))
+        one_input in;
+        in.data = data ? data : (const uint8_t *)"";
+        in.size = size;
+        if (run_contained(run_one, &in, path))
             t->passed++;
         else
             t->failed++;
@@ -206,6 +220,26 @@ static size_t seed_input(uint64_t seed, uint64_t run, uint8_t *buf,
     return len;
 }
 
+/* Seed mode runs SEED_BATCH runs per child process (fork and exit-time
+ * leak checks cost more than a run); a failing batch is replayed run by run,
+ * each in its own child, to name the failing runs. */
+#define SEED_BATCH 256
+
+typedef struct seed_range {
+    uint64_t seed, from, to;
+    size_t max_len;
+    uint8_t *buf;
+} seed_range;
+
+static void run_seed_range(void *arg)
+{
+    const seed_range *r = (const seed_range *)arg;
+    uint64_t i;
+    for (i = r->from; i < r->to; i++)
+        LLVMFuzzerTestOneInput(r->buf, seed_input(r->seed, i, r->buf,
+                                                  r->max_len));
+}
+
 static int seed_mode(uint64_t seed, uint64_t runs, uint64_t only_run,
                      int single, size_t max_len, const char *save_dir)
 {
@@ -213,14 +247,33 @@ static int seed_mode(uint64_t seed, uint64_t runs, uint64_t only_run,
     uint64_t i, failed = 0, first = single ? only_run : 0;
     uint64_t last = single ? only_run + 1 : runs;
     double t0 = now_seconds(), next_report = t0 + 10.0;
+    seed_range r;
     if (!buf)
         return 1;
+    r.seed = seed;
+    r.max_len = max_len;
+    r.buf = buf;
     for (i = first; i < last; i++) {
         char label[96];
-        size_t len = seed_input(seed, i, buf, max_len);
+        size_t len;
+        if ((i - first) % SEED_BATCH == 0) {
+            r.from = i;
+            r.to = last - i < SEED_BATCH ? last : i + SEED_BATCH;
+            snprintf(label, sizeof label, "seed %llu runs %llu..%llu",
+                     (unsigned long long)seed, (unsigned long long)r.from,
+                     (unsigned long long)(r.to - 1));
+            if (run_contained(run_seed_range, &r, label)) {
+                i = r.to - 1;
+                goto progress;
+            }
+            fprintf(stderr, "  isolating the failing runs of that batch\n");
+        }
+        r.from = i;
+        r.to = i + 1;
+        len = seed_input(seed, i, buf, max_len);
         snprintf(label, sizeof label, "seed %llu run %llu",
                  (unsigned long long)seed, (unsigned long long)i);
-        if (!run_contained(buf, len, label)) {
+        if (!run_contained(run_seed_range, &r, label)) {
             failed++;
             fprintf(stderr, "  reproduce: %s --seed %llu --run %llu "
                             "--max-len %zu\n",
@@ -239,6 +292,7 @@ static int seed_mode(uint64_t seed, uint64_t runs, uint64_t only_run,
                 }
             }
         }
+    progress:
         if (now_seconds() >= next_report) {
             next_report += 10.0;
             printf("%s: seed %llu: %llu/%llu runs, %llu failed\n", ALK_TARGET,

@@ -84,6 +84,14 @@ static int decode_chunked(const uint8_t *s, size_t n, size_t max,
     return rc;
 }
 
+/* A decoder whose maximum datagram is exactly the size of `mem`. */
+static int open_decoder(alkc_decoder *dec, uint8_t *mem, size_t max)
+{
+    alkc_decoder_config cfg;
+    cfg.max_datagram = max;
+    return alkc_decoder_init(dec, &cfg, mem, max);
+}
+
 TEST encode_whole_frame(void)
 {
     uint8_t out[16];
@@ -265,10 +273,8 @@ TEST straddled_payload_uses_mem_and_header_straddle_stays_zero_copy(void)
     static uint8_t mem[64];
     const uint8_t s[] = {0x00, 0x03, 'a', 'b', 'c', 0x00, 0x02, 'x', 'y'};
     alkc_decoder dec;
-    alkc_decoder_config cfg;
     alkc_datagram dg;
-    cfg.max_datagram = 64;
-    ASSERT_EQ(ALKC_OK, alkc_decoder_init(&dec, &cfg, mem, sizeof mem));
+    ASSERT_EQ(ALKC_OK, open_decoder(&dec, mem, sizeof mem));
     /* Chunk 1 ends inside the payload of frame 1. */
     ASSERT_EQ(ALKC_OK, alkc_decoder_feed(&dec, s, 4));
     ASSERT_EQ(ALKC_NEED_MORE, alkc_decoder_next(&dec, &dg));
@@ -297,10 +303,8 @@ TEST header_completed_at_chunk_end_then_whole_payload_is_zero_copy(void)
     static uint8_t mem[64];
     const uint8_t s[] = {0x00, 0x03, 'a', 'b', 'c'};
     alkc_decoder dec;
-    alkc_decoder_config cfg;
     alkc_datagram dg;
-    cfg.max_datagram = 64;
-    ASSERT_EQ(ALKC_OK, alkc_decoder_init(&dec, &cfg, mem, sizeof mem));
+    ASSERT_EQ(ALKC_OK, open_decoder(&dec, mem, sizeof mem));
     ASSERT_EQ(ALKC_OK, alkc_decoder_feed(&dec, s, 2));
     ASSERT_EQ(ALKC_NEED_MORE, alkc_decoder_next(&dec, &dg));
     ASSERT_EQ(2, alkc_decoder_retained_bytes(&dec));
@@ -316,12 +320,10 @@ TEST empty_datagram_is_not_eof(void)
     static uint8_t mem[16];
     const uint8_t s[] = {0, 0, 0, 0, 0, 1, 'z', 0, 0};
     alkc_decoder dec;
-    alkc_decoder_config cfg;
     alkc_datagram dg;
     size_t lens[8], count = 0;
     int rc;
-    cfg.max_datagram = 16;
-    ASSERT_EQ(ALKC_OK, alkc_decoder_init(&dec, &cfg, mem, sizeof mem));
+    ASSERT_EQ(ALKC_OK, open_decoder(&dec, mem, sizeof mem));
     ASSERT_EQ(ALKC_OK, alkc_decoder_feed(&dec, s, sizeof s));
     while ((rc = alkc_decoder_next(&dec, &dg)) == ALKC_OK) {
         ASSERT(dg.data != NULL);
@@ -384,11 +386,9 @@ TEST oversize_header_split_across_chunks(void)
     static uint8_t mem[10];
     const uint8_t s[] = {0x00, 0x0b};
     alkc_decoder dec;
-    alkc_decoder_config cfg;
     alkc_datagram dg;
     alkc_error_info info;
-    cfg.max_datagram = 10;
-    ASSERT_EQ(ALKC_OK, alkc_decoder_init(&dec, &cfg, mem, sizeof mem));
+    ASSERT_EQ(ALKC_OK, open_decoder(&dec, mem, sizeof mem));
     ASSERT_EQ(ALKC_OK, alkc_decoder_feed(&dec, s, 1));
     ASSERT_EQ(ALKC_NEED_MORE, alkc_decoder_next(&dec, &dg));
     ASSERT_EQ(ALKC_OK, alkc_decoder_feed(&dec, s + 1, 1));
@@ -404,10 +404,8 @@ TEST feed_while_pending_is_refused(void)
     static uint8_t mem[64];
     const uint8_t s[] = {0, 1, 'a', 0, 1, 'b'};
     alkc_decoder dec;
-    alkc_decoder_config cfg;
     alkc_datagram dg;
-    cfg.max_datagram = 64;
-    ASSERT_EQ(ALKC_OK, alkc_decoder_init(&dec, &cfg, mem, sizeof mem));
+    ASSERT_EQ(ALKC_OK, open_decoder(&dec, mem, sizeof mem));
     ASSERT_EQ(ALKC_OK, alkc_decoder_feed(&dec, s, sizeof s));
     ASSERT_EQ(ALKC_OK, alkc_decoder_next(&dec, &dg));
     ASSERT_EQ(3, alkc_decoder_pending_input(&dec));
@@ -437,10 +435,8 @@ TEST reset_drops_partial_frame_and_keeps_offset(void)
     static uint8_t mem[64];
     const uint8_t s[] = {0, 5, 'a', 'b', 0, 1, 'c'};
     alkc_decoder dec;
-    alkc_decoder_config cfg;
     alkc_datagram dg;
-    cfg.max_datagram = 64;
-    ASSERT_EQ(ALKC_OK, alkc_decoder_init(&dec, &cfg, mem, sizeof mem));
+    ASSERT_EQ(ALKC_OK, open_decoder(&dec, mem, sizeof mem));
     ASSERT_EQ(ALKC_OK, alkc_decoder_feed(&dec, s, 4));
     ASSERT_EQ(ALKC_NEED_MORE, alkc_decoder_next(&dec, &dg));
     ASSERT_EQ(4, alkc_decoder_retained_bytes(&dec));
