@@ -101,6 +101,9 @@ TEST encode_whole_frame(void)
     ASSERT_EQ((ptrdiff_t)sizeof want, n);
     ASSERT_MEM_EQ(want, out, sizeof want);
     ASSERT_EQ(ALKC_OK, info.code);
+    ASSERT_EQ(5, info.length);
+    ASSERT_EQ(ALKC_MAX_DATAGRAM, info.limit);
+    ASSERT_EQ(0, info.offset);
     n = alkc_encode(out, 2, NULL, 0, 0, NULL);
     ASSERT_EQ(2, n);
     ASSERT_EQ(0, out[0]);
