@@ -180,7 +180,9 @@ cmd_status() {
     engine=$(cat "$DIR/engine" 2>/dev/null)
     now=$(date +%s)
     started=$(cat "$DIR/started" 2>/dev/null || echo "$now")
-    if p=$(running_pid); then state="running (pid $p)"; else state="finished"; fi
+    if [ -f "$DIR/finished" ]; then state="finished"
+    elif p=$(running_pid); then state="running (pid $p)"
+    else state="not running (no finished record: killed?)"; fi
     crashes=$(find "$DIR/crashes" -type f ! -name '*.txt' 2>/dev/null | wc -l)
     [ "$engine" = afl ] && crashes=$((crashes + $(find "$DIR/afl/default/crashes" -name 'id*' 2>/dev/null | wc -l)))
     corpus=$(find "$DIR/corpus" -type f 2>/dev/null | wc -l)
