@@ -1,0 +1,1658 @@
+/* alksim.h - deterministic simulation for sans-IO code
+ * version 0.1.0 - single-header C99 library, part of alk
+ *
+ * Everything a sans-IO state machine needs to be driven through generated
+ * scenarios and checked: a byte source that turns fuzzer input (or a seed)
+ * into decisions, a PRNG, virtual time with an event queue, a datagram
+ * network with faults and NAT, a block device with a volatile write cache
+ * and crash semantics, and a scenario runner with trace, replay and
+ * shrinking. It knows nothing about what it simulates.
+ *
+ * QUICK START
+ *
+ *   #define ALKSIM_IMPLEMENTATION     // in exactly one .c file
+ *   #include "alksim.h"
+ *
+ *   static int step(alksim_ctx *ctx, void *st, unsigned kind) { ... }
+ *   static int check(alksim_ctx *ctx, void *st) { ... }
+ *   static const char *const kinds[] = {"send", "drop", "advance"};
+ *   static const alksim_scenario sc = {"mytest", kinds, 3, setup, step,
+ *                                      check, heal, quiesce, teardown};
+ *   int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
+ *       return alksim_fuzz_one(&sc, d, n);   // aborts with a trace on failure
+ *   }
+ *
+ * CONFIGURATION (define before including the implementation)
+ *
+ *   ALKSIM_IMPLEMENTATION   emit the implementation (ALK_IMPLEMENTATION: all)
+ *   ALKSIM_STATIC           make every function static
+ *   ALKSIM_ASSERT(c)        internal invariants; default assert(c)
+ *   ALKSIM_NO_STDIO         leave out the parts that print or write files
+ *                           (alksim_fuzz_one, alksim_print_trace, shrink
+ *                           reports); the core never allocates or does I/O
+ *
+ * API OVERVIEW
+ *
+ *   Byte source   alksim_source_init_bytes / _init_rng, alksim_u8/u16/u32/
+ *                 u64, alksim_bool, alksim_range, alksim_pick,
+ *                 alksim_weighted, alksim_len, alksim_chance (control draws,
+ *                 from the END of the input); alksim_bytes (payload, from
+ *                 the FRONT); alksim_source_done.
+ *   PRNG          alksim_rng_seed, alksim_rng_next, alksim_rng_below,
+ *                 alksim_rng_chance (xoshiro256** seeded by splitmix64).
+ *   Time, queue   alksim_queue_init/push/pop/peek: a binary heap ordered by
+ *                 (time, seq) so ties break in insertion order.
+ *   Nodes         alksim_node_deadline, alksim_node_fire: drive a node's
+ *                 poll_timeout/handle_timeout loop, queued output counts as
+ *                 due now, past deadlines and spinning are errors.
+ *   Network       alksim_net_*: hosts with addresses, directed links with
+ *                 latency, jitter, loss, duplication, reordering, MTU and
+ *                 partitions; roaming (address change); NAT with endpoint-
+ *                 independent or -dependent mapping and filtering, expiry.
+ *   Disk          alksim_disk_*: sectors, volatile write cache, flush
+ *                 barrier, crash (drop / tear / reorder unflushed writes as
+ *                 the source decides), injected EIO.
+ *   Runner        alksim_run (safety phase, then heal + bounded liveness
+ *                 phase), swarm testing, trace ring + trace hash,
+ *                 alksim_shrink (delta debugging over the input bytes),
+ *                 alksim_fuzz_one (the LLVMFuzzerTestOneInput body).
+ *
+ * DESIGN NOTES
+ *
+ *   Mutation locality: every decision is a fixed-width draw; ranges map
+ *   with a modulo, never a rejection loop; lengths are drawn (from the end)
+ *   before contents (from the front), so a byte flip changes one decision
+ *   and every prefix of an input is a valid, shorter scenario. Exhausted
+ *   draws return zero, which every API maps to its safe default (minimum
+ *   of a range, "no" for alksim_chance: no loss, no fault, no crash tear).
+ *   No floats anywhere in a decision: probabilities are integer ratios.
+ *
+ *   Determinism: nothing reads a clock or a global RNG; the same input gives
+ *   the same trace, bit for bit (alksim_result.trace_hash).
+ *
+ *   Memory: every object works in caller memory sized by a *_mem_size()
+ *   function; no malloc. Threading: no globals; one object per thread.
+ *
+ * ERRORS: negative alksim_result codes; alksim_strerror(code).
+ */
+#ifndef ALKSIM_H
+#define ALKSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef ALKSIM_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define ALKSIMDEF static __attribute__((unused))
+#else
+#define ALKSIMDEF static
+#endif
+#else
+#define ALKSIMDEF extern
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ALKSIM_NEVER UINT64_MAX
+
+#define ALKSIM_RESULT_LIST(X)                                                  \
+    X(ALKSIM_OK, 0, "ok")                                                      \
+    X(ALKSIM_NONE, 1, "nothing due")                                           \
+    X(ALKSIM_ERR_INVALID_ARGUMENT, -1, "invalid argument")                     \
+    X(ALKSIM_ERR_FULL, -2, "caller-provided capacity exhausted")               \
+    X(ALKSIM_ERR_DEADLINE_PAST, -3, "node reported a deadline in the past")   \
+    X(ALKSIM_ERR_SPIN, -4, "node spins: fired without making progress")       \
+    X(ALKSIM_ERR_TOO_LARGE, -5, "datagram larger than the network's slots")   \
+    X(ALKSIM_ERR_IO, -6, "injected I/O error")                                 \
+    X(ALKSIM_ERR_RANGE, -7, "access outside the device")                       \
+    X(ALKSIM_ERR_CONSERVATION, -8, "network conservation violated")            \
+    X(ALKSIM_ERR_FAILED, -9, "scenario invariant failed")                      \
+    X(ALKSIM_ERR_LIVENESS, -10, "work still pending after the liveness bound")
+
+typedef enum alksim_result {
+#define ALKSIM__ENUM(name, value, text) name = value,
+    ALKSIM_RESULT_LIST(ALKSIM__ENUM)
+#undef ALKSIM__ENUM
+    ALKSIM_RESULT_END_
+} alksim_result;
+
+ALKSIMDEF const char *alksim_strerror(int code);
+
+/* ---- PRNG: xoshiro256**, seeded through splitmix64 ---------------------- */
+typedef struct alksim_rng {
+    uint64_t s[4];
+} alksim_rng;
+
+ALKSIMDEF void alksim_rng_seed(alksim_rng *rng, uint64_t seed);
+ALKSIMDEF uint64_t alksim_rng_next(alksim_rng *rng);
+/* Uniform-ish in [0, n): a 64-bit modulo, bias below 2^-40 for n < 2^24. */
+ALKSIMDEF uint64_t alksim_rng_below(alksim_rng *rng, uint64_t n);
+/* 1 with probability num/den (integer ratio, den > 0). */
+ALKSIMDEF int alksim_rng_chance(alksim_rng *rng, uint32_t num, uint32_t den);
+ALKSIMDEF uint64_t alksim_splitmix64(uint64_t *state);
+
+/* ---- Byte source ---------------------------------------------------------
+ * Control draws (integers, bool, range, pick, weighted, len, chance) consume
+ * bytes from the END of the input, moving backwards, multi-byte values
+ * big-endian in that order. Payload draws (alksim_bytes) consume from the
+ * FRONT. When the two cursors meet the source is exhausted: every further
+ * draw yields zeros and `done` is set. A source made by _init_rng draws from
+ * the PRNG instead and is never exhausted. */
+typedef struct alksim_source {
+    const uint8_t *data;
+    size_t size;
+    size_t front;   /* payload bytes consumed from the start */
+    size_t back;    /* control bytes consumed from the end */
+    int done;       /* a draw wanted more bytes than were left */
+    int seeded;     /* PRNG-backed */
+    alksim_rng rng;
+    uint64_t draws; /* control decisions drawn */
+} alksim_source;
+
+ALKSIMDEF void alksim_source_init_bytes(alksim_source *src, const void *data,
+                                        size_t size);
+ALKSIMDEF void alksim_source_init_rng(alksim_source *src, uint64_t seed);
+ALKSIMDEF int alksim_source_done(const alksim_source *src);
+ALKSIMDEF size_t alksim_source_remaining(const alksim_source *src);
+
+ALKSIMDEF uint8_t alksim_u8(alksim_source *src);
+ALKSIMDEF uint16_t alksim_u16(alksim_source *src);
+ALKSIMDEF uint32_t alksim_u32(alksim_source *src);
+ALKSIMDEF uint64_t alksim_u64(alksim_source *src);
+ALKSIMDEF int alksim_bool(alksim_source *src);
+/* lo..hi inclusive; draws the fewest bytes that cover hi - lo. */
+ALKSIMDEF uint64_t alksim_range(alksim_source *src, uint64_t lo, uint64_t hi);
+/* 0..n-1 (0 when n == 0). */
+ALKSIMDEF size_t alksim_pick(alksim_source *src, size_t n);
+/* Index i with probability w[i] / sum(w); zero weights are never chosen
+ * unless all are zero (then 0). */
+ALKSIMDEF size_t alksim_weighted(alksim_source *src, const uint32_t *w,
+                                 size_t n);
+/* 0..max. */
+ALKSIMDEF size_t alksim_len(alksim_source *src, size_t max);
+/* 1 with probability num/den; an exhausted source answers 0 (no fault). */
+ALKSIMDEF int alksim_chance(alksim_source *src, uint32_t num, uint32_t den);
+/* n payload bytes from the front into out; zero-filled once exhausted. */
+ALKSIMDEF void alksim_bytes(alksim_source *src, void *out, size_t n);
+
+/* ---- Event queue: binary heap in caller memory -------------------------- */
+typedef struct alksim_event {
+    uint64_t time;
+    uint64_t seq;   /* insertion order: the tie-breaker */
+    uint32_t kind;  /* the caller's */
+    uint32_t target;
+    uint64_t arg;
+} alksim_event;
+
+typedef struct alksim_queue {
+    alksim_event *heap;
+    size_t cap, len;
+    uint64_t next_seq;
+} alksim_queue;
+
+ALKSIMDEF int alksim_queue_init(alksim_queue *q, alksim_event *mem,
+                                size_t cap);
+ALKSIMDEF int alksim_queue_push(alksim_queue *q, uint64_t time, uint32_t kind,
+                                uint32_t target, uint64_t arg);
+/* ALKSIM_OK and the earliest event, or ALKSIM_NONE when empty. */
+ALKSIMDEF int alksim_queue_pop(alksim_queue *q, alksim_event *out);
+ALKSIMDEF const alksim_event *alksim_queue_peek(const alksim_queue *q);
+
+/* ---- Driving a sans-IO node's timers ------------------------------------ */
+typedef struct alksim_node {
+    void *ctx;
+    /* The node's next deadline, ALKSIM_NEVER for none. */
+    uint64_t (*poll_timeout)(void *ctx);
+    /* Non-zero while the node holds output it has not handed over yet. */
+    int (*has_output)(void *ctx);
+    void (*handle_timeout)(void *ctx, uint64_t now);
+    /* bookkeeping for spin detection */
+    uint64_t last_fire_time;
+    unsigned fires_at_same_time;
+    unsigned spin_limit; /* 0 = 64 */
+} alksim_node;
+
+/* When must the driver look at the node next? Output already queued makes
+ * it due now (a driver sleeping until the reported deadline would otherwise
+ * delay those packets). A deadline before `now` is reported as
+ * ALKSIM_ERR_DEADLINE_PAST in *err (the deadline is still returned). */
+ALKSIMDEF uint64_t alksim_node_deadline(alksim_node *node, uint64_t now,
+                                        int *err);
+/* Calls handle_timeout if the node's own deadline is due; counts repeated
+ * fires at the same instant and returns ALKSIM_ERR_SPIN past the limit. */
+ALKSIMDEF int alksim_node_fire(alksim_node *node, uint64_t now);
+
+/* ---- Network ------------------------------------------------------------ */
+typedef struct alksim_addr {
+    uint32_t ip;
+    uint16_t port;
+} alksim_addr;
+
+/* A directed link's behaviour. Ratios are per 65536. */
+typedef struct alksim_link {
+    uint64_t latency_ns;
+    uint64_t jitter_ns;  /* extra delay drawn in 0..jitter_ns per datagram */
+    uint32_t loss;       /* chance of loss, /65536 */
+    uint32_t dup;        /* chance of a duplicate copy, /65536 */
+    uint32_t reorder;    /* chance of an extra latency_ns + jitter delay */
+    uint32_t mtu;        /* larger datagrams are dropped; 0 = slot size */
+} alksim_link;
+
+enum alksim_nat_mapping { ALKSIM_NAT_EIM = 0, ALKSIM_NAT_EDM = 1 };
+enum alksim_nat_filtering {
+    ALKSIM_NAT_EIF = 0, /* endpoint-independent: anyone may send in */
+    ALKSIM_NAT_ADF = 1, /* address-dependent: only IPs we sent to */
+    ALKSIM_NAT_APDF = 2 /* address and port dependent */
+};
+
+typedef struct alksim_nat_config {
+    uint32_t public_ip;
+    int mapping;        /* alksim_nat_mapping */
+    int filtering;      /* alksim_nat_filtering */
+    uint64_t expiry_ns; /* idle mapping lifetime; 0 = never expires */
+} alksim_nat_config;
+
+typedef struct alksim_net_config {
+    uint32_t hosts;         /* hosts 0..hosts-1 */
+    uint32_t max_in_flight; /* datagram slots */
+    uint32_t slot_size;     /* largest datagram the network can carry */
+    uint32_t nat_mappings;  /* mapping table entries per NATed host */
+} alksim_net_config;
+
+typedef struct alksim_net_stats {
+    uint64_t sent, duplicated, delivered, lost;
+    uint64_t dropped_partition, dropped_mtu, dropped_no_route;
+    uint64_t dropped_overflow, dropped_nat;
+    uint64_t in_flight;
+} alksim_net_stats;
+
+typedef struct alksim_datagram {
+    alksim_addr src, dst; /* as the receiver sees them (after NAT) */
+    uint32_t to_host;
+    const uint8_t *data;
+    size_t len;
+    uint64_t sent_at, delivered_at;
+    uint64_t id;          /* send sequence number; a duplicate shares it */
+    int duplicate;        /* 1 for the extra copy */
+} alksim_datagram;
+
+typedef struct alksim_net_host alksim_net_host;
+typedef struct alksim_net_slot alksim_net_slot;
+typedef struct alksim_nat_entry alksim_nat_entry;
+
+typedef struct alksim_net {
+    alksim_net_config cfg;
+    alksim_link *links;          /* hosts x hosts */
+    uint8_t *partitioned;        /* hosts x hosts, 1 = from cannot reach to */
+    alksim_net_host *host;
+    alksim_nat_entry *nat;       /* hosts x nat_mappings */
+    alksim_net_slot *slots;
+    uint8_t *payload;            /* max_in_flight x slot_size */
+    uint32_t *heap;              /* slot indices by (deliver_at, seq) */
+    uint32_t heap_len;
+    uint32_t *free_slots;
+    uint32_t free_len;
+    uint64_t next_seq, next_id;
+    int32_t last_delivered;      /* slot to free at the next deliver call */
+    alksim_net_stats stats;
+} alksim_net;
+
+ALKSIMDEF size_t alksim_net_mem_size(const alksim_net_config *cfg);
+ALKSIMDEF int alksim_net_init(alksim_net *net, const alksim_net_config *cfg,
+                              void *mem, size_t mem_len);
+/* Host h starts with ip 10.0.0.(h+1) style address 0x0a000001 + h. */
+ALKSIMDEF int alksim_net_set_link(alksim_net *net, uint32_t from, uint32_t to,
+                                  const alksim_link *link);
+ALKSIMDEF int alksim_net_set_ip(alksim_net *net, uint32_t host, uint32_t ip);
+ALKSIMDEF uint32_t alksim_net_ip(const alksim_net *net, uint32_t host);
+ALKSIMDEF int alksim_net_set_nat(alksim_net *net, uint32_t host,
+                                 const alksim_nat_config *nat);
+/* One-way: `from` can no longer reach `to`. Datagrams in flight are checked
+ * when they arrive. Call both ways for a symmetric partition. */
+ALKSIMDEF int alksim_net_partition(alksim_net *net, uint32_t from, uint32_t to,
+                                   int blocked);
+ALKSIMDEF void alksim_net_heal(alksim_net *net);
+/* Send from host `from`, source port `sport`, to `dst`. Faults (loss, dup,
+ * jitter, reorder) are drawn from `faults`. Drops are silent, as on a real
+ * network, and counted in the stats; errors are for misuse only. */
+ALKSIMDEF int alksim_net_send(alksim_net *net, alksim_source *faults,
+                              uint64_t now, uint32_t from, uint16_t sport,
+                              alksim_addr dst, const void *data, size_t len);
+/* Earliest arrival time, ALKSIM_NEVER when nothing is in flight. */
+ALKSIMDEF uint64_t alksim_net_next_time(const alksim_net *net);
+/* The next datagram arriving at or before `now` (ALKSIM_OK), or
+ * ALKSIM_NONE. The view is valid until the next call. Datagrams that meet a
+ * partition, an unknown address or a NAT filter on arrival are dropped and
+ * counted, and the next one is tried. */
+ALKSIMDEF int alksim_net_deliver(alksim_net *net, uint64_t now,
+                                 alksim_datagram *out);
+ALKSIMDEF alksim_net_stats alksim_net_get_stats(const alksim_net *net);
+/* sent + duplicated == delivered + lost + every drop + in_flight. */
+ALKSIMDEF int alksim_net_check(const alksim_net *net);
+
+/* ---- Disk: sectors with a volatile write cache -------------------------- */
+typedef struct alksim_disk_config {
+    uint32_t sector_size;  /* bytes, >= 1 */
+    uint64_t sectors;
+    uint32_t max_pending;  /* cached sector writes before write-back */
+} alksim_disk_config;
+
+enum alksim_disk_op { ALKSIM_DISK_READ, ALKSIM_DISK_WRITE, ALKSIM_DISK_FLUSH };
+
+typedef struct alksim_disk_stats {
+    uint64_t reads, writes, flushes, crashes, writebacks;
+    uint64_t crash_kept, crash_dropped, crash_reordered;
+    uint64_t injected_errors;
+} alksim_disk_stats;
+
+typedef struct alksim_disk {
+    alksim_disk_config cfg;
+    uint8_t *durable;        /* what survives a crash */
+    uint8_t *pending_data;   /* max_pending x sector_size */
+    uint64_t *pending_sector;
+    uint32_t pending_len;
+    uint64_t fail_countdown[3]; /* per op: fail the n-th next (0 = off) */
+    alksim_disk_stats stats;
+} alksim_disk;
+
+ALKSIMDEF size_t alksim_disk_mem_size(const alksim_disk_config *cfg);
+ALKSIMDEF int alksim_disk_init(alksim_disk *disk, const alksim_disk_config *cfg,
+                               void *mem, size_t mem_len);
+/* Reads see the newest write (cached or durable). */
+ALKSIMDEF int alksim_disk_read(alksim_disk *disk, uint64_t offset, void *out,
+                               size_t len);
+/* Any offset and length; cached per sector until flush or write-back. */
+ALKSIMDEF int alksim_disk_write(alksim_disk *disk, uint64_t offset,
+                                const void *data, size_t len);
+ALKSIMDEF int alksim_disk_flush(alksim_disk *disk);
+/* Power loss: every sector with cached writes ends up holding its durable
+ * content or one of its cached versions (not necessarily the newest), as
+ * `src` decides; an exhausted source drops them all. Multi-sector writes
+ * tear at sector boundaries. The cache is empty afterwards. */
+ALKSIMDEF int alksim_disk_crash(alksim_disk *disk, alksim_source *src);
+/* Make the n-th next operation of kind `op` fail with ALKSIM_ERR_IO
+ * without effect (n >= 1; 0 cancels). */
+ALKSIMDEF int alksim_disk_inject(alksim_disk *disk, int op, uint64_t nth);
+ALKSIMDEF uint32_t alksim_disk_pending(const alksim_disk *disk);
+
+/* ---- Scenario runner ---------------------------------------------------- */
+#define ALKSIM_TRACE_LINES 64
+#define ALKSIM_TRACE_WIDTH 160
+#define ALKSIM_MAX_KINDS 32
+
+typedef struct alksim_ctx {
+    alksim_source *src;
+    uint64_t now;           /* virtual time, ns; the scenario advances it */
+    unsigned step;          /* transition number in the safety phase */
+    int phase;              /* 0 setup, 1 safety, 2 liveness */
+    int failed;
+    char failure[256];
+    uint32_t swarm_mask;    /* kinds enabled for this run */
+    uint32_t weights[ALKSIM_MAX_KINDS];
+    /* trace */
+    int verbose;            /* print every line as it is made */
+    void *out;              /* FILE * for verbose output (NULL: stderr) */
+    uint64_t trace_hash;
+    unsigned long trace_count;
+    char ring[ALKSIM_TRACE_LINES][ALKSIM_TRACE_WIDTH];
+} alksim_ctx;
+
+typedef struct alksim_scenario {
+    const char *name;
+    const char *const *kinds;   /* transition kind names */
+    unsigned kind_count;        /* <= ALKSIM_MAX_KINDS */
+    /* Draw parameters, build model and system; log every parameter. Returns
+     * the scenario state (caller-owned storage) or NULL on failure. */
+    void *(*setup)(alksim_ctx *ctx);
+    /* Apply one transition of `kind` to model and system. 0 = ok. */
+    int (*step)(alksim_ctx *ctx, void *state, unsigned kind);
+    /* Invariants, after every transition and every liveness step. 0 = ok. */
+    int (*check)(alksim_ctx *ctx, void *state);
+    /* Liveness phase: heal faults (once). */
+    void (*heal)(alksim_ctx *ctx, void *state);
+    /* Advance the system by one event after healing; 1 = more pending,
+     * 0 = quiescent, < 0 = failure. Quiescent must mean "all done". */
+    int (*quiesce)(alksim_ctx *ctx, void *state);
+    void (*teardown)(void *state);
+    unsigned max_steps;         /* safety transitions (0 = 200) */
+    unsigned max_quiesce;       /* liveness steps (0 = 100000) */
+    int swarm;                  /* draw a subset + weights of kinds */
+} alksim_scenario;
+
+typedef struct alksim_run_result {
+    int code;                /* ALKSIM_OK or the failure */
+    unsigned steps, quiesce_steps;
+    uint64_t trace_hash;
+    unsigned long trace_lines;
+    uint64_t end_time;
+} alksim_run_result;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ALKSIM__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define ALKSIM__PRINTF(a, b)
+#endif
+
+/* Append a trace line (also hashed; printed at once when verbose). */
+ALKSIMDEF void alksim_log(alksim_ctx *ctx, const char *fmt, ...)
+    ALKSIM__PRINTF(2, 3);
+/* Record a failure (first one wins) and return ALKSIM_ERR_FAILED. */
+ALKSIMDEF int alksim_fail(alksim_ctx *ctx, const char *fmt, ...)
+    ALKSIM__PRINTF(2, 3);
+#define ALKSIM_CHECK(ctx, cond, ...)                                           \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            return alksim_fail((ctx), __VA_ARGS__);                            \
+    } while (0)
+
+/* Runs one scenario on the input. verbose: print every trace line to `out`
+ * (a FILE *, NULL = stderr). Returns ALKSIM_OK or the failure code. */
+ALKSIMDEF int alksim_run(const alksim_scenario *sc, const uint8_t *data,
+                         size_t size, int verbose, void *out,
+                         alksim_run_result *res);
+/* Delta debugging over the bytes: writes the smallest failing input found
+ * into `out` (capacity >= size) and returns its size (0 if `data` does not
+ * fail). `work` needs `size` bytes. At most max_runs scenario runs. */
+ALKSIMDEF size_t alksim_shrink(const alksim_scenario *sc, const uint8_t *data,
+                               size_t size, uint8_t *out, uint8_t *work,
+                               unsigned max_runs);
+#ifndef ALKSIM_NO_STDIO
+/* The body of a fuzz harness: run; on failure re-run verbosely (the full
+ * trace to stderr), write the input to $ALKSIM_REPRO_DIR if set, abort(). */
+ALKSIMDEF int alksim_fuzz_one(const alksim_scenario *sc, const uint8_t *data,
+                              size_t size);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ALKSIM_H */
+
+#if defined(ALK_IMPLEMENTATION) && !defined(ALKSIM_IMPLEMENTATION)
+#define ALKSIM_IMPLEMENTATION
+#endif
+
+#if defined(ALKSIM_IMPLEMENTATION) && !defined(ALKSIM_IMPLEMENTATION_DONE)
+#define ALKSIM_IMPLEMENTATION_DONE
+
+#include <stdarg.h>
+#include <stdio.h> /* vsnprintf for trace lines; FILE output unless NO_STDIO */
+#include <string.h>
+#ifndef ALKSIM_NO_STDIO
+#include <stdlib.h>
+#endif
+
+#ifndef ALKSIM_ASSERT
+#include <assert.h>
+#define ALKSIM_ASSERT(c) assert(c)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ALKSIMDEF const char *alksim_strerror(int code)
+{
+    switch (code) {
+#define ALKSIM__CASE(name, value, text) case name: return text;
+        ALKSIM_RESULT_LIST(ALKSIM__CASE)
+#undef ALKSIM__CASE
+    default:
+        return "unknown alksim result code";
+    }
+}
+
+/* ---- PRNG ---------------------------------------------------------------- */
+ALKSIMDEF uint64_t alksim_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+ALKSIMDEF void alksim_rng_seed(alksim_rng *rng, uint64_t seed)
+{
+    uint64_t st = seed;
+    int i;
+    for (i = 0; i < 4; i++)
+        rng->s[i] = alksim_splitmix64(&st);
+}
+
+static uint64_t alksim__rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+ALKSIMDEF uint64_t alksim_rng_next(alksim_rng *rng)
+{
+    uint64_t *s = rng->s;
+    uint64_t result = alksim__rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = alksim__rotl(s[3], 45);
+    return result;
+}
+
+ALKSIMDEF uint64_t alksim_rng_below(alksim_rng *rng, uint64_t n)
+{
+    return n ? alksim_rng_next(rng) % n : 0;
+}
+
+ALKSIMDEF int alksim_rng_chance(alksim_rng *rng, uint32_t num, uint32_t den)
+{
+    return den ? alksim_rng_below(rng, den) < num : 0;
+}
+
+/* ---- Byte source ---------------------------------------------------------- */
+ALKSIMDEF void alksim_source_init_bytes(alksim_source *src, const void *data,
+                                        size_t size)
+{
+    memset(src, 0, sizeof *src);
+    src->data = (const uint8_t *)data;
+    src->size = data ? size : 0;
+}
+
+ALKSIMDEF void alksim_source_init_rng(alksim_source *src, uint64_t seed)
+{
+    memset(src, 0, sizeof *src);
+    src->seeded = 1;
+    alksim_rng_seed(&src->rng, seed);
+}
+
+ALKSIMDEF int alksim_source_done(const alksim_source *src)
+{
+    return src->done;
+}
+
+ALKSIMDEF size_t alksim_source_remaining(const alksim_source *src)
+{
+    if (src->seeded)
+        return SIZE_MAX;
+    return src->size - src->front - src->back;
+}
+
+/* `width` control bytes from the end, big-endian as they are read. */
+static uint64_t alksim__draw(alksim_source *src, unsigned width)
+{
+    uint64_t v = 0;
+    unsigned i;
+    src->draws++;
+    if (src->seeded) {
+        v = alksim_rng_next(&src->rng);
+        return width >= 8 ? v : v & ((UINT64_C(1) << (8 * width)) - 1);
+    }
+    for (i = 0; i < width; i++) {
+        uint8_t b = 0;
+        if (src->front + src->back < src->size) {
+            src->back++;
+            b = src->data[src->size - src->back];
+        } else {
+            src->done = 1;
+        }
+        v = (v << 8) | b;
+    }
+    return v;
+}
+
+ALKSIMDEF uint8_t alksim_u8(alksim_source *src)
+{
+    return (uint8_t)alksim__draw(src, 1);
+}
+
+ALKSIMDEF uint16_t alksim_u16(alksim_source *src)
+{
+    return (uint16_t)alksim__draw(src, 2);
+}
+
+ALKSIMDEF uint32_t alksim_u32(alksim_source *src)
+{
+    return (uint32_t)alksim__draw(src, 4);
+}
+
+ALKSIMDEF uint64_t alksim_u64(alksim_source *src)
+{
+    return alksim__draw(src, 8);
+}
+
+ALKSIMDEF int alksim_bool(alksim_source *src)
+{
+    return (int)(alksim__draw(src, 1) & 1u);
+}
+
+ALKSIMDEF uint64_t alksim_range(alksim_source *src, uint64_t lo, uint64_t hi)
+{
+    uint64_t span, v;
+    unsigned width;
+    if (hi <= lo)
+        return lo; /* a single value is no decision: nothing is drawn */
+    span = hi - lo;
+    width = span <= 0xffu ? 1 : span <= 0xffffu ? 2 : span <= 0xffffffffu ? 4 : 8;
+    v = alksim__draw(src, width);
+    return span == UINT64_MAX ? v : lo + v % (span + 1);
+}
+
+ALKSIMDEF size_t alksim_pick(alksim_source *src, size_t n)
+{
+    return n ? (size_t)alksim_range(src, 0, (uint64_t)n - 1) : 0;
+}
+
+ALKSIMDEF size_t alksim_weighted(alksim_source *src, const uint32_t *w,
+                                 size_t n)
+{
+    uint64_t total = 0, r;
+    size_t i;
+    for (i = 0; i < n; i++)
+        total += w[i];
+    if (total == 0)
+        return 0;
+    r = alksim_range(src, 0, total - 1);
+    for (i = 0; i < n; i++) {
+        if (r < w[i])
+            return i;
+        r -= w[i];
+    }
+    ALKSIM_ASSERT(0 && "weighted draw beyond the total");
+    return 0;
+}
+
+ALKSIMDEF size_t alksim_len(alksim_source *src, size_t max)
+{
+    return (size_t)alksim_range(src, 0, max);
+}
+
+ALKSIMDEF int alksim_chance(alksim_source *src, uint32_t num, uint32_t den)
+{
+    if (num == 0 || den == 0)
+        return 0;
+    if (num >= den)
+        return 1;
+    /* The top of the range means "yes", so an exhausted source (zeros)
+     * answers no: the safe default. */
+    return alksim_range(src, 0, den - 1) >= den - num;
+}
+
+ALKSIMDEF void alksim_bytes(alksim_source *src, void *out, size_t n)
+{
+    uint8_t *o = (uint8_t *)out;
+    size_t take, i;
+    if (src->seeded) {
+        for (i = 0; i < n; i += 8) {
+            uint64_t r = alksim_rng_next(&src->rng);
+            size_t k;
+            for (k = 0; k < 8 && i + k < n; k++)
+                o[i + k] = (uint8_t)(r >> (8 * k));
+        }
+        return;
+    }
+    take = alksim_source_remaining(src);
+    if (take > n)
+        take = n;
+    if (take) {
+        memcpy(o, src->data + src->front, take);
+        src->front += take;
+    }
+    if (take < n) {
+        memset(o + take, 0, n - take);
+        src->done = 1;
+    }
+}
+
+/* ---- Event queue ----------------------------------------------------------- */
+static int alksim__event_before(const alksim_event *a, const alksim_event *b)
+{
+    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+ALKSIMDEF int alksim_queue_init(alksim_queue *q, alksim_event *mem, size_t cap)
+{
+    if (!q || (!mem && cap))
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    q->heap = mem;
+    q->cap = cap;
+    q->len = 0;
+    q->next_seq = 0;
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF int alksim_queue_push(alksim_queue *q, uint64_t time, uint32_t kind,
+                                uint32_t target, uint64_t arg)
+{
+    size_t i;
+    alksim_event ev;
+    if (q->len == q->cap)
+        return ALKSIM_ERR_FULL;
+    ev.time = time;
+    ev.seq = q->next_seq++;
+    ev.kind = kind;
+    ev.target = target;
+    ev.arg = arg;
+    i = q->len++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!alksim__event_before(&ev, &q->heap[parent]))
+            break;
+        q->heap[i] = q->heap[parent];
+        i = parent;
+    }
+    q->heap[i] = ev;
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF const alksim_event *alksim_queue_peek(const alksim_queue *q)
+{
+    return q->len ? &q->heap[0] : NULL;
+}
+
+ALKSIMDEF int alksim_queue_pop(alksim_queue *q, alksim_event *out)
+{
+    alksim_event last;
+    size_t i = 0;
+    if (!q->len)
+        return ALKSIM_NONE;
+    *out = q->heap[0];
+    last = q->heap[--q->len];
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= q->len)
+            break;
+        if (child + 1 < q->len &&
+            alksim__event_before(&q->heap[child + 1], &q->heap[child]))
+            child++;
+        if (!alksim__event_before(&q->heap[child], &last))
+            break;
+        q->heap[i] = q->heap[child];
+        i = child;
+    }
+    if (q->len)
+        q->heap[i] = last;
+    return ALKSIM_OK;
+}
+
+/* ---- Nodes ------------------------------------------------------------------ */
+ALKSIMDEF uint64_t alksim_node_deadline(alksim_node *node, uint64_t now,
+                                        int *err)
+{
+    uint64_t d;
+    if (err)
+        *err = ALKSIM_OK;
+    if (node->has_output && node->has_output(node->ctx))
+        return now;
+    d = node->poll_timeout(node->ctx);
+    if (d != ALKSIM_NEVER && d < now && err)
+        *err = ALKSIM_ERR_DEADLINE_PAST;
+    return d;
+}
+
+ALKSIMDEF int alksim_node_fire(alksim_node *node, uint64_t now)
+{
+    unsigned limit = node->spin_limit ? node->spin_limit : 64;
+    uint64_t d = node->poll_timeout(node->ctx);
+    if (d == ALKSIM_NEVER || d > now)
+        return ALKSIM_NONE;
+    if (node->fires_at_same_time && node->last_fire_time == now) {
+        if (++node->fires_at_same_time > limit)
+            return ALKSIM_ERR_SPIN;
+    } else {
+        node->last_fire_time = now;
+        node->fires_at_same_time = 1;
+    }
+    node->handle_timeout(node->ctx, now);
+    return ALKSIM_OK;
+}
+
+/* ---- Network ---------------------------------------------------------------- */
+struct alksim_net_host {
+    uint32_t ip;
+    int natted;
+    alksim_nat_config nat;
+    uint16_t next_port;
+};
+
+/* One NAT permission: (internal port, remote) -> external port. With EIM
+ * every entry of an internal port shares one external port; with EDM each
+ * remote gets its own. Inbound filtering looks for an entry that admits
+ * the sender. */
+struct alksim_nat_entry {
+    int used;
+    uint16_t internal_port, external_port;
+    alksim_addr remote;
+    uint64_t last_used;
+};
+
+struct alksim_net_slot {
+    uint64_t deliver_at, seq, sent_at, id;
+    alksim_addr src, dst;
+    uint32_t from;
+    uint32_t len;
+    int duplicate;
+};
+
+#define ALKSIM__ALIGN(n) (((n) + 7u) & ~(size_t)7u)
+
+ALKSIMDEF size_t alksim_net_mem_size(const alksim_net_config *cfg)
+{
+    size_t h = cfg->hosts, m = cfg->max_in_flight;
+    return ALKSIM__ALIGN(h * h * sizeof(alksim_link)) + ALKSIM__ALIGN(h * h) +
+           ALKSIM__ALIGN(h * sizeof(alksim_net_host)) +
+           ALKSIM__ALIGN(h * cfg->nat_mappings * sizeof(alksim_nat_entry)) +
+           ALKSIM__ALIGN(m * sizeof(alksim_net_slot)) +
+           ALKSIM__ALIGN(m * (size_t)cfg->slot_size) +
+           2 * ALKSIM__ALIGN(m * sizeof(uint32_t));
+}
+
+ALKSIMDEF int alksim_net_init(alksim_net *net, const alksim_net_config *cfg,
+                              void *mem, size_t mem_len)
+{
+    uint8_t *p = (uint8_t *)mem;
+    size_t h, m, i;
+    if (!net || !cfg || !mem || !cfg->hosts || !cfg->max_in_flight ||
+        !cfg->slot_size || mem_len < alksim_net_mem_size(cfg))
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    h = cfg->hosts;
+    m = cfg->max_in_flight;
+    memset(net, 0, sizeof *net);
+    memset(mem, 0, alksim_net_mem_size(cfg));
+    net->cfg = *cfg;
+    net->links = (alksim_link *)(void *)p;
+    p += ALKSIM__ALIGN(h * h * sizeof(alksim_link));
+    net->partitioned = p;
+    p += ALKSIM__ALIGN(h * h);
+    net->host = (alksim_net_host *)(void *)p;
+    p += ALKSIM__ALIGN(h * sizeof(alksim_net_host));
+    net->nat = (alksim_nat_entry *)(void *)p;
+    p += ALKSIM__ALIGN(h * cfg->nat_mappings * sizeof(alksim_nat_entry));
+    net->slots = (alksim_net_slot *)(void *)p;
+    p += ALKSIM__ALIGN(m * sizeof(alksim_net_slot));
+    net->payload = p;
+    p += ALKSIM__ALIGN(m * (size_t)cfg->slot_size);
+    net->heap = (uint32_t *)(void *)p;
+    p += ALKSIM__ALIGN(m * sizeof(uint32_t));
+    net->free_slots = (uint32_t *)(void *)p;
+    for (i = 0; i < m; i++)
+        net->free_slots[i] = (uint32_t)(m - 1 - i);
+    net->free_len = (uint32_t)m;
+    for (i = 0; i < h; i++) {
+        net->host[i].ip = 0x0a000001u + (uint32_t)i;
+        net->host[i].next_port = 20000;
+    }
+    net->last_delivered = -1;
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF int alksim_net_set_link(alksim_net *net, uint32_t from, uint32_t to,
+                                  const alksim_link *link)
+{
+    if (from >= net->cfg.hosts || to >= net->cfg.hosts || !link)
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    net->links[from * net->cfg.hosts + to] = *link;
+    return ALKSIM_OK;
+}
+
+static void alksim__nat_clear(alksim_net *net, uint32_t host)
+{
+    size_t k = net->cfg.nat_mappings;
+    memset(net->nat + host * k, 0, k * sizeof(alksim_nat_entry));
+}
+
+ALKSIMDEF int alksim_net_set_ip(alksim_net *net, uint32_t host, uint32_t ip)
+{
+    if (host >= net->cfg.hosts)
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    net->host[host].ip = ip;
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF uint32_t alksim_net_ip(const alksim_net *net, uint32_t host)
+{
+    if (host >= net->cfg.hosts)
+        return 0;
+    return net->host[host].natted ? net->host[host].nat.public_ip
+                                  : net->host[host].ip;
+}
+
+ALKSIMDEF int alksim_net_set_nat(alksim_net *net, uint32_t host,
+                                 const alksim_nat_config *nat)
+{
+    if (host >= net->cfg.hosts || (nat && !net->cfg.nat_mappings))
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    /* A new NAT (or a new public address) starts with no mappings. */
+    alksim__nat_clear(net, host);
+    net->host[host].natted = nat != NULL;
+    if (nat)
+        net->host[host].nat = *nat;
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF int alksim_net_partition(alksim_net *net, uint32_t from, uint32_t to,
+                                   int blocked)
+{
+    if (from >= net->cfg.hosts || to >= net->cfg.hosts)
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    net->partitioned[from * net->cfg.hosts + to] = (uint8_t)(blocked != 0);
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF void alksim_net_heal(alksim_net *net)
+{
+    memset(net->partitioned, 0, (size_t)net->cfg.hosts * net->cfg.hosts);
+}
+
+static int alksim__nat_live(const alksim_net_host *h, const alksim_nat_entry *e,
+                            uint64_t now)
+{
+    return e->used && (h->nat.expiry_ns == 0 ||
+                       now - e->last_used <= h->nat.expiry_ns);
+}
+
+/* Outbound translation: the external port for (sport -> dst). */
+static uint16_t alksim__nat_out(alksim_net *net, uint32_t host, uint16_t sport,
+                                alksim_addr dst, uint64_t now)
+{
+    alksim_net_host *h = &net->host[host];
+    alksim_nat_entry *tab = net->nat + (size_t)host * net->cfg.nat_mappings;
+    alksim_nat_entry *slot = NULL, *oldest = NULL;
+    uint16_t ext = 0;
+    size_t i;
+    for (i = 0; i < net->cfg.nat_mappings; i++) {
+        alksim_nat_entry *e = &tab[i];
+        if (!alksim__nat_live(h, e, now)) {
+            e->used = 0;
+            if (!slot)
+                slot = e;
+            continue;
+        }
+        if (e->internal_port != sport)
+            continue;
+        if (e->remote.ip == dst.ip && e->remote.port == dst.port) {
+            e->last_used = now;
+            return e->external_port;
+        }
+        if (h->nat.mapping == ALKSIM_NAT_EIM)
+            ext = e->external_port;
+    }
+    if (!slot) { /* full: the least recently used permission goes */
+        for (i = 0; i < net->cfg.nat_mappings; i++)
+            if (!oldest || tab[i].last_used < oldest->last_used)
+                oldest = &tab[i];
+        slot = oldest;
+    }
+    if (!ext) {
+        ext = h->next_port++;
+        if (h->next_port < 20000)
+            h->next_port = 20000;
+    }
+    slot->used = 1;
+    slot->internal_port = sport;
+    slot->external_port = ext;
+    slot->remote = dst;
+    slot->last_used = now;
+    return ext;
+}
+
+/* Inbound: may `src` reach external port `port` of host's NAT? Gives the
+ * internal port. */
+static int alksim__nat_in(alksim_net *net, uint32_t host, alksim_addr src,
+                          uint16_t port, uint64_t now, uint16_t *internal)
+{
+    alksim_net_host *h = &net->host[host];
+    alksim_nat_entry *tab = net->nat + (size_t)host * net->cfg.nat_mappings;
+    size_t i;
+    for (i = 0; i < net->cfg.nat_mappings; i++) {
+        alksim_nat_entry *e = &tab[i];
+        if (!alksim__nat_live(h, e, now) || e->external_port != port)
+            continue;
+        if (h->nat.filtering == ALKSIM_NAT_EIF ||
+            (h->nat.filtering == ALKSIM_NAT_ADF && e->remote.ip == src.ip) ||
+            (e->remote.ip == src.ip && e->remote.port == src.port)) {
+            *internal = e->internal_port;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Which host owns `ip` now? */
+static int alksim__route(const alksim_net *net, uint32_t ip, uint32_t *host)
+{
+    uint32_t i;
+    for (i = 0; i < net->cfg.hosts; i++) {
+        const alksim_net_host *h = &net->host[i];
+        if ((h->natted && h->nat.public_ip == ip) ||
+            (!h->natted && h->ip == ip)) {
+            *host = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int alksim__slot_before(const alksim_net *net, uint32_t a, uint32_t b)
+{
+    const alksim_net_slot *x = &net->slots[a], *y = &net->slots[b];
+    return x->deliver_at < y->deliver_at ||
+           (x->deliver_at == y->deliver_at && x->seq < y->seq);
+}
+
+static void alksim__heap_push(alksim_net *net, uint32_t slot)
+{
+    uint32_t i = net->heap_len++;
+    while (i > 0) {
+        uint32_t parent = (i - 1) / 2;
+        if (!alksim__slot_before(net, slot, net->heap[parent]))
+            break;
+        net->heap[i] = net->heap[parent];
+        i = parent;
+    }
+    net->heap[i] = slot;
+}
+
+static uint32_t alksim__heap_pop(alksim_net *net)
+{
+    uint32_t top = net->heap[0], last = net->heap[--net->heap_len], i = 0;
+    for (;;) {
+        uint32_t child = 2 * i + 1;
+        if (child >= net->heap_len)
+            break;
+        if (child + 1 < net->heap_len &&
+            alksim__slot_before(net, net->heap[child + 1], net->heap[child]))
+            child++;
+        if (!alksim__slot_before(net, net->heap[child], last))
+            break;
+        net->heap[i] = net->heap[child];
+        i = child;
+    }
+    if (net->heap_len)
+        net->heap[i] = last;
+    return top;
+}
+
+static void alksim__enqueue(alksim_net *net, alksim_source *faults,
+                            const alksim_link *link, uint64_t now,
+                            uint32_t from, alksim_addr src, alksim_addr dst,
+                            const void *data, size_t len, uint64_t id,
+                            int duplicate)
+{
+    alksim_net_slot *s;
+    uint32_t idx;
+    uint64_t delay = link->latency_ns;
+    if (link->jitter_ns)
+        delay += alksim_range(faults, 0, link->jitter_ns);
+    if (alksim_chance(faults, link->reorder, 65536))
+        delay += link->latency_ns + link->jitter_ns + 1;
+    if (!net->free_len) {
+        net->stats.dropped_overflow++;
+        return;
+    }
+    idx = net->free_slots[--net->free_len];
+    s = &net->slots[idx];
+    s->deliver_at = now + delay;
+    s->seq = net->next_seq++;
+    s->sent_at = now;
+    s->id = id;
+    s->src = src;
+    s->dst = dst;
+    s->from = from;
+    s->len = (uint32_t)len;
+    s->duplicate = duplicate;
+    if (len)
+        memcpy(net->payload + (size_t)idx * net->cfg.slot_size, data, len);
+    alksim__heap_push(net, idx);
+    net->stats.in_flight++;
+}
+
+ALKSIMDEF int alksim_net_send(alksim_net *net, alksim_source *faults,
+                              uint64_t now, uint32_t from, uint16_t sport,
+                              alksim_addr dst, const void *data, size_t len)
+{
+    const alksim_link *link;
+    alksim_addr src;
+    uint32_t to, mtu;
+    uint64_t id;
+    if (!net || !faults || from >= net->cfg.hosts || (!data && len))
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    if (len > net->cfg.slot_size)
+        return ALKSIM_ERR_TOO_LARGE;
+    net->stats.sent++;
+    id = net->next_id++;
+    if (!alksim__route(net, dst.ip, &to)) {
+        net->stats.dropped_no_route++;
+        return ALKSIM_OK;
+    }
+    link = &net->links[from * net->cfg.hosts + to];
+    mtu = link->mtu ? link->mtu : net->cfg.slot_size;
+    if (len > mtu) {
+        net->stats.dropped_mtu++;
+        return ALKSIM_OK;
+    }
+    src.ip = net->host[from].ip;
+    src.port = sport;
+    if (net->host[from].natted) {
+        src.ip = net->host[from].nat.public_ip;
+        src.port = alksim__nat_out(net, from, sport, dst, now);
+    }
+    if (alksim_chance(faults, link->loss, 65536)) {
+        net->stats.lost++;
+    } else {
+        alksim__enqueue(net, faults, link, now, from, src, dst, data, len, id,
+                        0);
+    }
+    if (alksim_chance(faults, link->dup, 65536)) {
+        net->stats.duplicated++;
+        alksim__enqueue(net, faults, link, now, from, src, dst, data, len, id,
+                        1);
+    }
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF uint64_t alksim_net_next_time(const alksim_net *net)
+{
+    return net->heap_len ? net->slots[net->heap[0]].deliver_at : ALKSIM_NEVER;
+}
+
+static void alksim__free_slot(alksim_net *net, uint32_t idx)
+{
+    net->free_slots[net->free_len++] = idx;
+}
+
+ALKSIMDEF int alksim_net_deliver(alksim_net *net, uint64_t now,
+                                 alksim_datagram *out)
+{
+    if (net->last_delivered >= 0) {
+        alksim__free_slot(net, (uint32_t)net->last_delivered);
+        net->last_delivered = -1;
+    }
+    while (net->heap_len && net->slots[net->heap[0]].deliver_at <= now) {
+        uint32_t idx = alksim__heap_pop(net), to;
+        alksim_net_slot *s = &net->slots[idx];
+        alksim_addr dst = s->dst;
+        net->stats.in_flight--;
+        if (!alksim__route(net, s->dst.ip, &to)) {
+            net->stats.dropped_no_route++;
+        } else if (net->partitioned[s->from * net->cfg.hosts + to]) {
+            net->stats.dropped_partition++;
+        } else if (net->host[to].natted &&
+                   !alksim__nat_in(net, to, s->src, s->dst.port, now,
+                                   &dst.port)) {
+            net->stats.dropped_nat++;
+        } else {
+            if (net->host[to].natted)
+                dst.ip = net->host[to].ip;
+            out->src = s->src;
+            out->dst = dst;
+            out->to_host = to;
+            out->data = net->payload + (size_t)idx * net->cfg.slot_size;
+            out->len = s->len;
+            out->sent_at = s->sent_at;
+            out->delivered_at = s->deliver_at;
+            out->id = s->id;
+            out->duplicate = s->duplicate;
+            net->stats.delivered++;
+            net->last_delivered = (int32_t)idx;
+            return ALKSIM_OK;
+        }
+        alksim__free_slot(net, idx);
+    }
+    return ALKSIM_NONE;
+}
+
+ALKSIMDEF alksim_net_stats alksim_net_get_stats(const alksim_net *net)
+{
+    return net->stats;
+}
+
+ALKSIMDEF int alksim_net_check(const alksim_net *net)
+{
+    const alksim_net_stats *s = &net->stats;
+    uint64_t in = s->sent + s->duplicated;
+    uint64_t out = s->delivered + s->lost + s->dropped_partition +
+                   s->dropped_mtu + s->dropped_no_route + s->dropped_overflow +
+                   s->dropped_nat + s->in_flight;
+    if (in != out || s->in_flight != net->heap_len ||
+        net->free_len + net->heap_len + (net->last_delivered >= 0) !=
+            net->cfg.max_in_flight)
+        return ALKSIM_ERR_CONSERVATION;
+    return ALKSIM_OK;
+}
+
+/* ---- Disk -------------------------------------------------------------------- */
+ALKSIMDEF size_t alksim_disk_mem_size(const alksim_disk_config *cfg)
+{
+    return ALKSIM__ALIGN((size_t)(cfg->sectors * cfg->sector_size)) +
+           ALKSIM__ALIGN((size_t)cfg->max_pending * cfg->sector_size) +
+           ALKSIM__ALIGN((size_t)cfg->max_pending * sizeof(uint64_t));
+}
+
+ALKSIMDEF int alksim_disk_init(alksim_disk *disk, const alksim_disk_config *cfg,
+                               void *mem, size_t mem_len)
+{
+    uint8_t *p = (uint8_t *)mem;
+    if (!disk || !cfg || !mem || !cfg->sector_size || !cfg->sectors ||
+        !cfg->max_pending || cfg->sectors > SIZE_MAX / cfg->sector_size ||
+        mem_len < alksim_disk_mem_size(cfg))
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    memset(disk, 0, sizeof *disk);
+    memset(mem, 0, alksim_disk_mem_size(cfg));
+    disk->cfg = *cfg;
+    disk->durable = p;
+    p += ALKSIM__ALIGN((size_t)(cfg->sectors * cfg->sector_size));
+    disk->pending_data = p;
+    p += ALKSIM__ALIGN((size_t)cfg->max_pending * cfg->sector_size);
+    disk->pending_sector = (uint64_t *)(void *)p;
+    return ALKSIM_OK;
+}
+
+static int alksim__disk_injected(alksim_disk *disk, int op)
+{
+    if (disk->fail_countdown[op] && --disk->fail_countdown[op] == 0) {
+        disk->stats.injected_errors++;
+        return 1;
+    }
+    return 0;
+}
+
+static int alksim__disk_bounds(const alksim_disk *disk, uint64_t offset,
+                               size_t len)
+{
+    uint64_t size = disk->cfg.sectors * disk->cfg.sector_size;
+    return offset <= size && len <= size - offset;
+}
+
+/* The newest content of `sector`: its latest cached version or durable. */
+static const uint8_t *alksim__disk_sector(const alksim_disk *disk,
+                                          uint64_t sector)
+{
+    uint32_t i = disk->pending_len;
+    while (i-- > 0)
+        if (disk->pending_sector[i] == sector)
+            return disk->pending_data + (size_t)i * disk->cfg.sector_size;
+    return disk->durable + (size_t)(sector * disk->cfg.sector_size);
+}
+
+ALKSIMDEF int alksim_disk_read(alksim_disk *disk, uint64_t offset, void *out,
+                               size_t len)
+{
+    uint8_t *o = (uint8_t *)out;
+    size_t ss = disk->cfg.sector_size;
+    if (!out && len)
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    if (!alksim__disk_bounds(disk, offset, len))
+        return ALKSIM_ERR_RANGE;
+    if (alksim__disk_injected(disk, ALKSIM_DISK_READ))
+        return ALKSIM_ERR_IO;
+    disk->stats.reads++;
+    while (len) {
+        uint64_t sector = offset / ss;
+        size_t within = (size_t)(offset % ss), n = ss - within;
+        if (n > len)
+            n = len;
+        memcpy(o, alksim__disk_sector(disk, sector) + within, n);
+        o += n;
+        offset += n;
+        len -= n;
+    }
+    return ALKSIM_OK;
+}
+
+/* The cache is full: the oldest cached write goes to the medium, as a real
+ * drive's write-back would. */
+static void alksim__disk_writeback_oldest(alksim_disk *disk)
+{
+    size_t ss = disk->cfg.sector_size;
+    memcpy(disk->durable + (size_t)(disk->pending_sector[0] * ss),
+           disk->pending_data, ss);
+    memmove(disk->pending_data, disk->pending_data + ss,
+            (size_t)(disk->pending_len - 1) * ss);
+    memmove(disk->pending_sector, disk->pending_sector + 1,
+            (size_t)(disk->pending_len - 1) * sizeof(uint64_t));
+    disk->pending_len--;
+    disk->stats.writebacks++;
+}
+
+ALKSIMDEF int alksim_disk_write(alksim_disk *disk, uint64_t offset,
+                                const void *data, size_t len)
+{
+    const uint8_t *d = (const uint8_t *)data;
+    size_t ss = disk->cfg.sector_size;
+    if (!data && len)
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    if (!alksim__disk_bounds(disk, offset, len))
+        return ALKSIM_ERR_RANGE;
+    if (alksim__disk_injected(disk, ALKSIM_DISK_WRITE))
+        return ALKSIM_ERR_IO;
+    disk->stats.writes++;
+    while (len) {
+        uint64_t sector = offset / ss;
+        size_t within = (size_t)(offset % ss), n = ss - within;
+        uint8_t *slot;
+        if (n > len)
+            n = len;
+        if (disk->pending_len == disk->cfg.max_pending)
+            alksim__disk_writeback_oldest(disk);
+        slot = disk->pending_data + (size_t)disk->pending_len * ss;
+        /* A cached version holds the whole sector as the writer saw it. */
+        memcpy(slot, alksim__disk_sector(disk, sector), ss);
+        memcpy(slot + within, d, n);
+        disk->pending_sector[disk->pending_len++] = sector;
+        d += n;
+        offset += n;
+        len -= n;
+    }
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF int alksim_disk_flush(alksim_disk *disk)
+{
+    if (alksim__disk_injected(disk, ALKSIM_DISK_FLUSH))
+        return ALKSIM_ERR_IO;
+    disk->stats.flushes++;
+    while (disk->pending_len)
+        alksim__disk_writeback_oldest(disk);
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF int alksim_disk_crash(alksim_disk *disk, alksim_source *src)
+{
+    size_t ss = disk->cfg.sector_size;
+    uint32_t i, j;
+    disk->stats.crashes++;
+    for (i = 0; i < disk->pending_len; i++) {
+        uint64_t sector = disk->pending_sector[i];
+        uint32_t versions = 0, newest = i, chosen = 0, seen = 0;
+        for (j = 0; j < i; j++)
+            if (disk->pending_sector[j] == sector)
+                seen = 1;
+        if (seen)
+            continue; /* decided with the sector's first cached version */
+        for (j = i; j < disk->pending_len; j++)
+            if (disk->pending_sector[j] == sector) {
+                versions++;
+                newest = j;
+            }
+        /* 0 = the durable content survives; k = the k-th cached version. */
+        chosen = (uint32_t)alksim_pick(src, (size_t)versions + 1);
+        if (chosen == 0) {
+            disk->stats.crash_dropped++;
+            continue;
+        }
+        for (j = i; j < disk->pending_len; j++)
+            if (disk->pending_sector[j] == sector && --chosen == 0)
+                break;
+        if (j == newest)
+            disk->stats.crash_kept++;
+        else
+            disk->stats.crash_reordered++;
+        memcpy(disk->durable + (size_t)(sector * ss),
+               disk->pending_data + (size_t)j * ss, ss);
+    }
+    disk->pending_len = 0;
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF int alksim_disk_inject(alksim_disk *disk, int op, uint64_t nth)
+{
+    if (op < ALKSIM_DISK_READ || op > ALKSIM_DISK_FLUSH)
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    disk->fail_countdown[op] = nth;
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF uint32_t alksim_disk_pending(const alksim_disk *disk)
+{
+    return disk->pending_len;
+}
+
+/* ---- Runner ------------------------------------------------------------------- */
+static void alksim__vlog(alksim_ctx *ctx, const char *fmt, va_list ap)
+{
+    char *line = ctx->ring[ctx->trace_count % ALKSIM_TRACE_LINES];
+    const unsigned char *c;
+    vsnprintf(line, ALKSIM_TRACE_WIDTH, fmt, ap);
+    /* FNV-1a over every line: the determinism fingerprint of a run. */
+    for (c = (const unsigned char *)line; *c; c++) {
+        ctx->trace_hash ^= *c;
+        ctx->trace_hash *= 0x100000001b3u;
+    }
+    ctx->trace_hash ^= '\n';
+    ctx->trace_hash *= 0x100000001b3u;
+#ifndef ALKSIM_NO_STDIO
+    if (ctx->verbose)
+        fprintf(ctx->out ? (FILE *)ctx->out : stderr, "%6lu  %s\n",
+                ctx->trace_count, line);
+#endif
+    ctx->trace_count++;
+}
+
+ALKSIMDEF void alksim_log(alksim_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    alksim__vlog(ctx, fmt, ap);
+    va_end(ap);
+}
+
+ALKSIMDEF int alksim_fail(alksim_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    if (!ctx->failed) {
+        ctx->failed = 1;
+        va_start(ap, fmt);
+        vsnprintf(ctx->failure, sizeof ctx->failure, fmt, ap);
+        va_end(ap);
+        alksim_log(ctx, "FAILED: %s", ctx->failure);
+    }
+    return ALKSIM_ERR_FAILED;
+}
+
+/* Swarm testing: each run enables a drawn subset of the transition kinds
+ * with drawn weights, so rare interleavings of a few kinds get explored. */
+static void alksim__swarm(const alksim_scenario *sc, alksim_ctx *ctx)
+{
+    uint32_t all = sc->kind_count >= 32 ? 0xffffffffu
+                                        : (UINT32_C(1) << sc->kind_count) - 1;
+    unsigned k;
+    char desc[ALKSIM_TRACE_WIDTH];
+    size_t at = 0;
+    ctx->swarm_mask = all;
+    if (sc->swarm) {
+        ctx->swarm_mask = (uint32_t)alksim__draw(ctx->src, 4) & all;
+        if (!ctx->swarm_mask)
+            ctx->swarm_mask = all;
+    }
+    for (k = 0; k < sc->kind_count; k++) {
+        ctx->weights[k] = 0;
+        if (ctx->swarm_mask & (UINT32_C(1) << k))
+            ctx->weights[k] =
+                sc->swarm ? 1 + (uint32_t)alksim_range(ctx->src, 0, 7) : 1;
+        if (ctx->weights[k] && at < sizeof desc - 1)
+            at += (size_t)snprintf(desc + at, sizeof desc - at, " %s:%u",
+                                   sc->kinds[k], (unsigned)ctx->weights[k]);
+    }
+    desc[at < sizeof desc ? at : sizeof desc - 1] = '\0';
+    alksim_log(ctx, "kinds (weight):%s", desc);
+}
+
+ALKSIMDEF int alksim_run(const alksim_scenario *sc, const uint8_t *data,
+                         size_t size, int verbose, void *out,
+                         alksim_run_result *res)
+{
+    alksim_source src;
+    alksim_ctx ctx;
+    unsigned max_steps, max_quiesce, q = 0;
+    void *state;
+    int rc = ALKSIM_OK;
+
+    if (!sc || !sc->setup || !sc->step || !sc->kind_count ||
+        sc->kind_count > ALKSIM_MAX_KINDS)
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    max_steps = sc->max_steps ? sc->max_steps : 200;
+    max_quiesce = sc->max_quiesce ? sc->max_quiesce : 100000;
+    alksim_source_init_bytes(&src, data, size);
+    memset(&ctx, 0, sizeof ctx);
+    ctx.src = &src;
+    ctx.verbose = verbose;
+    ctx.out = out;
+    ctx.trace_hash = 0xcbf29ce484222325u;
+    alksim_log(&ctx, "scenario %s: input %zu bytes, max %u steps", sc->name,
+               size, max_steps);
+    alksim__swarm(sc, &ctx);
+    state = sc->setup(&ctx);
+    if (!state) {
+        rc = ctx.failed ? ALKSIM_ERR_FAILED : ALKSIM_ERR_INVALID_ARGUMENT;
+        goto done;
+    }
+    ctx.phase = 1;
+    while (ctx.step < max_steps && !src.done) {
+        unsigned kind =
+            (unsigned)alksim_weighted(&src, ctx.weights, sc->kind_count);
+        ctx.step++;
+        alksim_log(&ctx, "step %u @%llu ns: %s", ctx.step,
+                   (unsigned long long)ctx.now, sc->kinds[kind]);
+        rc = sc->step(&ctx, state, kind);
+        if (rc == ALKSIM_OK && sc->check)
+            rc = sc->check(&ctx, state);
+        if (rc != ALKSIM_OK || ctx.failed)
+            goto teardown;
+    }
+    ctx.phase = 2;
+    alksim_log(&ctx, "liveness: heal at %llu ns", (unsigned long long)ctx.now);
+    if (sc->heal)
+        sc->heal(&ctx, state);
+    if (sc->quiesce) {
+        for (q = 0; q < max_quiesce; q++) {
+            int more = sc->quiesce(&ctx, state);
+            if (more < 0) {
+                rc = more;
+                goto teardown;
+            }
+            if (sc->check && (rc = sc->check(&ctx, state)) != ALKSIM_OK)
+                goto teardown;
+            if (ctx.failed)
+                goto teardown;
+            if (!more)
+                break;
+        }
+        if (q == max_quiesce) {
+            alksim_fail(&ctx, "liveness: still pending after %u steps (%llu ns)",
+                        q, (unsigned long long)ctx.now);
+            rc = ALKSIM_ERR_LIVENESS;
+        }
+    }
+    alksim_log(&ctx, "done at %llu ns after %u steps, %u liveness steps",
+               (unsigned long long)ctx.now, ctx.step, q);
+teardown:
+    if (sc->teardown)
+        sc->teardown(state);
+done:
+    if (ctx.failed && rc == ALKSIM_OK)
+        rc = ALKSIM_ERR_FAILED;
+    if (rc != ALKSIM_OK && !ctx.failed)
+        alksim_fail(&ctx, "%s", alksim_strerror(rc));
+    if (res) {
+        res->code = rc;
+        res->steps = ctx.step;
+        res->quiesce_steps = q;
+        res->trace_hash = ctx.trace_hash;
+        res->trace_lines = ctx.trace_count;
+        res->end_time = ctx.now;
+    }
+    return rc;
+}
+
+/* Delta debugging over the bytes (ddmin-style): remove ever smaller chunks
+ * while the run still fails the same way, then zero single bytes (simpler
+ * values) while it still fails. */
+ALKSIMDEF size_t alksim_shrink(const alksim_scenario *sc, const uint8_t *data,
+                               size_t size, uint8_t *out, uint8_t *work,
+                               unsigned max_runs)
+{
+    alksim_run_result r;
+    int target;
+    size_t n = size, chunk, i;
+    unsigned runs = 1;
+    target = alksim_run(sc, data, size, 0, NULL, &r);
+    if (target == ALKSIM_OK)
+        return 0;
+    memcpy(out, data, size);
+    chunk = n / 2 ? n / 2 : 1;
+    while (n && runs < max_runs) {
+        int progress = 0;
+        size_t start = 0;
+        while (start < n && runs < max_runs) {
+            size_t len = chunk < n - start ? chunk : n - start;
+            memcpy(work, out, start);
+            memcpy(work + start, out + start + len, n - start - len);
+            runs++;
+            if (alksim_run(sc, work, n - len, 0, NULL, &r) == target) {
+                memcpy(out, work, n - len);
+                n -= len;
+                progress = 1;
+            } else {
+                start += len;
+            }
+        }
+        if (!progress) {
+            if (chunk == 1)
+                break;
+            chunk /= 2;
+        }
+    }
+    for (i = 0; i < n && runs < max_runs; i++) {
+        uint8_t keep = out[i];
+        if (!keep)
+            continue;
+        out[i] = 0;
+        runs++;
+        if (alksim_run(sc, out, n, 0, NULL, &r) != target)
+            out[i] = keep;
+    }
+    return n;
+}
+
+#ifndef ALKSIM_NO_STDIO
+ALKSIMDEF int alksim_fuzz_one(const alksim_scenario *sc, const uint8_t *data,
+                              size_t size)
+{
+    alksim_run_result r;
+    const char *dir;
+    if (alksim_run(sc, data, size, 0, NULL, &r) == ALKSIM_OK)
+        return 0;
+    fprintf(stderr, "\nalksim: scenario %s failed (%s); full trace:\n",
+            sc->name, alksim_strerror(r.code));
+    alksim_run(sc, data, size, 1, stderr, &r);
+    dir = getenv("ALKSIM_REPRO_DIR");
+    if (dir) {
+        char path[512];
+        FILE *f;
+        snprintf(path, sizeof path, "%s/%s-%016llx", dir, sc->name,
+                 (unsigned long long)r.trace_hash);
+        f = fopen(path, "wb");
+        if (f) {
+            fwrite(data, 1, size, f);
+            fclose(f);
+            fprintf(stderr, "alksim: reproducer written to %s\n", path);
+        }
+    }
+    fflush(stderr);
+    abort();
+}
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ALKSIM_IMPLEMENTATION */
+
+/* REVISION HISTORY
+ *   0.1.0 (2026-11-29)  byte source, PRNG, event queue, node driving,
+ *                       datagram network with NAT, disk model, runner,
+ *                       shrinking.
+ *
+ * LICENCE: MIT or public domain (Unlicense), at your choice; see alkcodec.h.
+ */
