@@ -42,9 +42,10 @@
  *                 alksim_rng_chance (xoshiro256** seeded by splitmix64).
  *   Time, queue   alksim_queue_init/push/pop/peek: a binary heap ordered by
  *                 (time, seq) so ties break in insertion order.
- *   Nodes         alksim_node_deadline, alksim_node_fire: drive a node's
- *                 poll_timeout/handle_timeout loop, queued output counts as
- *                 due now, past deadlines and spinning are errors.
+ *   Nodes         alksim_node_init, alksim_node_deadline, alksim_node_fire:
+ *                 drive a node's poll_timeout/handle_timeout loop; queued
+ *                 output counts as due now, past deadlines and spinning are
+ *                 errors.
  *   Network       alksim_net_*: hosts with addresses, directed links with
  *                 latency, jitter, loss, duplication, reordering, MTU and
  *                 partitions; roaming (address change); NAT with endpoint-
@@ -214,6 +215,10 @@ typedef struct alksim_node {
     unsigned spin_limit; /* 0 = 64 */
 } alksim_node;
 
+ALKSIMDEF void alksim_node_init(alksim_node *node, void *ctx,
+                                uint64_t (*poll_timeout)(void *),
+                                int (*has_output)(void *),
+                                void (*handle_timeout)(void *, uint64_t));
 /* When must the driver look at the node next? Output already queued makes
  * it due now (a driver sleeping until the reported deadline would otherwise
  * delay those packets). A deadline before `now` is reported as
@@ -776,6 +781,18 @@ ALKSIMDEF int alksim_queue_pop(alksim_queue *q, alksim_event *out)
 }
 
 /* ---- Nodes ------------------------------------------------------------------ */
+ALKSIMDEF void alksim_node_init(alksim_node *node, void *ctx,
+                                uint64_t (*poll_timeout)(void *),
+                                int (*has_output)(void *),
+                                void (*handle_timeout)(void *, uint64_t))
+{
+    memset(node, 0, sizeof *node);
+    node->ctx = ctx;
+    node->poll_timeout = poll_timeout;
+    node->has_output = has_output;
+    node->handle_timeout = handle_timeout;
+}
+
 ALKSIMDEF uint64_t alksim_node_deadline(alksim_node *node, uint64_t now,
                                         int *err)
 {

@@ -1,0 +1,853 @@
+/* test_alksim.c - unit tests for alksim.h (greatest API). */
+#define _POSIX_C_SOURCE 200809L
+#define ALKSIM_IMPLEMENTATION
+#include "../alksim.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "greatest.h"
+
+static uint64_t test_seed = 1;
+
+/* ---- byte source ---------------------------------------------------------- */
+
+TEST control_from_the_end_payload_from_the_front(void)
+{
+    const uint8_t in[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    alksim_source s;
+    uint8_t buf[3];
+    alksim_source_init_bytes(&s, in, sizeof in);
+    ASSERT_EQ(8, alksim_u8(&s));
+    ASSERT_EQ(0x0706, alksim_u16(&s));
+    alksim_bytes(&s, buf, 3);
+    ASSERT_EQ(1, buf[0]);
+    ASSERT_EQ(3, buf[2]);
+    ASSERT_EQ(2, alksim_source_remaining(&s));
+    ASSERT_FALSE(alksim_source_done(&s));
+    ASSERT_EQ(0x0504, alksim_u16(&s));
+    ASSERT_FALSE(alksim_source_done(&s));
+    ASSERT_EQ(0, alksim_u8(&s));
+    ASSERT(alksim_source_done(&s));
+    PASS();
+}
+
+TEST exhaustion_gives_safe_defaults(void)
+{
+    alksim_source s;
+    uint8_t buf[4] = {9, 9, 9, 9};
+    const uint32_t w[3] = {0, 5, 1};
+    alksim_source_init_bytes(&s, NULL, 0);
+    ASSERT_EQ(0, alksim_u64(&s));
+    ASSERT_EQ(17, alksim_range(&s, 17, 1000));
+    ASSERT_EQ(0, alksim_pick(&s, 9));
+    ASSERT_EQ(0, alksim_len(&s, 100));
+    ASSERT_EQ(0, alksim_chance(&s, 65535, 65536));
+    ASSERT_EQ(1, alksim_chance(&s, 7, 7));
+    ASSERT_EQ(1, alksim_weighted(&s, w, 3)); /* first non-zero weight */
+    alksim_bytes(&s, buf, sizeof buf);
+    ASSERT_EQ(0, buf[0]);
+    ASSERT_EQ(0, buf[3]);
+    ASSERT(alksim_source_done(&s));
+    PASS();
+}
+
+TEST range_uses_the_fewest_bytes(void)
+{
+    const uint8_t in[] = {0xaa, 0x01, 0x02, 0x03, 0x04, 0x05};
+    alksim_source s;
+    alksim_source_init_bytes(&s, in, sizeof in);
+    ASSERT_EQ(5, alksim_range(&s, 0, 255));           /* one byte: 0x05 */
+    ASSERT_EQ(10 + 0x0403 % 1001, alksim_range(&s, 10, 1010)); /* two */
+    ASSERT_EQ(3, alksim_range(&s, 3, 3));             /* no decision */
+    ASSERT_EQ(3, alksim_source_remaining(&s));
+    PASS();
+}
+
+TEST weighted_never_picks_zero_weights(void)
+{
+    const uint32_t w[4] = {0, 3, 0, 1};
+    uint8_t in[256];
+    alksim_source s;
+    size_t i, hits[4] = {0, 0, 0, 0};
+    for (i = 0; i < sizeof in; i++)
+        in[i] = (uint8_t)i;
+    alksim_source_init_bytes(&s, in, sizeof in);
+    for (i = 0; i < 256; i++)
+        hits[alksim_weighted(&s, w, 4)]++;
+    ASSERT_EQ(0, hits[0]);
+    ASSERT_EQ(0, hits[2]);
+    ASSERT_EQ(192, hits[1]); /* byte b -> b % 4: 0,1,2 pick index 1 */
+    ASSERT_EQ(64, hits[3]);
+    PASS();
+}
+
+/* The decisions of a small generator, as numbers. */
+static size_t generate(const uint8_t *in, size_t n, uint64_t *out)
+{
+    alksim_source s;
+    const uint32_t w[3] = {1, 2, 3};
+    size_t k = 0;
+    alksim_source_init_bytes(&s, in, n);
+    out[k++] = alksim_u8(&s);
+    out[k++] = alksim_range(&s, 100, 5000);
+    out[k++] = (uint64_t)alksim_bool(&s);
+    out[k++] = alksim_pick(&s, 7);
+    out[k++] = alksim_u32(&s);
+    out[k++] = alksim_weighted(&s, w, 3);
+    out[k++] = (uint64_t)alksim_chance(&s, 1, 3);
+    out[k++] = alksim_len(&s, 64);
+    return k;
+}
+
+TEST one_byte_flip_changes_at_most_one_decision(void)
+{
+    uint8_t in[32];
+    uint64_t base[16], flipped[16];
+    uint64_t st = test_seed;
+    size_t i, k, n;
+    for (i = 0; i < sizeof in; i++)
+        in[i] = (uint8_t)alksim_splitmix64(&st);
+    n = generate(in, sizeof in, base);
+    for (i = 0; i < sizeof in; i++) {
+        size_t changed = 0;
+        in[i] ^= 0x5a;
+        generate(in, sizeof in, flipped);
+        for (k = 0; k < n; k++)
+            changed += base[k] != flipped[k];
+        in[i] ^= 0x5a;
+        if (changed > 1) {
+            fprintf(stderr, "byte %zu changed %zu decisions (ALK_SEED=%llu)\n",
+                    i, changed, (unsigned long long)test_seed);
+            FAIL();
+        }
+    }
+    PASS();
+}
+
+TEST rng_is_seeded_and_deterministic(void)
+{
+    alksim_rng a, b;
+    uint64_t st = 0;
+    size_t i, below[10] = {0}, heads = 0;
+    /* splitmix64's published first output for state 0 */
+    ASSERT_EQ_FMT(0xe220a8397b1dcdafull, (unsigned long long)alksim_splitmix64(&st),
+                  "%llx");
+    alksim_rng_seed(&a, 42);
+    alksim_rng_seed(&b, 42);
+    for (i = 0; i < 1000; i++)
+        ASSERT_EQ(alksim_rng_next(&a), alksim_rng_next(&b));
+    alksim_rng_seed(&b, 43);
+    ASSERT(alksim_rng_next(&a) != alksim_rng_next(&b));
+    for (i = 0; i < 10000; i++) {
+        below[alksim_rng_below(&a, 10)]++;
+        heads += (size_t)alksim_rng_chance(&a, 1, 4);
+    }
+    for (i = 0; i < 10; i++)
+        ASSERT_IN_RANGE(1000, below[i], 150);
+    ASSERT_IN_RANGE(2500, heads, 250);
+    ASSERT_EQ(0, alksim_rng_below(&a, 0));
+    ASSERT_EQ(0, alksim_rng_chance(&a, 1, 0));
+    PASS();
+}
+
+TEST seeded_source_never_exhausts(void)
+{
+    alksim_source a, b;
+    uint8_t x[64], y[64];
+    size_t i;
+    alksim_source_init_rng(&a, 7);
+    alksim_source_init_rng(&b, 7);
+    for (i = 0; i < 1000; i++)
+        ASSERT_EQ(alksim_range(&a, 0, 99), alksim_range(&b, 0, 99));
+    alksim_bytes(&a, x, sizeof x);
+    alksim_bytes(&b, y, sizeof y);
+    ASSERT_MEM_EQ(x, y, sizeof x);
+    ASSERT_FALSE(alksim_source_done(&a));
+    ASSERT_EQ(SIZE_MAX, alksim_source_remaining(&a));
+    PASS();
+}
+
+/* ---- event queue ------------------------------------------------------------ */
+
+TEST queue_orders_by_time_then_insertion(void)
+{
+    alksim_event mem[8], ev;
+    alksim_queue q;
+    const uint64_t times[] = {50, 10, 50, 30, 10, 50, 0};
+    uint64_t last_time = 0, last_seq = 0;
+    size_t i;
+    ASSERT_EQ(ALKSIM_OK, alksim_queue_init(&q, mem, 7));
+    for (i = 0; i < 7; i++)
+        ASSERT_EQ(ALKSIM_OK, alksim_queue_push(&q, times[i], 1, (uint32_t)i,
+                                               i * 100));
+    ASSERT_EQ(ALKSIM_ERR_FULL, alksim_queue_push(&q, 1, 1, 1, 1));
+    ASSERT_EQ(0, alksim_queue_peek(&q)->time);
+    for (i = 0; i < 7; i++) {
+        ASSERT_EQ(ALKSIM_OK, alksim_queue_pop(&q, &ev));
+        ASSERT(ev.time >= last_time);
+        if (i && ev.time == last_time)
+            ASSERT(ev.seq > last_seq);
+        ASSERT_EQ(times[ev.target], ev.time);
+        ASSERT_EQ(ev.target * 100, ev.arg);
+        last_time = ev.time;
+        last_seq = ev.seq;
+    }
+    ASSERT_EQ(ALKSIM_NONE, alksim_queue_pop(&q, &ev));
+    ASSERT_EQ(NULL, alksim_queue_peek(&q));
+    PASS();
+}
+
+/* ---- node driving ----------------------------------------------------------- */
+
+typedef struct toy_node {
+    uint64_t deadline;
+    int queued;
+    unsigned fired;
+    int rearm_in_place; /* bug: leaves the deadline where it was */
+} toy_node;
+
+static uint64_t toy_poll(void *ctx)
+{
+    return ((toy_node *)ctx)->deadline;
+}
+
+static int toy_has_output(void *ctx)
+{
+    return ((toy_node *)ctx)->queued;
+}
+
+static void toy_fire(void *ctx, uint64_t now)
+{
+    toy_node *t = (toy_node *)ctx;
+    t->fired++;
+    if (!t->rearm_in_place)
+        t->deadline = now + 1000;
+}
+
+TEST node_queued_output_is_due_now(void)
+{
+    toy_node t = {5000, 0, 0, 0};
+    alksim_node n;
+    int err;
+    alksim_node_init(&n, &t, toy_poll, toy_has_output, toy_fire);
+    ASSERT_EQ(5000, alksim_node_deadline(&n, 100, &err));
+    ASSERT_EQ(ALKSIM_OK, err);
+    t.queued = 1;
+    ASSERT_EQ(100, alksim_node_deadline(&n, 100, &err));
+    t.queued = 0;
+    ASSERT_EQ(5000, alksim_node_deadline(&n, 6000, &err));
+    ASSERT_EQ(ALKSIM_ERR_DEADLINE_PAST, err);
+    ASSERT_EQ(ALKSIM_NONE, alksim_node_fire(&n, 4999));
+    ASSERT_EQ(ALKSIM_OK, alksim_node_fire(&n, 5000));
+    ASSERT_EQ(1, t.fired);
+    ASSERT_EQ(6000, t.deadline);
+    PASS();
+}
+
+TEST node_spinning_is_detected(void)
+{
+    toy_node t = {10, 0, 0, 1};
+    alksim_node n;
+    int rc = ALKSIM_OK;
+    unsigned i;
+    alksim_node_init(&n, &t, toy_poll, NULL, toy_fire);
+    n.spin_limit = 5;
+    for (i = 0; i < 10 && rc == ALKSIM_OK; i++)
+        rc = alksim_node_fire(&n, 10);
+    ASSERT_EQ(ALKSIM_ERR_SPIN, rc);
+    ASSERT_EQ(5, t.fired);
+    PASS();
+}
+
+/* ---- network ---------------------------------------------------------------- */
+
+static uint8_t net_mem[1 << 20];
+
+static void net_open(alksim_net *net, uint32_t hosts, const alksim_link *l)
+{
+    alksim_net_config cfg;
+    uint32_t a, b;
+    cfg.hosts = hosts;
+    cfg.max_in_flight = 256;
+    cfg.slot_size = 1500;
+    cfg.nat_mappings = 8;
+    if (alksim_net_mem_size(&cfg) > sizeof net_mem ||
+        alksim_net_init(net, &cfg, net_mem, sizeof net_mem) != ALKSIM_OK)
+        abort();
+    for (a = 0; a < hosts; a++)
+        for (b = 0; b < hosts; b++)
+            alksim_net_set_link(net, a, b, l);
+}
+
+static alksim_addr addr_of(const alksim_net *net, uint32_t host, uint16_t port)
+{
+    alksim_addr a;
+    a.ip = alksim_net_ip(net, host);
+    a.port = port;
+    return a;
+}
+
+TEST net_perfect_link_delivers_each_once_after_latency(void)
+{
+    alksim_net net;
+    alksim_link l = {1000, 0, 0, 0, 0, 0};
+    alksim_source faults;
+    alksim_datagram dg;
+    uint8_t payload[100];
+    unsigned i, got = 0;
+    net_open(&net, 2, &l);
+    alksim_source_init_rng(&faults, test_seed);
+    for (i = 0; i < 50; i++) {
+        payload[0] = (uint8_t)i;
+        ASSERT_EQ(ALKSIM_OK, alksim_net_send(&net, &faults, i * 10, 0, 7,
+                                             addr_of(&net, 1, 9), payload,
+                                             1 + i));
+        ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
+    }
+    ASSERT_EQ(1000, alksim_net_next_time(&net));
+    ASSERT_EQ(ALKSIM_NONE, alksim_net_deliver(&net, 999, &dg));
+    while (alksim_net_deliver(&net, 100000, &dg) == ALKSIM_OK) {
+        ASSERT_EQ(got, dg.data[0]);
+        ASSERT_EQ(got + 1, dg.len);
+        ASSERT_EQ(got * 10 + 1000, dg.delivered_at);
+        ASSERT_EQ(1, dg.to_host);
+        ASSERT_EQ(alksim_net_ip(&net, 0), dg.src.ip);
+        ASSERT_EQ(7, dg.src.port);
+        ASSERT_EQ(9, dg.dst.port);
+        ASSERT_EQ(0, dg.duplicate);
+        got++;
+        ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
+    }
+    ASSERT_EQ(50, got);
+    ASSERT_EQ(ALKSIM_NEVER, alksim_net_next_time(&net));
+    PASS();
+}
+
+TEST net_faults_are_counted_and_conserved(void)
+{
+    alksim_net net;
+    alksim_link l = {5000, 3000, 16384, 8192, 8192, 1000};
+    alksim_source faults;
+    alksim_datagram dg;
+    alksim_net_stats st;
+    static uint8_t payload[1500];
+    static unsigned copies[2000];
+    uint64_t now = 0;
+    unsigned i;
+    net_open(&net, 3, &l);
+    alksim_source_init_rng(&faults, test_seed);
+    for (i = 0; i < 2000; i++) {
+        size_t len = (size_t)alksim_rng_below(&faults.rng, 1200);
+        uint32_t from = (uint32_t)(i % 3), to = (uint32_t)((i + 1) % 3);
+        ASSERT_EQ(ALKSIM_OK, alksim_net_send(&net, &faults, now, from, 1,
+                                             addr_of(&net, to, 2), payload,
+                                             len));
+        now += 100;
+        while (alksim_net_deliver(&net, now, &dg) == ALKSIM_OK) {
+            ASSERT(dg.delivered_at >= dg.sent_at + l.latency_ns);
+            ASSERT(dg.delivered_at <=
+                   dg.sent_at + 2 * (l.latency_ns + l.jitter_ns) + 1);
+            ASSERT(dg.len <= l.mtu);
+            copies[dg.id]++;
+        }
+        ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
+    }
+    while (alksim_net_deliver(&net, ALKSIM_NEVER - 1, &dg) == ALKSIM_OK)
+        copies[dg.id]++;
+    st = alksim_net_get_stats(&net);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
+    ASSERT_EQ(0, st.in_flight);
+    ASSERT(st.lost > 0 && st.duplicated > 0 && st.dropped_mtu > 0);
+    for (i = 0; i < 2000; i++)
+        ASSERT(copies[i] <= 2);
+    PASS();
+}
+
+TEST net_partition_one_way_and_heal(void)
+{
+    alksim_net net;
+    alksim_link l = {100, 0, 0, 0, 0, 0};
+    alksim_source faults;
+    alksim_datagram dg;
+    net_open(&net, 2, &l);
+    alksim_source_init_bytes(&faults, NULL, 0);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_partition(&net, 0, 1, 1));
+    alksim_net_send(&net, &faults, 0, 0, 1, addr_of(&net, 1, 1), "a", 1);
+    alksim_net_send(&net, &faults, 0, 1, 1, addr_of(&net, 0, 1), "b", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 100, &dg));
+    ASSERT_EQ('b', dg.data[0]); /* the other direction still works */
+    ASSERT_EQ(ALKSIM_NONE, alksim_net_deliver(&net, 100, &dg));
+    ASSERT_EQ(1, alksim_net_get_stats(&net).dropped_partition);
+    /* In flight when the partition starts: dropped on arrival. */
+    alksim_net_heal(&net);
+    alksim_net_send(&net, &faults, 200, 0, 1, addr_of(&net, 1, 1), "c", 1);
+    alksim_net_partition(&net, 0, 1, 1);
+    ASSERT_EQ(ALKSIM_NONE, alksim_net_deliver(&net, 300, &dg));
+    alksim_net_heal(&net);
+    alksim_net_send(&net, &faults, 400, 0, 1, addr_of(&net, 1, 1), "d", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 500, &dg));
+    ASSERT_EQ('d', dg.data[0]);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
+    PASS();
+}
+
+TEST net_roaming_drops_in_flight_to_old_address(void)
+{
+    alksim_net net;
+    alksim_link l = {100, 0, 0, 0, 0, 0};
+    alksim_source faults;
+    alksim_datagram dg;
+    alksim_addr old;
+    net_open(&net, 2, &l);
+    alksim_source_init_bytes(&faults, NULL, 0);
+    old = addr_of(&net, 1, 5);
+    alksim_net_send(&net, &faults, 0, 0, 1, old, "x", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_set_ip(&net, 1, 0x0b000001u));
+    ASSERT_EQ(ALKSIM_NONE, alksim_net_deliver(&net, 100, &dg));
+    ASSERT_EQ(1, alksim_net_get_stats(&net).dropped_no_route);
+    alksim_net_send(&net, &faults, 100, 0, 1, addr_of(&net, 1, 5), "y", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 200, &dg));
+    ASSERT_EQ(0x0b000001u, dg.dst.ip);
+    PASS();
+}
+
+TEST net_nat_mapping_filtering_and_expiry(void)
+{
+    alksim_net net;
+    alksim_link l = {10, 0, 0, 0, 0, 0};
+    alksim_source faults;
+    alksim_datagram dg;
+    alksim_nat_config nat = {0xc6336401u, ALKSIM_NAT_EIM, ALKSIM_NAT_ADF,
+                             1000};
+    uint16_t ext_to_1, ext_to_2;
+    net_open(&net, 3, &l);
+    alksim_source_init_bytes(&faults, NULL, 0);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_set_nat(&net, 0, &nat));
+    ASSERT_EQ(0xc6336401u, alksim_net_ip(&net, 0));
+    /* Host 0 (behind the NAT) sends to host 1 and host 2 from port 40. */
+    alksim_net_send(&net, &faults, 0, 0, 40, addr_of(&net, 1, 80), "a", 1);
+    alksim_net_send(&net, &faults, 0, 0, 40, addr_of(&net, 2, 80), "b", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 10, &dg));
+    ASSERT_EQ(0xc6336401u, dg.src.ip);
+    ext_to_1 = dg.src.port;
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 10, &dg));
+    ext_to_2 = dg.src.port;
+    ASSERT_EQ(ext_to_1, ext_to_2); /* endpoint-independent mapping */
+    /* Host 1 answers to the mapped port: admitted, rewritten inside. */
+    alksim_net_send(&net, &faults, 20, 1, 80, dg.src, "c", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 30, &dg));
+    ASSERT_EQ(0, dg.to_host);
+    ASSERT_EQ(40, dg.dst.port);
+    ASSERT_EQ(alksim_net_get_stats(&net).dropped_nat, 0);
+    /* After the idle expiry (inbound traffic does not refresh it) the
+     * mapping is gone: filtered. */
+    {
+        alksim_addr to_nat;
+        to_nat.ip = 0xc6336401u;
+        to_nat.port = ext_to_1;
+        alksim_net_send(&net, &faults, 2000, 1, 80, to_nat, "e", 1);
+    }
+    ASSERT_EQ(ALKSIM_NONE, alksim_net_deliver(&net, 3000, &dg));
+    ASSERT_EQ(1, alksim_net_get_stats(&net).dropped_nat);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
+    PASS();
+}
+
+TEST net_nat_dependent_mapping_and_port_filtering(void)
+{
+    alksim_net net;
+    alksim_link l = {10, 0, 0, 0, 0, 0};
+    alksim_source faults;
+    alksim_datagram dg;
+    alksim_nat_config nat = {0xc6336402u, ALKSIM_NAT_EDM, ALKSIM_NAT_APDF, 0};
+    alksim_addr m1;
+    uint16_t p1;
+    net_open(&net, 3, &l);
+    alksim_source_init_bytes(&faults, NULL, 0);
+    alksim_net_set_nat(&net, 0, &nat);
+    alksim_net_send(&net, &faults, 0, 0, 40, addr_of(&net, 1, 80), "a", 1);
+    alksim_net_send(&net, &faults, 0, 0, 40, addr_of(&net, 2, 80), "b", 1);
+    alksim_net_deliver(&net, 10, &dg);
+    m1 = dg.src;
+    p1 = dg.src.port;
+    alksim_net_deliver(&net, 10, &dg);
+    ASSERT(p1 != dg.src.port); /* endpoint-dependent: one port per remote */
+    /* Host 2 may not use host 1's mapping, nor may host 1 from port 81. */
+    alksim_net_send(&net, &faults, 20, 2, 80, m1, "x", 1);
+    alksim_net_send(&net, &faults, 20, 1, 81, m1, "y", 1);
+    alksim_net_send(&net, &faults, 20, 1, 80, m1, "z", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 30, &dg));
+    ASSERT_EQ('z', dg.data[0]);
+    ASSERT_EQ(ALKSIM_NONE, alksim_net_deliver(&net, 30, &dg));
+    ASSERT_EQ(2, alksim_net_get_stats(&net).dropped_nat);
+    PASS();
+}
+
+TEST net_misuse_is_an_error_not_a_drop(void)
+{
+    alksim_net net;
+    alksim_link l = {10, 0, 0, 0, 0, 0};
+    alksim_source faults;
+    static uint8_t big[1501];
+    alksim_net_config cfg = {2, 4, 1500, 0};
+    net_open(&net, 2, &l);
+    alksim_source_init_bytes(&faults, NULL, 0);
+    ASSERT_EQ(ALKSIM_ERR_TOO_LARGE,
+              alksim_net_send(&net, &faults, 0, 0, 1, addr_of(&net, 1, 1),
+                              big, sizeof big));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+              alksim_net_send(&net, &faults, 0, 5, 1, addr_of(&net, 1, 1),
+                              big, 1));
+    ASSERT_EQ(0, alksim_net_get_stats(&net).sent);
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+              alksim_net_init(&net, &cfg, net_mem, 16));
+    ASSERT_EQ(ALKSIM_OK, alksim_net_set_nat(&net, 0, NULL));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_net_set_nat(&net, 9, NULL));
+    PASS();
+}
+
+/* ---- disk ------------------------------------------------------------------- */
+
+static uint8_t disk_mem[1 << 16];
+
+static void disk_open(alksim_disk *d, uint32_t max_pending)
+{
+    alksim_disk_config cfg;
+    cfg.sector_size = 512;
+    cfg.sectors = 64;
+    cfg.max_pending = max_pending;
+    if (alksim_disk_init(d, &cfg, disk_mem, sizeof disk_mem) != ALKSIM_OK)
+        abort();
+}
+
+TEST disk_flushed_data_survives_any_crash(void)
+{
+    alksim_disk d;
+    alksim_source src;
+    uint8_t a[1000], b[1000], got[1000];
+    unsigned round;
+    memset(a, 0xaa, sizeof a);
+    memset(b, 0xbb, sizeof b);
+    for (round = 0; round < 50; round++) {
+        disk_open(&d, 32);
+        alksim_source_init_rng(&src, test_seed + round);
+        ASSERT_EQ(ALKSIM_OK, alksim_disk_write(&d, 100, a, sizeof a));
+        ASSERT_EQ(ALKSIM_OK, alksim_disk_flush(&d));
+        ASSERT_EQ(ALKSIM_OK, alksim_disk_write(&d, 5000, b, sizeof b));
+        ASSERT_EQ(ALKSIM_OK, alksim_disk_crash(&d, &src));
+        ASSERT_EQ(0, alksim_disk_pending(&d));
+        ASSERT_EQ(ALKSIM_OK, alksim_disk_read(&d, 100, got, sizeof got));
+        ASSERT_MEM_EQ(a, got, sizeof a);
+    }
+    PASS();
+}
+
+TEST disk_unflushed_sectors_are_old_or_new_never_garbage(void)
+{
+    alksim_disk d;
+    alksim_source src;
+    uint8_t v1[1536], v2[1536], got[512];
+    unsigned round, s;
+    int torn_seen = 0, reorder_seen = 0;
+    memset(v1, 0x11, sizeof v1);
+    memset(v2, 0x22, sizeof v2);
+    for (round = 0; round < 200; round++) {
+        alksim_disk_stats st;
+        unsigned kinds = 0;
+        disk_open(&d, 32);
+        alksim_source_init_rng(&src, test_seed * 1000 + round);
+        alksim_disk_write(&d, 0, v1, sizeof v1);
+        alksim_disk_write(&d, 0, v2, sizeof v2);
+        alksim_disk_crash(&d, &src);
+        for (s = 0; s < 3; s++) {
+            alksim_disk_read(&d, s * 512u, got, 512);
+            ASSERT(got[0] == 0 || got[0] == 0x11 || got[0] == 0x22);
+            ASSERT(got[511] == got[0]); /* sector-atomic */
+            kinds |= 1u << (got[0] >> 4);
+        }
+        st = d.stats;
+        torn_seen |= (kinds & (kinds - 1)) != 0;
+        reorder_seen |= st.crash_reordered > 0;
+    }
+    ASSERT(torn_seen);
+    ASSERT(reorder_seen);
+    PASS();
+}
+
+TEST disk_reads_see_writes_and_writeback_when_cache_full(void)
+{
+    alksim_disk d;
+    alksim_source none;
+    uint8_t buf[600], got[600];
+    size_t i;
+    for (i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)i;
+    disk_open(&d, 2);
+    alksim_source_init_bytes(&none, NULL, 0);
+    ASSERT_EQ(ALKSIM_OK, alksim_disk_write(&d, 300, buf, sizeof buf));
+    ASSERT_EQ(ALKSIM_OK, alksim_disk_read(&d, 300, got, sizeof got));
+    ASSERT_MEM_EQ(buf, got, sizeof buf);
+    ASSERT_EQ(2, alksim_disk_pending(&d));
+    ASSERT_EQ(ALKSIM_OK, alksim_disk_write(&d, 2048, buf, 10));
+    ASSERT_EQ(2, alksim_disk_pending(&d));
+    ASSERT_EQ(1, d.stats.writebacks);
+    /* An exhausted source drops every cached write: the written-back
+     * sector 0 survives, sectors 1 and 4 do not. */
+    alksim_disk_crash(&d, &none);
+    alksim_disk_read(&d, 300, got, 212);
+    ASSERT_MEM_EQ(buf, got, 212);
+    alksim_disk_read(&d, 512, got, 10);
+    ASSERT_EQ(0, got[0]);
+    ASSERT_EQ(ALKSIM_ERR_RANGE, alksim_disk_read(&d, 64 * 512 - 1, got, 2));
+    ASSERT_EQ(ALKSIM_ERR_RANGE, alksim_disk_write(&d, 64 * 512, buf, 1));
+    PASS();
+}
+
+TEST disk_injected_errors_have_no_effect(void)
+{
+    alksim_disk d;
+    uint8_t x = 0x77, got = 0;
+    disk_open(&d, 8);
+    ASSERT_EQ(ALKSIM_OK, alksim_disk_inject(&d, ALKSIM_DISK_WRITE, 2));
+    ASSERT_EQ(ALKSIM_OK, alksim_disk_write(&d, 0, &x, 1));
+    x = 0x88;
+    ASSERT_EQ(ALKSIM_ERR_IO, alksim_disk_write(&d, 0, &x, 1));
+    alksim_disk_read(&d, 0, &got, 1);
+    ASSERT_EQ(0x77, got);
+    ASSERT_EQ(ALKSIM_OK, alksim_disk_write(&d, 0, &x, 1));
+    alksim_disk_inject(&d, ALKSIM_DISK_FLUSH, 1);
+    ASSERT_EQ(ALKSIM_ERR_IO, alksim_disk_flush(&d));
+    ASSERT_EQ(2, alksim_disk_pending(&d));
+    alksim_disk_inject(&d, ALKSIM_DISK_READ, 1);
+    ASSERT_EQ(ALKSIM_ERR_IO, alksim_disk_read(&d, 0, &got, 1));
+    ASSERT_EQ(3, d.stats.injected_errors);
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_disk_inject(&d, 7, 1));
+    PASS();
+}
+
+/* ---- runner and shrinking --------------------------------------------------- */
+
+/* A counter scenario with a planted bug: it fails when three "add" steps
+ * with an odd value follow each other. */
+typedef struct counter_state {
+    unsigned odd_run;
+    uint64_t total, pending;
+} counter_state;
+
+static counter_state the_counter;
+
+static void *counter_setup(alksim_ctx *ctx)
+{
+    memset(&the_counter, 0, sizeof the_counter);
+    alksim_log(ctx, "counter: start");
+    return &the_counter;
+}
+
+static int counter_step(alksim_ctx *ctx, void *st, unsigned kind)
+{
+    counter_state *c = (counter_state *)st;
+    if (kind == 0) {
+        uint64_t v = alksim_range(ctx->src, 0, 9);
+        alksim_log(ctx, "  add %llu", (unsigned long long)v);
+        c->total += v;
+        c->odd_run = v % 2 ? c->odd_run + 1 : 0;
+        c->pending++;
+    } else {
+        ctx->now += 10;
+        c->odd_run = 0;
+    }
+    return ALKSIM_OK;
+}
+
+static int counter_check(alksim_ctx *ctx, void *st)
+{
+    counter_state *c = (counter_state *)st;
+    ALKSIM_CHECK(ctx, c->odd_run < 3, "three odd adds in a row (total %llu)",
+                 (unsigned long long)c->total);
+    return ALKSIM_OK;
+}
+
+static int counter_quiesce(alksim_ctx *ctx, void *st)
+{
+    counter_state *c = (counter_state *)st;
+    if (!c->pending)
+        return 0;
+    c->pending--;
+    ctx->now += 1;
+    return 1;
+}
+
+static const char *const counter_kinds[] = {"add", "tick"};
+static const alksim_scenario counter_sc = {
+    "counter", counter_kinds, 2,  counter_setup, counter_step, counter_check,
+    NULL,      counter_quiesce,   NULL,          0,            0,
+    0};
+
+TEST run_is_deterministic_in_and_across_processes(void)
+{
+    uint8_t in[200];
+    alksim_run_result a, b;
+    int fds[2];
+    pid_t pid;
+    uint64_t st = test_seed, child_hash = 0;
+    size_t i;
+    for (i = 0; i < sizeof in; i++)
+        in[i] = (uint8_t)(alksim_splitmix64(&st) & 0xfe); /* even: passes */
+    alksim_run(&counter_sc, in, sizeof in, 0, NULL, &a);
+    alksim_run(&counter_sc, in, sizeof in, 0, NULL, &b);
+    ASSERT_EQ(ALKSIM_OK, a.code);
+    ASSERT_EQ_FMT((unsigned long long)a.trace_hash, (unsigned long long)b.trace_hash, "%llx");
+    ASSERT(a.steps > 10);
+    ASSERT_EQ(0, pipe(fds));
+    pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        alksim_run_result c;
+        alksim_run(&counter_sc, in, sizeof in, 0, NULL, &c);
+        if (write(fds[1], &c.trace_hash, sizeof c.trace_hash) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    ASSERT_EQ((ssize_t)sizeof child_hash,
+              read(fds[0], &child_hash, sizeof child_hash));
+    waitpid(pid, NULL, 0);
+    close(fds[0]);
+    close(fds[1]);
+    ASSERT_EQ_FMT((unsigned long long)a.trace_hash, (unsigned long long)child_hash, "%llx");
+    in[100] ^= 2; /* a different input gives a different trace */
+    alksim_run(&counter_sc, in, sizeof in, 0, NULL, &b);
+    ASSERT(a.trace_hash != b.trace_hash);
+    PASS();
+}
+
+TEST shrinker_finds_a_small_failing_input(void)
+{
+    static uint8_t in[400], out[400], work[400];
+    alksim_run_result r;
+    uint64_t st = test_seed;
+    size_t i, n;
+    unsigned seed_try;
+    /* Find a failing random input first (odd adds happen often). */
+    for (seed_try = 0; seed_try < 100; seed_try++) {
+        for (i = 0; i < sizeof in; i++)
+            in[i] = (uint8_t)alksim_splitmix64(&st);
+        if (alksim_run(&counter_sc, in, sizeof in, 0, NULL, &r) != ALKSIM_OK)
+            break;
+    }
+    ASSERT(seed_try < 100);
+    n = alksim_shrink(&counter_sc, in, sizeof in, out, work, 5000);
+    ASSERT(n > 0);
+    ASSERT(n <= 8); /* three adds: 3 kind bytes + 3 value bytes at most */
+    ASSERT_EQ(ALKSIM_ERR_FAILED,
+              alksim_run(&counter_sc, out, n, 0, NULL, &r));
+    /* A passing input does not shrink. */
+    memset(in, 0, sizeof in);
+    ASSERT_EQ(0, alksim_shrink(&counter_sc, in, sizeof in, out, work, 100));
+    PASS();
+}
+
+static int stuck_quiesce(alksim_ctx *ctx, void *st)
+{
+    (void)st;
+    ctx->now += 1000;
+    return 1; /* never quiescent */
+}
+
+TEST liveness_bound_is_enforced(void)
+{
+    alksim_scenario sc = counter_sc;
+    alksim_run_result r;
+    const uint8_t in[] = {1, 1};
+    sc.quiesce = stuck_quiesce;
+    sc.max_quiesce = 50;
+    ASSERT_EQ(ALKSIM_ERR_LIVENESS, alksim_run(&sc, in, sizeof in, 0, NULL, &r));
+    ASSERT_EQ(50, r.quiesce_steps);
+    PASS();
+}
+
+TEST swarm_draws_a_subset(void)
+{
+    alksim_scenario sc = counter_sc;
+    uint8_t in[64];
+    alksim_run_result r;
+    size_t i;
+    sc.swarm = 1;
+    for (i = 0; i < sizeof in; i++)
+        in[i] = 0;
+    in[63] = 0;
+    in[62] = 0;
+    in[61] = 0;
+    in[60] = 2; /* mask: only "tick" */
+    ASSERT_EQ(ALKSIM_OK, alksim_run(&sc, in, sizeof in, 0, NULL, &r));
+    ASSERT(r.steps > 0);
+    ASSERT_STR_EQ("unknown alksim result code", alksim_strerror(12345));
+    ASSERT_STR_EQ("ok", alksim_strerror(ALKSIM_OK));
+    PASS();
+}
+
+SUITE(source)
+{
+    RUN_TEST(control_from_the_end_payload_from_the_front);
+    RUN_TEST(exhaustion_gives_safe_defaults);
+    RUN_TEST(range_uses_the_fewest_bytes);
+    RUN_TEST(weighted_never_picks_zero_weights);
+    RUN_TEST(one_byte_flip_changes_at_most_one_decision);
+    RUN_TEST(rng_is_seeded_and_deterministic);
+    RUN_TEST(seeded_source_never_exhausts);
+}
+
+SUITE(time_and_nodes)
+{
+    RUN_TEST(queue_orders_by_time_then_insertion);
+    RUN_TEST(node_queued_output_is_due_now);
+    RUN_TEST(node_spinning_is_detected);
+}
+
+SUITE(network)
+{
+    RUN_TEST(net_perfect_link_delivers_each_once_after_latency);
+    RUN_TEST(net_faults_are_counted_and_conserved);
+    RUN_TEST(net_partition_one_way_and_heal);
+    RUN_TEST(net_roaming_drops_in_flight_to_old_address);
+    RUN_TEST(net_nat_mapping_filtering_and_expiry);
+    RUN_TEST(net_nat_dependent_mapping_and_port_filtering);
+    RUN_TEST(net_misuse_is_an_error_not_a_drop);
+}
+
+SUITE(disk)
+{
+    RUN_TEST(disk_flushed_data_survives_any_crash);
+    RUN_TEST(disk_unflushed_sectors_are_old_or_new_never_garbage);
+    RUN_TEST(disk_reads_see_writes_and_writeback_when_cache_full);
+    RUN_TEST(disk_injected_errors_have_no_effect);
+}
+
+SUITE(runner)
+{
+    RUN_TEST(run_is_deterministic_in_and_across_processes);
+    RUN_TEST(shrinker_finds_a_small_failing_input);
+    RUN_TEST(liveness_bound_is_enforced);
+    RUN_TEST(swarm_draws_a_subset);
+}
+
+GREATEST_MAIN_DEFS();
+
+int main(int argc, char **argv)
+{
+    const char *seed = getenv("ALK_SEED");
+    if (seed)
+        test_seed = strtoull(seed, NULL, 0);
+    GREATEST_MAIN_BEGIN();
+    RUN_SUITE(source);
+    RUN_SUITE(time_and_nodes);
+    RUN_SUITE(network);
+    RUN_SUITE(disk);
+    RUN_SUITE(runner);
+    GREATEST_MAIN_END();
+}
