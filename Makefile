@@ -27,7 +27,7 @@ GREATEST_INC = -isystem $(GREATEST_DIR)
 endif
 
 HEADERS      := $(wildcard alkcodec.h alksim.h alktunnel.h qcow2w.h)
-FUZZ_TARGETS := codec
+FUZZ_TARGETS := codec sim_core
 UNIT_TESTS   := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
 EXAMPLES     := $(patsubst examples/%.c,%,$(wildcard examples/*.c))
 BENCHES      := $(patsubst tests/bench_%.c,%,$(wildcard tests/bench_*.c))
@@ -103,19 +103,30 @@ replay: $(FUZZ_TARGETS:%=$(B)/replay_%)
 fast-gate: unit replay
 
 # ---- seeds ------------------------------------------------------------------
+# corpus/codec/ comes from a hand-written generator; the simulation targets'
+# generated seeds are seed-mode inputs written by their replay driver. Both
+# are byte-stable: seeds-check regenerates them and compares.
+SEEDED_TARGETS := sim_core
+SEED_ARGS = --seed 1 --runs 32 --max-len 2048
+
 $(B)/codec_seeds: fuzz/codec_seeds.c fuzz/codec_layout.h | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< -o $@ $(LDFLAGS)
 
-seeds: $(B)/codec_seeds
+seeds: $(B)/codec_seeds $(SEEDED_TARGETS:%=$(B)/replay_%)
 	./$(B)/codec_seeds corpus/codec
+	@for t in $(SEEDED_TARGETS); do mkdir -p corpus/$$t && \
+	    ./$(B)/replay_$$t $(SEED_ARGS) --write corpus/$$t || exit 1; done
 
-# The committed seeds must be exactly what the generator writes.
-seeds-check: $(B)/codec_seeds
-	@rm -rf $(B)/seeds-check && mkdir -p $(B)/seeds-check
-	@./$(B)/codec_seeds $(B)/seeds-check >/dev/null
-	@rc=0; for f in $(B)/seeds-check/*; do \
-	    cmp -s "$$f" "corpus/codec/$${f##*/}" || \
-	        { echo "seed differs or missing: corpus/codec/$${f##*/}"; rc=1; }; \
+seeds-check: $(B)/codec_seeds $(SEEDED_TARGETS:%=$(B)/replay_%)
+	@rm -rf $(B)/seeds-check && mkdir -p $(B)/seeds-check/codec
+	@./$(B)/codec_seeds $(B)/seeds-check/codec >/dev/null
+	@for t in $(SEEDED_TARGETS); do mkdir -p $(B)/seeds-check/$$t && \
+	    ./$(B)/replay_$$t $(SEED_ARGS) --write $(B)/seeds-check/$$t \
+	    >/dev/null || exit 1; done
+	@rc=0; for f in $(B)/seeds-check/*/*; do \
+	    t=$${f#$(B)/seeds-check/}; \
+	    cmp -s "$$f" "corpus/$$t" || \
+	        { echo "seed differs or missing: corpus/$$t"; rc=1; }; \
 	done; exit $$rc
 
 # ---- the whole gate ---------------------------------------------------------

@@ -319,6 +319,9 @@ ALKSIMDEF int alksim_net_set_nat(alksim_net *net, uint32_t host,
 ALKSIMDEF int alksim_net_partition(alksim_net *net, uint32_t from, uint32_t to,
                                    int blocked);
 ALKSIMDEF void alksim_net_heal(alksim_net *net);
+/* 1 while `from` cannot reach `to`. */
+ALKSIMDEF int alksim_net_blocked(const alksim_net *net, uint32_t from,
+                                 uint32_t to);
 /* Send from host `from`, source port `sport`, to `dst`. Faults (loss, dup,
  * jitter, reorder) are drawn from `faults`. Drops are silent, as on a real
  * network, and counted in the stats; errors are for misuse only. */
@@ -465,7 +468,8 @@ ALKSIMDEF size_t alksim_shrink(const alksim_scenario *sc, const uint8_t *data,
                                unsigned max_runs);
 #ifndef ALKSIM_NO_STDIO
 /* The body of a fuzz harness: run; on failure re-run verbosely (the full
- * trace to stderr), write the input to $ALKSIM_REPRO_DIR if set, abort(). */
+ * trace to stderr), write the input to $ALKSIM_REPRO_DIR if set, abort().
+ * With $ALKSIM_VERBOSE set every run prints its trace. */
 ALKSIMDEF int alksim_fuzz_one(const alksim_scenario *sc, const uint8_t *data,
                               size_t size);
 #endif
@@ -959,6 +963,14 @@ ALKSIMDEF int alksim_net_partition(alksim_net *net, uint32_t from, uint32_t to,
 ALKSIMDEF void alksim_net_heal(alksim_net *net)
 {
     memset(net->partitioned, 0, (size_t)net->cfg.hosts * net->cfg.hosts);
+}
+
+ALKSIMDEF int alksim_net_blocked(const alksim_net *net, uint32_t from,
+                                 uint32_t to)
+{
+    if (from >= net->cfg.hosts || to >= net->cfg.hosts)
+        return 0;
+    return net->partitioned[from * net->cfg.hosts + to];
 }
 
 static int alksim__nat_live(const alksim_net_host *h, const alksim_nat_entry *e,
@@ -1638,7 +1650,8 @@ ALKSIMDEF int alksim_fuzz_one(const alksim_scenario *sc, const uint8_t *data,
 {
     alksim_run_result r;
     const char *dir;
-    if (alksim_run(sc, data, size, 0, NULL, &r) == ALKSIM_OK)
+    int verbose = getenv("ALKSIM_VERBOSE") != NULL;
+    if (alksim_run(sc, data, size, verbose, stderr, &r) == ALKSIM_OK)
         return 0;
     fprintf(stderr, "\nalksim: scenario %s failed (%s); full trace:\n",
             sc->name, alksim_strerror(r.code));

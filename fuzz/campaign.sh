@@ -240,7 +240,7 @@ cmd_merge() {
     rm -rf "$work" "$staged"
     mkdir -p "$work" "$staged"
     cp "$ROOT/corpus/$TARGET/"* "$work/"
-    "$mbin" -merge=1 -timeout="$TIMEOUT" -rss_limit_mb=2048 "$work" "$DIR/corpus" \
+    "$mbin" -merge=1 -use_counters=0 -timeout="$TIMEOUT" -rss_limit_mb=2048 "$work" "$DIR/corpus" \
         > "$DIR/merge.log" 2>&1 || { tail -20 "$DIR/merge.log"; die "merge failed"; }
     n=0
     for f in "$work"/*; do

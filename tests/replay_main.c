@@ -10,6 +10,7 @@
  *       run. Ends with "<target>: N files, P passed, F failed (T s)".
  *
  *   replay_<target> --seed N [--runs M] [--max-len L] [--run I] [--save DIR]
+ *   replay_<target> --seed N --runs M [--max-len L] --write DIR
  *       Seed mode (soak runs, demos): the same harness fed from a PRNG
  *       stream instead of files. Run i of seed N uses the input
  *       splitmix64(N, i) of a drawn length <= L (default 4096). A failing
@@ -240,6 +241,34 @@ static void run_seed_range(void *arg)
                                                   r->max_len));
 }
 
+/* --write: the seed-mode inputs as files (committed seed corpora are made
+ * this way; the names and bytes are stable across runs). */
+static int write_inputs(uint64_t seed, uint64_t runs, size_t max_len,
+                        const char *dir)
+{
+    uint8_t *buf = (uint8_t *)malloc(max_len ? max_len : 1);
+    uint64_t i;
+    if (!buf)
+        return 1;
+    for (i = 0; i < runs; i++) {
+        char path[512];
+        size_t len = seed_input(seed, i, buf, max_len);
+        FILE *f;
+        snprintf(path, sizeof path, "%s/seed-%llu-run-%03llu", dir,
+                 (unsigned long long)seed, (unsigned long long)i);
+        f = fopen(path, "wb");
+        if (!f || fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
+            perror(path);
+            free(buf);
+            return 1;
+        }
+    }
+    free(buf);
+    printf("%s: wrote %llu seed-mode inputs to %s\n", ALK_TARGET,
+           (unsigned long long)runs, dir);
+    return 0;
+}
+
 static int seed_mode(uint64_t seed, uint64_t runs, uint64_t only_run,
                      int single, size_t max_len, const char *save_dir)
 {
@@ -317,8 +346,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: %s [-q] PATH...             replay files / directories\n"
             "       %s --seed N [--runs M] [--max-len L] [--run I] "
-            "[--save DIR]\n",
-            ALK_TARGET, ALK_TARGET);
+            "[--save DIR]\n"
+            "       %s --seed N --runs M [--max-len L] --write DIR\n",
+            ALK_TARGET, ALK_TARGET, ALK_TARGET);
 }
 
 int main(int argc, char **argv)
@@ -328,7 +358,7 @@ int main(int argc, char **argv)
     int i, have_seed = 0, single = 0, npaths = 0;
     uint64_t seed = 0, runs = 1000, only_run = 0;
     size_t max_len = 4096;
-    const char *save_dir = NULL;
+    const char *save_dir = NULL, *write_dir = NULL;
 
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -355,6 +385,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--save") && v) {
             save_dir = v;
             i++;
+        } else if (!strcmp(a, "--write") && v) {
+            write_dir = v;
+            i++;
         } else if (a[0] == '-') {
             usage(stderr);
             return 2;
@@ -362,6 +395,8 @@ int main(int argc, char **argv)
             npaths++;
         }
     }
+    if (have_seed && write_dir)
+        return write_inputs(seed, runs, max_len, write_dir);
     if (have_seed)
         return seed_mode(seed, runs, only_run, single, max_len, save_dir);
     if (!npaths) {
