@@ -27,7 +27,7 @@ GREATEST_INC = -isystem $(GREATEST_DIR)
 endif
 
 HEADERS      := $(wildcard alkcodec.h alksim.h alktunnel.h qcow2w.h)
-FUZZ_TARGETS := codec sim_core
+FUZZ_TARGETS := codec sim_core sim_arq
 UNIT_TESTS   := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
 EXAMPLES     := $(patsubst examples/%.c,%,$(wildcard examples/*.c))
 BENCHES      := $(patsubst tests/bench_%.c,%,$(wildcard tests/bench_*.c))
@@ -39,7 +39,7 @@ FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
 .PHONY: all demo test gate fast-gate unit replay compile-matrix seeds \
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench install install-check uninstall oss-fuzz-check \
-        firmware-check valgrind deps clean help
+        firmware-check valgrind deps clean help planted-bug-check
 
 all: $(UNIT_TESTS:%=$(B)/test_%) $(FUZZ_TARGETS:%=$(B)/replay_%) \
      $(EXAMPLES:%=$(B)/%)
@@ -64,6 +64,7 @@ help:
 	@echo "  make oss-fuzz-check  run .clusterfuzzlite/build.sh locally"
 	@echo "  make firmware-check  freestanding Cortex-M4 build and sizes"
 	@echo "  make valgrind        unit tests under valgrind (no sanitizers)"
+	@echo "  make planted-bug-check  corpus/sim_arq must catch the ARQ planted bug"
 	@echo "  make deps            install the Debian packages the tests use"
 	@echo "  Engines: TARGETS=$(FUZZ_TARGETS)  HEADERS=$(HEADERS)"
 
@@ -94,6 +95,7 @@ $(B)/replay_%: fuzz/%.c tests/replay_main.c fuzz/alk_check.h $(HEADERS) | $(B)
 	    fuzz/$*.c tests/replay_main.c -o $@ $(LDFLAGS)
 
 $(B)/replay_codec: fuzz/codec_layout.h
+$(B)/replay_sim_arq: examples/arq.h examples/arq_scenario.h
 
 replay: $(FUZZ_TARGETS:%=$(B)/replay_%)
 	@rc=0; for t in $(FUZZ_TARGETS); do \
@@ -106,7 +108,7 @@ fast-gate: unit replay
 # corpus/codec/ comes from a hand-written generator; the simulation targets'
 # generated seeds are seed-mode inputs written by their replay driver. Both
 # are byte-stable: seeds-check regenerates them and compares.
-SEEDED_TARGETS := sim_core
+SEEDED_TARGETS := sim_core sim_arq
 SEED_ARGS = --seed 1 --runs 32 --max-len 2048
 
 $(B)/codec_seeds: fuzz/codec_seeds.c fuzz/codec_layout.h | $(B)
@@ -142,7 +144,28 @@ compile-matrix:
 $(B)/%: examples/%.c $(HEADERS) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< -o $@ $(LDFLAGS)
 
-demo: $(EXAMPLES:%=$(B)/%)
+$(B)/arq_demo: examples/arq.h examples/arq_scenario.h
+# The worked example with its planted bug, for the demo and the gate.
+$(B)/arq_demo_bug: examples/arq_demo.c examples/arq.h examples/arq_scenario.h \
+                   alksim.h | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -DARQ_PLANTED_BUG $< -o $@ $(LDFLAGS)
+
+# The committed corpus must catch the planted bug: replay with the bug on
+# has to fail (the finding-* seed), replay with it off passes (make replay).
+$(B)/replay_sim_arq_bug: fuzz/sim_arq.c tests/replay_main.c examples/arq.h \
+                         examples/arq_scenario.h alksim.h | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) -DARQ_PLANTED_BUG \
+	    -DALK_TARGET='"replay_sim_arq_bug"' fuzz/sim_arq.c \
+	    tests/replay_main.c -o $@ $(LDFLAGS)
+
+planted-bug-check: $(B)/replay_sim_arq_bug
+	@if ./$(B)/replay_sim_arq_bug -q corpus/sim_arq > $(B)/planted.log 2>&1; \
+	then echo "corpus/sim_arq does not catch the planted bug"; exit 1; \
+	else grep -c '^FAIL' $(B)/planted.log | \
+	    sed 's/^/planted bug caught by corpus\/sim_arq: failing inputs: /'; \
+	fi
+
+demo: $(EXAMPLES:%=$(B)/%) $(B)/arq_demo_bug
 	@rc=0; for e in $(EXAMPLES); do \
 	    echo "== demo: $$e"; \
 	    B="$(B)" sh examples/$$e.demo.sh || { echo "demo $$e FAILED"; rc=1; }; \

@@ -1596,7 +1596,7 @@ done:
 
 /* Delta debugging over the bytes (ddmin-style): remove ever smaller chunks
  * while the run still fails the same way, then zero single bytes (simpler
- * values) while it still fails. */
+ * values) while it still fails; repeat until neither helps. */
 ALKSIMDEF size_t alksim_shrink(const alksim_scenario *sc, const uint8_t *data,
                                size_t size, uint8_t *out, uint8_t *work,
                                unsigned max_runs)
@@ -1609,37 +1609,46 @@ ALKSIMDEF size_t alksim_shrink(const alksim_scenario *sc, const uint8_t *data,
     if (target == ALKSIM_OK)
         return 0;
     memcpy(out, data, size);
-    chunk = n / 2 ? n / 2 : 1;
-    while (n && runs < max_runs) {
-        int progress = 0;
-        size_t start = 0;
-        while (start < n && runs < max_runs) {
-            size_t len = chunk < n - start ? chunk : n - start;
-            memcpy(work, out, start);
-            memcpy(work + start, out + start + len, n - start - len);
-            runs++;
-            if (alksim_run(sc, work, n - len, 0, NULL, &r) == target) {
-                memcpy(out, work, n - len);
-                n -= len;
-                progress = 1;
-            } else {
-                start += len;
+    for (;;) {
+        size_t before = n;
+        int simpler = 0;
+        chunk = n / 2 ? n / 2 : 1;
+        while (n && runs < max_runs) {
+            int progress = 0;
+            size_t start = 0;
+            while (start < n && runs < max_runs) {
+                size_t len = chunk < n - start ? chunk : n - start;
+                memcpy(work, out, start);
+                memcpy(work + start, out + start + len, n - start - len);
+                runs++;
+                if (alksim_run(sc, work, n - len, 0, NULL, &r) == target) {
+                    memcpy(out, work, n - len);
+                    n -= len;
+                    progress = 1;
+                } else {
+                    start += len;
+                }
+            }
+            if (!progress) {
+                if (chunk == 1)
+                    break;
+                chunk /= 2;
             }
         }
-        if (!progress) {
-            if (chunk == 1)
-                break;
-            chunk /= 2;
+        for (i = 0; i < n && runs < max_runs; i++) {
+            uint8_t keep = out[i];
+            if (!keep)
+                continue;
+            out[i] = 0;
+            runs++;
+            if (alksim_run(sc, out, n, 0, NULL, &r) != target)
+                out[i] = keep;
+            else
+                simpler = 1;
         }
-    }
-    for (i = 0; i < n && runs < max_runs; i++) {
-        uint8_t keep = out[i];
-        if (!keep)
-            continue;
-        out[i] = 0;
-        runs++;
-        if (alksim_run(sc, out, n, 0, NULL, &r) != target)
-            out[i] = keep;
+        /* Zeroed bytes may make more chunks removable: go round again. */
+        if ((n == before && !simpler) || runs >= max_runs)
+            break;
     }
     return n;
 }
