@@ -54,7 +54,7 @@
  *                 barrier, crash (drop / tear / reorder unflushed writes as
  *                 the source decides), injected EIO.
  *   Runner        alksim_run (safety phase, then heal + bounded liveness
- *                 phase), swarm testing, trace ring + trace hash,
+ *                 phase), swarm testing, trace output and trace hash,
  *                 alksim_shrink (delta debugging over the input bytes),
  *                 alksim_fuzz_one (the LLVMFuzzerTestOneInput body).
  *
@@ -386,8 +386,10 @@ ALKSIMDEF int alksim_disk_inject(alksim_disk *disk, int op, uint64_t nth);
 ALKSIMDEF uint32_t alksim_disk_pending(const alksim_disk *disk);
 
 /* ---- Scenario runner ---------------------------------------------------- */
-#define ALKSIM_TRACE_LINES 64
 #define ALKSIM_TRACE_WIDTH 160
+/* alksim_run flags */
+#define ALKSIM_RUN_VERBOSE 1u /* print every trace line to `out` */
+#define ALKSIM_RUN_HASH 2u    /* fingerprint the trace (trace_hash) */
 #define ALKSIM_MAX_KINDS 32
 
 typedef struct alksim_ctx {
@@ -399,12 +401,12 @@ typedef struct alksim_ctx {
     char failure[256];
     uint32_t swarm_mask;    /* kinds enabled for this run */
     uint32_t weights[ALKSIM_MAX_KINDS];
-    /* trace */
-    int verbose;            /* print every line as it is made */
+    /* trace: lines are formatted only when printed or hashed, so a quiet
+     * run (fuzzing) pays nothing for them */
+    unsigned flags;         /* ALKSIM_RUN_* */
     void *out;              /* FILE * for verbose output (NULL: stderr) */
     uint64_t trace_hash;
     unsigned long trace_count;
-    char ring[ALKSIM_TRACE_LINES][ALKSIM_TRACE_WIDTH];
 } alksim_ctx;
 
 typedef struct alksim_scenario {
@@ -443,7 +445,8 @@ typedef struct alksim_run_result {
 #define ALKSIM__PRINTF(a, b)
 #endif
 
-/* Append a trace line (also hashed; printed at once when verbose). */
+/* Append a trace line: printed at once when verbose, hashed with
+ * ALKSIM_RUN_HASH, otherwise only counted. */
 ALKSIMDEF void alksim_log(alksim_ctx *ctx, const char *fmt, ...)
     ALKSIM__PRINTF(2, 3);
 /* Record a failure (first one wins) and return ALKSIM_ERR_FAILED. */
@@ -455,10 +458,11 @@ ALKSIMDEF int alksim_fail(alksim_ctx *ctx, const char *fmt, ...)
             return alksim_fail((ctx), __VA_ARGS__);                            \
     } while (0)
 
-/* Runs one scenario on the input. verbose: print every trace line to `out`
- * (a FILE *, NULL = stderr). Returns ALKSIM_OK or the failure code. */
+/* Runs one scenario on the input. flags: ALKSIM_RUN_VERBOSE prints every
+ * trace line to `out` (a FILE *, NULL = stderr); ALKSIM_RUN_HASH fills
+ * res->trace_hash. Returns ALKSIM_OK or the failure code. */
 ALKSIMDEF int alksim_run(const alksim_scenario *sc, const uint8_t *data,
-                         size_t size, int verbose, void *out,
+                         size_t size, unsigned flags, void *out,
                          alksim_run_result *res);
 /* Delta debugging over the bytes: writes the smallest failing input found
  * into `out` (capacity >= size) and returns its size (0 if `data` does not
@@ -1440,9 +1444,13 @@ ALKSIMDEF uint32_t alksim_disk_pending(const alksim_disk *disk)
 /* ---- Runner ------------------------------------------------------------------- */
 static void alksim__vlog(alksim_ctx *ctx, const char *fmt, va_list ap)
 {
-    char *line = ctx->ring[ctx->trace_count % ALKSIM_TRACE_LINES];
+    char line[ALKSIM_TRACE_WIDTH];
     const unsigned char *c;
-    vsnprintf(line, ALKSIM_TRACE_WIDTH, fmt, ap);
+    if (!(ctx->flags & (ALKSIM_RUN_VERBOSE | ALKSIM_RUN_HASH))) {
+        ctx->trace_count++;
+        return;
+    }
+    vsnprintf(line, sizeof line, fmt, ap);
     /* FNV-1a over every line: the determinism fingerprint of a run. */
     for (c = (const unsigned char *)line; *c; c++) {
         ctx->trace_hash ^= *c;
@@ -1451,7 +1459,7 @@ static void alksim__vlog(alksim_ctx *ctx, const char *fmt, va_list ap)
     ctx->trace_hash ^= '\n';
     ctx->trace_hash *= 0x100000001b3u;
 #ifndef ALKSIM_NO_STDIO
-    if (ctx->verbose)
+    if (ctx->flags & ALKSIM_RUN_VERBOSE)
         fprintf(ctx->out ? (FILE *)ctx->out : stderr, "%6lu  %s\n",
                 ctx->trace_count, line);
 #endif
@@ -1508,7 +1516,7 @@ static void alksim__swarm(const alksim_scenario *sc, alksim_ctx *ctx)
 }
 
 ALKSIMDEF int alksim_run(const alksim_scenario *sc, const uint8_t *data,
-                         size_t size, int verbose, void *out,
+                         size_t size, unsigned flags, void *out,
                          alksim_run_result *res)
 {
     alksim_source src;
@@ -1525,7 +1533,7 @@ ALKSIMDEF int alksim_run(const alksim_scenario *sc, const uint8_t *data,
     alksim_source_init_bytes(&src, data, size);
     memset(&ctx, 0, sizeof ctx);
     ctx.src = &src;
-    ctx.verbose = verbose;
+    ctx.flags = flags;
     ctx.out = out;
     ctx.trace_hash = 0xcbf29ce484222325u;
     alksim_log(&ctx, "scenario %s: input %zu bytes, max %u steps", sc->name,
@@ -1659,12 +1667,13 @@ ALKSIMDEF int alksim_fuzz_one(const alksim_scenario *sc, const uint8_t *data,
 {
     alksim_run_result r;
     const char *dir;
-    int verbose = getenv("ALKSIM_VERBOSE") != NULL;
-    if (alksim_run(sc, data, size, verbose, stderr, &r) == ALKSIM_OK)
+    unsigned flags = getenv("ALKSIM_VERBOSE") ? ALKSIM_RUN_VERBOSE : 0;
+    if (alksim_run(sc, data, size, flags, stderr, &r) == ALKSIM_OK)
         return 0;
     fprintf(stderr, "\nalksim: scenario %s failed (%s); full trace:\n",
             sc->name, alksim_strerror(r.code));
-    alksim_run(sc, data, size, 1, stderr, &r);
+    alksim_run(sc, data, size, ALKSIM_RUN_VERBOSE | ALKSIM_RUN_HASH, stderr,
+               &r);
     dir = getenv("ALKSIM_REPRO_DIR");
     if (dir) {
         char path[512];

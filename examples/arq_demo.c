@@ -60,7 +60,8 @@ int main(int argc, char **argv)
         len = (size_t)alksim_rng_below(&rng, max_len + 1);
         for (k = 0; k < len; k++)
             input[k] = (uint8_t)alksim_rng_next(&rng);
-        if (alksim_run(&arq_scenario, input, len, trace && i == 0, stdout,
+        if (alksim_run(&arq_scenario, input, len,
+                       trace && i == 0 ? ALKSIM_RUN_VERBOSE : 0u, stdout,
                        &r) == ALKSIM_OK) {
             datagrams += arq_the_world.datagrams;
             retrans += arq_the_world.snd.retransmissions;
@@ -74,7 +75,7 @@ int main(int argc, char **argv)
         for (len = 0; len < k; len++)
             printf(" %02x", shrunk[len]);
         printf("\nminimal trace:\n");
-        alksim_run(&arq_scenario, shrunk, k, 1, stdout, &r);
+        alksim_run(&arq_scenario, shrunk, k, ALKSIM_RUN_VERBOSE, stdout, &r);
         if (save) {
             FILE *f = fopen(save, "wb");
             if (!f || fwrite(shrunk, 1, k, f) != k || fclose(f) != 0) {

@@ -699,8 +699,8 @@ TEST run_is_deterministic_in_and_across_processes(void)
     size_t i;
     for (i = 0; i < sizeof in; i++)
         in[i] = (uint8_t)(alksim_splitmix64(&st) & 0xfe); /* even: passes */
-    alksim_run(&counter_sc, in, sizeof in, 0, NULL, &a);
-    alksim_run(&counter_sc, in, sizeof in, 0, NULL, &b);
+    alksim_run(&counter_sc, in, sizeof in, ALKSIM_RUN_HASH, NULL, &a);
+    alksim_run(&counter_sc, in, sizeof in, ALKSIM_RUN_HASH, NULL, &b);
     ASSERT_EQ(ALKSIM_OK, a.code);
     ASSERT_EQ_FMT((unsigned long long)a.trace_hash, (unsigned long long)b.trace_hash, "%llx");
     ASSERT(a.steps > 10);
@@ -709,7 +709,7 @@ TEST run_is_deterministic_in_and_across_processes(void)
     ASSERT(pid >= 0);
     if (pid == 0) {
         alksim_run_result c;
-        alksim_run(&counter_sc, in, sizeof in, 0, NULL, &c);
+        alksim_run(&counter_sc, in, sizeof in, ALKSIM_RUN_HASH, NULL, &c);
         if (write(fds[1], &c.trace_hash, sizeof c.trace_hash) < 0)
             _exit(1);
         _exit(0);
@@ -721,7 +721,7 @@ TEST run_is_deterministic_in_and_across_processes(void)
     close(fds[1]);
     ASSERT_EQ_FMT((unsigned long long)a.trace_hash, (unsigned long long)child_hash, "%llx");
     in[100] ^= 2; /* a different input gives a different trace */
-    alksim_run(&counter_sc, in, sizeof in, 0, NULL, &b);
+    alksim_run(&counter_sc, in, sizeof in, ALKSIM_RUN_HASH, NULL, &b);
     ASSERT(a.trace_hash != b.trace_hash);
     PASS();
 }
