@@ -4,7 +4,8 @@
 #   TARGET=codec [ENGINE=honggfuzz|libfuzzer|afl] [SECONDS_LIMIT=600] \
 #     sh fuzz/campaign.sh start     build, then start detached; prints the pid
 #   sh fuzz/campaign.sh status      running?, elapsed, exec/s, coverage, crashes
-#   sh fuzz/campaign.sh stop        stop by the recorded pid (its process group)
+#   sh fuzz/campaign.sh stop        signal the recorded supervisor pid; it stops
+#                                   its own session and records `finished`
 #   sh fuzz/campaign.sh merge       minimise the campaign corpus against
 #                                   corpus/<target>/, stage new coverage
 #   sh fuzz/campaign.sh build-all   build every target for the chosen engine
@@ -145,8 +146,13 @@ cmd_supervise() {
     engine_pid=$!
     start=$(date +%s)
     reason=""
-    while kill -0 "$engine_pid" 2>/dev/null; do
-        sleep 5
+    # fuzz-stop signals this supervisor; it then stops the whole session
+    # itself, so the campaign still gets its `finished` record.
+    trap 'reason="stopped by fuzz-stop"' TERM
+    while [ -z "$reason" ] && kill -0 "$engine_pid" 2>/dev/null; do
+        sleep 5 &
+        wait $! 2>/dev/null
+        [ -n "$reason" ] && break
         now=$(date +%s)
         rss=$(ps -o rss= --sid $$ 2>/dev/null | awk '{s+=$1} END {print int(s/1024)}')
         if [ "${rss:-0}" -gt "$MAX_RSS_MB" ]; then
@@ -154,14 +160,16 @@ cmd_supervise() {
         elif [ $((now - start)) -gt $((SECONDS_LIMIT + 60)) ]; then
             reason="over time: $((now - start)) s"
         fi
-        if [ -n "$reason" ]; then
-            echo "supervisor: stopping engine: $reason"
-            kill -TERM "$engine_pid" 2>/dev/null
-            sleep 5
-            kill -KILL "$engine_pid" 2>/dev/null
-            break
-        fi
     done
+    if [ -n "$reason" ]; then
+        echo "supervisor: stopping the campaign: $reason"
+        trap '' TERM
+        kill -TERM "-$$" 2>/dev/null   # the whole session, this shell immune
+        sleep 5
+        for p in $(ps -o pid= --sid $$); do
+            [ "$p" = "$$" ] || kill -KILL "$p" 2>/dev/null
+        done
+    fi
     wait "$engine_pid"
     rc=$?
     [ "$ENGINE" = afl ] && cp afl/default/crashes/id* crashes/ 2>/dev/null
@@ -220,8 +228,12 @@ cmd_status() {
 
 cmd_stop() {
     if p=$(running_pid); then
-        kill -TERM -- "-$p" 2>/dev/null
-        echo "sent TERM to process group $p ($TARGET campaign)"
+        kill -TERM "$p" || die "could not signal pid $p"
+        echo "asked the $TARGET supervisor (pid $p) to stop its session"
+        i=0
+        while [ ! -f "$DIR/finished" ] && [ $i -lt 30 ]; do sleep 1; i=$((i + 1)); done
+        if [ -f "$DIR/finished" ]; then sed 's/^/  /' "$DIR/finished"
+        else echo "  not finished after 30 s: kill -KILL -$p stops the group"; fi
     else
         echo "no running $TARGET campaign"
     fi
