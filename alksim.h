@@ -110,7 +110,8 @@ extern "C" {
     X(ALKSIM_ERR_RANGE, -7, "access outside the device")                       \
     X(ALKSIM_ERR_CONSERVATION, -8, "network conservation violated")            \
     X(ALKSIM_ERR_FAILED, -9, "scenario invariant failed")                      \
-    X(ALKSIM_ERR_LIVENESS, -10, "work still pending after the liveness bound")
+    X(ALKSIM_ERR_LIVENESS, -10, "work still pending after the liveness bound") \
+    X(ALKSIM_ERR_CLOSED, -11, "stream not open for this operation")
 
 typedef enum alksim_result {
 #define ALKSIM__ENUM(name, value, text) name = value,
@@ -339,6 +340,99 @@ ALKSIMDEF int alksim_net_deliver(alksim_net *net, uint64_t now,
 ALKSIMDEF alksim_net_stats alksim_net_get_stats(const alksim_net *net);
 /* sent + duplicated == delivered + lost + every drop + in_flight. */
 ALKSIMDEF int alksim_net_check(const alksim_net *net);
+
+/* ---- Streams: reliable, ordered byte pipes between hosts -----------------
+ * A connection is requested by one host (side 0) of a listening host
+ * (side 1). Written bytes wait in a bounded per-direction buffer (a write
+ * takes what fits: flow control) and arrive in segments whose sizes the
+ * fault source draws, each no earlier than latency + size / bandwidth after
+ * the previous one. A partition (alksim_net_partition) holds segments back
+ * until it heals - a stream stalls, it does not lose bytes. shutdown is a
+ * half-close: EOF reaches the peer after every byte written before it, each
+ * direction on its own. reset discards what is buffered both ways and tells
+ * the peer. Events (connected, refused, accepted, data, EOF, reset) are
+ * polled in time order. */
+enum alksim_stream_event_type {
+    ALKSIM_STREAM_CONNECTED = 1, /* to side 0: the peer accepted */
+    ALKSIM_STREAM_REFUSED,       /* to side 0: nobody listening, or refused */
+    ALKSIM_STREAM_ACCEPTED,      /* to side 1: a new connection */
+    ALKSIM_STREAM_DATA,
+    ALKSIM_STREAM_EOF,
+    ALKSIM_STREAM_RESET
+};
+
+typedef struct alksim_stream_params {
+    uint64_t latency_ns;
+    uint64_t bytes_per_sec;  /* 0 = unlimited */
+    uint32_t max_segment;    /* largest delivery; 0 = the buffer size */
+    uint32_t refuse;         /* chance the connect is refused, /65536 */
+} alksim_stream_params;
+
+typedef struct alksim_stream_event {
+    int type;                /* alksim_stream_event_type */
+    uint32_t conn;
+    int side;                /* the side the event is for */
+    uint32_t host;           /* that side's host */
+    const uint8_t *data;     /* DATA: valid until the next poll */
+    size_t len;
+    uint64_t time;
+} alksim_stream_event;
+
+typedef struct alksim_stream_stats {
+    uint64_t written, delivered, discarded; /* bytes */
+    uint64_t connects, refused, resets, eofs;
+} alksim_stream_stats;
+
+typedef struct alksim_stream_conn alksim_stream_conn;
+
+typedef struct alksim_streams {
+    uint32_t max_conns, buffer, hosts;
+    const alksim_net *net;   /* partitions; may be NULL */
+    alksim_stream_conn *conns;
+    uint8_t *bufs;           /* max_conns x 2 x buffer */
+    uint8_t *listening;      /* per host */
+    alksim_stream_stats stats;
+} alksim_streams;
+
+ALKSIMDEF size_t alksim_streams_mem_size(uint32_t max_conns, uint32_t buffer,
+                                         uint32_t hosts);
+ALKSIMDEF int alksim_streams_init(alksim_streams *st, uint32_t max_conns,
+                                  uint32_t buffer, const alksim_net *net,
+                                  uint32_t hosts, void *mem, size_t mem_len);
+ALKSIMDEF int alksim_stream_listen(alksim_streams *st, uint32_t host, int on);
+/* Starts a connection from host `from` to host `to`; *conn is its id. The
+ * outcome arrives as events: ACCEPTED (side 1) after one latency and
+ * CONNECTED (side 0) after two, or REFUSED (side 0) after two.
+ * ALKSIM_ERR_FULL when every connection slot is in use. */
+ALKSIMDEF int alksim_stream_connect(alksim_streams *st, alksim_source *faults,
+                                    uint64_t now, uint32_t from, uint32_t to,
+                                    const alksim_stream_params *params,
+                                    uint32_t *conn);
+/* Buffers what fits of data (returns the count, possibly 0), or
+ * ALKSIM_ERR_CLOSED when the side is not open or has shut down. */
+ALKSIMDEF ptrdiff_t alksim_stream_write(alksim_streams *st,
+                                        alksim_source *faults, uint64_t now,
+                                        uint32_t conn, int side,
+                                        const void *data, size_t len);
+ALKSIMDEF int alksim_stream_shutdown(alksim_streams *st, uint64_t now,
+                                     uint32_t conn, int side);
+ALKSIMDEF int alksim_stream_reset(alksim_streams *st, uint64_t now,
+                                  uint32_t conn, int side);
+/* No delivery on this connection before `until`. */
+ALKSIMDEF int alksim_stream_stall(alksim_streams *st, uint32_t conn,
+                                  uint64_t until);
+/* Frees a connection slot once the application is done with it. */
+ALKSIMDEF int alksim_stream_release(alksim_streams *st, uint32_t conn);
+/* Earliest event time, ALKSIM_NEVER if none (held-back segments of a
+ * partitioned direction do not count until it heals). */
+ALKSIMDEF uint64_t alksim_stream_next_time(const alksim_streams *st,
+                                           uint64_t now);
+/* The next event due at or before `now` (ALKSIM_OK) or ALKSIM_NONE. */
+ALKSIMDEF int alksim_stream_poll(alksim_streams *st, alksim_source *faults,
+                                 uint64_t now, alksim_stream_event *ev);
+/* Bytes buffered in one direction (written by `side`, not yet delivered). */
+ALKSIMDEF size_t alksim_stream_buffered(const alksim_streams *st,
+                                        uint32_t conn, int side);
 
 /* ---- Disk: sectors with a volatile write cache -------------------------- */
 typedef struct alksim_disk_config {
@@ -1251,6 +1345,362 @@ ALKSIMDEF int alksim_net_check(const alksim_net *net)
         net->free_len + net->heap_len + (net->last_delivered >= 0) !=
             net->cfg.max_in_flight)
         return ALKSIM_ERR_CONSERVATION;
+    return ALKSIM_OK;
+}
+
+/* ---- Streams ------------------------------------------------------------------ */
+#define ALKSIM__STREAM_EVENTS 4
+
+typedef struct alksim_stream_dir {
+    uint32_t head, len;  /* ring of written, undelivered bytes */
+    uint64_t next_at;    /* scheduled delivery, ALKSIM_NEVER if none */
+    uint32_t seg;        /* its size; 0 = the EOF */
+    uint64_t last_at;    /* previous delivery: segments stay in order */
+    int shut, eof_done;
+} alksim_stream_dir;
+
+struct alksim_stream_conn {
+    int state; /* 0 free, 1 connecting, 2 open, 3 closed */
+    uint32_t host[2];
+    alksim_stream_params p;
+    int open_side[2];
+    uint64_t stall_until;
+    struct {
+        uint64_t time;
+        int type, side;
+    } ev[ALKSIM__STREAM_EVENTS];
+    unsigned nev;
+    alksim_stream_dir dir[2];
+};
+
+ALKSIMDEF size_t alksim_streams_mem_size(uint32_t max_conns, uint32_t buffer,
+                                         uint32_t hosts)
+{
+    return ALKSIM__ALIGN((size_t)max_conns * sizeof(alksim_stream_conn)) +
+           ALKSIM__ALIGN((size_t)max_conns * 2 * buffer) +
+           ALKSIM__ALIGN(hosts);
+}
+
+ALKSIMDEF int alksim_streams_init(alksim_streams *st, uint32_t max_conns,
+                                  uint32_t buffer, const alksim_net *net,
+                                  uint32_t hosts, void *mem, size_t mem_len)
+{
+    uint8_t *p = (uint8_t *)mem;
+    if (!st || !mem || !max_conns || !buffer || !hosts ||
+        mem_len < alksim_streams_mem_size(max_conns, buffer, hosts))
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    memset(st, 0, sizeof *st);
+    memset(mem, 0, alksim_streams_mem_size(max_conns, buffer, hosts));
+    st->max_conns = max_conns;
+    st->buffer = buffer;
+    st->hosts = hosts;
+    st->net = net;
+    st->conns = (alksim_stream_conn *)(void *)p;
+    p += ALKSIM__ALIGN((size_t)max_conns * sizeof(alksim_stream_conn));
+    st->bufs = p;
+    p += ALKSIM__ALIGN((size_t)max_conns * 2 * buffer);
+    st->listening = p;
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF int alksim_stream_listen(alksim_streams *st, uint32_t host, int on)
+{
+    if (host >= st->hosts)
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    st->listening[host] = (uint8_t)(on != 0);
+    return ALKSIM_OK;
+}
+
+static void alksim__stream_event(alksim_stream_conn *c, uint64_t time,
+                                 int type, int side)
+{
+    ALKSIM_ASSERT(c->nev < ALKSIM__STREAM_EVENTS);
+    c->ev[c->nev].time = time;
+    c->ev[c->nev].type = type;
+    c->ev[c->nev].side = side;
+    c->nev++;
+}
+
+static int alksim__stream_blocked(const alksim_streams *st,
+                                  const alksim_stream_conn *c, int from_side)
+{
+    return st->net && alksim_net_blocked(st->net, c->host[from_side],
+                                         c->host[1 - from_side]);
+}
+
+ALKSIMDEF int alksim_stream_connect(alksim_streams *st, alksim_source *faults,
+                                    uint64_t now, uint32_t from, uint32_t to,
+                                    const alksim_stream_params *params,
+                                    uint32_t *conn)
+{
+    alksim_stream_conn *c = NULL;
+    uint32_t i;
+    uint64_t lat;
+    int accept;
+    if (!st || !faults || !params || !conn || from >= st->hosts ||
+        to >= st->hosts)
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    for (i = 0; i < st->max_conns && !c; i++)
+        if (st->conns[i].state == 0)
+            c = &st->conns[i];
+    if (!c)
+        return ALKSIM_ERR_FULL;
+    memset(c, 0, sizeof *c);
+    *conn = (uint32_t)(c - st->conns);
+    c->state = 1;
+    c->host[0] = from;
+    c->host[1] = to;
+    c->p = *params;
+    c->dir[0].next_at = c->dir[1].next_at = ALKSIM_NEVER;
+    lat = params->latency_ns;
+    st->stats.connects++;
+    /* Decided when requested: listening, reachable both ways, not refused. */
+    accept = st->listening[to] && !alksim__stream_blocked(st, c, 0) &&
+             !alksim__stream_blocked(st, c, 1) &&
+             !alksim_chance(faults, params->refuse, 65536);
+    if (accept) {
+        alksim__stream_event(c, now + lat, ALKSIM_STREAM_ACCEPTED, 1);
+        alksim__stream_event(c, now + 2 * lat, ALKSIM_STREAM_CONNECTED, 0);
+    } else {
+        st->stats.refused++;
+        alksim__stream_event(c, now + 2 * lat, ALKSIM_STREAM_REFUSED, 0);
+    }
+    return ALKSIM_OK;
+}
+
+static alksim_stream_conn *alksim__conn(alksim_streams *st, uint32_t conn)
+{
+    if (!st || conn >= st->max_conns || st->conns[conn].state == 0)
+        return NULL;
+    return &st->conns[conn];
+}
+
+/* Schedule the next segment (or the EOF) of direction `side`. */
+static void alksim__stream_schedule(alksim_streams *st, alksim_stream_conn *c,
+                                    int side, alksim_source *faults,
+                                    uint64_t now)
+{
+    alksim_stream_dir *d = &c->dir[side];
+    uint64_t start = now > d->last_at ? now : d->last_at;
+    if (d->len) {
+        uint32_t contiguous = st->buffer - d->head;
+        uint32_t max = d->len < contiguous ? d->len : contiguous;
+        if (c->p.max_segment && c->p.max_segment < max)
+            max = c->p.max_segment;
+        /* An exhausted source sends the largest segment: the fast path. */
+        d->seg = max - (uint32_t)alksim_range(faults, 0, max - 1);
+        d->next_at = start + c->p.latency_ns +
+                     (c->p.bytes_per_sec
+                          ? (uint64_t)d->seg * 1000000000u / c->p.bytes_per_sec
+                          : 0);
+    } else if (d->shut && !d->eof_done) {
+        d->seg = 0;
+        d->next_at = start + c->p.latency_ns;
+    } else {
+        d->next_at = ALKSIM_NEVER;
+    }
+}
+
+ALKSIMDEF ptrdiff_t alksim_stream_write(alksim_streams *st,
+                                        alksim_source *faults, uint64_t now,
+                                        uint32_t conn, int side,
+                                        const void *data, size_t len)
+{
+    alksim_stream_conn *c = alksim__conn(st, conn);
+    alksim_stream_dir *d;
+    uint8_t *buf;
+    uint32_t take, tail, first;
+    if (!c || (side != 0 && side != 1) || !faults || (!data && len))
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    d = &c->dir[side];
+    if (c->state != 2 || !c->open_side[side] || d->shut)
+        return ALKSIM_ERR_CLOSED;
+    take = st->buffer - d->len;
+    if (take > len)
+        take = (uint32_t)len;
+    buf = st->bufs + ((size_t)conn * 2 + (size_t)side) * st->buffer;
+    tail = (d->head + d->len) % st->buffer;
+    first = st->buffer - tail < take ? st->buffer - tail : take;
+    memcpy(buf + tail, data, first);
+    memcpy(buf, (const uint8_t *)data + first, take - first);
+    d->len += take;
+    st->stats.written += take;
+    if (take && d->next_at == ALKSIM_NEVER)
+        alksim__stream_schedule(st, c, side, faults, now);
+    return (ptrdiff_t)take;
+}
+
+ALKSIMDEF int alksim_stream_shutdown(alksim_streams *st, uint64_t now,
+                                     uint32_t conn, int side)
+{
+    alksim_stream_conn *c = alksim__conn(st, conn);
+    alksim_stream_dir *d;
+    if (!c || (side != 0 && side != 1))
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    d = &c->dir[side];
+    if (c->state != 2 || !c->open_side[side] || d->shut)
+        return ALKSIM_ERR_CLOSED;
+    d->shut = 1;
+    if (d->next_at == ALKSIM_NEVER)
+        alksim__stream_schedule(st, c, side, NULL, now); /* the EOF: no draw */
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF int alksim_stream_reset(alksim_streams *st, uint64_t now,
+                                  uint32_t conn, int side)
+{
+    alksim_stream_conn *c = alksim__conn(st, conn);
+    int s;
+    if (!c || (side != 0 && side != 1))
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    if (c->state != 2 || !c->open_side[side])
+        return ALKSIM_ERR_CLOSED;
+    for (s = 0; s < 2; s++) {
+        st->stats.discarded += c->dir[s].len;
+        c->dir[s].len = 0;
+        c->dir[s].next_at = ALKSIM_NEVER;
+    }
+    c->open_side[0] = c->open_side[1] = 0;
+    c->state = 3;
+    st->stats.resets++;
+    alksim__stream_event(c, now + c->p.latency_ns, ALKSIM_STREAM_RESET,
+                         1 - side);
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF int alksim_stream_stall(alksim_streams *st, uint32_t conn,
+                                  uint64_t until)
+{
+    alksim_stream_conn *c = alksim__conn(st, conn);
+    if (!c)
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    c->stall_until = until;
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF int alksim_stream_release(alksim_streams *st, uint32_t conn)
+{
+    alksim_stream_conn *c = alksim__conn(st, conn);
+    if (!c)
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    st->stats.discarded += c->dir[0].len + c->dir[1].len;
+    memset(c, 0, sizeof *c);
+    return ALKSIM_OK;
+}
+
+ALKSIMDEF size_t alksim_stream_buffered(const alksim_streams *st,
+                                        uint32_t conn, int side)
+{
+    if (!st || conn >= st->max_conns || (side != 0 && side != 1))
+        return 0;
+    return st->conns[conn].dir[side].len;
+}
+
+/* The earliest due item of a connection: an event (index >= 0) or a
+ * direction's delivery (-1 - side). */
+static uint64_t alksim__stream_next(const alksim_streams *st,
+                                    const alksim_stream_conn *c, int *which)
+{
+    uint64_t best = ALKSIM_NEVER;
+    unsigned i;
+    int s;
+    for (i = 0; i < c->nev; i++)
+        if (c->ev[i].time < best) {
+            best = c->ev[i].time;
+            *which = (int)i;
+        }
+    for (s = 0; s < 2; s++) {
+        uint64_t t = c->dir[s].next_at;
+        if (t == ALKSIM_NEVER || alksim__stream_blocked(st, c, s))
+            continue;
+        if (t < c->stall_until)
+            t = c->stall_until;
+        if (t < best) {
+            best = t;
+            *which = -1 - s;
+        }
+    }
+    return best;
+}
+
+ALKSIMDEF uint64_t alksim_stream_next_time(const alksim_streams *st,
+                                           uint64_t now)
+{
+    uint64_t best = ALKSIM_NEVER;
+    uint32_t i;
+    (void)now;
+    for (i = 0; i < st->max_conns; i++) {
+        int which;
+        uint64_t t;
+        if (!st->conns[i].state)
+            continue;
+        t = alksim__stream_next(st, &st->conns[i], &which);
+        if (t < best)
+            best = t;
+    }
+    return best;
+}
+
+ALKSIMDEF int alksim_stream_poll(alksim_streams *st, alksim_source *faults,
+                                 uint64_t now, alksim_stream_event *ev)
+{
+    uint64_t best = ALKSIM_NEVER;
+    uint32_t i, conn = 0;
+    int which = 0;
+    alksim_stream_conn *c;
+    for (i = 0; i < st->max_conns; i++) {
+        int w = 0;
+        uint64_t t;
+        if (!st->conns[i].state)
+            continue;
+        t = alksim__stream_next(st, &st->conns[i], &w);
+        if (t < best) {
+            best = t;
+            conn = i;
+            which = w;
+        }
+    }
+    if (best == ALKSIM_NEVER || best > now)
+        return ALKSIM_NONE;
+    c = &st->conns[conn];
+    memset(ev, 0, sizeof *ev);
+    ev->conn = conn;
+    ev->time = best;
+    if (which >= 0) {
+        ev->type = c->ev[which].type;
+        ev->side = c->ev[which].side;
+        c->ev[which] = c->ev[--c->nev];
+        if (ev->type == ALKSIM_STREAM_ACCEPTED) {
+            c->state = 2;
+            c->open_side[1] = 1;
+        } else if (ev->type == ALKSIM_STREAM_CONNECTED) {
+            if (c->state == 2) /* not if side 1 reset meanwhile */
+                c->open_side[0] = 1;
+        } else if (ev->type == ALKSIM_STREAM_REFUSED) {
+            c->state = 3;
+        }
+    } else {
+        int s = -1 - which; /* written by s, read by 1 - s */
+        alksim_stream_dir *d = &c->dir[s];
+        ev->side = 1 - s;
+        d->last_at = best;
+        if (d->seg == 0) {
+            ev->type = ALKSIM_STREAM_EOF;
+            d->eof_done = 1;
+            d->next_at = ALKSIM_NEVER;
+            st->stats.eofs++;
+        } else {
+            ev->type = ALKSIM_STREAM_DATA;
+            ev->data = st->bufs +
+                       ((size_t)conn * 2 + (size_t)s) * st->buffer + d->head;
+            ev->len = d->seg;
+            d->head = (d->head + d->seg) % st->buffer;
+            d->len -= d->seg;
+            st->stats.delivered += d->seg;
+            alksim__stream_schedule(st, c, s, faults, best);
+        }
+    }
+    ev->host = c->host[ev->side];
     return ALKSIM_OK;
 }
 

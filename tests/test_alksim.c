@@ -631,6 +631,242 @@ TEST disk_injected_errors_have_no_effect(void)
     PASS();
 }
 
+/* ---- streams ---------------------------------------------------------------- */
+
+static uint8_t stream_mem[1 << 16];
+
+static void streams_open(alksim_streams *st, const alksim_net *net,
+                         uint32_t buffer)
+{
+    if (alksim_streams_init(st, 4, buffer, net, 3, stream_mem,
+                            sizeof stream_mem) != ALKSIM_OK)
+        abort();
+}
+
+/* Polls until `until`, appending DATA for `side` to out; returns the events
+ * seen as a bit set of types. */
+static unsigned stream_drain(alksim_streams *st, alksim_source *f,
+                             uint64_t until, int side, uint8_t *out,
+                             size_t *got, uint64_t *last_time)
+{
+    alksim_stream_event ev;
+    unsigned seen = 0;
+    while (alksim_stream_poll(st, f, until, &ev) == ALKSIM_OK) {
+        seen |= 1u << ev.type;
+        if (last_time) {
+            if (ev.time < *last_time)
+                seen |= 1u << 15; /* out of order */
+            *last_time = ev.time;
+        }
+        if (ev.type == ALKSIM_STREAM_DATA && ev.side == side) {
+            memcpy(out + *got, ev.data, ev.len);
+            *got += ev.len;
+        }
+    }
+    return seen;
+}
+
+TEST stream_connect_refuse_and_accept(void)
+{
+    alksim_streams st;
+    alksim_source f;
+    alksim_stream_params p = {1000, 0, 0, 0};
+    alksim_stream_event ev;
+    uint32_t c;
+    streams_open(&st, NULL, 64);
+    alksim_source_init_bytes(&f, NULL, 0);
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_connect(&st, &f, 0, 0, 1, &p, &c));
+    ASSERT_EQ(2000, alksim_stream_next_time(&st, 0));
+    ASSERT_EQ(ALKSIM_NONE, alksim_stream_poll(&st, &f, 1999, &ev));
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_poll(&st, &f, 2000, &ev));
+    ASSERT_EQ(ALKSIM_STREAM_REFUSED, ev.type); /* nobody listening */
+    ASSERT_EQ(0, ev.side);
+    ASSERT_EQ(ALKSIM_ERR_CLOSED, alksim_stream_write(&st, &f, 2000, c, 0, "x", 1));
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_release(&st, c));
+    alksim_stream_listen(&st, 1, 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_connect(&st, &f, 0, 0, 1, &p, &c));
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_poll(&st, &f, 5000, &ev));
+    ASSERT_EQ(ALKSIM_STREAM_ACCEPTED, ev.type);
+    ASSERT_EQ(1, ev.side);
+    ASSERT_EQ(1000, ev.time);
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_poll(&st, &f, 5000, &ev));
+    ASSERT_EQ(ALKSIM_STREAM_CONNECTED, ev.type);
+    ASSERT_EQ(2000, ev.time);
+    ASSERT_EQ(1, alksim_stream_write(&st, &f, 5000, c, 0, "x", 1));
+    PASS();
+}
+
+static uint32_t stream_pair(alksim_streams *st, alksim_source *f,
+                            const alksim_stream_params *p)
+{
+    uint32_t c;
+    alksim_stream_event ev;
+    alksim_stream_listen(st, 1, 1);
+    if (alksim_stream_connect(st, f, 0, 0, 1, p, &c) != ALKSIM_OK)
+        abort();
+    while (alksim_stream_poll(st, f, 10 * p->latency_ns, &ev) == ALKSIM_OK)
+        ;
+    return c;
+}
+
+TEST stream_bytes_arrive_in_order_exactly_once_any_segmentation(void)
+{
+    static uint8_t sent[20000], got[20000];
+    alksim_streams st;
+    alksim_source f;
+    alksim_stream_params p = {500, 0, 0, 0};
+    uint64_t now = 10000, last = 0;
+    size_t at = 0, n = 0, i;
+    unsigned seen = 0;
+    uint32_t c;
+    streams_open(&st, NULL, 1024);
+    alksim_source_init_rng(&f, test_seed);
+    c = stream_pair(&st, &f, &p);
+    for (i = 0; i < sizeof sent; i++)
+        sent[i] = (uint8_t)(i * 13 + 7);
+    while (at < sizeof sent) {
+        ptrdiff_t w = alksim_stream_write(&st, &f, now, c, 0, sent + at,
+                                          sizeof sent - at);
+        ASSERT(w >= 0);
+        ASSERT(alksim_stream_buffered(&st, c, 0) <= 1024);
+        at += (size_t)w;
+        now += 300;
+        seen |= stream_drain(&st, &f, now, 1, got, &n, &last);
+    }
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_shutdown(&st, now, c, 0));
+    ASSERT_EQ(ALKSIM_ERR_CLOSED, alksim_stream_write(&st, &f, now, c, 0, "x", 1));
+    seen |= stream_drain(&st, &f, ALKSIM_NEVER - 1, 1, got, &n, &last);
+    ASSERT_EQ(sizeof sent, n);
+    ASSERT_MEM_EQ(sent, got, sizeof sent);
+    ASSERT(seen & (1u << ALKSIM_STREAM_EOF));
+    ASSERT_FALSE(seen & (1u << 15));
+    ASSERT_EQ(st.stats.written, st.stats.delivered);
+    PASS();
+}
+
+TEST stream_half_close_each_direction_on_its_own(void)
+{
+    alksim_streams st;
+    alksim_source f;
+    alksim_stream_params p = {100, 0, 0, 0};
+    alksim_stream_event ev;
+    uint32_t c;
+    int eof_to_1 = 0, data_to_0 = 0;
+    streams_open(&st, NULL, 64);
+    alksim_source_init_bytes(&f, NULL, 0);
+    c = stream_pair(&st, &f, &p);
+    ASSERT_EQ(3, alksim_stream_write(&st, &f, 1000, c, 0, "abc", 3));
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_shutdown(&st, 1000, c, 0));
+    /* Side 1 can still write after side 0 shut its direction. */
+    ASSERT_EQ(2, alksim_stream_write(&st, &f, 1000, c, 1, "zz", 2));
+    while (alksim_stream_poll(&st, &f, 5000, &ev) == ALKSIM_OK) {
+        if (ev.type == ALKSIM_STREAM_EOF) {
+            ASSERT_EQ(1, ev.side);
+            eof_to_1++;
+        }
+        if (ev.type == ALKSIM_STREAM_DATA && ev.side == 1)
+            ASSERT_EQ(0, eof_to_1); /* EOF only after all the bytes */
+        if (ev.type == ALKSIM_STREAM_DATA && ev.side == 0)
+            data_to_0 += (int)ev.len;
+    }
+    ASSERT_EQ(1, eof_to_1);
+    ASSERT_EQ(2, data_to_0);
+    ASSERT_EQ(1, st.stats.eofs);
+    PASS();
+}
+
+TEST stream_partition_stalls_without_loss(void)
+{
+    alksim_net net;
+    alksim_link l = {10, 0, 0, 0, 0, 0};
+    alksim_streams st;
+    alksim_source f;
+    alksim_stream_params p = {100, 0, 0, 0};
+    uint8_t got[16];
+    size_t n = 0;
+    uint32_t c;
+    net_open(&net, 3, &l);
+    streams_open(&st, &net, 64);
+    alksim_source_init_bytes(&f, NULL, 0);
+    c = stream_pair(&st, &f, &p);
+    alksim_net_partition(&net, 0, 1, 1);
+    ASSERT_EQ(5, alksim_stream_write(&st, &f, 1000, c, 0, "hello", 5));
+    ASSERT_EQ(ALKSIM_NEVER, alksim_stream_next_time(&st, 1000));
+    stream_drain(&st, &f, 100000, 1, got, &n, NULL);
+    ASSERT_EQ(0, n);
+    alksim_net_heal(&net);
+    stream_drain(&st, &f, 100000, 1, got, &n, NULL);
+    ASSERT_EQ(5, n);
+    ASSERT_MEM_EQ("hello", got, 5);
+    PASS();
+}
+
+TEST stream_bandwidth_and_stall_delay_delivery(void)
+{
+    alksim_streams st;
+    alksim_source f;
+    alksim_stream_params p = {1000, 1000000, 100, 0}; /* 1 MB/s, 100 B */
+    alksim_stream_event ev;
+    static uint8_t buf[1000];
+    uint32_t c;
+    streams_open(&st, NULL, 1000);
+    alksim_source_init_bytes(&f, NULL, 0); /* largest segments */
+    c = stream_pair(&st, &f, &p);
+    ASSERT_EQ(1000, alksim_stream_write(&st, &f, 10000, c, 0, buf, 1000));
+    /* 100 bytes at 1 MB/s take 100 us, after 1 us of latency. */
+    ASSERT_EQ(10000 + 1000 + 100000, alksim_stream_next_time(&st, 10000));
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_stall(&st, c, 500000));
+    ASSERT_EQ(500000, alksim_stream_next_time(&st, 10000));
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_poll(&st, &f, 500000, &ev));
+    ASSERT_EQ(100, ev.len);
+    PASS();
+}
+
+TEST stream_reset_discards_and_tells_the_peer(void)
+{
+    alksim_streams st;
+    alksim_source f;
+    alksim_stream_params p = {100, 0, 0, 0};
+    alksim_stream_event ev;
+    uint32_t c;
+    int resets = 0, data = 0;
+    streams_open(&st, NULL, 64);
+    alksim_source_init_bytes(&f, NULL, 0);
+    c = stream_pair(&st, &f, &p);
+    ASSERT_EQ(4, alksim_stream_write(&st, &f, 1000, c, 0, "lost", 4));
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_reset(&st, 1000, c, 0));
+    ASSERT_EQ(ALKSIM_ERR_CLOSED, alksim_stream_write(&st, &f, 1000, c, 1, "x", 1));
+    ASSERT_EQ(ALKSIM_ERR_CLOSED, alksim_stream_reset(&st, 1000, c, 1));
+    while (alksim_stream_poll(&st, &f, 10000, &ev) == ALKSIM_OK) {
+        resets += ev.type == ALKSIM_STREAM_RESET;
+        data += ev.type == ALKSIM_STREAM_DATA;
+        if (ev.type == ALKSIM_STREAM_RESET)
+            ASSERT_EQ(1, ev.side);
+    }
+    ASSERT_EQ(1, resets);
+    ASSERT_EQ(0, data);
+    ASSERT_EQ(4, st.stats.discarded);
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_release(&st, c));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_stream_release(&st, c));
+    PASS();
+}
+
+TEST stream_slots_run_out(void)
+{
+    alksim_streams st;
+    alksim_source f;
+    alksim_stream_params p = {100, 0, 0, 0};
+    uint32_t c, i;
+    streams_open(&st, NULL, 64);
+    alksim_source_init_bytes(&f, NULL, 0);
+    for (i = 0; i < 4; i++)
+        ASSERT_EQ(ALKSIM_OK, alksim_stream_connect(&st, &f, 0, 0, 1, &p, &c));
+    ASSERT_EQ(ALKSIM_ERR_FULL, alksim_stream_connect(&st, &f, 0, 0, 1, &p, &c));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+              alksim_stream_connect(&st, &f, 0, 0, 9, &p, &c));
+    PASS();
+}
+
 /* ---- runner and shrinking --------------------------------------------------- */
 
 /* A counter scenario with a planted bug: it fails when three "add" steps
@@ -820,6 +1056,17 @@ SUITE(network)
     RUN_TEST(net_misuse_is_an_error_not_a_drop);
 }
 
+SUITE(streams)
+{
+    RUN_TEST(stream_connect_refuse_and_accept);
+    RUN_TEST(stream_bytes_arrive_in_order_exactly_once_any_segmentation);
+    RUN_TEST(stream_half_close_each_direction_on_its_own);
+    RUN_TEST(stream_partition_stalls_without_loss);
+    RUN_TEST(stream_bandwidth_and_stall_delay_delivery);
+    RUN_TEST(stream_reset_discards_and_tells_the_peer);
+    RUN_TEST(stream_slots_run_out);
+}
+
 SUITE(disk)
 {
     RUN_TEST(disk_flushed_data_survives_any_crash);
@@ -847,6 +1094,7 @@ int main(int argc, char **argv)
     RUN_SUITE(source);
     RUN_SUITE(time_and_nodes);
     RUN_SUITE(network);
+    RUN_SUITE(streams);
     RUN_SUITE(disk);
     RUN_SUITE(runner);
     GREATEST_MAIN_END();
