@@ -50,6 +50,10 @@
  *                 latency, jitter, loss, duplication, reordering, MTU and
  *                 partitions; roaming (address change); NAT with endpoint-
  *                 independent or -dependent mapping and filtering, expiry.
+ *   Streams       alksim_stream_*: connect / refuse / accept, bounded
+ *                 buffers (flow control), drawn segmentation, bandwidth,
+ *                 stalls, partitions that hold bytes back, half-close per
+ *                 direction, reset.
  *   Disk          alksim_disk_*: sectors, volatile write cache, flush
  *                 barrier, crash (drop / tear / reorder unflushed writes as
  *                 the source decides), injected EIO.
@@ -74,7 +78,33 @@
  *   Memory: every object works in caller memory sized by a *_mem_size()
  *   function; no malloc. Threading: no globals; one object per thread.
  *
+ *   Limits and model choices: hosts, datagram slots, NAT entries, stream
+ *   connections and buffers, disk size and cache are fixed at init. A full
+ *   datagram pool drops (counted as overflow), like a full router queue; a
+ *   full NAT table evicts its least recently used entry; a full disk cache
+ *   writes its oldest sector back, as a drive would. Datagram partitions,
+ *   routes and NAT filters are checked on arrival (roaming strands what is
+ *   in flight); link parameters are those at send time. A NAT's public
+ *   address belongs to one host (no hairpinning); hosts behind a NAT are
+ *   reached only through it. Stream connects are decided when requested
+ *   (listening, reachable both ways, refusal drawn); a partition stalls a
+ *   stream rather than breaking it. Reading a disk sector sees its newest
+ *   cached version; a crash keeps, per sector, the durable content or any
+ *   one cached version.
+ *
  * ERRORS: negative alksim_result codes; alksim_strerror(code).
+ *   ALKSIM_ERR_INVALID_ARGUMENT  NULL, out-of-range host, too little memory
+ *   ALKSIM_ERR_FULL              queue or connection slots exhausted
+ *   ALKSIM_ERR_DEADLINE_PAST     alksim_node_deadline: a deadline before now
+ *   ALKSIM_ERR_SPIN              alksim_node_fire: fired > spin_limit times
+ *                                at one instant
+ *   ALKSIM_ERR_TOO_LARGE         datagram larger than the network's slots
+ *   ALKSIM_ERR_IO, _RANGE        disk: injected EIO; access past the end
+ *   ALKSIM_ERR_CONSERVATION      alksim_net_check: the books do not balance
+ *   ALKSIM_ERR_CLOSED            stream side not open, or already shut
+ *   ALKSIM_ERR_FAILED, _LIVENESS alksim_run: an invariant failed; work was
+ *                                still pending after the liveness bound
+ *   ALKSIM_NONE (1) is a status: nothing due.
  */
 #ifndef ALKSIM_H
 #define ALKSIM_H
