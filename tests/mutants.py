@@ -179,8 +179,29 @@ def main():
     tree = os.path.join(scratch, "tree")
     copy_tree(tree)
     target = os.path.join(tree, header)
-    gate = ["make", "-s", "fast-gate", "B=build-mutant"]
-    build = ["make", "-s", "all", "B=build-mutant"]
+    # Judge with the unit test and the harnesses that use this header: a
+    # harness source naming it directly or through one local include.
+    base = os.path.basename(header)[:-2]
+    fuzz_targets = []
+    for name in sorted(os.listdir(os.path.join(ROOT, "fuzz"))):
+        if not name.endswith(".c"):
+            continue
+        text = open(os.path.join(ROOT, "fuzz", name), encoding="utf-8").read()
+        if "LLVMFuzzerTestOneInput" not in text:
+            continue
+        seen = header in text
+        for inc in re.findall(r'#include "([^"]+)"', text):
+            path = os.path.normpath(os.path.join(ROOT, "fuzz", inc))
+            if os.path.exists(path) and header in open(path, encoding="utf-8").read():
+                seen = True
+        if seen:
+            fuzz_targets.append(name[:-2])
+    scope = ["B=build-mutant", "UNIT_TESTS=" + base,
+             "FUZZ_TARGETS=" + " ".join(fuzz_targets)]
+    print("mutants: judged by tests/test_%s.c and the corpora of: %s"
+          % (base, " ".join(fuzz_targets) or "(none)"))
+    gate = ["make", "-s", "fast-gate"] + scope
+    build = ["make", "-s", "all"] + scope
     rc, out = run(build, tree, args.timeout)
     if rc != 0:
         print(out[-3000:])
