@@ -25,6 +25,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -109,7 +110,7 @@ def candidates(lines, lo, hi):
             indent = code[:len(code) - len(code.lstrip())]
             out.append((i, "delete statement", indent + ";"))
         if (s.startswith("return ") and s != "return 0;"
-                and not re.match(r"return \w*_OK;", s)):
+                and not re.match(r"return (\w*_OK|NULL);", s)):
             indent = code[:len(code) - len(code.lstrip())]
             out.append((i, "return 0 instead", indent + "return 0;"))
     return out
@@ -140,11 +141,16 @@ def copy_tree(dst):
 
 
 def run(cmd, cwd, timeout):
+    """Runs cmd in its own process group; on timeout the whole group (make
+    and the test it runs - a mutant can loop forever) is killed."""
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=timeout)
-        return p.returncode, p.stdout.decode("utf-8", "replace")
+        out, _ = p.communicate(timeout=timeout)
+        return p.returncode, out.decode("utf-8", "replace")
     except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
         return None, "timeout"
 
 
@@ -206,10 +212,15 @@ def main():
     if rc != 0:
         print(out[-3000:])
         sys.exit("mutants: the unmutated tree does not build")
+    t_gate = time.time()
     rc, out = run(gate, tree, args.timeout)
     if rc != 0:
         print(out[-3000:])
         sys.exit("mutants: the unmutated tree fails the fast gate")
+    # A mutant that loops forever is killed after ten times the clean gate.
+    limit = min(args.timeout, max(30, int(10 * (time.time() - t_gate))))
+    print("mutants: clean gate %.1f s; per-mutant limit %d s"
+          % (time.time() - t_gate, limit))
 
     killed, survived, nobuild, equivalent = [], [], [], []
     t0 = time.time()
@@ -229,7 +240,7 @@ def main():
                 verdict = "did not build"
                 nobuild.append(desc)
             else:
-                rc, out = run(gate, tree, args.timeout)
+                rc, out = run(gate, tree, limit)
                 if rc == 0:
                     key = (code_part(lines[i]).strip(), new.strip())
                     if key in equivalents:

@@ -888,6 +888,7 @@ static void *counter_setup(alksim_ctx *ctx)
 static int counter_step(alksim_ctx *ctx, void *st, unsigned kind)
 {
     counter_state *c = (counter_state *)st;
+    ALKSIM_CHECK(ctx, ctx->phase == 1, "step outside the safety phase");
     if (kind == 0) {
         uint64_t v = alksim_range(ctx->src, 0, 9);
         alksim_log(ctx, "  add %llu", (unsigned long long)v);
@@ -912,6 +913,7 @@ static int counter_check(alksim_ctx *ctx, void *st)
 static int counter_quiesce(alksim_ctx *ctx, void *st)
 {
     counter_state *c = (counter_state *)st;
+    ALKSIM_CHECK(ctx, ctx->phase == 2, "quiesce outside the liveness phase");
     if (!c->pending)
         return 0;
     c->pending--;
@@ -993,6 +995,47 @@ static int stuck_quiesce(alksim_ctx *ctx, void *st)
     (void)st;
     ctx->now += 1000;
     return 1; /* never quiescent */
+}
+
+static int failing_quiesce(alksim_ctx *ctx, void *st)
+{
+    (void)ctx;
+    (void)st;
+    return ALKSIM_ERR_IO; /* a code of its own, without alksim_fail */
+}
+
+TEST quiesce_error_code_is_the_result(void)
+{
+    alksim_scenario sc = counter_sc;
+    alksim_run_result r;
+    const uint8_t in[] = {1, 1};
+    sc.quiesce = failing_quiesce;
+    ASSERT_EQ(ALKSIM_ERR_IO, alksim_run(&sc, in, sizeof in, 0, NULL, &r));
+    ASSERT_EQ(ALKSIM_ERR_IO, r.code);
+    PASS();
+}
+
+TEST exact_memory_sizes_are_enough_and_needed(void)
+{
+    alksim_net net;
+    alksim_net_config ncfg = {3, 8, 100, 2};
+    alksim_disk disk;
+    alksim_disk_config dcfg = {512, 4, 2};
+    alksim_streams st;
+    size_t n = alksim_net_mem_size(&ncfg), d = alksim_disk_mem_size(&dcfg);
+    size_t s = alksim_streams_mem_size(2, 64, 3);
+    ASSERT(n <= sizeof net_mem && d <= sizeof disk_mem &&
+           s <= sizeof stream_mem);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_init(&net, &ncfg, net_mem, n));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+              alksim_net_init(&net, &ncfg, net_mem, n - 1));
+    ASSERT_EQ(ALKSIM_OK, alksim_disk_init(&disk, &dcfg, disk_mem, d));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+              alksim_disk_init(&disk, &dcfg, disk_mem, d - 1));
+    ASSERT_EQ(ALKSIM_OK, alksim_streams_init(&st, 2, 64, NULL, 3, stream_mem, s));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+              alksim_streams_init(&st, 2, 64, NULL, 3, stream_mem, s - 1));
+    PASS();
 }
 
 TEST liveness_bound_is_enforced(void)
@@ -1080,6 +1123,8 @@ SUITE(runner)
     RUN_TEST(run_is_deterministic_in_and_across_processes);
     RUN_TEST(shrinker_finds_a_small_failing_input);
     RUN_TEST(liveness_bound_is_enforced);
+    RUN_TEST(quiesce_error_code_is_the_result);
+    RUN_TEST(exact_memory_sizes_are_enough_and_needed);
     RUN_TEST(swarm_draws_a_subset);
 }
 
