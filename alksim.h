@@ -332,6 +332,7 @@ typedef struct alksim_net {
     uint32_t free_len;
     uint64_t next_seq, next_id;
     int32_t last_delivered;      /* slot to free at the next deliver call */
+    uint32_t check_epoch;        /* alksim_net_check's marker */
     alksim_net_stats stats;
 } alksim_net;
 
@@ -368,8 +369,11 @@ ALKSIMDEF uint64_t alksim_net_next_time(const alksim_net *net);
 ALKSIMDEF int alksim_net_deliver(alksim_net *net, uint64_t now,
                                  alksim_datagram *out);
 ALKSIMDEF alksim_net_stats alksim_net_get_stats(const alksim_net *net);
-/* sent + duplicated == delivered + lost + every drop + in_flight. */
-ALKSIMDEF int alksim_net_check(const alksim_net *net);
+/* The books and the structure: sent + duplicated == delivered + lost +
+ * every drop + in_flight; every slot is in exactly one place (in flight,
+ * free, or the datagram just delivered); arrivals are in heap order.
+ * O(max_in_flight); it marks slots, hence not const. */
+ALKSIMDEF int alksim_net_check(alksim_net *net);
 
 /* ---- Streams: reliable, ordered byte pipes between hosts -----------------
  * A connection is requested by one host (side 0) of a listening host
@@ -981,6 +985,7 @@ struct alksim_net_slot {
     uint32_t from;
     uint32_t len;
     int duplicate;
+    uint32_t mark; /* alksim_net_check: the epoch it was last seen in */
 };
 
 #define ALKSIM__ALIGN(n) (((n) + 7u) & ~(size_t)7u)
@@ -1364,16 +1369,40 @@ ALKSIMDEF alksim_net_stats alksim_net_get_stats(const alksim_net *net)
     return net->stats;
 }
 
-ALKSIMDEF int alksim_net_check(const alksim_net *net)
+/* Marks `idx` seen in this check; 0 if it was already seen (or invalid). */
+static int alksim__net_mark(alksim_net *net, uint32_t idx)
+{
+    if (idx >= net->cfg.max_in_flight ||
+        net->slots[idx].mark == net->check_epoch)
+        return 0;
+    net->slots[idx].mark = net->check_epoch;
+    return 1;
+}
+
+ALKSIMDEF int alksim_net_check(alksim_net *net)
 {
     const alksim_net_stats *s = &net->stats;
     uint64_t in = s->sent + s->duplicated;
     uint64_t out = s->delivered + s->lost + s->dropped_partition +
                    s->dropped_mtu + s->dropped_no_route + s->dropped_overflow +
                    s->dropped_nat + s->in_flight;
+    uint32_t i;
     if (in != out || s->in_flight != net->heap_len ||
         net->free_len + net->heap_len + (net->last_delivered >= 0) !=
             net->cfg.max_in_flight)
+        return ALKSIM_ERR_CONSERVATION;
+    if (++net->check_epoch == 0)
+        net->check_epoch = 1;
+    for (i = 0; i < net->heap_len; i++)
+        if (!alksim__net_mark(net, net->heap[i]) ||
+            (i && alksim__slot_before(net, net->heap[i],
+                                      net->heap[(i - 1) / 2])))
+            return ALKSIM_ERR_CONSERVATION;
+    for (i = 0; i < net->free_len; i++)
+        if (!alksim__net_mark(net, net->free_slots[i]))
+            return ALKSIM_ERR_CONSERVATION;
+    if (net->last_delivered >= 0 &&
+        !alksim__net_mark(net, (uint32_t)net->last_delivered))
         return ALKSIM_ERR_CONSERVATION;
     return ALKSIM_OK;
 }

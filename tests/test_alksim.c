@@ -600,6 +600,8 @@ TEST disk_reads_see_writes_and_writeback_when_cache_full(void)
     /* An exhausted source drops every cached write: the written-back
      * sector 0 survives, sectors 1 and 4 do not. */
     alksim_disk_crash(&d, &none);
+    ASSERT_EQ(2, d.stats.crash_dropped); /* sectors 1 and 4 */
+    ASSERT_EQ(0, d.stats.crash_kept + d.stats.crash_reordered);
     alksim_disk_read(&d, 300, got, 212);
     ASSERT_MEM_EQ(buf, got, 212);
     alksim_disk_read(&d, 512, got, 10);
@@ -874,6 +876,7 @@ TEST stream_slots_run_out(void)
 typedef struct counter_state {
     unsigned odd_run;
     uint64_t total, pending;
+    unsigned kind_seen[32];
 } counter_state;
 
 static counter_state the_counter;
@@ -889,6 +892,7 @@ static int counter_step(alksim_ctx *ctx, void *st, unsigned kind)
 {
     counter_state *c = (counter_state *)st;
     ALKSIM_CHECK(ctx, ctx->phase == 1, "step outside the safety phase");
+    c->kind_seen[kind]++;
     if (kind == 0) {
         uint64_t v = alksim_range(ctx->src, 0, 9);
         alksim_log(ctx, "  add %llu", (unsigned long long)v);
@@ -1038,6 +1042,42 @@ TEST exact_memory_sizes_are_enough_and_needed(void)
     PASS();
 }
 
+static const char *const many_kinds[32] = {
+    "k0",  "k1",  "k2",  "k3",  "k4",  "k5",  "k6",  "k7",
+    "k8",  "k9",  "k10", "k11", "k12", "k13", "k14", "k15",
+    "k16", "k17", "k18", "k19", "k20", "k21", "k22", "k23",
+    "k24", "k25", "k26", "k27", "k28", "k29", "k30", "k31"};
+
+static int many_step(alksim_ctx *ctx, void *st, unsigned kind)
+{
+    (void)ctx;
+    ((counter_state *)st)->kind_seen[kind]++;
+    return ALKSIM_OK;
+}
+
+TEST thirty_two_kinds_swarm(void)
+{
+    alksim_scenario sc = counter_sc;
+    uint8_t in[512];
+    alksim_run_result r;
+    size_t i, used = 0;
+    sc.kinds = many_kinds;
+    sc.kind_count = 32;
+    sc.step = many_step;
+    sc.check = NULL;
+    sc.swarm = 1;
+    sc.max_steps = 400;
+    for (i = 0; i < sizeof in; i++)
+        in[i] = (uint8_t)(i * 101 + 7);
+    in[511] = in[510] = in[509] = in[508] = 0xff; /* every kind enabled */
+    ASSERT_EQ(ALKSIM_OK, alksim_run(&sc, in, sizeof in, 0, NULL, &r));
+    for (i = 0; i < 32; i++)
+        used += the_counter.kind_seen[i] > 0;
+    ASSERT(used > 16);
+    ASSERT(the_counter.kind_seen[31] > 0);
+    PASS();
+}
+
 TEST liveness_bound_is_enforced(void)
 {
     alksim_scenario sc = counter_sc;
@@ -1056,15 +1096,22 @@ TEST swarm_draws_a_subset(void)
     uint8_t in[64];
     alksim_run_result r;
     size_t i;
-    sc.swarm = 1;
+    /* Read from the end: add (kind 0), value 2, tick (kind 1), ... */
     for (i = 0; i < sizeof in; i++)
-        in[i] = 0;
+        in[sizeof in - 1 - i] = (uint8_t)(i % 3 == 0 ? 0 : i % 3 == 1 ? 2 : 1);
+    /* Without swarm both kinds run. */
+    ASSERT_EQ(ALKSIM_OK, alksim_run(&sc, in, sizeof in, 0, NULL, &r));
+    ASSERT(the_counter.kind_seen[0] > 0 && the_counter.kind_seen[1] > 0);
+    /* With swarm the drawn mask (the last four bytes) rules. */
+    sc.swarm = 1;
     in[63] = 0;
     in[62] = 0;
     in[61] = 0;
     in[60] = 2; /* mask: only "tick" */
     ASSERT_EQ(ALKSIM_OK, alksim_run(&sc, in, sizeof in, 0, NULL, &r));
     ASSERT(r.steps > 0);
+    ASSERT_EQ(0, the_counter.kind_seen[0]);
+    ASSERT_EQ(r.steps, the_counter.kind_seen[1]);
     ASSERT_STR_EQ("unknown alksim result code", alksim_strerror(12345));
     ASSERT_STR_EQ("ok", alksim_strerror(ALKSIM_OK));
     PASS();
@@ -1124,6 +1171,7 @@ SUITE(runner)
     RUN_TEST(shrinker_finds_a_small_failing_input);
     RUN_TEST(liveness_bound_is_enforced);
     RUN_TEST(quiesce_error_code_is_the_result);
+    RUN_TEST(thirty_two_kinds_swarm);
     RUN_TEST(exact_memory_sizes_are_enough_and_needed);
     RUN_TEST(swarm_draws_a_subset);
 }
