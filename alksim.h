@@ -1504,7 +1504,7 @@ ALKSIMDEF int alksim_stream_connect(alksim_streams *st, alksim_source *faults,
             c = &st->conns[i];
     if (!c)
         return ALKSIM_ERR_FULL;
-    memset(c, 0, sizeof *c);
+    /* A free slot is all zeros: init and release clear it. */
     *conn = (uint32_t)(c - st->conns);
     c->state = 1;
     c->host[0] = from;

@@ -241,6 +241,8 @@ TEST node_queued_output_is_due_now(void)
     t.queued = 1;
     ASSERT_EQ(100, alksim_node_deadline(&n, 100, &err));
     t.queued = 0;
+    ASSERT_EQ(5000, alksim_node_deadline(&n, 5000, &err));
+    ASSERT_EQ(ALKSIM_OK, err); /* due now is not in the past */
     ASSERT_EQ(5000, alksim_node_deadline(&n, 6000, &err));
     ASSERT_EQ(ALKSIM_ERR_DEADLINE_PAST, err);
     ASSERT_EQ(ALKSIM_NONE, alksim_node_fire(&n, 4999));
@@ -445,15 +447,22 @@ TEST net_nat_mapping_filtering_and_expiry(void)
     ASSERT_EQ(0, dg.to_host);
     ASSERT_EQ(40, dg.dst.port);
     ASSERT_EQ(alksim_net_get_stats(&net).dropped_nat, 0);
+    /* Outbound traffic refreshes the mapping: at 900 host 0 talks to host
+     * 1 again, so an answer at 1500 (> 1000 after the first send) passes. */
+    alksim_net_send(&net, &faults, 900, 0, 40, addr_of(&net, 1, 80), "r", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 910, &dg));
+    alksim_net_send(&net, &faults, 1500, 1, 80, dg.src, "s", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 1510, &dg));
+    ASSERT_EQ(0, dg.to_host);
     /* After the idle expiry (inbound traffic does not refresh it) the
      * mapping is gone: filtered. */
     {
         alksim_addr to_nat;
         to_nat.ip = 0xc6336401u;
         to_nat.port = ext_to_1;
-        alksim_net_send(&net, &faults, 2000, 1, 80, to_nat, "e", 1);
+        alksim_net_send(&net, &faults, 3000, 1, 80, to_nat, "e", 1);
     }
-    ASSERT_EQ(ALKSIM_NONE, alksim_net_deliver(&net, 3000, &dg));
+    ASSERT_EQ(ALKSIM_NONE, alksim_net_deliver(&net, 4000, &dg));
     ASSERT_EQ(1, alksim_net_get_stats(&net).dropped_nat);
     ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
     PASS();
@@ -577,6 +586,29 @@ TEST disk_unflushed_sectors_are_old_or_new_never_garbage(void)
     }
     ASSERT(torn_seen);
     ASSERT(reorder_seen);
+    PASS();
+}
+
+TEST disk_crash_accounting_is_exact(void)
+{
+    alksim_disk d;
+    alksim_source src;
+    uint8_t a = 0xaa, b = 0xbb, got = 0;
+    uint8_t pick;
+    /* Two cached versions of sector 0; the crash draws one byte from the
+     * end: 0 = durable, 1 = the older version, 2 = the newer. */
+    for (pick = 0; pick < 3; pick++) {
+        disk_open(&d, 8);
+        alksim_disk_write(&d, 0, &a, 1);
+        alksim_disk_write(&d, 0, &b, 1);
+        alksim_source_init_bytes(&src, &pick, 1);
+        alksim_disk_crash(&d, &src);
+        alksim_disk_read(&d, 0, &got, 1);
+        ASSERT_EQ(pick == 0 ? 0 : pick == 1 ? 0xaa : 0xbb, got);
+        ASSERT_EQ(pick == 0, d.stats.crash_dropped);
+        ASSERT_EQ(pick == 1, d.stats.crash_reordered);
+        ASSERT_EQ(pick == 2, d.stats.crash_kept);
+    }
     PASS();
 }
 
@@ -848,8 +880,32 @@ TEST stream_reset_discards_and_tells_the_peer(void)
     ASSERT_EQ(1, resets);
     ASSERT_EQ(0, data);
     ASSERT_EQ(4, st.stats.discarded);
+    ASSERT_EQ(1, st.stats.resets);
     ASSERT_EQ(ALKSIM_OK, alksim_stream_release(&st, c));
     ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_stream_release(&st, c));
+    PASS();
+}
+
+TEST stream_reset_leaves_other_connections_alone(void)
+{
+    alksim_streams st;
+    alksim_source f;
+    alksim_stream_params p = {100, 0, 0, 0};
+    uint8_t got[16];
+    size_t n = 0;
+    uint32_t a, b;
+    streams_open(&st, NULL, 64);
+    alksim_source_init_bytes(&f, NULL, 0);
+    a = stream_pair(&st, &f, &p);
+    b = stream_pair(&st, &f, &p);
+    ASSERT(a != b);
+    ASSERT_EQ(3, alksim_stream_write(&st, &f, 5000, b, 0, "two", 3));
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_reset(&st, 5000, a, 0));
+    ASSERT_EQ(3, alksim_stream_buffered(&st, b, 0));
+    stream_drain(&st, &f, 100000, 1, got, &n, NULL);
+    ASSERT_EQ(3, n);
+    ASSERT_MEM_EQ("two", got, 3);
+    ASSERT_EQ(2, alksim_stream_write(&st, &f, 100000, b, 1, "ok", 2));
     PASS();
 }
 
@@ -1078,6 +1134,24 @@ TEST thirty_two_kinds_swarm(void)
     PASS();
 }
 
+TEST max_steps_and_trace_lines(void)
+{
+    alksim_scenario sc = counter_sc;
+    uint8_t in[300];
+    alksim_run_result quiet, hashed;
+    size_t i;
+    for (i = 0; i < sizeof in; i++)
+        in[i] = 1; /* every step a tick */
+    sc.max_steps = 5;
+    ASSERT_EQ(ALKSIM_OK, alksim_run(&sc, in, sizeof in, 0, NULL, &quiet));
+    ASSERT_EQ(5, quiet.steps);
+    ASSERT_EQ(ALKSIM_OK,
+              alksim_run(&sc, in, sizeof in, ALKSIM_RUN_HASH, NULL, &hashed));
+    ASSERT_EQ(quiet.trace_lines, hashed.trace_lines);
+    ASSERT(quiet.trace_lines > 5);
+    PASS();
+}
+
 TEST liveness_bound_is_enforced(void)
 {
     alksim_scenario sc = counter_sc;
@@ -1154,6 +1228,7 @@ SUITE(streams)
     RUN_TEST(stream_partition_stalls_without_loss);
     RUN_TEST(stream_bandwidth_and_stall_delay_delivery);
     RUN_TEST(stream_reset_discards_and_tells_the_peer);
+    RUN_TEST(stream_reset_leaves_other_connections_alone);
     RUN_TEST(stream_slots_run_out);
 }
 
@@ -1161,6 +1236,7 @@ SUITE(disk)
 {
     RUN_TEST(disk_flushed_data_survives_any_crash);
     RUN_TEST(disk_unflushed_sectors_are_old_or_new_never_garbage);
+    RUN_TEST(disk_crash_accounting_is_exact);
     RUN_TEST(disk_reads_see_writes_and_writeback_when_cache_full);
     RUN_TEST(disk_injected_errors_have_no_effect);
 }
@@ -1172,6 +1248,7 @@ SUITE(runner)
     RUN_TEST(liveness_bound_is_enforced);
     RUN_TEST(quiesce_error_code_is_the_result);
     RUN_TEST(thirty_two_kinds_swarm);
+    RUN_TEST(max_steps_and_trace_lines);
     RUN_TEST(exact_memory_sizes_are_enough_and_needed);
     RUN_TEST(swarm_draws_a_subset);
 }
