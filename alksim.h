@@ -2003,7 +2003,7 @@ static void alksim__swarm(const alksim_scenario *sc, alksim_ctx *ctx)
     uint32_t all = sc->kind_count >= 32 ? 0xffffffffu
                                         : (UINT32_C(1) << sc->kind_count) - 1;
     unsigned k;
-    char desc[ALKSIM_TRACE_WIDTH];
+    char desc[ALKSIM_TRACE_WIDTH] = "";
     size_t at = 0;
     ctx->swarm_mask = all;
     if (sc->swarm) {
@@ -2016,11 +2016,12 @@ static void alksim__swarm(const alksim_scenario *sc, alksim_ctx *ctx)
         if (ctx->swarm_mask & (UINT32_C(1) << k))
             ctx->weights[k] =
                 sc->swarm ? 1 + (uint32_t)alksim_range(ctx->src, 0, 7) : 1;
-        if (ctx->weights[k] && at < sizeof desc - 1)
-            at += (size_t)snprintf(desc + at, sizeof desc - at, " %s:%u",
-                                   sc->kinds[k], (unsigned)ctx->weights[k]);
+        if (ctx->weights[k] && at < sizeof desc - 1) {
+            int w = snprintf(desc + at, sizeof desc - at, " %s:%u",
+                             sc->kinds[k], (unsigned)ctx->weights[k]);
+            at += w > 0 ? (size_t)w : 0; /* snprintf keeps desc terminated */
+        }
     }
-    desc[at < sizeof desc ? at : sizeof desc - 1] = '\0';
     alksim_log(ctx, "kinds (weight):%s", desc);
 }
 

@@ -138,6 +138,17 @@ TEST rng_is_seeded_and_deterministic(void)
     /* splitmix64's published first output for state 0 */
     ASSERT_EQ_FMT(0xe220a8397b1dcdafull, (unsigned long long)alksim_splitmix64(&st),
                   "%llx");
+    /* xoshiro256** known answers for the state {1, 2, 3, 4} */
+    a.s[0] = 1;
+    a.s[1] = 2;
+    a.s[2] = 3;
+    a.s[3] = 4;
+    ASSERT_EQ_FMT(11520ull, (unsigned long long)alksim_rng_next(&a), "%llu");
+    ASSERT_EQ_FMT(0ull, (unsigned long long)alksim_rng_next(&a), "%llu");
+    ASSERT_EQ_FMT(1509978240ull, (unsigned long long)alksim_rng_next(&a),
+                  "%llu");
+    ASSERT_EQ_FMT(1215971899390074240ull,
+                  (unsigned long long)alksim_rng_next(&a), "%llu");
     alksim_rng_seed(&a, 42);
     alksim_rng_seed(&b, 42);
     for (i = 0; i < 1000; i++)
@@ -168,6 +179,14 @@ TEST seeded_source_never_exhausts(void)
     alksim_bytes(&a, x, sizeof x);
     alksim_bytes(&b, y, sizeof y);
     ASSERT_MEM_EQ(x, y, sizeof x);
+    {
+        unsigned odd = 0, high = 0;
+        for (i = 0; i < 100; i++) {
+            odd += alksim_u8(&a) & 1u;
+            high += (unsigned)(alksim_u64(&a) >> 63);
+        }
+        ASSERT(odd > 20 && high > 20); /* every bit of a draw is live */
+    }
     ASSERT_FALSE(alksim_source_done(&a));
     ASSERT_EQ(SIZE_MAX, alksim_source_remaining(&a));
     PASS();
@@ -271,6 +290,20 @@ TEST node_spinning_is_detected(void)
 
 static uint8_t net_mem[1 << 20];
 
+/* Simulator memory of exactly the documented size, on the heap, so ASan
+ * sees any access past what *_mem_size() promised. The last block of each
+ * kind stays reachable through `slot` (no leak report). */
+static void *exact_block(void **slot, size_t n)
+{
+    free(*slot);
+    *slot = malloc(n);
+    if (!*slot)
+        abort();
+    return *slot;
+}
+
+static void *net_block, *disk_block, *stream_block;
+
 static void net_open(alksim_net *net, uint32_t hosts, const alksim_link *l)
 {
     alksim_net_config cfg;
@@ -279,8 +312,9 @@ static void net_open(alksim_net *net, uint32_t hosts, const alksim_link *l)
     cfg.max_in_flight = 256;
     cfg.slot_size = 1500;
     cfg.nat_mappings = 8;
-    if (alksim_net_mem_size(&cfg) > sizeof net_mem ||
-        alksim_net_init(net, &cfg, net_mem, sizeof net_mem) != ALKSIM_OK)
+    if (alksim_net_init(net, &cfg,
+                        exact_block(&net_block, alksim_net_mem_size(&cfg)),
+                        alksim_net_mem_size(&cfg)) != ALKSIM_OK)
         abort();
     for (a = 0; a < hosts; a++)
         for (b = 0; b < hosts; b++)
@@ -304,6 +338,10 @@ TEST net_perfect_link_delivers_each_once_after_latency(void)
     uint8_t payload[100];
     unsigned i, got = 0;
     net_open(&net, 2, &l);
+    ASSERT_EQ(0x0a000001u, alksim_net_ip(&net, 0)); /* documented default */
+    ASSERT_EQ(0x0a000002u, alksim_net_ip(&net, 1));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_net_set_link(&net, 0, 2, &l));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_net_set_link(&net, 2, 0, &l));
     alksim_source_init_rng(&faults, test_seed);
     for (i = 0; i < 50; i++) {
         payload[0] = (uint8_t)i;
@@ -454,15 +492,21 @@ TEST net_nat_mapping_filtering_and_expiry(void)
     alksim_net_send(&net, &faults, 1500, 1, 80, dg.src, "s", 1);
     ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 1510, &dg));
     ASSERT_EQ(0, dg.to_host);
+    /* A mapping made late starts its idle clock when it is made. */
+    alksim_net_send(&net, &faults, 5000, 0, 41, addr_of(&net, 2, 80), "n", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 5010, &dg));
+    alksim_net_send(&net, &faults, 5500, 2, 80, dg.src, "o", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 5510, &dg));
+    ASSERT_EQ(41, dg.dst.port);
     /* After the idle expiry (inbound traffic does not refresh it) the
      * mapping is gone: filtered. */
     {
         alksim_addr to_nat;
         to_nat.ip = 0xc6336401u;
         to_nat.port = ext_to_1;
-        alksim_net_send(&net, &faults, 3000, 1, 80, to_nat, "e", 1);
+        alksim_net_send(&net, &faults, 8000, 1, 80, to_nat, "e", 1);
     }
-    ASSERT_EQ(ALKSIM_NONE, alksim_net_deliver(&net, 4000, &dg));
+    ASSERT_EQ(ALKSIM_NONE, alksim_net_deliver(&net, 9000, &dg));
     ASSERT_EQ(1, alksim_net_get_stats(&net).dropped_nat);
     ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
     PASS();
@@ -495,6 +539,47 @@ TEST net_nat_dependent_mapping_and_port_filtering(void)
     ASSERT_EQ('z', dg.data[0]);
     ASSERT_EQ(ALKSIM_NONE, alksim_net_deliver(&net, 30, &dg));
     ASSERT_EQ(2, alksim_net_get_stats(&net).dropped_nat);
+    PASS();
+}
+
+TEST net_check_detects_corruption(void)
+{
+    alksim_net net;
+    alksim_link l = {1000, 500, 0, 0, 0, 0};
+    alksim_source f;
+    alksim_datagram dg;
+    uint32_t saved;
+    unsigned i;
+    net_open(&net, 2, &l);
+    alksim_source_init_rng(&f, test_seed);
+    for (i = 0; i < 20; i++)
+        alksim_net_send(&net, &f, i * 7, 0, 1, addr_of(&net, 1, 1), "x", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 1700, &dg));
+    ASSERT(net.heap_len >= 2);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
+    /* heap order broken */
+    saved = net.heap[0];
+    net.heap[0] = net.heap[net.heap_len - 1];
+    net.heap[net.heap_len - 1] = saved;
+    ASSERT_EQ(ALKSIM_ERR_CONSERVATION, alksim_net_check(&net));
+    net.heap[net.heap_len - 1] = net.heap[0];
+    net.heap[0] = saved;
+    ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
+    /* a slot both free and in flight */
+    saved = net.free_slots[0];
+    net.free_slots[0] = net.heap[1];
+    ASSERT_EQ(ALKSIM_ERR_CONSERVATION, alksim_net_check(&net));
+    net.free_slots[0] = saved;
+    /* the delivered slot also listed free */
+    saved = net.free_slots[0];
+    net.free_slots[0] = (uint32_t)net.last_delivered;
+    ASSERT_EQ(ALKSIM_ERR_CONSERVATION, alksim_net_check(&net));
+    net.free_slots[0] = saved;
+    /* the books */
+    net.stats.lost++;
+    ASSERT_EQ(ALKSIM_ERR_CONSERVATION, alksim_net_check(&net));
+    net.stats.lost--;
+    ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
     PASS();
 }
 
@@ -531,7 +616,9 @@ static void disk_open(alksim_disk *d, uint32_t max_pending)
     cfg.sector_size = 512;
     cfg.sectors = 64;
     cfg.max_pending = max_pending;
-    if (alksim_disk_init(d, &cfg, disk_mem, sizeof disk_mem) != ALKSIM_OK)
+    if (alksim_disk_init(d, &cfg,
+                         exact_block(&disk_block, alksim_disk_mem_size(&cfg)),
+                         alksim_disk_mem_size(&cfg)) != ALKSIM_OK)
         abort();
 }
 
@@ -623,7 +710,9 @@ TEST disk_reads_see_writes_and_writeback_when_cache_full(void)
     disk_open(&d, 2);
     alksim_source_init_bytes(&none, NULL, 0);
     ASSERT_EQ(ALKSIM_OK, alksim_disk_write(&d, 300, buf, sizeof buf));
+    ASSERT_EQ(1, d.stats.writes);
     ASSERT_EQ(ALKSIM_OK, alksim_disk_read(&d, 300, got, sizeof got));
+    ASSERT_EQ(1, d.stats.reads);
     ASSERT_MEM_EQ(buf, got, sizeof buf);
     ASSERT_EQ(2, alksim_disk_pending(&d));
     ASSERT_EQ(ALKSIM_OK, alksim_disk_write(&d, 2048, buf, 10));
@@ -672,8 +761,9 @@ static uint8_t stream_mem[1 << 16];
 static void streams_open(alksim_streams *st, const alksim_net *net,
                          uint32_t buffer)
 {
-    if (alksim_streams_init(st, 4, buffer, net, 3, stream_mem,
-                            sizeof stream_mem) != ALKSIM_OK)
+    size_t n = alksim_streams_mem_size(4, buffer, 3);
+    if (alksim_streams_init(st, 4, buffer, net, 3,
+                            exact_block(&stream_block, n), n) != ALKSIM_OK)
         abort();
 }
 
@@ -722,11 +812,20 @@ TEST stream_connect_refuse_and_accept(void)
     ASSERT_EQ(ALKSIM_OK, alksim_stream_poll(&st, &f, 5000, &ev));
     ASSERT_EQ(ALKSIM_STREAM_ACCEPTED, ev.type);
     ASSERT_EQ(1, ev.side);
+    ASSERT_EQ(1, ev.host);
     ASSERT_EQ(1000, ev.time);
     ASSERT_EQ(ALKSIM_OK, alksim_stream_poll(&st, &f, 5000, &ev));
     ASSERT_EQ(ALKSIM_STREAM_CONNECTED, ev.type);
+    ASSERT_EQ(0, ev.host);
     ASSERT_EQ(2000, ev.time);
     ASSERT_EQ(1, alksim_stream_write(&st, &f, 5000, c, 0, "x", 1));
+    ASSERT_EQ(2, alksim_stream_write(&st, &f, 5000, c, 1, "yz", 2));
+    ASSERT_EQ(1, alksim_stream_buffered(&st, c, 0));
+    ASSERT_EQ(2, alksim_stream_buffered(&st, c, 1));
+    ASSERT_EQ(0, alksim_stream_buffered(&st, 99, 0));
+    ASSERT_EQ(0, alksim_stream_buffered(&st, c, 2));
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_release(&st, c));
+    ASSERT_EQ(3, st.stats.discarded);
     PASS();
 }
 
@@ -909,6 +1008,32 @@ TEST stream_reset_leaves_other_connections_alone(void)
     PASS();
 }
 
+TEST stream_reset_before_connected_keeps_side_0_closed(void)
+{
+    alksim_streams st;
+    alksim_source f;
+    alksim_stream_params p = {100, 0, 0, 0};
+    alksim_stream_event ev;
+    uint32_t c;
+    int connected = 0, reset = 0;
+    streams_open(&st, NULL, 64);
+    alksim_source_init_bytes(&f, NULL, 0);
+    alksim_stream_listen(&st, 1, 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_connect(&st, &f, 0, 0, 1, &p, &c));
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_poll(&st, &f, 100, &ev));
+    ASSERT_EQ(ALKSIM_STREAM_ACCEPTED, ev.type);
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_reset(&st, 100, c, 1));
+    while (alksim_stream_poll(&st, &f, 1000, &ev) == ALKSIM_OK) {
+        connected += ev.type == ALKSIM_STREAM_CONNECTED;
+        reset += ev.type == ALKSIM_STREAM_RESET && ev.side == 0;
+    }
+    ASSERT_EQ(1, connected);
+    ASSERT_EQ(1, reset);
+    ASSERT_EQ(ALKSIM_ERR_CLOSED, alksim_stream_write(&st, &f, 1000, c, 0, "x", 1));
+    ASSERT_EQ(ALKSIM_ERR_CLOSED, alksim_stream_shutdown(&st, 1000, c, 0));
+    PASS();
+}
+
 TEST stream_slots_run_out(void)
 {
     alksim_streams st;
@@ -1040,8 +1165,8 @@ TEST shrinker_finds_a_small_failing_input(void)
     }
     ASSERT(seed_try < 100);
     n = alksim_shrink(&counter_sc, in, sizeof in, out, work, 5000);
-    ASSERT(n > 0);
-    ASSERT(n <= 8); /* three adds: 3 kind bytes + 3 value bytes at most */
+    /* 1-minimal: three adds, each a kind byte and an odd value byte. */
+    ASSERT_EQ(6, n);
     ASSERT_EQ(ALKSIM_ERR_FAILED,
               alksim_run(&counter_sc, out, n, 0, NULL, &r));
     /* A passing input does not shrink. */
@@ -1050,10 +1175,13 @@ TEST shrinker_finds_a_small_failing_input(void)
     PASS();
 }
 
+static unsigned stuck_calls;
+
 static int stuck_quiesce(alksim_ctx *ctx, void *st)
 {
     (void)st;
     ctx->now += 1000;
+    stuck_calls++;
     return 1; /* never quiescent */
 }
 
@@ -1159,8 +1287,10 @@ TEST liveness_bound_is_enforced(void)
     const uint8_t in[] = {1, 1};
     sc.quiesce = stuck_quiesce;
     sc.max_quiesce = 50;
+    stuck_calls = 0;
     ASSERT_EQ(ALKSIM_ERR_LIVENESS, alksim_run(&sc, in, sizeof in, 0, NULL, &r));
     ASSERT_EQ(50, r.quiesce_steps);
+    ASSERT_EQ(50, stuck_calls);
     PASS();
 }
 
@@ -1217,6 +1347,7 @@ SUITE(network)
     RUN_TEST(net_roaming_drops_in_flight_to_old_address);
     RUN_TEST(net_nat_mapping_filtering_and_expiry);
     RUN_TEST(net_nat_dependent_mapping_and_port_filtering);
+    RUN_TEST(net_check_detects_corruption);
     RUN_TEST(net_misuse_is_an_error_not_a_drop);
 }
 
@@ -1229,6 +1360,7 @@ SUITE(streams)
     RUN_TEST(stream_bandwidth_and_stall_delay_delivery);
     RUN_TEST(stream_reset_discards_and_tells_the_peer);
     RUN_TEST(stream_reset_leaves_other_connections_alone);
+    RUN_TEST(stream_reset_before_connected_keeps_side_0_closed);
     RUN_TEST(stream_slots_run_out);
 }
 
