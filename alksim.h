@@ -794,13 +794,12 @@ ALKSIMDEF size_t alksim_weighted(alksim_source *src, const uint32_t *w,
     if (total == 0)
         return 0;
     r = alksim_range(src, 0, total - 1);
-    for (i = 0; i < n; i++) {
+    for (i = 0; i + 1 < n; i++) {
         if (r < w[i])
             return i;
         r -= w[i];
     }
-    ALKSIM_ASSERT(0 && "weighted draw beyond the total");
-    return 0;
+    return n - 1; /* r < total: what is left falls in the last weight */
 }
 
 ALKSIMDEF size_t alksim_len(alksim_source *src, size_t max)

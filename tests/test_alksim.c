@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,6 +51,10 @@ TEST exhaustion_gives_safe_defaults(void)
     ASSERT_EQ(0, alksim_chance(&s, 65535, 65536));
     ASSERT_EQ(1, alksim_chance(&s, 7, 7));
     ASSERT_EQ(1, alksim_weighted(&s, w, 3)); /* first non-zero weight */
+    {
+        const uint32_t none[2] = {0, 0};
+        ASSERT_EQ(0, alksim_weighted(&s, none, 2));
+    }
     alksim_bytes(&s, buf, sizeof buf);
     ASSERT_EQ(0, buf[0]);
     ASSERT_EQ(0, buf[3]);
@@ -342,6 +347,8 @@ TEST net_perfect_link_delivers_each_once_after_latency(void)
     ASSERT_EQ(0x0a000002u, alksim_net_ip(&net, 1));
     ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_net_set_link(&net, 0, 2, &l));
     ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_net_set_link(&net, 2, 0, &l));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_net_partition(&net, 2, 0, 1));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_net_partition(&net, 0, 2, 1));
     alksim_source_init_rng(&faults, test_seed);
     for (i = 0; i < 50; i++) {
         payload[0] = (uint8_t)i;
@@ -509,6 +516,38 @@ TEST net_nat_mapping_filtering_and_expiry(void)
     ASSERT_EQ(ALKSIM_NONE, alksim_net_deliver(&net, 9000, &dg));
     ASSERT_EQ(1, alksim_net_get_stats(&net).dropped_nat);
     ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
+    PASS();
+}
+
+TEST net_nat_full_table_evicts_least_recently_used(void)
+{
+    alksim_net net;
+    alksim_link l = {10, 0, 0, 0, 0, 0};
+    alksim_source faults;
+    alksim_datagram dg;
+    alksim_nat_config nat = {0xc6336403u, ALKSIM_NAT_EDM, ALKSIM_NAT_APDF, 0};
+    alksim_addr mapped[9], remote;
+    unsigned i, admitted = 0;
+    net_open(&net, 2, &l); /* 8 NAT entries per host */
+    alksim_source_init_bytes(&faults, NULL, 0);
+    alksim_net_set_nat(&net, 0, &nat);
+    /* Nine remotes (ports of host 1): the ninth evicts the first, which is
+     * the least recently used. */
+    for (i = 0; i < 9; i++) {
+        remote = addr_of(&net, 1, (uint16_t)(100 + i));
+        alksim_net_send(&net, &faults, 10 * i, 0, 40, remote, "m", 1);
+        ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 10 * i + 10, &dg));
+        mapped[i] = dg.src;
+    }
+    for (i = 0; i < 9; i++) {
+        alksim_net_send(&net, &faults, 1000, 1, (uint16_t)(100 + i),
+                        mapped[i], "r", 1);
+        if (alksim_net_deliver(&net, 1010, &dg) == ALKSIM_OK) {
+            admitted++;
+            ASSERT(i != 0);
+        }
+    }
+    ASSERT_EQ(8, admitted);
     PASS();
 }
 
@@ -804,6 +843,7 @@ TEST stream_connect_refuse_and_accept(void)
     ASSERT_EQ(ALKSIM_NONE, alksim_stream_poll(&st, &f, 1999, &ev));
     ASSERT_EQ(ALKSIM_OK, alksim_stream_poll(&st, &f, 2000, &ev));
     ASSERT_EQ(ALKSIM_STREAM_REFUSED, ev.type); /* nobody listening */
+    ASSERT_EQ(1, st.stats.refused);
     ASSERT_EQ(0, ev.side);
     ASSERT_EQ(ALKSIM_ERR_CLOSED, alksim_stream_write(&st, &f, 2000, c, 0, "x", 1));
     ASSERT_EQ(ALKSIM_OK, alksim_stream_release(&st, c));
@@ -967,7 +1007,9 @@ TEST stream_reset_discards_and_tells_the_peer(void)
     alksim_source_init_bytes(&f, NULL, 0);
     c = stream_pair(&st, &f, &p);
     ASSERT_EQ(4, alksim_stream_write(&st, &f, 1000, c, 0, "lost", 4));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_stream_reset(&st, 1000, c, 2));
     ASSERT_EQ(ALKSIM_OK, alksim_stream_reset(&st, 1000, c, 0));
+    ASSERT_EQ(0, alksim_stream_buffered(&st, c, 0));
     ASSERT_EQ(ALKSIM_ERR_CLOSED, alksim_stream_write(&st, &f, 1000, c, 1, "x", 1));
     ASSERT_EQ(ALKSIM_ERR_CLOSED, alksim_stream_reset(&st, 1000, c, 1));
     while (alksim_stream_poll(&st, &f, 10000, &ev) == ALKSIM_OK) {
@@ -1031,6 +1073,26 @@ TEST stream_reset_before_connected_keeps_side_0_closed(void)
     ASSERT_EQ(1, reset);
     ASSERT_EQ(ALKSIM_ERR_CLOSED, alksim_stream_write(&st, &f, 1000, c, 0, "x", 1));
     ASSERT_EQ(ALKSIM_ERR_CLOSED, alksim_stream_shutdown(&st, 1000, c, 0));
+    PASS();
+}
+
+TEST stream_refusal_is_drawn_and_exhaustion_accepts(void)
+{
+    alksim_streams st;
+    alksim_source none, all;
+    alksim_stream_params p = {100, 0, 0, 65535};
+    alksim_stream_event ev;
+    const uint8_t top[2] = {0xff, 0xff};
+    uint32_t c;
+    streams_open(&st, NULL, 64);
+    alksim_stream_listen(&st, 1, 1);
+    alksim_source_init_bytes(&none, NULL, 0);
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_connect(&st, &none, 0, 0, 1, &p, &c));
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_poll(&st, &none, 1000, &ev));
+    ASSERT_EQ(ALKSIM_STREAM_ACCEPTED, ev.type); /* no draw: no refusal */
+    alksim_source_init_bytes(&all, top, sizeof top);
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_connect(&st, &all, 0, 0, 1, &p, &c));
+    ASSERT_EQ(1, st.stats.refused);
     PASS();
 }
 
@@ -1280,6 +1342,69 @@ TEST max_steps_and_trace_lines(void)
     PASS();
 }
 
+TEST passing_run_logs_no_failure(void)
+{
+    uint8_t in[60];
+    alksim_run_result r;
+    FILE *f = tmpfile();
+    char line[256];
+    int failed_lines = 0;
+    size_t i;
+    ASSERT(f != NULL);
+    for (i = 0; i < sizeof in; i++)
+        in[i] = 1; /* ticks only: passes */
+    ASSERT_EQ(ALKSIM_OK, alksim_run(&counter_sc, in, sizeof in,
+                                    ALKSIM_RUN_VERBOSE, f, &r));
+    rewind(f);
+    while (fgets(line, sizeof line, f))
+        failed_lines += strstr(line, "FAILED") != NULL;
+    fclose(f);
+    ASSERT_EQ(0, failed_lines);
+    PASS();
+}
+
+TEST fuzz_one_writes_the_reproducer_and_aborts(void)
+{
+    static uint8_t in[64], back[128];
+    char dir[] = "/tmp/alksim-repro-XXXXXX", path[512];
+    uint64_t st = test_seed;
+    alksim_run_result r;
+    pid_t pid;
+    int status, found = 0;
+    size_t i, n;
+    FILE *f;
+    /* a failing input */
+    do {
+        for (i = 0; i < sizeof in; i++)
+            in[i] = (uint8_t)alksim_splitmix64(&st);
+    } while (alksim_run(&counter_sc, in, sizeof in, ALKSIM_RUN_HASH, NULL,
+                        &r) == ALKSIM_OK);
+    ASSERT(mkdtemp(dir) != NULL);
+    pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr))
+            _exit(3);
+        setenv("ALKSIM_REPRO_DIR", dir, 1);
+        alksim_fuzz_one(&counter_sc, in, sizeof in);
+        _exit(0); /* not reached */
+    }
+    waitpid(pid, &status, 0);
+    ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    snprintf(path, sizeof path, "%s/counter-%016llx", dir,
+             (unsigned long long)r.trace_hash);
+    f = fopen(path, "rb");
+    if (f) {
+        n = fread(back, 1, sizeof back, f);
+        fclose(f);
+        found = n == sizeof in && memcmp(back, in, n) == 0;
+        remove(path);
+    }
+    rmdir(dir);
+    ASSERT(found);
+    PASS();
+}
+
 TEST liveness_bound_is_enforced(void)
 {
     alksim_scenario sc = counter_sc;
@@ -1346,6 +1471,7 @@ SUITE(network)
     RUN_TEST(net_partition_one_way_and_heal);
     RUN_TEST(net_roaming_drops_in_flight_to_old_address);
     RUN_TEST(net_nat_mapping_filtering_and_expiry);
+    RUN_TEST(net_nat_full_table_evicts_least_recently_used);
     RUN_TEST(net_nat_dependent_mapping_and_port_filtering);
     RUN_TEST(net_check_detects_corruption);
     RUN_TEST(net_misuse_is_an_error_not_a_drop);
@@ -1361,6 +1487,7 @@ SUITE(streams)
     RUN_TEST(stream_reset_discards_and_tells_the_peer);
     RUN_TEST(stream_reset_leaves_other_connections_alone);
     RUN_TEST(stream_reset_before_connected_keeps_side_0_closed);
+    RUN_TEST(stream_refusal_is_drawn_and_exhaustion_accepts);
     RUN_TEST(stream_slots_run_out);
 }
 
@@ -1381,6 +1508,8 @@ SUITE(runner)
     RUN_TEST(quiesce_error_code_is_the_result);
     RUN_TEST(thirty_two_kinds_swarm);
     RUN_TEST(max_steps_and_trace_lines);
+    RUN_TEST(passing_run_logs_no_failure);
+    RUN_TEST(fuzz_one_writes_the_reproducer_and_aborts);
     RUN_TEST(exact_memory_sizes_are_enough_and_needed);
     RUN_TEST(swarm_draws_a_subset);
 }
