@@ -2010,8 +2010,7 @@ static void alksim__swarm(const alksim_scenario *sc, alksim_ctx *ctx)
         if (!ctx->swarm_mask)
             ctx->swarm_mask = all;
     }
-    for (k = 0; k < sc->kind_count; k++) {
-        ctx->weights[k] = 0;
+    for (k = 0; k < sc->kind_count; k++) { /* weights start at 0 (memset) */
         if (ctx->swarm_mask & (UINT32_C(1) << k))
             ctx->weights[k] =
                 sc->swarm ? 1 + (uint32_t)alksim_range(ctx->src, 0, 7) : 1;

@@ -259,7 +259,11 @@ TEST node_queued_output_is_due_now(void)
     toy_node t = {5000, 0, 0, 0};
     alksim_node n;
     int err;
+    memset(&n, 0xff, sizeof n);
     alksim_node_init(&n, &t, toy_poll, toy_has_output, toy_fire);
+    ASSERT_EQ(0, n.spin_limit); /* init clears the bookkeeping */
+    ASSERT_EQ(0, n.fires_at_same_time);
+    ASSERT_EQ(0, n.last_fire_time);
     ASSERT_EQ(5000, alksim_node_deadline(&n, 100, &err));
     ASSERT_EQ(ALKSIM_OK, err);
     t.queued = 1;
@@ -604,9 +608,11 @@ TEST net_check_detects_corruption(void)
     net.heap[net.heap_len - 1] = net.heap[0];
     net.heap[0] = saved;
     ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
-    /* a slot both free and in flight */
+    /* a slot both free and in flight (the first and a later heap entry) */
     saved = net.free_slots[0];
     net.free_slots[0] = net.heap[1];
+    ASSERT_EQ(ALKSIM_ERR_CONSERVATION, alksim_net_check(&net));
+    net.free_slots[0] = net.heap[0];
     ASSERT_EQ(ALKSIM_ERR_CONSERVATION, alksim_net_check(&net));
     net.free_slots[0] = saved;
     /* the delivered slot also listed free */
@@ -767,6 +773,8 @@ TEST disk_reads_see_writes_and_writeback_when_cache_full(void)
     alksim_disk_read(&d, 512, got, 10);
     ASSERT_EQ(0, got[0]);
     ASSERT_EQ(ALKSIM_ERR_RANGE, alksim_disk_read(&d, 64 * 512 - 1, got, 2));
+    ASSERT_EQ(ALKSIM_OK, alksim_disk_read(&d, 64 * 512, got, 0)); /* at end */
+    ASSERT_EQ(ALKSIM_ERR_RANGE, alksim_disk_read(&d, 64 * 512 + 1, got, 0));
     ASSERT_EQ(ALKSIM_ERR_RANGE, alksim_disk_write(&d, 64 * 512, buf, 1));
     PASS();
 }
