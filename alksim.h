@@ -1618,8 +1618,7 @@ ALKSIMDEF int alksim_stream_reset(alksim_streams *st, uint64_t now,
         c->dir[s].len = 0;
         c->dir[s].next_at = ALKSIM_NEVER;
     }
-    c->open_side[0] = c->open_side[1] = 0;
-    c->state = 3;
+    c->state = 3; /* closed: every operation but release is refused */
     st->stats.resets++;
     alksim__stream_event(c, now + c->p.latency_ns, ALKSIM_STREAM_RESET,
                          1 - side);

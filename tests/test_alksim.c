@@ -49,6 +49,16 @@ TEST exhaustion_gives_safe_defaults(void)
     ASSERT_EQ(0, alksim_pick(&s, 9));
     ASSERT_EQ(0, alksim_len(&s, 100));
     ASSERT_EQ(0, alksim_chance(&s, 65535, 65536));
+    {
+        /* chance(1, 4) is yes for exactly one of the four draws 0..3 */
+        const uint8_t all4[4] = {0, 1, 2, 3};
+        alksim_source q;
+        int yes = 0, k;
+        alksim_source_init_bytes(&q, all4, sizeof all4);
+        for (k = 0; k < 4; k++)
+            yes += alksim_chance(&q, 1, 4);
+        ASSERT_EQ(1, yes);
+    }
     ASSERT_EQ(1, alksim_chance(&s, 7, 7));
     ASSERT_EQ(1, alksim_weighted(&s, w, 3)); /* first non-zero weight */
     {
@@ -206,6 +216,8 @@ TEST queue_orders_by_time_then_insertion(void)
     const uint64_t times[] = {50, 10, 50, 30, 10, 50, 0};
     uint64_t last_time = 0, last_seq = 0;
     size_t i;
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_queue_init(NULL, mem, 7));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_queue_init(&q, NULL, 7));
     ASSERT_EQ(ALKSIM_OK, alksim_queue_init(&q, mem, 7));
     for (i = 0; i < 7; i++)
         ASSERT_EQ(ALKSIM_OK, alksim_queue_push(&q, times[i], 1, (uint32_t)i,
@@ -417,6 +429,22 @@ TEST net_faults_are_counted_and_conserved(void)
     ASSERT(st.lost > 0 && st.duplicated > 0 && st.dropped_mtu > 0);
     for (i = 0; i < 2000; i++)
         ASSERT(copies[i] <= 2);
+    PASS();
+}
+
+TEST net_reorder_delay_is_exact(void)
+{
+    alksim_net net;
+    alksim_link l = {1000, 0, 0, 0, 65536, 0}; /* always reordered */
+    alksim_source faults;
+    alksim_datagram dg;
+    net_open(&net, 2, &l);
+    alksim_source_init_bytes(&faults, NULL, 0);
+    alksim_net_send(&net, &faults, 0, 0, 1, addr_of(&net, 1, 1), "x", 1);
+    /* latency + (latency + jitter + 1): strictly after any unreordered
+     * datagram sent at the same instant */
+    ASSERT_EQ(2001, alksim_net_next_time(&net));
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 2001, &dg));
     PASS();
 }
 
@@ -1051,7 +1079,17 @@ TEST stream_reset_leaves_other_connections_alone(void)
     ASSERT_EQ(3, alksim_stream_write(&st, &f, 5000, b, 0, "two", 3));
     ASSERT_EQ(ALKSIM_OK, alksim_stream_reset(&st, 5000, a, 0));
     ASSERT_EQ(3, alksim_stream_buffered(&st, b, 0));
-    stream_drain(&st, &f, 100000, 1, got, &n, NULL);
+    {
+        alksim_stream_event ev;
+        while (alksim_stream_poll(&st, &f, 100000, &ev) == ALKSIM_OK) {
+            ASSERT_EQ(ev.side == 0 ? 0u : 1u, ev.host);
+            if (ev.type == ALKSIM_STREAM_DATA) {
+                ASSERT_EQ(b, ev.conn);
+                memcpy(got + n, ev.data, ev.len);
+                n += ev.len;
+            }
+        }
+    }
     ASSERT_EQ(3, n);
     ASSERT_MEM_EQ("two", got, 3);
     ASSERT_EQ(2, alksim_stream_write(&st, &f, 100000, b, 1, "ok", 2));
@@ -1235,8 +1273,13 @@ TEST shrinker_finds_a_small_failing_input(void)
     }
     ASSERT(seed_try < 100);
     n = alksim_shrink(&counter_sc, in, sizeof in, out, work, 5000);
-    /* 1-minimal: three adds, each a kind byte and an odd value byte. */
+    /* 1-minimal: three adds, each a kind byte and an odd value byte; read
+     * from the end, kind bytes are zero (add) once simplified. */
     ASSERT_EQ(6, n);
+    ASSERT_EQ(0, out[5]);
+    ASSERT_EQ(0, out[3]);
+    ASSERT_EQ(0, out[1]);
+    ASSERT(out[4] % 2 == 1 && out[2] % 2 == 1 && out[0] % 2 == 1);
     ASSERT_EQ(ALKSIM_ERR_FAILED,
               alksim_run(&counter_sc, out, n, 0, NULL, &r));
     /* A passing input does not shrink. */
@@ -1343,6 +1386,7 @@ TEST max_steps_and_trace_lines(void)
     sc.max_steps = 5;
     ASSERT_EQ(ALKSIM_OK, alksim_run(&sc, in, sizeof in, 0, NULL, &quiet));
     ASSERT_EQ(5, quiet.steps);
+    ASSERT_EQ(50, quiet.end_time); /* five ticks of 10 ns */
     ASSERT_EQ(ALKSIM_OK,
               alksim_run(&sc, in, sizeof in, ALKSIM_RUN_HASH, NULL, &hashed));
     ASSERT_EQ(quiet.trace_lines, hashed.trace_lines);
@@ -1427,6 +1471,15 @@ TEST liveness_bound_is_enforced(void)
     PASS();
 }
 
+static uint32_t seen_weights[2];
+
+static void *weights_setup(alksim_ctx *ctx)
+{
+    seen_weights[0] = ctx->weights[0];
+    seen_weights[1] = ctx->weights[1];
+    return counter_setup(ctx);
+}
+
 TEST swarm_draws_a_subset(void)
 {
     alksim_scenario sc = counter_sc;
@@ -1449,6 +1502,14 @@ TEST swarm_draws_a_subset(void)
     ASSERT(r.steps > 0);
     ASSERT_EQ(0, the_counter.kind_seen[0]);
     ASSERT_EQ(r.steps, the_counter.kind_seen[1]);
+    /* Weights: 1 + (byte % 8), one byte per enabled kind after the mask. */
+    in[60] = 3; /* both kinds */
+    in[59] = 0;
+    in[58] = 7;
+    sc.setup = weights_setup;
+    ASSERT_EQ(ALKSIM_OK, alksim_run(&sc, in, sizeof in, 0, NULL, &r));
+    ASSERT_EQ(1, seen_weights[0]);
+    ASSERT_EQ(8, seen_weights[1]);
     ASSERT_STR_EQ("unknown alksim result code", alksim_strerror(12345));
     ASSERT_STR_EQ("ok", alksim_strerror(ALKSIM_OK));
     PASS();
@@ -1476,6 +1537,7 @@ SUITE(network)
 {
     RUN_TEST(net_perfect_link_delivers_each_once_after_latency);
     RUN_TEST(net_faults_are_counted_and_conserved);
+    RUN_TEST(net_reorder_delay_is_exact);
     RUN_TEST(net_partition_one_way_and_heal);
     RUN_TEST(net_roaming_drops_in_flight_to_old_address);
     RUN_TEST(net_nat_mapping_filtering_and_expiry);
