@@ -211,7 +211,7 @@ coverage:
 	@B="$(B)" sh tests/coverage.sh $(HEADERS)
 
 # ---- benchmarks -------------------------------------------------------------
-$(B)/bench_%: tests/bench_%.c $(HEADERS) examples/arq.h examples/arq_scenario.h | $(B)
+$(B)/bench_%: tests/bench_%.c tests/bench_common.h $(HEADERS) examples/arq.h examples/arq_scenario.h | $(B)
 	$(CC) $(CPPFLAGS) -O2 -g -DNDEBUG $(WARN) $< -o $@ $(LDFLAGS)
 
 bench: $(BENCHES:%=$(B)/bench_%)

@@ -19,26 +19,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_common.h"
+
 #define REPS 7
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 static volatile uint64_t sink;
 static uint8_t mem[ALKC_MAX_DATAGRAM];
@@ -106,19 +89,19 @@ int main(void)
                 count++;
             }
             for (r = 0; r < REPS; r++) {
-                double t0 = now();
+                double t0 = bench_now();
                 size_t got = decode_all(s, n, chunks[j]);
-                double t1 = now();
+                double t1 = bench_now();
                 copy_all(dst, s, n, chunks[j]);
-                tm[r] = now() - t1;
+                tm[r] = bench_now() - t1;
                 td[r] = t1 - t0;
                 if (got != count) {
                     printf("decoded %zu of %zu datagrams\n", got, count);
                     return 1;
                 }
             }
-            d = median(td, REPS);
-            m = median(tm, REPS);
+            d = bench_median(td, REPS);
+            m = bench_median(tm, REPS);
             printf("%9zu %7zu %8.1fM %12.0f %12.0f %14.3g %7.2fx\n", sizes[i],
                    chunks[j], (double)n / 1e6, (double)n / d / 1e6,
                    (double)n / m / 1e6, (double)count / d, m / d);

@@ -17,26 +17,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_common.h"
+
 #define REPS 5
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v)
-{
-    qsort(v, REPS, sizeof *v, cmp_double);
-    return v[REPS / 2];
-}
 
 static uint8_t net_mem[1 << 20];
 static volatile uint64_t sink;
@@ -61,7 +44,7 @@ static double bench_network(void)
             for (b = 0; b < 3; b++)
                 alksim_net_set_link(&net, a, b, &l);
         alksim_source_init_rng(&f, 1);
-        t0 = now_s();
+        t0 = bench_now();
         for (i = 0; i < 2000000; i++) {
             alksim_addr dst;
             dst.ip = alksim_net_ip(&net, (uint32_t)((i + 1) % 3));
@@ -75,9 +58,9 @@ static double bench_network(void)
                 events++;
             }
         }
-        rate[r] = (double)events / (now_s() - t0);
+        rate[r] = (double)events / (bench_now() - t0);
     }
-    return median(rate);
+    return bench_median(rate, REPS);
 }
 
 static double bench_queue(void)
@@ -95,16 +78,16 @@ static double bench_queue(void)
         alksim_rng_seed(&rng, 2);
         for (i = 0; i < 1024; i++)
             alksim_queue_push(&q, alksim_rng_below(&rng, 1000000), 0, 0, i);
-        t0 = now_s();
+        t0 = bench_now();
         for (i = 0; i < 4000000; i++) {
             alksim_queue_pop(&q, &ev);
             alksim_queue_push(&q, ev.time + alksim_rng_below(&rng, 1000), 0,
                               0, i);
         }
         sink += q.len;
-        rate[r] = 4000000.0 / (now_s() - t0);
+        rate[r] = 4000000.0 / (bench_now() - t0);
     }
-    return median(rate);
+    return bench_median(rate, REPS);
 }
 
 static uint8_t stream_mem[1 << 19];
@@ -131,16 +114,16 @@ static double bench_stream(void)
         while (alksim_stream_poll(&st, &f, 100000, &ev) == ALKSIM_OK)
             ;
         now = 100000;
-        t0 = now_s();
+        t0 = bench_now();
         while (bytes < (uint64_t)256 << 20) {
             alksim_stream_write(&st, &f, now, c, 0, chunk, sizeof chunk);
             now += 20000;
             while (alksim_stream_poll(&st, &f, now, &ev) == ALKSIM_OK)
                 bytes += ev.len;
         }
-        rate[r] = (double)bytes / (now_s() - t0);
+        rate[r] = (double)bytes / (bench_now() - t0);
     }
-    return median(rate);
+    return bench_median(rate, REPS);
 }
 
 static double bench_arq(unsigned long long *datagrams)
@@ -150,7 +133,7 @@ static double bench_arq(unsigned long long *datagrams)
     int r;
     for (r = 0; r < REPS; r++) {
         unsigned i, runs = 300;
-        double t0 = now_s();
+        double t0 = bench_now();
         *datagrams = 0;
         for (i = 0; i < runs; i++) {
             alksim_rng rng;
@@ -167,9 +150,9 @@ static double bench_arq(unsigned long long *datagrams)
             }
             *datagrams += arq_the_world.datagrams;
         }
-        rate[r] = runs / (now_s() - t0);
+        rate[r] = runs / (bench_now() - t0);
     }
-    return median(rate);
+    return bench_median(rate, REPS);
 }
 
 int main(void)
