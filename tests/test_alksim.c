@@ -50,14 +50,16 @@ TEST exhaustion_gives_safe_defaults(void)
     ASSERT_EQ(0, alksim_len(&s, 100));
     ASSERT_EQ(0, alksim_chance(&s, 65535, 65536));
     {
-        /* chance(1, 4) is yes for exactly one of the four draws 0..3 */
-        const uint8_t all4[4] = {0, 1, 2, 3};
+        /* chance(1, 4) over every byte value: exactly a quarter say yes */
+        uint8_t every[256];
         alksim_source q;
         int yes = 0, k;
-        alksim_source_init_bytes(&q, all4, sizeof all4);
-        for (k = 0; k < 4; k++)
+        for (k = 0; k < 256; k++)
+            every[k] = (uint8_t)k;
+        alksim_source_init_bytes(&q, every, sizeof every);
+        for (k = 0; k < 256; k++)
             yes += alksim_chance(&q, 1, 4);
-        ASSERT_EQ(1, yes);
+        ASSERT_EQ(64, yes);
     }
     ASSERT_EQ(1, alksim_chance(&s, 7, 7));
     ASSERT_EQ(1, alksim_weighted(&s, w, 3)); /* first non-zero weight */
@@ -445,6 +447,11 @@ TEST net_reorder_delay_is_exact(void)
      * datagram sent at the same instant */
     ASSERT_EQ(2001, alksim_net_next_time(&net));
     ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 2001, &dg));
+    /* 65535/65536 is a chance, not a certainty: exhausted means no */
+    l.reorder = 65535;
+    alksim_net_set_link(&net, 0, 1, &l);
+    alksim_net_send(&net, &faults, 5000, 0, 1, addr_of(&net, 1, 1), "y", 1);
+    ASSERT_EQ(6000, alksim_net_next_time(&net));
     PASS();
 }
 
@@ -1170,8 +1177,11 @@ typedef struct counter_state {
 
 static counter_state the_counter;
 
+static unsigned counter_setups;
+
 static void *counter_setup(alksim_ctx *ctx)
 {
+    counter_setups++;
     memset(&the_counter, 0, sizeof the_counter);
     alksim_log(ctx, "counter: start");
     return &the_counter;
@@ -1282,6 +1292,10 @@ TEST shrinker_finds_a_small_failing_input(void)
     ASSERT(out[4] % 2 == 1 && out[2] % 2 == 1 && out[0] % 2 == 1);
     ASSERT_EQ(ALKSIM_ERR_FAILED,
               alksim_run(&counter_sc, out, n, 0, NULL, &r));
+    /* The run budget is a hard bound. */
+    counter_setups = 0;
+    alksim_shrink(&counter_sc, in, sizeof in, out, work, 3);
+    ASSERT_EQ(3, counter_setups);
     /* A passing input does not shrink. */
     memset(in, 0, sizeof in);
     ASSERT_EQ(0, alksim_shrink(&counter_sc, in, sizeof in, out, work, 100));
