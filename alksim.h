@@ -243,7 +243,7 @@ typedef struct alksim_node {
     /* bookkeeping for spin detection */
     uint64_t last_fire_time;
     unsigned fires_at_same_time;
-    unsigned spin_limit; /* 0 = 64 */
+    unsigned spin_limit; /* fires allowed at one instant; 0 = 64 */
 } alksim_node;
 
 ALKSIMDEF void alksim_node_init(alksim_node *node, void *ctx,
@@ -339,7 +339,8 @@ typedef struct alksim_net {
 ALKSIMDEF size_t alksim_net_mem_size(const alksim_net_config *cfg);
 ALKSIMDEF int alksim_net_init(alksim_net *net, const alksim_net_config *cfg,
                               void *mem, size_t mem_len);
-/* Host h starts with ip 10.0.0.(h+1) style address 0x0a000001 + h. */
+/* Host h starts with the address 0x0a000001 + h (10.0.0.h+1). A NAT hands
+ * out external ports from 20000 up. */
 ALKSIMDEF int alksim_net_set_link(alksim_net *net, uint32_t from, uint32_t to,
                                   const alksim_link *link);
 ALKSIMDEF int alksim_net_set_ip(alksim_net *net, uint32_t host, uint32_t ip);

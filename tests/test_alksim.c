@@ -294,6 +294,20 @@ TEST node_queued_output_is_due_now(void)
     PASS();
 }
 
+TEST node_default_spin_limit_is_64(void)
+{
+    toy_node t = {10, 0, 0, 1};
+    alksim_node n;
+    int rc = ALKSIM_OK;
+    unsigned i;
+    alksim_node_init(&n, &t, toy_poll, NULL, toy_fire);
+    for (i = 0; i < 100 && rc == ALKSIM_OK; i++)
+        rc = alksim_node_fire(&n, 10);
+    ASSERT_EQ(ALKSIM_ERR_SPIN, rc);
+    ASSERT_EQ(64, t.fired);
+    PASS();
+}
+
 TEST node_spinning_is_detected(void)
 {
     toy_node t = {10, 0, 0, 1};
@@ -367,6 +381,12 @@ TEST net_perfect_link_delivers_each_once_after_latency(void)
     ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_net_set_link(&net, 2, 0, &l));
     ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_net_partition(&net, 2, 0, 1));
     ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_net_partition(&net, 0, 2, 1));
+    ASSERT_EQ(0, alksim_net_blocked(&net, 0, 2)); /* out of range: open */
+    ASSERT_EQ(0, alksim_net_blocked(&net, 2, 0));
+    alksim_net_partition(&net, 0, 1, 1);
+    ASSERT_EQ(1, alksim_net_blocked(&net, 0, 1));
+    ASSERT_EQ(0, alksim_net_blocked(&net, 1, 0));
+    alksim_net_heal(&net);
     alksim_source_init_rng(&faults, test_seed);
     for (i = 0; i < 50; i++) {
         payload[0] = (uint8_t)i;
@@ -525,6 +545,7 @@ TEST net_nat_mapping_filtering_and_expiry(void)
     ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 10, &dg));
     ext_to_2 = dg.src.port;
     ASSERT_EQ(ext_to_1, ext_to_2); /* endpoint-independent mapping */
+    ASSERT_EQ(20000, ext_to_1);    /* ports are allocated from 20000 */
     /* Host 1 answers to the mapped port: admitted, rewritten inside. */
     alksim_net_send(&net, &faults, 20, 1, 80, dg.src, "c", 1);
     ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 30, &dg));
@@ -1545,6 +1566,7 @@ SUITE(time_and_nodes)
     RUN_TEST(queue_orders_by_time_then_insertion);
     RUN_TEST(node_queued_output_is_due_now);
     RUN_TEST(node_spinning_is_detected);
+    RUN_TEST(node_default_spin_limit_is_64);
 }
 
 SUITE(network)
