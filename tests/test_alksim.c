@@ -414,6 +414,24 @@ TEST net_perfect_link_delivers_each_once_after_latency(void)
     PASS();
 }
 
+TEST net_simultaneous_arrivals_keep_send_order(void)
+{
+    alksim_net net;
+    alksim_link l = {500, 0, 0, 0, 0, 0};
+    alksim_source faults;
+    alksim_datagram dg;
+    uint8_t k;
+    net_open(&net, 2, &l);
+    alksim_source_init_bytes(&faults, NULL, 0);
+    for (k = 0; k < 10; k++)
+        alksim_net_send(&net, &faults, 0, 0, 1, addr_of(&net, 1, 1), &k, 1);
+    for (k = 0; k < 10; k++) {
+        ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 500, &dg));
+        ASSERT_EQ(k, dg.data[0]); /* ties broken by send order */
+    }
+    PASS();
+}
+
 TEST net_faults_are_counted_and_conserved(void)
 {
     alksim_net net;
@@ -1572,6 +1590,7 @@ SUITE(time_and_nodes)
 SUITE(network)
 {
     RUN_TEST(net_perfect_link_delivers_each_once_after_latency);
+    RUN_TEST(net_simultaneous_arrivals_keep_send_order);
     RUN_TEST(net_faults_are_counted_and_conserved);
     RUN_TEST(net_reorder_delay_is_exact);
     RUN_TEST(net_partition_one_way_and_heal);
