@@ -1331,10 +1331,12 @@ TEST shrinker_finds_a_small_failing_input(void)
     ASSERT(out[4] % 2 == 1 && out[2] % 2 == 1 && out[0] % 2 == 1);
     ASSERT_EQ(ALKSIM_ERR_FAILED,
               alksim_run(&counter_sc, out, n, 0, NULL, &r));
-    /* The run budget is a hard bound. */
-    counter_setups = 0;
-    alksim_shrink(&counter_sc, in, sizeof in, out, work, 3);
-    ASSERT_EQ(3, counter_setups);
+    /* The run budget is a hard bound, whatever phase it runs out in. */
+    for (seed_try = 2; seed_try < 12; seed_try++) {
+        counter_setups = 0;
+        alksim_shrink(&counter_sc, in, sizeof in, out, work, seed_try);
+        ASSERT_EQ(seed_try, counter_setups);
+    }
     /* A passing input does not shrink. */
     memset(in, 0, sizeof in);
     ASSERT_EQ(0, alksim_shrink(&counter_sc, in, sizeof in, out, work, 100));
