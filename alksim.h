@@ -76,7 +76,9 @@
  *   the same trace, bit for bit (alksim_result.trace_hash).
  *
  *   Memory: every object works in caller memory sized by a *_mem_size()
- *   function; no malloc. Threading: no globals; one object per thread.
+ *   function (0 if the configuration's size overflows), 8-byte aligned;
+ *   init refuses too little, misaligned or overflowing memory. No malloc.
+ *   Threading: no globals; one object per thread.
  *
  *   Limits and model choices: hosts, datagram slots, NAT entries, stream
  *   connections and buffers, disk size and cache are fixed at init. A full
@@ -88,7 +90,10 @@
  *   address belongs to one host (no hairpinning); hosts behind a NAT are
  *   reached only through it. Stream connects are decided when requested
  *   (listening, reachable both ways, refusal drawn); a partition stalls a
- *   stream rather than breaking it. Reading a disk sector sees its newest
+ *   stream rather than breaking it; segments held back are due at once
+ *   after the heal and keep their scheduled (earlier) event times. NAT
+ *   external ports count up from 20000 and wrap without a collision check
+ *   (after some 45,000 mappings). Reading a disk sector sees its newest
  *   cached version; a crash keeps, per sector, the durable content or any
  *   one cached version.
  *
@@ -408,7 +413,8 @@ typedef struct alksim_stream_event {
     uint32_t conn;
     int side;                /* the side the event is for */
     uint32_t host;           /* that side's host */
-    const uint8_t *data;     /* DATA: valid until the next poll */
+    const uint8_t *data;     /* DATA: valid until the next poll or the next
+                                write in that direction */
     size_t len;
     uint64_t time;
 } alksim_stream_event;
@@ -594,8 +600,11 @@ ALKSIMDEF int alksim_run(const alksim_scenario *sc, const uint8_t *data,
                          size_t size, unsigned flags, void *out,
                          alksim_run_result *res);
 /* Delta debugging over the bytes: writes the smallest failing input found
- * into `out` (capacity >= size) and returns its size (0 if `data` does not
- * fail). `work` needs `size` bytes. At most max_runs scenario runs. */
+ * into `out` (capacity >= size) and returns its size (0 when even the empty
+ * input fails), or ALKSIM_SHRINK_PASSES if `data` does not fail. `work`
+ * needs `size` bytes. At most max_runs scenario runs (at least one: the
+ * first tells whether `data` fails). */
+#define ALKSIM_SHRINK_PASSES SIZE_MAX
 ALKSIMDEF size_t alksim_shrink(const alksim_scenario *sc, const uint8_t *data,
                                size_t size, uint8_t *out, uint8_t *work,
                                unsigned max_runs);
@@ -990,15 +999,49 @@ struct alksim_net_slot {
 
 #define ALKSIM__ALIGN(n) (((n) + 7u) & ~(size_t)7u)
 
+/* Overflow-checked sizes for the *_mem_size functions: an overflow makes
+ * the total 0, which every *_init refuses. */
+typedef struct alksim__size {
+    size_t total;
+    int bad;
+} alksim__size;
+
+static void alksim__size_add(alksim__size *s, uint64_t count, size_t each)
+{
+    size_t part;
+    if (s->bad || !count || !each)
+        return;
+    if (count > SIZE_MAX / each) {
+        s->bad = 1;
+        return;
+    }
+    part = (size_t)count * each;
+    if (part > SIZE_MAX - 7 || ALKSIM__ALIGN(part) > SIZE_MAX - s->total) {
+        s->bad = 1;
+        return;
+    }
+    s->total += ALKSIM__ALIGN(part);
+}
+
+/* Caller memory must be 8-byte aligned (it holds 64-bit fields). */
+static int alksim__mem_ok(const void *mem, size_t mem_len, size_t need)
+{
+    return mem && need && mem_len >= need && ((uintptr_t)mem & 7u) == 0;
+}
+
 ALKSIMDEF size_t alksim_net_mem_size(const alksim_net_config *cfg)
 {
-    size_t h = cfg->hosts, m = cfg->max_in_flight;
-    return ALKSIM__ALIGN(h * h * sizeof(alksim_link)) + ALKSIM__ALIGN(h * h) +
-           ALKSIM__ALIGN(h * sizeof(alksim_net_host)) +
-           ALKSIM__ALIGN(h * cfg->nat_mappings * sizeof(alksim_nat_entry)) +
-           ALKSIM__ALIGN(m * sizeof(alksim_net_slot)) +
-           ALKSIM__ALIGN(m * (size_t)cfg->slot_size) +
-           2 * ALKSIM__ALIGN(m * sizeof(uint32_t));
+    uint64_t h = cfg->hosts, m = cfg->max_in_flight;
+    alksim__size s = {0, 0};
+    alksim__size_add(&s, h * h, sizeof(alksim_link));
+    alksim__size_add(&s, h * h, 1);
+    alksim__size_add(&s, h, sizeof(alksim_net_host));
+    alksim__size_add(&s, h * cfg->nat_mappings, sizeof(alksim_nat_entry));
+    alksim__size_add(&s, m, sizeof(alksim_net_slot));
+    alksim__size_add(&s, m, cfg->slot_size);
+    alksim__size_add(&s, m, sizeof(uint32_t));
+    alksim__size_add(&s, m, sizeof(uint32_t));
+    return s.bad ? 0 : s.total;
 }
 
 ALKSIMDEF int alksim_net_init(alksim_net *net, const alksim_net_config *cfg,
@@ -1006,8 +1049,8 @@ ALKSIMDEF int alksim_net_init(alksim_net *net, const alksim_net_config *cfg,
 {
     uint8_t *p = (uint8_t *)mem;
     size_t h, m, i;
-    if (!net || !cfg || !mem || !cfg->hosts || !cfg->max_in_flight ||
-        !cfg->slot_size || mem_len < alksim_net_mem_size(cfg))
+    if (!net || !cfg || !cfg->hosts || !cfg->max_in_flight ||
+        !cfg->slot_size || !alksim__mem_ok(mem, mem_len, alksim_net_mem_size(cfg)))
         return ALKSIM_ERR_INVALID_ARGUMENT;
     h = cfg->hosts;
     m = cfg->max_in_flight;
@@ -1109,7 +1152,8 @@ ALKSIMDEF int alksim_net_blocked(const alksim_net *net, uint32_t from,
 static int alksim__nat_live(const alksim_net_host *h, const alksim_nat_entry *e,
                             uint64_t now)
 {
-    return e->used && (h->nat.expiry_ns == 0 ||
+    /* `now` may be an arrival time earlier than a later send's refresh. */
+    return e->used && (h->nat.expiry_ns == 0 || now <= e->last_used ||
                        now - e->last_used <= h->nat.expiry_ns);
 }
 
@@ -1340,8 +1384,8 @@ ALKSIMDEF int alksim_net_deliver(alksim_net *net, uint64_t now,
         } else if (net->partitioned[s->from * net->cfg.hosts + to]) {
             net->stats.dropped_partition++;
         } else if (net->host[to].natted &&
-                   !alksim__nat_in(net, to, s->src, s->dst.port, now,
-                                   &dst.port)) {
+                   !alksim__nat_in(net, to, s->src, s->dst.port,
+                                   s->deliver_at, &dst.port)) {
             net->stats.dropped_nat++;
         } else {
             if (net->host[to].natted)
@@ -1435,9 +1479,11 @@ struct alksim_stream_conn {
 ALKSIMDEF size_t alksim_streams_mem_size(uint32_t max_conns, uint32_t buffer,
                                          uint32_t hosts)
 {
-    return ALKSIM__ALIGN((size_t)max_conns * sizeof(alksim_stream_conn)) +
-           ALKSIM__ALIGN((size_t)max_conns * 2 * buffer) +
-           ALKSIM__ALIGN(hosts);
+    alksim__size s = {0, 0};
+    alksim__size_add(&s, max_conns, sizeof(alksim_stream_conn));
+    alksim__size_add(&s, (uint64_t)max_conns * 2, buffer);
+    alksim__size_add(&s, hosts, 1);
+    return s.bad ? 0 : s.total;
 }
 
 ALKSIMDEF int alksim_streams_init(alksim_streams *st, uint32_t max_conns,
@@ -1445,8 +1491,9 @@ ALKSIMDEF int alksim_streams_init(alksim_streams *st, uint32_t max_conns,
                                   uint32_t hosts, void *mem, size_t mem_len)
 {
     uint8_t *p = (uint8_t *)mem;
-    if (!st || !mem || !max_conns || !buffer || !hosts ||
-        mem_len < alksim_streams_mem_size(max_conns, buffer, hosts))
+    if (!st || !max_conns || !buffer || !hosts ||
+        !alksim__mem_ok(mem, mem_len,
+                        alksim_streams_mem_size(max_conns, buffer, hosts)))
         return ALKSIM_ERR_INVALID_ARGUMENT;
     memset(st, 0, sizeof *st);
     memset(mem, 0, alksim_streams_mem_size(max_conns, buffer, hosts));
@@ -1577,6 +1624,8 @@ ALKSIMDEF ptrdiff_t alksim_stream_write(alksim_streams *st,
     take = st->buffer - d->len;
     if (take > len)
         take = (uint32_t)len;
+    if (!take)
+        return 0; /* full, or nothing to write (data may be NULL) */
     buf = st->bufs + ((size_t)conn * 2 + (size_t)side) * st->buffer;
     tail = (d->head + d->len) % st->buffer;
     first = st->buffer - tail < take ? st->buffer - tail : take;
@@ -1584,7 +1633,7 @@ ALKSIMDEF ptrdiff_t alksim_stream_write(alksim_streams *st,
     memcpy(buf, (const uint8_t *)data + first, take - first);
     d->len += take;
     st->stats.written += take;
-    if (take && d->next_at == ALKSIM_NEVER)
+    if (d->next_at == ALKSIM_NEVER)
         alksim__stream_schedule(st, c, side, faults, now);
     return (ptrdiff_t)take;
 }
@@ -1765,18 +1814,20 @@ ALKSIMDEF int alksim_stream_poll(alksim_streams *st, alksim_source *faults,
 /* ---- Disk -------------------------------------------------------------------- */
 ALKSIMDEF size_t alksim_disk_mem_size(const alksim_disk_config *cfg)
 {
-    return ALKSIM__ALIGN((size_t)(cfg->sectors * cfg->sector_size)) +
-           ALKSIM__ALIGN((size_t)cfg->max_pending * cfg->sector_size) +
-           ALKSIM__ALIGN((size_t)cfg->max_pending * sizeof(uint64_t));
+    alksim__size s = {0, 0};
+    alksim__size_add(&s, cfg->sectors, cfg->sector_size);
+    alksim__size_add(&s, cfg->max_pending, cfg->sector_size);
+    alksim__size_add(&s, cfg->max_pending, sizeof(uint64_t));
+    return s.bad ? 0 : s.total;
 }
 
 ALKSIMDEF int alksim_disk_init(alksim_disk *disk, const alksim_disk_config *cfg,
                                void *mem, size_t mem_len)
 {
     uint8_t *p = (uint8_t *)mem;
-    if (!disk || !cfg || !mem || !cfg->sector_size || !cfg->sectors ||
-        !cfg->max_pending || cfg->sectors > SIZE_MAX / cfg->sector_size ||
-        mem_len < alksim_disk_mem_size(cfg))
+    if (!disk || !cfg || !cfg->sector_size || !cfg->sectors ||
+        !cfg->max_pending ||
+        !alksim__mem_ok(mem, mem_len, alksim_disk_mem_size(cfg)))
         return ALKSIM_ERR_INVALID_ARGUMENT;
     memset(disk, 0, sizeof *disk);
     memset(mem, 0, alksim_disk_mem_size(cfg));
@@ -2123,8 +2174,9 @@ ALKSIMDEF size_t alksim_shrink(const alksim_scenario *sc, const uint8_t *data,
     unsigned runs = 1;
     target = alksim_run(sc, data, size, 0, NULL, &r);
     if (target == ALKSIM_OK)
-        return 0;
-    memcpy(out, data, size);
+        return ALKSIM_SHRINK_PASSES;
+    if (size)
+        memcpy(out, data, size);
     for (;;) {
         size_t before = n;
         int simpler = 0;

@@ -597,6 +597,28 @@ TEST net_nat_mapping_filtering_and_expiry(void)
     PASS();
 }
 
+TEST net_nat_filters_at_arrival_not_at_delivery_call(void)
+{
+    alksim_net net;
+    alksim_link l = {1000, 0, 0, 0, 0, 0};
+    alksim_source faults;
+    alksim_datagram dg;
+    alksim_nat_config nat = {0xc6336404u, ALKSIM_NAT_EIM, ALKSIM_NAT_EIF,
+                             10000};
+    net_open(&net, 2, &l);
+    alksim_source_init_bytes(&faults, NULL, 0);
+    alksim_net_set_nat(&net, 0, &nat);
+    alksim_net_send(&net, &faults, 0, 0, 40, addr_of(&net, 1, 80), "q", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 1000, &dg));
+    /* The reply arrives at 2000, well inside the 10 us idle lifetime; the
+     * driver only gets round to delivering at 50000. */
+    alksim_net_send(&net, &faults, 1000, 1, 80, dg.src, "a", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 50000, &dg));
+    ASSERT_EQ(0, dg.to_host);
+    ASSERT_EQ(0, alksim_net_get_stats(&net).dropped_nat);
+    PASS();
+}
+
 TEST net_nat_full_table_evicts_least_recently_used(void)
 {
     alksim_net net;
@@ -940,6 +962,8 @@ TEST stream_connect_refuse_and_accept(void)
     ASSERT_EQ(ALKSIM_STREAM_CONNECTED, ev.type);
     ASSERT_EQ(0, ev.host);
     ASSERT_EQ(2000, ev.time);
+    ASSERT_EQ(0, alksim_stream_write(&st, &f, 5000, c, 0, NULL, 0));
+    ASSERT_EQ(ALKSIM_NEVER, alksim_stream_next_time(&st, 5000));
     ASSERT_EQ(1, alksim_stream_write(&st, &f, 5000, c, 0, "x", 1));
     ASSERT_EQ(2, alksim_stream_write(&st, &f, 5000, c, 1, "yz", 2));
     ASSERT_EQ(1, alksim_stream_buffered(&st, c, 0));
@@ -1339,7 +1363,8 @@ TEST shrinker_finds_a_small_failing_input(void)
     }
     /* A passing input does not shrink. */
     memset(in, 0, sizeof in);
-    ASSERT_EQ(0, alksim_shrink(&counter_sc, in, sizeof in, out, work, 100));
+    ASSERT_EQ(ALKSIM_SHRINK_PASSES,
+              alksim_shrink(&counter_sc, in, sizeof in, out, work, 100));
     PASS();
 }
 
@@ -1391,6 +1416,22 @@ TEST exact_memory_sizes_are_enough_and_needed(void)
     ASSERT_EQ(ALKSIM_OK, alksim_streams_init(&st, 2, 64, NULL, 3, stream_mem, s));
     ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
               alksim_streams_init(&st, 2, 64, NULL, 3, stream_mem, s - 1));
+    /* misaligned memory is refused */
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+              alksim_net_init(&net, &ncfg, net_mem + 1, n));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+              alksim_disk_init(&disk, &dcfg, disk_mem + 4, d));
+    /* sizes that overflow are 0, and init refuses them */
+    {
+        alksim_disk_config huge = {1, UINT64_MAX, 1};
+        alksim_net_config wide = {UINT32_MAX, 1, 1, 0};
+        ASSERT_EQ(0, alksim_disk_mem_size(&huge));
+        ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+                  alksim_disk_init(&disk, &huge, disk_mem, 16));
+        ASSERT_EQ(0, alksim_net_mem_size(&wide));
+        ASSERT_EQ(0, alksim_streams_mem_size(UINT32_MAX, UINT32_MAX,
+                                             UINT32_MAX));
+    }
     PASS();
 }
 
@@ -1598,6 +1639,7 @@ SUITE(network)
     RUN_TEST(net_partition_one_way_and_heal);
     RUN_TEST(net_roaming_drops_in_flight_to_old_address);
     RUN_TEST(net_nat_mapping_filtering_and_expiry);
+    RUN_TEST(net_nat_filters_at_arrival_not_at_delivery_call);
     RUN_TEST(net_nat_full_table_evicts_least_recently_used);
     RUN_TEST(net_nat_dependent_mapping_and_port_filtering);
     RUN_TEST(net_check_detects_corruption);
