@@ -83,6 +83,15 @@ TEST range_uses_the_fewest_bytes(void)
     ASSERT_EQ(10 + 0x0403 % 1001, alksim_range(&s, 10, 1010)); /* two */
     ASSERT_EQ(3, alksim_range(&s, 3, 3));             /* no decision */
     ASSERT_EQ(3, alksim_source_remaining(&s));
+    {
+        /* fixed widths: u32 takes 4 bytes, a 32-bit span takes 4 */
+        uint8_t ten[10] = {0};
+        alksim_source_init_bytes(&s, ten, sizeof ten);
+        alksim_u32(&s);
+        ASSERT_EQ(6, alksim_source_remaining(&s));
+        alksim_range(&s, 0, 0xffffffffu);
+        ASSERT_EQ(2, alksim_source_remaining(&s));
+    }
     PASS();
 }
 
@@ -616,6 +625,12 @@ TEST net_nat_filters_at_arrival_not_at_delivery_call(void)
     ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 50000, &dg));
     ASSERT_EQ(0, dg.to_host);
     ASSERT_EQ(0, alksim_net_get_stats(&net).dropped_nat);
+    /* Exactly the idle lifetime after the last outbound use still admits. */
+    alksim_net_send(&net, &faults, 100000, 0, 40, addr_of(&net, 1, 80), "q", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 101000, &dg));
+    alksim_net_send(&net, &faults, 109000, 1, 80, dg.src, "b", 1);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 110000, &dg)); /* +10000 */
+    ASSERT_EQ(0, dg.to_host);
     PASS();
 }
 
@@ -1385,6 +1400,19 @@ static int failing_quiesce(alksim_ctx *ctx, void *st)
     return ALKSIM_ERR_IO; /* a code of its own, without alksim_fail */
 }
 
+TEST default_liveness_bound_is_100000(void)
+{
+    alksim_scenario sc = counter_sc;
+    alksim_run_result r;
+    const uint8_t in[] = {1, 1};
+    sc.quiesce = stuck_quiesce;
+    sc.max_quiesce = 0;
+    stuck_calls = 0;
+    ASSERT_EQ(ALKSIM_ERR_LIVENESS, alksim_run(&sc, in, sizeof in, 0, NULL, &r));
+    ASSERT_EQ(100000, stuck_calls);
+    PASS();
+}
+
 TEST quiesce_error_code_is_the_result(void)
 {
     alksim_scenario sc = counter_sc;
@@ -1496,7 +1524,7 @@ TEST passing_run_logs_no_failure(void)
     alksim_run_result r;
     FILE *f = tmpfile();
     char line[256];
-    int failed_lines = 0;
+    int failed_lines = 0, done_lines = 0;
     size_t i;
     ASSERT(f != NULL);
     for (i = 0; i < sizeof in; i++)
@@ -1504,10 +1532,13 @@ TEST passing_run_logs_no_failure(void)
     ASSERT_EQ(ALKSIM_OK, alksim_run(&counter_sc, in, sizeof in,
                                     ALKSIM_RUN_VERBOSE, f, &r));
     rewind(f);
-    while (fgets(line, sizeof line, f))
+    while (fgets(line, sizeof line, f)) {
         failed_lines += strstr(line, "FAILED") != NULL;
+        done_lines += strstr(line, "done at") != NULL;
+    }
     fclose(f);
     ASSERT_EQ(0, failed_lines);
+    ASSERT_EQ(1, done_lines); /* the liveness phase ended by quiescence */
     PASS();
 }
 
@@ -1675,6 +1706,7 @@ SUITE(runner)
     RUN_TEST(shrinker_finds_a_small_failing_input);
     RUN_TEST(liveness_bound_is_enforced);
     RUN_TEST(quiesce_error_code_is_the_result);
+    RUN_TEST(default_liveness_bound_is_100000);
     RUN_TEST(thirty_two_kinds_swarm);
     RUN_TEST(max_steps_and_trace_lines);
     RUN_TEST(passing_run_logs_no_failure);
