@@ -331,11 +331,11 @@ typedef struct alksim_net {
     alksim_nat_entry *nat;       /* hosts x nat_mappings */
     alksim_net_slot *slots;
     uint8_t *payload;            /* max_in_flight x slot_size */
-    uint32_t *heap;              /* slot indices by (deliver_at, seq) */
-    uint32_t heap_len;
+    alksim_queue arrivals;       /* slot index (target) by arrival time,
+                                    ties in send order */
     uint32_t *free_slots;
     uint32_t free_len;
-    uint64_t next_seq, next_id;
+    uint64_t next_id;
     int32_t last_delivered;      /* slot to free at the next deliver call */
     uint32_t check_epoch;        /* alksim_net_check's marker */
     alksim_net_stats stats;
@@ -989,7 +989,7 @@ struct alksim_nat_entry {
 };
 
 struct alksim_net_slot {
-    uint64_t deliver_at, seq, sent_at, id;
+    uint64_t deliver_at, sent_at, id;
     alksim_addr src, dst;
     uint32_t from;
     uint32_t len;
@@ -1039,7 +1039,7 @@ ALKSIMDEF size_t alksim_net_mem_size(const alksim_net_config *cfg)
     alksim__size_add(&s, h * cfg->nat_mappings, sizeof(alksim_nat_entry));
     alksim__size_add(&s, m, sizeof(alksim_net_slot));
     alksim__size_add(&s, m, cfg->slot_size);
-    alksim__size_add(&s, m, sizeof(uint32_t));
+    alksim__size_add(&s, m, sizeof(alksim_event));
     alksim__size_add(&s, m, sizeof(uint32_t));
     return s.bad ? 0 : s.total;
 }
@@ -1069,8 +1069,8 @@ ALKSIMDEF int alksim_net_init(alksim_net *net, const alksim_net_config *cfg,
     p += ALKSIM__ALIGN(m * sizeof(alksim_net_slot));
     net->payload = p;
     p += ALKSIM__ALIGN(m * (size_t)cfg->slot_size);
-    net->heap = (uint32_t *)(void *)p;
-    p += ALKSIM__ALIGN(m * sizeof(uint32_t));
+    alksim_queue_init(&net->arrivals, (alksim_event *)(void *)p, m);
+    p += ALKSIM__ALIGN(m * sizeof(alksim_event));
     net->free_slots = (uint32_t *)(void *)p;
     for (i = 0; i < m; i++)
         net->free_slots[i] = (uint32_t)(m - 1 - i);
@@ -1239,46 +1239,6 @@ static int alksim__route(const alksim_net *net, uint32_t ip, uint32_t *host)
     return 0;
 }
 
-static int alksim__slot_before(const alksim_net *net, uint32_t a, uint32_t b)
-{
-    const alksim_net_slot *x = &net->slots[a], *y = &net->slots[b];
-    return x->deliver_at < y->deliver_at ||
-           (x->deliver_at == y->deliver_at && x->seq < y->seq);
-}
-
-static void alksim__heap_push(alksim_net *net, uint32_t slot)
-{
-    uint32_t i = net->heap_len++;
-    while (i > 0) {
-        uint32_t parent = (i - 1) / 2;
-        if (!alksim__slot_before(net, slot, net->heap[parent]))
-            break;
-        net->heap[i] = net->heap[parent];
-        i = parent;
-    }
-    net->heap[i] = slot;
-}
-
-static uint32_t alksim__heap_pop(alksim_net *net)
-{
-    uint32_t top = net->heap[0], last = net->heap[--net->heap_len], i = 0;
-    for (;;) {
-        uint32_t child = 2 * i + 1;
-        if (child >= net->heap_len)
-            break;
-        if (child + 1 < net->heap_len &&
-            alksim__slot_before(net, net->heap[child + 1], net->heap[child]))
-            child++;
-        if (!alksim__slot_before(net, net->heap[child], last))
-            break;
-        net->heap[i] = net->heap[child];
-        i = child;
-    }
-    if (net->heap_len)
-        net->heap[i] = last;
-    return top;
-}
-
 static void alksim__enqueue(alksim_net *net, alksim_source *faults,
                             const alksim_link *link, uint64_t now,
                             uint32_t from, alksim_addr src, alksim_addr dst,
@@ -1299,7 +1259,6 @@ static void alksim__enqueue(alksim_net *net, alksim_source *faults,
     idx = net->free_slots[--net->free_len];
     s = &net->slots[idx];
     s->deliver_at = now + delay;
-    s->seq = net->next_seq++;
     s->sent_at = now;
     s->id = id;
     s->src = src;
@@ -1309,7 +1268,8 @@ static void alksim__enqueue(alksim_net *net, alksim_source *faults,
     s->duplicate = duplicate;
     if (len)
         memcpy(net->payload + (size_t)idx * net->cfg.slot_size, data, len);
-    alksim__heap_push(net, idx);
+    alksim_queue_push(&net->arrivals, s->deliver_at, 0, idx, 0); /* has room:
+                                              one entry per slot */
     net->stats.in_flight++;
 }
 
@@ -1359,7 +1319,8 @@ ALKSIMDEF int alksim_net_send(alksim_net *net, alksim_source *faults,
 
 ALKSIMDEF uint64_t alksim_net_next_time(const alksim_net *net)
 {
-    return net->heap_len ? net->slots[net->heap[0]].deliver_at : ALKSIM_NEVER;
+    const alksim_event *next = alksim_queue_peek(&net->arrivals);
+    return next ? next->time : ALKSIM_NEVER;
 }
 
 static void alksim__free_slot(alksim_net *net, uint32_t idx)
@@ -1374,9 +1335,15 @@ ALKSIMDEF int alksim_net_deliver(alksim_net *net, uint64_t now,
         alksim__free_slot(net, (uint32_t)net->last_delivered);
         net->last_delivered = -1;
     }
-    while (net->heap_len && net->slots[net->heap[0]].deliver_at <= now) {
-        uint32_t idx = alksim__heap_pop(net), to;
-        alksim_net_slot *s = &net->slots[idx];
+    const alksim_event *next;
+    while ((next = alksim_queue_peek(&net->arrivals)) != NULL &&
+           next->time <= now) {
+        alksim_event ev;
+        uint32_t idx, to;
+        alksim_net_slot *s;
+        alksim_queue_pop(&net->arrivals, &ev);
+        idx = ev.target;
+        s = &net->slots[idx];
         alksim_addr dst = s->dst;
         net->stats.in_flight--;
         if (!alksim__route(net, s->dst.ip, &to)) {
@@ -1431,16 +1398,17 @@ ALKSIMDEF int alksim_net_check(alksim_net *net)
                    s->dropped_mtu + s->dropped_no_route + s->dropped_overflow +
                    s->dropped_nat + s->in_flight;
     uint32_t i;
-    if (in != out || s->in_flight != net->heap_len ||
-        net->free_len + net->heap_len + (net->last_delivered >= 0) !=
+    const alksim_queue *q = &net->arrivals;
+    if (in != out || s->in_flight != q->len ||
+        net->free_len + q->len + (net->last_delivered >= 0) !=
             net->cfg.max_in_flight)
         return ALKSIM_ERR_CONSERVATION;
     if (++net->check_epoch == 0)
         net->check_epoch = 1;
-    for (i = 0; i < net->heap_len; i++)
-        if (!alksim__net_mark(net, net->heap[i]) ||
-            (i && alksim__slot_before(net, net->heap[i],
-                                      net->heap[(i - 1) / 2])))
+    for (i = 0; i < q->len; i++)
+        if (!alksim__net_mark(net, q->heap[i].target) ||
+            q->heap[i].time != net->slots[q->heap[i].target].deliver_at ||
+            (i && alksim__event_before(&q->heap[i], &q->heap[(i - 1) / 2])))
             return ALKSIM_ERR_CONSERVATION;
     for (i = 0; i < net->free_len; i++)
         if (!alksim__net_mark(net, net->free_slots[i]))

@@ -709,21 +709,24 @@ TEST net_check_detects_corruption(void)
     for (i = 0; i < 20; i++)
         alksim_net_send(&net, &f, i * 7, 0, 1, addr_of(&net, 1, 1), "x", 1);
     ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 1700, &dg));
-    ASSERT(net.heap_len >= 2);
+    ASSERT(net.arrivals.len >= 2);
     ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
-    /* heap order broken */
-    saved = net.heap[0];
-    net.heap[0] = net.heap[net.heap_len - 1];
-    net.heap[net.heap_len - 1] = saved;
-    ASSERT_EQ(ALKSIM_ERR_CONSERVATION, alksim_net_check(&net));
-    net.heap[net.heap_len - 1] = net.heap[0];
-    net.heap[0] = saved;
+    /* arrival order broken */
+    {
+        alksim_event first = net.arrivals.heap[0];
+        size_t last = net.arrivals.len - 1;
+        net.arrivals.heap[0] = net.arrivals.heap[last];
+        net.arrivals.heap[last] = first;
+        ASSERT_EQ(ALKSIM_ERR_CONSERVATION, alksim_net_check(&net));
+        net.arrivals.heap[last] = net.arrivals.heap[0];
+        net.arrivals.heap[0] = first;
+    }
     ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
-    /* a slot both free and in flight (the first and a later heap entry) */
+    /* a slot both free and in flight (the first and a later entry) */
     saved = net.free_slots[0];
-    net.free_slots[0] = net.heap[1];
+    net.free_slots[0] = net.arrivals.heap[1].target;
     ASSERT_EQ(ALKSIM_ERR_CONSERVATION, alksim_net_check(&net));
-    net.free_slots[0] = net.heap[0];
+    net.free_slots[0] = net.arrivals.heap[0].target;
     ASSERT_EQ(ALKSIM_ERR_CONSERVATION, alksim_net_check(&net));
     net.free_slots[0] = saved;
     /* the delivered slot also listed free */
