@@ -1,0 +1,2603 @@
+/* alktunnel.h - sans-IO tunnels, part 1: strict JSON and the tunnel params
+ * version 0.1.0 - single-header C99 library, part of alk
+ *
+ * Everything alktunnel reads as text from outside: a strict RFC 8259 JSON
+ * pull parser and typed decoders / encoders for the tunnel's open params,
+ * listen replies and control-plane messages. No malloc, no I/O, no globals.
+ * (The channel-mux session, roles and pumps come in a later part and reuse
+ * these types.)
+ *
+ * QUICK START
+ *
+ *   #define ALKTUNNEL_IMPLEMENTATION   // in exactly one .c file
+ *   #include "alktunnel.h"
+ *
+ *   alkt_open_params p; alkt_error err;
+ *   if (alkt_open_params_decode(text, len, NULL, &p, &err) != ALKT_OK) {
+ *       fprintf(stderr, "%s at %zu (line %zu col %zu) in '%s'\n",
+ *               alkt_strerror(err.code), err.offset, err.line, err.column,
+ *               err.path);            // e.g. "port out of range ... 'port'"
+ *   } else if (p.kind == ALKT_OPEN_DIRECT && p.substrate != ALKT_SUBSTRATE_UNIX)
+ *       connect_to(p.host.name, p.port);   // or p.host.ip for literals
+ *
+ *   char out[512];
+ *   ptrdiff_t n = alkt_open_params_encode(&p, out, sizeof out, &err);
+ *   // n >= 0: canonical JSON of n bytes (not NUL-terminated); n < 0: error.
+ *   // alkt_open_params_encode(&p, NULL, 0, &err) returns the size needed.
+ *
+ *   // the raw reader, one token at a time:
+ *   alkt_json_parser jp; alkt_json_token t;
+ *   alkt_json_init(&jp, text, len, NULL);
+ *   while (alkt_json_next(&jp, &t) == ALKT_OK && t.type != ALKT_JSON_END)
+ *       ...;                           // t.type, t.ptr/t.len, t.offset
+ *
+ * CONFIGURATION (define before including the implementation)
+ *
+ *   ALKTUNNEL_IMPLEMENTATION  emit the implementation in this translation unit
+ *                             (ALK_IMPLEMENTATION turns on every alk header)
+ *   ALKTUNNEL_STATIC          make every function static (private copy per TU)
+ *   ALKTUNNEL_ASSERT(c)       internal-invariant check, default assert(c);
+ *                             never fires on malformed input
+ *
+ * API
+ *
+ *   JSON reader (pull parser, state in the caller's alkt_json_parser):
+ *     alkt_json_init(p, json, len, limits)   limits NULL or zeroed: defaults
+ *     alkt_json_next(p, &token)              ALKT_OK + one token, or < 0
+ *     alkt_json_error(p, &err)               the sticky error with its context
+ *     alkt_json_validate(json, len, limits, &err)   whole document
+ *     alkt_json_unescape(raw, len, out, cap, &out_len, &bad)  string contents
+ *     alkt_json_number_u64 / _i64(token, &value)            integer values
+ *   Typed params (decode: zeroed out-struct filled or error; encode:
+ *   canonical JSON into buf, returns length or < 0; buf NULL + cap 0 asks
+ *   for the length):
+ *     alkt_open_params_decode / _encode       open a channel (direct or
+ *                                             forwarded)
+ *     alkt_listen_reply_decode / _encode      where a forwarded open listens
+ *     alkt_listen_reply_project               lenient: never fails, gives
+ *                                             both fields or neither
+ *     alkt_control_decode / _encode           control plane: resources,
+ *                                             authorizations, revocations,
+ *                                             relays
+ *   Addresses and names (also used by the decoders):
+ *     alkt_ip_parse, alkt_ip_format, alkt_hostname_valid
+ *   alkt_strerror(code)
+ *
+ * SCHEMAS (every object: unknown fields and duplicate keys rejected)
+ *
+ *   open params, direct:    {"substrate":"tcp"|"udp","host":HOST,"port":PORT}
+ *                           {"substrate":"unix","path":PATH}
+ *   open params, forwarded: {"listen":PORT,"substrate":"tcp"|"udp"
+ *                            [,"host":IP]}   host = bind address, default any
+ *   listen reply:           {"address":IP,"port":PORT}
+ *   control message:        {["resources":[RESOURCE...]]
+ *                            [,"authorizations":[AUTHORIZATION...]]
+ *                            [,"revocations":[REVOCATION...]]
+ *                            [,"relays":[RELAY...]]}   at least one section;
+ *                           an empty array is a valid (empty) section
+ *     RESOURCE       {"id":ID,"cidr":CIDR[,"ports":[{"from":PORT,"to":PORT}
+ *                     ...]][,"protocols":["tcp"|"udp"|"icmp"...]],
+ *                     "gateway":ID}  ports / protocols absent = all; present
+ *                     = non-empty; from <= to; a protocol at most once
+ *     AUTHORIZATION  {"client":ID,"resource":ID,"secret":HEX,"expires":SECS}
+ *     REVOCATION     {"client":ID,"resource":ID}
+ *     RELAY          {"id":ID,"address":HOST,"port":PORT,"token":TOKEN}
+ *
+ *   PORT   integer 1..65535 (0 is refused everywhere, `listen: 0` included)
+ *   ID     1..64 bytes of [A-Za-z0-9._:-]
+ *   HOST   an IP literal or a DNS name (RFC 1123: labels 1..63 of letters,
+ *          digits and inner hyphens, total <= 253, last label not all
+ *          digits, no trailing dot)
+ *   IP     IPv4 dotted quad (no leading zeros) or IPv6 (RFC 4291 text, `::`
+ *          forms, trailing dotted quad; no zone id). Encoded in canonical
+ *          form (RFC 5952), so encode(decode(s)) is a fixed point.
+ *   CIDR   IP "/" prefix (0..32 / 0..128, no leading zeros), host bits zero
+ *   PATH   1..107 bytes of UTF-8 (sockaddr_un's sun_path less its NUL)
+ *   HEX    32..128 lowercase hex digits, even count (16..64 secret bytes)
+ *   SECS   integer 0..2^53-1, seconds since the Unix epoch
+ *   TOKEN  1..128 bytes of printable ASCII (0x21..0x7E)
+ *   Integers take the JSON integer grammar only: 1.0 and 1e3 are refused
+ *   (ALKT_ERR_NOT_INTEGER). Strings never contain U+0000.
+ *
+ * DESIGN NOTES
+ *
+ *   Why a pull parser: it reads the document once, front to back, and keeps
+ *   only a bit per nesting level (whether it is an object or an array), so
+ *   memory is fixed (sizeof(alkt_json_parser)), cost is strictly linear in
+ *   the input, and the typed decoders consume tokens as they come - no token
+ *   array to size, no parent search. Tokens point into the caller's input
+ *   (zero-copy); string tokens are raw (escapes still in) and unescaped only
+ *   into the typed field that needs them.
+ *
+ *   Strictness (RFC 8259 and nothing more): one top-level value of any type
+ *   with optional whitespace (space, tab, LF, CR only) around it; no
+ *   comments, trailing commas, single quotes, NaN/Infinity, leading `+`,
+ *   leading zeros, bare `.5`/`5.`/`1e`; raw control characters in strings
+ *   refused; raw bytes must be UTF-8 per RFC 3629 (no overlongs, no encoded
+ *   surrogates, nothing above U+10FFFF, no truncated sequences). A byte
+ *   order mark is not skipped: it is refused like any other stray byte
+ *   (RFC 8259 §8.1: parsers MAY ignore it; we choose not to). Numbers of any
+ *   magnitude pass the reader; the typed layer range-checks them. A `\u`
+ *   escape of an unpaired surrogate passes the reader (the grammar allows
+ *   it) and is refused by alkt_json_unescape (ALKT_ERR_BAD_SURROGATE), so
+ *   no typed field ever holds one. Duplicate keys pass the reader and are
+ *   refused by every typed decoder.
+ *
+ *   Limits: depth (nested arrays/objects) default 64, at most
+ *   ALKT_JSON_DEPTH_LIMIT (1024); size default 1 MiB (larger input is
+ *   refused before any byte is read). Control-message arrays go into the
+ *   caller's arrays (pointer + capacity in alkt_control); more items than
+ *   the capacity is ALKT_ERR_TOO_MANY, never a silent truncation.
+ *
+ *   Structs: decoders zero the whole out-struct first and fill it, so two
+ *   decodes of equal documents compare equal with memcmp. Build your own
+ *   structs from a zeroed one for the same property. Strings are stored
+ *   NUL-terminated in fixed arrays sized by the limits above.
+ *
+ *   Threading: no globals; a parser or decode call per thread at a time.
+ *
+ * ERRORS
+ *
+ *   Every error is a negative ALKT_ERR_* code (alkt_strerror gives its
+ *   text) plus an alkt_error: `offset` is the byte offset in the input of
+ *   the offending byte or value (of the object's `{` for a missing field;
+ *   equal to the input length when the input ended early), `line`/`column`
+ *   1-based (column in bytes), and `path` the field path such as
+ *   "resources[2].ports[0].to" ("" at the top level; an unknown key is
+ *   shown sanitised, a path that does not fit ends in "..."). Encoders
+ *   report invalid struct fields the same way, with offset 0.
+ */
+#ifndef ALKTUNNEL_H
+#define ALKTUNNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef ALKTUNNEL_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define ALKTDEF static __attribute__((unused))
+#else
+#define ALKTDEF static
+#endif
+#else
+#define ALKTDEF extern
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- results -------------------------------------------------------------- */
+#define ALKT_RESULT_LIST(X)                                                    \
+    X(ALKT_OK, 0, "ok")                                                        \
+    X(ALKT_ERR_ARG, -1, "invalid argument")                                    \
+    X(ALKT_ERR_TOO_LARGE, -2, "input larger than the size limit")             \
+    X(ALKT_ERR_TOO_DEEP, -3, "nesting deeper than the depth limit")           \
+    X(ALKT_ERR_UNEXPECTED_END, -4, "input ends inside a JSON value")          \
+    X(ALKT_ERR_SYNTAX, -5, "unexpected character")                            \
+    X(ALKT_ERR_BAD_NUMBER, -6, "malformed number")                            \
+    X(ALKT_ERR_BAD_ESCAPE, -7, "malformed escape in a string")                \
+    X(ALKT_ERR_CONTROL_CHAR, -8, "raw control character in a string")         \
+    X(ALKT_ERR_BAD_UTF8, -9, "invalid UTF-8")                                  \
+    X(ALKT_ERR_TRAILING_DATA, -10, "data after the top-level value")          \
+    X(ALKT_ERR_WRONG_TYPE, -11, "value has the wrong JSON type")              \
+    X(ALKT_ERR_UNKNOWN_FIELD, -12, "unknown field")                           \
+    X(ALKT_ERR_DUPLICATE_FIELD, -13, "field given twice")                     \
+    X(ALKT_ERR_MISSING_FIELD, -14, "required field missing")                  \
+    X(ALKT_ERR_FIELD_NOT_ALLOWED, -15,                                         \
+      "field not allowed together with the other fields")                    \
+    X(ALKT_ERR_NOT_INTEGER, -16, "number is not an integer")                  \
+    X(ALKT_ERR_OUT_OF_RANGE, -17, "number out of range")                      \
+    X(ALKT_ERR_BAD_SURROGATE, -18, "unpaired surrogate in a \\u escape")      \
+    X(ALKT_ERR_NUL_IN_STRING, -19, "U+0000 in a string")                      \
+    X(ALKT_ERR_STRING_TOO_LONG, -20, "string longer than its limit")          \
+    X(ALKT_ERR_EMPTY, -21, "empty where a value is required")                 \
+    X(ALKT_ERR_BAD_ENUM, -22, "not one of the allowed values")                \
+    X(ALKT_ERR_BAD_ADDRESS, -23, "malformed IP address")                      \
+    X(ALKT_ERR_BAD_HOSTNAME, -24, "malformed host name")                      \
+    X(ALKT_ERR_BAD_CIDR, -25, "malformed CIDR")                               \
+    X(ALKT_ERR_BAD_VALUE, -26, "string has characters its field forbids")     \
+    X(ALKT_ERR_DUPLICATE_VALUE, -27, "value repeated in a set")               \
+    X(ALKT_ERR_BAD_RANGE, -28, "range with from > to")                        \
+    X(ALKT_ERR_TOO_MANY, -29, "more items than the capacity")                 \
+    X(ALKT_ERR_BUFFER_TOO_SMALL, -30, "output buffer too small")
+
+enum {
+#define ALKT__ENUM(name, value, text) name = value,
+    ALKT_RESULT_LIST(ALKT__ENUM)
+#undef ALKT__ENUM
+    ALKT__RESULT_END
+};
+
+#define ALKT_PATH_MAX 128
+typedef struct alkt_error {
+    int code;            /* ALKT_OK or a negative ALKT_ERR_* */
+    size_t offset;       /* byte offset of the problem in the input */
+    size_t line, column; /* 1-based position of offset (column in bytes) */
+    char path[ALKT_PATH_MAX]; /* field path, "" = top level */
+} alkt_error;
+
+/* ---- JSON reader ---------------------------------------------------------- */
+#define ALKT_JSON_DEPTH_DEFAULT 64u
+#define ALKT_JSON_DEPTH_LIMIT 1024u
+#define ALKT_JSON_SIZE_DEFAULT ((size_t)1 << 20)
+
+typedef struct alkt_json_limits {
+    size_t max_depth; /* 0 = 64; at most ALKT_JSON_DEPTH_LIMIT */
+    size_t max_size;  /* bytes; 0 = 1 MiB */
+} alkt_json_limits;
+
+typedef enum alkt_json_type {
+    ALKT_JSON_NONE = 0,
+    ALKT_JSON_OBJECT,     /* `{` */
+    ALKT_JSON_OBJECT_END, /* `}` */
+    ALKT_JSON_ARRAY,      /* `[` */
+    ALKT_JSON_ARRAY_END,  /* `]` */
+    ALKT_JSON_KEY,        /* an object key (the `:` after it is consumed) */
+    ALKT_JSON_STRING,
+    ALKT_JSON_NUMBER,
+    ALKT_JSON_TRUE,
+    ALKT_JSON_FALSE,
+    ALKT_JSON_NULL,
+    ALKT_JSON_END         /* the document is complete and valid */
+} alkt_json_type;
+
+/* token flags */
+#define ALKT_JSON_ESCAPED 1u  /* KEY/STRING contains backslash escapes */
+#define ALKT_JSON_MINUS 2u    /* NUMBER starts with '-' */
+#define ALKT_JSON_FRACTION 4u /* NUMBER has a fraction part */
+#define ALKT_JSON_EXPONENT 8u /* NUMBER has an exponent part */
+
+typedef struct alkt_json_token {
+    alkt_json_type type;
+    const char *ptr; /* KEY/STRING: bytes between the quotes, raw;
+                        NUMBER: the number's text; else the token's byte */
+    size_t len;
+    size_t offset;   /* offset of the token's first byte (a string's quote) */
+    unsigned flags;
+    size_t depth;    /* containers open around the token */
+} alkt_json_token;
+
+/* Do not rely on the size or contents of this type. */
+typedef struct alkt_json_parser {
+    const char *buf;
+    size_t len, pos;
+    size_t depth, max_depth;
+    int state;
+    int error;
+    size_t error_offset;
+    unsigned char is_object[ALKT_JSON_DEPTH_LIMIT / 8];
+} alkt_json_parser;
+
+ALKTDEF int alkt_json_init(alkt_json_parser *p, const char *json, size_t len,
+                           const alkt_json_limits *limits);
+ALKTDEF int alkt_json_next(alkt_json_parser *p, alkt_json_token *token);
+ALKTDEF int alkt_json_error(const alkt_json_parser *p, alkt_error *err);
+ALKTDEF int alkt_json_validate(const char *json, size_t len,
+                               const alkt_json_limits *limits, alkt_error *err);
+/* Decode a KEY/STRING token's raw bytes into UTF-8. Returns ALKT_OK,
+ * ALKT_ERR_STRING_TOO_LONG (out would need more than cap bytes; *out_len
+ * says how many fit), ALKT_ERR_BAD_SURROGATE or ALKT_ERR_BAD_ESCAPE (raw
+ * not from the reader); *bad_offset (if not NULL) gets the offset in raw of
+ * the problem. Writes no NUL terminator. */
+ALKTDEF int alkt_json_unescape(const char *raw, size_t len, char *out,
+                               size_t cap, size_t *out_len,
+                               size_t *bad_offset);
+/* Integer value of a NUMBER token: ALKT_ERR_NOT_INTEGER for a fraction or
+ * exponent, ALKT_ERR_OUT_OF_RANGE when it does not fit (or, for u64, is
+ * negative; "-0" is 0). */
+ALKTDEF int alkt_json_number_u64(const alkt_json_token *t, uint64_t *value);
+ALKTDEF int alkt_json_number_i64(const alkt_json_token *t, int64_t *value);
+
+/* ---- addresses ------------------------------------------------------------ */
+typedef struct alkt_ip {
+    unsigned char family;    /* 4 or 6 (0 = none) */
+    unsigned char bytes[16]; /* network order; IPv4 uses the first 4 */
+} alkt_ip;
+#define ALKT_IP_TEXT_MAX 46 /* longest formatted address + NUL */
+
+ALKTDEF int alkt_ip_parse(const char *s, size_t len, alkt_ip *out);
+ALKTDEF size_t alkt_ip_format(const alkt_ip *ip, char out[ALKT_IP_TEXT_MAX]);
+ALKTDEF int alkt_hostname_valid(const char *s, size_t len);
+
+/* ---- typed params --------------------------------------------------------- */
+#define ALKT_HOST_MAX 253
+#define ALKT_UNIX_PATH_MAX 107
+#define ALKT_ID_MAX 64
+#define ALKT_TOKEN_MAX 128
+#define ALKT_SECRET_MIN 16
+#define ALKT_SECRET_MAX 64
+#define ALKT_PORT_RANGES_MAX 16
+#define ALKT_EXPIRES_MAX ((((uint64_t)1) << 53) - 1)
+
+typedef enum alkt_host_kind {
+    ALKT_HOST_NONE = 0, /* absent (forwarded bind: any address) */
+    ALKT_HOST_IP,       /* an IP literal, in `ip` */
+    ALKT_HOST_NAME      /* a DNS name, in `name` */
+} alkt_host_kind;
+
+typedef struct alkt_host {
+    alkt_host_kind kind;
+    alkt_ip ip;
+    char name[ALKT_HOST_MAX + 1];
+} alkt_host;
+
+typedef enum alkt_substrate {
+    ALKT_SUBSTRATE_NONE = 0,
+    ALKT_SUBSTRATE_TCP,
+    ALKT_SUBSTRATE_UDP,
+    ALKT_SUBSTRATE_UNIX
+} alkt_substrate;
+
+typedef enum alkt_open_kind {
+    ALKT_OPEN_NONE = 0,
+    ALKT_OPEN_DIRECT,   /* connect to host:port or path */
+    ALKT_OPEN_FORWARDED /* listen on `listen` and open channels back */
+} alkt_open_kind;
+
+typedef struct alkt_open_params {
+    alkt_open_kind kind;
+    alkt_substrate substrate;
+    alkt_host host;   /* direct tcp/udp: target; forwarded: bind (IP/none) */
+    uint16_t port;    /* direct tcp/udp */
+    uint16_t listen;  /* forwarded */
+    char path[ALKT_UNIX_PATH_MAX + 1]; /* direct unix */
+} alkt_open_params;
+
+typedef struct alkt_listen_reply {
+    alkt_ip address;
+    uint16_t port;
+} alkt_listen_reply;
+
+#define ALKT_PROTO_TCP 1u
+#define ALKT_PROTO_UDP 2u
+#define ALKT_PROTO_ICMP 4u
+
+typedef struct alkt_port_range {
+    uint16_t from, to;
+} alkt_port_range;
+
+typedef struct alkt_resource {
+    char id[ALKT_ID_MAX + 1];
+    alkt_ip network;            /* CIDR address, host bits zero */
+    unsigned char prefix_len;   /* CIDR prefix */
+    size_t port_range_count;    /* 0 = "ports" absent: every port */
+    alkt_port_range port_ranges[ALKT_PORT_RANGES_MAX];
+    unsigned protocols;         /* ALKT_PROTO_* bits; 0 = absent: all */
+    char gateway[ALKT_ID_MAX + 1];
+} alkt_resource;
+
+typedef struct alkt_authorization {
+    char client[ALKT_ID_MAX + 1];
+    char resource[ALKT_ID_MAX + 1];
+    size_t secret_len;
+    unsigned char secret[ALKT_SECRET_MAX];
+    uint64_t expires; /* seconds since the Unix epoch */
+} alkt_authorization;
+
+typedef struct alkt_revocation {
+    char client[ALKT_ID_MAX + 1];
+    char resource[ALKT_ID_MAX + 1];
+} alkt_revocation;
+
+typedef struct alkt_relay {
+    char id[ALKT_ID_MAX + 1];
+    alkt_host address;
+    uint16_t port;
+    char token[ALKT_TOKEN_MAX + 1];
+} alkt_relay;
+
+/* Sections of a control message. Before decoding, set each array pointer
+ * and capacity (a NULL array with capacity 0 accepts only an empty or
+ * absent section); decoding sets has_* and the counts. For encoding, a
+ * section is written when its has_* is set. */
+typedef struct alkt_control {
+    int has_resources, has_authorizations, has_revocations, has_relays;
+    alkt_resource *resources;
+    size_t resource_count, resource_cap;
+    alkt_authorization *authorizations;
+    size_t authorization_count, authorization_cap;
+    alkt_revocation *revocations;
+    size_t revocation_count, revocation_cap;
+    alkt_relay *relays;
+    size_t relay_count, relay_cap;
+} alkt_control;
+
+ALKTDEF int alkt_open_params_decode(const char *json, size_t len,
+                                    const alkt_json_limits *limits,
+                                    alkt_open_params *out, alkt_error *err);
+ALKTDEF ptrdiff_t alkt_open_params_encode(const alkt_open_params *p,
+                                          char *buf, size_t cap,
+                                          alkt_error *err);
+ALKTDEF int alkt_listen_reply_decode(const char *json, size_t len,
+                                     const alkt_json_limits *limits,
+                                     alkt_listen_reply *out, alkt_error *err);
+ALKTDEF ptrdiff_t alkt_listen_reply_encode(const alkt_listen_reply *r,
+                                           char *buf, size_t cap,
+                                           alkt_error *err);
+/* Lenient projection: 1 and both fields when the strict decode accepts the
+ * text, else 0 and a zeroed *out. Never an error. */
+ALKTDEF int alkt_listen_reply_project(const char *json, size_t len,
+                                      alkt_listen_reply *out);
+/* `out` carries the caller's arrays and capacities in; on return the
+ * pointers and capacities are kept and everything else is set. */
+ALKTDEF int alkt_control_decode(const char *json, size_t len,
+                                const alkt_json_limits *limits,
+                                alkt_control *out, alkt_error *err);
+ALKTDEF ptrdiff_t alkt_control_encode(const alkt_control *c, char *buf,
+                                      size_t cap, alkt_error *err);
+
+ALKTDEF const char *alkt_strerror(int code);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ALKTUNNEL_H */
+
+#if defined(ALK_IMPLEMENTATION) && !defined(ALKTUNNEL_IMPLEMENTATION)
+#define ALKTUNNEL_IMPLEMENTATION
+#endif
+
+#if defined(ALKTUNNEL_IMPLEMENTATION) && !defined(ALKTUNNEL_IMPLEMENTATION_DONE)
+#define ALKTUNNEL_IMPLEMENTATION_DONE
+
+#ifndef ALKTUNNEL_ASSERT
+#include <assert.h>
+#define ALKTUNNEL_ASSERT(c) assert(c)
+#endif
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- common ----------------------------------------------------------------- */
+enum {
+    ALKT__ST_VALUE = 0,    /* a value (top level, after ':' or an array ',') */
+    ALKT__ST_ARRAY_FIRST,  /* a value or ']' */
+    ALKT__ST_OBJECT_FIRST, /* a key or '}' */
+    ALKT__ST_KEY,          /* a key (after a ',' in an object) */
+    ALKT__ST_AFTER,        /* ',' or the container's close, or the end */
+    ALKT__ST_DONE          /* END was returned */
+};
+
+/* String byte classes: 0 plain ASCII, 1 '"', 2 '\\', 3 control, 4 high. */
+#define ALKT__R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+static const unsigned char alkt__str_class[256] = {
+    ALKT__R16(3), ALKT__R16(3),
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ALKT__R16(0), ALKT__R16(0),
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,
+    ALKT__R16(0), ALKT__R16(0),
+    ALKT__R16(4), ALKT__R16(4), ALKT__R16(4), ALKT__R16(4),
+    ALKT__R16(4), ALKT__R16(4), ALKT__R16(4), ALKT__R16(4)
+};
+#undef ALKT__R16
+
+static void alkt__locate(const char *buf, size_t len, size_t offset,
+                         size_t *line, size_t *column)
+{
+    size_t i, ln = 1, line_start = 0;
+    if (offset > len)
+        offset = len;
+    for (i = 0; i < offset; i++) {
+        if (buf[i] == '\n') {
+            ln++;
+            line_start = i + 1;
+        }
+    }
+    *line = ln;
+    *column = offset - line_start + 1;
+}
+
+/* Length of the UTF-8 sequence at s (RFC 3629): 1..4, 0 if invalid (*bad =
+ * index of the first byte that cannot belong to it), -1 if valid so far but
+ * cut off by the end of the buffer. */
+static int alkt__utf8_seq(const unsigned char *s, size_t n, size_t *bad)
+{
+    unsigned c = s[0], lo = 0x80, hi = 0xBF;
+    size_t need, k;
+    *bad = 0;
+    if (c < 0x80)
+        return 1;
+    if (c < 0xC2)
+        return 0; /* stray continuation byte or overlong C0/C1 lead */
+    if (c < 0xE0) {
+        need = 1;
+    } else if (c < 0xF0) {
+        need = 2;
+        if (c == 0xE0)
+            lo = 0xA0; /* overlong */
+        else if (c == 0xED)
+            hi = 0x9F; /* UTF-16 surrogates */
+    } else if (c < 0xF5) {
+        need = 3;
+        if (c == 0xF0)
+            lo = 0x90; /* overlong */
+        else if (c == 0xF4)
+            hi = 0x8F; /* above U+10FFFF */
+    } else {
+        return 0;
+    }
+    for (k = 1; k <= need; k++) {
+        unsigned b;
+        if (k >= n)
+            return -1;
+        b = s[k];
+        if (b < lo || b > hi) {
+            *bad = k;
+            return 0;
+        }
+        lo = 0x80;
+        hi = 0xBF;
+    }
+    return (int)need + 1;
+}
+
+static int alkt__hex_value(unsigned c)
+{
+    if (c >= '0' && c <= '9')
+        return (int)(c - '0');
+    if (c >= 'a' && c <= 'f')
+        return (int)(c - 'a' + 10);
+    if (c >= 'A' && c <= 'F')
+        return (int)(c - 'A' + 10);
+    return -1;
+}
+
+/* ---- JSON reader ------------------------------------------------------------ */
+static int alkt__jfail(alkt_json_parser *p, int code, size_t offset)
+{
+    p->error = code;
+    p->error_offset = offset;
+    return code;
+}
+
+ALKTDEF int alkt_json_init(alkt_json_parser *p, const char *json, size_t len,
+                           const alkt_json_limits *limits)
+{
+    size_t max_depth = ALKT_JSON_DEPTH_DEFAULT;
+    size_t max_size = ALKT_JSON_SIZE_DEFAULT;
+    if (!p)
+        return ALKT_ERR_ARG;
+    memset(p, 0, sizeof *p);
+    if (limits && limits->max_depth)
+        max_depth = limits->max_depth;
+    if (limits && limits->max_size)
+        max_size = limits->max_size;
+    if ((!json && len) || max_depth > ALKT_JSON_DEPTH_LIMIT)
+        return alkt__jfail(p, ALKT_ERR_ARG, 0);
+    p->buf = json;
+    p->len = len;
+    p->max_depth = max_depth;
+    p->state = ALKT__ST_VALUE;
+    if (len > max_size)
+        return alkt__jfail(p, ALKT_ERR_TOO_LARGE, max_size);
+    return ALKT_OK;
+}
+
+/* p->pos is at the opening quote. */
+static int alkt__scan_string(alkt_json_parser *p, alkt_json_token *t)
+{
+    const unsigned char *s = (const unsigned char *)p->buf;
+    size_t n = p->len, start = p->pos, i = start + 1;
+    unsigned flags = 0;
+    for (;;) {
+        unsigned cls;
+        while (i < n && alkt__str_class[s[i]] == 0)
+            i++;
+        if (i >= n)
+            return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+        cls = alkt__str_class[s[i]];
+        if (cls == 1) {
+            t->ptr = p->buf + start + 1;
+            t->len = i - start - 1;
+            t->offset = start;
+            t->flags = flags;
+            p->pos = i + 1;
+            return ALKT_OK;
+        }
+        if (cls == 2) {
+            unsigned e;
+            flags |= ALKT_JSON_ESCAPED;
+            if (i + 1 >= n)
+                return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+            e = s[i + 1];
+            if (e == 'u') {
+                size_t k;
+                for (k = 2; k < 6; k++) {
+                    if (i + k >= n)
+                        return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+                    if (alkt__hex_value(s[i + k]) < 0)
+                        return alkt__jfail(p, ALKT_ERR_BAD_ESCAPE, i + k);
+                }
+                i += 6;
+            } else if (e == '"' || e == '\\' || e == '/' || e == 'b' ||
+                       e == 'f' || e == 'n' || e == 'r' || e == 't') {
+                i += 2;
+            } else {
+                return alkt__jfail(p, ALKT_ERR_BAD_ESCAPE, i + 1);
+            }
+        } else if (cls == 3) {
+            return alkt__jfail(p, ALKT_ERR_CONTROL_CHAR, i);
+        } else {
+            size_t bad;
+            int k = alkt__utf8_seq(s + i, n - i, &bad);
+            if (k < 0)
+                return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+            if (k == 0)
+                return alkt__jfail(p, ALKT_ERR_BAD_UTF8, i + bad);
+            i += (size_t)k;
+        }
+    }
+}
+
+static int alkt__is_digit(unsigned c) { return c - '0' < 10u; }
+
+/* p->pos is at '-' or a digit. */
+static int alkt__scan_number(alkt_json_parser *p, alkt_json_token *t)
+{
+    const unsigned char *s = (const unsigned char *)p->buf;
+    size_t n = p->len, start = p->pos, i = start;
+    unsigned flags = 0;
+    if (s[i] == '-') {
+        flags |= ALKT_JSON_MINUS;
+        i++;
+    }
+    if (i >= n)
+        return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+    if (s[i] == '0') {
+        i++;
+    } else if (alkt__is_digit(s[i])) {
+        while (i < n && alkt__is_digit(s[i]))
+            i++;
+    } else {
+        return alkt__jfail(p, ALKT_ERR_BAD_NUMBER, i);
+    }
+    if (i < n && s[i] == '.') {
+        flags |= ALKT_JSON_FRACTION;
+        i++;
+        if (i >= n)
+            return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+        if (!alkt__is_digit(s[i]))
+            return alkt__jfail(p, ALKT_ERR_BAD_NUMBER, i);
+        while (i < n && alkt__is_digit(s[i]))
+            i++;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        flags |= ALKT_JSON_EXPONENT;
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i >= n)
+            return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+        if (!alkt__is_digit(s[i]))
+            return alkt__jfail(p, ALKT_ERR_BAD_NUMBER, i);
+        while (i < n && alkt__is_digit(s[i]))
+            i++;
+    }
+    /* "01", "1.2.3", "1e5e5", "-0x1": the number cannot continue here */
+    if (i < n && (alkt__is_digit(s[i]) || s[i] == '.' || s[i] == 'e' ||
+                  s[i] == 'E' || s[i] == '+' || s[i] == '-' ||
+                  s[i] == 'x' || s[i] == 'X'))
+        return alkt__jfail(p, ALKT_ERR_BAD_NUMBER, i);
+    t->ptr = p->buf + start;
+    t->len = i - start;
+    t->offset = start;
+    t->flags = flags;
+    p->pos = i;
+    return ALKT_OK;
+}
+
+static int alkt__scan_literal(alkt_json_parser *p, const char *word,
+                              size_t wlen)
+{
+    size_t k, i = p->pos;
+    for (k = 0; k < wlen; k++) {
+        if (i + k >= p->len)
+            return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, p->len);
+        if (p->buf[i + k] != word[k])
+            return alkt__jfail(p, ALKT_ERR_SYNTAX, i + k);
+    }
+    p->pos = i + wlen;
+    return ALKT_OK;
+}
+
+static size_t alkt__skip_ws(const char *s, size_t i, size_t n)
+{
+    while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' ||
+                     s[i] == '\t'))
+        i++;
+    return i;
+}
+
+static int alkt__top_is_object(const alkt_json_parser *p)
+{
+    size_t d = p->depth - 1;
+    return (p->is_object[d >> 3] >> (d & 7)) & 1;
+}
+
+ALKTDEF int alkt_json_next(alkt_json_parser *p, alkt_json_token *t)
+{
+    const char *s;
+    size_t n, i;
+    int rc;
+    if (!p || !t)
+        return ALKT_ERR_ARG;
+    if (p->error)
+        return p->error;
+    s = p->buf;
+    n = p->len;
+    t->flags = 0;
+    for (;;) {
+        i = alkt__skip_ws(s, p->pos, n);
+        p->pos = i;
+        t->ptr = s + i;
+        t->len = 1;
+        t->offset = i;
+        t->depth = p->depth;
+        switch (p->state) {
+        case ALKT__ST_DONE:
+            t->type = ALKT_JSON_END;
+            t->len = 0;
+            return ALKT_OK;
+        case ALKT__ST_AFTER:
+            if (p->depth == 0) {
+                if (i != n)
+                    return alkt__jfail(p, ALKT_ERR_TRAILING_DATA, i);
+                p->state = ALKT__ST_DONE;
+                continue;
+            }
+            if (i >= n)
+                return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+            if (s[i] == ',') {
+                p->pos = i + 1;
+                p->state = alkt__top_is_object(p) ? ALKT__ST_KEY
+                                                  : ALKT__ST_VALUE;
+                continue;
+            }
+            if (s[i] == (alkt__top_is_object(p) ? '}' : ']'))
+                goto close;
+            return alkt__jfail(p, ALKT_ERR_SYNTAX, i);
+        case ALKT__ST_OBJECT_FIRST:
+            if (i < n && s[i] == '}')
+                goto close;
+            /* fall through */
+        case ALKT__ST_KEY:
+            if (i >= n)
+                return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+            if (s[i] != '"')
+                return alkt__jfail(p, ALKT_ERR_SYNTAX, i);
+            rc = alkt__scan_string(p, t);
+            if (rc)
+                return rc;
+            i = alkt__skip_ws(s, p->pos, n);
+            if (i >= n)
+                return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+            if (s[i] != ':')
+                return alkt__jfail(p, ALKT_ERR_SYNTAX, i);
+            p->pos = i + 1;
+            p->state = ALKT__ST_VALUE;
+            t->type = ALKT_JSON_KEY;
+            return ALKT_OK;
+        case ALKT__ST_ARRAY_FIRST:
+            if (i < n && s[i] == ']')
+                goto close;
+            /* fall through */
+        default:
+            break;
+        }
+        /* a value */
+        if (i >= n)
+            return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+        switch (s[i]) {
+        case '{':
+        case '[': {
+            int obj = s[i] == '{';
+            size_t d = p->depth;
+            if (d >= p->max_depth)
+                return alkt__jfail(p, ALKT_ERR_TOO_DEEP, i);
+            if (obj)
+                p->is_object[d >> 3] |= (unsigned char)(1u << (d & 7));
+            else
+                p->is_object[d >> 3] &= (unsigned char)~(1u << (d & 7));
+            p->depth = d + 1;
+            p->pos = i + 1;
+            p->state = obj ? ALKT__ST_OBJECT_FIRST : ALKT__ST_ARRAY_FIRST;
+            t->type = obj ? ALKT_JSON_OBJECT : ALKT_JSON_ARRAY;
+            return ALKT_OK;
+        }
+        case '"':
+            rc = alkt__scan_string(p, t);
+            t->type = ALKT_JSON_STRING;
+            break;
+        case 't':
+            rc = alkt__scan_literal(p, "true", 4);
+            t->type = ALKT_JSON_TRUE;
+            t->len = 4;
+            break;
+        case 'f':
+            rc = alkt__scan_literal(p, "false", 5);
+            t->type = ALKT_JSON_FALSE;
+            t->len = 5;
+            break;
+        case 'n':
+            rc = alkt__scan_literal(p, "null", 4);
+            t->type = ALKT_JSON_NULL;
+            t->len = 4;
+            break;
+        default:
+            if (s[i] == '-' || alkt__is_digit((unsigned char)s[i])) {
+                rc = alkt__scan_number(p, t);
+                t->type = ALKT_JSON_NUMBER;
+                break;
+            }
+            return alkt__jfail(p, ALKT_ERR_SYNTAX, i);
+        }
+        if (rc)
+            return rc;
+        p->state = ALKT__ST_AFTER;
+        return ALKT_OK;
+    close:
+        t->type = alkt__top_is_object(p) ? ALKT_JSON_OBJECT_END
+                                         : ALKT_JSON_ARRAY_END;
+        p->depth--;
+        t->depth = p->depth;
+        p->pos = i + 1;
+        p->state = ALKT__ST_AFTER;
+        return ALKT_OK;
+    }
+}
+
+ALKTDEF int alkt_json_error(const alkt_json_parser *p, alkt_error *err)
+{
+    if (!p)
+        return ALKT_ERR_ARG;
+    if (err) {
+        err->code = p->error;
+        err->offset = p->error ? p->error_offset : 0;
+        alkt__locate(p->buf, p->len, err->offset, &err->line, &err->column);
+        err->path[0] = '\0';
+    }
+    return p->error;
+}
+
+ALKTDEF int alkt_json_validate(const char *json, size_t len,
+                               const alkt_json_limits *limits, alkt_error *err)
+{
+    alkt_json_parser p;
+    alkt_json_token t;
+    int rc = alkt_json_init(&p, json, len, limits);
+    t.type = ALKT_JSON_NONE;
+    while (rc == ALKT_OK && t.type != ALKT_JSON_END)
+        rc = alkt_json_next(&p, &t);
+    alkt_json_error(&p, err);
+    return rc;
+}
+
+static size_t alkt__put_utf8(char *out, unsigned long cp)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* The 4 hex digits at raw[i], or -1. */
+static long alkt__hex4(const char *raw, size_t len, size_t i)
+{
+    long v = 0;
+    size_t k;
+    if (i + 4 > len)
+        return -1;
+    for (k = 0; k < 4; k++) {
+        int h = alkt__hex_value((unsigned char)raw[i + k]);
+        if (h < 0)
+            return -1;
+        v = v * 16 + h;
+    }
+    return v;
+}
+
+ALKTDEF int alkt_json_unescape(const char *raw, size_t len, char *out,
+                               size_t cap, size_t *out_len,
+                               size_t *bad_offset)
+{
+    size_t i = 0, o = 0;
+    int rc = ALKT_OK;
+    if ((!raw && len) || (!out && cap))
+        return ALKT_ERR_ARG;
+    while (i < len) {
+        char tmp[4];
+        size_t n = 0, at = i;
+        const char *src = tmp;
+        if (raw[i] != '\\') {
+            const char *bs = (const char *)memchr(raw + i, '\\', len - i);
+            n = bs ? (size_t)(bs - raw) - i : len - i;
+            src = raw + i;
+            i += n;
+        } else if (i + 1 >= len) {
+            rc = ALKT_ERR_BAD_ESCAPE;
+        } else {
+            char e = raw[i + 1];
+            n = 1;
+            i += 2;
+            switch (e) {
+            case '"': tmp[0] = '"'; break;
+            case '\\': tmp[0] = '\\'; break;
+            case '/': tmp[0] = '/'; break;
+            case 'b': tmp[0] = '\b'; break;
+            case 'f': tmp[0] = '\f'; break;
+            case 'n': tmp[0] = '\n'; break;
+            case 'r': tmp[0] = '\r'; break;
+            case 't': tmp[0] = '\t'; break;
+            case 'u': {
+                long cp = alkt__hex4(raw, len, i), lo;
+                if (cp < 0) {
+                    rc = ALKT_ERR_BAD_ESCAPE;
+                    break;
+                }
+                i += 4;
+                if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                    rc = ALKT_ERR_BAD_SURROGATE;
+                    break;
+                }
+                if (cp >= 0xD800 && cp <= 0xDBFF) {
+                    if (i + 1 >= len || raw[i] != '\\' || raw[i + 1] != 'u' ||
+                        (lo = alkt__hex4(raw, len, i + 2)) < 0xDC00 ||
+                        lo > 0xDFFF) {
+                        rc = ALKT_ERR_BAD_SURROGATE;
+                        break;
+                    }
+                    i += 6;
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                }
+                n = alkt__put_utf8(tmp, (unsigned long)cp);
+                break;
+            }
+            default:
+                rc = ALKT_ERR_BAD_ESCAPE;
+                break;
+            }
+        }
+        if (rc == ALKT_OK && n > cap - o)
+            rc = ALKT_ERR_STRING_TOO_LONG;
+        if (rc) {
+            if (bad_offset)
+                *bad_offset = at;
+            break;
+        }
+        memcpy(out + o, src, n);
+        o += n;
+    }
+    if (out_len)
+        *out_len = o;
+    return rc;
+}
+
+static int alkt__number_magnitude(const alkt_json_token *t, uint64_t limit,
+                                  uint64_t *value)
+{
+    uint64_t v = 0;
+    size_t i = 0;
+    if (!t || !value || t->type != ALKT_JSON_NUMBER || !t->ptr)
+        return ALKT_ERR_ARG;
+    if (t->flags & (ALKT_JSON_FRACTION | ALKT_JSON_EXPONENT))
+        return ALKT_ERR_NOT_INTEGER;
+    if (t->flags & ALKT_JSON_MINUS)
+        i = 1;
+    for (; i < t->len; i++) {
+        uint64_t d = (uint64_t)(t->ptr[i] - '0');
+        if (v > (limit - d) / 10)
+            return ALKT_ERR_OUT_OF_RANGE;
+        v = v * 10 + d;
+    }
+    *value = v;
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_json_number_u64(const alkt_json_token *t, uint64_t *value)
+{
+    uint64_t v;
+    int rc = alkt__number_magnitude(t, UINT64_MAX, &v);
+    if (rc)
+        return rc;
+    if ((t->flags & ALKT_JSON_MINUS) && v != 0)
+        return ALKT_ERR_OUT_OF_RANGE;
+    *value = v;
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_json_number_i64(const alkt_json_token *t, int64_t *value)
+{
+    uint64_t v, limit = (uint64_t)INT64_MAX;
+    int rc;
+    if (t && (t->flags & ALKT_JSON_MINUS))
+        limit += 1;
+    rc = alkt__number_magnitude(t, limit, &v);
+    if (rc)
+        return rc;
+    if (t->flags & ALKT_JSON_MINUS)
+        *value = v == limit ? INT64_MIN : -(int64_t)v;
+    else
+        *value = (int64_t)v;
+    return ALKT_OK;
+}
+
+/* ---- addresses -------------------------------------------------------------- */
+static int alkt__parse_v4(const char *s, size_t n, unsigned char out[4])
+{
+    size_t i = 0, part;
+    for (part = 0; part < 4; part++) {
+        unsigned v = 0;
+        size_t digits = 0;
+        if (part > 0) {
+            if (i >= n || s[i] != '.')
+                return 0;
+            i++;
+        }
+        while (i < n && alkt__is_digit((unsigned char)s[i]) && digits < 4) {
+            v = v * 10 + (unsigned)(s[i] - '0');
+            digits++;
+            i++;
+        }
+        /* no leading zeros: "010" reads as octal to inet_aton */
+        if (digits == 0 || digits > 3 || v > 255 ||
+            (digits > 1 && s[i - digits] == '0'))
+            return 0;
+        out[part] = (unsigned char)v;
+    }
+    return i == n;
+}
+
+static int alkt__parse_v6(const char *s, size_t n, unsigned char out[16])
+{
+    unsigned groups[8];
+    size_t ngroups = 0, i = 0, k;
+    long gap = -1; /* group index where "::" stands */
+    if (n < 2 || n > ALKT_IP_TEXT_MAX - 1)
+        return 0;
+    if (s[0] == ':') {
+        if (s[1] != ':')
+            return 0;
+        gap = 0;
+        i = 2;
+    }
+    while (i < n) {
+        size_t j = i;
+        unsigned v = 0;
+        while (j < n && j - i < 5 && alkt__hex_value((unsigned char)s[j]) >= 0)
+            v = v * 16 + (unsigned)alkt__hex_value((unsigned char)s[j++]);
+        if (j < n && s[j] == '.') {
+            /* trailing dotted quad: the last 32 bits */
+            unsigned char q[4];
+            if (ngroups > 6 || !alkt__parse_v4(s + i, n - i, q))
+                return 0;
+            groups[ngroups++] = (unsigned)q[0] << 8 | q[1];
+            groups[ngroups++] = (unsigned)q[2] << 8 | q[3];
+            i = n;
+            break;
+        }
+        if (j == i || j - i > 4 || ngroups == 8)
+            return 0;
+        groups[ngroups++] = v;
+        i = j;
+        if (i == n)
+            break;
+        if (s[i] != ':')
+            return 0;
+        i++;
+        if (i < n && s[i] == ':') {
+            if (gap >= 0)
+                return 0;
+            gap = (long)ngroups;
+            i++;
+        } else if (i == n) {
+            return 0; /* a single trailing ':' */
+        }
+    }
+    if (gap >= 0 ? ngroups > 7 : ngroups != 8)
+        return 0;
+    memset(out, 0, 16);
+    for (k = 0; k < ngroups; k++) {
+        size_t at = k;
+        if (gap >= 0 && k >= (size_t)gap)
+            at = k + (8 - ngroups);
+        out[2 * at] = (unsigned char)(groups[k] >> 8);
+        out[2 * at + 1] = (unsigned char)(groups[k] & 0xFF);
+    }
+    return 1;
+}
+
+ALKTDEF int alkt_ip_parse(const char *s, size_t len, alkt_ip *out)
+{
+    alkt_ip ip;
+    if (!s || !out)
+        return ALKT_ERR_ARG;
+    memset(&ip, 0, sizeof ip);
+    if (memchr(s, ':', len)) {
+        if (!alkt__parse_v6(s, len, ip.bytes))
+            return ALKT_ERR_BAD_ADDRESS;
+        ip.family = 6;
+    } else {
+        if (!alkt__parse_v4(s, len, ip.bytes))
+            return ALKT_ERR_BAD_ADDRESS;
+        ip.family = 4;
+    }
+    *out = ip;
+    return ALKT_OK;
+}
+
+static size_t alkt__fmt_u(char *out, unsigned v, unsigned base)
+{
+    char tmp[8];
+    size_t n = 0, k;
+    do {
+        tmp[n++] = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v);
+    for (k = 0; k < n; k++)
+        out[k] = tmp[n - 1 - k];
+    return n;
+}
+
+static size_t alkt__fmt_v4(char *out, const unsigned char b[4])
+{
+    size_t o = 0, k;
+    for (k = 0; k < 4; k++) {
+        if (k)
+            out[o++] = '.';
+        o += alkt__fmt_u(out + o, b[k], 10);
+    }
+    return o;
+}
+
+/* RFC 5952: lowercase, no leading zeros, the longest run (first on a tie)
+ * of two or more zero groups as "::", IPv4-mapped addresses dotted. */
+ALKTDEF size_t alkt_ip_format(const alkt_ip *ip, char out[ALKT_IP_TEXT_MAX])
+{
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0,
+                                             0, 0, 0, 0, 0xFF, 0xFF};
+    size_t o = 0, k, best = 0, best_len = 0, run = 0;
+    unsigned g[8];
+    if (!ip || !out)
+        return 0;
+    if (ip->family == 4) {
+        o = alkt__fmt_v4(out, ip->bytes);
+        out[o] = '\0';
+        return o;
+    }
+    if (ip->family != 6) {
+        out[0] = '\0';
+        return 0;
+    }
+    if (memcmp(ip->bytes, mapped, 12) == 0) {
+        memcpy(out, "::ffff:", 7);
+        o = 7 + alkt__fmt_v4(out + 7, ip->bytes + 12);
+        out[o] = '\0';
+        return o;
+    }
+    for (k = 0; k < 8; k++) {
+        g[k] = (unsigned)ip->bytes[2 * k] << 8 | ip->bytes[2 * k + 1];
+        run = g[k] == 0 ? run + 1 : 0;
+        if (run > best_len) {
+            best_len = run;
+            best = k + 1 - run;
+        }
+    }
+    if (best_len < 2)
+        best_len = 0;
+    for (k = 0; k < 8; k++) {
+        if (best_len && k == best) {
+            out[o++] = ':';
+            if (k == 0)
+                out[o++] = ':';
+            k += best_len - 1;
+            continue;
+        }
+        o += alkt__fmt_u(out + o, g[k], 16);
+        if (k < 7)
+            out[o++] = ':';
+    }
+    out[o] = '\0';
+    return o;
+}
+
+ALKTDEF int alkt_hostname_valid(const char *s, size_t len)
+{
+    size_t i = 0, label_start = 0;
+    int all_digits = 1;
+    if (!s || len == 0 || len > ALKT_HOST_MAX)
+        return 0;
+    for (i = 0; i <= len; i++) {
+        unsigned char c = i < len ? (unsigned char)s[i] : '.';
+        if (c == '.') {
+            size_t llen = i - label_start;
+            if (llen == 0 || llen > 63 || s[label_start] == '-' ||
+                s[i - 1] == '-')
+                return 0;
+            if (i == len && all_digits)
+                return 0; /* the top label is never numeric (RFC 1123 2.1) */
+            label_start = i + 1;
+            all_digits = 1;
+        } else if (alkt__is_digit(c)) {
+            continue;
+        } else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
+            all_digits = 0;
+        } else if (c == '-') {
+            all_digits = 0;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- typed decoding: context, paths, errors --------------------------------- */
+#define ALKT__SEGS 8
+typedef struct alkt__seg {
+    const char *name; /* NULL: an array index */
+    size_t name_len;
+    size_t index;
+} alkt__seg;
+
+typedef struct alkt__dec {
+    alkt_json_parser p;
+    alkt_json_token t;
+    int have; /* t is a pushed-back token */
+    alkt_error *err;
+    const char *json;
+    size_t len;
+    size_t nseg;
+    alkt__seg seg[ALKT__SEGS];
+} alkt__dec;
+
+static void alkt__path_put(char *path, size_t *o, const char *s, size_t n,
+                           int sanitize)
+{
+    size_t k;
+    for (k = 0; k < n && *o < ALKT_PATH_MAX - 1; k++) {
+        unsigned char c = (unsigned char)s[k];
+        path[(*o)++] = (char)(sanitize && (c < 0x21 || c > 0x7E) ? '?' : c);
+    }
+}
+
+static void alkt__build_path(const alkt__dec *d, char *path)
+{
+    size_t o = 0, k;
+    int truncated = 0;
+    for (k = 0; k < d->nseg && k < ALKT__SEGS; k++) {
+        const alkt__seg *sg = &d->seg[k];
+        char num[24];
+        size_t n;
+        if (sg->name) {
+            n = sg->name_len > 32 ? 32 : sg->name_len;
+            if (k)
+                alkt__path_put(path, &o, ".", 1, 0);
+            alkt__path_put(path, &o, sg->name, n, 1);
+            if (n < sg->name_len)
+                truncated = 1;
+        } else {
+            num[0] = '[';
+            n = 1 + alkt__fmt_u(num + 1, (unsigned)sg->index, 10);
+            num[n++] = ']';
+            alkt__path_put(path, &o, num, n, 0);
+        }
+    }
+    if (d->nseg > ALKT__SEGS || o >= ALKT_PATH_MAX - 1)
+        truncated = 1;
+    if (truncated) {
+        if (o > ALKT_PATH_MAX - 4)
+            o = ALKT_PATH_MAX - 4;
+        memcpy(path + o, "...", 3);
+        o += 3;
+    }
+    path[o] = '\0';
+}
+
+static int alkt__fail(alkt__dec *d, int code, size_t offset)
+{
+    alkt_error *e = d->err;
+    e->code = code;
+    e->offset = offset;
+    alkt__locate(d->json, d->len, offset, &e->line, &e->column);
+    alkt__build_path(d, e->path);
+    return code;
+}
+
+static void alkt__push(alkt__dec *d, const char *name, size_t name_len,
+                       size_t index)
+{
+    if (d->nseg < ALKT__SEGS) {
+        d->seg[d->nseg].name = name;
+        d->seg[d->nseg].name_len = name_len;
+        d->seg[d->nseg].index = index;
+    }
+    d->nseg++;
+}
+
+static void alkt__push_name(alkt__dec *d, const char *name)
+{
+    alkt__push(d, name, strlen(name), 0);
+}
+
+static void alkt__pop(alkt__dec *d)
+{
+    ALKTUNNEL_ASSERT(d->nseg > 0);
+    d->nseg--;
+}
+
+static int alkt__dec_start(alkt__dec *d, const char *json, size_t len,
+                           const alkt_json_limits *limits, alkt_error *err)
+{
+    int rc;
+    memset(err, 0, sizeof *err);
+    d->err = err;
+    d->json = json;
+    d->len = len;
+    d->nseg = 0;
+    d->have = 0;
+    rc = alkt_json_init(&d->p, json, len, limits);
+    if (rc)
+        return alkt__fail(d, rc, d->p.error_offset);
+    return ALKT_OK;
+}
+
+static int alkt__next(alkt__dec *d)
+{
+    int rc;
+    if (d->have) {
+        d->have = 0;
+        return ALKT_OK;
+    }
+    rc = alkt_json_next(&d->p, &d->t);
+    if (rc)
+        return alkt__fail(d, rc, d->p.error_offset);
+    return ALKT_OK;
+}
+
+static int alkt__expect(alkt__dec *d, alkt_json_type type)
+{
+    int rc = alkt__next(d);
+    if (rc)
+        return rc;
+    if (d->t.type != type)
+        return alkt__fail(d, ALKT_ERR_WRONG_TYPE, d->t.offset);
+    return ALKT_OK;
+}
+
+/* Reads the next key of the current object: 1 with its field index in
+ * *field, 0 at the end of the object, < 0 on error (unknown, duplicate). */
+static int alkt__field(alkt__dec *d, const char *const *names, int count,
+                       unsigned *seen, size_t *key_offsets, int *field)
+{
+    char key[32];
+    const char *k;
+    size_t klen;
+    int i, rc = alkt__next(d);
+    if (rc)
+        return rc;
+    if (d->t.type == ALKT_JSON_OBJECT_END)
+        return 0;
+    ALKTUNNEL_ASSERT(d->t.type == ALKT_JSON_KEY);
+    k = d->t.ptr;
+    klen = d->t.len;
+    if (d->t.flags & ALKT_JSON_ESCAPED) {
+        size_t bad = 0;
+        rc = alkt_json_unescape(d->t.ptr, d->t.len, key, sizeof key, &klen,
+                                &bad);
+        if (rc == ALKT_ERR_BAD_SURROGATE)
+            return alkt__fail(d, rc, d->t.offset + 1 + bad);
+        k = rc ? "" : key; /* a key too long for any field is unknown */
+        if (rc)
+            klen = 1; /* matches no name */
+    }
+    for (i = 0; i < count; i++) {
+        if (strlen(names[i]) == klen && memcmp(names[i], k, klen) == 0)
+            break;
+    }
+    if (i == count) {
+        alkt__push(d, d->t.ptr, d->t.len, 0);
+        return alkt__fail(d, ALKT_ERR_UNKNOWN_FIELD, d->t.offset);
+    }
+    if (*seen & (1u << i)) {
+        alkt__push_name(d, names[i]);
+        return alkt__fail(d, ALKT_ERR_DUPLICATE_FIELD, d->t.offset);
+    }
+    *seen |= 1u << i;
+    key_offsets[i] = d->t.offset;
+    *field = i;
+    return 1;
+}
+
+/* A missing required field: reported at the object's '{'. */
+static int alkt__require(alkt__dec *d, unsigned seen, unsigned required,
+                         const char *const *names, size_t object_offset)
+{
+    int i;
+    for (i = 0; required >> i; i++) {
+        if ((required & (1u << i)) && !(seen & (1u << i))) {
+            alkt__push_name(d, names[i]);
+            return alkt__fail(d, ALKT_ERR_MISSING_FIELD, object_offset);
+        }
+    }
+    return ALKT_OK;
+}
+
+/* The next value as a string of at most cap bytes, NUL-terminated into
+ * out (cap + 1 bytes); *len_out gets its length. */
+static int alkt__string(alkt__dec *d, char *out, size_t cap, size_t *len_out)
+{
+    size_t n = 0, bad = 0;
+    int rc = alkt__expect(d, ALKT_JSON_STRING);
+    if (rc)
+        return rc;
+    if (!(d->t.flags & ALKT_JSON_ESCAPED)) {
+        if (d->t.len > cap)
+            return alkt__fail(d, ALKT_ERR_STRING_TOO_LONG, d->t.offset);
+        memcpy(out, d->t.ptr, d->t.len);
+        n = d->t.len;
+    } else {
+        rc = alkt_json_unescape(d->t.ptr, d->t.len, out, cap, &n, &bad);
+        if (rc == ALKT_ERR_STRING_TOO_LONG)
+            return alkt__fail(d, rc, d->t.offset);
+        if (rc)
+            return alkt__fail(d, rc, d->t.offset + 1 + bad);
+    }
+    if (memchr(out, 0, n))
+        return alkt__fail(d, ALKT_ERR_NUL_IN_STRING, d->t.offset);
+    out[n] = '\0';
+    *len_out = n;
+    return ALKT_OK;
+}
+
+static int alkt__uint(alkt__dec *d, uint64_t min, uint64_t max,
+                      uint64_t *value)
+{
+    int rc = alkt__expect(d, ALKT_JSON_NUMBER);
+    if (rc)
+        return rc;
+    rc = alkt_json_number_u64(&d->t, value);
+    if (rc == ALKT_OK && (*value < min || *value > max))
+        rc = ALKT_ERR_OUT_OF_RANGE;
+    if (rc)
+        return alkt__fail(d, rc, d->t.offset);
+    return ALKT_OK;
+}
+
+static int alkt__port(alkt__dec *d, uint16_t *port)
+{
+    uint64_t v = 0;
+    int rc = alkt__uint(d, 1, 65535, &v);
+    *port = (uint16_t)v;
+    return rc;
+}
+
+/* ---- field rules shared by decoders and encoders ----------------------------- */
+static size_t alkt__bounded_len(const char *s, size_t max)
+{
+    const char *z = (const char *)memchr(s, 0, max + 1);
+    return z ? (size_t)(z - s) : max + 1;
+}
+
+static int alkt__check_id(const char *s, size_t n)
+{
+    size_t k;
+    if (n == 0)
+        return ALKT_ERR_EMPTY;
+    if (n > ALKT_ID_MAX)
+        return ALKT_ERR_STRING_TOO_LONG;
+    for (k = 0; k < n; k++) {
+        unsigned char c = (unsigned char)s[k];
+        if (!(alkt__is_digit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') ||
+              c == '.' || c == '_' || c == ':' || c == '-'))
+            return ALKT_ERR_BAD_VALUE;
+    }
+    return ALKT_OK;
+}
+
+static int alkt__check_token(const char *s, size_t n)
+{
+    size_t k;
+    if (n == 0)
+        return ALKT_ERR_EMPTY;
+    if (n > ALKT_TOKEN_MAX)
+        return ALKT_ERR_STRING_TOO_LONG;
+    for (k = 0; k < n; k++) {
+        if ((unsigned char)s[k] < 0x21 || (unsigned char)s[k] > 0x7E)
+            return ALKT_ERR_BAD_VALUE;
+    }
+    return ALKT_OK;
+}
+
+static int alkt__check_utf8(const char *s, size_t n)
+{
+    size_t i = 0, bad;
+    while (i < n) {
+        int k = alkt__utf8_seq((const unsigned char *)s + i, n - i, &bad);
+        if (k <= 0)
+            return ALKT_ERR_BAD_UTF8;
+        i += (size_t)k;
+    }
+    return ALKT_OK;
+}
+
+static int alkt__check_unix_path(const char *s, size_t n)
+{
+    if (n == 0)
+        return ALKT_ERR_EMPTY;
+    if (n > ALKT_UNIX_PATH_MAX)
+        return ALKT_ERR_STRING_TOO_LONG;
+    return alkt__check_utf8(s, n);
+}
+
+static int alkt__check_ip(const alkt_ip *ip)
+{
+    size_t k;
+    if (ip->family == 6)
+        return ALKT_OK;
+    if (ip->family != 4)
+        return ALKT_ERR_BAD_ADDRESS;
+    for (k = 4; k < 16; k++) {
+        if (ip->bytes[k])
+            return ALKT_ERR_BAD_ADDRESS; /* so that memcmp equality holds */
+    }
+    return ALKT_OK;
+}
+
+static int alkt__check_cidr(const alkt_ip *ip, unsigned prefix)
+{
+    unsigned bits = ip->family == 4 ? 32u : 128u, b;
+    if (alkt__check_ip(ip) || prefix > bits)
+        return ALKT_ERR_BAD_CIDR;
+    for (b = prefix; b < bits; b++) {
+        if (ip->bytes[b >> 3] & (0x80u >> (b & 7)))
+            return ALKT_ERR_BAD_CIDR; /* host bits set */
+    }
+    return ALKT_OK;
+}
+
+static int alkt__check_host(const alkt_host *h, int allow_name)
+{
+    size_t k, n;
+    if (h->kind == ALKT_HOST_IP) {
+        for (k = 0; k < sizeof h->name; k++) {
+            if (h->name[k])
+                return ALKT_ERR_BAD_ADDRESS;
+        }
+        return alkt__check_ip(&h->ip);
+    }
+    if (h->kind != ALKT_HOST_NAME || !allow_name)
+        return ALKT_ERR_BAD_ADDRESS;
+    n = alkt__bounded_len(h->name, ALKT_HOST_MAX);
+    if (n == 0)
+        return ALKT_ERR_EMPTY;
+    return alkt_hostname_valid(h->name, n) ? ALKT_OK : ALKT_ERR_BAD_HOSTNAME;
+}
+
+/* ---- typed value decoders --------------------------------------------------- */
+static int alkt__id(alkt__dec *d, char out[ALKT_ID_MAX + 1])
+{
+    size_t n;
+    int rc = alkt__string(d, out, ALKT_ID_MAX, &n);
+    if (rc == ALKT_OK && (rc = alkt__check_id(out, n)) != ALKT_OK)
+        return alkt__fail(d, rc, d->t.offset);
+    return rc;
+}
+
+static int alkt__host(alkt__dec *d, alkt_host *h, int allow_name)
+{
+    char text[ALKT_HOST_MAX + 1];
+    size_t n, k;
+    int rc = alkt__string(d, text, ALKT_HOST_MAX, &n);
+    if (rc)
+        return rc;
+    memset(h, 0, sizeof *h);
+    if (n == 0)
+        return alkt__fail(d, ALKT_ERR_EMPTY, d->t.offset);
+    if (alkt_ip_parse(text, n, &h->ip) == ALKT_OK) {
+        h->kind = ALKT_HOST_IP;
+        return ALKT_OK;
+    }
+    if (allow_name && alkt_hostname_valid(text, n)) {
+        h->kind = ALKT_HOST_NAME;
+        memcpy(h->name, text, n + 1);
+        return ALKT_OK;
+    }
+    /* something that meant to be an address is reported as one */
+    rc = ALKT_ERR_BAD_ADDRESS;
+    if (allow_name) {
+        for (k = 0; k < n && text[k] != ':'; k++) {
+            if (!alkt__is_digit((unsigned char)text[k]) && text[k] != '.')
+                rc = ALKT_ERR_BAD_HOSTNAME;
+        }
+        if (k < n)
+            rc = ALKT_ERR_BAD_ADDRESS;
+    }
+    return alkt__fail(d, rc, d->t.offset);
+}
+
+static int alkt__ip(alkt__dec *d, alkt_ip *ip)
+{
+    char text[ALKT_IP_TEXT_MAX];
+    size_t n;
+    int rc = alkt__string(d, text, sizeof text - 1, &n);
+    if (rc == ALKT_ERR_STRING_TOO_LONG)
+        return alkt__fail(d, ALKT_ERR_BAD_ADDRESS, d->t.offset);
+    if (rc)
+        return rc;
+    if (alkt_ip_parse(text, n, ip) != ALKT_OK)
+        return alkt__fail(d, ALKT_ERR_BAD_ADDRESS, d->t.offset);
+    return ALKT_OK;
+}
+
+static int alkt__cidr(alkt__dec *d, alkt_ip *ip, unsigned char *prefix)
+{
+    char text[ALKT_IP_TEXT_MAX + 4];
+    size_t n, slash, k;
+    unsigned v = 0;
+    int rc = alkt__string(d, text, sizeof text - 1, &n);
+    if (rc == ALKT_ERR_STRING_TOO_LONG)
+        return alkt__fail(d, ALKT_ERR_BAD_CIDR, d->t.offset);
+    if (rc)
+        return rc;
+    for (slash = n; slash > 0 && text[slash - 1] != '/'; slash--)
+        ;
+    if (slash == 0 || slash == n || n - slash > 3 ||
+        (text[slash] == '0' && n - slash > 1) ||
+        alkt_ip_parse(text, slash - 1, ip) != ALKT_OK)
+        return alkt__fail(d, ALKT_ERR_BAD_CIDR, d->t.offset);
+    for (k = slash; k < n; k++) {
+        if (!alkt__is_digit((unsigned char)text[k]))
+            return alkt__fail(d, ALKT_ERR_BAD_CIDR, d->t.offset);
+        v = v * 10 + (unsigned)(text[k] - '0');
+    }
+    if (alkt__check_cidr(ip, v) != ALKT_OK)
+        return alkt__fail(d, ALKT_ERR_BAD_CIDR, d->t.offset);
+    *prefix = (unsigned char)v;
+    return ALKT_OK;
+}
+
+/* One of `names` (index returned in *which). */
+static int alkt__enum(alkt__dec *d, const char *const *names, int count,
+                      int *which)
+{
+    char text[16];
+    size_t n;
+    int i, rc = alkt__string(d, text, sizeof text - 1, &n);
+    if (rc == ALKT_ERR_STRING_TOO_LONG)
+        return alkt__fail(d, ALKT_ERR_BAD_ENUM, d->t.offset);
+    if (rc)
+        return rc;
+    for (i = 0; i < count; i++) {
+        if (strcmp(names[i], text) == 0) {
+            *which = i;
+            return ALKT_OK;
+        }
+    }
+    return alkt__fail(d, ALKT_ERR_BAD_ENUM, d->t.offset);
+}
+
+/* After the top-level value: the reader's END (nothing follows). */
+static int alkt__finish(alkt__dec *d)
+{
+    return alkt__expect(d, ALKT_JSON_END);
+}
+
+/* Array iteration: 1 = another item follows (pushed back), 0 = the end. */
+static int alkt__item(alkt__dec *d)
+{
+    int rc = alkt__next(d);
+    if (rc)
+        return rc;
+    if (d->t.type == ALKT_JSON_ARRAY_END)
+        return 0;
+    d->have = 1;
+    return 1;
+}
+
+/* ---- open params -------------------------------------------------------------- */
+static const char *const alkt__substrates[] = {"tcp", "udp", "unix"};
+static const char *const alkt__protocols[] = {"tcp", "udp", "icmp"};
+
+enum { ALKT__OP_SUBSTRATE, ALKT__OP_HOST, ALKT__OP_PORT, ALKT__OP_PATH,
+       ALKT__OP_LISTEN, ALKT__OP_COUNT };
+static const char *const alkt__open_fields[] = {"substrate", "host", "port",
+                                                "path", "listen"};
+
+/* The combination rules, checked once every field is read. A field that
+ * the kind forbids is reported at its key (`offsets`), before a missing
+ * one; forbidden fields are checked in schema order. */
+static int alkt__open_rules(alkt__dec *d, const alkt_open_params *p,
+                            unsigned seen, const size_t *offsets,
+                            const size_t *value_offsets, size_t obj)
+{
+    unsigned forbidden, required = 1u << ALKT__OP_SUBSTRATE;
+    int i, rc = alkt__require(d, seen, required, alkt__open_fields, obj);
+    if (rc)
+        return rc;
+    if (seen & (1u << ALKT__OP_LISTEN)) {
+        if (p->substrate == ALKT_SUBSTRATE_UNIX) {
+            alkt__push_name(d, "substrate");
+            return alkt__fail(d, ALKT_ERR_BAD_ENUM,
+                              value_offsets[ALKT__OP_SUBSTRATE]);
+        }
+        forbidden = (1u << ALKT__OP_PORT) | (1u << ALKT__OP_PATH);
+    } else if (p->substrate == ALKT_SUBSTRATE_UNIX) {
+        forbidden = (1u << ALKT__OP_HOST) | (1u << ALKT__OP_PORT);
+        required |= 1u << ALKT__OP_PATH;
+    } else {
+        forbidden = 1u << ALKT__OP_PATH;
+        required |= (1u << ALKT__OP_HOST) | (1u << ALKT__OP_PORT);
+    }
+    for (i = 0; i < ALKT__OP_COUNT; i++) {
+        if (seen & forbidden & (1u << i)) {
+            alkt__push_name(d, alkt__open_fields[i]);
+            return alkt__fail(d, ALKT_ERR_FIELD_NOT_ALLOWED, offsets[i]);
+        }
+    }
+    rc = alkt__require(d, seen, required, alkt__open_fields, obj);
+    if (rc == ALKT_OK && p->kind == ALKT_OPEN_FORWARDED &&
+        p->host.kind == ALKT_HOST_NAME) {
+        alkt__push_name(d, "host"); /* a bind address is an IP literal */
+        return alkt__fail(d, ALKT_ERR_BAD_ADDRESS,
+                          value_offsets[ALKT__OP_HOST]);
+    }
+    return rc;
+}
+
+ALKTDEF int alkt_open_params_decode(const char *json, size_t len,
+                                    const alkt_json_limits *limits,
+                                    alkt_open_params *out, alkt_error *err)
+{
+    alkt__dec d;
+    alkt_error local;
+    size_t offsets[ALKT__OP_COUNT], value_offsets[ALKT__OP_COUNT], obj;
+    unsigned seen = 0;
+    int field = 0, rc, which = 0;
+    if (!out)
+        return ALKT_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    rc = alkt__dec_start(&d, json, len, limits, err ? err : &local);
+    if (rc == ALKT_OK)
+        rc = alkt__expect(&d, ALKT_JSON_OBJECT);
+    obj = d.t.offset;
+    while (rc == ALKT_OK &&
+           (rc = alkt__field(&d, alkt__open_fields, ALKT__OP_COUNT, &seen,
+                             offsets, &field)) == 1) {
+        size_t n = 0;
+        alkt__push_name(&d, alkt__open_fields[field]);
+        value_offsets[field] = d.p.pos; /* refined below to the token */
+        switch (field) {
+        case ALKT__OP_SUBSTRATE:
+            rc = alkt__enum(&d, alkt__substrates, 3, &which);
+            out->substrate = (alkt_substrate)(which + 1);
+            break;
+        case ALKT__OP_HOST:
+            rc = alkt__host(&d, &out->host, 1);
+            break;
+        case ALKT__OP_PORT:
+            rc = alkt__port(&d, &out->port);
+            break;
+        case ALKT__OP_PATH:
+            rc = alkt__string(&d, out->path, ALKT_UNIX_PATH_MAX, &n);
+            if (rc == ALKT_OK && n == 0)
+                rc = alkt__fail(&d, ALKT_ERR_EMPTY, d.t.offset);
+            break;
+        default:
+            rc = alkt__port(&d, &out->listen);
+            break;
+        }
+        value_offsets[field] = d.t.offset;
+        alkt__pop(&d);
+    }
+    if (rc == ALKT_OK)
+        rc = alkt__finish(&d);
+    if (rc == ALKT_OK) {
+        out->kind = (seen & (1u << ALKT__OP_LISTEN)) ? ALKT_OPEN_FORWARDED
+                                                     : ALKT_OPEN_DIRECT;
+        rc = alkt__open_rules(&d, out, seen, offsets, value_offsets, obj);
+    }
+    if (rc)
+        memset(out, 0, sizeof *out);
+    return rc;
+}
+
+/* ---- listen reply ------------------------------------------------------------- */
+static const char *const alkt__reply_fields[] = {"address", "port"};
+
+ALKTDEF int alkt_listen_reply_decode(const char *json, size_t len,
+                                     const alkt_json_limits *limits,
+                                     alkt_listen_reply *out, alkt_error *err)
+{
+    alkt__dec d;
+    alkt_error local;
+    size_t offsets[2], obj;
+    unsigned seen = 0;
+    int field = 0, rc;
+    if (!out)
+        return ALKT_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    rc = alkt__dec_start(&d, json, len, limits, err ? err : &local);
+    if (rc == ALKT_OK)
+        rc = alkt__expect(&d, ALKT_JSON_OBJECT);
+    obj = d.t.offset;
+    while (rc == ALKT_OK && (rc = alkt__field(&d, alkt__reply_fields, 2, &seen,
+                                              offsets, &field)) == 1) {
+        alkt__push_name(&d, alkt__reply_fields[field]);
+        rc = field == 0 ? alkt__ip(&d, &out->address)
+                        : alkt__port(&d, &out->port);
+        alkt__pop(&d);
+    }
+    if (rc == ALKT_OK)
+        rc = alkt__finish(&d);
+    if (rc == ALKT_OK)
+        rc = alkt__require(&d, seen, 3u, alkt__reply_fields, obj);
+    if (rc)
+        memset(out, 0, sizeof *out);
+    return rc;
+}
+
+ALKTDEF int alkt_listen_reply_project(const char *json, size_t len,
+                                      alkt_listen_reply *out)
+{
+    alkt_error err;
+    if (!out)
+        return 0;
+    return alkt_listen_reply_decode(json, len, NULL, out, &err) == ALKT_OK;
+}
+
+/* ---- control messages ----------------------------------------------------------- */
+enum { ALKT__RS_ID, ALKT__RS_CIDR, ALKT__RS_PORTS, ALKT__RS_PROTOCOLS,
+       ALKT__RS_GATEWAY, ALKT__RS_COUNT };
+static const char *const alkt__resource_fields[] = {"id", "cidr", "ports",
+                                                    "protocols", "gateway"};
+static const char *const alkt__range_fields[] = {"from", "to"};
+
+static int alkt__port_range(alkt__dec *d, alkt_port_range *r)
+{
+    size_t offsets[2], obj, to_offset = 0;
+    unsigned seen = 0;
+    int field = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    obj = d->t.offset;
+    while (rc == ALKT_OK && (rc = alkt__field(d, alkt__range_fields, 2, &seen,
+                                              offsets, &field)) == 1) {
+        alkt__push_name(d, alkt__range_fields[field]);
+        rc = alkt__port(d, field == 0 ? &r->from : &r->to);
+        if (field == 1)
+            to_offset = d->t.offset;
+        alkt__pop(d);
+    }
+    if (rc == ALKT_OK)
+        rc = alkt__require(d, seen, 3u, alkt__range_fields, obj);
+    if (rc == ALKT_OK && r->from > r->to) {
+        alkt__push_name(d, "to");
+        rc = alkt__fail(d, ALKT_ERR_BAD_RANGE, to_offset);
+        alkt__pop(d);
+    }
+    return rc;
+}
+
+static int alkt__resource(alkt__dec *d, alkt_resource *r)
+{
+    size_t offsets[ALKT__RS_COUNT], obj, i;
+    unsigned seen = 0;
+    int field = 0, which = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    obj = d->t.offset;
+    while (rc == ALKT_OK &&
+           (rc = alkt__field(d, alkt__resource_fields, ALKT__RS_COUNT, &seen,
+                             offsets, &field)) == 1) {
+        alkt__push_name(d, alkt__resource_fields[field]);
+        switch (field) {
+        case ALKT__RS_ID:
+            rc = alkt__id(d, r->id);
+            break;
+        case ALKT__RS_CIDR:
+            rc = alkt__cidr(d, &r->network, &r->prefix_len);
+            break;
+        case ALKT__RS_PORTS:
+            rc = alkt__expect(d, ALKT_JSON_ARRAY);
+            for (i = 0; rc == ALKT_OK && (rc = alkt__item(d)) == 1; i++) {
+                alkt__push(d, NULL, 0, i);
+                rc = i < ALKT_PORT_RANGES_MAX
+                         ? alkt__port_range(d, &r->port_ranges[i])
+                         : alkt__fail(d, ALKT_ERR_TOO_MANY, d->t.offset);
+                alkt__pop(d);
+            }
+            if (rc == ALKT_OK && i == 0)
+                rc = alkt__fail(d, ALKT_ERR_EMPTY, d->t.offset);
+            r->port_range_count = i;
+            break;
+        case ALKT__RS_PROTOCOLS:
+            rc = alkt__expect(d, ALKT_JSON_ARRAY);
+            for (i = 0; rc == ALKT_OK && (rc = alkt__item(d)) == 1; i++) {
+                alkt__push(d, NULL, 0, i);
+                rc = alkt__enum(d, alkt__protocols, 3, &which);
+                if (rc == ALKT_OK && (r->protocols & (1u << which)))
+                    rc = alkt__fail(d, ALKT_ERR_DUPLICATE_VALUE, d->t.offset);
+                r->protocols |= 1u << which;
+                alkt__pop(d);
+            }
+            if (rc == ALKT_OK && i == 0)
+                rc = alkt__fail(d, ALKT_ERR_EMPTY, d->t.offset);
+            break;
+        default:
+            rc = alkt__id(d, r->gateway);
+            break;
+        }
+        alkt__pop(d);
+    }
+    if (rc == ALKT_OK)
+        rc = alkt__require(d, seen,
+                           (1u << ALKT__RS_ID) | (1u << ALKT__RS_CIDR) |
+                               (1u << ALKT__RS_GATEWAY),
+                           alkt__resource_fields, obj);
+    return rc;
+}
+
+static const char *const alkt__auth_fields[] = {"client", "resource",
+                                                "secret", "expires"};
+
+static int alkt__secret(alkt__dec *d, alkt_authorization *a)
+{
+    char hex[2 * ALKT_SECRET_MAX + 1];
+    size_t n, k;
+    int rc = alkt__string(d, hex, 2 * ALKT_SECRET_MAX, &n);
+    if (rc)
+        return rc;
+    if (n < 2 * ALKT_SECRET_MIN || n % 2)
+        return alkt__fail(d, ALKT_ERR_BAD_VALUE, d->t.offset);
+    for (k = 0; k < n; k += 2) {
+        int hi = alkt__hex_value((unsigned char)hex[k]);
+        int lo = alkt__hex_value((unsigned char)hex[k + 1]);
+        /* lowercase only: one spelling per secret */
+        if (hi < 0 || lo < 0 || (hex[k] >= 'A' && hex[k] <= 'F') ||
+            (hex[k + 1] >= 'A' && hex[k + 1] <= 'F'))
+            return alkt__fail(d, ALKT_ERR_BAD_VALUE, d->t.offset);
+        a->secret[k / 2] = (unsigned char)(hi << 4 | lo);
+    }
+    a->secret_len = n / 2;
+    return ALKT_OK;
+}
+
+static int alkt__authorization(alkt__dec *d, alkt_authorization *a)
+{
+    size_t offsets[4], obj;
+    unsigned seen = 0;
+    int field = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    obj = d->t.offset;
+    while (rc == ALKT_OK && (rc = alkt__field(d, alkt__auth_fields, 4, &seen,
+                                              offsets, &field)) == 1) {
+        alkt__push_name(d, alkt__auth_fields[field]);
+        switch (field) {
+        case 0: rc = alkt__id(d, a->client); break;
+        case 1: rc = alkt__id(d, a->resource); break;
+        case 2: rc = alkt__secret(d, a); break;
+        default: rc = alkt__uint(d, 0, ALKT_EXPIRES_MAX, &a->expires); break;
+        }
+        alkt__pop(d);
+    }
+    if (rc == ALKT_OK)
+        rc = alkt__require(d, seen, 15u, alkt__auth_fields, obj);
+    return rc;
+}
+
+static const char *const alkt__revocation_fields[] = {"client", "resource"};
+
+static int alkt__revocation(alkt__dec *d, alkt_revocation *r)
+{
+    size_t offsets[2], obj;
+    unsigned seen = 0;
+    int field = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    obj = d->t.offset;
+    while (rc == ALKT_OK &&
+           (rc = alkt__field(d, alkt__revocation_fields, 2, &seen, offsets,
+                             &field)) == 1) {
+        alkt__push_name(d, alkt__revocation_fields[field]);
+        rc = alkt__id(d, field == 0 ? r->client : r->resource);
+        alkt__pop(d);
+    }
+    if (rc == ALKT_OK)
+        rc = alkt__require(d, seen, 3u, alkt__revocation_fields, obj);
+    return rc;
+}
+
+static const char *const alkt__relay_fields[] = {"id", "address", "port",
+                                                 "token"};
+
+static int alkt__relay(alkt__dec *d, alkt_relay *r)
+{
+    size_t offsets[4], obj, n;
+    unsigned seen = 0;
+    int field = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    obj = d->t.offset;
+    while (rc == ALKT_OK && (rc = alkt__field(d, alkt__relay_fields, 4, &seen,
+                                              offsets, &field)) == 1) {
+        alkt__push_name(d, alkt__relay_fields[field]);
+        switch (field) {
+        case 0: rc = alkt__id(d, r->id); break;
+        case 1: rc = alkt__host(d, &r->address, 1); break;
+        case 2: rc = alkt__port(d, &r->port); break;
+        default:
+            rc = alkt__string(d, r->token, ALKT_TOKEN_MAX, &n);
+            if (rc == ALKT_OK && (rc = alkt__check_token(r->token, n)) != 0)
+                rc = alkt__fail(d, rc, d->t.offset);
+            break;
+        }
+        alkt__pop(d);
+    }
+    if (rc == ALKT_OK)
+        rc = alkt__require(d, seen, 15u, alkt__relay_fields, obj);
+    return rc;
+}
+
+enum { ALKT__CT_RESOURCES, ALKT__CT_AUTHORIZATIONS, ALKT__CT_REVOCATIONS,
+       ALKT__CT_RELAYS };
+static const char *const alkt__control_fields[] = {
+    "resources", "authorizations", "revocations", "relays"};
+
+ALKTDEF int alkt_control_decode(const char *json, size_t len,
+                                const alkt_json_limits *limits,
+                                alkt_control *out, alkt_error *err)
+{
+    alkt__dec d;
+    alkt_error local;
+    alkt_control c;
+    size_t offsets[4], obj;
+    unsigned seen = 0;
+    int field = 0, rc;
+    if (!out || (!out->resources && out->resource_cap) ||
+        (!out->authorizations && out->authorization_cap) ||
+        (!out->revocations && out->revocation_cap) ||
+        (!out->relays && out->relay_cap))
+        return ALKT_ERR_ARG;
+    memset(&c, 0, sizeof c);
+    c.resources = out->resources;
+    c.resource_cap = out->resource_cap;
+    c.authorizations = out->authorizations;
+    c.authorization_cap = out->authorization_cap;
+    c.revocations = out->revocations;
+    c.revocation_cap = out->revocation_cap;
+    c.relays = out->relays;
+    c.relay_cap = out->relay_cap;
+    *out = c;
+    rc = alkt__dec_start(&d, json, len, limits, err ? err : &local);
+    if (rc == ALKT_OK)
+        rc = alkt__expect(&d, ALKT_JSON_OBJECT);
+    obj = d.t.offset;
+    while (rc == ALKT_OK && (rc = alkt__field(&d, alkt__control_fields, 4,
+                                              &seen, offsets, &field)) == 1) {
+        size_t i, cap, *count;
+        alkt__push_name(&d, alkt__control_fields[field]);
+        switch (field) {
+        case ALKT__CT_RESOURCES:
+            cap = out->resource_cap;
+            count = &out->resource_count;
+            out->has_resources = 1;
+            break;
+        case ALKT__CT_AUTHORIZATIONS:
+            cap = out->authorization_cap;
+            count = &out->authorization_count;
+            out->has_authorizations = 1;
+            break;
+        case ALKT__CT_REVOCATIONS:
+            cap = out->revocation_cap;
+            count = &out->revocation_count;
+            out->has_revocations = 1;
+            break;
+        default:
+            cap = out->relay_cap;
+            count = &out->relay_count;
+            out->has_relays = 1;
+            break;
+        }
+        rc = alkt__expect(&d, ALKT_JSON_ARRAY);
+        for (i = 0; rc == ALKT_OK && (rc = alkt__item(&d)) == 1; i++) {
+            alkt__push(&d, NULL, 0, i);
+            if (i >= cap) {
+                rc = alkt__fail(&d, ALKT_ERR_TOO_MANY, d.t.offset);
+            } else if (field == ALKT__CT_RESOURCES) {
+                memset(&out->resources[i], 0, sizeof out->resources[i]);
+                rc = alkt__resource(&d, &out->resources[i]);
+            } else if (field == ALKT__CT_AUTHORIZATIONS) {
+                memset(&out->authorizations[i], 0,
+                       sizeof out->authorizations[i]);
+                rc = alkt__authorization(&d, &out->authorizations[i]);
+            } else if (field == ALKT__CT_REVOCATIONS) {
+                memset(&out->revocations[i], 0, sizeof out->revocations[i]);
+                rc = alkt__revocation(&d, &out->revocations[i]);
+            } else {
+                memset(&out->relays[i], 0, sizeof out->relays[i]);
+                rc = alkt__relay(&d, &out->relays[i]);
+            }
+            alkt__pop(&d);
+            *count = i + (rc == ALKT_OK);
+        }
+        alkt__pop(&d);
+    }
+    if (rc == ALKT_OK)
+        rc = alkt__finish(&d);
+    if (rc == ALKT_OK && seen == 0)
+        rc = alkt__fail(&d, ALKT_ERR_MISSING_FIELD, obj);
+    if (rc)
+        *out = c;
+    return rc;
+}
+
+/* ---- encoders ------------------------------------------------------------------ */
+typedef struct alkt__w {
+    char *buf;
+    size_t cap, len;
+} alkt__w;
+
+static void alkt__w_raw(alkt__w *w, const char *s, size_t n)
+{
+    if (w->buf && n <= w->cap && w->len <= w->cap - n)
+        memcpy(w->buf + w->len, s, n);
+    w->len += n;
+}
+
+/* A JSON string: '"' and '\\' escaped, control characters as \b \f \n \r
+ * \t or \u00XX, everything else (UTF-8 included) as is. */
+static void alkt__w_str(alkt__w *w, const char *s, size_t n)
+{
+    size_t k, run = 0;
+    alkt__w_raw(w, "\"", 1);
+    for (k = 0; k < n; k++) {
+        unsigned char c = (unsigned char)s[k];
+        char esc[6];
+        size_t elen = 2;
+        if (alkt__str_class[c] == 0 || alkt__str_class[c] == 4)
+            continue;
+        alkt__w_raw(w, s + run, k - run);
+        run = k + 1;
+        esc[0] = '\\';
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            memcpy(esc + 1, "u00", 3);
+            esc[4] = "0123456789abcdef"[c >> 4];
+            esc[5] = "0123456789abcdef"[c & 15];
+            elen = 6;
+            break;
+        }
+        alkt__w_raw(w, esc, elen);
+    }
+    alkt__w_raw(w, s + run, n - run);
+    alkt__w_raw(w, "\"", 1);
+}
+
+static void alkt__w_cstr(alkt__w *w, const char *s)
+{
+    alkt__w_str(w, s, strlen(s));
+}
+
+static void alkt__w_u64(alkt__w *w, uint64_t v)
+{
+    char tmp[24];
+    size_t n = 0, k;
+    char out[24];
+    do {
+        tmp[n++] = (char)('0' + (int)(v % 10));
+        v /= 10;
+    } while (v);
+    for (k = 0; k < n; k++)
+        out[k] = tmp[n - 1 - k];
+    alkt__w_raw(w, out, n);
+}
+
+/* `,"key":` (no comma for the first key of an object) */
+static void alkt__w_key(alkt__w *w, int *first, const char *key)
+{
+    if (!*first)
+        alkt__w_raw(w, ",", 1);
+    *first = 0;
+    alkt__w_cstr(w, key);
+    alkt__w_raw(w, ":", 1);
+}
+
+static void alkt__w_ip(alkt__w *w, const alkt_ip *ip)
+{
+    char text[ALKT_IP_TEXT_MAX];
+    alkt__w_str(w, text, alkt_ip_format(ip, text));
+}
+
+static void alkt__w_host(alkt__w *w, const alkt_host *h)
+{
+    if (h->kind == ALKT_HOST_IP)
+        alkt__w_ip(w, &h->ip);
+    else
+        alkt__w_cstr(w, h->name);
+}
+
+static int alkt__enc_start(alkt__dec *d, alkt__w *w, char *buf, size_t cap,
+                           alkt_error *err)
+{
+    memset(err, 0, sizeof *err);
+    d->err = err;
+    d->json = NULL;
+    d->len = 0;
+    d->nseg = 0;
+    w->buf = buf;
+    w->cap = cap;
+    w->len = 0;
+    if (!buf && cap)
+        return alkt__fail(d, ALKT_ERR_ARG, 0);
+    return ALKT_OK;
+}
+
+static ptrdiff_t alkt__enc_finish(alkt__dec *d, const alkt__w *w)
+{
+    if (w->buf && w->len > w->cap)
+        return alkt__fail(d, ALKT_ERR_BUFFER_TOO_SMALL, 0);
+    if (w->len > (size_t)PTRDIFF_MAX)
+        return alkt__fail(d, ALKT_ERR_TOO_LARGE, 0);
+    return (ptrdiff_t)w->len;
+}
+
+/* Field check for an encoder: on failure the error names the field. */
+static int alkt__enc_check(alkt__dec *d, int rc, const char *field)
+{
+    if (rc == ALKT_OK)
+        return ALKT_OK;
+    alkt__push_name(d, field);
+    rc = alkt__fail(d, rc, 0);
+    alkt__pop(d);
+    return rc;
+}
+
+static int alkt__enc_id(alkt__dec *d, const char *id, const char *field)
+{
+    return alkt__enc_check(
+        d, alkt__check_id(id, alkt__bounded_len(id, ALKT_ID_MAX)), field);
+}
+
+ALKTDEF ptrdiff_t alkt_open_params_encode(const alkt_open_params *p,
+                                          char *buf, size_t cap,
+                                          alkt_error *err)
+{
+    alkt__dec d;
+    alkt__w w;
+    alkt_error local;
+    int first = 1, rc;
+    rc = alkt__enc_start(&d, &w, buf, cap, err ? err : &local);
+    if (rc)
+        return rc;
+    if (!p)
+        return alkt__fail(&d, ALKT_ERR_ARG, 0);
+    if (p->substrate < ALKT_SUBSTRATE_TCP || p->substrate > ALKT_SUBSTRATE_UNIX)
+        return alkt__enc_check(&d, ALKT_ERR_BAD_ENUM, "substrate");
+    alkt__w_raw(&w, "{", 1);
+    if (p->kind == ALKT_OPEN_FORWARDED) {
+        if (p->substrate == ALKT_SUBSTRATE_UNIX)
+            return alkt__enc_check(&d, ALKT_ERR_BAD_ENUM, "substrate");
+        if (p->listen == 0)
+            return alkt__enc_check(&d, ALKT_ERR_OUT_OF_RANGE, "listen");
+        if (p->host.kind != ALKT_HOST_NONE &&
+            (rc = alkt__check_host(&p->host, 0)) != ALKT_OK)
+            return alkt__enc_check(&d, rc, "host");
+        alkt__w_key(&w, &first, "listen");
+        alkt__w_u64(&w, p->listen);
+        alkt__w_key(&w, &first, "substrate");
+        alkt__w_cstr(&w, alkt__substrates[p->substrate - 1]);
+        if (p->host.kind != ALKT_HOST_NONE) {
+            alkt__w_key(&w, &first, "host");
+            alkt__w_host(&w, &p->host);
+        }
+    } else if (p->kind == ALKT_OPEN_DIRECT &&
+               p->substrate == ALKT_SUBSTRATE_UNIX) {
+        size_t n = alkt__bounded_len(p->path, ALKT_UNIX_PATH_MAX);
+        if ((rc = alkt__check_unix_path(p->path, n)) != ALKT_OK)
+            return alkt__enc_check(&d, rc, "path");
+        alkt__w_key(&w, &first, "substrate");
+        alkt__w_cstr(&w, "unix");
+        alkt__w_key(&w, &first, "path");
+        alkt__w_str(&w, p->path, n);
+    } else if (p->kind == ALKT_OPEN_DIRECT) {
+        if ((rc = alkt__check_host(&p->host, 1)) != ALKT_OK)
+            return alkt__enc_check(&d, rc, "host");
+        if (p->port == 0)
+            return alkt__enc_check(&d, ALKT_ERR_OUT_OF_RANGE, "port");
+        alkt__w_key(&w, &first, "substrate");
+        alkt__w_cstr(&w, alkt__substrates[p->substrate - 1]);
+        alkt__w_key(&w, &first, "host");
+        alkt__w_host(&w, &p->host);
+        alkt__w_key(&w, &first, "port");
+        alkt__w_u64(&w, p->port);
+    } else {
+        return alkt__enc_check(&d, ALKT_ERR_BAD_ENUM, "kind");
+    }
+    alkt__w_raw(&w, "}", 1);
+    return alkt__enc_finish(&d, &w);
+}
+
+ALKTDEF ptrdiff_t alkt_listen_reply_encode(const alkt_listen_reply *r,
+                                           char *buf, size_t cap,
+                                           alkt_error *err)
+{
+    alkt__dec d;
+    alkt__w w;
+    alkt_error local;
+    int first = 1, rc = alkt__enc_start(&d, &w, buf, cap, err ? err : &local);
+    if (rc)
+        return rc;
+    if (!r)
+        return alkt__fail(&d, ALKT_ERR_ARG, 0);
+    if ((rc = alkt__check_ip(&r->address)) != ALKT_OK)
+        return alkt__enc_check(&d, rc, "address");
+    if (r->port == 0)
+        return alkt__enc_check(&d, ALKT_ERR_OUT_OF_RANGE, "port");
+    alkt__w_raw(&w, "{", 1);
+    alkt__w_key(&w, &first, "address");
+    alkt__w_ip(&w, &r->address);
+    alkt__w_key(&w, &first, "port");
+    alkt__w_u64(&w, r->port);
+    alkt__w_raw(&w, "}", 1);
+    return alkt__enc_finish(&d, &w);
+}
+
+static int alkt__enc_resource(alkt__dec *d, alkt__w *w, const alkt_resource *r)
+{
+    int first = 1, rc;
+    size_t k;
+    if ((rc = alkt__enc_id(d, r->id, "id")) != ALKT_OK)
+        return rc;
+    if ((rc = alkt__check_cidr(&r->network, r->prefix_len)) != ALKT_OK)
+        return alkt__enc_check(d, rc, "cidr");
+    if (r->port_range_count > ALKT_PORT_RANGES_MAX)
+        return alkt__enc_check(d, ALKT_ERR_TOO_MANY, "ports");
+    for (k = 0; k < r->port_range_count; k++) {
+        const alkt_port_range *pr = &r->port_ranges[k];
+        rc = pr->from == 0 || pr->to == 0 ? ALKT_ERR_OUT_OF_RANGE
+             : pr->from > pr->to          ? ALKT_ERR_BAD_RANGE
+                                          : ALKT_OK;
+        if (rc) {
+            alkt__push_name(d, "ports");
+            alkt__push(d, NULL, 0, k);
+            rc = alkt__enc_check(d, rc, pr->from == 0 ? "from" : "to");
+            d->nseg -= 2;
+            return rc;
+        }
+    }
+    if (r->protocols & ~(ALKT_PROTO_TCP | ALKT_PROTO_UDP | ALKT_PROTO_ICMP))
+        return alkt__enc_check(d, ALKT_ERR_BAD_ENUM, "protocols");
+    if ((rc = alkt__enc_id(d, r->gateway, "gateway")) != ALKT_OK)
+        return rc;
+    alkt__w_raw(w, "{", 1);
+    alkt__w_key(w, &first, "id");
+    alkt__w_cstr(w, r->id);
+    alkt__w_key(w, &first, "cidr");
+    {
+        char text[ALKT_IP_TEXT_MAX + 4];
+        size_t n = alkt_ip_format(&r->network, text);
+        text[n++] = '/';
+        n += alkt__fmt_u(text + n, r->prefix_len, 10);
+        alkt__w_str(w, text, n);
+    }
+    if (r->port_range_count) {
+        alkt__w_key(w, &first, "ports");
+        alkt__w_raw(w, "[", 1);
+        for (k = 0; k < r->port_range_count; k++) {
+            alkt__w_raw(w, k ? ",{\"from\":" : "{\"from\":", k ? 9 : 8);
+            alkt__w_u64(w, r->port_ranges[k].from);
+            alkt__w_raw(w, ",\"to\":", 6);
+            alkt__w_u64(w, r->port_ranges[k].to);
+            alkt__w_raw(w, "}", 1);
+        }
+        alkt__w_raw(w, "]", 1);
+    }
+    if (r->protocols) {
+        int any = 0;
+        alkt__w_key(w, &first, "protocols");
+        alkt__w_raw(w, "[", 1);
+        for (k = 0; k < 3; k++) {
+            if (r->protocols & (1u << k)) {
+                if (any)
+                    alkt__w_raw(w, ",", 1);
+                alkt__w_cstr(w, alkt__protocols[k]);
+                any = 1;
+            }
+        }
+        alkt__w_raw(w, "]", 1);
+    }
+    alkt__w_key(w, &first, "gateway");
+    alkt__w_cstr(w, r->gateway);
+    alkt__w_raw(w, "}", 1);
+    return ALKT_OK;
+}
+
+static int alkt__enc_authorization(alkt__dec *d, alkt__w *w,
+                                   const alkt_authorization *a)
+{
+    int first = 1, rc;
+    size_t k;
+    char hex[2 * ALKT_SECRET_MAX];
+    if ((rc = alkt__enc_id(d, a->client, "client")) != ALKT_OK ||
+        (rc = alkt__enc_id(d, a->resource, "resource")) != ALKT_OK)
+        return rc;
+    if (a->secret_len < ALKT_SECRET_MIN || a->secret_len > ALKT_SECRET_MAX)
+        return alkt__enc_check(d, ALKT_ERR_BAD_VALUE, "secret");
+    if (a->expires > ALKT_EXPIRES_MAX)
+        return alkt__enc_check(d, ALKT_ERR_OUT_OF_RANGE, "expires");
+    for (k = 0; k < a->secret_len; k++) {
+        hex[2 * k] = "0123456789abcdef"[a->secret[k] >> 4];
+        hex[2 * k + 1] = "0123456789abcdef"[a->secret[k] & 15];
+    }
+    alkt__w_raw(w, "{", 1);
+    alkt__w_key(w, &first, "client");
+    alkt__w_cstr(w, a->client);
+    alkt__w_key(w, &first, "resource");
+    alkt__w_cstr(w, a->resource);
+    alkt__w_key(w, &first, "secret");
+    alkt__w_str(w, hex, 2 * a->secret_len);
+    alkt__w_key(w, &first, "expires");
+    alkt__w_u64(w, a->expires);
+    alkt__w_raw(w, "}", 1);
+    return ALKT_OK;
+}
+
+static int alkt__enc_revocation(alkt__dec *d, alkt__w *w,
+                                const alkt_revocation *r)
+{
+    int first = 1, rc;
+    if ((rc = alkt__enc_id(d, r->client, "client")) != ALKT_OK ||
+        (rc = alkt__enc_id(d, r->resource, "resource")) != ALKT_OK)
+        return rc;
+    alkt__w_raw(w, "{", 1);
+    alkt__w_key(w, &first, "client");
+    alkt__w_cstr(w, r->client);
+    alkt__w_key(w, &first, "resource");
+    alkt__w_cstr(w, r->resource);
+    alkt__w_raw(w, "}", 1);
+    return ALKT_OK;
+}
+
+static int alkt__enc_relay(alkt__dec *d, alkt__w *w, const alkt_relay *r)
+{
+    int first = 1, rc;
+    size_t n = alkt__bounded_len(r->token, ALKT_TOKEN_MAX);
+    if ((rc = alkt__enc_id(d, r->id, "id")) != ALKT_OK)
+        return rc;
+    if ((rc = alkt__check_host(&r->address, 1)) != ALKT_OK)
+        return alkt__enc_check(d, rc, "address");
+    if (r->port == 0)
+        return alkt__enc_check(d, ALKT_ERR_OUT_OF_RANGE, "port");
+    if ((rc = alkt__check_token(r->token, n)) != ALKT_OK)
+        return alkt__enc_check(d, rc, "token");
+    alkt__w_raw(w, "{", 1);
+    alkt__w_key(w, &first, "id");
+    alkt__w_cstr(w, r->id);
+    alkt__w_key(w, &first, "address");
+    alkt__w_host(w, &r->address);
+    alkt__w_key(w, &first, "port");
+    alkt__w_u64(w, r->port);
+    alkt__w_key(w, &first, "token");
+    alkt__w_str(w, r->token, n);
+    alkt__w_raw(w, "}", 1);
+    return ALKT_OK;
+}
+
+ALKTDEF ptrdiff_t alkt_control_encode(const alkt_control *c, char *buf,
+                                      size_t cap, alkt_error *err)
+{
+    alkt__dec d;
+    alkt__w w;
+    alkt_error local;
+    int first = 1, section, rc;
+    rc = alkt__enc_start(&d, &w, buf, cap, err ? err : &local);
+    if (rc)
+        return rc;
+    if (!c)
+        return alkt__fail(&d, ALKT_ERR_ARG, 0);
+    if (!c->has_resources && !c->has_authorizations && !c->has_revocations &&
+        !c->has_relays)
+        return alkt__fail(&d, ALKT_ERR_MISSING_FIELD, 0);
+    alkt__w_raw(&w, "{", 1);
+    for (section = 0; section < 4; section++) {
+        static const int dummy = 0;
+        const void *items = &dummy;
+        size_t count = 0, k;
+        int has = 0;
+        switch (section) {
+        case ALKT__CT_RESOURCES:
+            has = c->has_resources;
+            items = c->resources;
+            count = c->resource_count;
+            break;
+        case ALKT__CT_AUTHORIZATIONS:
+            has = c->has_authorizations;
+            items = c->authorizations;
+            count = c->authorization_count;
+            break;
+        case ALKT__CT_REVOCATIONS:
+            has = c->has_revocations;
+            items = c->revocations;
+            count = c->revocation_count;
+            break;
+        default:
+            has = c->has_relays;
+            items = c->relays;
+            count = c->relay_count;
+            break;
+        }
+        if (!has)
+            continue;
+        alkt__push_name(&d, alkt__control_fields[section]);
+        if (count && !items)
+            return alkt__fail(&d, ALKT_ERR_ARG, 0);
+        alkt__w_key(&w, &first, alkt__control_fields[section]);
+        alkt__w_raw(&w, "[", 1);
+        for (k = 0; k < count; k++) {
+            if (k)
+                alkt__w_raw(&w, ",", 1);
+            alkt__push(&d, NULL, 0, k);
+            if (section == ALKT__CT_RESOURCES)
+                rc = alkt__enc_resource(&d, &w, c->resources + k);
+            else if (section == ALKT__CT_AUTHORIZATIONS)
+                rc = alkt__enc_authorization(&d, &w, c->authorizations + k);
+            else if (section == ALKT__CT_REVOCATIONS)
+                rc = alkt__enc_revocation(&d, &w, c->revocations + k);
+            else
+                rc = alkt__enc_relay(&d, &w, c->relays + k);
+            if (rc)
+                return rc;
+            alkt__pop(&d);
+        }
+        alkt__w_raw(&w, "]", 1);
+        alkt__pop(&d);
+    }
+    alkt__w_raw(&w, "}", 1);
+    return alkt__enc_finish(&d, &w);
+}
+
+ALKTDEF const char *alkt_strerror(int code)
+{
+    switch (code) {
+#define ALKT__CASE(name, value, text) case name: return text;
+        ALKT_RESULT_LIST(ALKT__CASE)
+#undef ALKT__CASE
+    default:
+        return "unknown alktunnel result code";
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ALKTUNNEL_IMPLEMENTATION */
+
+/* REVISION HISTORY
+ *   0.1.0 (2026-11-29)  part 1: strict JSON reader, typed params.
+ *
+ * LICENCE: MIT or public domain (Unlicense), at your choice.
+ *   MIT: Copyright (c) 2026 the alk authors. Permission is hereby granted,
+ *   free of charge, to any person obtaining a copy of this software, to deal
+ *   in it without restriction, including the rights to use, copy, modify,
+ *   merge, publish, distribute, sublicense and/or sell copies, subject to
+ *   including this notice. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY
+ *   OF ANY KIND.
+ *   Public domain: anyone is free to copy, modify, publish, use, compile,
+ *   sell or distribute this software, for any purpose, by any means.
+ */
