@@ -27,7 +27,7 @@ GREATEST_INC = -isystem $(GREATEST_DIR)
 endif
 
 HEADERS      := $(wildcard alkcodec.h alksim.h alktunnel.h qcow2w.h)
-FUZZ_TARGETS := codec sim_core sim_arq
+FUZZ_TARGETS := codec sim_core sim_arq params
 UNIT_TESTS   := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
 EXAMPLES     := $(patsubst examples/%.c,%,$(wildcard examples/*.c))
 BENCHES      := $(patsubst tests/bench_%.c,%,$(wildcard tests/bench_*.c))
@@ -36,7 +36,7 @@ BENCHES      := $(patsubst tests/bench_%.c,%,$(wildcard tests/bench_*.c))
 # of 16 MiB so that exec/s stays high; the replay gate uses the full size.
 FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
 
-.PHONY: all demo test gate fast-gate unit replay compile-matrix seeds \
+.PHONY: all demo test gate fast-gate unit replay conformance compile-matrix seeds \
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench install install-check uninstall oss-fuzz-check \
         firmware-check valgrind deps clean help planted-bug-check
@@ -52,6 +52,7 @@ help:
 	@echo "                       firmware checks; ends with 'N passed, N failed'"
 	@echo "  make unit            unit tests only (GREATEST_DIR=dir: real greatest.h)"
 	@echo "  make replay          every corpus/<target>/ file through its harness"
+	@echo "  make conformance     tests/json_conformance/ vs the reference and alktunnel.h"
 	@echo "  make fast-gate       unit + replay (what mutants are judged by)"
 	@echo "  make compile-matrix  gcc/clang C99 pedantic, g++ plain/impl, _STATIC"
 	@echo "  make seeds           regenerate the generated seeds in corpus/"
@@ -103,11 +104,32 @@ $(B)/replay_%: fuzz/%.c tests/replay_main.c fuzz/alk_check.h | $(B)
 $(B)/replay_codec: alkcodec.h fuzz/codec_layout.h
 $(B)/replay_sim_core: alksim.h
 $(B)/replay_sim_arq: alksim.h examples/arq.h examples/arq_scenario.h
+$(B)/replay_params: alktunnel.h fuzz/json_ref.h
 
+# The JSON conformance collection also goes through the params oracle.
 replay: $(FUZZ_TARGETS:%=$(B)/replay_%)
 	@rc=0; for t in $(FUZZ_TARGETS); do \
 	    ./$(B)/replay_$$t -q corpus/$$t || rc=1; \
-	done; exit $$rc
+	done; \
+	./$(B)/replay_params -q tests/json_conformance || rc=1; exit $$rc
+
+# ---- JSON conformance -------------------------------------------------------
+# tests/json_conformance/: y_ must be accepted, n_ rejected, i_accept_/
+# i_reject_ are the documented implementation choices. Checked against the
+# reference validator (fuzz/json_ref.h) and against alktunnel.h's reader.
+$(B)/json_conformance: tests/json_conformance_main.c fuzz/json_ref.h | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) $< -o $@ $(LDFLAGS)
+$(B)/json_conformance_impl: tests/json_conformance_main.c fuzz/json_ref.h \
+                            alktunnel.h | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) -DALKT_CONFORMANCE_IMPL $< \
+	    -o $@ $(LDFLAGS)
+
+conformance: $(B)/json_conformance $(B)/json_conformance_impl
+	@rc=0; ./$(B)/json_conformance tests/json_conformance | \
+	    sed 's/^conformance:/conformance (reference):/' || rc=1; \
+	./$(B)/json_conformance_impl tests/json_conformance --impl | \
+	    sed 's/^conformance:/conformance (alktunnel.h):/' || rc=1; \
+	exit $$rc
 
 fast-gate: unit replay
 
@@ -120,15 +142,20 @@ SEED_ARGS = --seed 1 --runs 32 --max-len 2048
 
 $(B)/codec_seeds: fuzz/codec_seeds.c fuzz/codec_layout.h | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< -o $@ $(LDFLAGS)
+$(B)/params_seeds: fuzz/params_seeds.c | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< -o $@ $(LDFLAGS)
 
-seeds: $(B)/codec_seeds $(SEEDED_TARGETS:%=$(B)/replay_%)
+seeds: $(B)/codec_seeds $(B)/params_seeds $(SEEDED_TARGETS:%=$(B)/replay_%)
 	./$(B)/codec_seeds corpus/codec
+	@mkdir -p corpus/params && ./$(B)/params_seeds corpus/params
 	@for t in $(SEEDED_TARGETS); do mkdir -p corpus/$$t && \
 	    ./$(B)/replay_$$t $(SEED_ARGS) --write corpus/$$t || exit 1; done
 
-seeds-check: $(B)/codec_seeds $(SEEDED_TARGETS:%=$(B)/replay_%)
-	@rm -rf $(B)/seeds-check && mkdir -p $(B)/seeds-check/codec
+seeds-check: $(B)/codec_seeds $(B)/params_seeds $(SEEDED_TARGETS:%=$(B)/replay_%)
+	@rm -rf $(B)/seeds-check && mkdir -p $(B)/seeds-check/codec \
+	    $(B)/seeds-check/params
 	@./$(B)/codec_seeds $(B)/seeds-check/codec >/dev/null
+	@./$(B)/params_seeds $(B)/seeds-check/params >/dev/null
 	@for t in $(SEEDED_TARGETS); do mkdir -p $(B)/seeds-check/$$t && \
 	    ./$(B)/replay_$$t $(SEED_ARGS) --write $(B)/seeds-check/$$t \
 	    >/dev/null || exit 1; done

@@ -452,6 +452,11 @@ extern "C" {
 #endif
 
 /* ---- common ----------------------------------------------------------------- */
+#if defined(__GNUC__) || defined(__clang__)
+#define ALKT__INLINE inline __attribute__((always_inline))
+#else
+#define ALKT__INLINE inline
+#endif
 enum {
     ALKT__ST_VALUE = 0,    /* a value (top level, after ':' or an array ',') */
     ALKT__ST_ARRAY_FIRST,  /* a value or ']' */
@@ -560,7 +565,13 @@ ALKTDEF int alkt_json_init(alkt_json_parser *p, const char *json, size_t len,
     size_t max_size = ALKT_JSON_SIZE_DEFAULT;
     if (!p)
         return ALKT_ERR_ARG;
-    memset(p, 0, sizeof *p);
+    /* is_object needs no clearing: a level's bit is set when it opens */
+    p->buf = NULL;
+    p->len = p->pos = p->depth = 0;
+    p->max_depth = 0;
+    p->state = ALKT__ST_VALUE;
+    p->error = ALKT_OK;
+    p->error_offset = 0;
     if (limits && limits->max_depth)
         max_depth = limits->max_depth;
     if (limits && limits->max_size)
@@ -570,20 +581,41 @@ ALKTDEF int alkt_json_init(alkt_json_parser *p, const char *json, size_t len,
     p->buf = json;
     p->len = len;
     p->max_depth = max_depth;
-    p->state = ALKT__ST_VALUE;
     if (len > max_size)
         return alkt__jfail(p, ALKT_ERR_TOO_LARGE, max_size);
     return ALKT_OK;
 }
 
 /* p->pos is at the opening quote. */
-static int alkt__scan_string(alkt_json_parser *p, alkt_json_token *t)
+static ALKT__INLINE int alkt__scan_string(alkt_json_parser *p,
+                                          alkt_json_token *t)
 {
     const unsigned char *s = (const unsigned char *)p->buf;
     size_t n = p->len, start = p->pos, i = start + 1;
     unsigned flags = 0;
     for (;;) {
         unsigned cls;
+        /* 8 bytes at a time: stop at the first '"', '\\', control or
+         * non-ASCII byte. Borrows only run upward, so the lowest flagged
+         * byte is a real one. */
+        while (i + 8 <= n) {
+            uint64_t v, xq, xb, m;
+            memcpy(&v, s + i, 8);
+            xq = v ^ 0x2222222222222222u;
+            xb = v ^ 0x5C5C5C5C5C5C5C5Cu;
+            m = (((v - 0x2020202020202020u) & ~v) |
+                 ((xq - 0x0101010101010101u) & ~xq) |
+                 ((xb - 0x0101010101010101u) & ~xb) | v) &
+                0x8080808080808080u;
+            if (m) {
+#if (defined(__GNUC__) || defined(__clang__)) && \
+    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                i += (size_t)__builtin_ctzll(m) >> 3;
+#endif
+                break;
+            }
+            i += 8;
+        }
         while (i < n && alkt__str_class[s[i]] == 0)
             i++;
         if (i >= n)
@@ -689,8 +721,8 @@ static int alkt__scan_number(alkt_json_parser *p, alkt_json_token *t)
     return ALKT_OK;
 }
 
-static int alkt__scan_literal(alkt_json_parser *p, const char *word,
-                              size_t wlen)
+static int alkt__scan_literal(alkt_json_parser *p, alkt_json_token *t,
+                              const char *word, size_t wlen)
 {
     size_t k, i = p->pos;
     for (k = 0; k < wlen; k++) {
@@ -699,6 +731,9 @@ static int alkt__scan_literal(alkt_json_parser *p, const char *word,
         if (p->buf[i + k] != word[k])
             return alkt__jfail(p, ALKT_ERR_SYNTAX, i + k);
     }
+    t->ptr = p->buf + i;
+    t->len = wlen;
+    t->offset = i;
     p->pos = i + wlen;
     return ALKT_OK;
 }
@@ -717,136 +752,176 @@ static int alkt__top_is_object(const alkt_json_parser *p)
     return (p->is_object[d >> 3] >> (d & 7)) & 1;
 }
 
-ALKTDEF int alkt_json_next(alkt_json_parser *p, alkt_json_token *t)
+/* The reader's state machine; inlined into alkt_json_next and into the
+ * typed decoders' token pump. */
+static ALKT__INLINE int alkt__json_step(alkt_json_parser *p,
+                                        alkt_json_token *t)
 {
     const char *s;
     size_t n, i;
     int rc;
-    if (!p || !t)
-        return ALKT_ERR_ARG;
     if (p->error)
         return p->error;
     s = p->buf;
     n = p->len;
+    i = p->pos;
     t->flags = 0;
-    for (;;) {
-        i = alkt__skip_ws(s, p->pos, n);
-        p->pos = i;
+    /* Each state jumps to the code for what may come next; whitespace is
+     * skipped there, with a fast path for compact JSON. */
+#define ALKT__WS()                                                             \
+    do {                                                                       \
+        if (i < n && (unsigned char)s[i] <= ' ')                               \
+            i = alkt__skip_ws(s, i, n);                                        \
+    } while (0)
+    switch (p->state) {
+    case ALKT__ST_DONE:
+        t->type = ALKT_JSON_END;
+        t->ptr = s + n;
+        t->len = 0;
+        t->offset = n;
+        t->depth = 0;
+        return ALKT_OK;
+    case ALKT__ST_AFTER:
+        goto after;
+    case ALKT__ST_OBJECT_FIRST:
+        ALKT__WS();
+        if (i < n && s[i] == '}')
+            goto close;
+        goto key;
+    case ALKT__ST_KEY:
+        goto key;
+    case ALKT__ST_ARRAY_FIRST:
+        ALKT__WS();
+        if (i < n && s[i] == ']')
+            goto close;
+        goto value;
+    default:
+        goto value;
+    }
+
+after:
+    ALKT__WS();
+    if (p->depth == 0) {
+        if (i != n)
+            return alkt__jfail(p, ALKT_ERR_TRAILING_DATA, i);
+        p->pos = n;
+        p->state = ALKT__ST_DONE;
+        t->type = ALKT_JSON_END;
+        t->ptr = s + n;
+        t->len = 0;
+        t->offset = n;
+        t->depth = 0;
+        return ALKT_OK;
+    }
+    if (i >= n)
+        return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+    if (s[i] == ',') {
+        i++;
+        if (alkt__top_is_object(p))
+            goto key;
+        goto value;
+    }
+    if (s[i] == (alkt__top_is_object(p) ? '}' : ']'))
+        goto close;
+    return alkt__jfail(p, ALKT_ERR_SYNTAX, i);
+
+key:
+    ALKT__WS();
+    if (i >= n)
+        return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+    if (s[i] != '"')
+        return alkt__jfail(p, ALKT_ERR_SYNTAX, i);
+    p->pos = i;
+    rc = alkt__scan_string(p, t);
+    if (rc)
+        return rc;
+    i = p->pos;
+    if (i < n && s[i] != ':')
+        i = alkt__skip_ws(s, i, n);
+    if (i >= n)
+        return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+    if (s[i] != ':')
+        return alkt__jfail(p, ALKT_ERR_SYNTAX, i);
+    p->pos = i + 1;
+    p->state = ALKT__ST_VALUE;
+    t->type = ALKT_JSON_KEY;
+    t->depth = p->depth;
+    return ALKT_OK;
+
+close:
+    t->type = alkt__top_is_object(p) ? ALKT_JSON_OBJECT_END
+                                     : ALKT_JSON_ARRAY_END;
+    p->depth--;
+    t->ptr = s + i;
+    t->len = 1;
+    t->offset = i;
+    t->depth = p->depth;
+    p->pos = i + 1;
+    p->state = ALKT__ST_AFTER;
+    return ALKT_OK;
+
+value:
+    ALKT__WS();
+#undef ALKT__WS
+    if (i >= n)
+        return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
+    t->depth = p->depth;
+    p->pos = i;
+    switch (s[i]) {
+    case '{':
+    case '[': {
+        int obj = s[i] == '{';
+        size_t d = p->depth;
+        if (d >= p->max_depth)
+            return alkt__jfail(p, ALKT_ERR_TOO_DEEP, i);
+        if (obj)
+            p->is_object[d >> 3] |= (unsigned char)(1u << (d & 7));
+        else
+            p->is_object[d >> 3] &= (unsigned char)~(1u << (d & 7));
+        p->depth = d + 1;
+        p->pos = i + 1;
+        p->state = obj ? ALKT__ST_OBJECT_FIRST : ALKT__ST_ARRAY_FIRST;
+        t->type = obj ? ALKT_JSON_OBJECT : ALKT_JSON_ARRAY;
         t->ptr = s + i;
         t->len = 1;
         t->offset = i;
-        t->depth = p->depth;
-        switch (p->state) {
-        case ALKT__ST_DONE:
-            t->type = ALKT_JSON_END;
-            t->len = 0;
-            return ALKT_OK;
-        case ALKT__ST_AFTER:
-            if (p->depth == 0) {
-                if (i != n)
-                    return alkt__jfail(p, ALKT_ERR_TRAILING_DATA, i);
-                p->state = ALKT__ST_DONE;
-                continue;
-            }
-            if (i >= n)
-                return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
-            if (s[i] == ',') {
-                p->pos = i + 1;
-                p->state = alkt__top_is_object(p) ? ALKT__ST_KEY
-                                                  : ALKT__ST_VALUE;
-                continue;
-            }
-            if (s[i] == (alkt__top_is_object(p) ? '}' : ']'))
-                goto close;
-            return alkt__jfail(p, ALKT_ERR_SYNTAX, i);
-        case ALKT__ST_OBJECT_FIRST:
-            if (i < n && s[i] == '}')
-                goto close;
-            /* fall through */
-        case ALKT__ST_KEY:
-            if (i >= n)
-                return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
-            if (s[i] != '"')
-                return alkt__jfail(p, ALKT_ERR_SYNTAX, i);
-            rc = alkt__scan_string(p, t);
-            if (rc)
-                return rc;
-            i = alkt__skip_ws(s, p->pos, n);
-            if (i >= n)
-                return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
-            if (s[i] != ':')
-                return alkt__jfail(p, ALKT_ERR_SYNTAX, i);
-            p->pos = i + 1;
-            p->state = ALKT__ST_VALUE;
-            t->type = ALKT_JSON_KEY;
-            return ALKT_OK;
-        case ALKT__ST_ARRAY_FIRST:
-            if (i < n && s[i] == ']')
-                goto close;
-            /* fall through */
-        default:
-            break;
-        }
-        /* a value */
-        if (i >= n)
-            return alkt__jfail(p, ALKT_ERR_UNEXPECTED_END, n);
-        switch (s[i]) {
-        case '{':
-        case '[': {
-            int obj = s[i] == '{';
-            size_t d = p->depth;
-            if (d >= p->max_depth)
-                return alkt__jfail(p, ALKT_ERR_TOO_DEEP, i);
-            if (obj)
-                p->is_object[d >> 3] |= (unsigned char)(1u << (d & 7));
-            else
-                p->is_object[d >> 3] &= (unsigned char)~(1u << (d & 7));
-            p->depth = d + 1;
-            p->pos = i + 1;
-            p->state = obj ? ALKT__ST_OBJECT_FIRST : ALKT__ST_ARRAY_FIRST;
-            t->type = obj ? ALKT_JSON_OBJECT : ALKT_JSON_ARRAY;
-            return ALKT_OK;
-        }
-        case '"':
-            rc = alkt__scan_string(p, t);
-            t->type = ALKT_JSON_STRING;
-            break;
-        case 't':
-            rc = alkt__scan_literal(p, "true", 4);
-            t->type = ALKT_JSON_TRUE;
-            t->len = 4;
-            break;
-        case 'f':
-            rc = alkt__scan_literal(p, "false", 5);
-            t->type = ALKT_JSON_FALSE;
-            t->len = 5;
-            break;
-        case 'n':
-            rc = alkt__scan_literal(p, "null", 4);
-            t->type = ALKT_JSON_NULL;
-            t->len = 4;
-            break;
-        default:
-            if (s[i] == '-' || alkt__is_digit((unsigned char)s[i])) {
-                rc = alkt__scan_number(p, t);
-                t->type = ALKT_JSON_NUMBER;
-                break;
-            }
-            return alkt__jfail(p, ALKT_ERR_SYNTAX, i);
-        }
-        if (rc)
-            return rc;
-        p->state = ALKT__ST_AFTER;
-        return ALKT_OK;
-    close:
-        t->type = alkt__top_is_object(p) ? ALKT_JSON_OBJECT_END
-                                         : ALKT_JSON_ARRAY_END;
-        p->depth--;
-        t->depth = p->depth;
-        p->pos = i + 1;
-        p->state = ALKT__ST_AFTER;
         return ALKT_OK;
     }
+    case '"':
+        rc = alkt__scan_string(p, t);
+        t->type = ALKT_JSON_STRING;
+        break;
+    case 't':
+        rc = alkt__scan_literal(p, t, "true", 4);
+        t->type = ALKT_JSON_TRUE;
+        break;
+    case 'f':
+        rc = alkt__scan_literal(p, t, "false", 5);
+        t->type = ALKT_JSON_FALSE;
+        break;
+    case 'n':
+        rc = alkt__scan_literal(p, t, "null", 4);
+        t->type = ALKT_JSON_NULL;
+        break;
+    default:
+        if (s[i] == '-' || alkt__is_digit((unsigned char)s[i])) {
+            rc = alkt__scan_number(p, t);
+            t->type = ALKT_JSON_NUMBER;
+            break;
+        }
+        return alkt__jfail(p, ALKT_ERR_SYNTAX, i);
+    }
+    if (rc)
+        return rc;
+    p->state = ALKT__ST_AFTER;
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_json_next(alkt_json_parser *p, alkt_json_token *t)
+{
+    if (!p || !t)
+        return ALKT_ERR_ARG;
+    return alkt__json_step(p, t);
 }
 
 ALKTDEF int alkt_json_error(const alkt_json_parser *p, alkt_error *err)
@@ -1002,6 +1077,12 @@ static int alkt__number_magnitude(const alkt_json_token *t, uint64_t limit,
         return ALKT_ERR_NOT_INTEGER;
     if (t->flags & ALKT_JSON_MINUS)
         i = 1;
+    if (t->len - i < 20 && limit == UINT64_MAX) {
+        for (; i < t->len; i++) /* 19 digits cannot overflow 64 bits */
+            v = v * 10 + (uint64_t)(t->ptr[i] - '0');
+        *value = v;
+        return ALKT_OK;
+    }
     for (; i < t->len; i++) {
         uint64_t d = (uint64_t)(t->ptr[i] - '0');
         if (v > (limit - d) / 10)
@@ -1287,11 +1368,12 @@ static void alkt__build_path(const alkt__dec *d, char *path)
         char num[24];
         size_t n;
         if (sg->name) {
-            n = sg->name_len > 32 ? 32 : sg->name_len;
+            size_t full = sg->name_len ? sg->name_len : strlen(sg->name);
+            n = full > 32 ? 32 : full;
             if (k)
                 alkt__path_put(path, &o, ".", 1, 0);
             alkt__path_put(path, &o, sg->name, n, 1);
-            if (n < sg->name_len)
+            if (n < full)
                 truncated = 1;
         } else {
             num[0] = '[';
@@ -1332,9 +1414,10 @@ static void alkt__push(alkt__dec *d, const char *name, size_t name_len,
     d->nseg++;
 }
 
+/* A schema name: its length is taken only if a path is ever built. */
 static void alkt__push_name(alkt__dec *d, const char *name)
 {
-    alkt__push(d, name, strlen(name), 0);
+    alkt__push(d, name, 0, 0);
 }
 
 static void alkt__pop(alkt__dec *d)
@@ -1366,7 +1449,7 @@ static int alkt__next(alkt__dec *d)
         d->have = 0;
         return ALKT_OK;
     }
-    rc = alkt_json_next(&d->p, &d->t);
+    rc = alkt__json_step(&d->p, &d->t);
     if (rc)
         return alkt__fail(d, rc, d->p.error_offset);
     return ALKT_OK;
@@ -1380,6 +1463,17 @@ static int alkt__expect(alkt__dec *d, alkt_json_type type)
     if (d->t.type != type)
         return alkt__fail(d, ALKT_ERR_WRONG_TYPE, d->t.offset);
     return ALKT_OK;
+}
+
+/* names[] entry equal to the klen bytes at k (no strlen on the hot path) */
+static int alkt__name_is(const char *name, const char *k, size_t klen)
+{
+    size_t j;
+    for (j = 0; j < klen; j++) {
+        if (name[j] != k[j] || name[j] == '\0')
+            return 0;
+    }
+    return name[klen] == '\0';
 }
 
 /* Reads the next key of the current object: 1 with its field index in
@@ -1409,11 +1503,14 @@ static int alkt__field(alkt__dec *d, const char *const *names, int count,
             klen = 1; /* matches no name */
     }
     for (i = 0; i < count; i++) {
-        if (strlen(names[i]) == klen && memcmp(names[i], k, klen) == 0)
+        if (alkt__name_is(names[i], k, klen))
             break;
     }
     if (i == count) {
-        alkt__push(d, d->t.ptr, d->t.len, 0);
+        if (d->t.len)
+            alkt__push(d, d->t.ptr, d->t.len, 0);
+        else
+            alkt__push(d, "\"\"", 2, 0); /* the empty key, shown quoted */
         return alkt__fail(d, ALKT_ERR_UNKNOWN_FIELD, d->t.offset);
     }
     if (*seen & (1u << i)) {
@@ -1460,7 +1557,8 @@ static int alkt__string(alkt__dec *d, char *out, size_t cap, size_t *len_out)
         if (rc)
             return alkt__fail(d, rc, d->t.offset + 1 + bad);
     }
-    if (memchr(out, 0, n))
+    /* raw NUL is a control character the reader refuses: only \u0000 */
+    if ((d->t.flags & ALKT_JSON_ESCAPED) && memchr(out, 0, n))
         return alkt__fail(d, ALKT_ERR_NUL_IN_STRING, d->t.offset);
     out[n] = '\0';
     *len_out = n;
@@ -1686,7 +1784,7 @@ static int alkt__enum(alkt__dec *d, const char *const *names, int count,
     if (rc)
         return rc;
     for (i = 0; i < count; i++) {
-        if (strcmp(names[i], text) == 0) {
+        if (alkt__name_is(names[i], text, n)) {
             *which = i;
             return ALKT_OK;
         }
@@ -1896,7 +1994,7 @@ static int alkt__port_range(alkt__dec *d, alkt_port_range *r)
 
 static int alkt__resource(alkt__dec *d, alkt_resource *r)
 {
-    size_t offsets[ALKT__RS_COUNT], obj, i;
+    size_t offsets[ALKT__RS_COUNT], obj, i, array = 0;
     unsigned seen = 0;
     int field = 0, which = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
@@ -1913,6 +2011,7 @@ static int alkt__resource(alkt__dec *d, alkt_resource *r)
             break;
         case ALKT__RS_PORTS:
             rc = alkt__expect(d, ALKT_JSON_ARRAY);
+            array = d->t.offset;
             for (i = 0; rc == ALKT_OK && (rc = alkt__item(d)) == 1; i++) {
                 alkt__push(d, NULL, 0, i);
                 rc = i < ALKT_PORT_RANGES_MAX
@@ -1921,11 +2020,12 @@ static int alkt__resource(alkt__dec *d, alkt_resource *r)
                 alkt__pop(d);
             }
             if (rc == ALKT_OK && i == 0)
-                rc = alkt__fail(d, ALKT_ERR_EMPTY, d->t.offset);
+                rc = alkt__fail(d, ALKT_ERR_EMPTY, array); /* at its '[' */
             r->port_range_count = i;
             break;
         case ALKT__RS_PROTOCOLS:
             rc = alkt__expect(d, ALKT_JSON_ARRAY);
+            array = d->t.offset;
             for (i = 0; rc == ALKT_OK && (rc = alkt__item(d)) == 1; i++) {
                 alkt__push(d, NULL, 0, i);
                 rc = alkt__enum(d, alkt__protocols, 3, &which);
@@ -1935,7 +2035,7 @@ static int alkt__resource(alkt__dec *d, alkt_resource *r)
                 alkt__pop(d);
             }
             if (rc == ALKT_OK && i == 0)
-                rc = alkt__fail(d, ALKT_ERR_EMPTY, d->t.offset);
+                rc = alkt__fail(d, ALKT_ERR_EMPTY, array); /* at its '[' */
             break;
         default:
             rc = alkt__id(d, r->gateway);

@@ -1,0 +1,318 @@
+/* params_seeds.c - writes the generated seeds of corpus/params/.
+ *
+ *   params_seeds DIR     (make seeds)
+ *
+ * Every open-params shape and substrate, listen replies, each control-plane
+ * message valid and broken, wrong shapes, limits just under and over, bad
+ * UTF-8 and escapes, big numbers. Deterministic and byte-stable (make
+ * seeds-check regenerates and compares). Promoted findings live beside
+ * these under finding-* names and are never touched here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *out_dir;
+static unsigned written;
+
+static void seed_n(const char *name, const char *text, size_t n)
+{
+    char path[512];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/%s.json", out_dir, name);
+    f = fopen(path, "wb");
+    if (!f || fwrite(text, 1, n, f) != n || fclose(f) != 0) {
+        perror(path);
+        exit(1);
+    }
+    written++;
+}
+
+static void seed(const char *name, const char *text)
+{
+    seed_n(name, text, strlen(text));
+}
+
+/* Binary seeds: a literal with embedded bytes, length from sizeof. */
+#define SEED_BIN(name, lit) seed_n(name, lit, sizeof(lit) - 1)
+
+static void nested(const char *name, size_t depth, int objects)
+{
+    static char buf[8192];
+    size_t i, o = 0;
+    for (i = 0; i < depth; i++) {
+        if (objects) {
+            memcpy(buf + o, "{\"a\":", 5);
+            o += 5;
+        } else {
+            buf[o++] = '[';
+        }
+    }
+    buf[o++] = '1';
+    for (i = 0; i < depth; i++)
+        buf[o++] = objects ? '}' : ']';
+    seed_n(name, buf, o);
+}
+
+static void open_params(void)
+{
+    seed("open-direct-tcp-name",
+         "{\"substrate\":\"tcp\",\"host\":\"db.internal.example\",\"port\":5432}");
+    seed("open-direct-udp-ipv4",
+         "{\"substrate\":\"udp\",\"host\":\"10.1.2.3\",\"port\":53}");
+    seed("open-direct-tcp-ipv6",
+         "{\"port\":443,\"host\":\"2001:db8::1\",\"substrate\":\"tcp\"}");
+    seed("open-direct-tcp-ipv4-mapped",
+         "{\"substrate\":\"tcp\",\"host\":\"::ffff:192.0.2.1\",\"port\":1}");
+    seed("open-direct-unix",
+         "{\"substrate\":\"unix\",\"path\":\"/run/app/socket\"}");
+    seed("open-direct-unix-escapes",
+         "{\"substrate\":\"unix\",\"path\":\"/tmp/a\\\"b\\\\c\\u00e9\\t\"}");
+    seed("open-forwarded-tcp", "{\"listen\":8080,\"substrate\":\"tcp\"}");
+    seed("open-forwarded-udp-bind",
+         "{\"listen\":65535,\"substrate\":\"udp\",\"host\":\"127.0.0.1\"}");
+    seed("open-ws-everywhere",
+         " \r\n\t{ \"substrate\" : \"tcp\" ,\n \"host\" : \"a\" , "
+         "\"port\" : 22 }\n");
+    seed("open-unknown-substrate",
+         "{\"substrate\":\"sctp\",\"host\":\"a.example\",\"port\":9}");
+    seed("open-missing-substrate", "{\"host\":\"a.example\",\"port\":9}");
+    seed("open-missing-port", "{\"substrate\":\"tcp\",\"host\":\"a.example\"}");
+    seed("open-missing-path", "{\"substrate\":\"unix\"}");
+    seed("open-unknown-field",
+         "{\"substrate\":\"tcp\",\"host\":\"a\",\"port\":9,\"tls\":true}");
+    seed("open-duplicate-port",
+         "{\"substrate\":\"tcp\",\"host\":\"a\",\"port\":9,\"port\":9}");
+    seed("open-duplicate-escaped-key",
+         "{\"substrate\":\"tcp\",\"host\":\"a\",\"port\":9,\"p\\u006frt\":9}");
+    seed("open-listen-zero", "{\"listen\":0,\"substrate\":\"tcp\"}");
+    seed("open-listen-65536", "{\"listen\":65536,\"substrate\":\"tcp\"}");
+    seed("open-listen-unix", "{\"listen\":80,\"substrate\":\"unix\"}");
+    seed("open-listen-with-port",
+         "{\"listen\":80,\"substrate\":\"tcp\",\"port\":81}");
+    seed("open-listen-bind-name",
+         "{\"listen\":80,\"substrate\":\"tcp\",\"host\":\"example.com\"}");
+    seed("open-unix-with-host",
+         "{\"substrate\":\"unix\",\"path\":\"/s\",\"host\":\"a\"}");
+    seed("open-tcp-with-path",
+         "{\"substrate\":\"tcp\",\"host\":\"a\",\"port\":1,\"path\":\"/s\"}");
+    seed("open-port-zero", "{\"substrate\":\"tcp\",\"host\":\"a\",\"port\":0}");
+    seed("open-port-float",
+         "{\"substrate\":\"tcp\",\"host\":\"a\",\"port\":80.0}");
+    seed("open-port-exponent",
+         "{\"substrate\":\"tcp\",\"host\":\"a\",\"port\":8e1}");
+    seed("open-port-negative",
+         "{\"substrate\":\"tcp\",\"host\":\"a\",\"port\":-80}");
+    seed("open-port-string",
+         "{\"substrate\":\"tcp\",\"host\":\"a\",\"port\":\"80\"}");
+    seed("open-port-u64-overflow",
+         "{\"substrate\":\"tcp\",\"host\":\"a\",\"port\":18446744073709551616}");
+    seed("open-host-empty", "{\"substrate\":\"tcp\",\"host\":\"\",\"port\":1}");
+    seed("open-host-bad-ipv4",
+         "{\"substrate\":\"tcp\",\"host\":\"10.0.0.256\",\"port\":1}");
+    seed("open-host-ipv4-leading-zero",
+         "{\"substrate\":\"tcp\",\"host\":\"10.0.0.01\",\"port\":1}");
+    seed("open-host-bad-ipv6",
+         "{\"substrate\":\"tcp\",\"host\":\"1::2::3\",\"port\":1}");
+    seed("open-host-ipv6-zone",
+         "{\"substrate\":\"tcp\",\"host\":\"fe80::1%eth0\",\"port\":1}");
+    seed("open-host-hyphen-label",
+         "{\"substrate\":\"tcp\",\"host\":\"-a.example\",\"port\":1}");
+    seed("open-host-trailing-dot",
+         "{\"substrate\":\"tcp\",\"host\":\"a.example.\",\"port\":1}");
+    seed("open-host-nul",
+         "{\"substrate\":\"tcp\",\"host\":\"a\\u0000b\",\"port\":1}");
+    seed("open-path-lone-surrogate",
+         "{\"substrate\":\"unix\",\"path\":\"/a\\ud800\"}");
+    seed("open-path-surrogate-pair",
+         "{\"substrate\":\"unix\",\"path\":\"/\\ud83d\\ude00\"}");
+    seed("open-not-object", "[\"tcp\",\"a\",1]");
+    seed("open-null", "null");
+    seed("open-trailing-garbage",
+         "{\"substrate\":\"tcp\",\"host\":\"a\",\"port\":1} x");
+    seed("open-trailing-comma",
+         "{\"substrate\":\"tcp\",\"host\":\"a\",\"port\":1,}");
+    {
+        /* host of 253 bytes (valid) and 254 (too long) */
+        char buf[400];
+        char host[260];
+        size_t i;
+        for (i = 0; i < 253; i++)
+            host[i] = (char)((i % 64 == 63) ? '.' : 'a');
+        host[253] = '\0';
+        snprintf(buf, sizeof buf,
+                 "{\"substrate\":\"tcp\",\"host\":\"%s\",\"port\":1}", host);
+        seed("open-host-253", buf);
+        host[253] = 'b';
+        host[254] = '\0';
+        snprintf(buf, sizeof buf,
+                 "{\"substrate\":\"tcp\",\"host\":\"%s\",\"port\":1}", host);
+        seed("open-host-254", buf);
+    }
+}
+
+static void listen_replies(void)
+{
+    seed("reply-ipv4", "{\"address\":\"203.0.113.7\",\"port\":40000}");
+    seed("reply-ipv6", "{\"address\":\"2001:db8:0:0:1:0:0:1\",\"port\":1}");
+    seed("reply-missing-port", "{\"address\":\"203.0.113.7\"}");
+    seed("reply-port-zero", "{\"address\":\"203.0.113.7\",\"port\":0}");
+    seed("reply-name-not-ip", "{\"address\":\"gw.example\",\"port\":9}");
+    seed("reply-extra-field",
+         "{\"address\":\"203.0.113.7\",\"port\":9,\"ttl\":3}");
+    seed("reply-empty", "{}");
+}
+
+static const char valid_control[] =
+    "{\"resources\":[{\"id\":\"r1\",\"cidr\":\"10.0.0.0/8\",\"ports\":["
+    "{\"from\":1,\"to\":1024},{\"from\":8080,\"to\":8080}],"
+    "\"protocols\":[\"tcp\",\"udp\"],\"gateway\":\"gw-1\"},"
+    "{\"id\":\"r2\",\"cidr\":\"2001:db8::/32\",\"gateway\":\"gw-2\"}],"
+    "\"authorizations\":[{\"client\":\"c1\",\"resource\":\"r1\","
+    "\"secret\":\"000102030405060708090a0b0c0d0e0f\",\"expires\":1893456000}],"
+    "\"revocations\":[{\"client\":\"c9\",\"resource\":\"r1\"}],"
+    "\"relays\":[{\"id\":\"relay-a\",\"address\":\"relay.example.net\","
+    "\"port\":3478,\"token\":\"t0k3n!\"},"
+    "{\"id\":\"relay-b\",\"address\":\"198.51.100.2\",\"port\":443,"
+    "\"token\":\"x\"}]}";
+
+static void control(void)
+{
+    seed("control-all-sections", valid_control);
+    seed("control-empty-sections",
+         "{\"resources\":[],\"authorizations\":[],\"revocations\":[],"
+         "\"relays\":[]}");
+    seed("control-no-section", "{}");
+    seed("control-unknown-section", "{\"routes\":[]}");
+    seed("control-section-twice", "{\"relays\":[],\"relays\":[]}");
+    seed("control-section-not-array", "{\"resources\":{}}");
+    seed("control-too-many-resources",
+         "{\"resources\":[{\"id\":\"a\",\"cidr\":\"0.0.0.0/0\",\"gateway\":"
+         "\"g\"},{\"id\":\"b\",\"cidr\":\"0.0.0.0/0\",\"gateway\":\"g\"},"
+         "{\"id\":\"c\",\"cidr\":\"0.0.0.0/0\",\"gateway\":\"g\"},"
+         "{\"id\":\"d\",\"cidr\":\"0.0.0.0/0\",\"gateway\":\"g\"}]}");
+    seed("resource-cidr-host-bits",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.1/8\",\"gateway\":"
+         "\"g\"}]}");
+    seed("resource-cidr-prefix-33",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/33\",\"gateway\":"
+         "\"g\"}]}");
+    seed("resource-cidr-v6-128",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"::1/128\",\"gateway\":"
+         "\"g\"}]}");
+    seed("resource-cidr-no-prefix",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0\",\"gateway\":"
+         "\"g\"}]}");
+    seed("resource-ports-empty",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\",\"ports\":[],"
+         "\"gateway\":\"g\"}]}");
+    seed("resource-port-range-reversed",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\",\"ports\":["
+         "{\"from\":1,\"to\":2},{\"from\":9,\"to\":8}],\"gateway\":\"g\"}]}");
+    seed("resource-port-range-missing-to",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\",\"ports\":["
+         "{\"from\":1}],\"gateway\":\"g\"}]}");
+    seed("resource-protocol-unknown",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\",\"protocols\":"
+         "[\"sctp\"],\"gateway\":\"g\"}]}");
+    seed("resource-protocol-twice",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\",\"protocols\":"
+         "[\"tcp\",\"icmp\",\"tcp\"],\"gateway\":\"g\"}]}");
+    seed("resource-id-empty",
+         "{\"resources\":[{\"id\":\"\",\"cidr\":\"10.0.0.0/8\",\"gateway\":"
+         "\"g\"}]}");
+    seed("resource-id-bad-char",
+         "{\"resources\":[{\"id\":\"r 1\",\"cidr\":\"10.0.0.0/8\",\"gateway\":"
+         "\"g\"}]}");
+    seed("resource-missing-gateway",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\"}]}");
+    {
+        char buf[2048];
+        size_t o, i;
+        o = (size_t)snprintf(buf, sizeof buf,
+                             "{\"resources\":[{\"id\":\"r\",\"cidr\":"
+                             "\"10.0.0.0/8\",\"ports\":[");
+        for (i = 0; i < 17; i++)
+            o += (size_t)snprintf(buf + o, sizeof buf - o,
+                                  "%s{\"from\":%u,\"to\":%u}", i ? "," : "",
+                                  (unsigned)(i + 1), (unsigned)(i + 1));
+        snprintf(buf + o, sizeof buf - o, "],\"gateway\":\"g\"}]}");
+        seed("resource-17-port-ranges", buf);
+    }
+    seed("authorization-secret-short",
+         "{\"authorizations\":[{\"client\":\"c\",\"resource\":\"r\","
+         "\"secret\":\"00\",\"expires\":1}]}");
+    seed("authorization-secret-uppercase",
+         "{\"authorizations\":[{\"client\":\"c\",\"resource\":\"r\","
+         "\"secret\":\"000102030405060708090A0B0C0D0E0F\",\"expires\":1}]}");
+    seed("authorization-expires-2p53",
+         "{\"authorizations\":[{\"client\":\"c\",\"resource\":\"r\","
+         "\"secret\":\"000102030405060708090a0b0c0d0e0f\","
+         "\"expires\":9007199254740992}]}");
+    seed("authorization-expires-max",
+         "{\"authorizations\":[{\"client\":\"c\",\"resource\":\"r\","
+         "\"secret\":\"000102030405060708090a0b0c0d0e0f\","
+         "\"expires\":9007199254740991}]}");
+    seed("authorization-missing-secret",
+         "{\"authorizations\":[{\"client\":\"c\",\"resource\":\"r\","
+         "\"expires\":1}]}");
+    seed("revocation-extra-field",
+         "{\"revocations\":[{\"client\":\"c\",\"resource\":\"r\",\"at\":1}]}");
+    seed("relay-token-space",
+         "{\"relays\":[{\"id\":\"x\",\"address\":\"a.example\",\"port\":1,"
+         "\"token\":\"a b\"}]}");
+    seed("relay-address-bad",
+         "{\"relays\":[{\"id\":\"x\",\"address\":\"a..example\",\"port\":1,"
+         "\"token\":\"t\"}]}");
+    seed("relay-port-zero",
+         "{\"relays\":[{\"id\":\"x\",\"address\":\"a.example\",\"port\":0,"
+         "\"token\":\"t\"}]}");
+    seed("control-item-not-object", "{\"relays\":[1]}");
+    seed("control-truncated",
+         "{\"resources\":[{\"id\":\"r1\",\"cidr\":\"10.0.0.0/8\",\"gate");
+}
+
+static void json_level(void)
+{
+    nested("deep-array-64", 64, 0);
+    nested("deep-array-65", 65, 0);
+    nested("deep-object-64", 64, 1);
+    nested("deep-object-65", 65, 1);
+    nested("deep-array-3", 3, 0);
+    nested("deep-array-4", 4, 0);
+    SEED_BIN("utf8-overlong-in-string", "{\"a\":\"\xc0\xaf\"}");
+    SEED_BIN("utf8-surrogate-in-string", "{\"a\":\"\xed\xa0\x80\"}");
+    SEED_BIN("utf8-above-max-in-string", "{\"a\":\"\xf4\x90\x80\x80\"}");
+    SEED_BIN("utf8-truncated-at-end", "\"\xe2\x82");
+    SEED_BIN("utf8-valid-all-lengths", "[\"\xc2\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"]");
+    SEED_BIN("bom-then-object", "\xef\xbb\xbf{}");
+    SEED_BIN("nul-in-string", "[\"a\x00\"]");
+    seed("escape-bad", "[\"\\x41\"]");
+    seed("escape-short-u", "[\"\\u12\"]");
+    seed("escape-all", "[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u0041\\ud834\\udd1e\"]");
+    seed("number-big", "[123456789012345678901234567890,-9223372036854775809,"
+                       "18446744073709551615,1e400,-0.0e-0]");
+    seed("number-bad-leading-zero", "[01]");
+    seed("number-bad-bare-dot", "[.5]");
+    seed("number-bad-plus", "[+1]");
+    seed("literals", "[true,false,null]");
+    seed("literal-truncated", "[tru");
+    seed("comment", "{} // no");
+    seed("single-quotes", "{'a':1}");
+    seed("two-values", "{} {}");
+    seed("empty", "");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: params_seeds DIR\n");
+        return 2;
+    }
+    out_dir = argv[1];
+    open_params();
+    listen_replies();
+    control();
+    json_level();
+    printf("params_seeds: wrote %u seeds to %s\n", written, out_dir);
+    return 0;
+}
