@@ -140,12 +140,13 @@ int main(void)
 {
     /* ~200 bytes each, as a control plane would send them */
     static const char small[] =
-        "{\n  \"substrate\": \"tcp\",\n  \"host\": \"postgres-primary-"
-        "replica-03.analytics-cluster.eu-west-1.db.internal.corp.example."
-        "com\",\n  \"port\": 5432\n}\n";
+        "{\n    \"substrate\": \"tcp\",\n    \"host\": \"postgres-primary-"
+        "replica-03.analytics-cluster-blue.eu-west-1.db.internal.corp."
+        "example.com\",\n    \"port\": 5432\n}\n";
     static const char small_fwd[] =
-        "{\n  \"listen\": 8080,\n  \"substrate\": \"udp\",\n  \"host\": "
-        "\"2001:db8:85a3::8a2e:370:7334\"\n}\n";
+        "{\n    \"substrate\": \"unix\",\n    \"path\": \"/var/run/"
+        "analytics/pgbouncer/transaction-pool-03/.s.PGSQL.6432\"\n}\n"
+        "                                                            ";
     size_t cap = (size_t)12 << 20, len1, len10, n_res1 = 0;
     char *doc1 = (char *)malloc(cap), *doc10 = (char *)malloc(cap);
     control_arrays arrays;
@@ -229,6 +230,5 @@ int main(void)
     free(arrays.authorizations);
     free(arrays.revocations);
     free(arrays.relays);
-    (void)ok; /* figures are reported, not a gate: see the README */
-    return 0;
+    return ok ? 0 : 1; /* like every bench: exit 1 when a target is missed */
 }
