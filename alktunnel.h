@@ -1477,14 +1477,15 @@ static int alkt__name_is(const char *name, const char *k, size_t klen)
 }
 
 /* Reads the next key of the current object: 1 with its field index in
- * *field, 0 at the end of the object, < 0 on error (unknown, duplicate). */
+ * *field, 0 at the end of the object, < 0 on error (unknown, duplicate).
+ * *field holds the previous key's index on entry (-1 before the first). */
 static int alkt__field(alkt__dec *d, const char *const *names, int count,
                        unsigned *seen, size_t *key_offsets, int *field)
 {
     char key[32];
     const char *k;
     size_t klen;
-    int i, rc = alkt__next(d);
+    int i, j, rc = alkt__next(d);
     if (rc)
         return rc;
     if (d->t.type == ALKT_JSON_OBJECT_END)
@@ -1502,11 +1503,15 @@ static int alkt__field(alkt__dec *d, const char *const *names, int count,
         if (rc)
             klen = 1; /* matches no name */
     }
-    for (i = 0; i < count; i++) {
+    /* try the field after the previous one first: documents written in
+     * schema order (every encoder's) match on the first comparison */
+    for (j = 0, i = *field + 1; j < count; j++, i++) {
+        if (i >= count)
+            i = 0;
         if (alkt__name_is(names[i], k, klen))
             break;
     }
-    if (i == count) {
+    if (j == count) {
         if (d->t.len)
             alkt__push(d, d->t.ptr, d->t.len, 0);
         else
@@ -1571,7 +1576,15 @@ static int alkt__uint(alkt__dec *d, uint64_t min, uint64_t max,
     int rc = alkt__expect(d, ALKT_JSON_NUMBER);
     if (rc)
         return rc;
-    rc = alkt_json_number_u64(&d->t, value);
+    if (d->t.flags == 0 && d->t.len < 20) { /* plain, cannot overflow */
+        uint64_t v = 0;
+        size_t k;
+        for (k = 0; k < d->t.len; k++)
+            v = v * 10 + (uint64_t)(d->t.ptr[k] - '0');
+        *value = v;
+    } else {
+        rc = alkt_json_number_u64(&d->t, value);
+    }
     if (rc == ALKT_OK && (*value < min || *value > max))
         rc = ALKT_ERR_OUT_OF_RANGE;
     if (rc)
@@ -1868,7 +1881,7 @@ ALKTDEF int alkt_open_params_decode(const char *json, size_t len,
     alkt_error local;
     size_t offsets[ALKT__OP_COUNT], value_offsets[ALKT__OP_COUNT], obj;
     unsigned seen = 0;
-    int field = 0, rc, which = 0;
+    int field = -1, rc, which = 0;
     if (!out)
         return ALKT_ERR_ARG;
     memset(out, 0, sizeof *out);
@@ -1928,7 +1941,7 @@ ALKTDEF int alkt_listen_reply_decode(const char *json, size_t len,
     alkt_error local;
     size_t offsets[2], obj;
     unsigned seen = 0;
-    int field = 0, rc;
+    int field = -1, rc;
     if (!out)
         return ALKT_ERR_ARG;
     memset(out, 0, sizeof *out);
@@ -1972,7 +1985,7 @@ static int alkt__port_range(alkt__dec *d, alkt_port_range *r)
 {
     size_t offsets[2], obj, to_offset = 0;
     unsigned seen = 0;
-    int field = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    int field = -1, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK && (rc = alkt__field(d, alkt__range_fields, 2, &seen,
                                               offsets, &field)) == 1) {
@@ -1996,7 +2009,7 @@ static int alkt__resource(alkt__dec *d, alkt_resource *r)
 {
     size_t offsets[ALKT__RS_COUNT], obj, i, array = 0;
     unsigned seen = 0;
-    int field = 0, which = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    int field = -1, which = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK &&
            (rc = alkt__field(d, alkt__resource_fields, ALKT__RS_COUNT, &seen,
@@ -2080,7 +2093,7 @@ static int alkt__authorization(alkt__dec *d, alkt_authorization *a)
 {
     size_t offsets[4], obj;
     unsigned seen = 0;
-    int field = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    int field = -1, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK && (rc = alkt__field(d, alkt__auth_fields, 4, &seen,
                                               offsets, &field)) == 1) {
@@ -2104,7 +2117,7 @@ static int alkt__revocation(alkt__dec *d, alkt_revocation *r)
 {
     size_t offsets[2], obj;
     unsigned seen = 0;
-    int field = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    int field = -1, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK &&
            (rc = alkt__field(d, alkt__revocation_fields, 2, &seen, offsets,
@@ -2125,7 +2138,7 @@ static int alkt__relay(alkt__dec *d, alkt_relay *r)
 {
     size_t offsets[4], obj, n;
     unsigned seen = 0;
-    int field = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    int field = -1, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK && (rc = alkt__field(d, alkt__relay_fields, 4, &seen,
                                               offsets, &field)) == 1) {
@@ -2161,7 +2174,7 @@ ALKTDEF int alkt_control_decode(const char *json, size_t len,
     alkt_control c;
     size_t offsets[4], obj;
     unsigned seen = 0;
-    int field = 0, rc;
+    int field = -1, rc;
     if (!out || (!out->resources && out->resource_cap) ||
         (!out->authorizations && out->authorization_cap) ||
         (!out->revocations && out->revocation_cap) ||
