@@ -479,6 +479,31 @@ static const unsigned char alkt__str_class[256] = {
 };
 #undef ALKT__R16
 
+/* Character classes of the typed fields, computed at compile time. */
+#define ALKT__CC_ID 1u    /* [A-Za-z0-9._:-] */
+#define ALKT__CC_TOKEN 2u /* printable ASCII 0x21..0x7E */
+#define ALKT__IS_ALNUM(c)                                                      \
+    (((c) >= '0' && (c) <= '9') || ((c) >= 'a' && (c) <= 'z') ||              \
+     ((c) >= 'A' && (c) <= 'Z'))
+#define ALKT__CC(c)                                                            \
+    ((ALKT__IS_ALNUM(c) || (c) == '.' || (c) == '_' || (c) == ':' ||           \
+      (c) == '-'                                                               \
+          ? ALKT__CC_ID                                                        \
+          : 0u) |                                                              \
+     ((c) >= 0x21 && (c) <= 0x7E ? ALKT__CC_TOKEN : 0u))
+#define ALKT__CC4(b) ALKT__CC(b), ALKT__CC(b + 1), ALKT__CC(b + 2), ALKT__CC(b + 3)
+#define ALKT__CC16(b)                                                          \
+    ALKT__CC4(b), ALKT__CC4(b + 4), ALKT__CC4(b + 8), ALKT__CC4(b + 12)
+#define ALKT__CC64(b)                                                          \
+    ALKT__CC16(b), ALKT__CC16(b + 16), ALKT__CC16(b + 32), ALKT__CC16(b + 48)
+static const unsigned char alkt__char_class[256] = {
+    ALKT__CC64(0), ALKT__CC64(64), ALKT__CC64(128), ALKT__CC64(192)};
+#undef ALKT__CC64
+#undef ALKT__CC16
+#undef ALKT__CC4
+#undef ALKT__CC
+#undef ALKT__IS_ALNUM
+
 static void alkt__locate(const char *buf, size_t len, size_t offset,
                          size_t *line, size_t *column)
 {
@@ -1615,9 +1640,7 @@ static int alkt__check_id(const char *s, size_t n)
     if (n > ALKT_ID_MAX)
         return ALKT_ERR_STRING_TOO_LONG;
     for (k = 0; k < n; k++) {
-        unsigned char c = (unsigned char)s[k];
-        if (!(alkt__is_digit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') ||
-              c == '.' || c == '_' || c == ':' || c == '-'))
+        if (!(alkt__char_class[(unsigned char)s[k]] & ALKT__CC_ID))
             return ALKT_ERR_BAD_VALUE;
     }
     return ALKT_OK;
@@ -1631,7 +1654,7 @@ static int alkt__check_token(const char *s, size_t n)
     if (n > ALKT_TOKEN_MAX)
         return ALKT_ERR_STRING_TOO_LONG;
     for (k = 0; k < n; k++) {
-        if ((unsigned char)s[k] < 0x21 || (unsigned char)s[k] > 0x7E)
+        if (!(alkt__char_class[(unsigned char)s[k]] & ALKT__CC_TOKEN))
             return ALKT_ERR_BAD_VALUE;
     }
     return ALKT_OK;
