@@ -88,6 +88,9 @@ $(B)/test_%_cxx: tests/test_%.c $$(wildcard $$*.h) $(wildcard tests/greatest.h) 
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -O1 -g $(WARNXX) $(SAN) $(GREATEST_INC) \
 	    -x c++ $< -x none -o $@ $(LDFLAGS)
 
+# A test split into parts includes tests/test_<header>_*.h.
+$(B)/test_alktunnel $(B)/test_alktunnel_cxx: $(wildcard tests/test_alktunnel_*.h)
+
 unit: $(UNIT_TESTS:%=$(B)/test_%) $(UNIT_TESTS:%=$(B)/test_%_cxx)
 	@rc=0; for t in $(UNIT_TESTS); do \
 	    for v in "" _cxx; do \

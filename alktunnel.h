@@ -1735,23 +1735,23 @@ static int alkt__id(alkt__dec *d, char out[ALKT_ID_MAX + 1])
     return rc;
 }
 
-static int alkt__host(alkt__dec *d, alkt_host *h, int allow_name)
+/* A host field's text (an IP literal, or a DNS name when allowed) into *h:
+ * ALKT_OK or the code to report. */
+static int alkt__parse_host(const char *text, size_t n, int allow_name,
+                            alkt_host *h)
 {
-    char text[ALKT_HOST_MAX + 1];
-    size_t n, k;
-    int rc = alkt__string(d, text, ALKT_HOST_MAX, &n);
-    if (rc)
-        return rc;
+    size_t k;
+    int rc;
     memset(h, 0, sizeof *h);
     if (n == 0)
-        return alkt__fail(d, ALKT_ERR_EMPTY, d->t.offset);
+        return ALKT_ERR_EMPTY;
     if (alkt_ip_parse(text, n, &h->ip) == ALKT_OK) {
         h->kind = ALKT_HOST_IP;
         return ALKT_OK;
     }
     if (allow_name && alkt_hostname_valid(text, n)) {
         h->kind = ALKT_HOST_NAME;
-        memcpy(h->name, text, n + 1);
+        memcpy(h->name, text, n);
         return ALKT_OK;
     }
     /* something that meant to be an address is reported as one */
@@ -1764,7 +1764,17 @@ static int alkt__host(alkt__dec *d, alkt_host *h, int allow_name)
         if (k < n)
             rc = ALKT_ERR_BAD_ADDRESS;
     }
-    return alkt__fail(d, rc, d->t.offset);
+    return rc;
+}
+
+static int alkt__host(alkt__dec *d, alkt_host *h, int allow_name)
+{
+    char text[ALKT_HOST_MAX + 1];
+    size_t n;
+    int rc = alkt__string(d, text, ALKT_HOST_MAX, &n);
+    if (rc == ALKT_OK && (rc = alkt__parse_host(text, n, allow_name, h)) != 0)
+        return alkt__fail(d, rc, d->t.offset);
+    return rc;
 }
 
 static int alkt__ip(alkt__dec *d, alkt_ip *ip)
@@ -1781,31 +1791,38 @@ static int alkt__ip(alkt__dec *d, alkt_ip *ip)
     return ALKT_OK;
 }
 
-static int alkt__cidr(alkt__dec *d, alkt_ip *ip, unsigned char *prefix)
+/* "address/prefix" with host bits zero: ALKT_OK or ALKT_ERR_BAD_CIDR. */
+static int alkt__parse_cidr(const char *text, size_t n, alkt_ip *ip,
+                            unsigned char *prefix)
 {
-    char text[ALKT_IP_TEXT_MAX + 4];
-    size_t n, slash, k;
+    size_t slash, k;
     unsigned v = 0;
-    int rc = alkt__string(d, text, sizeof text - 1, &n);
-    if (rc == ALKT_ERR_STRING_TOO_LONG)
-        return alkt__fail(d, ALKT_ERR_BAD_CIDR, d->t.offset);
-    if (rc)
-        return rc;
     for (slash = n; slash > 0 && text[slash - 1] != '/'; slash--)
         ;
     if (slash == 0 || slash == n || n - slash > 3 ||
         (text[slash] == '0' && n - slash > 1) ||
         alkt_ip_parse(text, slash - 1, ip) != ALKT_OK)
-        return alkt__fail(d, ALKT_ERR_BAD_CIDR, d->t.offset);
+        return ALKT_ERR_BAD_CIDR;
     for (k = slash; k < n; k++) {
         if (!alkt__is_digit((unsigned char)text[k]))
-            return alkt__fail(d, ALKT_ERR_BAD_CIDR, d->t.offset);
+            return ALKT_ERR_BAD_CIDR;
         v = v * 10 + (unsigned)(text[k] - '0');
     }
     if (alkt__check_cidr(ip, v) != ALKT_OK)
-        return alkt__fail(d, ALKT_ERR_BAD_CIDR, d->t.offset);
+        return ALKT_ERR_BAD_CIDR;
     *prefix = (unsigned char)v;
     return ALKT_OK;
+}
+
+static int alkt__cidr(alkt__dec *d, alkt_ip *ip, unsigned char *prefix)
+{
+    char text[ALKT_IP_TEXT_MAX + 4];
+    size_t n;
+    int rc = alkt__string(d, text, sizeof text - 1, &n);
+    if (rc == ALKT_ERR_STRING_TOO_LONG ||
+        (rc == ALKT_OK && alkt__parse_cidr(text, n, ip, prefix) != ALKT_OK))
+        return alkt__fail(d, ALKT_ERR_BAD_CIDR, d->t.offset);
+    return rc;
 }
 
 /* One of `names` (index returned in *which). */
@@ -2090,26 +2107,34 @@ static int alkt__resource(alkt__dec *d, alkt_resource *r)
 static const char *const alkt__auth_fields[] = {"client", "resource",
                                                 "secret", "expires"};
 
-static int alkt__secret(alkt__dec *d, alkt_authorization *a)
+/* 32..128 lowercase hex digits (an even count) into a->secret. */
+static int alkt__parse_secret(const char *hex, size_t n,
+                              alkt_authorization *a)
 {
-    char hex[2 * ALKT_SECRET_MAX + 1];
-    size_t n, k;
-    int rc = alkt__string(d, hex, 2 * ALKT_SECRET_MAX, &n);
-    if (rc)
-        return rc;
-    if (n < 2 * ALKT_SECRET_MIN || n % 2)
-        return alkt__fail(d, ALKT_ERR_BAD_VALUE, d->t.offset);
+    size_t k;
+    if (n < 2 * ALKT_SECRET_MIN || n > 2 * ALKT_SECRET_MAX || n % 2)
+        return ALKT_ERR_BAD_VALUE;
     for (k = 0; k < n; k += 2) {
         int hi = alkt__hex_value((unsigned char)hex[k]);
         int lo = alkt__hex_value((unsigned char)hex[k + 1]);
         /* lowercase only: one spelling per secret */
         if (hi < 0 || lo < 0 || (hex[k] >= 'A' && hex[k] <= 'F') ||
             (hex[k + 1] >= 'A' && hex[k + 1] <= 'F'))
-            return alkt__fail(d, ALKT_ERR_BAD_VALUE, d->t.offset);
+            return ALKT_ERR_BAD_VALUE;
         a->secret[k / 2] = (unsigned char)(hi << 4 | lo);
     }
     a->secret_len = n / 2;
     return ALKT_OK;
+}
+
+static int alkt__secret(alkt__dec *d, alkt_authorization *a)
+{
+    char hex[2 * ALKT_SECRET_MAX + 1];
+    size_t n;
+    int rc = alkt__string(d, hex, 2 * ALKT_SECRET_MAX, &n);
+    if (rc == ALKT_OK && (rc = alkt__parse_secret(hex, n, a)) != ALKT_OK)
+        return alkt__fail(d, rc, d->t.offset);
+    return rc;
 }
 
 static int alkt__authorization(alkt__dec *d, alkt_authorization *a)
@@ -2188,9 +2213,10 @@ enum { ALKT__CT_RESOURCES, ALKT__CT_AUTHORIZATIONS, ALKT__CT_REVOCATIONS,
 static const char *const alkt__control_fields[] = {
     "resources", "authorizations", "revocations", "relays"};
 
-ALKTDEF int alkt_control_decode(const char *json, size_t len,
-                                const alkt_json_limits *limits,
-                                alkt_control *out, alkt_error *err)
+/* The token-based decoder: every document, every error with context. */
+static int alkt__control_slow(const char *json, size_t len,
+                              const alkt_json_limits *limits,
+                              alkt_control *out, alkt_error *err)
 {
     alkt__dec d;
     alkt_error local;
@@ -2274,6 +2300,393 @@ ALKTDEF int alkt_control_decode(const char *json, size_t len,
     if (rc)
         *out = c;
     return rc;
+}
+
+/* ---- control messages: the fast path -------------------------------------------
+ * A control message is usually large, canonical and valid. This path reads
+ * such a document in one pass straight from the bytes - no tokens, no
+ * paths - and declines (returns 0) at the first thing it does not expect:
+ * an escape or a non-ASCII byte in a string, an unknown or repeated key, a
+ * value out of range, a syntax error, a full section. A declined document
+ * is decoded again by the token-based decoder above, which is the
+ * reference: it accepts everything this path accepts, with the identical
+ * result, and reports every error with its context. fuzz/params.c checks
+ * exactly that on every input. */
+typedef struct alkt__fast {
+    const char *s;
+    size_t n, i;
+} alkt__fast;
+
+static ALKT__INLINE void alkt__f_ws(alkt__fast *f)
+{
+    while (f->i < f->n && (f->s[f->i] == ' ' || f->s[f->i] == '\n' ||
+                           f->s[f->i] == '\r' || f->s[f->i] == '\t'))
+        f->i++;
+}
+
+static ALKT__INLINE int alkt__f_char(alkt__fast *f, char c)
+{
+    alkt__f_ws(f);
+    if (f->i < f->n && f->s[f->i] == c) {
+        f->i++;
+        return 1;
+    }
+    return 0;
+}
+
+/* A string of plain bytes only (no escape, control or non-ASCII byte). */
+static ALKT__INLINE int alkt__f_str(alkt__fast *f, const char **p,
+                                    size_t *len)
+{
+    const unsigned char *s = (const unsigned char *)f->s;
+    size_t i;
+    alkt__f_ws(f);
+    i = f->i;
+    if (i >= f->n || s[i] != '"')
+        return 0;
+    i++;
+    *p = f->s + i;
+    while (i < f->n && alkt__str_class[s[i]] == 0)
+        i++;
+    if (i >= f->n || s[i] != '"')
+        return 0;
+    *len = (size_t)(f->s + i - *p);
+    f->i = i + 1;
+    return 1;
+}
+
+/* A plain integer (no sign, fraction or exponent) in min..max. */
+static ALKT__INLINE int alkt__f_uint(alkt__fast *f, uint64_t min,
+                                     uint64_t max, uint64_t *v)
+{
+    const char *s = f->s;
+    size_t i, start;
+    uint64_t x = 0;
+    alkt__f_ws(f);
+    i = start = f->i;
+    while (i < f->n && alkt__is_digit((unsigned char)s[i]) && i - start < 19)
+        x = x * 10 + (uint64_t)(s[i++] - '0');
+    if (i == start || (s[start] == '0' && i - start > 1) ||
+        (i < f->n && (alkt__is_digit((unsigned char)s[i]) || s[i] == '.' ||
+                      s[i] == 'e' || s[i] == 'E')) ||
+        x < min || x > max)
+        return 0;
+    *v = x;
+    f->i = i;
+    return 1;
+}
+
+/* `"name":` of the schema, not seen before in this object. */
+static ALKT__INLINE int alkt__f_key(alkt__fast *f, const char *const *names,
+                                    int count, unsigned *seen, int *field)
+{
+    const char *k;
+    size_t klen;
+    int i, j;
+    if (!alkt__f_str(f, &k, &klen) || !alkt__f_char(f, ':'))
+        return 0;
+    for (j = 0, i = *field + 1; j < count; j++, i++) {
+        if (i >= count)
+            i = 0;
+        if (alkt__name_is(names[i], k, klen))
+            break;
+    }
+    if (j == count || (*seen & (1u << i)))
+        return 0;
+    *seen |= 1u << i;
+    *field = i;
+    return 1;
+}
+
+/* After a member: 1 = another follows, 0 = the object ended, -1 = neither */
+static ALKT__INLINE int alkt__f_more(alkt__fast *f, char close)
+{
+    if (alkt__f_char(f, ','))
+        return 1;
+    return alkt__f_char(f, close) ? 0 : -1;
+}
+
+static int alkt__f_id(alkt__fast *f, char out[ALKT_ID_MAX + 1])
+{
+    const char *p;
+    size_t n;
+    if (!alkt__f_str(f, &p, &n) || alkt__check_id(p, n) != ALKT_OK)
+        return 0;
+    memcpy(out, p, n);
+    return 1;
+}
+
+static int alkt__f_port(alkt__fast *f, uint16_t *port)
+{
+    uint64_t v;
+    if (!alkt__f_uint(f, 1, 65535, &v))
+        return 0;
+    *port = (uint16_t)v;
+    return 1;
+}
+
+static int alkt__f_resource(alkt__fast *f, alkt_resource *r)
+{
+    const char *p;
+    size_t n, k;
+    unsigned seen = 0;
+    int field = -1, more, which;
+    memset(r, 0, sizeof *r);
+    if (!alkt__f_char(f, '{'))
+        return 0;
+    do {
+        if (!alkt__f_key(f, alkt__resource_fields, ALKT__RS_COUNT, &seen,
+                         &field))
+            return 0;
+        switch (field) {
+        case ALKT__RS_ID:
+            if (!alkt__f_id(f, r->id))
+                return 0;
+            break;
+        case ALKT__RS_CIDR:
+            if (!alkt__f_str(f, &p, &n) || n > ALKT_IP_TEXT_MAX + 3 ||
+                alkt__parse_cidr(p, n, &r->network, &r->prefix_len) != 0)
+                return 0;
+            break;
+        case ALKT__RS_PORTS:
+            if (!alkt__f_char(f, '['))
+                return 0;
+            k = 0;
+            do {
+                alkt_port_range *pr = &r->port_ranges[k];
+                unsigned rseen = 0;
+                int rfield = -1;
+                if (k == ALKT_PORT_RANGES_MAX || !alkt__f_char(f, '{'))
+                    return 0;
+                do {
+                    if (!alkt__f_key(f, alkt__range_fields, 2, &rseen,
+                                     &rfield) ||
+                        !alkt__f_port(f, rfield ? &pr->to : &pr->from))
+                        return 0;
+                } while ((more = alkt__f_more(f, '}')) == 1);
+                if (more < 0 || rseen != 3u || pr->from > pr->to)
+                    return 0;
+                k++;
+            } while ((more = alkt__f_more(f, ']')) == 1);
+            if (more < 0)
+                return 0;
+            r->port_range_count = k;
+            break;
+        case ALKT__RS_PROTOCOLS:
+            if (!alkt__f_char(f, '['))
+                return 0;
+            do {
+                if (!alkt__f_str(f, &p, &n))
+                    return 0;
+                for (which = 0; which < 3; which++) {
+                    if (alkt__name_is(alkt__protocols[which], p, n))
+                        break;
+                }
+                if (which == 3 || (r->protocols & (1u << which)))
+                    return 0;
+                r->protocols |= 1u << which;
+            } while ((more = alkt__f_more(f, ']')) == 1);
+            if (more < 0)
+                return 0;
+            break;
+        default:
+            if (!alkt__f_id(f, r->gateway))
+                return 0;
+            break;
+        }
+    } while ((more = alkt__f_more(f, '}')) == 1);
+    return more == 0 &&
+           (seen & ((1u << ALKT__RS_ID) | (1u << ALKT__RS_CIDR) |
+                    (1u << ALKT__RS_GATEWAY))) ==
+               ((1u << ALKT__RS_ID) | (1u << ALKT__RS_CIDR) |
+                (1u << ALKT__RS_GATEWAY));
+}
+
+static int alkt__f_authorization(alkt__fast *f, alkt_authorization *a)
+{
+    const char *p;
+    size_t n;
+    unsigned seen = 0;
+    int field = -1, more;
+    memset(a, 0, sizeof *a);
+    if (!alkt__f_char(f, '{'))
+        return 0;
+    do {
+        if (!alkt__f_key(f, alkt__auth_fields, 4, &seen, &field))
+            return 0;
+        switch (field) {
+        case 0:
+            if (!alkt__f_id(f, a->client))
+                return 0;
+            break;
+        case 1:
+            if (!alkt__f_id(f, a->resource))
+                return 0;
+            break;
+        case 2:
+            if (!alkt__f_str(f, &p, &n) ||
+                alkt__parse_secret(p, n, a) != ALKT_OK)
+                return 0;
+            break;
+        default:
+            if (!alkt__f_uint(f, 0, ALKT_EXPIRES_MAX, &a->expires))
+                return 0;
+            break;
+        }
+    } while ((more = alkt__f_more(f, '}')) == 1);
+    return more == 0 && seen == 15u;
+}
+
+static int alkt__f_revocation(alkt__fast *f, alkt_revocation *r)
+{
+    unsigned seen = 0;
+    int field = -1, more;
+    memset(r, 0, sizeof *r);
+    if (!alkt__f_char(f, '{'))
+        return 0;
+    do {
+        if (!alkt__f_key(f, alkt__revocation_fields, 2, &seen, &field) ||
+            !alkt__f_id(f, field == 0 ? r->client : r->resource))
+            return 0;
+    } while ((more = alkt__f_more(f, '}')) == 1);
+    return more == 0 && seen == 3u;
+}
+
+static int alkt__f_relay(alkt__fast *f, alkt_relay *r)
+{
+    const char *p;
+    size_t n;
+    unsigned seen = 0;
+    int field = -1, more;
+    memset(r, 0, sizeof *r);
+    if (!alkt__f_char(f, '{'))
+        return 0;
+    do {
+        if (!alkt__f_key(f, alkt__relay_fields, 4, &seen, &field))
+            return 0;
+        switch (field) {
+        case 0:
+            if (!alkt__f_id(f, r->id))
+                return 0;
+            break;
+        case 1:
+            if (!alkt__f_str(f, &p, &n) || n > ALKT_HOST_MAX ||
+                alkt__parse_host(p, n, 1, &r->address) != ALKT_OK)
+                return 0;
+            break;
+        case 2:
+            if (!alkt__f_port(f, &r->port))
+                return 0;
+            break;
+        default:
+            if (!alkt__f_str(f, &p, &n) || alkt__check_token(p, n) != 0)
+                return 0;
+            memcpy(r->token, p, n);
+            break;
+        }
+    } while ((more = alkt__f_more(f, '}')) == 1);
+    return more == 0 && seen == 15u;
+}
+
+/* 1: decoded into *out (whose arrays and capacities are set, the rest
+ * zeroed); 0: declined, decode with alkt__control_slow. */
+static int alkt__control_fast(const char *json, size_t len,
+                              const alkt_json_limits *limits,
+                              alkt_control *out)
+{
+    alkt__fast f;
+    unsigned seen = 0;
+    int field = -1, more;
+    /* the deepest control document nests 5 containers */
+    if (!json || len > (limits && limits->max_size ? limits->max_size
+                                                   : ALKT_JSON_SIZE_DEFAULT) ||
+        (limits && limits->max_depth &&
+         (limits->max_depth < 5 || limits->max_depth > ALKT_JSON_DEPTH_LIMIT)))
+        return 0;
+    f.s = json;
+    f.n = len;
+    f.i = 0;
+    if (!alkt__f_char(&f, '{'))
+        return 0;
+    do {
+        size_t k = 0, cap, *count;
+        int ok = 1;
+        if (!alkt__f_key(&f, alkt__control_fields, 4, &seen, &field) ||
+            !alkt__f_char(&f, '['))
+            return 0;
+        switch (field) {
+        case ALKT__CT_RESOURCES:
+            cap = out->resource_cap;
+            count = &out->resource_count;
+            out->has_resources = 1;
+            break;
+        case ALKT__CT_AUTHORIZATIONS:
+            cap = out->authorization_cap;
+            count = &out->authorization_count;
+            out->has_authorizations = 1;
+            break;
+        case ALKT__CT_REVOCATIONS:
+            cap = out->revocation_cap;
+            count = &out->revocation_count;
+            out->has_revocations = 1;
+            break;
+        default:
+            cap = out->relay_cap;
+            count = &out->relay_count;
+            out->has_relays = 1;
+            break;
+        }
+        if (!alkt__f_char(&f, ']')) {
+            do {
+                if (k == cap)
+                    return 0;
+                if (field == ALKT__CT_RESOURCES)
+                    ok = alkt__f_resource(&f, &out->resources[k]);
+                else if (field == ALKT__CT_AUTHORIZATIONS)
+                    ok = alkt__f_authorization(&f, &out->authorizations[k]);
+                else if (field == ALKT__CT_REVOCATIONS)
+                    ok = alkt__f_revocation(&f, &out->revocations[k]);
+                else
+                    ok = alkt__f_relay(&f, &out->relays[k]);
+                if (!ok)
+                    return 0;
+                k++;
+            } while ((more = alkt__f_more(&f, ']')) == 1);
+            if (more < 0)
+                return 0;
+        }
+        *count = k;
+    } while ((more = alkt__f_more(&f, '}')) == 1);
+    alkt__f_ws(&f);
+    return more == 0 && f.i == f.n;
+}
+
+ALKTDEF int alkt_control_decode(const char *json, size_t len,
+                                const alkt_json_limits *limits,
+                                alkt_control *out, alkt_error *err)
+{
+    alkt_control c;
+    if (!out || (!out->resources && out->resource_cap) ||
+        (!out->authorizations && out->authorization_cap) ||
+        (!out->revocations && out->revocation_cap) ||
+        (!out->relays && out->relay_cap))
+        return ALKT_ERR_ARG;
+    memset(&c, 0, sizeof c);
+    c.resources = out->resources;
+    c.resource_cap = out->resource_cap;
+    c.authorizations = out->authorizations;
+    c.authorization_cap = out->authorization_cap;
+    c.revocations = out->revocations;
+    c.revocation_cap = out->revocation_cap;
+    c.relays = out->relays;
+    c.relay_cap = out->relay_cap;
+    *out = c;
+    if (alkt__control_fast(json, len, limits, out)) {
+        if (err)
+            memset(err, 0, sizeof *err);
+        return ALKT_OK;
+    }
+    return alkt__control_slow(json, len, limits, out, err);
 }
 
 /* ---- encoders ------------------------------------------------------------------ */

@@ -18,7 +18,9 @@
  *      An acceptance must be valid JSON, re-encode to canonical JSON that
  *      decodes to the identical struct and re-encodes to the same bytes
  *      (encode(decode(s)) is a fixed point), and the encoders' size query
- *      and too-small buffers must behave.
+ *      and too-small buffers must behave. The control decoder's fast path
+ *      must agree with its token-based reference wherever it accepts, and
+ *      must accept every canonical document without escapes.
  * Any broken invariant aborts via ALK_CHECK with the trace. */
 #include <errno.h>
 #include <stdint.h>
@@ -450,16 +452,45 @@ static int control_equal(const alkt_control *a, const alkt_control *b)
                   a->relay_count * sizeof *a->relays) == 0;
 }
 
+/* The fast path may decline anything, but what it accepts the reference
+ * (token-based) decoder accepts with the identical result; the public
+ * decoder answers exactly as the reference does. */
+static void check_control_paths(const uint8_t *data, size_t size,
+                                const alkt_control *pub, int pub_rc,
+                                const alkt_error *pub_err)
+{
+    static control_mem mf, ms;
+    alkt_control cf, cs;
+    alkt_error es;
+    int fast, slow;
+    control_setup(&cf, &mf);
+    control_setup(&cs, &ms);
+    fast = alkt__control_fast((const char *)data, size, NULL, &cf);
+    slow = alkt__control_slow((const char *)data, size, NULL, &cs, &es);
+    alk_trace("control paths: fast %s, reference %d", fast ? "accepts" : "declines",
+              slow);
+    ALK_CHECK(!fast || (slow == ALKT_OK && control_equal(&cf, &cs)),
+              "fast path accepted what the reference says %d to, or differs",
+              slow);
+    ALK_CHECK(pub_rc == slow && (slow != ALKT_OK || control_equal(pub, &cs)),
+              "public decode %d, reference %d", pub_rc, slow);
+    if (slow)
+        ALK_CHECK(pub_err->code == es.code && pub_err->offset == es.offset &&
+                      strcmp(pub_err->path, es.path) == 0,
+                  "public error differs from the reference's");
+}
+
 static void check_control(const uint8_t *data, size_t size, int reader,
                           size_t reader_off)
 {
-    static control_mem m1, m2;
-    alkt_control c, c2;
+    static control_mem m1, m2, m3;
+    alkt_control c, c2, c3;
     alkt_error e;
     size_t n = 0;
     int rc;
     control_setup(&c, &m1);
     rc = alkt_control_decode((const char *)data, size, NULL, &c, &e);
+    check_control_paths(data, size, &c, rc, &e);
     alk_trace("control: %d (%s) at %zu path '%s'", rc, alkt_strerror(rc),
               e.offset, e.path);
     ALK_CHECK(c.resources == m1.resources && c.resource_cap == PARAMS_CAP &&
@@ -489,6 +520,11 @@ static void check_control(const uint8_t *data, size_t size, int reader,
               alkt_strerror(rc), e.offset, e.path);
     ALK_CHECK(control_equal(&c, &c2), "control: decode(encode(c)) != c: %.*s",
               (int)n, enc1);
+    /* canonical documents take the fast path unless a token needs escapes */
+    control_setup(&c3, &m3);
+    ALK_CHECK(alkt__control_fast(enc1, n, NULL, &c3) ==
+                  (memchr(enc1, '\\', n) == NULL),
+              "fast path on a canonical document: %.*s", (int)n, enc1);
     ALK_CHECK(alkt_control_encode(&c2, enc2, sizeof enc2, &e) ==
                       (ptrdiff_t)n &&
                   memcmp(enc1, enc2, n) == 0,
