@@ -285,7 +285,9 @@ ALKTDEF int alkt_json_validate(const char *json, size_t len,
                                const alkt_json_limits *limits, alkt_error *err);
 /* Decode a KEY/STRING token's raw bytes into UTF-8. Returns ALKT_OK,
  * ALKT_ERR_STRING_TOO_LONG (out would need more than cap bytes; *out_len
- * says how many fit), ALKT_ERR_BAD_SURROGATE or ALKT_ERR_BAD_ESCAPE (raw
+ * counts the bytes written before the first piece - a run of plain bytes
+ * or one escape - that did not fit, and *bad_offset is that piece's
+ * offset), ALKT_ERR_BAD_SURROGATE or ALKT_ERR_BAD_ESCAPE (raw
  * not from the reader); *bad_offset (if not NULL) gets the offset in raw of
  * the problem. Writes no NUL terminator. */
 ALKTDEF int alkt_json_unescape(const char *raw, size_t len, char *out,
@@ -1129,7 +1131,7 @@ static int alkt__number_magnitude(const alkt_json_token *t, uint64_t limit,
 ALKTDEF int alkt_json_number_u64(const alkt_json_token *t, uint64_t *value)
 {
     uint64_t v;
-    int rc = alkt__number_magnitude(t, UINT64_MAX, &v);
+    int rc = value ? alkt__number_magnitude(t, UINT64_MAX, &v) : ALKT_ERR_ARG;
     if (rc)
         return rc;
     if ((t->flags & ALKT_JSON_MINUS) && v != 0)
@@ -1142,6 +1144,8 @@ ALKTDEF int alkt_json_number_i64(const alkt_json_token *t, int64_t *value)
 {
     uint64_t v, limit = (uint64_t)INT64_MAX;
     int rc;
+    if (!value)
+        return ALKT_ERR_ARG;
     if (t && (t->flags & ALKT_JSON_MINUS))
         limit += 1;
     rc = alkt__number_magnitude(t, limit, &v);
@@ -1689,17 +1693,15 @@ static int alkt__check_unix_path(const char *s, size_t n)
     return alkt__check_utf8(s, n);
 }
 
+static int alkt__all_zero(const unsigned char *p, size_t n);
+
 static int alkt__check_ip(const alkt_ip *ip)
 {
-    size_t k;
     if (ip->family == 6)
         return ALKT_OK;
-    if (ip->family != 4)
+    /* IPv4 leaves bytes 4..15 zero, so that memcmp equality holds */
+    if (ip->family != 4 || !alkt__all_zero(ip->bytes + 4, 12))
         return ALKT_ERR_BAD_ADDRESS;
-    for (k = 4; k < 16; k++) {
-        if (ip->bytes[k])
-            return ALKT_ERR_BAD_ADDRESS; /* so that memcmp equality holds */
-    }
     return ALKT_OK;
 }
 
@@ -1715,17 +1717,35 @@ static int alkt__check_cidr(const alkt_ip *ip, unsigned prefix)
     return ALKT_OK;
 }
 
+static int alkt__all_zero(const unsigned char *p, size_t n)
+{
+    size_t k;
+    for (k = 0; k < n; k++) {
+        if (p[k])
+            return 0;
+    }
+    return 1;
+}
+
+/* An absent host, zeroed as the decoder leaves it. */
+static int alkt__host_is_none(const alkt_host *h)
+{
+    return h->kind == ALKT_HOST_NONE && h->ip.family == 0 &&
+           alkt__all_zero(h->ip.bytes, sizeof h->ip.bytes) &&
+           alkt__all_zero((const unsigned char *)h->name, sizeof h->name);
+}
+
 static int alkt__check_host(const alkt_host *h, int allow_name)
 {
-    size_t k, n;
+    size_t n;
     if (h->kind == ALKT_HOST_IP) {
-        for (k = 0; k < sizeof h->name; k++) {
-            if (h->name[k])
-                return ALKT_ERR_BAD_ADDRESS;
-        }
+        if (!alkt__all_zero((const unsigned char *)h->name, sizeof h->name))
+            return ALKT_ERR_BAD_ADDRESS;
         return alkt__check_ip(&h->ip);
     }
-    if (h->kind != ALKT_HOST_NAME || !allow_name)
+    /* a name leaves ip zeroed, as the decoder does */
+    if (h->kind != ALKT_HOST_NAME || !allow_name || h->ip.family != 0 ||
+        !alkt__all_zero(h->ip.bytes, sizeof h->ip.bytes))
         return ALKT_ERR_BAD_ADDRESS;
     n = alkt__bounded_len(h->name, ALKT_HOST_MAX);
     if (n == 0)
@@ -2846,14 +2866,30 @@ ALKTDEF ptrdiff_t alkt_open_params_encode(const alkt_open_params *p,
         return alkt__fail(&d, ALKT_ERR_ARG, 0);
     if (p->substrate < ALKT_SUBSTRATE_TCP || p->substrate > ALKT_SUBSTRATE_UNIX)
         return alkt__enc_check(&d, ALKT_ERR_BAD_ENUM, "substrate");
+    /* fields the kind does not use must be zero: the decoder leaves them
+     * so, and decode(encode(p)) == p holds only for such structs */
+    if ((p->kind == ALKT_OPEN_FORWARDED || p->substrate == ALKT_SUBSTRATE_UNIX) &&
+        p->port != 0)
+        return alkt__enc_check(&d, ALKT_ERR_FIELD_NOT_ALLOWED, "port");
+    if (p->kind != ALKT_OPEN_FORWARDED && p->listen != 0)
+        return alkt__enc_check(&d, ALKT_ERR_FIELD_NOT_ALLOWED, "listen");
+    if ((p->kind == ALKT_OPEN_FORWARDED || p->substrate != ALKT_SUBSTRATE_UNIX) &&
+        !alkt__all_zero((const unsigned char *)p->path, sizeof p->path))
+        return alkt__enc_check(&d, ALKT_ERR_FIELD_NOT_ALLOWED, "path");
+    if (p->kind == ALKT_OPEN_DIRECT && p->substrate == ALKT_SUBSTRATE_UNIX &&
+        !alkt__host_is_none(&p->host))
+        return alkt__enc_check(&d, ALKT_ERR_FIELD_NOT_ALLOWED, "host");
     alkt__w_raw(&w, "{", 1);
     if (p->kind == ALKT_OPEN_FORWARDED) {
         if (p->substrate == ALKT_SUBSTRATE_UNIX)
             return alkt__enc_check(&d, ALKT_ERR_BAD_ENUM, "substrate");
         if (p->listen == 0)
             return alkt__enc_check(&d, ALKT_ERR_OUT_OF_RANGE, "listen");
-        if (p->host.kind != ALKT_HOST_NONE &&
-            (rc = alkt__check_host(&p->host, 0)) != ALKT_OK)
+        rc = p->host.kind == ALKT_HOST_NONE
+                 ? (alkt__host_is_none(&p->host) ? ALKT_OK
+                                                 : ALKT_ERR_BAD_ADDRESS)
+                 : alkt__check_host(&p->host, 0);
+        if (rc != ALKT_OK)
             return alkt__enc_check(&d, rc, "host");
         alkt__w_key(&w, &first, "listen");
         alkt__w_u64(&w, p->listen);

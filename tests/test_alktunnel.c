@@ -1,0 +1,470 @@
+/* test_alktunnel.c - unit tests for alktunnel.h (greatest API).
+ *
+ * Built as C and, from the same file, as C++ (test_alktunnel_cxx).
+ *   test_alktunnel_reader.h  the JSON reader, unescaping, integers,
+ *                            addresses and host names, error texts
+ *   test_alktunnel_params.h  typed decoders and encoders, rule by rule
+ *   this file                seeded round-trip properties over generated
+ *                            valid structs (ALK_SEED=N, default 1; the seed
+ *                            is printed on failure)
+ */
+#define ALKTUNNEL_IMPLEMENTATION
+#include "../alktunnel.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "greatest.h"
+
+#include "test_alktunnel_reader.h"
+#include "test_alktunnel_params.h"
+
+static uint64_t test_seed = 1;
+
+static uint64_t prng_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+static unsigned pick(uint64_t *st, unsigned n)
+{
+    return (unsigned)(prng_next(st) % n);
+}
+
+static void gen_id(uint64_t *st, char *out)
+{
+    static const char chars[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._:-";
+    unsigned n = 1 + pick(st, 3) * 21 + pick(st, 22), k; /* 1..64 */
+    if (n > ALKT_ID_MAX)
+        n = ALKT_ID_MAX;
+    for (k = 0; k < n; k++)
+        out[k] = chars[pick(st, (unsigned)sizeof chars - 1)];
+    out[n] = '\0';
+}
+
+static void gen_ip(uint64_t *st, alkt_ip *ip)
+{
+    unsigned k;
+    memset(ip, 0, sizeof *ip);
+    ip->family = pick(st, 2) ? 4 : 6;
+    for (k = 0; k < (ip->family == 4 ? 4u : 16u); k++) {
+        /* many zero bytes so that "::" runs and mapped forms occur */
+        ip->bytes[k] = pick(st, 3) ? 0 : (unsigned char)prng_next(st);
+    }
+    if (ip->family == 6 && pick(st, 4) == 0) {
+        memset(ip->bytes, 0, 10);
+        ip->bytes[10] = ip->bytes[11] = 0xFF; /* IPv4-mapped */
+    }
+}
+
+static void gen_host(uint64_t *st, alkt_host *h, int allow_name)
+{
+    memset(h, 0, sizeof *h);
+    if (!allow_name || pick(st, 2)) {
+        h->kind = ALKT_HOST_IP;
+        gen_ip(st, &h->ip);
+    } else {
+        static const char label_chars[] = "abcxyzABZ019-";
+        unsigned labels = 1 + pick(st, 4), l, o = 0, k;
+        h->kind = ALKT_HOST_NAME;
+        for (l = 0; l < labels; l++) {
+            unsigned len = 1 + pick(st, l == 0 ? 63 : 12);
+            if (l)
+                h->name[o++] = '.';
+            for (k = 0; k < len; k++) {
+                char c = label_chars[pick(st, (unsigned)sizeof label_chars - 1)];
+                if (c == '-' && (k == 0 || k == len - 1))
+                    c = 'q';
+                h->name[o++] = c;
+            }
+            if (l == labels - 1)
+                h->name[o - 1] = 'z'; /* top label never all digits */
+        }
+        h->name[o] = '\0';
+    }
+}
+
+static uint16_t gen_port(uint64_t *st)
+{
+    unsigned r = pick(st, 4);
+    return (uint16_t)(r == 0 ? 1 : r == 1 ? 65535 : 1 + pick(st, 65535));
+}
+
+static void gen_open(uint64_t *st, alkt_open_params *p)
+{
+    memset(p, 0, sizeof *p);
+    switch (pick(st, 3)) {
+    case 0:
+        p->kind = ALKT_OPEN_DIRECT;
+        p->substrate = pick(st, 2) ? ALKT_SUBSTRATE_TCP : ALKT_SUBSTRATE_UDP;
+        gen_host(st, &p->host, 1);
+        p->port = gen_port(st);
+        break;
+    case 1: {
+        /* a path with bytes that need escaping and multi-byte UTF-8 */
+        static const char *const pieces[] = {"/", "run", "\"", "\\", "\t",
+                                             "\x01", "\xc3\xa9", "\xe2\x82\xac",
+                                             "\xf0\x9f\x98\x80", " ", "\x7f"};
+        size_t o = 0;
+        p->kind = ALKT_OPEN_DIRECT;
+        p->substrate = ALKT_SUBSTRATE_UNIX;
+        do {
+            const char *piece = pieces[pick(st, 11)];
+            size_t n = strlen(piece);
+            if (o + n > ALKT_UNIX_PATH_MAX)
+                break;
+            memcpy(p->path + o, piece, n);
+            o += n;
+        } while (pick(st, 12));
+        if (o == 0)
+            p->path[o++] = '/';
+        p->path[o] = '\0';
+        break;
+    }
+    default:
+        p->kind = ALKT_OPEN_FORWARDED;
+        p->substrate = pick(st, 2) ? ALKT_SUBSTRATE_TCP : ALKT_SUBSTRATE_UDP;
+        p->listen = gen_port(st);
+        if (pick(st, 2))
+            gen_host(st, &p->host, 0);
+        break;
+    }
+}
+
+static void gen_resource(uint64_t *st, alkt_resource *r)
+{
+    unsigned k, bits;
+    memset(r, 0, sizeof *r);
+    gen_id(st, r->id);
+    gen_id(st, r->gateway);
+    gen_ip(st, &r->network);
+    bits = r->network.family == 4 ? 32u : 128u;
+    r->prefix_len = (unsigned char)pick(st, bits + 1);
+    for (k = r->prefix_len; k < bits; k++)
+        r->network.bytes[k >> 3] &= (unsigned char)~(0x80u >> (k & 7));
+    r->port_range_count = pick(st, 3) ? 0 : 1 + pick(st, ALKT_PORT_RANGES_MAX);
+    for (k = 0; k < r->port_range_count; k++) {
+        uint16_t a = gen_port(st), b = gen_port(st);
+        r->port_ranges[k].from = a < b ? a : b;
+        r->port_ranges[k].to = a < b ? b : a;
+    }
+    r->protocols = pick(st, 8);
+}
+
+static void gen_control(uint64_t *st, alkt_control *c)
+{
+    size_t k, j;
+    c->has_resources = (int)pick(st, 2);
+    c->has_authorizations = (int)pick(st, 2);
+    c->has_revocations = (int)pick(st, 2);
+    c->has_relays = (int)pick(st, 2);
+    if (!c->has_resources && !c->has_authorizations && !c->has_revocations &&
+        !c->has_relays)
+        c->has_relays = 1;
+    c->resource_count = c->has_resources ? pick(st, 4) : 0;
+    c->authorization_count = c->has_authorizations ? pick(st, 4) : 0;
+    c->revocation_count = c->has_revocations ? pick(st, 4) : 0;
+    c->relay_count = c->has_relays ? pick(st, 4) : 0;
+    for (k = 0; k < c->resource_count; k++)
+        gen_resource(st, &c->resources[k]);
+    for (k = 0; k < c->authorization_count; k++) {
+        alkt_authorization *a = &c->authorizations[k];
+        memset(a, 0, sizeof *a);
+        gen_id(st, a->client);
+        gen_id(st, a->resource);
+        a->secret_len = ALKT_SECRET_MIN + pick(st, ALKT_SECRET_MAX -
+                                                       ALKT_SECRET_MIN + 1);
+        for (j = 0; j < a->secret_len; j++)
+            a->secret[j] = (unsigned char)prng_next(st);
+        a->expires = pick(st, 3) ? prng_next(st) & ALKT_EXPIRES_MAX
+                                 : (pick(st, 2) ? 0 : ALKT_EXPIRES_MAX);
+    }
+    for (k = 0; k < c->revocation_count; k++) {
+        memset(&c->revocations[k], 0, sizeof c->revocations[k]);
+        gen_id(st, c->revocations[k].client);
+        gen_id(st, c->revocations[k].resource);
+    }
+    for (k = 0; k < c->relay_count; k++) {
+        alkt_relay *r = &c->relays[k];
+        unsigned n = 1 + pick(st, ALKT_TOKEN_MAX);
+        memset(r, 0, sizeof *r);
+        gen_id(st, r->id);
+        gen_host(st, &r->address, 1);
+        r->port = gen_port(st);
+        for (j = 0; j < n; j++)
+            r->token[j] = (char)(0x21 + pick(st, 0x7E - 0x21 + 1));
+    }
+}
+
+#define PROPERTY_RUNS 2000
+static char enc_a[1 << 16], enc_b[1 << 16];
+
+TEST property_open_params_round_trip(void)
+{
+    uint64_t st = test_seed;
+    int run;
+    for (run = 0; run < PROPERTY_RUNS; run++) {
+        alkt_open_params p, q;
+        alkt_error err;
+        ptrdiff_t n, m;
+        gen_open(&st, &p);
+        n = alkt_open_params_encode(&p, enc_a, sizeof enc_a, &err);
+        if (n < 0)
+            fprintf(stderr, "seed %llu run %d: encode %s '%s'\n",
+                    (unsigned long long)test_seed, run, alkt_strerror(err.code),
+                    err.path);
+        ASSERT(n > 0);
+        ASSERT_EQ(n, alkt_open_params_encode(&p, NULL, 0, &err));
+        ASSERT_EQ(ALKT_OK, alkt_open_params_decode(enc_a, (size_t)n, NULL, &q,
+                                                   &err));
+        if (memcmp(&p, &q, sizeof p) != 0)
+            fprintf(stderr, "seed %llu run %d: %.*s\n",
+                    (unsigned long long)test_seed, run, (int)n, enc_a);
+        ASSERT_EQ(0, memcmp(&p, &q, sizeof p));
+        m = alkt_open_params_encode(&q, enc_b, sizeof enc_b, &err);
+        ASSERT_EQ(n, m);
+        ASSERT_EQ(0, memcmp(enc_a, enc_b, (size_t)n));
+        ASSERT_EQ(ALKT_OK, alkt_json_validate(enc_a, (size_t)n, NULL, &err));
+    }
+    PASS();
+}
+
+TEST property_control_round_trip(void)
+{
+    static alkt_resource rs[2][4];
+    static alkt_authorization au[2][4];
+    static alkt_revocation rv[2][4];
+    static alkt_relay rl[2][4];
+    uint64_t st = test_seed ^ 0x5eed;
+    int run;
+    for (run = 0; run < PROPERTY_RUNS / 4; run++) {
+        alkt_control c, d;
+        alkt_error err;
+        ptrdiff_t n;
+        size_t k;
+        memset(&c, 0, sizeof c);
+        c.resources = rs[0];
+        c.authorizations = au[0];
+        c.revocations = rv[0];
+        c.relays = rl[0];
+        gen_control(&st, &c);
+        n = alkt_control_encode(&c, enc_a, sizeof enc_a, &err);
+        if (n < 0)
+            fprintf(stderr, "seed %llu run %d: encode %s '%s'\n",
+                    (unsigned long long)test_seed, run, alkt_strerror(err.code),
+                    err.path);
+        ASSERT(n > 0);
+        memset(&d, 0, sizeof d);
+        d.resources = rs[1];
+        d.authorizations = au[1];
+        d.revocations = rv[1];
+        d.relays = rl[1];
+        d.resource_cap = d.authorization_cap = 4;
+        d.revocation_cap = d.relay_cap = 4;
+        ASSERT_EQ(ALKT_OK, alkt_control_decode(enc_a, (size_t)n, NULL, &d,
+                                               &err));
+        ASSERT_EQ(c.has_resources, d.has_resources);
+        ASSERT_EQ(c.has_authorizations, d.has_authorizations);
+        ASSERT_EQ(c.has_revocations, d.has_revocations);
+        ASSERT_EQ(c.has_relays, d.has_relays);
+        ASSERT_EQ(c.resource_count, d.resource_count);
+        ASSERT_EQ(c.authorization_count, d.authorization_count);
+        ASSERT_EQ(c.revocation_count, d.revocation_count);
+        ASSERT_EQ(c.relay_count, d.relay_count);
+        for (k = 0; k < c.resource_count; k++)
+            ASSERT_EQ(0, memcmp(&rs[0][k], &rs[1][k], sizeof rs[0][k]));
+        for (k = 0; k < c.authorization_count; k++)
+            ASSERT_EQ(0, memcmp(&au[0][k], &au[1][k], sizeof au[0][k]));
+        for (k = 0; k < c.revocation_count; k++)
+            ASSERT_EQ(0, memcmp(&rv[0][k], &rv[1][k], sizeof rv[0][k]));
+        for (k = 0; k < c.relay_count; k++)
+            ASSERT_EQ(0, memcmp(&rl[0][k], &rl[1][k], sizeof rl[0][k]));
+        ASSERT_EQ(n, alkt_control_encode(&d, enc_b, sizeof enc_b, &err));
+        ASSERT_EQ(0, memcmp(enc_a, enc_b, (size_t)n));
+        /* canonical text takes the fast path unless a token needs an
+         * escape, and gives the reference decoder's result */
+        memset(&d, 0, sizeof d);
+        d.resources = rs[1];
+        d.authorizations = au[1];
+        d.revocations = rv[1];
+        d.relays = rl[1];
+        d.resource_cap = d.authorization_cap = 4;
+        d.revocation_cap = d.relay_cap = 4;
+        ASSERT_EQ(memchr(enc_a, '\\', (size_t)n) == NULL,
+                  alkt__control_fast(enc_a, (size_t)n, NULL, &d));
+        if (memchr(enc_a, '\\', (size_t)n) == NULL) {
+            ASSERT_EQ(c.resource_count, d.resource_count);
+            ASSERT_EQ(c.relay_count, d.relay_count);
+            for (k = 0; k < c.resource_count; k++)
+                ASSERT_EQ(0, memcmp(&rs[0][k], &rs[1][k], sizeof rs[0][k]));
+            for (k = 0; k < c.relay_count; k++)
+                ASSERT_EQ(0, memcmp(&rl[0][k], &rl[1][k], sizeof rl[0][k]));
+        }
+    }
+    PASS();
+}
+
+/* The fast path declines a depth limit it cannot honour, a size over the
+ * limit and a full section; the public decoder then answers as the
+ * reference does. */
+TEST control_fast_path_limits(void)
+{
+    static const char doc[] =
+        "{\"revocations\":[{\"client\":\"c\",\"resource\":\"r\"},"
+        "{\"client\":\"d\",\"resource\":\"s\"}]}";
+    alkt_revocation rv[2];
+    alkt_control c;
+    alkt_json_limits lim;
+    alkt_error err;
+    memset(&c, 0, sizeof c);
+    c.revocations = rv;
+    c.revocation_cap = 2;
+    ASSERT_EQ(1, alkt__control_fast(doc, sizeof doc - 1, NULL, &c));
+    ASSERT_EQ(2u, c.revocation_count);
+    lim.max_size = 0;
+    lim.max_depth = 5;
+    ASSERT_EQ(1, alkt__control_fast(doc, sizeof doc - 1, &lim, &c));
+    lim.max_depth = 4; /* enough for this document, not for every one */
+    ASSERT_EQ(0, alkt__control_fast(doc, sizeof doc - 1, &lim, &c));
+    ASSERT_EQ(ALKT_OK, alkt_control_decode(doc, sizeof doc - 1, &lim, &c, &err));
+    ASSERT_EQ(2u, c.revocation_count);
+    lim.max_depth = 0;
+    lim.max_size = sizeof doc - 1;
+    ASSERT_EQ(1, alkt__control_fast(doc, sizeof doc - 1, &lim, &c));
+    lim.max_size = sizeof doc - 2;
+    ASSERT_EQ(0, alkt__control_fast(doc, sizeof doc - 1, &lim, &c));
+    ASSERT_EQ(ALKT_ERR_TOO_LARGE,
+              alkt_control_decode(doc, sizeof doc - 1, &lim, &c, &err));
+    c.revocation_cap = 1;
+    ASSERT_EQ(0, alkt__control_fast(doc, sizeof doc - 1, NULL, &c));
+    ASSERT_EQ(ALKT_ERR_TOO_MANY,
+              alkt_control_decode(doc, sizeof doc - 1, NULL, &c, &err));
+    ASSERT_STR_EQ("revocations[1]", err.path);
+    PASS();
+}
+
+/* Encoders refuse fields the kind does not use (the decoder leaves them
+ * zero, so such a struct could not round-trip). */
+TEST open_encode_refuses_stray_fields(void)
+{
+    alkt_open_params p;
+    alkt_error err;
+    char buf[256];
+    memset(&p, 0, sizeof p);
+    p.kind = ALKT_OPEN_DIRECT;
+    p.substrate = ALKT_SUBSTRATE_TCP;
+    p.host.kind = ALKT_HOST_NAME;
+    strcpy(p.host.name, "a.example");
+    p.port = 80;
+    ASSERT(alkt_open_params_encode(&p, buf, sizeof buf, &err) > 0);
+    p.listen = 8080;
+    ASSERT_EQ(ALKT_ERR_FIELD_NOT_ALLOWED,
+              alkt_open_params_encode(&p, buf, sizeof buf, &err));
+    ASSERT_STR_EQ("listen", err.path);
+    p.listen = 0;
+    p.path[5] = 'x';
+    ASSERT_EQ(ALKT_ERR_FIELD_NOT_ALLOWED,
+              alkt_open_params_encode(&p, buf, sizeof buf, &err));
+    ASSERT_STR_EQ("path", err.path);
+    p.path[5] = '\0';
+    p.host.ip.bytes[3] = 1; /* a name with a stray address */
+    ASSERT_EQ(ALKT_ERR_BAD_ADDRESS,
+              alkt_open_params_encode(&p, buf, sizeof buf, &err));
+    p.host.ip.bytes[3] = 0;
+    p.host.ip.family = 4;
+    ASSERT_EQ(ALKT_ERR_BAD_ADDRESS,
+              alkt_open_params_encode(&p, buf, sizeof buf, &err));
+    p.host.ip.family = 0;
+    p.kind = ALKT_OPEN_FORWARDED;
+    p.listen = 9;
+    ASSERT_EQ(ALKT_ERR_FIELD_NOT_ALLOWED,
+              alkt_open_params_encode(&p, buf, sizeof buf, &err));
+    ASSERT_STR_EQ("port", err.path);
+    p.port = 0;
+    ASSERT_EQ(ALKT_ERR_BAD_ADDRESS, /* a bind address is an IP */
+              alkt_open_params_encode(&p, buf, sizeof buf, &err));
+    memset(&p.host, 0, sizeof p.host);
+    p.host.name[200] = 'z'; /* absent, but not zeroed */
+    ASSERT_EQ(ALKT_ERR_BAD_ADDRESS,
+              alkt_open_params_encode(&p, buf, sizeof buf, &err));
+    ASSERT_STR_EQ("host", err.path);
+    p.host.name[200] = '\0';
+    ASSERT_EQ(30, alkt_open_params_encode(&p, buf, sizeof buf, &err));
+    ASSERT_EQ(0, memcmp(buf, "{\"listen\":9,\"substrate\":\"tcp\"}", 30));
+    memset(&p, 0, sizeof p);
+    p.kind = ALKT_OPEN_DIRECT;
+    p.substrate = ALKT_SUBSTRATE_UNIX;
+    strcpy(p.path, "/s");
+    ASSERT(alkt_open_params_encode(&p, buf, sizeof buf, &err) > 0);
+    p.port = 1;
+    ASSERT_EQ(ALKT_ERR_FIELD_NOT_ALLOWED,
+              alkt_open_params_encode(&p, buf, sizeof buf, &err));
+    ASSERT_STR_EQ("port", err.path);
+    p.port = 0;
+    p.host.kind = ALKT_HOST_IP;
+    p.host.ip.family = 4;
+    ASSERT_EQ(ALKT_ERR_FIELD_NOT_ALLOWED,
+              alkt_open_params_encode(&p, buf, sizeof buf, &err));
+    ASSERT_STR_EQ("host", err.path);
+    PASS();
+}
+
+/* The typed decoders refuse every strict prefix of a valid document, and
+ * a reader-level error there is the reader's own verdict. */
+TEST property_prefixes_refused(void)
+{
+    uint64_t st = test_seed ^ 0xbeef;
+    int run;
+    for (run = 0; run < 200; run++) {
+        alkt_open_params p, q;
+        alkt_error err, rerr;
+        ptrdiff_t n;
+        size_t cut;
+        gen_open(&st, &p);
+        n = alkt_open_params_encode(&p, enc_a, sizeof enc_a, &err);
+        ASSERT(n > 0);
+        for (cut = 0; cut < (size_t)n; cut++) {
+            int rc = alkt_open_params_decode(enc_a, cut, NULL, &q, &err);
+            int rrc = alkt_json_validate(enc_a, cut, NULL, &rerr);
+            ASSERT(rc < 0);
+            ASSERT_EQ(ALKT_ERR_UNEXPECTED_END, rrc);
+            ASSERT_EQ(cut, rerr.offset);
+            if (rc == ALKT_ERR_UNEXPECTED_END)
+                ASSERT_EQ(cut, err.offset);
+        }
+    }
+    PASS();
+}
+
+SUITE(alkt_properties)
+{
+    RUN_TEST(property_open_params_round_trip);
+    RUN_TEST(property_control_round_trip);
+    RUN_TEST(property_prefixes_refused);
+    RUN_TEST(control_fast_path_limits);
+    RUN_TEST(open_encode_refuses_stray_fields);
+}
+
+GREATEST_MAIN_DEFS();
+
+int main(int argc, char **argv)
+{
+    const char *seed = getenv("ALK_SEED");
+    if (seed)
+        test_seed = strtoull(seed, NULL, 10);
+    GREATEST_MAIN_BEGIN();
+    RUN_SUITE(alkt_reader_suite);
+    RUN_SUITE(alkt_address_suite);
+    RUN_SUITE(alkt_open_suite);
+    RUN_SUITE(alkt_reply_suite);
+    RUN_SUITE(alkt_control_suite);
+    RUN_SUITE(alkt_encode_suite);
+    RUN_SUITE(alkt_properties);
+    GREATEST_MAIN_END();
+}
