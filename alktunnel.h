@@ -152,7 +152,8 @@
  *   equal to the input length when the input ended early), `line`/`column`
  *   1-based (column in bytes), and `path` the field path such as
  *   "resources[2].ports[0].to" ("" at the top level; an unknown key is
- *   shown sanitised, a path that does not fit ends in "..."). Encoders
+ *   shown with bytes outside 0x21..0x7E as '?' and, past 32 bytes, cut
+ *   and followed by "..."). Encoders
  *   report invalid struct fields the same way, with offset 0.
  */
 #ifndef ALKTUNNEL_H
@@ -1368,7 +1369,7 @@ ALKTDEF int alkt_hostname_valid(const char *s, size_t len)
 }
 
 /* ---- typed decoding: context, paths, errors --------------------------------- */
-#define ALKT__SEGS 8
+#define ALKT__SEGS 6
 typedef struct alkt__seg {
     const char *name; /* NULL: an array index */
     size_t name_len;
@@ -1386,46 +1387,51 @@ typedef struct alkt__dec {
     alkt__seg seg[ALKT__SEGS];
 } alkt__dec;
 
-static void alkt__path_put(char *path, size_t *o, const char *s, size_t n,
-                           int sanitize)
+/* Paths are short by construction: at most 6 segments (section, index,
+ * field, index, field, unknown key), a key cut to 32 bytes, an index of at
+ * most 20 digits - under 100 bytes, so ALKT_PATH_MAX never truncates. */
+#define ALKT__KEY_SHOWN 32
+
+static void alkt__path_put(char *path, size_t *o, const char *s, size_t n)
 {
     size_t k;
-    for (k = 0; k < n && *o < ALKT_PATH_MAX - 1; k++) {
+    ALKTUNNEL_ASSERT(*o + n < ALKT_PATH_MAX);
+    for (k = 0; k < n; k++) {
         unsigned char c = (unsigned char)s[k];
-        path[(*o)++] = (char)(sanitize && (c < 0x21 || c > 0x7E) ? '?' : c);
+        path[(*o)++] = (char)(c < 0x21 || c > 0x7E ? '?' : c);
     }
 }
 
 static void alkt__build_path(const alkt__dec *d, char *path)
 {
     size_t o = 0, k;
-    int truncated = 0;
-    for (k = 0; k < d->nseg && k < ALKT__SEGS; k++) {
+    ALKTUNNEL_ASSERT(d->nseg <= ALKT__SEGS);
+    for (k = 0; k < d->nseg; k++) {
         const alkt__seg *sg = &d->seg[k];
-        char num[24];
-        size_t n;
         if (sg->name) {
             size_t full = sg->name_len ? sg->name_len : strlen(sg->name);
-            n = full > 32 ? 32 : full;
             if (k)
-                alkt__path_put(path, &o, ".", 1, 0);
-            alkt__path_put(path, &o, sg->name, n, 1);
-            if (n < full)
-                truncated = 1;
+                alkt__path_put(path, &o, ".", 1);
+            /* an unknown key is shown sanitised and cut */
+            alkt__path_put(path, &o, sg->name,
+                           full > ALKT__KEY_SHOWN ? ALKT__KEY_SHOWN : full);
+            if (full > ALKT__KEY_SHOWN)
+                alkt__path_put(path, &o, "...", 3);
         } else {
-            num[0] = '[';
-            n = 1 + alkt__fmt_u(num + 1, (unsigned)sg->index, 10);
+            char num[24];
+            size_t n = 0, i = sg->index;
+            char digits[21];
+            size_t nd = 0;
+            do {
+                digits[nd++] = (char)('0' + (int)(i % 10));
+                i /= 10;
+            } while (i);
+            num[n++] = '[';
+            while (nd)
+                num[n++] = digits[--nd];
             num[n++] = ']';
-            alkt__path_put(path, &o, num, n, 0);
+            alkt__path_put(path, &o, num, n);
         }
-    }
-    if (d->nseg > ALKT__SEGS || o >= ALKT_PATH_MAX - 1)
-        truncated = 1;
-    if (truncated) {
-        if (o > ALKT_PATH_MAX - 4)
-            o = ALKT_PATH_MAX - 4;
-        memcpy(path + o, "...", 3);
-        o += 3;
     }
     path[o] = '\0';
 }
@@ -1443,11 +1449,10 @@ static int alkt__fail(alkt__dec *d, int code, size_t offset)
 static void alkt__push(alkt__dec *d, const char *name, size_t name_len,
                        size_t index)
 {
-    if (d->nseg < ALKT__SEGS) {
-        d->seg[d->nseg].name = name;
-        d->seg[d->nseg].name_len = name_len;
-        d->seg[d->nseg].index = index;
-    }
+    ALKTUNNEL_ASSERT(d->nseg < ALKT__SEGS);
+    d->seg[d->nseg].name = name;
+    d->seg[d->nseg].name_len = name_len;
+    d->seg[d->nseg].index = index;
     d->nseg++;
 }
 

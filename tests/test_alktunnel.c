@@ -349,6 +349,33 @@ TEST control_fast_path_limits(void)
     PASS();
 }
 
+/* An unknown key appears in the path sanitised and, past 32 bytes, cut. */
+TEST unknown_key_path_cut(void)
+{
+    alkt_open_params p;
+    alkt_error err;
+    char doc[128], want[64];
+    const char *k32 = "abcdefghijklmnopqrstuvwxyz012345";
+    snprintf(doc, sizeof doc, "{\"%s\":1}", k32);
+    ASSERT_EQ(ALKT_ERR_UNKNOWN_FIELD,
+              alkt_open_params_decode(doc, strlen(doc), NULL, &p, &err));
+    ASSERT_STR_EQ(k32, err.path);
+    snprintf(doc, sizeof doc, "{\"%s6\":1}", k32);
+    ASSERT_EQ(ALKT_ERR_UNKNOWN_FIELD,
+              alkt_open_params_decode(doc, strlen(doc), NULL, &p, &err));
+    snprintf(want, sizeof want, "%s...", k32);
+    ASSERT_STR_EQ(want, err.path);
+    ASSERT_EQ(1u, err.offset);
+    ASSERT_EQ(ALKT_ERR_UNKNOWN_FIELD,
+              alkt_open_params_decode("{\"\":1}", 6, NULL, &p, &err));
+    ASSERT_STR_EQ("\"\"", err.path);
+    snprintf(doc, sizeof doc, "{\"\\n\xc3\xa9 x\":1}");
+    ASSERT_EQ(ALKT_ERR_UNKNOWN_FIELD,
+              alkt_open_params_decode(doc, strlen(doc), NULL, &p, &err));
+    ASSERT_STR_EQ("\\n???x", err.path); /* raw key bytes, sanitised */
+    PASS();
+}
+
 /* Encoders refuse fields the kind does not use (the decoder leaves them
  * zero, so such a struct could not round-trip). */
 TEST open_encode_refuses_stray_fields(void)
@@ -449,6 +476,7 @@ SUITE(alkt_properties)
     RUN_TEST(property_prefixes_refused);
     RUN_TEST(control_fast_path_limits);
     RUN_TEST(open_encode_refuses_stray_fields);
+    RUN_TEST(unknown_key_path_cut);
 }
 
 GREATEST_MAIN_DEFS();
