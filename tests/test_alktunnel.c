@@ -349,6 +349,63 @@ TEST control_fast_path_limits(void)
     PASS();
 }
 
+/* A reader-level error deep inside a control message carries the path of
+ * where it struck (the error is sticky in the reader, so only the path
+ * tells whether it was propagated from the right place). */
+TEST control_reader_errors_carry_paths(void)
+{
+    static const struct {
+        const char *doc;
+        int code;
+        size_t offset;
+        const char *path;
+    } cases[] = {
+        {"{\"resources\":[{\"id\":\"r1\",", ALKT_ERR_UNEXPECTED_END, 25,
+         "resources[0]"},
+        {"{\"resources\":[{\"id\":\"r1\",\"cidr\":\"10.0.0.0/8\",\"ports\":"
+         "[{\"from\":1,",
+         ALKT_ERR_UNEXPECTED_END, 64, "resources[0].ports[0]"},
+        {"{\"relays\":[{\"id\":\"x\" \"address\"", ALKT_ERR_SYNTAX, 21,
+         "relays[0]"},
+        {"{\"resources\":[{\"id\":tru", ALKT_ERR_UNEXPECTED_END, 23,
+         "resources[0].id"},
+        {"{\"revocations\":[{\"client\":\"c\",\"resource\":\"r\"}}",
+         ALKT_ERR_SYNTAX, 45, "revocations"},
+        {"{\"resources\":[{\"id\":\"r\",\"cidr\":\"1.0.0.0/8\",\"protocols\":"
+         "[\"tcp\",]}]}",
+         ALKT_ERR_SYNTAX, 62, "resources[0].protocols"},
+        {"{\"resources\":[{\"id\":\"r\",\"cidr\":\"1.0.0.0/8\",\"ports\":"
+         "[{\"from\":1,\"to\":2,}]}]}",
+         ALKT_ERR_SYNTAX, 69, "resources[0].ports[0]"},
+        {"{\"authorizations\":[{\"client\":\"c\",\"secret\":\"0\\u00\"}]}",
+         ALKT_ERR_BAD_ESCAPE, 48, "authorizations[0].secret"},
+        {"{\"relays\":[]  x", ALKT_ERR_SYNTAX, 14, ""},
+        {"{\"relays\":[]} x", ALKT_ERR_TRAILING_DATA, 15, ""},
+    };
+    alkt_resource rs[2];
+    alkt_authorization au[2];
+    alkt_revocation rv[2];
+    alkt_relay rl[2];
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        alkt_control c;
+        alkt_error err;
+        memset(&c, 0, sizeof c);
+        c.resources = rs;
+        c.authorizations = au;
+        c.revocations = rv;
+        c.relays = rl;
+        c.resource_cap = c.authorization_cap = 2;
+        c.revocation_cap = c.relay_cap = 2;
+        ASSERT_EQm(cases[i].doc, cases[i].code,
+                   alkt_control_decode(cases[i].doc, strlen(cases[i].doc),
+                                       NULL, &c, &err));
+        ASSERT_EQm(cases[i].doc, cases[i].offset, err.offset);
+        ASSERT_STR_EQm(cases[i].doc, cases[i].path, err.path);
+    }
+    PASS();
+}
+
 /* An unknown key appears in the path sanitised and, past 32 bytes, cut. */
 TEST unknown_key_path_cut(void)
 {
@@ -477,6 +534,7 @@ SUITE(alkt_properties)
     RUN_TEST(control_fast_path_limits);
     RUN_TEST(open_encode_refuses_stray_fields);
     RUN_TEST(unknown_key_path_cut);
+    RUN_TEST(control_reader_errors_carry_paths);
 }
 
 GREATEST_MAIN_DEFS();
