@@ -380,7 +380,7 @@ TEST control_reader_errors_carry_paths(void)
         {"{\"authorizations\":[{\"client\":\"c\",\"secret\":\"0\\u00\"}]}",
          ALKT_ERR_BAD_ESCAPE, 48, "authorizations[0].secret"},
         {"{\"relays\":[]  x", ALKT_ERR_SYNTAX, 14, ""},
-        {"{\"relays\":[]} x", ALKT_ERR_TRAILING_DATA, 15, ""},
+        {"{\"relays\":[]} x", ALKT_ERR_TRAILING_DATA, 14, ""},
     };
     alkt_resource rs[2];
     alkt_authorization au[2];
