@@ -472,7 +472,6 @@ enum {
     ALKT__ST_VALUE = 0,    /* a value (top level, after ':' or an array ',') */
     ALKT__ST_ARRAY_FIRST,  /* a value or ']' */
     ALKT__ST_OBJECT_FIRST, /* a key or '}' */
-    ALKT__ST_KEY,          /* a key (after a ',' in an object) */
     ALKT__ST_AFTER,        /* ',' or the container's close, or the end */
     ALKT__ST_DONE          /* END was returned */
 };
@@ -519,8 +518,7 @@ static void alkt__locate(const char *buf, size_t len, size_t offset,
                          size_t *line, size_t *column)
 {
     size_t i, ln = 1, line_start = 0;
-    if (offset > len)
-        offset = len;
+    ALKTUNNEL_ASSERT(offset <= len);
     for (i = 0; i < offset; i++) {
         if (buf[i] == '\n') {
             ln++;
@@ -823,8 +821,6 @@ static ALKT__INLINE int alkt__json_step(alkt_json_parser *p,
         ALKT__WS();
         if (i < n && s[i] == '}')
             goto close;
-        goto key;
-    case ALKT__ST_KEY:
         goto key;
     case ALKT__ST_ARRAY_FIRST:
         ALKT__WS();
@@ -2257,11 +2253,8 @@ static int alkt__control_slow(const char *json, size_t len,
     size_t offsets[4], obj;
     unsigned seen = 0;
     int field = -1, rc;
-    if (!out || (!out->resources && out->resource_cap) ||
-        (!out->authorizations && out->authorization_cap) ||
-        (!out->revocations && out->revocation_cap) ||
-        (!out->relays && out->relay_cap))
-        return ALKT_ERR_ARG;
+    /* alkt_control_decode checked the arguments */
+    ALKTUNNEL_ASSERT(out != NULL);
     memset(&c, 0, sizeof c);
     c.resources = out->resources;
     c.resource_cap = out->resource_cap;
