@@ -1503,6 +1503,10 @@ static int alkt__expect(alkt__dec *d, alkt_json_type type)
     return ALKT_OK;
 }
 
+/* The field index before an object's first key: the key after it (index
+ * 0) is tried first. Only the order of the tries depends on it. */
+#define ALKT__NO_FIELD (-1)
+
 /* names[] entry equal to the klen bytes at k (no strlen on the hot path) */
 static int alkt__name_is(const char *name, const char *k, size_t klen)
 {
@@ -1950,7 +1954,7 @@ ALKTDEF int alkt_open_params_decode(const char *json, size_t len,
     alkt_error local;
     size_t offsets[ALKT__OP_COUNT], value_offsets[ALKT__OP_COUNT], obj;
     unsigned seen = 0;
-    int field = -1, rc, which = 0;
+    int field = ALKT__NO_FIELD, rc, which = 0;
     if (!out)
         return ALKT_ERR_ARG;
     memset(out, 0, sizeof *out);
@@ -2010,7 +2014,7 @@ ALKTDEF int alkt_listen_reply_decode(const char *json, size_t len,
     alkt_error local;
     size_t offsets[2], obj;
     unsigned seen = 0;
-    int field = -1, rc;
+    int field = ALKT__NO_FIELD, rc;
     if (!out)
         return ALKT_ERR_ARG;
     memset(out, 0, sizeof *out);
@@ -2054,7 +2058,7 @@ static int alkt__port_range(alkt__dec *d, alkt_port_range *r)
 {
     size_t offsets[2], obj, to_offset = 0;
     unsigned seen = 0;
-    int field = -1, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    int field = ALKT__NO_FIELD, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK && (rc = alkt__field(d, alkt__range_fields, 2, &seen,
                                               offsets, &field)) == 1) {
@@ -2078,7 +2082,7 @@ static int alkt__resource(alkt__dec *d, alkt_resource *r)
 {
     size_t offsets[ALKT__RS_COUNT], obj, i, array = 0;
     unsigned seen = 0;
-    int field = -1, which = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    int field = ALKT__NO_FIELD, which = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK &&
            (rc = alkt__field(d, alkt__resource_fields, ALKT__RS_COUNT, &seen,
@@ -2170,7 +2174,7 @@ static int alkt__authorization(alkt__dec *d, alkt_authorization *a)
 {
     size_t offsets[4], obj;
     unsigned seen = 0;
-    int field = -1, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    int field = ALKT__NO_FIELD, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK && (rc = alkt__field(d, alkt__auth_fields, 4, &seen,
                                               offsets, &field)) == 1) {
@@ -2194,7 +2198,7 @@ static int alkt__revocation(alkt__dec *d, alkt_revocation *r)
 {
     size_t offsets[2], obj;
     unsigned seen = 0;
-    int field = -1, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    int field = ALKT__NO_FIELD, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK &&
            (rc = alkt__field(d, alkt__revocation_fields, 2, &seen, offsets,
@@ -2215,7 +2219,7 @@ static int alkt__relay(alkt__dec *d, alkt_relay *r)
 {
     size_t offsets[4], obj, n;
     unsigned seen = 0;
-    int field = -1, rc = alkt__expect(d, ALKT_JSON_OBJECT);
+    int field = ALKT__NO_FIELD, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK && (rc = alkt__field(d, alkt__relay_fields, 4, &seen,
                                               offsets, &field)) == 1) {
@@ -2252,7 +2256,7 @@ static int alkt__control_slow(const char *json, size_t len,
     alkt_control c;
     size_t offsets[4], obj;
     unsigned seen = 0;
-    int field = -1, rc;
+    int field = ALKT__NO_FIELD, rc;
     /* alkt_control_decode checked the arguments */
     ALKTUNNEL_ASSERT(out != NULL);
     memset(&c, 0, sizeof c);
@@ -2456,7 +2460,7 @@ static int alkt__f_resource(alkt__fast *f, alkt_resource *r)
     const char *p;
     size_t n, k;
     unsigned seen = 0;
-    int field = -1, more, which;
+    int field = ALKT__NO_FIELD, more, which;
     memset(r, 0, sizeof *r);
     if (!alkt__f_char(f, '{'))
         return 0;
@@ -2481,7 +2485,7 @@ static int alkt__f_resource(alkt__fast *f, alkt_resource *r)
             do {
                 alkt_port_range *pr = &r->port_ranges[k];
                 unsigned rseen = 0;
-                int rfield = -1;
+                int rfield = ALKT__NO_FIELD;
                 if (k == ALKT_PORT_RANGES_MAX || !alkt__f_char(f, '{'))
                     return 0;
                 do {
@@ -2533,7 +2537,7 @@ static int alkt__f_authorization(alkt__fast *f, alkt_authorization *a)
     const char *p;
     size_t n;
     unsigned seen = 0;
-    int field = -1, more;
+    int field = ALKT__NO_FIELD, more;
     memset(a, 0, sizeof *a);
     if (!alkt__f_char(f, '{'))
         return 0;
@@ -2566,7 +2570,7 @@ static int alkt__f_authorization(alkt__fast *f, alkt_authorization *a)
 static int alkt__f_revocation(alkt__fast *f, alkt_revocation *r)
 {
     unsigned seen = 0;
-    int field = -1, more;
+    int field = ALKT__NO_FIELD, more;
     memset(r, 0, sizeof *r);
     if (!alkt__f_char(f, '{'))
         return 0;
@@ -2583,7 +2587,7 @@ static int alkt__f_relay(alkt__fast *f, alkt_relay *r)
     const char *p;
     size_t n;
     unsigned seen = 0;
-    int field = -1, more;
+    int field = ALKT__NO_FIELD, more;
     memset(r, 0, sizeof *r);
     if (!alkt__f_char(f, '{'))
         return 0;
@@ -2622,7 +2626,7 @@ static int alkt__control_fast(const char *json, size_t len,
 {
     alkt__fast f;
     unsigned seen = 0;
-    int field = -1, more;
+    int field = ALKT__NO_FIELD, more;
     /* the deepest control document nests 5 containers */
     if (!json || len > (limits && limits->max_size ? limits->max_size
                                                    : ALKT_JSON_SIZE_DEFAULT) ||
