@@ -160,6 +160,9 @@ static void listen_replies(void)
     seed("reply-extra-field",
          "{\"address\":\"203.0.113.7\",\"port\":9,\"ttl\":3}");
     seed("reply-empty", "{}");
+    seed("reply-not-object", "[\"203.0.113.7\",9]");
+    seed("reply-port-string", "{\"address\":\"203.0.113.7\",\"port\":\"9\"}");
+    seed("reply-address-number", "{\"address\":3405803783,\"port\":9}");
 }
 
 static const char valid_control[] =
@@ -267,6 +270,22 @@ static void control(void)
          "{\"relays\":[{\"id\":\"x\",\"address\":\"a.example\",\"port\":0,"
          "\"token\":\"t\"}]}");
     seed("control-item-not-object", "{\"relays\":[1]}");
+    seed("control-resource-not-object", "{\"resources\":[[]]}");
+    seed("control-authorization-not-object", "{\"authorizations\":[null]}");
+    seed("control-revocation-not-object", "{\"revocations\":[\"c\"]}");
+    seed("control-not-object", "[{\"relays\":[]}]");
+    seed("resource-ports-not-array",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\",\"ports\":"
+         "{\"from\":1,\"to\":2},\"gateway\":\"g\"}]}");
+    seed("resource-protocols-not-strings",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\","
+         "\"protocols\":[6],\"gateway\":\"g\"}]}");
+    seed("authorization-expires-string",
+         "{\"authorizations\":[{\"client\":\"c\",\"resource\":\"r\","
+         "\"secret\":\"000102030405060708090a0b0c0d0e0f\",\"expires\":\"1\"}]}");
+    seed("control-escaped-strings",
+         "{\"relays\":[{\"id\":\"r\\u0065lay\",\"address\":\"relay.example\","
+         "\"port\":1,\"token\":\"a\\\"b\\\\c\"}]}");
     seed("control-truncated",
          "{\"resources\":[{\"id\":\"r1\",\"cidr\":\"10.0.0.0/8\",\"gate");
 }
