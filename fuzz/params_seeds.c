@@ -283,6 +283,35 @@ static void control(void)
     seed("authorization-expires-string",
          "{\"authorizations\":[{\"client\":\"c\",\"resource\":\"r\","
          "\"secret\":\"000102030405060708090a0b0c0d0e0f\",\"expires\":\"1\"}]}");
+    /* a value missing before ',' or '}': the fast path must decline */
+    seed("relay-port-missing",
+         "{\"relays\":[{\"id\":\"x\",\"address\":\"a.example\",\"port\":,"
+         "\"token\":\"t\"}]}");
+    seed("range-from-missing",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\",\"ports\":"
+         "[{\"from\":,\"to\":2}],\"gateway\":\"g\"}]}");
+    seed("resource-id-missing",
+         "{\"resources\":[{\"id\":,\"cidr\":\"10.0.0.0/8\",\"gateway\":"
+         "\"g\"}]}");
+    seed("resource-cidr-missing",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":,\"gateway\":\"g\"}]}");
+    seed("resource-protocol-missing",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\","
+         "\"protocols\":[,\"tcp\"],\"gateway\":\"g\"}]}");
+    seed("authorization-expires-missing",
+         "{\"authorizations\":[{\"client\":\"c\",\"resource\":\"r\","
+         "\"secret\":\"000102030405060708090a0b0c0d0e0f\",\"expires\":}]}");
+    seed("authorization-secret-missing",
+         "{\"authorizations\":[{\"client\":\"c\",\"resource\":\"r\","
+         "\"secret\":,\"expires\":1}]}");
+    seed("revocation-client-missing",
+         "{\"revocations\":[{\"client\":,\"resource\":\"r\"}]}");
+    seed("relay-token-missing",
+         "{\"relays\":[{\"id\":\"x\",\"address\":\"a.example\",\"port\":1,"
+         "\"token\":}]}");
+    seed("relay-address-missing",
+         "{\"relays\":[{\"id\":\"x\",\"address\":,\"port\":1,"
+         "\"token\":\"t\"}]}");
     seed("control-escaped-strings",
          "{\"relays\":[{\"id\":\"r\\u0065lay\",\"address\":\"relay.example\","
          "\"port\":1,\"token\":\"a\\\"b\\\\c\"}]}");
