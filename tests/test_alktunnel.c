@@ -406,6 +406,35 @@ TEST control_reader_errors_carry_paths(void)
     PASS();
 }
 
+/* Decoders zero the whole out-struct, padding included, before filling it:
+ * a decode into dirty memory equals one built from a zeroed struct. */
+TEST decoders_zero_dirty_structs(void)
+{
+    alkt_listen_reply r, want_r;
+    alkt_open_params p, want_p;
+    alkt_error err;
+    memset(&r, 0xAA, sizeof r);
+    ASSERT_EQ(ALKT_OK, alkt_listen_reply_decode(
+                           "{\"address\":\"10.0.0.1\",\"port\":9}", 31,
+                           NULL, &r, &err));
+    memset(&want_r, 0, sizeof want_r);
+    want_r.address.family = 4;
+    want_r.address.bytes[0] = 10;
+    want_r.address.bytes[3] = 1;
+    want_r.port = 9;
+    ASSERT_EQ(0, memcmp(&r, &want_r, sizeof r));
+    memset(&p, 0xAA, sizeof p);
+    ASSERT_EQ(ALKT_OK,
+              alkt_open_params_decode("{\"listen\":7,\"substrate\":\"udp\"}",
+                                      30, NULL, &p, &err));
+    memset(&want_p, 0, sizeof want_p);
+    want_p.kind = ALKT_OPEN_FORWARDED;
+    want_p.substrate = ALKT_SUBSTRATE_UDP;
+    want_p.listen = 7;
+    ASSERT_EQ(0, memcmp(&p, &want_p, sizeof p));
+    PASS();
+}
+
 /* An unknown key appears in the path sanitised and, past 32 bytes, cut. */
 TEST unknown_key_path_cut(void)
 {
@@ -535,6 +564,7 @@ SUITE(alkt_properties)
     RUN_TEST(open_encode_refuses_stray_fields);
     RUN_TEST(unknown_key_path_cut);
     RUN_TEST(control_reader_errors_carry_paths);
+    RUN_TEST(decoders_zero_dirty_structs);
 }
 
 GREATEST_MAIN_DEFS();
