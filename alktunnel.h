@@ -519,6 +519,7 @@ static void alkt__locate(const char *buf, size_t len, size_t offset,
 {
     size_t i, ln = 1, line_start = 0;
     ALKTUNNEL_ASSERT(offset <= len);
+    (void)len; /* only asserted */
     for (i = 0; i < offset; i++) {
         if (buf[i] == '\n') {
             ln++;

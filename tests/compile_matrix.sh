@@ -5,7 +5,8 @@
 # alkcodec.h -> ALKCODEC_IMPLEMENTATION, ALKCODEC_STATIC):
 #   gcc and clang, C99 pedantic with the project warnings:
 #     declarations only / implementation / _STATIC implementation /
-#     implementation included twice (the double-implementation guard)
+#     implementation included twice (the double-implementation guard) /
+#     implementation with NDEBUG (asserts compiled out)
 #   g++ (C++11): declarations only / implementation
 #   all present headers together under ALK_IMPLEMENTATION (gcc, g++)
 # Prints one line per combination and "compile: P passed, F failed".
@@ -61,6 +62,10 @@ $inc
 $use"
         try "$h $c c99 included twice" "$c" "$WARN" c "#define ${m}_IMPLEMENTATION
 $inc
+$inc
+$use"
+        # release builds: a variable used only by an assert must not warn
+        try "$h $c c99 implementation NDEBUG" "$c" "$WARN -DNDEBUG" c "#define ${m}_IMPLEMENTATION
 $inc
 $use"
     done
