@@ -1465,20 +1465,18 @@ static void alkt__pop(alkt__dec *d)
     d->nseg--;
 }
 
-static int alkt__dec_start(alkt__dec *d, const char *json, size_t len,
-                           const alkt_json_limits *limits, alkt_error *err)
+static void alkt__dec_start(alkt__dec *d, const char *json, size_t len,
+                            const alkt_json_limits *limits, alkt_error *err)
 {
-    int rc;
     memset(err, 0, sizeof *err);
     d->err = err;
     d->json = json;
     d->len = len;
     d->nseg = 0;
     d->have = 0;
-    rc = alkt_json_init(&d->p, json, len, limits);
-    if (rc)
-        return alkt__fail(d, rc, d->p.error_offset);
-    return ALKT_OK;
+    /* an init error (limits, size) is sticky in the parser: the first
+     * token read reports it, with its offset */
+    alkt_json_init(&d->p, json, len, limits);
 }
 
 static int alkt__next(alkt__dec *d)
@@ -1959,9 +1957,8 @@ ALKTDEF int alkt_open_params_decode(const char *json, size_t len,
     if (!out)
         return ALKT_ERR_ARG;
     memset(out, 0, sizeof *out);
-    rc = alkt__dec_start(&d, json, len, limits, err ? err : &local);
-    if (rc == ALKT_OK)
-        rc = alkt__expect(&d, ALKT_JSON_OBJECT);
+    alkt__dec_start(&d, json, len, limits, err ? err : &local);
+    rc = alkt__expect(&d, ALKT_JSON_OBJECT);
     obj = d.t.offset;
     while (rc == ALKT_OK &&
            (rc = alkt__field(&d, alkt__open_fields, ALKT__OP_COUNT, &seen,
@@ -2019,9 +2016,8 @@ ALKTDEF int alkt_listen_reply_decode(const char *json, size_t len,
     if (!out)
         return ALKT_ERR_ARG;
     memset(out, 0, sizeof *out);
-    rc = alkt__dec_start(&d, json, len, limits, err ? err : &local);
-    if (rc == ALKT_OK)
-        rc = alkt__expect(&d, ALKT_JSON_OBJECT);
+    alkt__dec_start(&d, json, len, limits, err ? err : &local);
+    rc = alkt__expect(&d, ALKT_JSON_OBJECT);
     obj = d.t.offset;
     while (rc == ALKT_OK && (rc = alkt__field(&d, alkt__reply_fields, 2, &seen,
                                               offsets, &field)) == 1) {
@@ -2270,9 +2266,8 @@ static int alkt__control_slow(const char *json, size_t len,
     c.relays = out->relays;
     c.relay_cap = out->relay_cap;
     *out = c;
-    rc = alkt__dec_start(&d, json, len, limits, err ? err : &local);
-    if (rc == ALKT_OK)
-        rc = alkt__expect(&d, ALKT_JSON_OBJECT);
+    alkt__dec_start(&d, json, len, limits, err ? err : &local);
+    rc = alkt__expect(&d, ALKT_JSON_OBJECT);
     obj = d.t.offset;
     while (rc == ALKT_OK && (rc = alkt__field(&d, alkt__control_fields, 4,
                                               &seen, offsets, &field)) == 1) {

@@ -406,6 +406,25 @@ TEST control_reader_errors_carry_paths(void)
     PASS();
 }
 
+/* A path is built complete, terminator included, whatever the buffer held. */
+TEST path_built_into_dirty_buffer(void)
+{
+    alkt__dec d;
+    char path[ALKT_PATH_MAX];
+    memset(&d, 0, sizeof d);
+    memset(path, 'x', sizeof path);
+    alkt__build_path(&d, path);
+    ASSERT_STR_EQ("", path);
+    alkt__push_name(&d, "relays");
+    alkt__push(&d, NULL, 0, (size_t)-1); /* the longest index */
+    alkt__push_name(&d, "token");
+    memset(path, 'x', sizeof path);
+    alkt__build_path(&d, path);
+    if (sizeof(size_t) == 8)
+        ASSERT_STR_EQ("relays[18446744073709551615].token", path);
+    PASS();
+}
+
 /* Decoders zero the whole out-struct, padding included, before filling it:
  * a decode into dirty memory equals one built from a zeroed struct. */
 TEST decoders_zero_dirty_structs(void)
@@ -459,6 +478,14 @@ TEST unknown_key_path_cut(void)
     ASSERT_EQ(ALKT_ERR_UNKNOWN_FIELD,
               alkt_open_params_decode(doc, strlen(doc), NULL, &p, &err));
     ASSERT_STR_EQ("\\n???x", err.path); /* raw key bytes, sanitised */
+    /* the printable range 0x21..0x7E is kept as is, its edges included */
+    ASSERT_EQ(ALKT_ERR_UNKNOWN_FIELD,
+              alkt_open_params_decode("{\"!a~\\u007f\":1}", 16, NULL, &p,
+                                      &err));
+    ASSERT_STR_EQ("!a~\\u007f", err.path);
+    ASSERT_EQ(ALKT_ERR_UNKNOWN_FIELD,
+              alkt_open_params_decode("{\" a\x7f\":1}", 8, NULL, &p, &err));
+    ASSERT_STR_EQ("?a?", err.path);
     PASS();
 }
 
@@ -565,6 +592,7 @@ SUITE(alkt_properties)
     RUN_TEST(unknown_key_path_cut);
     RUN_TEST(control_reader_errors_carry_paths);
     RUN_TEST(decoders_zero_dirty_structs);
+    RUN_TEST(path_built_into_dirty_buffer);
 }
 
 GREATEST_MAIN_DEFS();
