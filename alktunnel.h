@@ -87,7 +87,11 @@
  *   ID     1..64 bytes of [A-Za-z0-9._:-]
  *   HOST   an IP literal or a DNS name (RFC 1123: labels 1..63 of letters,
  *          digits and inner hyphens, total <= 253, last label not all
- *          digits, no trailing dot)
+ *          digits, no trailing dot; not made only of labels that
+ *          inet_aton reads as numbers, like "0x7f.1"). A forwarded open's
+ *          host must be an IP literal: a valid name there is
+ *          ALKT_ERR_BAD_ADDRESS; a string that is neither is classified by
+ *          its look (BAD_ADDRESS or BAD_HOSTNAME), whatever the field order
  *   IP     IPv4 dotted quad (no leading zeros) or IPv6 (RFC 4291 text, `::`
  *          forms, trailing dotted quad; no zone id). Encoded in canonical
  *          form (RFC 5952), so encode(decode(s)) is a fixed point.
@@ -133,7 +137,7 @@
  *
  *   Limits: depth (nested arrays/objects) default 64, at most
  *   ALKT_JSON_DEPTH_LIMIT (1024); size default 1 MiB (larger input is
- *   refused before any byte is read). Control-message arrays go into the
+ *   refused without being parsed). Control-message arrays go into the
  *   caller's arrays (pointer + capacity in alkt_control); more items than
  *   the capacity is ALKT_ERR_TOO_MANY, never a silent truncation.
  *
@@ -305,13 +309,17 @@ typedef struct alkt_ip {
     unsigned char family;    /* 4 or 6 (0 = none) */
     unsigned char bytes[16]; /* network order; IPv4 uses the first 4 */
 } alkt_ip;
-#define ALKT_IP_TEXT_MAX 46 /* longest formatted address + NUL */
+/* Longest address text accepted, + NUL (IPv6 with a dotted quad);
+ * alkt_ip_format writes at most 40 bytes with the NUL. */
+#define ALKT_IP_TEXT_MAX 46
 
 ALKTDEF int alkt_ip_parse(const char *s, size_t len, alkt_ip *out);
 ALKTDEF size_t alkt_ip_format(const alkt_ip *ip, char out[ALKT_IP_TEXT_MAX]);
 ALKTDEF int alkt_hostname_valid(const char *s, size_t len);
 
-/* ---- typed params --------------------------------------------------------- */
+/* ---- typed params ---------------------------------------------------------
+ * Build structs from a zeroed one: encoders read only the fields in use,
+ * and decode(encode(p)) == p compares whole structs (memcmp). */
 #define ALKT_HOST_MAX 253
 #define ALKT_UNIX_PATH_MAX 107
 #define ALKT_ID_MAX 64
@@ -1067,9 +1075,15 @@ ALKTDEF int alkt_json_unescape(const char *raw, size_t len, char *out,
                     break;
                 }
                 if (cp >= 0xD800 && cp <= 0xDBFF) {
-                    if (i + 1 >= len || raw[i] != '\\' || raw[i + 1] != 'u' ||
-                        (lo = alkt__hex4(raw, len, i + 2)) < 0xDC00 ||
-                        lo > 0xDFFF) {
+                    int next_u = i + 1 < len && raw[i] == '\\' &&
+                                 raw[i + 1] == 'u';
+                    lo = next_u ? alkt__hex4(raw, len, i + 2) : 0;
+                    if (lo < 0) { /* "\uD800\uZZZZ": not from the reader */
+                        rc = ALKT_ERR_BAD_ESCAPE;
+                        at = i;
+                        break;
+                    }
+                    if (!next_u || lo < 0xDC00 || lo > 0xDFFF) {
                         rc = ALKT_ERR_BAD_SURROGATE;
                         break;
                     }
@@ -1335,10 +1349,24 @@ ALKTDEF size_t alkt_ip_format(const alkt_ip *ip, char out[ALKT_IP_TEXT_MAX])
     return o;
 }
 
+/* A label inet_aton reads as a number: decimal (octal with a leading 0)
+ * or 0x-hex. */
+static int alkt__label_numeric(const char *l, size_t n)
+{
+    size_t k = 0;
+    int hex = n >= 2 && l[0] == '0' && (l[1] | 0x20) == 'x';
+    for (k = hex ? 2 : 0; k < n; k++) {
+        if (hex ? alkt__hex_value((unsigned char)l[k]) < 0
+                : !alkt__is_digit((unsigned char)l[k]))
+            return 0;
+    }
+    return 1;
+}
+
 ALKTDEF int alkt_hostname_valid(const char *s, size_t len)
 {
     size_t i = 0, label_start = 0;
-    int all_digits = 1;
+    int all_digits = 1, all_numeric = 1;
     if (!s || len == 0 || len > ALKT_HOST_MAX)
         return 0;
     for (i = 0; i <= len; i++) {
@@ -1350,6 +1378,8 @@ ALKTDEF int alkt_hostname_valid(const char *s, size_t len)
                 return 0;
             if (i == len && all_digits)
                 return 0; /* the top label is never numeric (RFC 1123 2.1) */
+            if (!alkt__label_numeric(s + label_start, llen))
+                all_numeric = 0;
             label_start = i + 1;
             all_digits = 1;
         } else if (alkt__is_digit(c)) {
@@ -1362,7 +1392,9 @@ ALKTDEF int alkt_hostname_valid(const char *s, size_t len)
             return 0;
         }
     }
-    return 1;
+    /* "0x7f000001", "0x7f.1": resolvers read these as IPv4 addresses, so
+     * a name made only of numbers would slip past address checks */
+    return !all_numeric;
 }
 
 /* ---- typed decoding: context, paths, errors --------------------------------- */
@@ -1945,6 +1977,17 @@ static int alkt__open_rules(alkt__dec *d, const alkt_open_params *p,
     return rc;
 }
 
+/* An argument error still fills err (offset 0, no path). */
+static int alkt__arg_error(alkt_error *err)
+{
+    if (err) {
+        memset(err, 0, sizeof *err);
+        err->code = ALKT_ERR_ARG;
+        err->line = err->column = 1;
+    }
+    return ALKT_ERR_ARG;
+}
+
 ALKTDEF int alkt_open_params_decode(const char *json, size_t len,
                                     const alkt_json_limits *limits,
                                     alkt_open_params *out, alkt_error *err)
@@ -1955,7 +1998,7 @@ ALKTDEF int alkt_open_params_decode(const char *json, size_t len,
     unsigned seen = 0;
     int field = ALKT__NO_FIELD, rc, which = 0;
     if (!out)
-        return ALKT_ERR_ARG;
+        return alkt__arg_error(err);
     memset(out, 0, sizeof *out);
     alkt__dec_start(&d, json, len, limits, err ? err : &local);
     rc = alkt__expect(&d, ALKT_JSON_OBJECT);
@@ -2014,7 +2057,7 @@ ALKTDEF int alkt_listen_reply_decode(const char *json, size_t len,
     unsigned seen = 0;
     int field = ALKT__NO_FIELD, rc;
     if (!out)
-        return ALKT_ERR_ARG;
+        return alkt__arg_error(err);
     memset(out, 0, sizeof *out);
     alkt__dec_start(&d, json, len, limits, err ? err : &local);
     rc = alkt__expect(&d, ALKT_JSON_OBJECT);
@@ -2696,7 +2739,7 @@ ALKTDEF int alkt_control_decode(const char *json, size_t len,
         (!out->authorizations && out->authorization_cap) ||
         (!out->revocations && out->revocation_cap) ||
         (!out->relays && out->relay_cap))
-        return ALKT_ERR_ARG;
+        return alkt__arg_error(err);
     memset(&c, 0, sizeof c);
     c.resources = out->resources;
     c.resource_cap = out->resource_cap;

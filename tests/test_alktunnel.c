@@ -406,6 +406,53 @@ TEST control_reader_errors_carry_paths(void)
     PASS();
 }
 
+/* Names a resolver reads as IPv4 addresses are not host names; names that
+ * only contain such labels among others are. */
+TEST hostnames_that_resolvers_read_as_addresses(void)
+{
+    static const char *const refused[] = {
+        "0x7f000001", "0x7f.0x1", "0X7F.1", "0x7f.0.0.1", "017.0x1",
+        "0x", "1.0x1", "0xa.0xb.0xc.0xd.0xe"};
+    static const char *const accepted[] = {
+        "0x7g", "0x1.example", "a.0x1", "0x7f.0x1z", "x0x1", "0xz.1a",
+        "017.1.1.1x1"};
+    size_t i;
+    for (i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        ASSERT_EQm(refused[i], 0,
+                   alkt_hostname_valid(refused[i], strlen(refused[i])));
+    for (i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
+        ASSERT_EQm(accepted[i], 1,
+                   alkt_hostname_valid(accepted[i], strlen(accepted[i])));
+    PASS();
+}
+
+/* An argument error still fills the caller's error struct. */
+TEST argument_errors_fill_err(void)
+{
+    alkt_error err;
+    alkt_control c;
+    memset(&err, 0x5A, sizeof err);
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_open_params_decode("{}", 2, NULL, NULL, &err));
+    ASSERT_EQ(ALKT_ERR_ARG, err.code);
+    ASSERT_EQ(0u, err.offset);
+    ASSERT_EQ(1u, err.line);
+    ASSERT_EQ(1u, err.column);
+    ASSERT_STR_EQ("", err.path);
+    memset(&err, 0x5A, sizeof err);
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_listen_reply_decode("{}", 2, NULL, NULL, &err));
+    ASSERT_EQ(ALKT_ERR_ARG, err.code);
+    ASSERT_STR_EQ("", err.path);
+    memset(&c, 0, sizeof c);
+    c.relay_cap = 1; /* and no array */
+    memset(&err, 0x5A, sizeof err);
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_control_decode("{}", 2, NULL, &c, &err));
+    ASSERT_EQ(ALKT_ERR_ARG, err.code);
+    ASSERT_EQ(0u, err.offset);
+    ASSERT_STR_EQ("", err.path);
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_control_decode("{}", 2, NULL, NULL, NULL));
+    PASS();
+}
+
 /* A path is built complete, terminator included, whatever the buffer held. */
 TEST path_built_into_dirty_buffer(void)
 {
@@ -593,6 +640,8 @@ SUITE(alkt_properties)
     RUN_TEST(control_reader_errors_carry_paths);
     RUN_TEST(decoders_zero_dirty_structs);
     RUN_TEST(path_built_into_dirty_buffer);
+    RUN_TEST(hostnames_that_resolvers_read_as_addresses);
+    RUN_TEST(argument_errors_fill_err);
 }
 
 GREATEST_MAIN_DEFS();
