@@ -348,6 +348,11 @@ static void json_level(void)
     seed("single-quotes", "{'a':1}");
     seed("two-values", "{} {}");
     seed("empty", "");
+    /* strings ending within the last 8 bytes: the 8-byte scan must stop */
+    seed("string-top-level-8-bytes", "\"abcdef\"");
+    seed("string-unterminated-8-bytes", "\"abcdefg");
+    seed("string-unterminated-9-bytes", "\"abcdefgh");
+    seed("key-near-end", "{\"abcdefgh\":1}");
 }
 
 int main(int argc, char **argv)
