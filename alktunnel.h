@@ -2286,6 +2286,45 @@ enum { ALKT__CT_RESOURCES, ALKT__CT_AUTHORIZATIONS, ALKT__CT_REVOCATIONS,
 static const char *const alkt__control_fields[] = {
     "resources", "authorizations", "revocations", "relays"};
 
+/* Marks section `field` present; its count, and its capacity in *cap. */
+static size_t *alkt__section(alkt_control *out, int field, size_t *cap)
+{
+    switch (field) {
+    case ALKT__CT_RESOURCES:
+        out->has_resources = 1;
+        *cap = out->resource_cap;
+        return &out->resource_count;
+    case ALKT__CT_AUTHORIZATIONS:
+        out->has_authorizations = 1;
+        *cap = out->authorization_cap;
+        return &out->authorization_count;
+    case ALKT__CT_REVOCATIONS:
+        out->has_revocations = 1;
+        *cap = out->revocation_cap;
+        return &out->revocation_count;
+    default:
+        out->has_relays = 1;
+        *cap = out->relay_cap;
+        return &out->relay_count;
+    }
+}
+
+/* Clears what a decode sets, keeping the caller's arrays and capacities;
+ * *kept gets the cleared struct (to restore it after a failure). */
+static void alkt__control_clear(alkt_control *out, alkt_control *kept)
+{
+    memset(kept, 0, sizeof *kept);
+    kept->resources = out->resources;
+    kept->resource_cap = out->resource_cap;
+    kept->authorizations = out->authorizations;
+    kept->authorization_cap = out->authorization_cap;
+    kept->revocations = out->revocations;
+    kept->revocation_cap = out->revocation_cap;
+    kept->relays = out->relays;
+    kept->relay_cap = out->relay_cap;
+    *out = *kept;
+}
+
 /* The token-based decoder: every document, every error with context. */
 static int alkt__control_slow(const char *json, size_t len,
                               const alkt_json_limits *limits,
@@ -2299,16 +2338,7 @@ static int alkt__control_slow(const char *json, size_t len,
     int field = ALKT__NO_FIELD, rc;
     /* alkt_control_decode checked the arguments */
     ALKTUNNEL_ASSERT(out != NULL);
-    memset(&c, 0, sizeof c);
-    c.resources = out->resources;
-    c.resource_cap = out->resource_cap;
-    c.authorizations = out->authorizations;
-    c.authorization_cap = out->authorization_cap;
-    c.revocations = out->revocations;
-    c.revocation_cap = out->revocation_cap;
-    c.relays = out->relays;
-    c.relay_cap = out->relay_cap;
-    *out = c;
+    alkt__control_clear(out, &c);
     alkt__dec_start(&d, json, len, limits, err ? err : &local);
     rc = alkt__expect(&d, ALKT_JSON_OBJECT);
     obj = d.t.offset;
@@ -2316,28 +2346,7 @@ static int alkt__control_slow(const char *json, size_t len,
                                               &seen, offsets, &field)) == 1) {
         size_t i, cap, *count;
         alkt__push_name(&d, alkt__control_fields[field]);
-        switch (field) {
-        case ALKT__CT_RESOURCES:
-            cap = out->resource_cap;
-            count = &out->resource_count;
-            out->has_resources = 1;
-            break;
-        case ALKT__CT_AUTHORIZATIONS:
-            cap = out->authorization_cap;
-            count = &out->authorization_count;
-            out->has_authorizations = 1;
-            break;
-        case ALKT__CT_REVOCATIONS:
-            cap = out->revocation_cap;
-            count = &out->revocation_count;
-            out->has_revocations = 1;
-            break;
-        default:
-            cap = out->relay_cap;
-            count = &out->relay_count;
-            out->has_relays = 1;
-            break;
-        }
+        count = alkt__section(out, field, &cap);
         rc = alkt__expect(&d, ALKT_JSON_ARRAY);
         for (i = 0; rc == ALKT_OK && (rc = alkt__item(&d)) == 1; i++) {
             alkt__push(&d, NULL, 0, i);
@@ -2683,28 +2692,7 @@ static int alkt__control_fast(const char *json, size_t len,
         if (!alkt__f_key(&f, alkt__control_fields, 4, &seen, &field) ||
             !alkt__f_char(&f, '['))
             return 0;
-        switch (field) {
-        case ALKT__CT_RESOURCES:
-            cap = out->resource_cap;
-            count = &out->resource_count;
-            out->has_resources = 1;
-            break;
-        case ALKT__CT_AUTHORIZATIONS:
-            cap = out->authorization_cap;
-            count = &out->authorization_count;
-            out->has_authorizations = 1;
-            break;
-        case ALKT__CT_REVOCATIONS:
-            cap = out->revocation_cap;
-            count = &out->revocation_count;
-            out->has_revocations = 1;
-            break;
-        default:
-            cap = out->relay_cap;
-            count = &out->relay_count;
-            out->has_relays = 1;
-            break;
-        }
+        count = alkt__section(out, field, &cap);
         if (!alkt__f_char(&f, ']')) {
             do {
                 if (k == cap)
@@ -2740,16 +2728,7 @@ ALKTDEF int alkt_control_decode(const char *json, size_t len,
         (!out->revocations && out->revocation_cap) ||
         (!out->relays && out->relay_cap))
         return alkt__arg_error(err);
-    memset(&c, 0, sizeof c);
-    c.resources = out->resources;
-    c.resource_cap = out->resource_cap;
-    c.authorizations = out->authorizations;
-    c.authorization_cap = out->authorization_cap;
-    c.revocations = out->revocations;
-    c.revocation_cap = out->revocation_cap;
-    c.relays = out->relays;
-    c.relay_cap = out->relay_cap;
-    *out = c;
+    alkt__control_clear(out, &c);
     if (alkt__control_fast(json, len, limits, out)) {
         if (err)
             memset(err, 0, sizeof *err);
