@@ -157,8 +157,49 @@
  *   1-based (column in bytes), and `path` the field path such as
  *   "resources[2].ports[0].to" ("" at the top level; an unknown key is
  *   shown with bytes outside 0x21..0x7E as '?' and, past 32 bytes, cut
- *   and followed by "..."). Encoders
- *   report invalid struct fields the same way, with offset 0.
+ *   and followed by "..."). Encoders report invalid struct fields the
+ *   same way, with offset 0. Argument errors fill err too (offset 0).
+ *
+ *   Reader (the offset is the first byte that cannot be accepted):
+ *     ALKT_ERR_TOO_LARGE       input over max_size (offset = max_size)
+ *     ALKT_ERR_TOO_DEEP        a container past max_depth (at its bracket)
+ *     ALKT_ERR_UNEXPECTED_END  the input ends inside a value (offset = len)
+ *     ALKT_ERR_SYNTAX          a byte the grammar does not allow there
+ *     ALKT_ERR_BAD_NUMBER      "01", "1.", ".5", "1e", "+1", "1.2.3"
+ *     ALKT_ERR_BAD_ESCAPE      "\x", "\u12G4" (at the bad character)
+ *     ALKT_ERR_CONTROL_CHAR    a raw byte below 0x20 inside a string
+ *     ALKT_ERR_BAD_UTF8        overlong, surrogate, > U+10FFFF, bad
+ *                              continuation (at the first bad byte)
+ *     ALKT_ERR_TRAILING_DATA   anything but whitespace after the value
+ *   Typed decoders (offset at the key, or at the value's first byte):
+ *     ALKT_ERR_WRONG_TYPE      e.g. a string where a number belongs
+ *     ALKT_ERR_UNKNOWN_FIELD   a key the schema does not have
+ *     ALKT_ERR_DUPLICATE_FIELD a key given twice (escaped spellings too)
+ *     ALKT_ERR_MISSING_FIELD   at the object's '{'; path names the field
+ *     ALKT_ERR_FIELD_NOT_ALLOWED  a field the other fields exclude
+ *                              (unix + port, tcp + path, listen + port)
+ *     ALKT_ERR_NOT_INTEGER     a fraction or exponent in an integer field
+ *     ALKT_ERR_OUT_OF_RANGE    port 0 or > 65535, listen 0, expires
+ *                              > 2^53-1, negative, more than 64 bits
+ *     ALKT_ERR_BAD_SURROGATE   an unpaired \u surrogate (at its escape)
+ *     ALKT_ERR_NUL_IN_STRING   \u0000 in a string field
+ *     ALKT_ERR_STRING_TOO_LONG a string over its field's limit
+ *     ALKT_ERR_EMPTY           "" for an id/host/path/token, [] for
+ *                              ports/protocols
+ *     ALKT_ERR_BAD_ENUM        substrate/protocol not in the list (and
+ *                              "unix" with listen)
+ *     ALKT_ERR_BAD_ADDRESS / _BAD_HOSTNAME / _BAD_CIDR  malformed address,
+ *                              name or CIDR (host bits set included)
+ *     ALKT_ERR_BAD_VALUE       an id, token or secret with a forbidden byte
+ *                              or a secret of the wrong length/case
+ *     ALKT_ERR_DUPLICATE_VALUE a protocol listed twice
+ *     ALKT_ERR_BAD_RANGE       a port range with from > to (at "to")
+ *     ALKT_ERR_TOO_MANY        more items than the caller's capacity or
+ *                              ALKT_PORT_RANGES_MAX (at the first extra)
+ *   Encoders: any of the typed codes above for an invalid struct field,
+ *     ALKT_ERR_MISSING_FIELD for a control message with no section,
+ *     ALKT_ERR_BUFFER_TOO_SMALL when cap is short (nothing promised in
+ *     buf), ALKT_ERR_ARG for buf NULL with cap > 0.
  */
 #ifndef ALKTUNNEL_H
 #define ALKTUNNEL_H
