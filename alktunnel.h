@@ -1228,9 +1228,9 @@ static int alkt__parse_v4(const char *s, size_t n, unsigned char out[4])
             digits++;
             i++;
         }
-        /* no leading zeros: "010" reads as octal to inet_aton */
-        if (digits == 0 || digits > 3 || v > 255 ||
-            (digits > 1 && s[i - digits] == '0'))
+        /* no leading zeros: "010" reads as octal to inet_aton; a fourth
+         * digit (the loop reads at most 4) makes v > 255 or a leading 0 */
+        if (digits == 0 || v > 255 || (digits > 1 && s[i - digits] == '0'))
             return 0;
         out[part] = (unsigned char)v;
     }

@@ -104,7 +104,8 @@ def candidates(lines, lo, hi):
             new = "%s%s (!(%s))%s" % m.groups()
             out.append((i, "negate %s condition" % m.group(2), new))
         s = code.strip()
-        if (s.endswith(";") and not DECL.match(code) and s.count("(") == s.count(")")
+        if (s.endswith(";") and s != ";" and not DECL.match(code)
+                and s.count("(") == s.count(")")
                 and not s.startswith(("return", "break", "continue", "}", "case", "default"))
                 and not code.rstrip().endswith(("(", ","))):
             indent = code[:len(code) - len(code.lstrip())]
