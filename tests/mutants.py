@@ -106,7 +106,8 @@ def candidates(lines, lo, hi):
         s = code.strip()
         if (s.endswith(";") and s != ";" and not DECL.match(code)
                 and s.count("(") == s.count(")")
-                and not s.startswith(("return", "break", "continue", "}", "case", "default"))
+                and not s.startswith(("return", "break", "continue", "}", "case", "default",
+                                      "(void)"))
                 and not code.rstrip().endswith(("(", ","))):
             indent = code[:len(code) - len(code.lstrip())]
             out.append((i, "delete statement", indent + ";"))

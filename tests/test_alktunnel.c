@@ -426,6 +426,33 @@ TEST hostnames_that_resolvers_read_as_addresses(void)
     PASS();
 }
 
+/* Secrets are lowercase hex only: an uppercase digit in either nibble of
+ * a byte, 'A' and 'F' included, is refused; every lowercase one decodes. */
+TEST secret_hex_case_edges(void)
+{
+    static const char *const refused[] = {
+        "A00102030405060708090a0b0c0d0e0f", "0A0102030405060708090a0b0c0d0e0f",
+        "F00102030405060708090a0b0c0d0e0f", "0F0102030405060708090a0b0c0d0e0f",
+        "0g0102030405060708090a0b0c0d0e0f", "g00102030405060708090a0b0c0d0e0f"};
+    alkt_authorization a;
+    size_t i;
+    for (i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        memset(&a, 0, sizeof a);
+        ASSERT_EQm(refused[i], ALKT_ERR_BAD_VALUE,
+                   alkt__parse_secret(refused[i], 32, &a));
+    }
+    memset(&a, 0, sizeof a);
+    ASSERT_EQ(ALKT_OK,
+              alkt__parse_secret("a0af0123456789abcdeffedcba98765432", 34, &a));
+    ASSERT_EQ(17u, a.secret_len);
+    ASSERT_EQ(0xa0, a.secret[0]);
+    ASSERT_EQ(0xaf, a.secret[1]);
+    ASSERT_EQ(0xcd, a.secret[8]);
+    ASSERT_EQ(0xef, a.secret[9]);
+    ASSERT_EQ(0x32, a.secret[16]);
+    PASS();
+}
+
 /* An argument error still fills the caller's error struct. */
 TEST argument_errors_fill_err(void)
 {
@@ -642,6 +669,7 @@ SUITE(alkt_properties)
     RUN_TEST(path_built_into_dirty_buffer);
     RUN_TEST(hostnames_that_resolvers_read_as_addresses);
     RUN_TEST(argument_errors_fill_err);
+    RUN_TEST(secret_hex_case_edges);
 }
 
 GREATEST_MAIN_DEFS();
