@@ -1599,7 +1599,7 @@ static int alkt__field(alkt__dec *d, const char *const *names, int count,
     char key[32];
     const char *k;
     size_t klen;
-    int i, j, rc = alkt__next(d);
+    int i, j, tries = count, rc = alkt__next(d);
     if (rc)
         return rc;
     if (d->t.type == ALKT_JSON_OBJECT_END)
@@ -1613,19 +1613,20 @@ static int alkt__field(alkt__dec *d, const char *const *names, int count,
                                 &bad);
         if (rc == ALKT_ERR_BAD_SURROGATE)
             return alkt__fail(d, rc, d->t.offset + 1 + bad);
-        k = rc ? "" : key; /* a key too long for any field is unknown */
+        k = key;
+        /* a key too long for the buffer is longer than every name */
         if (rc)
-            klen = 1; /* matches no name */
+            tries = 0;
     }
     /* try the field after the previous one first: documents written in
      * schema order (every encoder's) match on the first comparison */
-    for (j = 0, i = *field + 1; j < count; j++, i++) {
+    for (j = 0, i = *field + 1; j < tries; j++, i++) {
         if (i >= count)
             i = 0;
         if (alkt__name_is(names[i], k, klen))
             break;
     }
-    if (j == count) {
+    if (j == tries) {
         if (d->t.len)
             alkt__push(d, d->t.ptr, d->t.len, 0);
         else

@@ -453,6 +453,43 @@ TEST secret_hex_case_edges(void)
     PASS();
 }
 
+/* An escaped key too long for the key buffer is unknown, even when what
+ * fitted before the overflow spells a field ("port" + 40 more bytes). */
+TEST escaped_key_too_long_is_unknown(void)
+{
+    alkt_open_params p;
+    alkt_error err;
+    char doc[160];
+    snprintf(doc, sizeof doc,
+             "{\"substrate\":\"tcp\",\"host\":\"a\",\"\\u0070\\u006f\\u0072"
+             "\\u0074%s\":1}",
+             "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX");
+    ASSERT_EQ(ALKT_ERR_UNKNOWN_FIELD,
+              alkt_open_params_decode(doc, strlen(doc), NULL, &p, &err));
+    ASSERT_EQ(30u, err.offset);
+    PASS();
+}
+
+/* The compile-time character classes against the rules written out. */
+TEST character_classes_every_byte(void)
+{
+    unsigned c;
+    for (c = 0; c < 256; c++) {
+        int alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                    (c >= 'A' && c <= 'Z');
+        int id = alnum || c == '.' || c == '_' || c == ':' || c == '-';
+        int token = c >= 0x21 && c <= 0x7E;
+        char s[2];
+        s[0] = (char)c;
+        s[1] = '\0';
+        ASSERT_EQm("id class", id ? ALKT_OK : ALKT_ERR_BAD_VALUE,
+                   alkt__check_id(s, 1));
+        ASSERT_EQm("token class", token ? ALKT_OK : ALKT_ERR_BAD_VALUE,
+                   alkt__check_token(s, 1));
+    }
+    PASS();
+}
+
 /* An argument error still fills the caller's error struct. */
 TEST argument_errors_fill_err(void)
 {
@@ -670,6 +707,8 @@ SUITE(alkt_properties)
     RUN_TEST(hostnames_that_resolvers_read_as_addresses);
     RUN_TEST(argument_errors_fill_err);
     RUN_TEST(secret_hex_case_edges);
+    RUN_TEST(character_classes_every_byte);
+    RUN_TEST(escaped_key_too_long_is_unknown);
 }
 
 GREATEST_MAIN_DEFS();
