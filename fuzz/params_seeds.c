@@ -331,6 +331,11 @@ static void json_level(void)
     SEED_BIN("utf8-surrogate-in-string", "{\"a\":\"\xed\xa0\x80\"}");
     SEED_BIN("utf8-above-max-in-string", "{\"a\":\"\xf4\x90\x80\x80\"}");
     SEED_BIN("utf8-truncated-at-end", "\"\xe2\x82");
+    /* DEL (0x7f) sits just below the continuation range, in every position */
+    SEED_BIN("utf8-del-as-2nd-byte", "[\"\xc3\x7f\"]");
+    SEED_BIN("utf8-del-as-3rd-byte", "[\"\xe2\x82\x7f\"]");
+    SEED_BIN("utf8-del-as-4th-byte", "[\"\xf0\x9f\x98\x7f\"]");
+    SEED_BIN("utf8-c0-as-3rd-byte", "[\"\xe2\x82\xc0\"]");
     SEED_BIN("utf8-valid-all-lengths", "[\"\xc2\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"]");
     SEED_BIN("bom-then-object", "\xef\xbb\xbf{}");
     SEED_BIN("nul-in-string", "[\"a\x00\"]");
