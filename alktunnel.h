@@ -1797,12 +1797,10 @@ static int alkt__check_cidr(const alkt_ip *ip, unsigned prefix)
 
 static int alkt__all_zero(const unsigned char *p, size_t n)
 {
-    size_t k;
-    for (k = 0; k < n; k++) {
-        if (p[k])
-            return 0;
-    }
-    return 1;
+    size_t k = 0;
+    while (k < n && p[k] == 0)
+        k++;
+    return k == n;
 }
 
 /* An absent host, zeroed as the decoder leaves it. */

@@ -312,6 +312,16 @@ static void control(void)
     seed("relay-address-missing",
          "{\"relays\":[{\"id\":\"x\",\"address\":,\"port\":1,"
          "\"token\":\"t\"}]}");
+    /* a broken range inside a resource, followed by text that reads as
+     * further valid resources: the fast path must not resume there */
+    seed("fast-path-broken-range-then-resource",
+         "{\"resources\":[{\"id\":\"a\",\"cidr\":\"0.0.0.0/0\",\"ports\":"
+         "[{\"from\":,{\"id\":\"b\",\"cidr\":\"0.0.0.0/0\",\"gateway\":"
+         "\"g\"}]}");
+    seed("fast-path-unknown-range-key-then-resource",
+         "{\"resources\":[{\"id\":\"a\",\"cidr\":\"0.0.0.0/0\",\"ports\":"
+         "[{\"x\":1,\"id\":\"b\",\"cidr\":\"0.0.0.0/0\",\"gateway\":"
+         "\"g\"}]}");
     seed("control-escaped-strings",
          "{\"relays\":[{\"id\":\"r\\u0065lay\",\"address\":\"relay.example\","
          "\"port\":1,\"token\":\"a\\\"b\\\\c\"}]}");

@@ -470,6 +470,56 @@ TEST escaped_key_too_long_is_unknown(void)
     PASS();
 }
 
+/* Raw text ending in a lone backslash is read no further than its end
+ * (an exactly sized buffer, so ASan sees any over-read). */
+TEST unescape_lone_backslash_at_end(void)
+{
+    char *raw = (char *)malloc(3);
+    char out[8];
+    size_t n = 99, bad = 99;
+    ASSERT(raw != NULL);
+    memcpy(raw, "ab\\", 3);
+    ASSERT_EQ(ALKT_ERR_BAD_ESCAPE, alkt_json_unescape(raw, 3, out, sizeof out,
+                                                      &n, &bad));
+    ASSERT_EQ(2u, n);
+    ASSERT_EQ(2u, bad);
+    free(raw);
+    PASS();
+}
+
+/* An encoder refuses a section whose count promises items it has no
+ * array for. */
+TEST control_encode_null_section_array(void)
+{
+    alkt_control c;
+    alkt_error err;
+    char buf[64];
+    int section;
+    for (section = 0; section < 4; section++) {
+        memset(&c, 0, sizeof c);
+        if (section == 0) {
+            c.has_resources = 1;
+            c.resource_count = 1;
+        } else if (section == 1) {
+            c.has_authorizations = 1;
+            c.authorization_count = 1;
+        } else if (section == 2) {
+            c.has_revocations = 1;
+            c.revocation_count = 1;
+        } else {
+            c.has_relays = 1;
+            c.relay_count = 1;
+        }
+        ASSERT_EQ(ALKT_ERR_ARG, alkt_control_encode(&c, buf, sizeof buf, &err));
+        ASSERT_STR_EQ(section == 0   ? "resources"
+                      : section == 1 ? "authorizations"
+                      : section == 2 ? "revocations"
+                                     : "relays",
+                      err.path);
+    }
+    PASS();
+}
+
 /* The compile-time character classes against the rules written out. */
 TEST character_classes_every_byte(void)
 {
@@ -709,6 +759,8 @@ SUITE(alkt_properties)
     RUN_TEST(secret_hex_case_edges);
     RUN_TEST(character_classes_every_byte);
     RUN_TEST(escaped_key_too_long_is_unknown);
+    RUN_TEST(unescape_lone_backslash_at_end);
+    RUN_TEST(control_encode_null_section_array);
 }
 
 GREATEST_MAIN_DEFS();
