@@ -484,6 +484,15 @@ TEST unescape_lone_backslash_at_end(void)
     ASSERT_EQ(2u, n);
     ASSERT_EQ(2u, bad);
     free(raw);
+    /* a \u escape cut short by the end: three hex digits, nothing after */
+    raw = (char *)malloc(5);
+    ASSERT(raw != NULL);
+    memcpy(raw, "\\u123", 5);
+    ASSERT_EQ(ALKT_ERR_BAD_ESCAPE, alkt_json_unescape(raw, 5, out, sizeof out,
+                                                      &n, &bad));
+    ASSERT_EQ(0u, n);
+    ASSERT_EQ(0u, bad);
+    free(raw);
     PASS();
 }
 
