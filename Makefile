@@ -47,7 +47,8 @@ all: $(UNIT_TESTS:%=$(B)/test_%) $(FUZZ_TARGETS:%=$(B)/replay_%) \
 help:
 	@echo "alk targets:"
 	@echo "  make demo            build every example and run its demo"
-	@echo "  make test            compile matrix, unit tests (ASan+UBSan), replay, seed"
+	@echo "  make test            compile matrix, unit tests (ASan+UBSan), replay, JSON"
+	@echo "                       conformance, seed"
 	@echo "                       stability, planted bug, demo, install, OSS-Fuzz and"
 	@echo "                       firmware checks; ends with 'N passed, N failed'"
 	@echo "  make unit            unit tests only (GREATEST_DIR=dir: real greatest.h)"
