@@ -80,17 +80,17 @@ $(B):
 # tests X.h; replay deps are listed per target below), so a change to one
 # header - or one mutant of it - rebuilds only what uses it.
 .SECONDEXPANSION:
-$(B)/test_%: tests/test_%.c $$(wildcard $$*.h) $(wildcard tests/greatest.h) | $(B)
+# A test split into parts includes tests/test_<header>_*.h.
+$(B)/test_%: tests/test_%.c $$(wildcard $$*.h) $$(wildcard tests/test_$$*_*.h) \
+             $(wildcard tests/greatest.h) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) $(GREATEST_INC) $< -o $@ \
 	    $(LDFLAGS)
 
 # The same tests compiled as C++ prove the headers are usable from C++.
-$(B)/test_%_cxx: tests/test_%.c $$(wildcard $$*.h) $(wildcard tests/greatest.h) | $(B)
+$(B)/test_%_cxx: tests/test_%.c $$(wildcard $$*.h) $$(wildcard tests/test_$$*_*.h) \
+                 $(wildcard tests/greatest.h) | $(B)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -O1 -g $(WARNXX) $(SAN) $(GREATEST_INC) \
 	    -x c++ $< -x none -o $@ $(LDFLAGS)
-
-# A test split into parts includes tests/test_<header>_*.h.
-$(B)/test_alktunnel $(B)/test_alktunnel_cxx: $(wildcard tests/test_alktunnel_*.h)
 
 unit: $(UNIT_TESTS:%=$(B)/test_%) $(UNIT_TESTS:%=$(B)/test_%_cxx)
 	@rc=0; for t in $(UNIT_TESTS); do \

@@ -1315,9 +1315,11 @@ ALKTDEF int alkt_ip_parse(const char *s, size_t len, alkt_ip *out)
     return ALKT_OK;
 }
 
-static size_t alkt__fmt_u(char *out, unsigned v, unsigned base)
+/* v in base 10 or 16 (lowercase) at out; returns the digit count (<= 20).
+ * The one number formatter: addresses, prefixes, JSON integers, paths. */
+static size_t alkt__fmt_u(char *out, uint64_t v, unsigned base)
 {
-    char tmp[8];
+    char tmp[20];
     size_t n = 0, k;
     do {
         tmp[n++] = "0123456789abcdef"[v % base];
@@ -1451,8 +1453,6 @@ typedef struct alkt__dec {
     alkt_json_token t;
     int have; /* t is a pushed-back token */
     alkt_error *err;
-    const char *json;
-    size_t len;
     size_t nseg;
     alkt__seg seg[ALKT__SEGS];
 } alkt__dec;
@@ -1488,17 +1488,9 @@ static void alkt__build_path(const alkt__dec *d, char *path)
             if (full > ALKT__KEY_SHOWN)
                 alkt__path_put(path, &o, "...", 3);
         } else {
-            char num[24];
-            size_t n = 0, i = sg->index;
-            char digits[21];
-            size_t nd = 0;
-            do {
-                digits[nd++] = (char)('0' + (int)(i % 10));
-                i /= 10;
-            } while (i);
-            num[n++] = '[';
-            while (nd)
-                num[n++] = digits[--nd];
+            char num[22];
+            size_t n = 1 + alkt__fmt_u(num + 1, sg->index, 10);
+            num[0] = '[';
             num[n++] = ']';
             alkt__path_put(path, &o, num, n);
         }
@@ -1511,7 +1503,7 @@ static int alkt__fail(alkt__dec *d, int code, size_t offset)
     alkt_error *e = d->err;
     e->code = code;
     e->offset = offset;
-    alkt__locate(d->json, d->len, offset, &e->line, &e->column);
+    alkt__locate(d->p.buf, d->p.len, offset, &e->line, &e->column);
     alkt__build_path(d, e->path);
     return code;
 }
@@ -1543,8 +1535,6 @@ static void alkt__dec_start(alkt__dec *d, const char *json, size_t len,
 {
     memset(err, 0, sizeof *err);
     d->err = err;
-    d->json = json;
-    d->len = len;
     d->nseg = 0;
     d->have = 0;
     /* an init error (limits, size) is sticky in the parser: the first
@@ -1691,15 +1681,7 @@ static int alkt__uint(alkt__dec *d, uint64_t min, uint64_t max,
     int rc = alkt__expect(d, ALKT_JSON_NUMBER);
     if (rc)
         return rc;
-    if (d->t.flags == 0 && d->t.len < 20) { /* plain, cannot overflow */
-        uint64_t v = 0;
-        size_t k;
-        for (k = 0; k < d->t.len; k++)
-            v = v * 10 + (uint64_t)(d->t.ptr[k] - '0');
-        *value = v;
-    } else {
-        rc = alkt_json_number_u64(&d->t, value);
-    }
+    rc = alkt_json_number_u64(&d->t, value);
     if (rc == ALKT_OK && (*value < min || *value > max))
         rc = ALKT_ERR_OUT_OF_RANGE;
     if (rc)
@@ -2048,7 +2030,6 @@ ALKTDEF int alkt_open_params_decode(const char *json, size_t len,
                              offsets, &field)) == 1) {
         size_t n = 0;
         alkt__push_name(&d, alkt__open_fields[field]);
-        value_offsets[field] = d.p.pos; /* refined below to the token */
         switch (field) {
         case ALKT__OP_SUBSTRATE:
             rc = alkt__enum(&d, alkt__substrates, 3, &which);
@@ -2833,16 +2814,8 @@ static void alkt__w_cstr(alkt__w *w, const char *s)
 
 static void alkt__w_u64(alkt__w *w, uint64_t v)
 {
-    char tmp[24];
-    size_t n = 0, k;
-    char out[24];
-    do {
-        tmp[n++] = (char)('0' + (int)(v % 10));
-        v /= 10;
-    } while (v);
-    for (k = 0; k < n; k++)
-        out[k] = tmp[n - 1 - k];
-    alkt__w_raw(w, out, n);
+    char out[20];
+    alkt__w_raw(w, out, alkt__fmt_u(out, v, 10));
 }
 
 /* `,"key":` (no comma for the first key of an object) */
@@ -2874,8 +2847,8 @@ static int alkt__enc_start(alkt__dec *d, alkt__w *w, char *buf, size_t cap,
 {
     memset(err, 0, sizeof *err);
     d->err = err;
-    d->json = NULL;
-    d->len = 0;
+    d->p.buf = NULL; /* encoder errors point at offset 0 of nothing */
+    d->p.len = 0;
     d->nseg = 0;
     w->buf = buf;
     w->cap = cap;

@@ -205,6 +205,44 @@ static void gen_control(uint64_t *st, alkt_control *c)
 #define PROPERTY_RUNS 2000
 static char enc_a[1 << 16], enc_b[1 << 16];
 
+/* A control struct over the caller's arrays, each of capacity cap. */
+static void control_over(alkt_control *c, alkt_resource *rs,
+                         alkt_authorization *au, alkt_revocation *rv,
+                         alkt_relay *rl, size_t cap)
+{
+    memset(c, 0, sizeof *c);
+    c->resources = rs;
+    c->authorizations = au;
+    c->revocations = rv;
+    c->relays = rl;
+    c->resource_cap = c->authorization_cap = cap;
+    c->revocation_cap = c->relay_cap = cap;
+}
+
+/* Same sections, counts and items (memcmp: decoders zero what they fill). */
+static int control_same(const alkt_control *a, const alkt_control *b)
+{
+    return a->has_resources == b->has_resources &&
+           a->has_authorizations == b->has_authorizations &&
+           a->has_revocations == b->has_revocations &&
+           a->has_relays == b->has_relays &&
+           a->resource_count == b->resource_count &&
+           a->authorization_count == b->authorization_count &&
+           a->revocation_count == b->revocation_count &&
+           a->relay_count == b->relay_count &&
+           (!a->resource_count ||
+            !memcmp(a->resources, b->resources,
+                    a->resource_count * sizeof *a->resources)) &&
+           (!a->authorization_count ||
+            !memcmp(a->authorizations, b->authorizations,
+                    a->authorization_count * sizeof *a->authorizations)) &&
+           (!a->revocation_count ||
+            !memcmp(a->revocations, b->revocations,
+                    a->revocation_count * sizeof *a->revocations)) &&
+           (!a->relay_count ||
+            !memcmp(a->relays, b->relays, a->relay_count * sizeof *a->relays));
+}
+
 TEST property_open_params_round_trip(void)
 {
     uint64_t st = test_seed;
@@ -247,12 +285,7 @@ TEST property_control_round_trip(void)
         alkt_control c, d;
         alkt_error err;
         ptrdiff_t n;
-        size_t k;
-        memset(&c, 0, sizeof c);
-        c.resources = rs[0];
-        c.authorizations = au[0];
-        c.revocations = rv[0];
-        c.relays = rl[0];
+        control_over(&c, rs[0], au[0], rv[0], rl[0], 0);
         gen_control(&st, &c);
         n = alkt_control_encode(&c, enc_a, sizeof enc_a, &err);
         if (n < 0)
@@ -260,52 +293,19 @@ TEST property_control_round_trip(void)
                     (unsigned long long)test_seed, run, alkt_strerror(err.code),
                     err.path);
         ASSERT(n > 0);
-        memset(&d, 0, sizeof d);
-        d.resources = rs[1];
-        d.authorizations = au[1];
-        d.revocations = rv[1];
-        d.relays = rl[1];
-        d.resource_cap = d.authorization_cap = 4;
-        d.revocation_cap = d.relay_cap = 4;
+        control_over(&d, rs[1], au[1], rv[1], rl[1], 4);
         ASSERT_EQ(ALKT_OK, alkt_control_decode(enc_a, (size_t)n, NULL, &d,
                                                &err));
-        ASSERT_EQ(c.has_resources, d.has_resources);
-        ASSERT_EQ(c.has_authorizations, d.has_authorizations);
-        ASSERT_EQ(c.has_revocations, d.has_revocations);
-        ASSERT_EQ(c.has_relays, d.has_relays);
-        ASSERT_EQ(c.resource_count, d.resource_count);
-        ASSERT_EQ(c.authorization_count, d.authorization_count);
-        ASSERT_EQ(c.revocation_count, d.revocation_count);
-        ASSERT_EQ(c.relay_count, d.relay_count);
-        for (k = 0; k < c.resource_count; k++)
-            ASSERT_EQ(0, memcmp(&rs[0][k], &rs[1][k], sizeof rs[0][k]));
-        for (k = 0; k < c.authorization_count; k++)
-            ASSERT_EQ(0, memcmp(&au[0][k], &au[1][k], sizeof au[0][k]));
-        for (k = 0; k < c.revocation_count; k++)
-            ASSERT_EQ(0, memcmp(&rv[0][k], &rv[1][k], sizeof rv[0][k]));
-        for (k = 0; k < c.relay_count; k++)
-            ASSERT_EQ(0, memcmp(&rl[0][k], &rl[1][k], sizeof rl[0][k]));
+        ASSERT(control_same(&c, &d));
         ASSERT_EQ(n, alkt_control_encode(&d, enc_b, sizeof enc_b, &err));
         ASSERT_EQ(0, memcmp(enc_a, enc_b, (size_t)n));
         /* canonical text takes the fast path unless a token needs an
          * escape, and gives the reference decoder's result */
-        memset(&d, 0, sizeof d);
-        d.resources = rs[1];
-        d.authorizations = au[1];
-        d.revocations = rv[1];
-        d.relays = rl[1];
-        d.resource_cap = d.authorization_cap = 4;
-        d.revocation_cap = d.relay_cap = 4;
+        control_over(&d, rs[1], au[1], rv[1], rl[1], 4);
         ASSERT_EQ(memchr(enc_a, '\\', (size_t)n) == NULL,
                   alkt__control_fast(enc_a, (size_t)n, NULL, &d));
-        if (memchr(enc_a, '\\', (size_t)n) == NULL) {
-            ASSERT_EQ(c.resource_count, d.resource_count);
-            ASSERT_EQ(c.relay_count, d.relay_count);
-            for (k = 0; k < c.resource_count; k++)
-                ASSERT_EQ(0, memcmp(&rs[0][k], &rs[1][k], sizeof rs[0][k]));
-            for (k = 0; k < c.relay_count; k++)
-                ASSERT_EQ(0, memcmp(&rl[0][k], &rl[1][k], sizeof rl[0][k]));
-        }
+        if (memchr(enc_a, '\\', (size_t)n) == NULL)
+            ASSERT(control_same(&c, &d));
     }
     PASS();
 }
@@ -390,13 +390,7 @@ TEST control_reader_errors_carry_paths(void)
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         alkt_control c;
         alkt_error err;
-        memset(&c, 0, sizeof c);
-        c.resources = rs;
-        c.authorizations = au;
-        c.revocations = rv;
-        c.relays = rl;
-        c.resource_cap = c.authorization_cap = 2;
-        c.revocation_cap = c.relay_cap = 2;
+        control_over(&c, rs, au, rv, rl, 2);
         ASSERT_EQm(cases[i].doc, cases[i].code,
                    alkt_control_decode(cases[i].doc, strlen(cases[i].doc),
                                        NULL, &c, &err));
