@@ -1628,7 +1628,8 @@ static int alkt__field(alkt__dec *d, const char *const *names, int count,
         return alkt__fail(d, ALKT_ERR_DUPLICATE_FIELD, d->t.offset);
     }
     *seen |= 1u << i;
-    key_offsets[i] = d->t.offset;
+    if (key_offsets) /* only open params report a key's position later */
+        key_offsets[i] = d->t.offset;
     *field = i;
     return 1;
 }
@@ -2074,7 +2075,7 @@ ALKTDEF int alkt_listen_reply_decode(const char *json, size_t len,
 {
     alkt__dec d;
     alkt_error local;
-    size_t offsets[2], obj;
+    size_t obj;
     unsigned seen = 0;
     int field = ALKT__NO_FIELD, rc;
     if (!out)
@@ -2084,7 +2085,7 @@ ALKTDEF int alkt_listen_reply_decode(const char *json, size_t len,
     rc = alkt__expect(&d, ALKT_JSON_OBJECT);
     obj = d.t.offset;
     while (rc == ALKT_OK && (rc = alkt__field(&d, alkt__reply_fields, 2, &seen,
-                                              offsets, &field)) == 1) {
+                                              NULL, &field)) == 1) {
         alkt__push_name(&d, alkt__reply_fields[field]);
         rc = field == 0 ? alkt__ip(&d, &out->address)
                         : alkt__port(&d, &out->port);
@@ -2117,12 +2118,12 @@ static const char *const alkt__range_fields[] = {"from", "to"};
 
 static int alkt__port_range(alkt__dec *d, alkt_port_range *r)
 {
-    size_t offsets[2], obj, to_offset = 0;
+    size_t obj, to_offset = 0;
     unsigned seen = 0;
     int field = ALKT__NO_FIELD, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK && (rc = alkt__field(d, alkt__range_fields, 2, &seen,
-                                              offsets, &field)) == 1) {
+                                              NULL, &field)) == 1) {
         alkt__push_name(d, alkt__range_fields[field]);
         rc = alkt__port(d, field == 0 ? &r->from : &r->to);
         if (field == 1)
@@ -2141,13 +2142,13 @@ static int alkt__port_range(alkt__dec *d, alkt_port_range *r)
 
 static int alkt__resource(alkt__dec *d, alkt_resource *r)
 {
-    size_t offsets[ALKT__RS_COUNT], obj, i, array = 0;
+    size_t obj, i, array = 0;
     unsigned seen = 0;
     int field = ALKT__NO_FIELD, which = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK &&
            (rc = alkt__field(d, alkt__resource_fields, ALKT__RS_COUNT, &seen,
-                             offsets, &field)) == 1) {
+                             NULL, &field)) == 1) {
         alkt__push_name(d, alkt__resource_fields[field]);
         switch (field) {
         case ALKT__RS_ID:
@@ -2233,12 +2234,12 @@ static int alkt__secret(alkt__dec *d, alkt_authorization *a)
 
 static int alkt__authorization(alkt__dec *d, alkt_authorization *a)
 {
-    size_t offsets[4], obj;
+    size_t obj;
     unsigned seen = 0;
     int field = ALKT__NO_FIELD, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK && (rc = alkt__field(d, alkt__auth_fields, 4, &seen,
-                                              offsets, &field)) == 1) {
+                                              NULL, &field)) == 1) {
         alkt__push_name(d, alkt__auth_fields[field]);
         switch (field) {
         case 0: rc = alkt__id(d, a->client); break;
@@ -2257,12 +2258,12 @@ static const char *const alkt__revocation_fields[] = {"client", "resource"};
 
 static int alkt__revocation(alkt__dec *d, alkt_revocation *r)
 {
-    size_t offsets[2], obj;
+    size_t obj;
     unsigned seen = 0;
     int field = ALKT__NO_FIELD, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK &&
-           (rc = alkt__field(d, alkt__revocation_fields, 2, &seen, offsets,
+           (rc = alkt__field(d, alkt__revocation_fields, 2, &seen, NULL,
                              &field)) == 1) {
         alkt__push_name(d, alkt__revocation_fields[field]);
         rc = alkt__id(d, field == 0 ? r->client : r->resource);
@@ -2278,12 +2279,12 @@ static const char *const alkt__relay_fields[] = {"id", "address", "port",
 
 static int alkt__relay(alkt__dec *d, alkt_relay *r)
 {
-    size_t offsets[4], obj, n;
+    size_t obj, n;
     unsigned seen = 0;
     int field = ALKT__NO_FIELD, rc = alkt__expect(d, ALKT_JSON_OBJECT);
     obj = d->t.offset;
     while (rc == ALKT_OK && (rc = alkt__field(d, alkt__relay_fields, 4, &seen,
-                                              offsets, &field)) == 1) {
+                                              NULL, &field)) == 1) {
         alkt__push_name(d, alkt__relay_fields[field]);
         switch (field) {
         case 0: rc = alkt__id(d, r->id); break;
@@ -2354,7 +2355,7 @@ static int alkt__control_slow(const char *json, size_t len,
     alkt__dec d;
     alkt_error local;
     alkt_control c;
-    size_t offsets[4], obj;
+    size_t obj;
     unsigned seen = 0;
     int field = ALKT__NO_FIELD, rc;
     /* alkt_control_decode checked the arguments */
@@ -2364,7 +2365,7 @@ static int alkt__control_slow(const char *json, size_t len,
     rc = alkt__expect(&d, ALKT_JSON_OBJECT);
     obj = d.t.offset;
     while (rc == ALKT_OK && (rc = alkt__field(&d, alkt__control_fields, 4,
-                                              &seen, offsets, &field)) == 1) {
+                                              &seen, NULL, &field)) == 1) {
         size_t i, cap, *count;
         alkt__push_name(&d, alkt__control_fields[field]);
         count = alkt__section(out, field, &cap);
