@@ -1,0 +1,2509 @@
+/* qcow2w.h - a sans-IO qcow2 writer, reader and checker
+ * version 0.1.0 - single-header C99 library, part of alk
+ *
+ * Creates, opens, reads, writes, grows and checks qcow2 images (version 3,
+ * and version 2) so that qemu-img cannot tell them from its own. The planner
+ * does no I/O: every operation is turned into a bounded batch of host I/O
+ * ops (read, write, flush, backing read) in caller memory; the caller
+ * executes the batch and resumes. A blocking POSIX executor is included.
+ *
+ * QUICK START
+ *
+ *   #define QCOW2W_IMPLEMENTATION        // in exactly one .c file
+ *   #include "qcow2w.h"
+ *
+ *   static unsigned char mem[8u << 20];  // caches + scratch (see MEMORY)
+ *   static q2w_op ops[64];
+ *   q2w_image img; q2w_config cfg = {0};
+ *   cfg.mem = mem; cfg.mem_len = sizeof mem;
+ *   cfg.ops = ops; cfg.ops_cap = 64;
+ *   cfg.file_size = size_of_file(fd); cfg.writable = 1;
+ *   int rc = q2w_posix_run(&img, fd, NULL, q2w_open(&img, &cfg));
+ *   if (rc == Q2W_OK)
+ *       rc = q2w_posix_run(&img, fd, NULL, q2w_write(&img, off, buf, len));
+ *   if (rc == Q2W_OK) rc = q2w_posix_run(&img, fd, NULL, q2w_close(&img));
+ *   if (rc < 0) fprintf(stderr, "%s at %llu\n", q2w_strerror(rc),
+ *                       (unsigned long long)q2w_error(&img)->offset);
+ *
+ *   Without the POSIX executor the loop is yours:
+ *     rc = q2w_write(&img, off, buf, len);
+ *     while (rc == Q2W_PENDING) {
+ *         size_t n; const q2w_op *op = q2w_batch(&img, &n);
+ *         int io = execute(op, n);          // in order; 0 or < 0
+ *         rc = q2w_resume(&img, io);
+ *     }
+ *
+ * CONFIGURATION (define before including the implementation)
+ *
+ *   QCOW2W_IMPLEMENTATION  emit the implementation here (ALK_IMPLEMENTATION
+ *                          turns on every alk header)
+ *   QCOW2W_STATIC          make every function static
+ *   QCOW2W_ASSERT(c)       internal-invariant check, default assert(c); never
+ *                          fires on a malformed image, only on a library bug
+ *                          or API misuse
+ *   Q2W_NO_STDIO           leave out the POSIX executor (pread/pwrite/
+ *                          fdatasync) and the file-descriptor I/O helpers
+ *
+ * API
+ *
+ *   Create (no I/O): q2w_create(opts, buf, cap, &len, &err) writes the bytes
+ *     of a fresh image (header, refcount table and blocks, zeroed L1) into
+ *     buf; q2w_create(opts, NULL, 0, &len, &err) only sizes it.
+ *   Open and operate (each returns Q2W_OK, Q2W_PENDING or an error):
+ *     q2w_open(img, cfg)                   header and extensions validated
+ *     q2w_read(img, off, dst, len)         zero flags and backing resolved
+ *     q2w_write(img, off, src, len)        any offset and length
+ *     q2w_write_zeroes(img, off, len)      v3: zero flag on whole clusters
+ *     q2w_discard(img, off, len)           whole clusters only (as qemu)
+ *     q2w_flush(img)                       everything before it is durable
+ *     q2w_resize(img, new_size)            grow (L1 growth when needed)
+ *     q2w_close(img)                       flush and apply deferred frees
+ *   Drive: q2w_batch(img, &n) the ops to execute, q2w_resume(img, io_rc).
+ *   Inspect: q2w_info(img, &info), q2w_error(img), q2w_strerror(code).
+ *   Check: q2w_check(io, work, work_len, flags, &result) - the full scan
+ *     qemu-img check does; Q2W_CHECK_REPAIR_LEAKS lowers leaked refcounts.
+ *     q2w_check_work_size(io, &bytes) says how much work memory it needs.
+ *   POSIX (unless Q2W_NO_STDIO): q2w_posix_exec(img, fd, backing) runs one
+ *     batch; q2w_posix_run(img, fd, backing, rc) loops while Q2W_PENDING;
+ *     q2w_posix_io(&io, fd, &fdbox) makes a q2w_io for q2w_check.
+ *
+ * OPS (what an executor must do, in array order)
+ *
+ *   Q2W_OP_READ          pread(off, len) into dst; bytes past the end of
+ *                        the file read as zeros
+ *   Q2W_OP_WRITE         pwrite(off, len) from src; src == NULL writes zeros
+ *   Q2W_OP_FLUSH         fdatasync; every earlier write is durable after it
+ *   Q2W_OP_BACKING_READ  read len bytes at virtual offset off of the backing
+ *                        file into dst; bytes past its end read as zeros
+ *   An op's memory (dst, src) stays valid and unchanged until q2w_resume.
+ *   A failed op: pass its negative code to q2w_resume; the handle then
+ *   refuses everything with Q2W_ERR_FAILED until it is reopened (the image
+ *   on disk is consistent - leaks at most - and the caller knows which
+ *   operation was not acknowledged), the policy databases use for fsync.
+ *
+ * MEMORY
+ *
+ *   Everything lives in cfg.mem: one cluster of scratch, then cache slots
+ *   of one cluster each for L1 and refcount-table pieces, L2 tables and
+ *   refcount blocks, and the deferred-free list. At least
+ *   Q2W_MIN_SLOTS slots are needed: q2w_open returns Q2W_ERR_NOMEM with
+ *   the needed byte count in q2w_error(img)->needed once the cluster size
+ *   is known. cfg.ops_cap must be >= Q2W_MIN_OPS. The L1 table and the
+ *   refcount table are cached piece by piece, so images of any size work
+ *   with a fixed amount of memory.
+ *
+ * DESIGN NOTES
+ *
+ *   Crash-consistency order (qemu's, without lazy refcounts): metadata is
+ *   written back in checkpoints, each in this order with flushes between:
+ *     refcount blocks (and any new data) -> flush -> refcount-table pieces
+ *     -> flush -> L2 tables -> flush -> L1 pieces -> flush
+ *   so a refcount increase is durable before anything points at the
+ *   cluster, and data is durable before the L2 entry that exposes it.
+ *   Refcount decreases are deferred: a dropped reference is queued and its
+ *   refcount lowered only after a checkpoint has made the reference's
+ *   removal durable. Table growth writes the new table, flushes, switches
+ *   the header pair with one write, flushes, then frees the old table.
+ *   Hence an on-disk refcount is never below the true count: a crash leaves
+ *   leaks at most, and what a completed q2w_flush covered is never lost.
+ *
+ *   Refcounts count reference paths; COPIED is set exactly when the
+ *   refcount is 1. Allocation is first fit from a moving hint. A new
+ *   refcount block is placed on the first cluster of the range it covers
+ *   and counts itself; a new refcount table (grown by half) is placed with
+ *   its blocks past everything the old table covered, and describes itself.
+ *
+ *   Lazy refcounts: an image whose dirty bit is set is refused for writing
+ *   (Q2W_ERR_DIRTY): run `qemu-img check -r all` first. Reading it is fine.
+ *   The unknown autoclear bits (and bitmaps, which qcow2w does not keep
+ *   up to date) are cleared before the first change, as the spec asks.
+ *   Header extensions are never rewritten, so unknown ones are preserved.
+ *
+ *   Not supported (refused with Q2W_ERR_FEATURE at open, or
+ *   Q2W_ERR_UNSUPPORTED when an operation meets it): encryption, external
+ *   data files, extended L2 entries, writing over or reading compressed
+ *   clusters, shrinking, writing into clusters or tables shared with a
+ *   snapshot (qcow2w part 2). Reads of unallocated clusters go to the
+ *   backing file through Q2W_OP_BACKING_READ.
+ *
+ *   Determinism: no clock, no randomness, no allocation; the same calls
+ *   and I/O results give the same op stream.
+ *
+ * ERRORS
+ *
+ *   Every call returns a q2w_result. q2w_error(img) gives the context of the
+ *   last error: code, byte offset in the image file (or the virtual offset
+ *   for range errors), the table entry index, the field or table name, and
+ *   for NOMEM the bytes needed. A refused operation changes nothing; an
+ *   operation that fails half way has left the image consistent.
+ */
+#ifndef QCOW2W_H
+#define QCOW2W_H
+
+/* The POSIX executor needs pread/pwrite/fdatasync; a strict -std=c99 build
+ * hides them unless a feature macro is set before the first libc header.
+ * Include qcow2w.h first in the implementation file, or define one. */
+#if defined(QCOW2W_IMPLEMENTATION) || defined(ALK_IMPLEMENTATION)
+#if !defined(Q2W_NO_STDIO) && !defined(_POSIX_C_SOURCE) &&                     \
+    !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) &&                        \
+    !defined(_DEFAULT_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef QCOW2W_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define Q2WDEF static __attribute__((unused))
+#else
+#define Q2WDEF static
+#endif
+#else
+#define Q2WDEF extern
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define Q2W_MIN_SLOTS 8u
+#define Q2W_MIN_OPS 8u
+#define Q2W_MAX_CLUSTER_BITS 21u
+#define Q2W_MIN_CLUSTER_BITS 9u
+#define Q2W_MAX_L1_BYTES (32u << 20)
+#define Q2W_MAX_REFTABLE_BYTES (8u << 20)
+#define Q2W_MAX_BACKING_NAME 1023u
+#define Q2W_MAX_HOST_OFFSET (1ull << 56)
+
+#define Q2W_RESULT_LIST(X)                                                     \
+    X(Q2W_OK, 0, "ok")                                                         \
+    X(Q2W_PENDING, 1, "i/o pending: execute the batch, then q2w_resume")       \
+    X(Q2W_ERR_ARG, -1, "invalid argument")                                     \
+    X(Q2W_ERR_NOMEM, -2, "caller memory or op buffer too small")               \
+    X(Q2W_ERR_MAGIC, -3, "not a qcow2 image (bad magic)")                      \
+    X(Q2W_ERR_VERSION, -4, "unsupported qcow2 version")                        \
+    X(Q2W_ERR_HEADER, -5, "invalid header field or extension")                 \
+    X(Q2W_ERR_FEATURE, -6, "image uses an unsupported feature")                \
+    X(Q2W_ERR_CORRUPT, -7, "image is marked corrupt: refused for writing")     \
+    X(Q2W_ERR_DIRTY, -8,                                                       \
+      "image is dirty (lazy refcounts): repair it before writing")             \
+    X(Q2W_ERR_READONLY, -9, "image was opened read-only")                      \
+    X(Q2W_ERR_RANGE, -10, "offset or length outside the virtual disk")         \
+    X(Q2W_ERR_METADATA, -11, "invalid metadata entry met")                     \
+    X(Q2W_ERR_UNSUPPORTED, -12, "operation needs an unsupported feature")      \
+    X(Q2W_ERR_LIMIT, -13, "a qcow2 format limit would be exceeded")            \
+    X(Q2W_ERR_IO, -14, "the executor reported an i/o error")                   \
+    X(Q2W_ERR_FAILED, -15, "handle failed after an i/o error: reopen it")      \
+    X(Q2W_ERR_BUSY, -16, "another operation is still pending")                 \
+    X(Q2W_ERR_BACKING, -17, "image needs its backing file")
+
+typedef enum q2w_result {
+#define Q2W__ENUM(name, value, text) name = value,
+    Q2W_RESULT_LIST(Q2W__ENUM)
+#undef Q2W__ENUM
+    Q2W_RESULT_END_
+} q2w_result;
+
+typedef struct q2w_error_info {
+    int code;
+    uint64_t offset;    /* image-file byte offset (virtual for RANGE) */
+    uint64_t index;     /* table entry index, when a table is involved */
+    uint64_t needed;    /* NOMEM: bytes of cfg.mem needed; LIMIT: the value */
+    const char *what;   /* field or table: "header.cluster_bits", "l2", ... */
+} q2w_error_info;
+
+enum q2w_op_kind {
+    Q2W_OP_READ = 1,
+    Q2W_OP_WRITE = 2,
+    Q2W_OP_FLUSH = 3,
+    Q2W_OP_BACKING_READ = 4
+};
+
+typedef struct q2w_op {
+    int kind;                 /* enum q2w_op_kind */
+    uint64_t off;             /* file offset (virtual for BACKING_READ) */
+    size_t len;
+    unsigned char *dst;       /* READ, BACKING_READ */
+    const unsigned char *src; /* WRITE; NULL = zeros */
+} q2w_op;
+
+typedef struct q2w_config {
+    void *mem;             /* caches and scratch, see MEMORY */
+    size_t mem_len;
+    q2w_op *ops;           /* the batch buffer */
+    size_t ops_cap;        /* >= Q2W_MIN_OPS */
+    uint64_t file_size;    /* current length of the image file */
+    int writable;
+    /* Backing file: when the image names one, has_backing = 1 and
+     * backing_size = its virtual size, or no_backing = 1 to read
+     * unallocated clusters as zeros (otherwise Q2W_ERR_BACKING). */
+    int has_backing;
+    int no_backing;
+    uint64_t backing_size;
+    size_t max_slots;      /* 0 = as many as fit in mem */
+} q2w_config;
+
+typedef struct q2w_info {
+    int version;
+    uint32_t cluster_size;
+    uint32_t refcount_bits;
+    uint64_t size;
+    uint64_t l1_offset, refcount_table_offset, snapshots_offset;
+    uint32_t l1_size, refcount_table_clusters, nb_snapshots;
+    uint64_t incompatible, compatible, autoclear;
+    uint32_t header_length;
+    const char *backing_name;   /* NUL-terminated copy, or NULL */
+    const char *backing_format; /* NUL-terminated copy, or NULL */
+    uint64_t file_end;          /* highest file byte planned so far */
+    size_t cache_slots;
+} q2w_info;
+
+typedef struct q2w_create_opts {
+    uint64_t size;            /* virtual size in bytes */
+    uint32_t cluster_size;    /* 512 .. 2 MiB, power of two; 0 = 65536 */
+    uint32_t refcount_bits;   /* 1,2,4,..,64; 0 = 16; v2 only 16 */
+    int version;              /* 2 or 3; 0 = 3 */
+    const char *backing;      /* backing file name or NULL */
+    const char *backing_fmt;  /* "qcow2", "raw" ... or NULL */
+} q2w_create_opts;
+
+/* Blocking I/O for the checker: read/write return 0 or a negative code;
+ * reads past the end of the file return zeros. */
+typedef struct q2w_io {
+    int (*read)(void *user, uint64_t off, void *dst, size_t len);
+    int (*write)(void *user, uint64_t off, const void *src, size_t len);
+    int (*flush)(void *user);
+    void *user;
+    uint64_t file_size;
+} q2w_io;
+
+enum q2w_finding_kind {
+    Q2W_FIND_LEAK = 1,        /* stored refcount > references (harmless) */
+    Q2W_FIND_REFCOUNT,        /* stored refcount < references: corruption */
+    Q2W_FIND_COPIED,          /* COPIED flag disagrees with refcount == 1 */
+    Q2W_FIND_UNALIGNED,       /* a table or cluster offset is not aligned */
+    Q2W_FIND_PAST_EOF,        /* a reference points past the end of file */
+    Q2W_FIND_RESERVED,        /* reserved bits set in an entry */
+    Q2W_FIND_ZERO_FLAG_V2,    /* zero flag in a version 2 image */
+    Q2W_FIND_HEADER           /* the header itself does not validate */
+};
+
+#define Q2W_CHECK_MAX_FINDINGS 32u
+#define Q2W_CHECK_REPAIR_LEAKS 1u
+
+typedef struct q2w_finding {
+    int kind;            /* enum q2w_finding_kind */
+    uint64_t offset;     /* host offset of the cluster or table concerned */
+    uint64_t where;      /* host offset of the entry that says so (0: n/a) */
+    uint64_t stored;     /* refcount stored / entry value */
+    uint64_t computed;   /* references found */
+} q2w_finding;
+
+typedef struct q2w_check_result {
+    uint64_t corruptions;
+    uint64_t leaks;
+    uint64_t leaks_fixed;
+    uint64_t check_errors;      /* i/o errors while checking */
+    uint64_t total_clusters;    /* virtual clusters */
+    uint64_t allocated_clusters;/* virtual clusters with data */
+    uint64_t image_end_offset;  /* end of the highest referenced cluster */
+    size_t n_findings;          /* recorded, <= Q2W_CHECK_MAX_FINDINGS */
+    q2w_finding findings[Q2W_CHECK_MAX_FINDINGS];
+    q2w_error_info error;       /* when the check itself failed */
+} q2w_check_result;
+
+/* Image handle. Do not rely on the size or contents of this type. */
+typedef struct q2w__slot {
+    uint64_t key;        /* host offset of the cached cluster */
+    uint32_t lru;
+    uint32_t pin;        /* == img->pin_epoch: in use by the current step */
+    uint8_t kind;        /* Q2W__K_* */
+    uint8_t state;       /* 0 empty, 1 loading, 2 valid */
+    uint8_t dirty;
+} q2w__slot;
+
+typedef struct q2w__free {
+    uint64_t cluster;    /* first cluster index */
+    uint64_t count;
+} q2w__free;
+
+typedef struct q2w_image {
+    /* geometry and header */
+    int version;
+    uint32_t cluster_bits, refcount_order, header_length;
+    uint64_t cluster_size, size;
+    uint64_t l1_offset, rt_offset, snapshots_offset;
+    uint32_t l1_size, rt_clusters, nb_snapshots;
+    uint64_t incompatible, compatible, autoclear;
+    uint64_t backing_offset;
+    uint32_t backing_len;
+    char backing_name[Q2W_MAX_BACKING_NAME + 1];
+    char backing_fmt[32];
+    int has_backing_name, has_backing, writable, has_bitmaps, no_backing_ok;
+    uint64_t backing_size;
+    /* allocation */
+    uint64_t file_end;     /* bytes: nothing allocated at or past this */
+    uint64_t free_hint;    /* clusters below it are known used */
+    /* memory */
+    unsigned char *scratch;
+    unsigned char *slot_mem;
+    q2w__slot *slots;
+    size_t n_slots;
+    q2w__free *frees;
+    size_t n_frees, cap_frees, n_safe_frees, ckpt_boundary;
+    uint32_t lru_clock, pin_epoch;
+    q2w_op *ops;
+    size_t ops_cap, n_ops;
+    unsigned char hdrbuf[32];
+    unsigned char head[112];   /* the fixed header, read first by open */
+    void *mem;
+    size_t mem_len, max_slots;
+    int deferred_err, opened;
+    /* the operation in progress */
+    int op, sub, phase, ckpt_phase, failed, prepared;
+    uint64_t op_off, op_len, op_pos, op_arg;
+    const unsigned char *op_src;
+    unsigned char *op_dst;
+    uint64_t g_start, g_count, g_idx, g_a, g_b, g_c; /* growth state */
+    int writes_since_flush, ckpt_wrote;
+    q2w_error_info err;
+} q2w_image;
+
+Q2WDEF int q2w_create(const q2w_create_opts *opts, void *buf, size_t cap,
+                      uint64_t *image_len, q2w_error_info *err);
+Q2WDEF int q2w_open(q2w_image *img, const q2w_config *cfg);
+Q2WDEF int q2w_read(q2w_image *img, uint64_t off, void *dst, size_t len);
+Q2WDEF int q2w_write(q2w_image *img, uint64_t off, const void *src,
+                     size_t len);
+Q2WDEF int q2w_write_zeroes(q2w_image *img, uint64_t off, uint64_t len);
+Q2WDEF int q2w_discard(q2w_image *img, uint64_t off, uint64_t len);
+Q2WDEF int q2w_flush(q2w_image *img);
+Q2WDEF int q2w_resize(q2w_image *img, uint64_t new_size);
+Q2WDEF int q2w_close(q2w_image *img);
+Q2WDEF int q2w_resume(q2w_image *img, int io_rc);
+Q2WDEF const q2w_op *q2w_batch(const q2w_image *img, size_t *n);
+Q2WDEF void q2w_info_get(const q2w_image *img, q2w_info *info);
+Q2WDEF const q2w_error_info *q2w_error(const q2w_image *img);
+Q2WDEF const char *q2w_strerror(int code);
+Q2WDEF int q2w_check_work_size(const q2w_io *io, size_t *bytes);
+Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
+                     unsigned flags, q2w_check_result *res);
+Q2WDEF const char *q2w_finding_name(int kind);
+
+#ifndef Q2W_NO_STDIO
+typedef struct q2w_backing_reader {
+    int (*read)(void *user, uint64_t off, void *dst, size_t len);
+    void *user;
+} q2w_backing_reader;
+typedef struct q2w_fdbox { int fd; } q2w_fdbox;
+Q2WDEF int q2w_posix_exec(q2w_image *img, int fd,
+                          const q2w_backing_reader *backing);
+Q2WDEF int q2w_posix_run(q2w_image *img, int fd,
+                         const q2w_backing_reader *backing, int rc);
+Q2WDEF void q2w_posix_io(q2w_io *io, int fd, q2w_fdbox *box);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QCOW2W_H */
+
+#if defined(ALK_IMPLEMENTATION) && !defined(QCOW2W_IMPLEMENTATION)
+#define QCOW2W_IMPLEMENTATION
+#endif
+
+#if defined(QCOW2W_IMPLEMENTATION) && !defined(QCOW2W_IMPLEMENTATION_DONE)
+#define QCOW2W_IMPLEMENTATION_DONE
+
+#include <string.h>
+#ifndef QCOW2W_ASSERT
+#include <assert.h>
+#define QCOW2W_ASSERT(c) assert(c)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- constants ------------------------------------------------------------ */
+#define Q2W__OFF_MASK 0x00fffffffffffe00ull /* bits 9..55 */
+#define Q2W__COPIED (1ull << 63)
+#define Q2W__COMPRESSED (1ull << 62)
+#define Q2W__ZERO 1ull
+#define Q2W__L1_RESERVED (~(Q2W__OFF_MASK | Q2W__COPIED))
+#define Q2W__L2_RESERVED                                                       \
+    (~(Q2W__OFF_MASK | Q2W__COPIED | Q2W__COMPRESSED | Q2W__ZERO))
+#define Q2W__RT_RESERVED 0x1ffull
+
+#define Q2W__INCOMPAT_DIRTY 1ull
+#define Q2W__INCOMPAT_CORRUPT 2ull
+#define Q2W__INCOMPAT_DATA_FILE 4ull
+#define Q2W__INCOMPAT_COMPRESSION 8ull
+#define Q2W__INCOMPAT_EXTL2 16ull
+#define Q2W__EXT_BACKING_FMT 0xe2792acau
+#define Q2W__EXT_FEATURES 0x6803f857u
+#define Q2W__EXT_BITMAPS 0x23852875u
+#define Q2W__EXT_CRYPTO 0x0537be77u
+#define Q2W__EXT_DATA_FILE 0x44415441u
+
+enum { Q2W__K_RB = 1, Q2W__K_RT, Q2W__K_L2, Q2W__K_L1 };
+enum { Q2W__S_EMPTY = 0, Q2W__S_LOADING, Q2W__S_VALID };
+enum {
+    Q2W__OP_NONE = 0, Q2W__OP_OPEN, Q2W__OP_READ, Q2W__OP_WRITE,
+    Q2W__OP_ZEROES, Q2W__OP_DISCARD, Q2W__OP_FLUSH, Q2W__OP_RESIZE,
+    Q2W__OP_CLOSE
+};
+enum { Q2W__SUB_NONE = 0, Q2W__SUB_GROW_RT };
+/* Internal step results besides Q2W_OK / Q2W_PENDING / errors. */
+#define Q2W__AGAIN 2
+#define Q2W__DONE 3
+
+/* ---- big-endian helpers ---------------------------------------------------- */
+static uint64_t q2w__be64(const unsigned char *p)
+{
+    return ((uint64_t)p[0] << 56) | ((uint64_t)p[1] << 48) |
+           ((uint64_t)p[2] << 40) | ((uint64_t)p[3] << 32) |
+           ((uint64_t)p[4] << 24) | ((uint64_t)p[5] << 16) |
+           ((uint64_t)p[6] << 8) | (uint64_t)p[7];
+}
+static uint32_t q2w__be32(const unsigned char *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
+           ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+}
+static uint16_t q2w__be16(const unsigned char *p)
+{
+    return (uint16_t)(((unsigned)p[0] << 8) | (unsigned)p[1]);
+}
+static void q2w__put64(unsigned char *p, uint64_t v)
+{
+    int i;
+    for (i = 7; i >= 0; i--) { p[i] = (unsigned char)(v & 0xff); v >>= 8; }
+}
+static void q2w__put32(unsigned char *p, uint32_t v)
+{
+    int i;
+    for (i = 3; i >= 0; i--) { p[i] = (unsigned char)(v & 0xff); v >>= 8; }
+}
+static void q2w__put16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)(v >> 8);
+    p[1] = (unsigned char)(v & 0xff);
+}
+
+/* Refcount entry i of a block, for refcount_order 0..6. */
+static uint64_t q2w__rc_get(const unsigned char *blk, uint64_t i,
+                            uint32_t order)
+{
+    if (order < 3) {
+        uint32_t bits = 1u << order;
+        uint64_t byte = (i << order) >> 3;
+        uint32_t shift = (uint32_t)((i << order) & 7u);
+        return (uint64_t)((blk[byte] >> shift) & ((1u << bits) - 1u));
+    }
+    switch (order) {
+    case 3: return blk[i];
+    case 4: return q2w__be16(blk + i * 2);
+    case 5: return q2w__be32(blk + i * 4);
+    default: return q2w__be64(blk + i * 8);
+    }
+}
+static void q2w__rc_set(unsigned char *blk, uint64_t i, uint32_t order,
+                        uint64_t v)
+{
+    if (order < 3) {
+        uint32_t bits = 1u << order;
+        uint64_t byte = (i << order) >> 3;
+        uint32_t shift = (uint32_t)((i << order) & 7u);
+        unsigned mask = ((1u << bits) - 1u) << shift;
+        blk[byte] = (unsigned char)((blk[byte] & ~mask) |
+                                    (((unsigned)v << shift) & mask));
+        return;
+    }
+    switch (order) {
+    case 3: blk[i] = (unsigned char)v; break;
+    case 4: q2w__put16(blk + i * 2, (uint16_t)v); break;
+    case 5: q2w__put32(blk + i * 4, (uint32_t)v); break;
+    default: q2w__put64(blk + i * 8, v); break;
+    }
+}
+static int q2w__fail(q2w_image *img, int code, const char *what,
+                     uint64_t offset, uint64_t index)
+{
+    img->err.code = code;
+    img->err.what = what;
+    img->err.offset = offset;
+    img->err.index = index;
+    img->err.needed = 0;
+    return code;
+}
+
+Q2WDEF const char *q2w_strerror(int code)
+{
+    switch (code) {
+#define Q2W__CASE(name, value, text) case name: return text;
+        Q2W_RESULT_LIST(Q2W__CASE)
+#undef Q2W__CASE
+    default:
+        return "unknown qcow2w result code";
+    }
+}
+
+/* ---- header validation (shared by open and the checker) ------------------- */
+typedef struct q2w__hdr {
+    int version;
+    uint32_t cluster_bits, refcount_order, header_length;
+    uint64_t size, l1_offset, rt_offset, snapshots_offset;
+    uint32_t l1_size, rt_clusters, nb_snapshots;
+    uint64_t incompatible, compatible, autoclear;
+    uint64_t backing_offset;
+    uint32_t backing_len;
+    int has_bitmaps;
+    const unsigned char *backing_fmt;
+    uint32_t backing_fmt_len;
+} q2w__hdr;
+
+static int q2w__hfail(q2w_error_info *e, int code, const char *what,
+                      uint64_t offset, uint64_t value)
+{
+    e->code = code;
+    e->what = what;
+    e->offset = offset;
+    e->index = 0;
+    e->needed = value;
+    return code;
+}
+
+/* Fixed fields only: the first 104 bytes (72 for v2) are enough. */
+static int q2w__parse_fixed(const unsigned char *p, size_t len, q2w__hdr *h,
+                            q2w_error_info *e)
+{
+    uint64_t cs, l2_entries, need_l1;
+    memset(h, 0, sizeof *h);
+    if (len < 72)
+        return q2w__hfail(e, Q2W_ERR_MAGIC, "header", 0, len);
+    if (q2w__be32(p) != 0x514649fbu)
+        return q2w__hfail(e, Q2W_ERR_MAGIC, "header.magic", 0, q2w__be32(p));
+    h->version = (int)q2w__be32(p + 4);
+    if (h->version != 2 && h->version != 3)
+        return q2w__hfail(e, Q2W_ERR_VERSION, "header.version", 4,
+                          q2w__be32(p + 4));
+    h->backing_offset = q2w__be64(p + 8);
+    h->backing_len = q2w__be32(p + 16);
+    h->cluster_bits = q2w__be32(p + 20);
+    h->size = q2w__be64(p + 24);
+    h->l1_size = q2w__be32(p + 36);
+    h->l1_offset = q2w__be64(p + 40);
+    h->rt_offset = q2w__be64(p + 48);
+    h->rt_clusters = q2w__be32(p + 56);
+    h->nb_snapshots = q2w__be32(p + 60);
+    h->snapshots_offset = q2w__be64(p + 64);
+    if (h->cluster_bits < Q2W_MIN_CLUSTER_BITS ||
+        h->cluster_bits > Q2W_MAX_CLUSTER_BITS)
+        return q2w__hfail(e, Q2W_ERR_HEADER, "header.cluster_bits", 20,
+                          h->cluster_bits);
+    cs = 1ull << h->cluster_bits;
+    if (h->version == 3) {
+        if (len < 104)
+            return q2w__hfail(e, Q2W_ERR_HEADER, "header", 0, len);
+        h->incompatible = q2w__be64(p + 72);
+        h->compatible = q2w__be64(p + 80);
+        h->autoclear = q2w__be64(p + 88);
+        h->refcount_order = q2w__be32(p + 96);
+        h->header_length = q2w__be32(p + 100);
+        if (h->header_length < 104 || (h->header_length & 7u) ||
+            h->header_length > cs)
+            return q2w__hfail(e, Q2W_ERR_HEADER, "header.header_length", 100,
+                              h->header_length);
+        if (h->refcount_order > 6)
+            return q2w__hfail(e, Q2W_ERR_HEADER, "header.refcount_order", 96,
+                              h->refcount_order);
+    } else {
+        h->refcount_order = 4;
+        h->header_length = 72;
+    }
+    if (q2w__be32(p + 32) != 0)
+        return q2w__hfail(e, Q2W_ERR_FEATURE, "header.crypt_method", 32,
+                          q2w__be32(p + 32));
+    if (h->incompatible & ~0x1full)
+        return q2w__hfail(e, Q2W_ERR_FEATURE, "header.incompatible_features",
+                          72, h->incompatible);
+    if (h->incompatible & Q2W__INCOMPAT_DATA_FILE)
+        return q2w__hfail(e, Q2W_ERR_FEATURE, "external data file", 72,
+                          h->incompatible);
+    if (h->incompatible & Q2W__INCOMPAT_EXTL2)
+        return q2w__hfail(e, Q2W_ERR_FEATURE, "extended L2 entries", 72,
+                          h->incompatible);
+    if (h->version == 3) {
+        unsigned ct = h->header_length > 104 ? p[104] : 0u;
+        if (h->header_length > 104 && len < 105)
+            return q2w__hfail(e, Q2W_ERR_HEADER, "header", 0, len);
+        if ((ct != 0) != ((h->incompatible & Q2W__INCOMPAT_COMPRESSION) != 0))
+            return q2w__hfail(e, Q2W_ERR_HEADER, "header.compression_type",
+                              104, ct);
+        if (ct > 1)
+            return q2w__hfail(e, Q2W_ERR_FEATURE, "header.compression_type",
+                              104, ct);
+    }
+    if (h->size > (1ull << 62))
+        return q2w__hfail(e, Q2W_ERR_HEADER, "header.size", 24, h->size);
+    l2_entries = cs / 8;
+    need_l1 = (h->size + cs * l2_entries - 1) / (cs * l2_entries);
+    if ((uint64_t)h->l1_size * 8 > Q2W_MAX_L1_BYTES)
+        return q2w__hfail(e, Q2W_ERR_HEADER, "header.l1_size", 36, h->l1_size);
+    if (h->l1_size < need_l1)
+        return q2w__hfail(e, Q2W_ERR_HEADER, "header.l1_size", 36, h->l1_size);
+    if ((h->l1_offset & (cs - 1)) || h->l1_offset >= Q2W_MAX_HOST_OFFSET ||
+        (h->l1_size && !h->l1_offset))
+        return q2w__hfail(e, Q2W_ERR_HEADER, "header.l1_table_offset", 40,
+                          h->l1_offset);
+    if (h->rt_clusters == 0 ||
+        (uint64_t)h->rt_clusters * cs > Q2W_MAX_REFTABLE_BYTES)
+        return q2w__hfail(e, Q2W_ERR_HEADER,
+                          "header.refcount_table_clusters", 56,
+                          h->rt_clusters);
+    if (!h->rt_offset || (h->rt_offset & (cs - 1)) ||
+        h->rt_offset >= Q2W_MAX_HOST_OFFSET)
+        return q2w__hfail(e, Q2W_ERR_HEADER, "header.refcount_table_offset",
+                          48, h->rt_offset);
+    if (h->nb_snapshots > 65536)
+        return q2w__hfail(e, Q2W_ERR_HEADER, "header.nb_snapshots", 60,
+                          h->nb_snapshots);
+    if (h->nb_snapshots &&
+        (!h->snapshots_offset || (h->snapshots_offset & (cs - 1)) ||
+         h->snapshots_offset >= Q2W_MAX_HOST_OFFSET))
+        return q2w__hfail(e, Q2W_ERR_HEADER, "header.snapshots_offset", 64,
+                          h->snapshots_offset);
+    if (h->backing_offset) {
+        if (h->backing_len > Q2W_MAX_BACKING_NAME || h->backing_len == 0)
+            return q2w__hfail(e, Q2W_ERR_HEADER, "header.backing_file_size",
+                              16, h->backing_len);
+        if (h->backing_offset > cs || h->backing_len > cs - h->backing_offset)
+            return q2w__hfail(e, Q2W_ERR_HEADER,
+                              "header.backing_file_offset", 8,
+                              h->backing_offset);
+        if (h->backing_offset < h->header_length)
+            return q2w__hfail(e, Q2W_ERR_HEADER,
+                              "header.backing_file_offset", 8,
+                              h->backing_offset);
+    }
+    return Q2W_OK;
+}
+
+/* Extensions: from header_length to the backing name (or the cluster end);
+ * `p` holds at least that much. */
+static int q2w__parse_exts(const unsigned char *p, size_t len, q2w__hdr *h,
+                           q2w_error_info *e)
+{
+    uint64_t pos = h->header_length;
+    uint64_t end = h->backing_offset ? h->backing_offset : len;
+    if (end > len) end = len;
+    while (pos + 8 <= end) {
+        uint32_t type = q2w__be32(p + pos), elen = q2w__be32(p + pos + 4);
+        uint64_t padded = ((uint64_t)elen + 7u) & ~7ull;
+        if (type == 0)
+            return Q2W_OK;
+        if (padded > end - pos - 8)
+            return q2w__hfail(e, Q2W_ERR_HEADER, "header extension length",
+                              pos + 4, elen);
+        switch (type) {
+        case Q2W__EXT_BACKING_FMT:
+            if (elen >= 32)
+                return q2w__hfail(e, Q2W_ERR_HEADER,
+                                  "backing format extension", pos + 4, elen);
+            h->backing_fmt = p + pos + 8;
+            h->backing_fmt_len = elen;
+            break;
+        case Q2W__EXT_CRYPTO:
+            return q2w__hfail(e, Q2W_ERR_FEATURE, "encryption extension", pos,
+                              type);
+        case Q2W__EXT_DATA_FILE:
+            return q2w__hfail(e, Q2W_ERR_FEATURE, "data file extension", pos,
+                              type);
+        case Q2W__EXT_BITMAPS:
+            h->has_bitmaps = 1;
+            break;
+        default:
+            break; /* feature names, unknown: preserved by never rewriting */
+        }
+        pos += 8 + padded;
+    }
+    /* Cluster 0 ended without an end marker: qemu accepts that too. */
+    return Q2W_OK;
+}
+
+/* ---- op emission ---------------------------------------------------------- */
+static size_t q2w__room(const q2w_image *img)
+{
+    return img->ops_cap - img->n_ops;
+}
+
+static void q2w__emit(q2w_image *img, int kind, uint64_t off, size_t len,
+                      unsigned char *dst, const unsigned char *src)
+{
+    q2w_op *last = img->n_ops ? &img->ops[img->n_ops - 1] : NULL;
+    QCOW2W_ASSERT(img->n_ops < img->ops_cap);
+    if (kind == Q2W_OP_WRITE) {
+        img->writes_since_flush = 1;
+        if (off + len > img->file_end) img->file_end = off + len;
+    }
+    /* Adjacent pieces of one transfer become one op. */
+    if (last && last->kind == kind && kind != Q2W_OP_FLUSH &&
+        last->off + last->len == off &&
+        ((kind == Q2W_OP_WRITE && ((!src && !last->src) ||
+                                   (src && last->src &&
+                                    last->src + last->len == src))) ||
+         (kind != Q2W_OP_WRITE && last->dst + last->len == dst))) {
+        last->len += len;
+        return;
+    }
+    if (kind == Q2W_OP_FLUSH) img->writes_since_flush = 0;
+    img->ops[img->n_ops].kind = kind;
+    img->ops[img->n_ops].off = off;
+    img->ops[img->n_ops].len = len;
+    img->ops[img->n_ops].dst = dst;
+    img->ops[img->n_ops].src = src;
+    img->n_ops++;
+}
+
+/* Pending if there is a batch to run first, else the buffer is too small. */
+static int q2w__need_room(q2w_image *img, size_t n)
+{
+    if (q2w__room(img) >= n) return Q2W_OK;
+    QCOW2W_ASSERT(img->n_ops > 0);
+    return Q2W_PENDING;
+}
+
+/* ---- metadata cache -------------------------------------------------------- */
+static unsigned char *q2w__slot_data(const q2w_image *img, size_t i)
+{
+    return img->slot_mem + i * (size_t)img->cluster_size;
+}
+
+static long q2w__find(const q2w_image *img, uint64_t key)
+{
+    size_t i;
+    for (i = 0; i < img->n_slots; i++)
+        if (img->slots[i].state != Q2W__S_EMPTY && img->slots[i].key == key)
+            return (long)i;
+    return -1;
+}
+
+static int q2w__checkpoint_start(q2w_image *img);
+
+/* A slot that may be reused now: empty, or clean and unpinned; least
+ * recently used first. If only dirty ones are left a checkpoint starts. */
+static int q2w__victim(q2w_image *img, size_t *out)
+{
+    size_t i, best = (size_t)-1;
+    int dirty_candidates = 0;
+    for (i = 0; i < img->n_slots; i++) {
+        q2w__slot *s = &img->slots[i];
+        if (s->state == Q2W__S_EMPTY) { *out = i; return Q2W_OK; }
+        if (s->pin == img->pin_epoch || s->state == Q2W__S_LOADING) continue;
+        if (s->dirty) { dirty_candidates = 1; continue; }
+        if (best == (size_t)-1 || s->lru < img->slots[best].lru) best = i;
+    }
+    if (best != (size_t)-1) { *out = best; return Q2W_OK; }
+    QCOW2W_ASSERT(dirty_candidates); /* Q2W_MIN_SLOTS covers every step */
+    if (!dirty_candidates)
+        return q2w__fail(img, Q2W_ERR_NOMEM, "cache", 0, 0);
+    return q2w__checkpoint_start(img);
+}
+
+/* The cached cluster at `key` of `kind`: loaded (read planned, Q2W_PENDING)
+ * when absent, or created zeroed and dirty when `fresh`. Pinned for the
+ * rest of the step. */
+static int q2w__get(q2w_image *img, int kind, uint64_t key, int fresh,
+                    unsigned char **out)
+{
+    long f = q2w__find(img, key);
+    size_t i;
+    int rc;
+    if (f >= 0) {
+        q2w__slot *s = &img->slots[f];
+        if (s->kind != kind)
+            return q2w__fail(img, Q2W_ERR_METADATA,
+                             "table overlaps another table", key, 0);
+        QCOW2W_ASSERT(s->state == Q2W__S_VALID && !fresh);
+        s->pin = img->pin_epoch;
+        s->lru = ++img->lru_clock;
+        *out = q2w__slot_data(img, (size_t)f);
+        return Q2W_OK;
+    }
+    rc = q2w__victim(img, &i);
+    if (rc != Q2W_OK) return rc;
+    if (!fresh && (rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+    img->slots[i].key = key;
+    img->slots[i].kind = (uint8_t)kind;
+    img->slots[i].pin = img->pin_epoch;
+    img->slots[i].lru = ++img->lru_clock;
+    if (fresh) {
+        memset(q2w__slot_data(img, i), 0, (size_t)img->cluster_size);
+        img->slots[i].state = Q2W__S_VALID;
+        img->slots[i].dirty = 1;
+        *out = q2w__slot_data(img, i);
+        return Q2W_OK;
+    }
+    img->slots[i].state = Q2W__S_LOADING;
+    img->slots[i].dirty = 0;
+    q2w__emit(img, Q2W_OP_READ, key, (size_t)img->cluster_size,
+              q2w__slot_data(img, i), NULL);
+    return Q2W_PENDING;
+}
+
+/* A slot can be taken by a fresh cluster without a checkpoint. */
+static int q2w__reserve(q2w_image *img)
+{
+    size_t i;
+    return q2w__victim(img, &i);
+}
+
+static void q2w__mark_dirty(q2w_image *img, const unsigned char *data)
+{
+    size_t i = (size_t)(data - img->slot_mem) / (size_t)img->cluster_size;
+    QCOW2W_ASSERT(i < img->n_slots);
+    img->slots[i].dirty = 1;
+}
+
+static void q2w__drop(q2w_image *img, uint64_t key)
+{
+    long f = q2w__find(img, key);
+    if (f >= 0) {
+        QCOW2W_ASSERT(!img->slots[f].dirty);
+        img->slots[f].state = Q2W__S_EMPTY;
+    }
+}
+
+/* ---- checkpoint: dirty metadata written back in crash-safe order ---------- */
+/* Phases: 1 refcount blocks, 2 flush, 3 refcount-table pieces, 4 flush,
+ * 5 L2 tables, 6 flush, 7 L1 pieces, 8 flush, 9 wait for the batch. */
+static int q2w__ckpt_kind(int phase)
+{
+    switch (phase) {
+    case 1: return Q2W__K_RB;
+    case 3: return Q2W__K_RT;
+    case 5: return Q2W__K_L2;
+    case 7: return Q2W__K_L1;
+    default: return 0;
+    }
+}
+
+static int q2w__checkpoint_start(q2w_image *img)
+{
+    QCOW2W_ASSERT(img->ckpt_phase == 0);
+    img->ckpt_phase = 1;
+    img->ckpt_wrote = 0;
+    img->ckpt_boundary = img->n_frees;
+    return Q2W__AGAIN;
+}
+
+static size_t q2w__slot_write_len(const q2w_image *img, const q2w__slot *s)
+{
+    /* The last L1 cluster is written only up to the table's end. */
+    if (s->kind == Q2W__K_L1) {
+        uint64_t end = img->l1_offset + (uint64_t)img->l1_size * 8;
+        if (s->key + img->cluster_size > end)
+            return (size_t)(end - s->key);
+    }
+    return (size_t)img->cluster_size;
+}
+
+static int q2w__checkpoint_run(q2w_image *img)
+{
+    while (img->ckpt_phase >= 1 && img->ckpt_phase <= 8) {
+        int kind = q2w__ckpt_kind(img->ckpt_phase);
+        if (kind) {
+            size_t i;
+            for (i = 0; i < img->n_slots; i++) {
+                q2w__slot *s = &img->slots[i];
+                if (s->state != Q2W__S_VALID || !s->dirty || s->kind != kind)
+                    continue;
+                if (q2w__room(img) < 1) return Q2W_PENDING;
+                q2w__emit(img, Q2W_OP_WRITE, s->key, q2w__slot_write_len(img, s),
+                          NULL, q2w__slot_data(img, i));
+                s->dirty = 0;
+                img->ckpt_wrote = 1;
+            }
+        } else if (img->writes_since_flush) {
+            if (q2w__room(img) < 1) return Q2W_PENDING;
+            q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        }
+        img->ckpt_phase++;
+    }
+    if (img->ckpt_phase == 9) {
+        img->ckpt_phase = 10;
+        if (img->n_ops) return Q2W_PENDING;
+    }
+    /* Executed: the references dropped before the start are durable. */
+    img->ckpt_phase = 0;
+    img->n_safe_frees = img->ckpt_boundary;
+    return Q2W_OK;
+}
+
+/* ---- table lookups --------------------------------------------------------- */
+static uint64_t q2w__epb_bits(const q2w_image *img)
+{
+    return img->cluster_bits + 3u - img->refcount_order;
+}
+
+/* Pointer to the 8-byte refcount-table entry `k`, loading its piece. */
+static int q2w__rt_entry(q2w_image *img, uint64_t k, unsigned char **p)
+{
+    uint64_t byte = k * 8, piece = byte & ~(img->cluster_size - 1);
+    unsigned char *d;
+    int rc = q2w__get(img, Q2W__K_RT, img->rt_offset + piece, 0, &d);
+    if (rc != Q2W_OK) return rc;
+    *p = d + (byte - piece);
+    return Q2W_OK;
+}
+
+static int q2w__l1_entry(q2w_image *img, uint64_t i, unsigned char **p)
+{
+    uint64_t byte = i * 8, piece = byte & ~(img->cluster_size - 1);
+    unsigned char *d;
+    int rc = q2w__get(img, Q2W__K_L1, img->l1_offset + piece, 0, &d);
+    if (rc != Q2W_OK) return rc;
+    *p = d + (byte - piece);
+    return Q2W_OK;
+}
+
+/* The refcount block covering cluster c (NULL block when none exists). */
+static int q2w__rb_for(q2w_image *img, uint64_t c, unsigned char **blk,
+                       unsigned char **rte)
+{
+    uint64_t k = c >> q2w__epb_bits(img), ent, off;
+    int rc;
+    *blk = NULL;
+    if (k >= (uint64_t)img->rt_clusters * (img->cluster_size / 8)) {
+        *rte = NULL;
+        return Q2W_OK;
+    }
+    rc = q2w__rt_entry(img, k, rte);
+    if (rc != Q2W_OK) return rc;
+    ent = q2w__be64(*rte);
+    if (ent & Q2W__RT_RESERVED)
+        return q2w__fail(img, Q2W_ERR_METADATA, "refcount_table",
+                         img->rt_offset + k * 8, k);
+    off = ent;
+    if (!off) return Q2W_OK;
+    if (off >= Q2W_MAX_HOST_OFFSET || (off & (img->cluster_size - 1)))
+        return q2w__fail(img, Q2W_ERR_METADATA, "refcount_table",
+                         img->rt_offset + k * 8, k);
+    return q2w__get(img, Q2W__K_RB, off, 0, blk);
+}
+
+static int q2w__refcount(q2w_image *img, uint64_t c, uint64_t *v)
+{
+    unsigned char *blk, *rte;
+    int rc = q2w__rb_for(img, c, &blk, &rte);
+    if (rc != Q2W_OK) return rc;
+    *v = blk ? q2w__rc_get(blk, c & ((1ull << q2w__epb_bits(img)) - 1),
+                           img->refcount_order)
+             : 0;
+    return Q2W_OK;
+}
+
+/* ---- allocation ------------------------------------------------------------ */
+static int q2w__grow_rt_start(q2w_image *img);
+
+/* First free cluster >= from. May create a refcount block (Q2W__AGAIN:
+ * the step starts over) or start refcount-table growth. On Q2W_OK the
+ * block covering *out is pinned, so q2w__take can commit. */
+static int q2w__find_free(q2w_image *img, uint64_t from, uint64_t *out)
+{
+    uint64_t epb_bits = q2w__epb_bits(img), epb = 1ull << epb_bits;
+    uint64_t c = from;
+    for (;;) {
+        unsigned char *blk, *rte;
+        uint64_t i;
+        int rc;
+        if (c >= (Q2W_MAX_HOST_OFFSET >> img->cluster_bits))
+            return q2w__fail(img, Q2W_ERR_LIMIT, "host offset", 0, c);
+        rc = q2w__rb_for(img, c, &blk, &rte);
+        if (rc != Q2W_OK) return rc;
+        if (!rte) {
+            img->g_c = c;
+            return q2w__grow_rt_start(img);
+        }
+        if (!blk) {
+            /* A new block on the first free cluster of its range, counting
+             * itself; the table entry names it. */
+            unsigned char *nb;
+            if ((rc = q2w__reserve(img)) != Q2W_OK) return rc;
+            rc = q2w__get(img, Q2W__K_RB, c << img->cluster_bits, 1, &nb);
+            QCOW2W_ASSERT(rc == Q2W_OK);
+            q2w__rc_set(nb, c & (epb - 1), img->refcount_order, 1);
+            q2w__put64(rte, c << img->cluster_bits);
+            q2w__mark_dirty(img, rte);
+            if (c == img->free_hint) img->free_hint = c + 1;
+            if ((c + 1) << img->cluster_bits > img->file_end)
+                img->file_end = (c + 1) << img->cluster_bits;
+            return Q2W__AGAIN;
+        }
+        for (i = c & (epb - 1); i < epb; i++, c++)
+            if (q2w__rc_get(blk, i, img->refcount_order) == 0) {
+                if (from == img->free_hint) img->free_hint = c;
+                *out = c;
+                return Q2W_OK;
+            }
+    }
+}
+
+/* Commit cluster c found by q2w__find_free (its block is cached). */
+static void q2w__take(q2w_image *img, uint64_t c)
+{
+    unsigned char *blk, *rte;
+    int rc = q2w__rb_for(img, c, &blk, &rte);
+    QCOW2W_ASSERT(rc == Q2W_OK && blk);
+    (void)rc;
+    q2w__rc_set(blk, c & ((1ull << q2w__epb_bits(img)) - 1),
+                img->refcount_order, 1);
+    q2w__mark_dirty(img, blk);
+    if (c >= img->free_hint) img->free_hint = c + 1;
+}
+
+/* Queue a dropped reference; its refcount falls after the next checkpoint. */
+static int q2w__defer_free(q2w_image *img, uint64_t cluster, uint64_t count)
+{
+    if (img->n_frees &&
+        img->frees[img->n_frees - 1].cluster + img->frees[img->n_frees - 1].count
+            == cluster) {
+        img->frees[img->n_frees - 1].count += count;
+        return Q2W_OK;
+    }
+    QCOW2W_ASSERT(img->n_frees < img->cap_frees);
+    img->frees[img->n_frees].cluster = cluster;
+    img->frees[img->n_frees].count = count;
+    img->n_frees++;
+    return Q2W_OK;
+}
+
+/* Lower the refcounts whose reference removal a checkpoint made durable. */
+static int q2w__apply_frees(q2w_image *img)
+{
+    while (img->n_safe_frees) {
+        q2w__free *f = &img->frees[0];
+        unsigned char *blk, *rte;
+        uint64_t v, i;
+        int rc;
+        img->pin_epoch++;
+        rc = q2w__rb_for(img, f->cluster, &blk, &rte);
+        if (rc != Q2W_OK) return rc;
+        if (!blk)
+            return q2w__fail(img, Q2W_ERR_METADATA, "refcount of freed cluster",
+                             f->cluster << img->cluster_bits, 0);
+        i = f->cluster & ((1ull << q2w__epb_bits(img)) - 1);
+        v = q2w__rc_get(blk, i, img->refcount_order);
+        if (v == 0)
+            return q2w__fail(img, Q2W_ERR_METADATA, "refcount of freed cluster",
+                             f->cluster << img->cluster_bits, 0);
+        q2w__rc_set(blk, i, img->refcount_order, v - 1);
+        q2w__mark_dirty(img, blk);
+        if (v == 1 && f->cluster < img->free_hint) img->free_hint = f->cluster;
+        f->cluster++;
+        if (--f->count == 0) {
+            memmove(img->frees, img->frees + 1,
+                    (img->n_frees - 1) * sizeof *img->frees);
+            img->n_frees--;
+            img->n_safe_frees--;
+            if (img->ckpt_boundary) img->ckpt_boundary--;
+        }
+    }
+    return Q2W_OK;
+}
+
+/* ---- refcount-table growth ------------------------------------------------- */
+/* New blocks and a new table go at P, the first cluster past what the old
+ * table can describe; block j covers [P/epb + j] and counts whatever of
+ * [P, P + B + T) lies in its range, itself included. */
+static int q2w__grow_rt_start(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size, epb_bits = q2w__epb_bits(img);
+    uint64_t old_entries = (uint64_t)img->rt_clusters * (cs / 8);
+    uint64_t P = old_entries << epb_bits, B = 1, T, i;
+    T = (uint64_t)img->rt_clusters + (img->rt_clusters + 1) / 2;
+    for (i = 0; i < 64; i++) {
+        uint64_t end = P + B + T;
+        uint64_t entries = ((end - 1) >> epb_bits) + 1;
+        uint64_t t2 = (entries * 8 + cs - 1) / cs;
+        uint64_t b2 = ((end - 1) >> epb_bits) - (P >> epb_bits) + 1;
+        if (t2 < T) t2 = T;
+        if (t2 == T && b2 == B) break;
+        T = t2;
+        B = b2;
+    }
+    if (T * cs > Q2W_MAX_REFTABLE_BYTES)
+        return q2w__fail(img, Q2W_ERR_LIMIT, "refcount table size", 0, T * cs);
+    if (((P + B + T) << img->cluster_bits) >= Q2W_MAX_HOST_OFFSET ||
+        ((P + B + T) >> 32) > (1ull << 24))
+        return q2w__fail(img, Q2W_ERR_LIMIT, "host offset", 0, P);
+    /* The new blocks and the new table pieces holding their entries must
+     * fit in the cache next to what the step has pinned. */
+    if (B + 2 + 4 > img->n_slots)
+        return q2w__fail(img, Q2W_ERR_LIMIT,
+                         "refcount table growth needs more cache slots", 0,
+                         B + 6);
+    img->sub = Q2W__SUB_GROW_RT;
+    img->phase = 0;
+    img->g_a = P;
+    img->g_b = B;
+    img->g_count = T;
+    img->g_idx = 0;
+    return Q2W__AGAIN;
+}
+
+static int q2w__grow_rt_run(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size, epb_bits = q2w__epb_bits(img);
+    uint64_t P = img->g_a, B = img->g_b, T = img->g_count;
+    uint64_t new_rt = (P + B) << img->cluster_bits;
+    uint64_t old_clusters = img->rt_clusters, j;
+    int rc;
+    switch (img->phase) {
+    case 0: /* everything cached is written back first: the copy reads disk */
+        img->phase = 1;
+        return q2w__checkpoint_start(img);
+    case 1: /* the new table starts as zeros on disk, before its pieces */
+        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+        q2w__emit(img, Q2W_OP_WRITE, new_rt, (size_t)(T * cs), NULL, NULL);
+        img->phase = 2;
+        /* fall through */
+    case 2:
+        /* New blocks and the pieces of the new table that name them, as
+         * dirty cache slots; a checkpoint in between only writes them
+         * early (they are not referenced yet). */
+        img->pin_epoch++;
+        for (j = 0; j < B; j++) {
+            unsigned char *nb;
+            uint64_t lo = (P >> epb_bits) + j, c;
+            if (q2w__find(img, (P + j) << img->cluster_bits) >= 0) continue;
+            if ((rc = q2w__reserve(img)) != Q2W_OK) return rc;
+            rc = q2w__get(img, Q2W__K_RB, (P + j) << img->cluster_bits, 1, &nb);
+            QCOW2W_ASSERT(rc == Q2W_OK);
+            for (c = P; c < P + B + T; c++)
+                if ((c >> epb_bits) == lo)
+                    q2w__rc_set(nb, c & ((1ull << epb_bits) - 1),
+                                img->refcount_order, 1);
+        }
+        for (j = 0; j < B; j++) {
+            uint64_t k = (P >> epb_bits) + j, byte = k * 8;
+            uint64_t piece = byte & ~(cs - 1);
+            unsigned char *d;
+            long f = q2w__find(img, new_rt + piece);
+            if (f < 0) {
+                if ((rc = q2w__reserve(img)) != Q2W_OK) return rc;
+                rc = q2w__get(img, Q2W__K_RT, new_rt + piece, 1, &d);
+                QCOW2W_ASSERT(rc == Q2W_OK);
+            } else {
+                d = q2w__slot_data(img, (size_t)f);
+                img->slots[f].pin = img->pin_epoch;
+            }
+            q2w__put64(d + (byte - piece), (P + j) << img->cluster_bits);
+            q2w__mark_dirty(img, d);
+        }
+        img->phase = 3;
+        img->g_idx = 0;
+        /* fall through */
+    case 3: /* copy the old table, a cluster at a time through scratch */
+        while (img->g_idx < old_clusters) {
+            uint64_t at = img->g_idx * cs;
+            if (q2w__room(img) < 2) return Q2W_PENDING;
+            q2w__emit(img, Q2W_OP_READ, img->rt_offset + at, (size_t)cs,
+                      img->scratch, NULL);
+            q2w__emit(img, Q2W_OP_WRITE, new_rt + at, (size_t)cs, NULL,
+                      img->scratch);
+            img->g_idx++;
+        }
+        img->phase = 4;
+        /* The new blocks and pieces (dirty) go out, flushed. */
+        return q2w__checkpoint_start(img);
+    case 4:
+        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
+        if (img->writes_since_flush)
+            q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        q2w__put64(img->hdrbuf, new_rt);
+        q2w__put32(img->hdrbuf + 8, (uint32_t)T);
+        q2w__emit(img, Q2W_OP_WRITE, 48, 12, NULL, img->hdrbuf);
+        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        img->phase = 5;
+        return Q2W_PENDING;
+    default: { /* switched: the old table's pieces go, its clusters freed */
+        uint64_t old = img->rt_offset;
+        if (img->n_frees >= img->cap_frees) return q2w__checkpoint_start(img);
+        for (j = 0; j < old_clusters; j++) q2w__drop(img, old + j * cs);
+        img->rt_offset = new_rt;
+        img->rt_clusters = (uint32_t)T;
+        if (((P + B + T) << img->cluster_bits) > img->file_end)
+            img->file_end = (P + B + T) << img->cluster_bits;
+        q2w__defer_free(img, old >> img->cluster_bits, old_clusters);
+        img->sub = Q2W__SUB_NONE;
+        return Q2W__AGAIN;
+    }
+    }
+}
+
+/* ---- L1 / L2 resolution ---------------------------------------------------- */
+static uint64_t q2w__l2_entries(const q2w_image *img)
+{
+    return img->cluster_size / 8;
+}
+
+/* Does the backing file supply data for virtual cluster vc? */
+static int q2w__backed(const q2w_image *img, uint64_t vc)
+{
+    return img->has_backing && (vc << img->cluster_bits) < img->backing_size;
+}
+
+/* Free-list room for one more range, else a checkpoint that empties it. */
+static int q2w__free_room(q2w_image *img)
+{
+    if (img->n_frees < img->cap_frees) return Q2W_OK;
+    return q2w__checkpoint_start(img);
+}
+
+/* The L2 table of virtual cluster vc. With `create`, an absent table is
+ * allocated (refcount, fresh slot, L1 entry with COPIED); without, *l2 is
+ * NULL when there is none. *l2off is its host offset. */
+static int q2w__l2_for(q2w_image *img, uint64_t vc, int create,
+                       unsigned char **l2, uint64_t *l2off)
+{
+    uint64_t l1i = vc >> (img->cluster_bits - 3), l1e, off;
+    unsigned char *l1p;
+    int rc = q2w__l1_entry(img, l1i, &l1p);
+    if (rc != Q2W_OK) return rc;
+    l1e = q2w__be64(l1p);
+    *l2 = NULL;
+    *l2off = 0;
+    if (l1e & Q2W__L1_RESERVED)
+        return q2w__fail(img, Q2W_ERR_METADATA, "l1 entry reserved bits",
+                         img->l1_offset + l1i * 8, l1i);
+    off = l1e & Q2W__OFF_MASK;
+    if (!off) {
+        uint64_t c;
+        if (!create) return Q2W_OK;
+        rc = q2w__find_free(img, img->free_hint, &c);
+        if (rc != Q2W_OK) return rc;
+        if ((rc = q2w__reserve(img)) != Q2W_OK) return rc;
+        q2w__take(img, c);
+        rc = q2w__get(img, Q2W__K_L2, c << img->cluster_bits, 1, l2);
+        QCOW2W_ASSERT(rc == Q2W_OK);
+        q2w__put64(l1p, (c << img->cluster_bits) | Q2W__COPIED);
+        q2w__mark_dirty(img, l1p);
+        *l2off = c << img->cluster_bits;
+        return Q2W_OK;
+    }
+    if (off & (img->cluster_size - 1))
+        return q2w__fail(img, Q2W_ERR_METADATA, "l1 entry unaligned",
+                         img->l1_offset + l1i * 8, l1i);
+    if (create && !(l1e & Q2W__COPIED)) {
+        uint64_t v;
+        rc = q2w__refcount(img, off >> img->cluster_bits, &v);
+        if (rc != Q2W_OK) return rc;
+        if (v != 1)
+            return q2w__fail(img, Q2W_ERR_UNSUPPORTED,
+                             "L2 table shared with a snapshot",
+                             img->l1_offset + l1i * 8, l1i);
+        /* refcount 1 without COPIED: the flag was stale; set it. */
+        q2w__put64(l1p, l1e | Q2W__COPIED);
+        q2w__mark_dirty(img, l1p);
+    }
+    *l2off = off;
+    return q2w__get(img, Q2W__K_L2, off, 0, l2);
+}
+
+/* Validate an L2 entry for use; *host is its cluster offset. */
+static int q2w__l2_check(q2w_image *img, uint64_t e, uint64_t where,
+                         uint64_t idx, uint64_t *host)
+{
+    if (e & Q2W__COMPRESSED)
+        return q2w__fail(img, Q2W_ERR_UNSUPPORTED, "compressed cluster", where,
+                         idx);
+    if (e & Q2W__L2_RESERVED)
+        return q2w__fail(img, Q2W_ERR_METADATA, "l2 entry reserved bits",
+                         where, idx);
+    if (img->version == 2 && (e & Q2W__ZERO))
+        return q2w__fail(img, Q2W_ERR_METADATA, "zero flag in a v2 image",
+                         where, idx);
+    *host = e & Q2W__OFF_MASK;
+    if (*host & (img->cluster_size - 1))
+        return q2w__fail(img, Q2W_ERR_METADATA, "l2 entry unaligned", where,
+                         idx);
+    if (*host && (*host < img->cluster_size || q2w__find(img, *host) >= 0))
+        return q2w__fail(img, Q2W_ERR_METADATA,
+                         "data cluster overlaps metadata", where, idx);
+    return Q2W_OK;
+}
+
+/* ---- the steps of each operation ------------------------------------------- */
+/* Write (src == NULL: zeros) into one cluster's worth of the request. */
+static int q2w__step_write(q2w_image *img, const unsigned char *src)
+{
+    uint64_t cs = img->cluster_size, voff = img->op_off + img->op_pos;
+    uint64_t vc = voff >> img->cluster_bits, in = voff & (cs - 1);
+    uint64_t n = cs - in, l2off, e, host, idx, c, hc;
+    unsigned char *l2;
+    int rc, full;
+    if (n > img->op_len - img->op_pos) n = img->op_len - img->op_pos;
+    full = n == cs;
+    idx = vc & (q2w__l2_entries(img) - 1);
+    if (!src) {
+        /* Zeros over something that already reads as zeros: nothing. */
+        rc = q2w__l2_for(img, vc, 0, &l2, &l2off);
+        if (rc != Q2W_OK) return rc;
+        e = l2 ? q2w__be64(l2 + idx * 8) : 0;
+        if ((e == 0 && !q2w__backed(img, vc)) ||
+            (img->version == 3 && e == Q2W__ZERO)) {
+            img->op_pos += n;
+            return Q2W_OK;
+        }
+    }
+    rc = q2w__l2_for(img, vc, 1, &l2, &l2off);
+    if (rc != Q2W_OK) return rc;
+    e = q2w__be64(l2 + idx * 8);
+    rc = q2w__l2_check(img, e, l2off + idx * 8, idx, &host);
+    if (rc != Q2W_OK) return rc;
+    if (host && !(e & Q2W__COPIED)) {
+        uint64_t v;
+        rc = q2w__refcount(img, host >> img->cluster_bits, &v);
+        if (rc != Q2W_OK) return rc;
+        if (v != 1)
+            return q2w__fail(img, Q2W_ERR_UNSUPPORTED,
+                             "cluster shared with a snapshot",
+                             l2off + idx * 8, idx);
+    }
+    if (host) { /* in place; a preallocated zero cluster gets its zeros */
+        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
+        if ((e & Q2W__ZERO) && !full) {
+            if (in) q2w__emit(img, Q2W_OP_WRITE, host, (size_t)in, NULL, NULL);
+            if (in + n < cs)
+                q2w__emit(img, Q2W_OP_WRITE, host + in + n,
+                          (size_t)(cs - in - n), NULL, NULL);
+        }
+        q2w__emit(img, Q2W_OP_WRITE, host + in, (size_t)n, NULL,
+                  src ? src + img->op_pos : NULL);
+        if (e != (host | Q2W__COPIED)) {
+            q2w__put64(l2 + idx * 8, host | Q2W__COPIED);
+            q2w__mark_dirty(img, l2);
+        }
+        img->op_pos += n;
+        return Q2W_OK;
+    }
+    rc = q2w__find_free(img, img->free_hint, &c);
+    if (rc != Q2W_OK) return rc;
+    if ((rc = q2w__need_room(img, 4)) != Q2W_OK) return rc;
+    hc = c << img->cluster_bits;
+    if (!full) {
+        if (e == 0 && q2w__backed(img, vc)) {
+            q2w__emit(img, Q2W_OP_BACKING_READ, vc << img->cluster_bits,
+                      (size_t)cs, img->scratch, NULL);
+            if (in) q2w__emit(img, Q2W_OP_WRITE, hc, (size_t)in, NULL,
+                              img->scratch);
+            if (in + n < cs)
+                q2w__emit(img, Q2W_OP_WRITE, hc + in + n, (size_t)(cs - in - n),
+                          NULL, img->scratch + in + n);
+        } else if (hc < img->file_end) {
+            /* A reused cluster may hold stale bytes; past the end of the
+             * file everything reads as zeros already. */
+            if (in) q2w__emit(img, Q2W_OP_WRITE, hc, (size_t)in, NULL, NULL);
+            if (in + n < cs)
+                q2w__emit(img, Q2W_OP_WRITE, hc + in + n, (size_t)(cs - in - n),
+                          NULL, NULL);
+        }
+    }
+    q2w__take(img, c);
+    q2w__emit(img, Q2W_OP_WRITE, hc + in, (size_t)n, NULL,
+              src ? src + img->op_pos : NULL);
+    q2w__put64(l2 + idx * 8, hc | Q2W__COPIED);
+    q2w__mark_dirty(img, l2);
+    img->op_pos += n;
+    return Q2W_OK;
+}
+
+/* A whole cluster made to read as zeros (v3, `zero`) or unallocated (v2
+ * discard); the data cluster it had is freed. */
+static int q2w__step_unmap(q2w_image *img, int zero)
+{
+    uint64_t cs = img->cluster_size, voff = img->op_off + img->op_pos;
+    uint64_t vc = voff >> img->cluster_bits, l2off, e, host, idx, want;
+    unsigned char *l2;
+    int rc;
+    idx = vc & (q2w__l2_entries(img) - 1);
+    want = zero ? Q2W__ZERO : 0;
+    rc = q2w__l2_for(img, vc, 0, &l2, &l2off);
+    if (rc != Q2W_OK) return rc;
+    if (!l2 && (!zero || !q2w__backed(img, vc))) {
+        img->op_pos += cs;
+        return Q2W_OK;
+    }
+    if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
+    /* Creates the table, or sets COPIED on it if the flag was stale. */
+    rc = q2w__l2_for(img, vc, 1, &l2, &l2off);
+    if (rc != Q2W_OK) return rc;
+    e = q2w__be64(l2 + idx * 8);
+    rc = q2w__l2_check(img, e, l2off + idx * 8, idx, &host);
+    if (rc != Q2W_OK) return rc;
+    if (e == want || (e == 0 && !q2w__backed(img, vc))) {
+        img->op_pos += cs;
+        return Q2W_OK;
+    }
+    if (host && !(e & Q2W__COPIED)) {
+        uint64_t v;
+        rc = q2w__refcount(img, host >> img->cluster_bits, &v);
+        if (rc != Q2W_OK) return rc;
+        if (v != 1)
+            return q2w__fail(img, Q2W_ERR_UNSUPPORTED,
+                             "cluster shared with a snapshot",
+                             l2off + idx * 8, idx);
+    }
+    q2w__put64(l2 + idx * 8, want);
+    q2w__mark_dirty(img, l2);
+    if (host) q2w__defer_free(img, host >> img->cluster_bits, 1);
+    img->op_pos += cs;
+    return Q2W_OK;
+}
+
+static int q2w__step_read(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size, voff = img->op_off + img->op_pos;
+    uint64_t vc = voff >> img->cluster_bits, in = voff & (cs - 1);
+    uint64_t n = cs - in, l2off, e, host = 0, idx;
+    unsigned char *l2, *dst = img->op_dst + img->op_pos;
+    int rc;
+    if (n > img->op_len - img->op_pos) n = img->op_len - img->op_pos;
+    idx = vc & (q2w__l2_entries(img) - 1);
+    rc = q2w__l2_for(img, vc, 0, &l2, &l2off);
+    if (rc != Q2W_OK) return rc;
+    e = l2 ? q2w__be64(l2 + idx * 8) : 0;
+    if (e) {
+        rc = q2w__l2_check(img, e, l2off + idx * 8, idx, &host);
+        if (rc != Q2W_OK) return rc;
+    }
+    if (host && !(e & Q2W__ZERO)) {
+        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+        q2w__emit(img, Q2W_OP_READ, host + in, (size_t)n, dst, NULL);
+    } else if (e == 0 && q2w__backed(img, vc)) {
+        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+        q2w__emit(img, Q2W_OP_BACKING_READ, voff, (size_t)n, dst, NULL);
+    } else {
+        memset(dst, 0, (size_t)n);
+    }
+    img->op_pos += n;
+    return Q2W_OK;
+}
+
+/* Resize (grow). Phases: 0 decide, 1 after checkpoint: find a run of
+ * free clusters for the new L1, 2 take them, 3 copy, 4 switch, 5 done;
+ * 10/11 size-only change. */
+static int q2w__step_resize(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size, cb = img->cluster_bits;
+    uint64_t span = cs * q2w__l2_entries(img);
+    uint64_t need = (img->op_arg + span - 1) / span;
+    uint64_t nclu = (need * 8 + cs - 1) / cs, x;
+    uint64_t old_clu = ((uint64_t)img->l1_size * 8 + cs - 1) / cs;
+    int rc;
+    switch (img->phase) {
+    case 0:
+        if (img->op_arg < img->size)
+            return q2w__fail(img, Q2W_ERR_UNSUPPORTED, "shrinking", 24,
+                             img->op_arg);
+        if (img->op_arg > (1ull << 62) || need * 8 > Q2W_MAX_L1_BYTES)
+            return q2w__fail(img, Q2W_ERR_LIMIT, "virtual size", 24,
+                             img->op_arg);
+        if (need <= img->l1_size) { img->phase = 10; return Q2W_OK; }
+        img->phase = 1;
+        img->g_start = img->free_hint;
+        img->g_idx = 0;
+        return q2w__checkpoint_start(img);
+    case 1: /* a run of nclu free clusters, found by restartable search */
+        while (img->g_idx < nclu) {
+            rc = q2w__find_free(img, img->g_start + img->g_idx, &x);
+            if (rc != Q2W_OK) return rc;
+            if (x != img->g_start + img->g_idx) {
+                img->g_start = x;
+                img->g_idx = 0;
+            }
+            img->g_idx++;
+            img->pin_epoch++;
+        }
+        img->phase = 2;
+        img->g_idx = 0;
+        /* fall through */
+    case 2:
+        while (img->g_idx < nclu) {
+            unsigned char *blk, *rte;
+            img->pin_epoch++;
+            rc = q2w__rb_for(img, img->g_start + img->g_idx, &blk, &rte);
+            if (rc != Q2W_OK) return rc;
+            q2w__take(img, img->g_start + img->g_idx);
+            img->g_idx++;
+        }
+        img->phase = 3;
+        img->g_idx = 0;
+        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+        q2w__emit(img, Q2W_OP_WRITE, img->g_start << cb, (size_t)(nclu * cs),
+                  NULL, NULL);
+        /* fall through */
+    case 3:
+        while (img->g_idx < old_clu) {
+            uint64_t at = img->g_idx * cs, len = cs;
+            if (at + len > (uint64_t)img->l1_size * 8)
+                len = (uint64_t)img->l1_size * 8 - at;
+            if (q2w__room(img) < 2) return Q2W_PENDING;
+            q2w__emit(img, Q2W_OP_READ, img->l1_offset + at, (size_t)len,
+                      img->scratch, NULL);
+            q2w__emit(img, Q2W_OP_WRITE, (img->g_start << cb) + at,
+                      (size_t)len, NULL, img->scratch);
+            img->g_idx++;
+        }
+        img->phase = 4;
+        /* The new L1 and the refcounts of its clusters, durable first. */
+        return q2w__checkpoint_start(img);
+    case 4:
+        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
+        if (img->writes_since_flush)
+            q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        q2w__put64(img->hdrbuf, img->op_arg);
+        q2w__put32(img->hdrbuf + 8, 0);
+        q2w__put32(img->hdrbuf + 12, (uint32_t)need);
+        q2w__put64(img->hdrbuf + 16, img->g_start << cb);
+        q2w__emit(img, Q2W_OP_WRITE, 24, 24, NULL, img->hdrbuf);
+        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        img->phase = 5;
+        return Q2W_PENDING;
+    case 5: {
+        uint64_t j, old = img->l1_offset;
+        if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
+        for (j = 0; j < old_clu; j++) q2w__drop(img, old + j * cs);
+        if (old_clu) q2w__defer_free(img, old >> cb, old_clu);
+        img->l1_offset = img->g_start << cb;
+        img->l1_size = (uint32_t)need;
+        img->size = img->op_arg;
+        return Q2W__DONE;
+    }
+    case 10:
+        if ((rc = q2w__need_room(img, 2)) != Q2W_OK) return rc;
+        q2w__put64(img->hdrbuf, img->op_arg);
+        q2w__emit(img, Q2W_OP_WRITE, 24, 8, NULL, img->hdrbuf);
+        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        img->phase = 11;
+        return Q2W_PENDING;
+    default:
+        img->size = img->op_arg;
+        return Q2W__DONE;
+    }
+}
+
+/* ---- open ------------------------------------------------------------------- */
+static int q2w__carve(q2w_image *img)
+{
+    uintptr_t base = (uintptr_t)img->mem, p;
+    size_t meta, per, n, frees = 64;
+    uint64_t cs = img->cluster_size;
+    p = (base + 7u) & ~(uintptr_t)7u;
+    meta = (size_t)(p - base) + frees * sizeof(q2w__free);
+    per = (size_t)cs + sizeof(q2w__slot);
+    n = img->mem_len > meta + cs ? (img->mem_len - meta - (size_t)cs) / per : 0;
+    if (img->max_slots && n > img->max_slots) n = img->max_slots;
+    if (n < Q2W_MIN_SLOTS) {
+        q2w__fail(img, Q2W_ERR_NOMEM, "cfg.mem", 0, 0);
+        img->err.needed = meta + 8u + (size_t)cs + Q2W_MIN_SLOTS * per;
+        return Q2W_ERR_NOMEM;
+    }
+    img->frees = (q2w__free *)p;
+    img->cap_frees = frees;
+    img->slots = (q2w__slot *)(p + frees * sizeof(q2w__free));
+    img->n_slots = n;
+    memset(img->slots, 0, n * sizeof(q2w__slot));
+    img->scratch = (unsigned char *)(img->slots + n);
+    img->slot_mem = img->scratch + cs;
+    return Q2W_OK;
+}
+
+static void q2w__copy_hdr(q2w_image *img, const q2w__hdr *h)
+{
+    img->version = h->version;
+    img->cluster_bits = h->cluster_bits;
+    img->cluster_size = 1ull << h->cluster_bits;
+    img->refcount_order = h->refcount_order;
+    img->header_length = h->header_length;
+    img->size = h->size;
+    img->l1_offset = h->l1_offset;
+    img->l1_size = h->l1_size;
+    img->rt_offset = h->rt_offset;
+    img->rt_clusters = h->rt_clusters;
+    img->snapshots_offset = h->snapshots_offset;
+    img->nb_snapshots = h->nb_snapshots;
+    img->incompatible = h->incompatible;
+    img->compatible = h->compatible;
+    img->autoclear = h->autoclear;
+    img->backing_offset = h->backing_offset;
+    img->backing_len = h->backing_len;
+    img->has_bitmaps = h->has_bitmaps;
+}
+
+static int q2w__step_open(q2w_image *img)
+{
+    q2w__hdr h;
+    int rc;
+    switch (img->phase) {
+    case 0:
+        q2w__emit(img, Q2W_OP_READ, 0, sizeof img->head, img->head, NULL);
+        img->phase = 1;
+        return Q2W_PENDING;
+    case 1:
+        rc = q2w__parse_fixed(img->head, sizeof img->head, &h, &img->err);
+        if (rc != Q2W_OK) return rc;
+        q2w__copy_hdr(img, &h);
+        if ((rc = q2w__carve(img)) != Q2W_OK) return rc;
+        q2w__emit(img, Q2W_OP_READ, 0, (size_t)img->cluster_size,
+                  img->scratch, NULL);
+        img->phase = 2;
+        return Q2W_PENDING;
+    default:
+        rc = q2w__parse_fixed(img->scratch, (size_t)img->cluster_size, &h,
+                              &img->err);
+        if (rc == Q2W_OK)
+            rc = q2w__parse_exts(img->scratch, (size_t)img->cluster_size, &h,
+                                 &img->err);
+        if (rc != Q2W_OK) return rc;
+        if (h.l1_size != img->l1_size || h.rt_offset != img->rt_offset)
+            return q2w__fail(img, Q2W_ERR_HEADER, "header changed while open",
+                             0, 0);
+        if (h.backing_offset) {
+            memcpy(img->backing_name, img->scratch + h.backing_offset,
+                   h.backing_len);
+            img->backing_name[h.backing_len] = 0;
+            img->has_backing_name = 1;
+        }
+        if (h.backing_fmt) {
+            memcpy(img->backing_fmt, h.backing_fmt, h.backing_fmt_len);
+            img->backing_fmt[h.backing_fmt_len] = 0;
+        }
+        img->has_bitmaps = h.has_bitmaps;
+        if (img->writable && (img->incompatible & Q2W__INCOMPAT_CORRUPT))
+            return q2w__fail(img, Q2W_ERR_CORRUPT,
+                             "header.incompatible_features", 72,
+                             img->incompatible);
+        if (img->writable && (img->incompatible & Q2W__INCOMPAT_DIRTY))
+            return q2w__fail(img, Q2W_ERR_DIRTY, "header.incompatible_features",
+                             72, img->incompatible);
+        if (img->has_backing_name && !img->has_backing && !img->no_backing_ok)
+            return q2w__fail(img, Q2W_ERR_BACKING, "header.backing_file_offset",
+                             8, 0);
+        if (!img->has_backing_name) img->has_backing = 0;
+        return Q2W__DONE;
+    }
+}
+
+/* ---- the driver ------------------------------------------------------------- */
+static int q2w__op_step(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size;
+    switch (img->op) {
+    case Q2W__OP_OPEN:
+        return q2w__step_open(img);
+    case Q2W__OP_READ:
+        if (img->op_pos >= img->op_len) return Q2W__DONE;
+        return q2w__step_read(img);
+    case Q2W__OP_WRITE:
+        if (img->op_pos >= img->op_len) return Q2W__DONE;
+        return q2w__step_write(img, img->op_src);
+    case Q2W__OP_ZEROES:
+    case Q2W__OP_DISCARD: {
+        uint64_t voff = img->op_off + img->op_pos;
+        uint64_t left = img->op_len - img->op_pos;
+        int v3 = img->version == 3;
+        if (img->op_pos >= img->op_len) return Q2W__DONE;
+        if ((voff & (cs - 1)) == 0 && left >= cs) {
+            if (img->op == Q2W__OP_ZEROES && !v3) return q2w__step_write(img, NULL);
+            return q2w__step_unmap(img, v3);
+        }
+        /* Partial clusters: explicit zeros, or nothing for a discard. */
+        if (img->op == Q2W__OP_ZEROES) return q2w__step_write(img, NULL);
+        {
+            uint64_t n = cs - (voff & (cs - 1));
+            img->op_pos += n < left ? n : left;
+        }
+        return Q2W_OK;
+    }
+    case Q2W__OP_FLUSH:
+        if (img->phase == 0) {
+            img->phase = 1;
+            return q2w__checkpoint_start(img);
+        }
+        return Q2W__DONE;
+    case Q2W__OP_CLOSE:
+        /* Checkpoint, frees applied by the driver, checkpoint again. */
+        if (img->phase < 2) {
+            img->phase++;
+            return q2w__checkpoint_start(img);
+        }
+        return Q2W__DONE;
+    case Q2W__OP_RESIZE:
+        return q2w__step_resize(img);
+    default:
+        return Q2W__DONE;
+    }
+}
+
+static int q2w__is_change(int op)
+{
+    return op == Q2W__OP_WRITE || op == Q2W__OP_ZEROES ||
+           op == Q2W__OP_DISCARD || op == Q2W__OP_RESIZE;
+}
+
+static int q2w__finish(q2w_image *img, int rc)
+{
+    if (img->op == Q2W__OP_CLOSE && rc == Q2W_OK) img->failed = 2;
+    if (img->op == Q2W__OP_OPEN && rc == Q2W_OK) img->opened = 1;
+    img->op = Q2W__OP_NONE;
+    if (rc < 0 && img->n_ops) {
+        /* The planned ops must still run (reads into slots, data whose
+         * metadata is cached): the error comes after the batch. */
+        img->deferred_err = rc;
+        return Q2W_PENDING;
+    }
+    if (rc == Q2W_OK && img->n_ops) return Q2W_PENDING;
+    return rc;
+}
+
+static int q2w__drive(q2w_image *img)
+{
+    for (;;) {
+        int rc;
+        if (img->ckpt_phase) {
+            rc = q2w__checkpoint_run(img);
+            if (rc == Q2W_PENDING) return rc;
+            continue;
+        }
+        if (img->n_safe_frees) {
+            rc = q2w__apply_frees(img);
+        } else if (img->sub == Q2W__SUB_GROW_RT) {
+            img->pin_epoch++;
+            rc = q2w__grow_rt_run(img);
+        } else {
+            if (q2w__is_change(img->op) && !img->prepared) {
+                /* Autoclear bits we do not maintain are cleared, durably,
+                 * before the first change. */
+                if (img->version == 3 && img->autoclear) {
+                    if (q2w__room(img) < 2) return Q2W_PENDING;
+                    q2w__emit(img, Q2W_OP_WRITE, 88, 8, NULL, NULL);
+                    q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+                    img->autoclear = 0;
+                }
+                img->prepared = 1;
+            }
+            img->pin_epoch++;
+            rc = q2w__op_step(img);
+            if (rc == Q2W__DONE) return q2w__finish(img, Q2W_OK);
+        }
+        if (rc == Q2W_PENDING) {
+            QCOW2W_ASSERT(img->n_ops > 0);
+            return rc;
+        }
+        if (rc < 0) return q2w__finish(img, rc);
+    }
+}
+
+Q2WDEF int q2w_resume(q2w_image *img, int io_rc)
+{
+    size_t i;
+    if (!img) return Q2W_ERR_ARG;
+    if (img->failed == 1) return Q2W_ERR_FAILED;
+    if (img->failed == 2) return Q2W_ERR_ARG;
+    if (io_rc < 0) {
+        img->failed = 1;
+        img->n_ops = 0;
+        img->op = Q2W__OP_NONE;
+        return q2w__fail(img, Q2W_ERR_IO, "executor", 0, 0);
+    }
+    img->n_ops = 0;
+    for (i = 0; i < img->n_slots; i++)
+        if (img->slots[i].state == Q2W__S_LOADING)
+            img->slots[i].state = Q2W__S_VALID;
+    if (img->deferred_err) {
+        int rc = img->deferred_err;
+        img->deferred_err = 0;
+        return rc;
+    }
+    if (img->op == Q2W__OP_NONE && !img->ckpt_phase && !img->sub)
+        return Q2W_OK;
+    return q2w__drive(img);
+}
+
+static int q2w__begin(q2w_image *img, int op, uint64_t off, uint64_t len)
+{
+    if (!img) return Q2W_ERR_ARG;
+    if (img->failed == 1) return Q2W_ERR_FAILED;
+    if (img->failed == 2 || !img->opened)
+        return q2w__fail(img, Q2W_ERR_ARG, "image not open", 0, 0);
+    if (img->op != Q2W__OP_NONE || img->n_ops || img->ckpt_phase || img->sub)
+        return q2w__fail(img, Q2W_ERR_BUSY, "operation", 0, 0);
+    if (q2w__is_change(op) && !img->writable)
+        return q2w__fail(img, Q2W_ERR_READONLY, "operation", 0, 0);
+    if (op != Q2W__OP_RESIZE && (off > img->size || len > img->size - off))
+        return q2w__fail(img, Q2W_ERR_RANGE, "virtual range", off, len);
+    img->op = op;
+    img->op_off = off;
+    img->op_len = len;
+    img->op_pos = 0;
+    img->phase = 0;
+    return Q2W_OK;
+}
+
+Q2WDEF int q2w_open(q2w_image *img, const q2w_config *cfg)
+{
+    if (!img || !cfg || !cfg->mem || !cfg->ops) return Q2W_ERR_ARG;
+    memset(img, 0, sizeof *img);
+    if (cfg->ops_cap < Q2W_MIN_OPS)
+        return q2w__fail(img, Q2W_ERR_NOMEM, "cfg.ops_cap", 0, cfg->ops_cap);
+    img->mem = cfg->mem;
+    img->mem_len = cfg->mem_len;
+    img->max_slots = cfg->max_slots;
+    img->ops = cfg->ops;
+    img->ops_cap = cfg->ops_cap;
+    img->writable = cfg->writable != 0;
+    img->has_backing = cfg->has_backing != 0;
+    img->no_backing_ok = cfg->no_backing != 0;
+    img->backing_size = cfg->backing_size;
+    img->file_end = cfg->file_size;
+    img->op = Q2W__OP_OPEN;
+    return q2w__drive(img);
+}
+
+Q2WDEF int q2w_read(q2w_image *img, uint64_t off, void *dst, size_t len)
+{
+    int rc = q2w__begin(img, Q2W__OP_READ, off, len);
+    if (rc != Q2W_OK) return rc;
+    if (!dst && len) { img->op = Q2W__OP_NONE; return Q2W_ERR_ARG; }
+    img->op_dst = (unsigned char *)dst;
+    return q2w__drive(img);
+}
+
+Q2WDEF int q2w_write(q2w_image *img, uint64_t off, const void *src,
+                     size_t len)
+{
+    int rc = q2w__begin(img, Q2W__OP_WRITE, off, len);
+    if (rc != Q2W_OK) return rc;
+    if (!src && len) { img->op = Q2W__OP_NONE; return Q2W_ERR_ARG; }
+    img->op_src = (const unsigned char *)src;
+    return q2w__drive(img);
+}
+
+Q2WDEF int q2w_write_zeroes(q2w_image *img, uint64_t off, uint64_t len)
+{
+    int rc = q2w__begin(img, Q2W__OP_ZEROES, off, len);
+    return rc != Q2W_OK ? rc : q2w__drive(img);
+}
+
+Q2WDEF int q2w_discard(q2w_image *img, uint64_t off, uint64_t len)
+{
+    int rc = q2w__begin(img, Q2W__OP_DISCARD, off, len);
+    return rc != Q2W_OK ? rc : q2w__drive(img);
+}
+
+Q2WDEF int q2w_flush(q2w_image *img)
+{
+    int rc = q2w__begin(img, Q2W__OP_FLUSH, 0, 0);
+    return rc != Q2W_OK ? rc : q2w__drive(img);
+}
+
+Q2WDEF int q2w_close(q2w_image *img)
+{
+    int rc = q2w__begin(img, Q2W__OP_CLOSE, 0, 0);
+    return rc != Q2W_OK ? rc : q2w__drive(img);
+}
+
+Q2WDEF int q2w_resize(q2w_image *img, uint64_t new_size)
+{
+    int rc = q2w__begin(img, Q2W__OP_RESIZE, 0, 0);
+    if (rc != Q2W_OK) return rc;
+    img->op_arg = new_size;
+    return q2w__drive(img);
+}
+
+Q2WDEF const q2w_op *q2w_batch(const q2w_image *img, size_t *n)
+{
+    *n = img->n_ops;
+    return img->ops;
+}
+
+Q2WDEF const q2w_error_info *q2w_error(const q2w_image *img)
+{
+    return &img->err;
+}
+
+Q2WDEF void q2w_info_get(const q2w_image *img, q2w_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->version = img->version;
+    info->cluster_size = (uint32_t)img->cluster_size;
+    info->refcount_bits = 1u << img->refcount_order;
+    info->size = img->size;
+    info->l1_offset = img->l1_offset;
+    info->l1_size = img->l1_size;
+    info->refcount_table_offset = img->rt_offset;
+    info->refcount_table_clusters = img->rt_clusters;
+    info->snapshots_offset = img->snapshots_offset;
+    info->nb_snapshots = img->nb_snapshots;
+    info->incompatible = img->incompatible;
+    info->compatible = img->compatible;
+    info->autoclear = img->autoclear;
+    info->header_length = img->header_length;
+    info->backing_name = img->has_backing_name ? img->backing_name : NULL;
+    info->backing_format = img->backing_fmt[0] ? img->backing_fmt : NULL;
+    info->file_end = img->file_end;
+    info->cache_slots = img->n_slots;
+}
+
+/* ---- create ----------------------------------------------------------------- */
+Q2WDEF int q2w_create(const q2w_create_opts *opts, void *buf, size_t cap,
+                      uint64_t *image_len, q2w_error_info *err)
+{
+    q2w_error_info dummy;
+    uint64_t cs, cb = 0, l1_entries, n1, R = 1, B = 1, total = 0, i, epb;
+    uint32_t rbits, order = 0, hlen;
+    int version;
+    size_t name_len = 0, fmt_len = 0, ext_end;
+    unsigned char *p = (unsigned char *)buf;
+    if (!err) err = &dummy;
+    memset(err, 0, sizeof *err);
+    if (!opts || !image_len)
+        return q2w__hfail(err, Q2W_ERR_ARG, "arguments", 0, 0);
+    cs = opts->cluster_size ? opts->cluster_size : 65536u;
+    while ((1ull << cb) < cs) cb++;
+    if ((1ull << cb) != cs || cb < Q2W_MIN_CLUSTER_BITS ||
+        cb > Q2W_MAX_CLUSTER_BITS)
+        return q2w__hfail(err, Q2W_ERR_ARG, "cluster_size", 0, cs);
+    version = opts->version ? opts->version : 3;
+    if (version != 2 && version != 3)
+        return q2w__hfail(err, Q2W_ERR_ARG, "version", 0, (uint64_t)version);
+    rbits = opts->refcount_bits ? opts->refcount_bits : 16u;
+    while ((1u << order) < rbits && order < 7) order++;
+    if (order > 6 || (1u << order) != rbits || (version == 2 && order != 4))
+        return q2w__hfail(err, Q2W_ERR_ARG, "refcount_bits", 0, rbits);
+    if (opts->size > (1ull << 62))
+        return q2w__hfail(err, Q2W_ERR_LIMIT, "size", 0, opts->size);
+    l1_entries = (opts->size + cs * (cs / 8) - 1) / (cs * (cs / 8));
+    if (l1_entries * 8 > Q2W_MAX_L1_BYTES)
+        return q2w__hfail(err, Q2W_ERR_LIMIT, "size (L1 table)", 0,
+                          opts->size);
+    if (opts->backing) {
+        name_len = strlen(opts->backing);
+        if (name_len == 0 || name_len > Q2W_MAX_BACKING_NAME)
+            return q2w__hfail(err, Q2W_ERR_ARG, "backing", 0, name_len);
+    }
+    if (opts->backing_fmt) {
+        fmt_len = strlen(opts->backing_fmt);
+        if (fmt_len == 0 || fmt_len >= 32 || !opts->backing)
+            return q2w__hfail(err, Q2W_ERR_ARG, "backing_fmt", 0, fmt_len);
+    }
+    hlen = version == 3 ? 112u : 72u;
+    ext_end = hlen + (fmt_len ? 8 + ((fmt_len + 7) & ~(size_t)7) : 0) + 8;
+    if (ext_end + name_len > cs)
+        return q2w__hfail(err, Q2W_ERR_LIMIT,
+                          "backing name does not fit in cluster 0", 0,
+                          ext_end + name_len);
+    /* cluster 0 header, then R table clusters, B blocks, n1 L1 clusters;
+     * the blocks count all of it. */
+    n1 = (l1_entries * 8 + cs - 1) / cs;
+    if (n1 == 0) n1 = 1;
+    epb = (cs * 8) >> order;
+    for (i = 0; i < 64; i++) {
+        uint64_t b2, r2;
+        total = 1 + R + B + n1;
+        b2 = (total + epb - 1) / epb;
+        r2 = (b2 * 8 + cs - 1) / cs;
+        if (b2 == B && r2 == R) break;
+        B = b2;
+        R = r2;
+    }
+    total = 1 + R + B + n1;
+    *image_len = total * cs;
+    if (!buf) return Q2W_OK;
+    if (cap < *image_len) {
+        err->needed = *image_len;
+        return q2w__hfail(err, Q2W_ERR_NOMEM, "buffer", 0, *image_len);
+    }
+    memset(p, 0, (size_t)*image_len);
+    q2w__put32(p, 0x514649fbu);
+    q2w__put32(p + 4, (uint32_t)version);
+    q2w__put32(p + 20, (uint32_t)cb);
+    q2w__put64(p + 24, opts->size);
+    q2w__put32(p + 36, (uint32_t)l1_entries);
+    q2w__put64(p + 40, (1 + R + B) * cs);
+    q2w__put64(p + 48, cs);
+    q2w__put32(p + 56, (uint32_t)R);
+    if (version == 3) {
+        q2w__put32(p + 96, order);
+        q2w__put32(p + 100, hlen);
+    }
+    if (fmt_len) {
+        q2w__put32(p + hlen, Q2W__EXT_BACKING_FMT);
+        q2w__put32(p + hlen + 4, (uint32_t)fmt_len);
+        memcpy(p + hlen + 8, opts->backing_fmt, fmt_len);
+    }
+    if (name_len) {
+        q2w__put64(p + 8, ext_end);
+        q2w__put32(p + 16, (uint32_t)name_len);
+        memcpy(p + ext_end, opts->backing, name_len);
+    }
+    for (i = 0; i < B; i++)
+        q2w__put64(p + cs + i * 8, (1 + R + i) * cs);
+    for (i = 0; i < total; i++)
+        q2w__rc_set(p + (1 + R + i / epb) * cs, i % epb, order, 1);
+    return Q2W_OK;
+}
+
+/* ---- checker ---------------------------------------------------------------- */
+typedef struct q2w__chk {
+    const q2w_io *io;
+    q2w__hdr h;
+    uint64_t cs, nclusters;
+    uint32_t cb;
+    unsigned char *a, *b;   /* two cluster buffers */
+    uint32_t *counts;
+    q2w_check_result *res;
+} q2w__chk;
+
+static void q2w__finding(q2w__chk *k, int kind, uint64_t offset,
+                         uint64_t where, uint64_t stored, uint64_t computed)
+{
+    q2w_check_result *r = k->res;
+    if (kind == Q2W_FIND_LEAK) r->leaks++;
+    else r->corruptions++;
+    if (r->n_findings < Q2W_CHECK_MAX_FINDINGS) {
+        q2w_finding *f = &r->findings[r->n_findings++];
+        f->kind = kind;
+        f->offset = offset;
+        f->where = where;
+        f->stored = stored;
+        f->computed = computed;
+    }
+}
+
+static int q2w__chk_read(q2w__chk *k, uint64_t off, void *dst, size_t len)
+{
+    int rc = k->io->read(k->io->user, off, dst, len);
+    if (rc < 0) {
+        k->res->check_errors++;
+        return q2w__hfail(&k->res->error, Q2W_ERR_IO, "read", off, len);
+    }
+    return Q2W_OK;
+}
+
+/* One reference to the cluster at `off`, from the entry at `where`. */
+static void q2w__chk_ref(q2w__chk *k, uint64_t off, uint64_t where)
+{
+    uint64_t c;
+    if (off & (k->cs - 1)) {
+        q2w__finding(k, Q2W_FIND_UNALIGNED, off, where, 0, 0);
+        return;
+    }
+    c = off >> k->cb;
+    if (c >= k->nclusters) {
+        q2w__finding(k, Q2W_FIND_PAST_EOF, off, where, 0, 0);
+        return;
+    }
+    if (k->counts[c] != 0xffffffffu) k->counts[c]++;
+}
+
+static void q2w__chk_range(q2w__chk *k, uint64_t off, uint64_t len,
+                           uint64_t where)
+{
+    uint64_t c;
+    for (c = 0; c < (len + k->cs - 1) / k->cs; c++)
+        q2w__chk_ref(k, off + c * k->cs, where);
+}
+
+/* Walk an L1 table: count its L2 tables and their clusters; with `copied`
+ * (second walk of the active table) compare COPIED with the refcounts that
+ * pass 2 left in counts[]. */
+static int q2w__chk_l1(q2w__chk *k, uint64_t l1_off, uint64_t l1_size,
+                       int active, int copied)
+{
+    uint64_t i, j, per = k->cs / 8;
+    int rc;
+    for (i = 0; i < l1_size; i++) {
+        uint64_t l1e, l2, where = l1_off + i * 8;
+        if (i % per == 0) {
+            uint64_t n = l1_size - i < per ? l1_size - i : per;
+            rc = q2w__chk_read(k, where, k->a, (size_t)(n * 8));
+            if (rc != Q2W_OK) return rc;
+        }
+        l1e = q2w__be64(k->a + (i % per) * 8);
+        l2 = l1e & Q2W__OFF_MASK;
+        if (!copied && (l1e & Q2W__L1_RESERVED))
+            q2w__finding(k, Q2W_FIND_RESERVED, l2, where, l1e, 0);
+        if (!l2) continue;
+        if (copied) {
+            uint64_t c = l2 >> k->cb;
+            if (!(l2 & (k->cs - 1)) && c < k->nclusters &&
+                ((k->counts[c] == 1) != ((l1e & Q2W__COPIED) != 0)))
+                q2w__finding(k, Q2W_FIND_COPIED, l2, where, l1e,
+                             k->counts[c]);
+        } else {
+            q2w__chk_ref(k, l2, where);
+        }
+        if (l2 & (k->cs - 1)) continue;
+        rc = q2w__chk_read(k, l2, k->b, (size_t)k->cs);
+        if (rc != Q2W_OK) return rc;
+        for (j = 0; j < per; j++) {
+            uint64_t e = q2w__be64(k->b + j * 8), host, w = l2 + j * 8;
+            if (!e) continue;
+            if (e & Q2W__COMPRESSED) {
+                uint32_t sbits = 62u - (k->cb - 8u);
+                uint64_t coff = e & ((1ull << sbits) - 1);
+                uint64_t secs = ((e >> sbits) & ((1ull << (k->cb - 8u)) - 1)) + 1;
+                uint64_t first = coff & ~(k->cs - 1);
+                uint64_t last = ((coff & ~511ull) + secs * 512 - 1) & ~(k->cs - 1);
+                if (copied) {
+                    if (e & Q2W__COPIED)
+                        q2w__finding(k, Q2W_FIND_COPIED, first, w, e, 0);
+                    continue;
+                }
+                if (active) k->res->allocated_clusters++;
+                for (; first <= last; first += k->cs) q2w__chk_ref(k, first, w);
+                continue;
+            }
+            host = e & Q2W__OFF_MASK;
+            if (!copied) {
+                if (e & Q2W__L2_RESERVED)
+                    q2w__finding(k, Q2W_FIND_RESERVED, host, w, e, 0);
+                if (k->h.version == 2 && (e & Q2W__ZERO))
+                    q2w__finding(k, Q2W_FIND_ZERO_FLAG_V2, host, w, e, 0);
+                if (host) {
+                    if (active) k->res->allocated_clusters++;
+                    q2w__chk_ref(k, host, w);
+                }
+            } else if (host && !(host & (k->cs - 1)) &&
+                       (host >> k->cb) < k->nclusters) {
+                uint64_t v = k->counts[host >> k->cb];
+                if ((v == 1) != ((e & Q2W__COPIED) != 0))
+                    q2w__finding(k, Q2W_FIND_COPIED, host, w, e, v);
+            }
+        }
+    }
+    return Q2W_OK;
+}
+
+/* Snapshot table: its clusters and every snapshot's L1 tables. */
+static int q2w__chk_snapshots(q2w__chk *k)
+{
+    uint64_t pos = k->h.snapshots_offset, i;
+    unsigned char e[40];
+    int rc;
+    for (i = 0; i < k->h.nb_snapshots; i++) {
+        uint64_t l1o, len;
+        uint32_t l1s, extra;
+        uint16_t idl, nml;
+        rc = q2w__chk_read(k, pos, e, 40);
+        if (rc != Q2W_OK) return rc;
+        l1o = q2w__be64(e);
+        l1s = q2w__be32(e + 8);
+        idl = q2w__be16(e + 12);
+        nml = q2w__be16(e + 14);
+        extra = q2w__be32(e + 36);
+        len = 40u + extra + idl + nml;
+        len = (len + 7) & ~7ull;
+        if (extra > 1024 || (uint64_t)l1s * 8 > Q2W_MAX_L1_BYTES ||
+            (l1o & (k->cs - 1))) {
+            q2w__finding(k, Q2W_FIND_HEADER, l1o, pos, l1s, 0);
+            return Q2W_OK;
+        }
+        q2w__chk_range(k, l1o, (uint64_t)l1s * 8, pos);
+        rc = q2w__chk_l1(k, l1o, l1s, 0, 0);
+        if (rc != Q2W_OK) return rc;
+        pos += len;
+    }
+    q2w__chk_range(k, k->h.snapshots_offset, pos - k->h.snapshots_offset, 48);
+    return Q2W_OK;
+}
+
+static int q2w__chk_setup(const q2w_io *io, q2w__chk *k, unsigned char *head,
+                          q2w_error_info *e)
+{
+    int rc;
+    memset(k, 0, sizeof *k);
+    k->io = io;
+    if (io->read(io->user, 0, head, 112) < 0)
+        return q2w__hfail(e, Q2W_ERR_IO, "read", 0, 112);
+    rc = q2w__parse_fixed(head, 112, &k->h, e);
+    if (rc != Q2W_OK) return rc;
+    k->cb = k->h.cluster_bits;
+    k->cs = 1ull << k->cb;
+    k->nclusters = (io->file_size + k->cs - 1) >> k->cb;
+    return Q2W_OK;
+}
+
+Q2WDEF int q2w_check_work_size(const q2w_io *io, size_t *bytes)
+{
+    q2w__chk k;
+    unsigned char head[112];
+    q2w_error_info e;
+    int rc;
+    if (!io || !io->read || !bytes) return Q2W_ERR_ARG;
+    rc = q2w__chk_setup(io, &k, head, &e);
+    if (rc != Q2W_OK) return rc;
+    *bytes = (size_t)(2 * k.cs + k.nclusters * 4);
+    return Q2W_OK;
+}
+
+Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
+                     unsigned flags, q2w_check_result *res)
+{
+    q2w__chk k;
+    unsigned char head[112];
+    uint64_t i, rt_entries, epb_bits, epb, end = 0;
+    int rc;
+    if (!res) return Q2W_ERR_ARG;
+    memset(res, 0, sizeof *res);
+    if (!io || !io->read || !work)
+        return q2w__hfail(&res->error, Q2W_ERR_ARG, "arguments", 0, 0);
+    if ((flags & Q2W_CHECK_REPAIR_LEAKS) && (!io->write || !io->flush))
+        return q2w__hfail(&res->error, Q2W_ERR_ARG, "io.write", 0, 0);
+    rc = q2w__chk_setup(io, &k, head, &res->error);
+    if (rc != Q2W_OK) return rc;
+    k.res = res;
+    if (work_len < 2 * k.cs + k.nclusters * 4) {
+        res->error.needed = 2 * k.cs + k.nclusters * 4;
+        return q2w__hfail(&res->error, Q2W_ERR_NOMEM, "work", 0,
+                          res->error.needed);
+    }
+    k.a = (unsigned char *)work;
+    k.b = k.a + k.cs;
+    k.counts = (uint32_t *)(void *)(k.b + k.cs);
+    memset(k.counts, 0, (size_t)(k.nclusters * 4));
+    rc = q2w__chk_read(&k, 0, k.a, (size_t)k.cs);
+    if (rc != Q2W_OK) return rc;
+    rc = q2w__parse_exts(k.a, (size_t)k.cs, &k.h, &res->error);
+    if (rc != Q2W_OK) return rc;
+    res->total_clusters = (k.h.size + k.cs - 1) >> k.cb;
+
+    /* Pass 1: count every reference path. */
+    q2w__chk_ref(&k, 0, 0);
+    q2w__chk_range(&k, k.h.rt_offset, (uint64_t)k.h.rt_clusters * k.cs, 48);
+    rt_entries = (uint64_t)k.h.rt_clusters * (k.cs / 8);
+    for (i = 0; i < rt_entries; i++) {
+        uint64_t e, where = k.h.rt_offset + i * 8;
+        if (i % (k.cs / 8) == 0 &&
+            (rc = q2w__chk_read(&k, where, k.a, (size_t)k.cs)) != Q2W_OK)
+            return rc;
+        e = q2w__be64(k.a + (i % (k.cs / 8)) * 8);
+        if (e & Q2W__RT_RESERVED)
+            q2w__finding(&k, Q2W_FIND_RESERVED, e, where, e, 0);
+        if (e & ~Q2W__RT_RESERVED) q2w__chk_ref(&k, e & ~Q2W__RT_RESERVED, where);
+    }
+    q2w__chk_range(&k, k.h.l1_offset, (uint64_t)k.h.l1_size * 8, 40);
+    rc = q2w__chk_l1(&k, k.h.l1_offset, k.h.l1_size, 1, 0);
+    if (rc != Q2W_OK) return rc;
+    if (k.h.nb_snapshots && (rc = q2w__chk_snapshots(&k)) != Q2W_OK)
+        return rc;
+
+    /* Pass 2: stored refcounts against the counts; counts[] then holds
+     * the stored values for the COPIED pass. */
+    epb_bits = k.cb + 3u - k.h.refcount_order;
+    epb = 1ull << epb_bits;
+    for (i = 0; i < rt_entries; i++) {
+        uint64_t e, blk, j, first = i << epb_bits;
+        int dirty = 0;
+        if (first >= k.nclusters) break;
+        if (i % (k.cs / 8) == 0 &&
+            (rc = q2w__chk_read(&k, k.h.rt_offset + i * 8, k.a,
+                                (size_t)k.cs)) != Q2W_OK)
+            return rc;
+        e = q2w__be64(k.a + (i % (k.cs / 8)) * 8);
+        blk = e & ~Q2W__RT_RESERVED;
+        if (blk & (k.cs - 1)) blk = 0;
+        if (blk) {
+            rc = q2w__chk_read(&k, blk, k.b, (size_t)k.cs);
+            if (rc != Q2W_OK) return rc;
+        }
+        for (j = 0; j < epb && first + j < k.nclusters; j++) {
+            uint64_t c = first + j;
+            uint64_t stored = blk ? q2w__rc_get(k.b, j, k.h.refcount_order) : 0;
+            uint64_t have = k.counts[c];
+            if (stored < have) {
+                q2w__finding(&k, Q2W_FIND_REFCOUNT, c << k.cb, blk + j, stored,
+                             have);
+            } else if (stored > have) {
+                q2w__finding(&k, Q2W_FIND_LEAK, c << k.cb, blk + j, stored,
+                             have);
+                if ((flags & Q2W_CHECK_REPAIR_LEAKS) && blk) {
+                    q2w__rc_set(k.b, j, k.h.refcount_order, have);
+                    res->leaks_fixed++;
+                    dirty = 1;
+                    stored = have;
+                }
+            }
+            if (stored) end = c + 1;
+            k.counts[c] = stored > 0xfffffffeu ? 0xfffffffeu : (uint32_t)stored;
+        }
+        if (dirty && io->write(io->user, blk, k.b, (size_t)k.cs) < 0) {
+            res->check_errors++;
+            return q2w__hfail(&res->error, Q2W_ERR_IO, "write", blk, k.cs);
+        }
+    }
+    /* Clusters the table cannot describe at all. */
+    for (i = rt_entries << epb_bits; i < k.nclusters; i++)
+        if (k.counts[i]) {
+            q2w__finding(&k, Q2W_FIND_REFCOUNT, i << k.cb, 0, 0, k.counts[i]);
+            k.counts[i] = 0;
+        }
+    res->image_end_offset = end << k.cb;
+    if (res->leaks_fixed && io->flush(io->user) < 0) {
+        res->check_errors++;
+        return q2w__hfail(&res->error, Q2W_ERR_IO, "flush", 0, 0);
+    }
+    /* Pass 3: COPIED in the active tables. */
+    return q2w__chk_l1(&k, k.h.l1_offset, k.h.l1_size, 1, 1);
+}
+
+Q2WDEF const char *q2w_finding_name(int kind)
+{
+    switch (kind) {
+    case Q2W_FIND_LEAK: return "leak";
+    case Q2W_FIND_REFCOUNT: return "refcount too low";
+    case Q2W_FIND_COPIED: return "COPIED flag wrong";
+    case Q2W_FIND_UNALIGNED: return "unaligned offset";
+    case Q2W_FIND_PAST_EOF: return "reference past end of file";
+    case Q2W_FIND_RESERVED: return "reserved bits set";
+    case Q2W_FIND_ZERO_FLAG_V2: return "zero flag in a v2 image";
+    case Q2W_FIND_HEADER: return "invalid snapshot or header entry";
+    default: return "unknown finding";
+    }
+}
+
+/* ---- POSIX executor --------------------------------------------------------- */
+#ifndef Q2W_NO_STDIO
+#include <errno.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+static int q2w__pread_all(int fd, uint64_t off, unsigned char *dst, size_t len)
+{
+    while (len) {
+        ssize_t got = pread(fd, dst, len, (off_t)off);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return -errno;
+        if (got == 0) { memset(dst, 0, len); return 0; } /* past EOF: zeros */
+        dst += got;
+        off += (uint64_t)got;
+        len -= (size_t)got;
+    }
+    return 0;
+}
+
+static int q2w__pwrite_all(int fd, uint64_t off, const unsigned char *src,
+                           size_t len)
+{
+    static const unsigned char zeros[65536];
+    while (len) {
+        size_t n = len;
+        const unsigned char *from = src;
+        ssize_t put;
+        if (!src) {
+            from = zeros;
+            if (n > sizeof zeros) n = sizeof zeros;
+        }
+        put = pwrite(fd, from, n, (off_t)off);
+        if (put < 0 && errno == EINTR) continue;
+        if (put <= 0) return put < 0 ? -errno : -EIO;
+        if (src) src += put;
+        off += (uint64_t)put;
+        len -= (size_t)put;
+    }
+    return 0;
+}
+
+Q2WDEF int q2w_posix_exec(q2w_image *img, int fd,
+                          const q2w_backing_reader *backing)
+{
+    size_t i, n;
+    const q2w_op *op = q2w_batch(img, &n);
+    for (i = 0; i < n; i++) {
+        int rc = 0;
+        switch (op[i].kind) {
+        case Q2W_OP_READ:
+            rc = q2w__pread_all(fd, op[i].off, op[i].dst, op[i].len);
+            break;
+        case Q2W_OP_WRITE:
+            rc = q2w__pwrite_all(fd, op[i].off, op[i].src, op[i].len);
+            break;
+        case Q2W_OP_FLUSH:
+            rc = fdatasync(fd) < 0 ? -errno : 0;
+            break;
+        case Q2W_OP_BACKING_READ:
+            if (backing && backing->read)
+                rc = backing->read(backing->user, op[i].off, op[i].dst,
+                                   op[i].len);
+            else
+                memset(op[i].dst, 0, op[i].len);
+            break;
+        default:
+            rc = -EINVAL;
+        }
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+Q2WDEF int q2w_posix_run(q2w_image *img, int fd,
+                         const q2w_backing_reader *backing, int rc)
+{
+    while (rc == Q2W_PENDING)
+        rc = q2w_resume(img, q2w_posix_exec(img, fd, backing));
+    return rc;
+}
+
+static int q2w__fd_read(void *user, uint64_t off, void *dst, size_t len)
+{
+    return q2w__pread_all(((q2w_fdbox *)user)->fd, off, (unsigned char *)dst,
+                          len);
+}
+static int q2w__fd_write(void *user, uint64_t off, const void *src, size_t len)
+{
+    return q2w__pwrite_all(((q2w_fdbox *)user)->fd, off,
+                           (const unsigned char *)src, len);
+}
+static int q2w__fd_flush(void *user)
+{
+    return fdatasync(((q2w_fdbox *)user)->fd) < 0 ? -errno : 0;
+}
+
+Q2WDEF void q2w_posix_io(q2w_io *io, int fd, q2w_fdbox *box)
+{
+    off_t end = lseek(fd, 0, SEEK_END);
+    box->fd = fd;
+    io->read = q2w__fd_read;
+    io->write = q2w__fd_write;
+    io->flush = q2w__fd_flush;
+    io->user = box;
+    io->file_size = end > 0 ? (uint64_t)end : 0;
+}
+#endif /* Q2W_NO_STDIO */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QCOW2W_IMPLEMENTATION */
+
+/* REVISION HISTORY
+ *   0.1.0 (2026-11-29)  first release: create, open, read, write,
+ *                       write_zeroes, discard, flush, grow, refcount block
+ *                       and table growth, checker, POSIX executor.
+ *
+ * LICENCE: MIT or public domain (Unlicense), at your choice.
+ *   MIT: Copyright (c) 2026 the alk authors. Permission is hereby granted,
+ *   free of charge, to any person obtaining a copy of this software, to deal
+ *   in it without restriction, including the rights to use, copy, modify,
+ *   merge, publish, distribute, sublicense and/or sell copies, subject to
+ *   including this notice. THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY
+ *   OF ANY KIND.
+ *   Public domain: anyone is free to copy, modify, publish, use, compile,
+ *   sell or distribute this software, for any purpose, by any means.
+ */
