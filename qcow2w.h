@@ -2401,7 +2401,7 @@ static int q2w__pread_all(int fd, uint64_t off, unsigned char *dst, size_t len)
 static int q2w__pwrite_all(int fd, uint64_t off, const unsigned char *src,
                            size_t len)
 {
-    static const unsigned char zeros[65536];
+    static const unsigned char zeros[65536] = {0};
     while (len) {
         size_t n = len;
         const unsigned char *from = src;
