@@ -366,7 +366,8 @@ typedef struct q2w_image {
     uint64_t op_off, op_len, op_pos, op_arg;
     const unsigned char *op_src;
     unsigned char *op_dst;
-    uint64_t g_start, g_count, g_idx, g_a, g_b, g_c; /* growth state */
+    uint64_t g_start, g_idx, g_cursor;      /* resize: run search */
+    uint64_t gr_p, gr_b, gr_t, gr_idx;      /* refcount-table growth */
     int writes_since_flush, ckpt_wrote;
     q2w_error_info err;
 } q2w_image;
@@ -868,6 +869,13 @@ static void q2w__mark_dirty(q2w_image *img, const unsigned char *data)
     img->slots[i].dirty = 1;
 }
 
+static void q2w__unpin(q2w_image *img, const unsigned char *data)
+{
+    size_t i = (size_t)(data - img->slot_mem) / (size_t)img->cluster_size;
+    QCOW2W_ASSERT(i < img->n_slots);
+    img->slots[i].pin = 0;
+}
+
 static void q2w__drop(q2w_image *img, uint64_t key)
 {
     long f = q2w__find(img, key);
@@ -1009,13 +1017,13 @@ static int q2w__refcount(q2w_image *img, uint64_t c, uint64_t *v)
 /* ---- allocation ------------------------------------------------------------ */
 static int q2w__grow_rt_start(q2w_image *img);
 
-/* First free cluster >= from. May create a refcount block (Q2W__AGAIN:
+/* First free cluster >= *cursor (moved forward past used clusters). May create a refcount block (Q2W__AGAIN:
  * the step starts over) or start refcount-table growth. On Q2W_OK the
  * block covering *out is pinned, so q2w__take can commit. */
-static int q2w__find_free(q2w_image *img, uint64_t from, uint64_t *out)
+static int q2w__find_free(q2w_image *img, uint64_t *cursor, uint64_t *out)
 {
     uint64_t epb_bits = q2w__epb_bits(img), epb = 1ull << epb_bits;
-    uint64_t c = from;
+    uint64_t c = *cursor;
     for (;;) {
         unsigned char *blk, *rte;
         uint64_t i;
@@ -1024,10 +1032,7 @@ static int q2w__find_free(q2w_image *img, uint64_t from, uint64_t *out)
             return q2w__fail(img, Q2W_ERR_LIMIT, "host offset", 0, c);
         rc = q2w__rb_for(img, c, &blk, &rte);
         if (rc != Q2W_OK) return rc;
-        if (!rte) {
-            img->g_c = c;
-            return q2w__grow_rt_start(img);
-        }
+        if (!rte) return q2w__grow_rt_start(img);
         if (!blk) {
             /* A new block on the first free cluster of its range, counting
              * itself; the table entry names it. */
@@ -1039,16 +1044,24 @@ static int q2w__find_free(q2w_image *img, uint64_t from, uint64_t *out)
             q2w__put64(rte, c << img->cluster_bits);
             q2w__mark_dirty(img, rte);
             if (c == img->free_hint) img->free_hint = c + 1;
+            if (c == *cursor) *cursor = c + 1;
             if ((c + 1) << img->cluster_bits > img->file_end)
                 img->file_end = (c + 1) << img->cluster_bits;
             return Q2W__AGAIN;
         }
         for (i = c & (epb - 1); i < epb; i++, c++)
             if (q2w__rc_get(blk, i, img->refcount_order) == 0) {
-                if (from == img->free_hint) img->free_hint = c;
+                *cursor = c;
                 *out = c;
                 return Q2W_OK;
             }
+        /* Everything before c is in use: the cursor keeps that progress
+         * across restarts (a scan longer than the cache would otherwise
+         * reload the same blocks forever), and a long scan must not pin
+         * every block it passes. */
+        *cursor = c;
+        q2w__unpin(img, blk);
+        q2w__unpin(img, rte);
     }
 }
 
@@ -1148,17 +1161,17 @@ static int q2w__grow_rt_start(q2w_image *img)
                          B + 6);
     img->sub = Q2W__SUB_GROW_RT;
     img->phase = 0;
-    img->g_a = P;
-    img->g_b = B;
-    img->g_count = T;
-    img->g_idx = 0;
+    img->gr_p = P;
+    img->gr_b = B;
+    img->gr_t = T;
+    img->gr_idx = 0;
     return Q2W__AGAIN;
 }
 
 static int q2w__grow_rt_run(q2w_image *img)
 {
     uint64_t cs = img->cluster_size, epb_bits = q2w__epb_bits(img);
-    uint64_t P = img->g_a, B = img->g_b, T = img->g_count;
+    uint64_t P = img->gr_p, B = img->gr_b, T = img->gr_t;
     uint64_t new_rt = (P + B) << img->cluster_bits;
     uint64_t old_clusters = img->rt_clusters, j;
     int rc;
@@ -1205,17 +1218,17 @@ static int q2w__grow_rt_run(q2w_image *img)
             q2w__mark_dirty(img, d);
         }
         img->phase = 3;
-        img->g_idx = 0;
+        img->gr_idx = 0;
         /* fall through */
     case 3: /* copy the old table, a cluster at a time through scratch */
-        while (img->g_idx < old_clusters) {
-            uint64_t at = img->g_idx * cs;
+        while (img->gr_idx < old_clusters) {
+            uint64_t at = img->gr_idx * cs;
             if (q2w__room(img) < 2) return Q2W_PENDING;
             q2w__emit(img, Q2W_OP_READ, img->rt_offset + at, (size_t)cs,
                       img->scratch, NULL);
             q2w__emit(img, Q2W_OP_WRITE, new_rt + at, (size_t)cs, NULL,
                       img->scratch);
-            img->g_idx++;
+            img->gr_idx++;
         }
         img->phase = 4;
         /* The new blocks and pieces (dirty) go out, flushed. */
@@ -1284,7 +1297,7 @@ static int q2w__l2_for(q2w_image *img, uint64_t vc, int create,
     if (!off) {
         uint64_t c;
         if (!create) return Q2W_OK;
-        rc = q2w__find_free(img, img->free_hint, &c);
+        rc = q2w__find_free(img, &img->free_hint, &c);
         if (rc != Q2W_OK) return rc;
         if ((rc = q2w__reserve(img)) != Q2W_OK) return rc;
         q2w__take(img, c);
@@ -1391,7 +1404,7 @@ static int q2w__step_write(q2w_image *img, const unsigned char *src)
         img->op_pos += n;
         return Q2W_OK;
     }
-    rc = q2w__find_free(img, img->free_hint, &c);
+    rc = q2w__find_free(img, &img->free_hint, &c);
     if (rc != Q2W_OK) return rc;
     if ((rc = q2w__need_room(img, 4)) != Q2W_OK) return rc;
     hc = c << img->cluster_bits;
@@ -1494,6 +1507,23 @@ static int q2w__step_read(q2w_image *img)
     return Q2W_OK;
 }
 
+/* The size is switched. A backing file longer than the old size would show
+ * through the new area, so that part is zeroed (as qemu does) by turning
+ * the operation into a write_zeroes over it. */
+static int q2w__resized(q2w_image *img)
+{
+    uint64_t old = img->size, end = img->op_arg;
+    img->size = img->op_arg;
+    if (!img->has_backing || img->backing_size <= old) return Q2W__DONE;
+    if (end > img->backing_size) end = img->backing_size;
+    img->op = Q2W__OP_ZEROES;
+    img->op_off = old;
+    img->op_len = end - old;
+    img->op_pos = 0;
+    img->phase = 0;
+    return Q2W_OK;
+}
+
 /* Resize (grow). Phases: 0 decide, 1 after checkpoint: find a run of
  * free clusters for the new L1, 2 take them, 3 copy, 4 switch, 5 done;
  * 10/11 size-only change. */
@@ -1515,18 +1545,19 @@ static int q2w__step_resize(q2w_image *img)
                              img->op_arg);
         if (need <= img->l1_size) { img->phase = 10; return Q2W_OK; }
         img->phase = 1;
-        img->g_start = img->free_hint;
+        img->g_start = img->g_cursor = img->free_hint;
         img->g_idx = 0;
         return q2w__checkpoint_start(img);
     case 1: /* a run of nclu free clusters, found by restartable search */
         while (img->g_idx < nclu) {
-            rc = q2w__find_free(img, img->g_start + img->g_idx, &x);
+            rc = q2w__find_free(img, &img->g_cursor, &x);
             if (rc != Q2W_OK) return rc;
             if (x != img->g_start + img->g_idx) {
                 img->g_start = x;
                 img->g_idx = 0;
             }
             img->g_idx++;
+            img->g_cursor = img->g_start + img->g_idx;
             img->pin_epoch++;
         }
         img->phase = 2;
@@ -1581,8 +1612,7 @@ static int q2w__step_resize(q2w_image *img)
         if (old_clu) q2w__defer_free(img, old >> cb, old_clu);
         img->l1_offset = img->g_start << cb;
         img->l1_size = (uint32_t)need;
-        img->size = img->op_arg;
-        return Q2W__DONE;
+        return q2w__resized(img);
     }
     case 10:
         if ((rc = q2w__need_room(img, 2)) != Q2W_OK) return rc;
@@ -1592,8 +1622,7 @@ static int q2w__step_resize(q2w_image *img)
         img->phase = 11;
         return Q2W_PENDING;
     default:
-        img->size = img->op_arg;
-        return Q2W__DONE;
+        return q2w__resized(img);
     }
 }
 

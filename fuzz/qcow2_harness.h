@@ -1,0 +1,302 @@
+/* qcow2_harness.h - what every qcow2w harness and test shares: an in-memory
+ * image file with an executor that checks each op it is given, the resume
+ * loop with a fixed cap, a flat reference model of the virtual disk, and the
+ * invariant checks (checker, a fresh handle's view, the model).
+ *
+ * The oracle lives here once: fuzz/qcow2_*.c, the replay gate, seed mode and
+ * tests/test_qcow2w.c all call these functions. Include after qcow2w.h with
+ * its implementation and fuzz/alk_check.h. */
+#ifndef QCOW2_HARNESS_H
+#define QCOW2_HARNESS_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Resume calls one operation may take before the loop counts as a hang. */
+#define QH_RESUME_CAP 2000000u
+
+typedef struct qh_disk {
+    unsigned char *buf;
+    size_t len;         /* file size */
+    size_t cap;         /* hard limit: a write past it is a harness failure */
+    uint64_t writes, flushes, reads, write_bytes;
+    uint32_t cluster_size; /* for the header-write rule; 0 = not checked */
+    const unsigned char *backing;
+    uint64_t backing_len;
+    size_t ops_cap;     /* batches must fit the caller's buffer */
+} qh_disk;
+
+static ALK_UNUSED void qh_disk_init(qh_disk *d, size_t cap)
+{
+    memset(d, 0, sizeof *d);
+    d->cap = cap;
+    d->buf = (unsigned char *)calloc(1, cap ? cap : 1);
+    ALK_CHECK(d->buf != NULL, "out of memory for a %zu-byte disk", cap);
+}
+
+static ALK_UNUSED void qh_disk_free(qh_disk *d)
+{
+    free(d->buf);
+    d->buf = NULL;
+}
+
+static ALK_UNUSED void qh_disk_read(const qh_disk *d, uint64_t off,
+                                    unsigned char *dst, size_t len)
+{
+    size_t have = off < d->len ? (size_t)(d->len - off) : 0;
+    if (have > len) have = len;
+    if (have) memcpy(dst, d->buf + off, have);
+    memset(dst + have, 0, len - have);
+}
+
+/* Header writes may only touch the fields the writer owns: size and the
+ * L1 pair (24..48), the refcount-table pair (48..60), autoclear (88..96). */
+static int qh_header_write_ok(uint64_t off, size_t len)
+{
+    uint64_t end = off + len;
+    return (off >= 24 && end <= 48) || (off >= 48 && end <= 60) ||
+           (off >= 88 && end <= 96);
+}
+
+static ALK_UNUSED int qh_exec(qh_disk *d, const q2w_op *op, size_t n)
+{
+    size_t i;
+    ALK_CHECK(n >= 1 && n <= d->ops_cap, "batch of %zu ops (cap %zu)", n,
+              d->ops_cap);
+    for (i = 0; i < n; i++) {
+        const q2w_op *o = &op[i];
+        switch (o->kind) {
+        case Q2W_OP_READ:
+            ALK_CHECK(o->dst && o->len, "read op without buffer/len");
+            ALK_CHECK(o->off < Q2W_MAX_HOST_OFFSET, "read at %llu",
+                      (unsigned long long)o->off);
+            qh_disk_read(d, o->off, o->dst, o->len);
+            d->reads++;
+            break;
+        case Q2W_OP_WRITE:
+            ALK_CHECK(o->len > 0, "empty write op");
+            ALK_CHECK(o->off + o->len <= d->cap,
+                      "write [%llu, +%zu) past the disk limit %zu",
+                      (unsigned long long)o->off, o->len, d->cap);
+            if (d->cluster_size && o->off < d->cluster_size)
+                ALK_CHECK(qh_header_write_ok(o->off, o->len),
+                          "write [%llu, +%zu) into the header cluster",
+                          (unsigned long long)o->off, o->len);
+            if (o->src) memcpy(d->buf + o->off, o->src, o->len);
+            else memset(d->buf + o->off, 0, o->len);
+            if (o->off + o->len > d->len) d->len = (size_t)(o->off + o->len);
+            d->writes++;
+            d->write_bytes += o->len;
+            break;
+        case Q2W_OP_FLUSH:
+            d->flushes++;
+            break;
+        case Q2W_OP_BACKING_READ: {
+            size_t j;
+            ALK_CHECK(o->dst && o->len, "backing read without buffer/len");
+            for (j = 0; j < o->len; j++)
+                o->dst[j] = o->off + j < d->backing_len
+                                ? d->backing[o->off + j] : 0;
+            break;
+        }
+        default:
+            ALK_CHECK(0, "op kind %d", o->kind);
+        }
+    }
+    return 0;
+}
+
+/* The resume loop: every Q2W_PENDING comes with a non-empty batch, and the
+ * operation ends within QH_RESUME_CAP rounds. */
+static ALK_UNUSED int qh_run(q2w_image *img, qh_disk *d, int rc)
+{
+    unsigned long rounds = 0;
+    while (rc == Q2W_PENDING) {
+        size_t n;
+        const q2w_op *op = q2w_batch(img, &n);
+        ALK_CHECK(++rounds < QH_RESUME_CAP, "resume loop did not end");
+        rc = q2w_resume(img, qh_exec(d, op, n));
+    }
+    if (rc != Q2W_OK) {
+        size_t n;
+        q2w_batch(img, &n);
+        ALK_CHECK(n == 0, "error %d with %zu ops left in the batch", rc, n);
+    }
+    return rc;
+}
+
+static int qh_io_read(void *user, uint64_t off, void *dst, size_t len)
+{
+    qh_disk_read((const qh_disk *)user, off, (unsigned char *)dst, len);
+    return 0;
+}
+static int qh_io_write(void *user, uint64_t off, const void *src, size_t len)
+{
+    qh_disk *d = (qh_disk *)user;
+    ALK_CHECK(off + len <= d->cap, "checker write past the disk");
+    memcpy(d->buf + off, src, len);
+    if (off + len > d->len) d->len = (size_t)(off + len);
+    return 0;
+}
+static int qh_io_flush(void *user)
+{
+    (void)user;
+    return 0;
+}
+
+/* Full check of the image on the disk. */
+static ALK_UNUSED int qh_check(qh_disk *d, unsigned flags,
+                               q2w_check_result *res)
+{
+    q2w_io io;
+    size_t need = 0;
+    void *work;
+    int rc;
+    io.read = qh_io_read;
+    io.write = qh_io_write;
+    io.flush = qh_io_flush;
+    io.user = d;
+    io.file_size = d->len;
+    rc = q2w_check_work_size(&io, &need);
+    if (rc != Q2W_OK) {
+        memset(res, 0, sizeof *res);
+        res->error.code = rc;
+        return rc;
+    }
+    work = malloc(need ? need : 1);
+    ALK_CHECK(work != NULL, "out of memory for check work");
+    rc = q2w_check(&io, work, need, flags, res);
+    free(work);
+    return rc;
+}
+
+static ALK_UNUSED void qh_print_findings(const q2w_check_result *r)
+{
+    size_t i;
+    for (i = 0; i < r->n_findings; i++)
+        alk_trace("finding %s at %llu (entry %llu) stored %llu computed %llu",
+                  q2w_finding_name(r->findings[i].kind),
+                  (unsigned long long)r->findings[i].offset,
+                  (unsigned long long)r->findings[i].where,
+                  (unsigned long long)r->findings[i].stored,
+                  (unsigned long long)r->findings[i].computed);
+}
+
+/* The checker must find no corruption; with `exact`, no leak either. */
+static ALK_UNUSED void qh_assert_consistent(qh_disk *d, int exact,
+                                            const char *when)
+{
+    q2w_check_result r;
+    int rc = qh_check(d, 0, &r);
+    if (rc != Q2W_OK || r.corruptions || (exact && r.leaks))
+        qh_print_findings(&r);
+    ALK_CHECK(rc == Q2W_OK, "%s: check failed: %s (%s)", when,
+              q2w_strerror(rc), r.error.what ? r.error.what : "");
+    ALK_CHECK(r.corruptions == 0, "%s: %llu corruptions", when,
+              (unsigned long long)r.corruptions);
+    ALK_CHECK(!exact || r.leaks == 0, "%s: %llu leaks", when,
+              (unsigned long long)r.leaks);
+}
+
+/* Memory for a handle: scratch + slots clusters, plus room for metadata. */
+typedef struct qh_handle {
+    q2w_image img;
+    q2w_op *ops;
+    unsigned char *mem;
+    size_t mem_len;
+} qh_handle;
+
+static ALK_UNUSED int qh_open(qh_handle *h, qh_disk *d, uint32_t cluster_size,
+                              size_t slots, size_t ops_cap, int writable,
+                              int has_backing)
+{
+    q2w_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    h->mem_len = (slots + 2) * ((size_t)cluster_size + 64) + 4096;
+    h->mem = (unsigned char *)malloc(h->mem_len);
+    h->ops = (q2w_op *)malloc(ops_cap * sizeof(q2w_op));
+    ALK_CHECK(h->mem && h->ops, "out of memory for a handle");
+    cfg.mem = h->mem;
+    cfg.mem_len = h->mem_len;
+    cfg.ops = h->ops;
+    cfg.ops_cap = ops_cap;
+    cfg.max_slots = slots;
+    cfg.file_size = d->len;
+    cfg.writable = writable;
+    cfg.has_backing = has_backing;
+    cfg.backing_size = d->backing_len;
+    d->ops_cap = ops_cap;
+    return qh_run(&h->img, d, q2w_open(&h->img, &cfg));
+}
+
+static ALK_UNUSED void qh_close_handle(qh_handle *h)
+{
+    free(h->mem);
+    free(h->ops);
+    h->mem = NULL;
+    h->ops = NULL;
+}
+
+/* Create an image on an empty disk. */
+static ALK_UNUSED int qh_create(qh_disk *d, const q2w_create_opts *o)
+{
+    uint64_t len = 0;
+    q2w_error_info e;
+    int rc = q2w_create(o, NULL, 0, &len, &e);
+    if (rc != Q2W_OK) return rc;
+    ALK_CHECK(len <= d->cap, "created image of %llu bytes > disk %zu",
+              (unsigned long long)len, d->cap);
+    rc = q2w_create(o, d->buf, d->cap, &len, &e);
+    ALK_CHECK(rc == Q2W_OK, "create after sizing: %s", q2w_strerror(rc));
+    d->len = (size_t)len;
+    return rc;
+}
+
+/* The image's view of [off, off+len) through handle h equals model. */
+static ALK_UNUSED void qh_assert_view(qh_handle *h, qh_disk *d,
+                                      const unsigned char *model,
+                                      uint64_t off, uint64_t len,
+                                      const char *when)
+{
+    unsigned char *got = (unsigned char *)malloc(len ? (size_t)len : 1);
+    int rc;
+    uint64_t i;
+    ALK_CHECK(got != NULL, "out of memory");
+    memset(got, 0xa5, (size_t)len);
+    rc = qh_run(&h->img, d, q2w_read(&h->img, off, got, (size_t)len));
+    ALK_CHECK(rc == Q2W_OK, "%s: read [%llu,+%llu): %s (%s at %llu)", when,
+              (unsigned long long)off, (unsigned long long)len,
+              q2w_strerror(rc), q2w_error(&h->img)->what,
+              (unsigned long long)q2w_error(&h->img)->offset);
+    for (i = 0; i < len; i++)
+        ALK_CHECK(got[i] == model[off + i],
+                  "%s: byte %llu reads %02x, model %02x", when,
+                  (unsigned long long)(off + i), got[i], model[off + i]);
+    free(got);
+}
+
+/* A second, read-only handle opened on the disk as it is now sees model:
+ * everything a completed flush covered is on the disk. */
+static ALK_UNUSED void qh_assert_fresh_view(qh_disk *d, uint32_t cluster_size,
+                                            int has_backing,
+                                            const unsigned char *model,
+                                            uint64_t size, const char *when)
+{
+    qh_handle f;
+    size_t saved_cap = d->ops_cap;
+    int rc = qh_open(&f, d, cluster_size, 8, 16, 0, has_backing);
+    ALK_CHECK(rc == Q2W_OK, "%s: fresh open: %s (%s)", when, q2w_strerror(rc),
+              q2w_error(&f.img)->what ? q2w_error(&f.img)->what : "");
+    {
+        q2w_info info;
+        q2w_info_get(&f.img, &info);
+        ALK_CHECK(info.size == size, "%s: fresh size %llu, model %llu", when,
+                  (unsigned long long)info.size, (unsigned long long)size);
+    }
+    qh_assert_view(&f, d, model, 0, size, when);
+    qh_close_handle(&f);
+    d->ops_cap = saved_cap;
+}
+
+#endif /* QCOW2_HARNESS_H */

@@ -1,0 +1,298 @@
+/* qcow2_write.c - fuzz target `qcow2_write`: qcow2w.h's writer against a
+ * flat reference model of the virtual disk.
+ *
+ * The input's control bytes (alksim byte source, from the end) choose a
+ * fixture - clean, backing file present, zero-flagged clusters (zero flag
+ * without and with a preallocated cluster), pre-written data - on a v2 or v3
+ * image, a cluster size in {512, 4096, 65536, 2 MiB}, a refcount width, a
+ * virtual size, a small op buffer and a small metadata cache (so evictions
+ * and checkpoints happen mid-operation); then a bounded sequence of write /
+ * write_zeroes / discard / flush / grow run through the resume loop. Payload
+ * bytes come from the front of the input.
+ *
+ * Invariants, after every operation:
+ *   - the resume loop ends under a fixed cap; every batch fits the buffer;
+ *     no write touches the header cluster outside the writer's own fields;
+ *   - the on-disk image has no corruption (qcow2w's checker: refcounts
+ *     against recomputed reference paths, COPIED, alignment, reserved bits,
+ *     references past EOF) - leaks are allowed between checkpoints;
+ *   - the handle's view of the touched range equals the model;
+ *   - after a flush, a fresh read-only handle sees exactly the model;
+ *   - a refusal (Q2W_ERR_LIMIT) is a clean outcome: the image stays
+ *     consistent and the scenario ends there.
+ * At the end: close, then no corruption and no leak, refcounts exact, and a
+ * fresh handle sees the model. */
+#define QCOW2W_IMPLEMENTATION
+#include "../qcow2w.h"
+#define ALKSIM_IMPLEMENTATION
+#define ALKSIM_STATIC
+#include "../alksim.h"
+#include "alk_check.h"
+#include "qcow2_harness.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define MAX_OPS 24
+#define DISK_CAP (48u << 20)
+/* The largest write pick_len makes, plus slack. */
+#define BUF_BYTES(cs) ((cs) <= 4096 ? 1024 * (size_t)(cs) + 8192 : 16 * (size_t)(cs) + 8192)
+
+enum { FIX_CLEAN, FIX_BACKING, FIX_ZERO, FIX_DATA, FIX_COUNT };
+
+typedef struct scenario {
+    alksim_source src;
+    qh_disk disk;
+    qh_handle h;
+    unsigned char *model, *backing;
+    uint64_t size, backing_len, max_size;
+    uint32_t cs;
+    int version, fixture, has_backing;
+    size_t slots, ops_cap;
+} scenario;
+
+static uint64_t pick_len(scenario *s, uint64_t room)
+{
+    uint64_t len;
+    switch (alksim_pick(&s->src, 5)) {
+    case 0: len = alksim_range(&s->src, 1, 64); break;
+    case 1: len = alksim_range(&s->src, 1, s->cs); break;
+    case 2: len = s->cs * alksim_range(&s->src, 1, 4); break;
+    case 3: len = alksim_range(&s->src, 1, 4 * (uint64_t)s->cs + 4096); break;
+    default: /* large: enough allocation to grow refcount metadata */
+        len = s->cs * alksim_range(&s->src, 1, s->cs <= 4096 ? 1024 : 16);
+        break;
+    }
+    if (len > room) len = room;
+    return len;
+}
+
+static uint64_t pick_off(scenario *s)
+{
+    uint64_t off;
+    if (alksim_bool(&s->src)) /* cluster aligned, often */
+        off = s->cs * alksim_range(&s->src, 0, (s->size - 1) / s->cs);
+    else
+        off = alksim_range(&s->src, 0, s->size - 1);
+    if (alksim_chance(&s->src, 1, 8) && off >= s->cs) off -= 1;
+    return off;
+}
+
+static void model_discard(scenario *s, uint64_t off, uint64_t len)
+{
+    uint64_t c = (off + s->cs - 1) / s->cs * s->cs;
+    for (; c + s->cs <= off + len; c += s->cs) {
+        uint64_t i;
+        for (i = c; i < c + s->cs; i++)
+            s->model[i] = (s->version == 2 && i < s->backing_len)
+                              ? s->backing[i] : 0;
+    }
+}
+
+static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
+                 const unsigned char *buf, const char *when)
+{
+    int rc;
+    q2w_image *img = &s->h.img;
+    switch (kind) {
+    case 0:
+        rc = qh_run(img, &s->disk, q2w_write(img, off, buf, (size_t)len));
+        if (rc == Q2W_OK) memcpy(s->model + off, buf, (size_t)len);
+        break;
+    case 1:
+        rc = qh_run(img, &s->disk, q2w_write_zeroes(img, off, len));
+        if (rc == Q2W_OK) memset(s->model + off, 0, (size_t)len);
+        break;
+    case 2:
+        rc = qh_run(img, &s->disk, q2w_discard(img, off, len));
+        if (rc == Q2W_OK) model_discard(s, off, len);
+        break;
+    case 3:
+        rc = qh_run(img, &s->disk, q2w_flush(img));
+        break;
+    default:
+        rc = qh_run(img, &s->disk, q2w_resize(img, off));
+        if (rc == Q2W_OK) s->size = off; /* model bytes past old size are 0 */
+        break;
+    }
+    if (rc != Q2W_OK) {
+        const q2w_error_info *e = q2w_error(img);
+        alk_trace("%s: %s (%s, offset %llu, needed %llu)", when,
+                  q2w_strerror(rc), e->what ? e->what : "",
+                  (unsigned long long)e->offset,
+                  (unsigned long long)e->needed);
+        ALK_CHECK(rc == Q2W_ERR_LIMIT, "%s: unexpected %s (%s)", when,
+                  q2w_strerror(rc), e->what ? e->what : "");
+    }
+    return rc;
+}
+
+/* Raw edit: turn some allocated data clusters into preallocated zero
+ * clusters (ZERO flag kept with the offset and COPIED), a state qemu makes
+ * and qcow2w must handle. The model reads zeros there. */
+static void make_prealloc_zero(scenario *s, unsigned count)
+{
+    unsigned char *b = s->disk.buf;
+    uint64_t l1 = q2w__be64(b + 40), l1n = q2w__be32(b + 36), i, j;
+    for (i = 0; i < l1n && count; i++) {
+        uint64_t l2 = q2w__be64(b + l1 + i * 8) & Q2W__OFF_MASK;
+        if (!l2 || l2 + s->cs > s->disk.len) continue;
+        for (j = 0; j < s->cs / 8 && count; j++) {
+            uint64_t e = q2w__be64(b + l2 + j * 8);
+            uint64_t v = (i * (s->cs / 8) + j) * s->cs;
+            if (!(e & Q2W__OFF_MASK) || v >= s->size) continue;
+            if (!alksim_bool(&s->src)) continue;
+            q2w__put64(b + l2 + j * 8, e | Q2W__ZERO);
+            memset(s->model + v, 0,
+                   (size_t)(v + s->cs <= s->size ? s->cs : s->size - v));
+            alk_trace("fixture: prealloc zero at virtual %llu",
+                      (unsigned long long)v);
+            count--;
+        }
+    }
+}
+
+static void fill(scenario *s, unsigned char *buf, uint64_t len)
+{
+    uint64_t i, got = len < 64 ? len : 64;
+    alksim_bytes(&s->src, buf, (size_t)got);
+    for (i = got; i < len; i++) buf[i] = (unsigned char)(buf[i % 64] + i / 64);
+}
+
+static int setup(scenario *s)
+{
+    static const uint32_t sizes[] = {512, 4096, 65536, 2u << 20};
+    static const size_t slot_choices[] = {8, 9, 12, 32};
+    static const size_t ops_choices[] = {8, 9, 16, 64};
+    q2w_create_opts o;
+    uint64_t i, max_clusters;
+    int rc;
+    memset(&o, 0, sizeof o);
+    s->fixture = (int)alksim_pick(&s->src, FIX_COUNT);
+    s->version = s->fixture == FIX_ZERO ? 3 : (alksim_bool(&s->src) ? 3 : 2);
+    s->cs = sizes[alksim_weighted(&s->src, (const uint32_t[]){8, 6, 4, 1}, 4)];
+    o.cluster_size = s->cs;
+    o.version = s->version;
+    o.refcount_bits = s->version == 2 ? 16u
+                                      : 1u << alksim_range(&s->src, 0, 6);
+    max_clusters = s->cs == 512 ? 12288 : s->cs == 4096 ? 2048
+                 : s->cs == 65536 ? 128 : 4;
+    s->size = alksim_range(&s->src, 1, max_clusters * s->cs / 512) * 512;
+    s->max_size = 2 * max_clusters * s->cs;
+    s->slots = slot_choices[alksim_pick(&s->src, 4)];
+    s->ops_cap = ops_choices[alksim_pick(&s->src, 4)];
+    s->has_backing = s->fixture == FIX_BACKING;
+    o.size = s->size;
+    alk_trace("fixture %d v%d cluster %u refcount_bits %u size %llu slots %zu"
+              " ops %zu", s->fixture, s->version, s->cs, o.refcount_bits,
+              (unsigned long long)s->size, s->slots, s->ops_cap);
+    s->model = (unsigned char *)calloc(1, (size_t)s->max_size);
+    ALK_CHECK(s->model != NULL, "out of memory");
+    if (s->has_backing) {
+        s->backing_len = alksim_range(&s->src, 0, s->size * 5 / 4 / 512) * 512;
+        s->backing = (unsigned char *)malloc((size_t)s->backing_len + 1);
+        ALK_CHECK(s->backing != NULL, "out of memory");
+        fill(s, s->backing, s->backing_len);
+        for (i = 0; i < s->backing_len && i < s->size; i++)
+            s->model[i] = s->backing[i];
+        o.backing = "backing.img";
+        o.backing_fmt = "raw";
+        alk_trace("backing of %llu bytes", (unsigned long long)s->backing_len);
+    }
+    qh_disk_init(&s->disk, DISK_CAP);
+    s->disk.backing = s->backing;
+    s->disk.backing_len = s->backing_len;
+    rc = qh_create(&s->disk, &o);
+    ALK_CHECK(rc == Q2W_OK, "create: %s", q2w_strerror(rc));
+    s->disk.cluster_size = s->cs;
+    qh_assert_consistent(&s->disk, 1, "fresh image");
+    rc = qh_open(&s->h, &s->disk, s->cs, s->slots, s->ops_cap, 1,
+                 s->has_backing);
+    ALK_CHECK(rc == Q2W_OK, "open: %s (%s)", q2w_strerror(rc),
+              q2w_error(&s->h.img)->what);
+    if (s->fixture == FIX_ZERO || s->fixture == FIX_DATA) {
+        /* Pre-written data (and zeroed / discarded ranges), closed and
+         * reopened so the fixture starts from a settled image. */
+        unsigned n = (unsigned)alksim_range(&s->src, 1, 6);
+        unsigned char *buf = (unsigned char *)malloc(BUF_BYTES(s->cs));
+        ALK_CHECK(buf != NULL, "out of memory");
+        for (i = 0; i < n; i++) {
+            uint64_t off = pick_off(s), len = pick_len(s, s->size - off);
+            int kind = s->fixture == FIX_ZERO && (i & 1) ? 1 + (int)(i & 2) / 2
+                                                         : 0;
+            fill(s, buf, len);
+            alk_trace("fixture op %d [%llu,+%llu)", kind,
+                      (unsigned long long)off, (unsigned long long)len);
+            if (do_op(s, kind, off, len, buf, "fixture") != Q2W_OK) break;
+        }
+        free(buf);
+        rc = qh_run(&s->h.img, &s->disk, q2w_close(&s->h.img));
+        ALK_CHECK(rc == Q2W_OK, "fixture close: %s", q2w_strerror(rc));
+        qh_close_handle(&s->h);
+        if (s->fixture == FIX_ZERO) make_prealloc_zero(s, 3);
+        qh_assert_consistent(&s->disk, 1, "fixture");
+        rc = qh_open(&s->h, &s->disk, s->cs, s->slots, s->ops_cap, 1,
+                     s->has_backing);
+        ALK_CHECK(rc == Q2W_OK, "reopen: %s", q2w_strerror(rc));
+    }
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    scenario s;
+    unsigned n_ops, i;
+    unsigned char *buf;
+    int rc, stopped = 0;
+    memset(&s, 0, sizeof s);
+    alk_trace_reset();
+    alksim_source_init_bytes(&s.src, data, size);
+    setup(&s);
+    buf = (unsigned char *)malloc(BUF_BYTES(s.cs));
+    ALK_CHECK(buf != NULL, "out of memory");
+    n_ops = (unsigned)alksim_range(&s.src, 1, MAX_OPS);
+    for (i = 0; i < n_ops && !alksim_source_done(&s.src); i++) {
+        static const uint32_t w[] = {10, 3, 3, 2, 1};
+        int kind = (int)alksim_weighted(&s.src, w, 5);
+        uint64_t off = 0, len = 0, old_size = s.size;
+        char when[64];
+        if (kind == 4) {
+            off = s.size + alksim_range(&s.src, 1, 4 * (uint64_t)s.cs / 512) * 512;
+            if (off > s.max_size) kind = 3;
+        }
+        if (kind <= 2) {
+            off = pick_off(&s);
+            len = pick_len(&s, s.size - off);
+            if (kind == 0) fill(&s, buf, len);
+        }
+        snprintf(when, sizeof when, "op %u kind %d [%llu,+%llu)", i, kind,
+                 (unsigned long long)off, (unsigned long long)len);
+        alk_trace("%s", when);
+        rc = do_op(&s, kind, off, len, buf, when);
+        qh_assert_consistent(&s.disk, 0, when);
+        if (rc != Q2W_OK) { stopped = 1; break; }
+        if (kind <= 2) {
+            uint64_t lo = off >= s.cs ? off - s.cs : 0;
+            uint64_t hi = off + len + s.cs < s.size ? off + len + s.cs : s.size;
+            qh_assert_view(&s.h, &s.disk, s.model, lo, hi - lo, when);
+        } else if (kind == 3) {
+            qh_assert_fresh_view(&s.disk, s.cs, s.has_backing, s.model, s.size,
+                                 when);
+        } else {
+            qh_assert_view(&s.h, &s.disk, s.model, old_size > s.cs ?
+                           old_size - s.cs : 0, s.size - (old_size > s.cs ?
+                           old_size - s.cs : 0), when);
+        }
+    }
+    rc = qh_run(&s.h.img, &s.disk, q2w_close(&s.h.img));
+    ALK_CHECK(rc == Q2W_OK, "close: %s", q2w_strerror(rc));
+    qh_assert_consistent(&s.disk, !stopped, "after close");
+    if (!stopped)
+        qh_assert_fresh_view(&s.disk, s.cs, s.has_backing, s.model, s.size,
+                             "after close");
+    qh_close_handle(&s.h);
+    qh_disk_free(&s.disk);
+    free(buf);
+    free(s.model);
+    free(s.backing);
+    return 0;
+}
