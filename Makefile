@@ -27,7 +27,7 @@ GREATEST_INC = -isystem $(GREATEST_DIR)
 endif
 
 HEADERS      := $(wildcard alkcodec.h alksim.h alktunnel.h qcow2w.h)
-FUZZ_TARGETS := codec sim_core sim_arq params
+FUZZ_TARGETS := codec sim_core sim_arq params qcow2_write qcow2_open qcow2_growth
 UNIT_TESTS   := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
 EXAMPLES     := $(patsubst examples/%.c,%,$(wildcard examples/*.c))
 BENCHES      := $(patsubst tests/bench_%.c,%,$(wildcard tests/bench_*.c))
@@ -54,6 +54,7 @@ help:
 	@echo "  make unit            unit tests only (GREATEST_DIR=dir: real greatest.h)"
 	@echo "  make replay          every corpus/<target>/ file through its harness"
 	@echo "  make conformance     tests/json_conformance/ vs the reference and alktunnel.h"
+	@echo "  make diff-qemu [ITER=n] [SEED=s]   qcow2w.h against qemu-img / qemu-io"
 	@echo "  make fast-gate       unit + replay (what mutants are judged by)"
 	@echo "  make compile-matrix  gcc/clang C99 pedantic, g++ plain/impl, _STATIC"
 	@echo "  make seeds           regenerate the generated seeds in corpus/"
@@ -109,6 +110,9 @@ $(B)/replay_codec: alkcodec.h fuzz/codec_layout.h
 $(B)/replay_sim_core: alksim.h
 $(B)/replay_sim_arq: alksim.h examples/arq.h examples/arq_scenario.h
 $(B)/replay_params: alktunnel.h fuzz/json_ref.h
+$(B)/replay_qcow2_write: qcow2w.h alksim.h fuzz/qcow2_harness.h
+$(B)/replay_qcow2_growth: qcow2w.h alksim.h fuzz/qcow2_harness.h
+$(B)/replay_qcow2_open: qcow2w.h fuzz/qcow2_harness.h
 
 # The JSON conformance collection also goes through the params oracle.
 replay: $(FUZZ_TARGETS:%=$(B)/replay_%)
@@ -139,10 +143,11 @@ conformance: $(B)/json_conformance $(B)/json_conformance_impl
 fast-gate: unit replay
 
 # ---- seeds ------------------------------------------------------------------
-# corpus/codec/ comes from a hand-written generator; the simulation targets'
+# corpus/codec/ comes from a hand-written generator; the simulation and qcow2
+# targets'
 # generated seeds are seed-mode inputs written by their replay driver. Both
 # are byte-stable: seeds-check regenerates them and compares.
-SEEDED_TARGETS := sim_core sim_arq
+SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth
 SEED_ARGS = --seed 1 --runs 32 --max-len 2048
 
 $(B)/codec_seeds: fuzz/codec_seeds.c fuzz/codec_layout.h | $(B)
@@ -302,7 +307,7 @@ valgrind: | $(B)
 
 deps:
 	apt-get install -y clang lcov gcc-arm-none-eabi libclang-rt-14-dev \
-	    valgrind zip pkg-config python3
+	    valgrind zip pkg-config python3 qemu-utils
 
 clean:
 	rm -rf $(B)

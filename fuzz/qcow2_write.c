@@ -35,7 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_OPS 24
 #define DISK_CAP (48u << 20)
 /* The largest write pick_len makes, plus slack. */
-#define BUF_BYTES(cs) ((cs) <= 4096 ? 1024 * (size_t)(cs) + 8192 : 16 * (size_t)(cs) + 8192)
+#define LARGE_CLUSTERS(cs) ((cs) == 512 ? 4096u : (cs) == 4096 ? 1024u : 16u)
+#define BUF_BYTES(cs) (LARGE_CLUSTERS(cs) * (size_t)(cs) + 8192)
 
 enum { FIX_CLEAN, FIX_BACKING, FIX_ZERO, FIX_DATA, FIX_COUNT };
 
@@ -59,7 +60,7 @@ static uint64_t pick_len(scenario *s, uint64_t room)
     case 2: len = s->cs * alksim_range(&s->src, 1, 4); break;
     case 3: len = alksim_range(&s->src, 1, 4 * (uint64_t)s->cs + 4096); break;
     default: /* large: enough allocation to grow refcount metadata */
-        len = s->cs * alksim_range(&s->src, 1, s->cs <= 4096 ? 1024 : 16);
+        len = s->cs * alksim_range(&s->src, 1, LARGE_CLUSTERS(s->cs));
         break;
     }
     if (len > room) len = room;

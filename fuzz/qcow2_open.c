@@ -1,0 +1,163 @@
+/* qcow2_open.c - fuzz target `qcow2_open`: arbitrary bytes as an image file.
+ *
+ * The input is the file (up to 256 KiB; its last 8 bytes, when there are
+ * more than 120, also choose an offset and a fill for the write below).
+ * Open, read, check and a small write must not crash, hang or allocate
+ * without bound, and every refusal must be a well-formed error:
+ *   - a read-only open either succeeds or returns an error code with its
+ *     context set (code equal to the return value, a field name);
+ *   - reads of the opened image succeed or refuse with METADATA /
+ *     UNSUPPORTED, the handle staying usable;
+ *   - the checker finishes or refuses with a code;
+ *   - when the checker calls the image clean (no corruption, no leak), a
+ *     writable open that succeeds must accept a small write - or refuse it
+ *     cleanly - and after close the checker must still find no corruption
+ *     and the write must read back through a fresh handle. */
+#define QCOW2W_IMPLEMENTATION
+#include "../qcow2w.h"
+#include "alk_check.h"
+#include "qcow2_harness.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define MAX_INPUT (256u << 10)
+#define DISK_CAP (24u << 20)
+
+static int open_image(qh_handle *h, qh_disk *d, int writable)
+{
+    q2w_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    /* Enough for 8 slots of the largest cluster size. */
+    h->mem_len = 10u * (2u << 20) + 8192;
+    h->mem = (unsigned char *)malloc(h->mem_len);
+    h->ops = (q2w_op *)malloc(16 * sizeof(q2w_op));
+    ALK_CHECK(h->mem && h->ops, "out of memory");
+    cfg.mem = h->mem;
+    cfg.mem_len = h->mem_len;
+    cfg.ops = h->ops;
+    cfg.ops_cap = 16;
+    cfg.max_slots = 8;
+    cfg.file_size = d->len;
+    cfg.writable = writable;
+    cfg.no_backing = 1;
+    d->ops_cap = 16;
+    return qh_run(&h->img, d, q2w_open(&h->img, &cfg));
+}
+
+static void expect_refusal(const qh_handle *h, int rc, const char *when)
+{
+    const q2w_error_info *e = q2w_error(&h->img);
+    ALK_CHECK(rc < 0 && rc > Q2W_RESULT_END_ - 100, "%s: rc %d", when, rc);
+    ALK_CHECK(e->code == rc, "%s: error info code %d, returned %d", when,
+              e->code, rc);
+    ALK_CHECK(e->what != NULL, "%s: error without a field name", when);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    qh_disk disk;
+    qh_handle h;
+    q2w_check_result res;
+    q2w_info info;
+    uint64_t pick = 0, woff;
+    unsigned char fillb, *buf;
+    size_t wlen, i;
+    int rc;
+
+    if (size > MAX_INPUT) return 0;
+    alk_trace_reset();
+    qh_disk_init(&disk, DISK_CAP);
+    memcpy(disk.buf, data, size);
+    disk.len = size;
+    if (size > 120)
+        for (i = 0; i < 8; i++) pick = (pick << 8) | data[size - 8 + i];
+
+    rc = open_image(&h, &disk, 0);
+    alk_trace("read-only open: %s", q2w_strerror(rc));
+    if (rc != Q2W_OK) {
+        expect_refusal(&h, rc, "read-only open");
+        qh_close_handle(&h);
+        qh_disk_free(&disk);
+        return 0;
+    }
+    q2w_info_get(&h.img, &info);
+    alk_trace("v%d cluster %u size %llu l1 %u", info.version,
+              info.cluster_size, (unsigned long long)info.size, info.l1_size);
+    {
+        size_t n = info.size < 65536 ? (size_t)info.size : 65536;
+        uint64_t at = info.size > n ? (pick >> 16) % (info.size - n + 1) : 0;
+        buf = (unsigned char *)malloc(n ? n : 1);
+        ALK_CHECK(buf != NULL, "out of memory");
+        rc = qh_run(&h.img, &disk, q2w_read(&h.img, at, buf, n));
+        alk_trace("read [%llu,+%zu): %s", (unsigned long long)at, n,
+                  q2w_strerror(rc));
+        if (rc != Q2W_OK) {
+            expect_refusal(&h, rc, "read");
+            ALK_CHECK(rc == Q2W_ERR_METADATA || rc == Q2W_ERR_UNSUPPORTED,
+                      "read: %s", q2w_strerror(rc));
+            /* The handle stays usable after a refused read. */
+            rc = qh_run(&h.img, &disk, q2w_read(&h.img, 0, buf, n ? 1 : 0));
+            ALK_CHECK(rc == Q2W_OK || rc == Q2W_ERR_METADATA ||
+                      rc == Q2W_ERR_UNSUPPORTED, "read after refusal: %s",
+                      q2w_strerror(rc));
+        }
+        free(buf);
+    }
+    qh_close_handle(&h);
+
+    rc = qh_check(&disk, 0, &res);
+    alk_trace("check: %s, %llu corruptions, %llu leaks", q2w_strerror(rc),
+              (unsigned long long)res.corruptions,
+              (unsigned long long)res.leaks);
+    if (rc != Q2W_OK || res.corruptions || res.leaks) {
+        qh_disk_free(&disk);
+        return 0;
+    }
+
+    /* A clean image must stay clean through a small write. */
+    rc = open_image(&h, &disk, 1);
+    alk_trace("writable open: %s", q2w_strerror(rc));
+    if (rc != Q2W_OK) {
+        expect_refusal(&h, rc, "writable open");
+        qh_close_handle(&h);
+        qh_disk_free(&disk);
+        return 0;
+    }
+    q2w_info_get(&h.img, &info);
+    disk.cluster_size = info.cluster_size;
+    wlen = (size_t)((pick & 0xff) * 64 + 1);
+    if (wlen > info.size) wlen = (size_t)info.size;
+    woff = info.size > wlen ? (pick >> 24) % (info.size - wlen + 1) : 0;
+    fillb = (unsigned char)(pick >> 8);
+    buf = (unsigned char *)malloc(wlen ? wlen : 1);
+    ALK_CHECK(buf != NULL, "out of memory");
+    memset(buf, fillb, wlen);
+    rc = qh_run(&h.img, &disk, q2w_write(&h.img, woff, buf, wlen));
+    alk_trace("write [%llu,+%zu): %s", (unsigned long long)woff, wlen,
+              q2w_strerror(rc));
+    if (rc != Q2W_OK) {
+        expect_refusal(&h, rc, "write");
+        ALK_CHECK(rc == Q2W_ERR_METADATA || rc == Q2W_ERR_UNSUPPORTED ||
+                  rc == Q2W_ERR_LIMIT, "write: %s", q2w_strerror(rc));
+    }
+    {
+        int crc = qh_run(&h.img, &disk, q2w_close(&h.img));
+        ALK_CHECK(crc == Q2W_OK, "close: %s", q2w_strerror(crc));
+    }
+    qh_close_handle(&h);
+    qh_assert_consistent(&disk, rc == Q2W_OK, "after the write");
+    if (rc == Q2W_OK && wlen) {
+        unsigned char *got = (unsigned char *)malloc(wlen);
+        ALK_CHECK(got != NULL, "out of memory");
+        rc = open_image(&h, &disk, 0);
+        ALK_CHECK(rc == Q2W_OK, "reopen: %s", q2w_strerror(rc));
+        rc = qh_run(&h.img, &disk, q2w_read(&h.img, woff, got, wlen));
+        ALK_CHECK(rc == Q2W_OK, "read back: %s", q2w_strerror(rc));
+        ALK_CHECK(memcmp(got, buf, wlen) == 0, "write did not read back");
+        qh_close_handle(&h);
+        free(got);
+    }
+    free(buf);
+    qh_disk_free(&disk);
+    return 0;
+}

@@ -1,0 +1,47 @@
+#!/bin/sh
+# Regenerates corpus/qcow2_open/qemu-*: small images made by qemu-img and
+# qemu-io (qemu 7.2) with a spread of options, as seeds for the qcow2_open
+# target. Each is cut to 256 KiB (the target's input limit) and gets 8 tail
+# bytes that steer the target's small write. Not run by the gate (qemu's
+# output may change between versions); the committed files are the seeds.
+set -eu
+out=${1:-corpus/qcow2_open}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+mkdir -p "$out"
+n=0
+mk() { # name, create options, size, qemu-io commands...
+    name=$1; opts=$2; size=$3; shift 3
+    img="$tmp/$name.qcow2"
+    qemu-img create -q -f qcow2 -o "$opts" "$img" "$size"
+    for c in "$@"; do qemu-io -f qcow2 -c "$c" "$img" > /dev/null; done
+    head -c 262136 "$img" > "$out/qemu-$name"
+    printf '\001\002\003\004\005\006\007\010' >> "$out/qemu-$name"
+    n=$((n + 1))
+}
+mk v3-64k cluster_size=65536 1M
+mk v3-64k-data cluster_size=65536 1M 'write -P 0x5a 4096 8192'
+mk v2-64k compat=0.10 1M 'write -P 0x11 0 512'
+mk v3-512 cluster_size=512 256K 'write -P 0x22 1000 3000' 'write -z 8192 4096'
+mk v3-512-rc1 cluster_size=512,refcount_bits=1 128K 'write -P 0x33 0 4096'
+mk v3-512-rc64 cluster_size=512,refcount_bits=64 128K 'write -P 0x44 512 2048'
+mk v3-4k-rc8 cluster_size=4096,refcount_bits=8 1M 'write -P 0x55 0 12288' 'discard 4096 4096'
+mk v2-4k cluster_size=4096,compat=0.10 1M 'write -P 0x66 8192 4096'
+mk v3-4k-lazy cluster_size=4096,lazy_refcounts=on 1M 'write -P 0x77 0 4096'
+mk v3-4k-zeroalloc cluster_size=4096 1M 'write -P 0x12 0 16384' 'write -z 4096 8192'
+mk v3-extl2 cluster_size=65536,extended_l2=on 1M
+mk v3-2m cluster_size=2097152 4M
+qemu-img create -q -f raw "$tmp/base.raw" 1M
+mk v3-backing-raw cluster_size=4096,backing_file="$tmp/base.raw",backing_fmt=raw 1M 'write -P 0x21 512 512'
+qemu-img create -q -f qcow2 -o cluster_size=4096 "$tmp/c.qcow2" 1M
+qemu-io -f qcow2 -c 'write -P 0x31 0 65536' "$tmp/c.qcow2" > /dev/null
+qemu-img snapshot -c s1 "$tmp/c.qcow2"
+qemu-io -f qcow2 -c 'write -P 0x32 0 4096' "$tmp/c.qcow2" > /dev/null
+head -c 262136 "$tmp/c.qcow2" > "$out/qemu-v3-4k-snapshot"
+printf '\001\002\003\004\005\006\007\010' >> "$out/qemu-v3-4k-snapshot"
+qemu-img convert -q -c -f raw -O qcow2 -o cluster_size=4096 "$tmp/base.raw" "$tmp/comp.qcow2" 2>/dev/null || true
+dd if=/dev/zero bs=4096 count=4 2>/dev/null | tr '\0' 'x' > "$tmp/x.raw"
+qemu-img convert -q -c -f raw -O qcow2 -o cluster_size=4096 "$tmp/x.raw" "$tmp/comp.qcow2"
+head -c 262136 "$tmp/comp.qcow2" > "$out/qemu-v3-4k-compressed"
+printf '\001\002\003\004\005\006\007\010' >> "$out/qemu-v3-4k-compressed"
+echo "wrote $((n + 2)) seeds to $out"
