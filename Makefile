@@ -93,6 +93,8 @@ $(B)/test_%_cxx: tests/test_%.c $$(wildcard $$*.h) $$(wildcard tests/test_$$*_*.
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -O1 -g $(WARNXX) $(SAN) $(GREATEST_INC) \
 	    -x c++ $< -x none -o $@ $(LDFLAGS)
 
+$(B)/test_qcow2w $(B)/test_qcow2w_cxx: fuzz/qcow2_harness.h fuzz/alk_check.h alksim.h
+
 unit: $(UNIT_TESTS:%=$(B)/test_%) $(UNIT_TESTS:%=$(B)/test_%_cxx)
 	@rc=0; for t in $(UNIT_TESTS); do \
 	    for v in "" _cxx; do \

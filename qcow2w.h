@@ -1344,7 +1344,15 @@ static int q2w__l2_check(q2w_image *img, uint64_t e, uint64_t where,
     if (*host & (img->cluster_size - 1))
         return q2w__fail(img, Q2W_ERR_METADATA, "l2 entry unaligned", where,
                          idx);
-    if (*host && (*host < img->cluster_size || q2w__find(img, *host) >= 0))
+    /* Cheap overlap checks (a clean image never needs them): the header,
+     * the L1 and refcount tables, and any table in the cache. */
+    if (*host && (*host < img->cluster_size ||
+                  (*host >= img->l1_offset &&
+                   *host < img->l1_offset + (uint64_t)img->l1_size * 8) ||
+                  (*host >= img->rt_offset &&
+                   *host < img->rt_offset +
+                               ((uint64_t)img->rt_clusters << img->cluster_bits)) ||
+                  q2w__find(img, *host) >= 0))
         return q2w__fail(img, Q2W_ERR_METADATA,
                          "data cluster overlaps metadata", where, idx);
     return Q2W_OK;
@@ -1639,7 +1647,7 @@ static int q2w__carve(q2w_image *img)
     if (img->max_slots && n > img->max_slots) n = img->max_slots;
     if (n < Q2W_MIN_SLOTS) {
         q2w__fail(img, Q2W_ERR_NOMEM, "cfg.mem", 0, 0);
-        img->err.needed = meta + 8u + (size_t)cs + Q2W_MIN_SLOTS * per;
+        img->err.needed = meta + (size_t)cs + Q2W_MIN_SLOTS * per;
         return Q2W_ERR_NOMEM;
     }
     img->frees = (q2w__free *)p;

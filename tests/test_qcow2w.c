@@ -1,0 +1,952 @@
+/* test_qcow2w.c - unit tests for qcow2w.h (greatest API).
+ *
+ * The image lives in memory (fuzz/qcow2_harness.h, the same disk, executor,
+ * resume loop and checker wrapper the fuzz targets use). Tests check exact
+ * header bytes, error codes with their context, the order of the planned
+ * op stream (the crash-consistency rules), and the checker's findings on
+ * images damaged on purpose. ALK_SEED=N changes the property tests' seed. */
+#define QCOW2W_IMPLEMENTATION
+#include "../qcow2w.h"
+#define ALKSIM_IMPLEMENTATION
+#define ALKSIM_STATIC
+#include "../alksim.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../fuzz/alk_check.h"
+#include "../fuzz/qcow2_harness.h"
+#include "greatest.h"
+
+static uint64_t test_seed = 1;
+
+/* ---- helpers ----------------------------------------------------------------- */
+static uint64_t rd64(const qh_disk *d, uint64_t off)
+{
+    unsigned char b[8];
+    qh_disk_read(d, off, b, 8);
+    return q2w__be64(b);
+}
+static uint32_t rd32(const qh_disk *d, uint64_t off)
+{
+    unsigned char b[4];
+    qh_disk_read(d, off, b, 4);
+    return q2w__be32(b);
+}
+
+static void make_image(qh_disk *d, uint32_t cs, uint32_t rbits, int version,
+                       uint64_t size)
+{
+    q2w_create_opts o;
+    int rc;
+    memset(&o, 0, sizeof o);
+    o.cluster_size = cs;
+    o.refcount_bits = rbits;
+    o.version = version;
+    o.size = size;
+    qh_disk_init(d, 64u << 20);
+    rc = qh_create(d, &o);
+    ALK_CHECK(rc == Q2W_OK, "create: %s", q2w_strerror(rc));
+    d->cluster_size = cs;
+}
+
+/* Open with a wide-enough config (16 slots, 64 ops). */
+static int open_rw(qh_handle *h, qh_disk *d, uint32_t cs, int writable)
+{
+    return qh_open(h, d, cs, 16, 64, writable, 0);
+}
+
+/* An executor that records the op stream. */
+#define LOG_MAX 4096
+typedef struct op_rec {
+    int kind;
+    uint64_t off, len;
+} op_rec;
+static op_rec oplog[LOG_MAX];
+static size_t n_oplog;
+
+static int run_logged(q2w_image *img, qh_disk *d, int rc)
+{
+    while (rc == Q2W_PENDING) {
+        size_t n, i;
+        const q2w_op *op = q2w_batch(img, &n);
+        for (i = 0; i < n && n_oplog < LOG_MAX; i++) {
+            oplog[n_oplog].kind = op[i].kind;
+            oplog[n_oplog].off = op[i].off;
+            oplog[n_oplog].len = op[i].len;
+            n_oplog++;
+        }
+        rc = q2w_resume(img, qh_exec(d, op, n));
+    }
+    return rc;
+}
+
+/* Index of the first logged write touching [off, off+len), or -1. */
+static long first_write(uint64_t off, uint64_t len, size_t from)
+{
+    size_t i;
+    for (i = from; i < n_oplog; i++)
+        if (oplog[i].kind == Q2W_OP_WRITE && oplog[i].off < off + len &&
+            off < oplog[i].off + oplog[i].len)
+            return (long)i;
+    return -1;
+}
+static long next_flush(size_t from)
+{
+    size_t i;
+    for (i = from; i < n_oplog; i++)
+        if (oplog[i].kind == Q2W_OP_FLUSH) return (long)i;
+    return -1;
+}
+
+/* ---- create ------------------------------------------------------------------- */
+TEST create_v3_header_is_exact(void)
+{
+    qh_disk d;
+    make_image(&d, 65536, 16, 3, 1u << 30);
+    ASSERT_EQ(0x514649fbu, rd32(&d, 0));
+    ASSERT_EQ(3, rd32(&d, 4));
+    ASSERT_EQ(0, rd64(&d, 8));
+    ASSERT_EQ(16, rd32(&d, 20));
+    ASSERT_EQ(1ull << 30, rd64(&d, 24));
+    ASSERT_EQ(0, rd32(&d, 32));
+    ASSERT_EQ(2, rd32(&d, 36));          /* 1 GiB / 512 MiB per L2 */
+    ASSERT_EQ(3 * 65536, rd64(&d, 40));  /* header, table, block, L1 */
+    ASSERT_EQ(65536, rd64(&d, 48));
+    ASSERT_EQ(1, rd32(&d, 56));
+    ASSERT_EQ(0, rd32(&d, 60));
+    ASSERT_EQ(0, rd64(&d, 72));
+    ASSERT_EQ(4, rd32(&d, 96));
+    ASSERT_EQ(112, rd32(&d, 100));
+    ASSERT_EQ(2 * 65536, rd64(&d, 65536)); /* table entry 0: the block */
+    ASSERT_EQ(4 * 65536, d.len);
+    qh_assert_consistent(&d, 1, "fresh");
+    qh_disk_free(&d);
+    PASS();
+}
+
+TEST create_v2_and_backing_name(void)
+{
+    qh_disk d;
+    q2w_create_opts o;
+    qh_handle h;
+    q2w_info info;
+    memset(&o, 0, sizeof o);
+    o.version = 2;
+    o.cluster_size = 4096;
+    o.size = 5000000;
+    o.backing = "base image.raw";
+    o.backing_fmt = "raw";
+    qh_disk_init(&d, 1u << 20);
+    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    ASSERT_EQ(2, rd32(&d, 4));
+    ASSERT_EQ(14, rd32(&d, 16));
+    ASSERT_EQ(0, memcmp(d.buf + rd64(&d, 8), "base image.raw", 14));
+    ASSERT_EQ(0xe2792acau, rd32(&d, 72)); /* extensions right after v2's 72 */
+    ASSERT_EQ(3, rd32(&d, 76));
+    /* Opening needs the backing file, or an explicit no. */
+    ASSERT_EQ(Q2W_ERR_BACKING, qh_open(&h, &d, 4096, 8, 16, 1, 0));
+    qh_close_handle(&h);
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, 1));
+    q2w_info_get(&h.img, &info);
+    ASSERT_STR_EQ("base image.raw", info.backing_name);
+    ASSERT_STR_EQ("raw", info.backing_format);
+    ASSERT_EQ(2, info.version);
+    ASSERT_EQ(16, info.refcount_bits);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
+TEST create_refuses_bad_options(void)
+{
+    q2w_create_opts o;
+    q2w_error_info e;
+    uint64_t len;
+    char name[1100];
+    memset(&o, 0, sizeof o);
+    o.size = 1 << 20;
+    o.cluster_size = 1000;
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
+    ASSERT_STR_EQ("cluster_size", e.what);
+    o.cluster_size = 256;
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
+    o.cluster_size = 4u << 20;
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
+    o.cluster_size = 0;
+    o.refcount_bits = 3;
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
+    ASSERT_STR_EQ("refcount_bits", e.what);
+    o.refcount_bits = 8;
+    o.version = 2;
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
+    o.version = 4;
+    o.refcount_bits = 0;
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
+    ASSERT_STR_EQ("version", e.what);
+    o.version = 3;
+    o.cluster_size = 512;
+    memset(name, 'n', sizeof name);
+    name[500] = 0;
+    o.backing = name;
+    ASSERT_EQ(Q2W_ERR_LIMIT, q2w_create(&o, NULL, 0, &len, &e));
+    name[500] = 'n';
+    name[1024] = 0;
+    o.cluster_size = 65536;
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
+    ASSERT_STR_EQ("backing", e.what);
+    o.backing = NULL;
+    o.backing_fmt = "raw";
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
+    o.backing_fmt = NULL;
+    o.cluster_size = 512;
+    o.size = 1ull << 40; /* L1 of 256 MiB > qemu's 32 MiB */
+    ASSERT_EQ(Q2W_ERR_LIMIT, q2w_create(&o, NULL, 0, &len, &e));
+    {
+        unsigned char small[100];
+        o.size = 1 << 20;
+        ASSERT_EQ(Q2W_ERR_NOMEM, q2w_create(&o, small, sizeof small, &len, &e));
+        ASSERT_EQ(len, e.needed);
+    }
+    PASS();
+}
+
+/* Every cluster size and refcount width makes an image that checks clean. */
+TEST create_every_geometry_checks_clean(void)
+{
+    uint32_t cb, order;
+    for (cb = 9; cb <= 21; cb += 3)
+        for (order = 0; order <= 6; order++) {
+            qh_disk d;
+            make_image(&d, 1u << cb, 1u << order, 3, 3u << 20);
+            qh_assert_consistent(&d, 1, "geometry");
+            qh_disk_free(&d);
+        }
+    PASS();
+}
+
+/* ---- open validation ------------------------------------------------------------ */
+typedef struct header_case {
+    uint32_t off;
+    int width; /* 4 or 8 */
+    uint64_t value;
+    int expect;
+    const char *what;
+} header_case;
+
+TEST open_validates_every_header_field(void)
+{
+    static const header_case cases[] = {
+        {0, 4, 0x514649fa, Q2W_ERR_MAGIC, "header.magic"},
+        {4, 4, 4, Q2W_ERR_VERSION, "header.version"},
+        {20, 4, 8, Q2W_ERR_HEADER, "header.cluster_bits"},
+        {20, 4, 22, Q2W_ERR_HEADER, "header.cluster_bits"},
+        {32, 4, 1, Q2W_ERR_FEATURE, "header.crypt_method"},
+        {72, 8, 1u << 5, Q2W_ERR_FEATURE, "header.incompatible_features"},
+        {72, 8, 4, Q2W_ERR_FEATURE, "external data file"},
+        {72, 8, 16, Q2W_ERR_FEATURE, "extended L2 entries"},
+        {72, 8, 8, Q2W_ERR_HEADER, "header.compression_type"},
+        {100, 4, 100, Q2W_ERR_HEADER, "header.header_length"},
+        {100, 4, 108, Q2W_ERR_HEADER, "header.header_length"},
+        {96, 4, 7, Q2W_ERR_HEADER, "header.refcount_order"},
+        {36, 4, 1, Q2W_ERR_HEADER, "header.l1_size"},
+        {36, 4, 5000000, Q2W_ERR_HEADER, "header.l1_size"},
+        {40, 8, 3 * 65536 + 512, Q2W_ERR_HEADER, "header.l1_table_offset"},
+        {40, 8, 1ull << 56, Q2W_ERR_HEADER, "header.l1_table_offset"},
+        {56, 4, 0, Q2W_ERR_HEADER, "header.refcount_table_clusters"},
+        {56, 4, 129, Q2W_ERR_HEADER, "header.refcount_table_clusters"},
+        {48, 8, 65536 + 8, Q2W_ERR_HEADER, "header.refcount_table_offset"},
+        {48, 8, 0, Q2W_ERR_HEADER, "header.refcount_table_offset"},
+        {60, 4, 65537, Q2W_ERR_HEADER, "header.nb_snapshots"},
+        {24, 8, (1ull << 62) + 1, Q2W_ERR_HEADER, "header.size"},
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        qh_disk d;
+        qh_handle h;
+        int rc;
+        make_image(&d, 65536, 16, 3, 1u << 30);
+        if (cases[i].width == 8) q2w__put64(d.buf + cases[i].off, cases[i].value);
+        else q2w__put32(d.buf + cases[i].off, (uint32_t)cases[i].value);
+        rc = open_rw(&h, &d, 65536, 0);
+        if (rc != cases[i].expect || strcmp(q2w_error(&h.img)->what,
+                                            cases[i].what) != 0)
+            fprintf(stderr, "case %zu: %s (%s)\n", i, q2w_strerror(rc),
+                    q2w_error(&h.img)->what);
+        ASSERT_EQ(cases[i].expect, rc);
+        ASSERT_STR_EQ(cases[i].what, q2w_error(&h.img)->what);
+        ASSERT_EQ(strcmp(cases[i].what, "header.compression_type") ? cases[i].off
+                                                                    : 104,
+                  q2w_error(&h.img)->offset);
+        ASSERT_EQ(rc, q2w_error(&h.img)->code);
+        /* Nothing was written while refusing. */
+        ASSERT_EQ(0, d.writes);
+        qh_close_handle(&h);
+        qh_disk_free(&d);
+    }
+    PASS();
+}
+
+TEST open_refuses_bad_backing_and_extensions(void)
+{
+    qh_disk d;
+    qh_handle h;
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    q2w__put64(d.buf + 8, 4000);
+    q2w__put32(d.buf + 16, 200); /* runs past cluster 0 */
+    ASSERT_EQ(Q2W_ERR_HEADER, open_rw(&h, &d, 4096, 0));
+    ASSERT_STR_EQ("header.backing_file_offset", q2w_error(&h.img)->what);
+    qh_close_handle(&h);
+    q2w__put32(d.buf + 16, 1024);
+    ASSERT_EQ(Q2W_ERR_HEADER, open_rw(&h, &d, 4096, 0));
+    ASSERT_STR_EQ("header.backing_file_size", q2w_error(&h.img)->what);
+    qh_close_handle(&h);
+    q2w__put64(d.buf + 8, 0);
+    q2w__put32(d.buf + 16, 0);
+    /* An encryption header extension. */
+    q2w__put32(d.buf + 112, 0x0537be77u);
+    q2w__put32(d.buf + 116, 16);
+    ASSERT_EQ(Q2W_ERR_FEATURE, open_rw(&h, &d, 4096, 0));
+    ASSERT_STR_EQ("encryption extension", q2w_error(&h.img)->what);
+    ASSERT_EQ(112, q2w_error(&h.img)->offset);
+    qh_close_handle(&h);
+    /* An extension whose length runs past the cluster. */
+    q2w__put32(d.buf + 112, 0x12345678u);
+    q2w__put32(d.buf + 116, 5000);
+    ASSERT_EQ(Q2W_ERR_HEADER, open_rw(&h, &d, 4096, 0));
+    ASSERT_STR_EQ("header extension length", q2w_error(&h.img)->what);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
+TEST dirty_and_corrupt_images_are_refused_for_writing_only(void)
+{
+    qh_disk d;
+    qh_handle h;
+    make_image(&d, 65536, 16, 3, 1 << 20);
+    q2w__put64(d.buf + 72, 1); /* dirty (lazy refcounts) */
+    ASSERT_EQ(Q2W_ERR_DIRTY, open_rw(&h, &d, 65536, 1));
+    qh_close_handle(&h);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 65536, 0));
+    ASSERT_EQ(Q2W_ERR_READONLY,
+              q2w_write(&h.img, 0, "x", 1));
+    qh_close_handle(&h);
+    q2w__put64(d.buf + 72, 2); /* corrupt */
+    ASSERT_EQ(Q2W_ERR_CORRUPT, open_rw(&h, &d, 65536, 1));
+    ASSERT_EQ(72, q2w_error(&h.img)->offset);
+    qh_close_handle(&h);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 65536, 0));
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
+TEST memory_and_op_buffer_limits(void)
+{
+    qh_disk d;
+    q2w_image img;
+    q2w_config cfg;
+    q2w_op ops[8];
+    unsigned char *mem;
+    size_t needed;
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    d.ops_cap = 8;
+    memset(&cfg, 0, sizeof cfg);
+    mem = (unsigned char *)malloc(1 << 20);
+    ASSERT(mem != NULL);
+    cfg.mem = mem;
+    cfg.mem_len = 1000;
+    cfg.ops = ops;
+    cfg.ops_cap = 7;
+    cfg.file_size = d.len;
+    ASSERT_EQ(Q2W_ERR_NOMEM, q2w_open(&img, &cfg));
+    ASSERT_STR_EQ("cfg.ops_cap", q2w_error(&img)->what);
+    cfg.ops_cap = 8;
+    {
+        int rc = qh_run(&img, &d, q2w_open(&img, &cfg));
+        if (rc != Q2W_ERR_NOMEM)
+            fprintf(stderr, "got %s (%s)\n", q2w_strerror(rc), q2w_error(&img)->what);
+        ASSERT_EQ(Q2W_ERR_NOMEM, rc);
+    }
+    needed = (size_t)q2w_error(&img)->needed;
+    ASSERT(needed > 9 * 4096 && needed < 10 * 4096 + 4096);
+    cfg.mem_len = needed - 1;
+    ASSERT_EQ(Q2W_ERR_NOMEM, qh_run(&img, &d, q2w_open(&img, &cfg)));
+    cfg.mem_len = needed;
+    ASSERT_EQ(Q2W_OK, qh_run(&img, &d, q2w_open(&img, &cfg)));
+    {
+        q2w_info info;
+        q2w_info_get(&img, &info);
+        ASSERT_EQ(Q2W_MIN_SLOTS, info.cache_slots);
+    }
+    /* A handle that failed to open refuses operations. */
+    cfg.mem_len = 10;
+    ASSERT_EQ(Q2W_ERR_NOMEM, qh_run(&img, &d, q2w_open(&img, &cfg)));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_write(&img, 0, "x", 1));
+    free(mem);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* ---- operations -------------------------------------------------------------------- */
+TEST write_read_round_trip_with_tiny_cache(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char *model, *buf;
+    uint64_t size = 3u << 20;
+    int i;
+    uint64_t rng = test_seed;
+    make_image(&d, 512, 16, 3, size);
+    model = (unsigned char *)calloc(1, size);
+    buf = (unsigned char *)malloc(70000);
+    ASSERT(model && buf);
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 8, 1, 0));
+    for (i = 0; i < 200; i++) {
+        uint64_t off = alksim_splitmix64(&rng) % (size - 70000);
+        size_t len = (size_t)(alksim_splitmix64(&rng) % 70000) + 1;
+        size_t j;
+        for (j = 0; j < len; j++) buf[j] = (unsigned char)((size_t)i + j * 3);
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, off, buf, len)));
+        memcpy(model + off, buf, len);
+        if (i % 50 == 0) qh_assert_consistent(&d, 0, "mid-run");
+    }
+    qh_assert_view(&h, &d, model, 0, size, "before close");
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after close");
+    qh_assert_fresh_view(&d, 512, 0, model, size, "fresh");
+    free(model);
+    free(buf);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* The crash-consistency order of one allocating write and its flush:
+ * data and refcount block, flush, L2 table, flush, L1, flush. */
+TEST allocating_write_ops_are_in_crash_safe_order(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char data[4096];
+    long rb, dat, f1, l2, f2, l1, f3;
+    const uint64_t cs = 65536;
+    memset(data, 0x5a, sizeof data);
+    make_image(&d, 65536, 16, 3, 1 << 30);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 65536, 1));
+    n_oplog = 0;
+    ASSERT_EQ(Q2W_OK, run_logged(&h.img, &d,
+                                 q2w_write(&h.img, 100, data, sizeof data)));
+    ASSERT_EQ(Q2W_OK, run_logged(&h.img, &d, q2w_flush(&h.img)));
+    /* Fresh layout: block at cluster 2, L1 at 3; the new L2 is cluster 4,
+     * the data cluster 5. */
+    rb = first_write(2 * cs, cs, 0);
+    dat = first_write(5 * cs, cs, 0);
+    l2 = first_write(4 * cs, cs, 0);
+    l1 = first_write(3 * cs, cs, 0);
+    ASSERT(rb >= 0 && dat >= 0 && l2 >= 0 && l1 >= 0);
+    f1 = next_flush((size_t)(rb > dat ? rb : dat));
+    ASSERT(f1 >= 0 && f1 < l2);
+    f2 = next_flush((size_t)l2);
+    ASSERT(f2 >= 0 && f2 < l1);
+    f3 = next_flush((size_t)l1);
+    ASSERT(f3 >= 0);
+    ASSERT_EQ(Q2W_OP_FLUSH, oplog[n_oplog - 1].kind);
+    /* The partial write's fill: zeros past the file end cost nothing. */
+    ASSERT_EQ(5 * cs + 100, oplog[dat].off);
+    ASSERT_EQ(4096, oplog[dat].len);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after close");
+    ASSERT_EQ((5 * cs) | Q2W__COPIED, rd64(&d, 4 * cs));
+    ASSERT_EQ((4 * cs) | Q2W__COPIED, rd64(&d, 3 * cs));
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* A discard's refcount drop reaches the disk only after the cleared L2
+ * entry is durable. */
+TEST refcount_decrease_follows_the_durable_reference_drop(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char data[65536];
+    long l2w, f, rbw;
+    const uint64_t cs = 65536;
+    memset(data, 1, sizeof data);
+    make_image(&d, 65536, 16, 3, 1 << 30);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 65536, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, data, sizeof data)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+    n_oplog = 0;
+    ASSERT_EQ(Q2W_OK, run_logged(&h.img, &d, q2w_discard(&h.img, 0, cs)));
+    ASSERT_EQ(0, n_oplog); /* nothing written yet: it is all in the cache */
+    ASSERT_EQ(Q2W_OK, run_logged(&h.img, &d, q2w_close(&h.img)));
+    l2w = first_write(4 * cs, cs, 0);
+    ASSERT(l2w >= 0);
+    f = next_flush((size_t)l2w);
+    ASSERT(f >= 0);
+    /* The block is written (with the decrease) only after that flush. */
+    rbw = first_write(2 * cs, cs, 0);
+    ASSERT(rbw > f);
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after close");
+    ASSERT_EQ(Q2W__ZERO, rd64(&d, 4 * cs)); /* v3 discard reads zeros */
+    qh_disk_free(&d);
+    PASS();
+}
+
+TEST write_zeroes_v3_uses_the_zero_flag_v2_writes_zeros(void)
+{
+    int version;
+    for (version = 2; version <= 3; version++) {
+        qh_disk d;
+        qh_handle h;
+        unsigned char data[8192], back[8192];
+        const uint64_t cs = 4096;
+        uint64_t l1, l2;
+        memset(data, 0x77, sizeof data);
+        make_image(&d, 4096, 16, version, 1 << 20);
+        ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, data, 8192)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, 100, 6000)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, back, 8192)));
+        ASSERT_EQ(0x77, back[99]);
+        ASSERT_EQ(0, back[100]);
+        ASSERT_EQ(0, back[6099]);
+        ASSERT_EQ(0x77, back[6100]);
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, 0, cs)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+        qh_close_handle(&h);
+        qh_assert_consistent(&d, 1, "after close");
+        l1 = rd64(&d, 40);
+        l2 = rd64(&d, l1) & Q2W__OFF_MASK;
+        if (version == 3)
+            ASSERT_EQ(Q2W__ZERO, rd64(&d, l2));     /* freed, zero flag */
+        else
+            ASSERT(rd64(&d, l2) & Q2W__OFF_MASK);   /* still allocated */
+        qh_disk_free(&d);
+    }
+    PASS();
+}
+
+static int backing_pattern(uint64_t i) { return (int)((i * 7 + 1) & 0xff); }
+
+TEST backing_fill_and_v2_discard_reveal_the_backing_file(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_create_opts o;
+    unsigned char *backing, got[12000], data[100];
+    uint64_t i;
+    const uint64_t blen = 1u << 20;
+    backing = (unsigned char *)malloc(blen);
+    ASSERT(backing != NULL);
+    for (i = 0; i < blen; i++) backing[i] = (unsigned char)backing_pattern(i);
+    memset(&o, 0, sizeof o);
+    o.version = 2;
+    o.cluster_size = 4096;
+    o.size = 2u << 20; /* longer than the backing file */
+    o.backing = "b";
+    qh_disk_init(&d, 8u << 20);
+    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    d.backing = backing;
+    d.backing_len = blen;
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, 1));
+    memset(data, 0xee, sizeof data);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 5000, data, 100)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, got, 12000)));
+    for (i = 0; i < 12000; i++)
+        ASSERT_EQ(i >= 5000 && i < 5100 ? 0xee : backing_pattern(i), got[i]);
+    /* Past the backing file's end: zeros. */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, blen - 10, got, 20)));
+    ASSERT_EQ(backing_pattern(blen - 1), got[9]);
+    ASSERT_EQ(0, got[10]);
+    /* v2 discard of the written cluster: the backing shows through. */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_discard(&h.img, 4096, 4096)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 4096, got, 4096)));
+    for (i = 0; i < 4096; i++) ASSERT_EQ(backing_pattern(4096 + i), got[i]);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after close");
+    free(backing);
+    qh_disk_free(&d);
+    PASS();
+}
+
+TEST resize_grows_the_l1_and_frees_the_old_one(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char data[512], got[512];
+    uint64_t old_l1;
+    memset(data, 0x3c, sizeof data);
+    make_image(&d, 512, 16, 3, 64 * 512 * 10); /* 10 L1 entries */
+    old_l1 = rd64(&d, 40);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 512, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 1000, data, 512)));
+    ASSERT_EQ(Q2W_ERR_UNSUPPORTED, qh_run(&h.img, &d, q2w_resize(&h.img, 512)));
+    ASSERT_STR_EQ("shrinking", q2w_error(&h.img)->what);
+    /* Same L1: only the size field changes. */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 64 * 512 * 10 + 0)));
+    ASSERT_EQ(old_l1, rd64(&d, 40));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 64 * 512 * 200)));
+    ASSERT_EQ(200, rd32(&d, 36));
+    ASSERT(rd64(&d, 40) != old_l1);
+    ASSERT_EQ(64 * 512 * 200, rd64(&d, 24));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 64 * 512 * 199, data, 512)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after resize"); /* old L1 freed: no leak */
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 512, 0));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 1000, got, 512)));
+    ASSERT_MEM_EQ(data, got, 512);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 64 * 512 * 199, got, 512)));
+    ASSERT_MEM_EQ(data, got, 512);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
+TEST refcount_table_grows_and_describes_itself(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char *data;
+    uint64_t old_rt;
+    const size_t len = 3u << 20;
+    data = (unsigned char *)malloc(len);
+    ASSERT(data != NULL);
+    memset(data, 0x42, len);
+    /* 512 B clusters, 64-bit refcounts: one table cluster covers 2 MiB. */
+    make_image(&d, 512, 64, 3, 8u << 20);
+    old_rt = rd64(&d, 48);
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 8, 1, 0));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, data, len)));
+    ASSERT(rd64(&d, 48) != old_rt);          /* switched already */
+    ASSERT(rd32(&d, 56) >= 2);
+    ASSERT(rd64(&d, 48) >= 64 * 64 * 512);   /* past the old coverage */
+    qh_assert_consistent(&d, 0, "after growth");
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after close");
+    free(data);
+    qh_disk_free(&d);
+    PASS();
+}
+
+TEST errors_range_busy_and_failed_state(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char b[16] = {0};
+    int rc;
+    make_image(&d, 65536, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 65536, 1));
+    ASSERT_EQ(Q2W_ERR_RANGE, q2w_write(&h.img, (1 << 20) - 8, b, 16));
+    ASSERT_EQ((1 << 20) - 8, q2w_error(&h.img)->offset);
+    ASSERT_EQ(Q2W_ERR_RANGE, q2w_read(&h.img, 1ull << 40, b, 1));
+    rc = q2w_write(&h.img, 0, b, 16);
+    ASSERT_EQ(Q2W_PENDING, rc);
+    ASSERT_EQ(Q2W_ERR_BUSY, q2w_write(&h.img, 0, b, 16));
+    ASSERT_EQ(Q2W_ERR_BUSY, q2w_flush(&h.img));
+    /* An I/O error: the handle refuses everything afterwards. */
+    ASSERT_EQ(Q2W_ERR_IO, q2w_resume(&h.img, -5));
+    ASSERT_EQ(Q2W_ERR_FAILED, q2w_write(&h.img, 0, b, 16));
+    ASSERT_EQ(Q2W_ERR_FAILED, q2w_flush(&h.img));
+    ASSERT_EQ(Q2W_ERR_FAILED, q2w_resume(&h.img, 0));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 0, "after the failure");
+    qh_disk_free(&d);
+    PASS();
+}
+
+TEST autoclear_bits_cleared_and_extensions_preserved(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char before[4096], data[10] = {1, 2, 3};
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    q2w__put64(d.buf + 88, 0x8000000000000001ull);
+    q2w__put32(d.buf + 112, 0x7a7a7a7au); /* an unknown extension */
+    q2w__put32(d.buf + 116, 5);
+    memcpy(d.buf + 120, "hello", 5);
+    memcpy(before, d.buf, sizeof before);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(0x8000000000000001ull, rd64(&d, 88)); /* not before a change */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, data, 10)));
+    ASSERT_EQ(0, rd64(&d, 88));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 1u << 30)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    /* Outside the writer's own fields the header cluster is unchanged. */
+    ASSERT_MEM_EQ(before + 104, d.buf + 104, sizeof before - 104);
+    ASSERT_MEM_EQ(before, d.buf, 24);
+    ASSERT_MEM_EQ(before + 60, d.buf + 60, 28);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* ---- checker ------------------------------------------------------------------------ */
+/* A small written image: L2 at cluster 4, data clusters 5 and 6 (4 KiB). */
+static void checker_image(qh_disk *d, int version)
+{
+    qh_handle h;
+    unsigned char data[8192];
+    int rc;
+    memset(data, 9, sizeof data);
+    make_image(d, 4096, 16, version, 1 << 20);
+    rc = open_rw(&h, d, 4096, 1);
+    ALK_CHECK(rc == Q2W_OK, "open");
+    rc = qh_run(&h.img, d, q2w_write(&h.img, 0, data, sizeof data));
+    ALK_CHECK(rc == Q2W_OK, "write");
+    rc = qh_run(&h.img, d, q2w_close(&h.img));
+    ALK_CHECK(rc == Q2W_OK, "close");
+    qh_close_handle(&h);
+}
+
+static int find_kind(const q2w_check_result *r, int kind, uint64_t offset)
+{
+    size_t i;
+    for (i = 0; i < r->n_findings; i++)
+        if (r->findings[i].kind == kind && r->findings[i].offset == offset)
+            return 1;
+    return 0;
+}
+
+TEST checker_finds_each_kind_of_damage(void)
+{
+    qh_disk d;
+    q2w_check_result r;
+    const uint64_t cs = 4096, rb = 2 * cs, l2 = 4 * cs;
+    /* clean */
+    checker_image(&d, 3);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT_EQ(0, r.corruptions);
+    ASSERT_EQ(0, r.leaks);
+    ASSERT_EQ(2, r.allocated_clusters);
+    ASSERT_EQ(7 * cs, r.image_end_offset);
+    /* refcount of data cluster 5 lowered to 0: corruption located */
+    q2w__put16(d.buf + rb + 5 * 2, 0);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(r.corruptions >= 1);
+    ASSERT(find_kind(&r, Q2W_FIND_REFCOUNT, 5 * cs));
+    /* raised to 2: a leak, plus COPIED now wrong (refcount != 1) */
+    q2w__put16(d.buf + rb + 5 * 2, 2);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT_EQ(1, r.leaks);
+    ASSERT(find_kind(&r, Q2W_FIND_LEAK, 5 * cs));
+    ASSERT(find_kind(&r, Q2W_FIND_COPIED, 5 * cs));
+    /* repair lowers it; clean after */
+    ASSERT_EQ(Q2W_OK, qh_check(&d, Q2W_CHECK_REPAIR_LEAKS, &r));
+    ASSERT_EQ(1, r.leaks_fixed);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT_EQ(0, r.corruptions + r.leaks);
+    /* a leaked cluster nobody references (inside the file) */
+    d.len = 10 * cs;
+    q2w__put16(d.buf + rb + 9 * 2, 1);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT_EQ(1, r.leaks);
+    ASSERT_EQ(0, r.corruptions);
+    ASSERT(find_kind(&r, Q2W_FIND_LEAK, 9 * cs));
+    q2w__put16(d.buf + rb + 9 * 2, 0);
+    d.len = 7 * cs;
+    /* COPIED cleared on an L2 entry with refcount 1 */
+    q2w__put64(d.buf + l2, 5 * cs);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT_EQ(1, r.corruptions);
+    ASSERT(find_kind(&r, Q2W_FIND_COPIED, 5 * cs));
+    /* unaligned data offset */
+    q2w__put64(d.buf + l2, (5 * cs + 512) | Q2W__COPIED);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_kind(&r, Q2W_FIND_UNALIGNED, 5 * cs + 512));
+    /* past the end of the file */
+    q2w__put64(d.buf + l2, (100 * cs) | Q2W__COPIED);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_kind(&r, Q2W_FIND_PAST_EOF, 100 * cs));
+    /* reserved bits */
+    q2w__put64(d.buf + l2, (5 * cs) | Q2W__COPIED | (1ull << 58));
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_kind(&r, Q2W_FIND_RESERVED, 5 * cs));
+    qh_disk_free(&d);
+    /* zero flag in a v2 image */
+    checker_image(&d, 2);
+    q2w__put64(d.buf + l2, (5 * cs) | Q2W__COPIED | Q2W__ZERO);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_kind(&r, Q2W_FIND_ZERO_FLAG_V2, 5 * cs));
+    qh_disk_free(&d);
+    PASS();
+}
+
+TEST checker_work_memory_is_exact(void)
+{
+    qh_disk d;
+    q2w_io io;
+    q2w_check_result r;
+    size_t need;
+    void *work;
+    checker_image(&d, 3);
+    io.read = qh_io_read;
+    io.write = qh_io_write;
+    io.flush = qh_io_flush;
+    io.user = &d;
+    io.file_size = d.len;
+    ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need));
+    ASSERT_EQ(2 * 4096 + 7 * 4, need);
+    work = malloc(need);
+    ASSERT(work != NULL);
+    ASSERT_EQ(Q2W_ERR_NOMEM, q2w_check(&io, work, need - 1, 0, &r));
+    ASSERT_EQ(need, r.error.needed);
+    ASSERT_EQ(Q2W_OK, q2w_check(&io, work, need, 0, &r));
+    free(work);
+    /* A write-less io cannot repair. */
+    io.write = NULL;
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_check(&io, &need, 1, Q2W_CHECK_REPAIR_LEAKS, &r));
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* Data written into a cluster the image calls metadata is refused, not
+ * done: a hostile L2 entry pointing at the header. */
+TEST hostile_entries_are_refused(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char b[8] = {0};
+    const uint64_t cs = 4096;
+    checker_image(&d, 3);
+    q2w__put64(d.buf + 4 * cs, Q2W__COPIED | 0x200); /* unaligned for 4K */
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    {
+        int rc = qh_run(&h.img, &d, q2w_write(&h.img, 0, b, 8));
+        if (rc != Q2W_ERR_METADATA)
+            fprintf(stderr, "got %s (%s)\n", q2w_strerror(rc), q2w_error(&h.img)->what);
+        ASSERT_EQ(Q2W_ERR_METADATA, rc);
+    }
+    ASSERT_STR_EQ("l2 entry unaligned", q2w_error(&h.img)->what);
+    ASSERT_EQ(4 * cs, q2w_error(&h.img)->offset);
+    ASSERT_EQ(Q2W_ERR_METADATA, qh_run(&h.img, &d, q2w_read(&h.img, 0, b, 8)));
+    /* The handle stays usable elsewhere. */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, cs, b, 8)));
+    ASSERT_EQ(9, b[0]);
+    q2w__put64(d.buf + 4 * cs + 8, Q2W__COPIED | 0); /* reads as unallocated */
+    qh_close_handle(&h);
+    q2w__put64(d.buf + 4 * cs, Q2W__COPIED | (3 * cs)); /* the L1 table */
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, cs, b, 8)));
+    ASSERT_EQ(Q2W_ERR_METADATA, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, 8)));
+    ASSERT_STR_EQ("data cluster overlaps metadata", q2w_error(&h.img)->what);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* ---- property: seeded op sequences against a flat model ------------------------ */
+TEST seeded_sequences_match_the_model(void)
+{
+    int round;
+    uint64_t rng = test_seed * 0x9e3779b97f4a7c15ull + 7;
+    for (round = 0; round < 12; round++) {
+        static const uint32_t sizes[] = {512, 4096, 65536};
+        uint32_t cs = sizes[alksim_splitmix64(&rng) % 3];
+        int version = 2 + (int)(alksim_splitmix64(&rng) % 2);
+        uint32_t rbits = version == 2 ? 16u
+                                      : 1u << (alksim_splitmix64(&rng) % 7);
+        uint64_t size = ((alksim_splitmix64(&rng) % 4096) + 1) * 512;
+        qh_disk d;
+        qh_handle h;
+        unsigned char *model = (unsigned char *)calloc(1, (size_t)size);
+        unsigned char buf[20000];
+        int i;
+        ASSERT(model != NULL);
+        make_image(&d, cs, rbits, version, size);
+        ASSERT_EQ(Q2W_OK, qh_open(&h, &d, cs, 8, 8, 1, 0));
+        for (i = 0; i < 40; i++) {
+            uint64_t off = alksim_splitmix64(&rng) % size;
+            uint64_t len = alksim_splitmix64(&rng) % 20000 + 1;
+            int kind = (int)(alksim_splitmix64(&rng) % 4);
+            if (len > size - off) len = size - off;
+            if (kind == 0 || kind == 3) {
+                memset(buf, (int)(i + 1), (size_t)len);
+                ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, off, buf, (size_t)len)));
+                memcpy(model + off, buf, (size_t)len);
+            } else if (kind == 1) {
+                ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, off, len)));
+                memset(model + off, 0, (size_t)len);
+            } else {
+                uint64_t c = (off + cs - 1) / cs * cs;
+                ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_discard(&h.img, off, len)));
+                for (; c + cs <= off + len; c += cs) memset(model + c, 0, cs);
+            }
+        }
+        qh_assert_view(&h, &d, model, 0, size, "property");
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+        qh_close_handle(&h);
+        qh_assert_consistent(&d, 1, "property");
+        qh_assert_fresh_view(&d, cs, 0, model, size, "property");
+        free(model);
+        qh_disk_free(&d);
+    }
+    PASS();
+}
+
+TEST strerror_names_every_code(void)
+{
+    int c;
+    for (c = Q2W_PENDING; c > Q2W_RESULT_END_ - 40 && c >= -17; c--)
+        ASSERT(strcmp(q2w_strerror(c), "unknown qcow2w result code") != 0);
+    ASSERT_STR_EQ("unknown qcow2w result code", q2w_strerror(-99));
+    ASSERT_STR_EQ("leak", q2w_finding_name(Q2W_FIND_LEAK));
+    ASSERT_STR_EQ("unknown finding", q2w_finding_name(99));
+    PASS();
+}
+
+SUITE(create_and_open)
+{
+    RUN_TEST(create_v3_header_is_exact);
+    RUN_TEST(create_v2_and_backing_name);
+    RUN_TEST(create_refuses_bad_options);
+    RUN_TEST(create_every_geometry_checks_clean);
+    RUN_TEST(open_validates_every_header_field);
+    RUN_TEST(open_refuses_bad_backing_and_extensions);
+    RUN_TEST(dirty_and_corrupt_images_are_refused_for_writing_only);
+    RUN_TEST(memory_and_op_buffer_limits);
+}
+
+SUITE(operations)
+{
+    RUN_TEST(write_read_round_trip_with_tiny_cache);
+    RUN_TEST(allocating_write_ops_are_in_crash_safe_order);
+    RUN_TEST(refcount_decrease_follows_the_durable_reference_drop);
+    RUN_TEST(write_zeroes_v3_uses_the_zero_flag_v2_writes_zeros);
+    RUN_TEST(backing_fill_and_v2_discard_reveal_the_backing_file);
+    RUN_TEST(resize_grows_the_l1_and_frees_the_old_one);
+    RUN_TEST(refcount_table_grows_and_describes_itself);
+    RUN_TEST(errors_range_busy_and_failed_state);
+    RUN_TEST(autoclear_bits_cleared_and_extensions_preserved);
+    RUN_TEST(seeded_sequences_match_the_model);
+    RUN_TEST(strerror_names_every_code);
+}
+
+SUITE(checker)
+{
+    RUN_TEST(checker_finds_each_kind_of_damage);
+    RUN_TEST(checker_work_memory_is_exact);
+    RUN_TEST(hostile_entries_are_refused);
+}
+
+GREATEST_MAIN_DEFS();
+
+int main(int argc, char **argv)
+{
+    const char *seed = getenv("ALK_SEED");
+    if (seed) test_seed = strtoull(seed, NULL, 0);
+    GREATEST_MAIN_BEGIN();
+    RUN_SUITE(create_and_open);
+    RUN_SUITE(operations);
+    RUN_SUITE(checker);
+    GREATEST_MAIN_END();
+}
