@@ -42,7 +42,12 @@
  *                          fires on a malformed image, only on a library bug
  *                          or API misuse
  *   Q2W_NO_STDIO           leave out the POSIX executor (pread/pwrite/
- *                          fdatasync) and the file-descriptor I/O helpers
+ *                          fdatasync) and the file-descriptor I/O helpers.
+ *                          Without it the implementation needs POSIX.1-2008:
+ *                          it asks for it itself when qcow2w.h is the first
+ *                          include of the file; otherwise define
+ *                          _POSIX_C_SOURCE=200809L before any #include (a
+ *                          strict -std=c99 glibc build stops with #error)
  *
  * API
  *
@@ -2420,6 +2425,9 @@ Q2WDEF const char *q2w_finding_name(int kind)
 #include <errno.h>
 #include <sys/types.h>
 #include <unistd.h>
+#if defined(__GLIBC__) && (!defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L)
+#error "qcow2w.h: the POSIX executor needs _POSIX_C_SOURCE >= 200809L: include qcow2w.h first in this file, define it before any #include, or define Q2W_NO_STDIO"
+#endif
 
 static int q2w__pread_all(int fd, uint64_t off, unsigned char *dst, size_t len)
 {

@@ -75,7 +75,10 @@ $use"
 $inc
 $use"
 done
-try "all headers $CC ALK_IMPLEMENTATION" "$CC" "$WARN" c "#define ALK_IMPLEMENTATION
+# qcow2w.h's POSIX executor needs pread/fdatasync: a strict C99 file that
+# includes other headers first asks for POSIX itself, as documented.
+try "all headers $CC ALK_IMPLEMENTATION" "$CC" "$WARN" c "#define _POSIX_C_SOURCE 200809L
+#define ALK_IMPLEMENTATION
 $all_includes
 $use"
 try "all headers $CXX ALK_IMPLEMENTATION" "$CXX" "$WARNXX" cc "#define ALK_IMPLEMENTATION
