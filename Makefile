@@ -36,7 +36,7 @@ BENCHES      := $(patsubst tests/bench_%.c,%,$(wildcard tests/bench_*.c))
 # of 16 MiB so that exec/s stays high; the replay gate uses the full size.
 FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
 
-.PHONY: all demo test gate fast-gate unit replay conformance compile-matrix seeds \
+.PHONY: all demo test gate fast-gate unit replay conformance compile-matrix seeds diff-qemu \
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench install install-check uninstall oss-fuzz-check \
         firmware-check valgrind deps clean help planted-bug-check
@@ -238,6 +238,16 @@ fuzz-stop:
 fuzz-merge: $(B)/replay_$(T)
 	@TARGET="$(T)" CLANG="$(CLANG)" FUZZ_DEFS="$(FUZZ_DEFS)" \
 	    sh fuzz/campaign.sh merge
+
+# ---- differential tests against qemu ------------------------------------------
+# Seeded iterations, each replayable alone from its printed seed; the gate
+# runs a bounded number (DIFF_ITER, default 100).
+ITER ?= 200
+$(B)/diff_qemu: tests/diff_qemu.c qcow2w.h | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) $< -o $@ $(LDFLAGS)
+
+diff-qemu: $(B)/diff_qemu
+	./$(B)/diff_qemu --iter $(ITER) --seed $(SEED)
 
 # ---- mutation testing -------------------------------------------------------
 HEADER ?= alkcodec.h

@@ -59,18 +59,29 @@
  *     q2w_read(img, off, dst, len)         zero flags and backing resolved
  *     q2w_write(img, off, src, len)        any offset and length
  *     q2w_write_zeroes(img, off, len)      v3: zero flag on whole clusters
- *     q2w_discard(img, off, len)           whole clusters only (as qemu)
+ *     q2w_discard(img, off, len)           as qemu: whole clusters (and the
+ *                                          partial last one at the end of
+ *                                          the disk) read as zeros on v3,
+ *                                          unallocated on v2; a v2 image
+ *                                          with a backing file: no change
  *     q2w_flush(img)                       everything before it is durable
  *     q2w_resize(img, new_size)            grow (L1 growth when needed)
  *     q2w_close(img)                       flush and apply deferred frees
  *   Drive: q2w_batch(img, &n) the ops to execute, q2w_resume(img, io_rc).
- *   Inspect: q2w_info(img, &info), q2w_error(img), q2w_strerror(code).
+ *   Inspect: q2w_info_get(img, &info), q2w_error(img), q2w_strerror(code).
+ *     q2w_info_get also works after q2w_open failed with Q2W_ERR_BACKING
+ *     (the header was read: the backing name and format are there), so a
+ *     caller can open the backing file and try again.
  *   Check: q2w_check(io, work, work_len, flags, &result) - the full scan
  *     qemu-img check does; Q2W_CHECK_REPAIR_LEAKS lowers leaked refcounts.
- *     q2w_check_work_size(io, &bytes) says how much work memory it needs.
- *   POSIX (unless Q2W_NO_STDIO): q2w_posix_exec(img, fd, backing) runs one
- *     batch; q2w_posix_run(img, fd, backing, rc) loops while Q2W_PENDING;
- *     q2w_posix_io(&io, fd, &fdbox) makes a q2w_io for q2w_check.
+ *     q2w_check_work_size(io, &bytes, &err) says how much work memory it
+ *     needs (2 clusters + 4 bytes per cluster of the file), or why the
+ *     header does not validate.
+ *   POSIX (unless Q2W_NO_STDIO): q2w_posix_exec(img, fd, backing, flags)
+ *     runs one batch; q2w_posix_run(img, fd, backing, rc) loops while
+ *     Q2W_PENDING (q2w_posix_run_flags with Q2W_POSIX_NO_FLUSH skips the
+ *     flushes); q2w_posix_io(&io, fd, &fdbox) makes a q2w_io for
+ *     q2w_check; q2w_pread_full / q2w_pwrite_full.
  *
  * OPS (what an executor must do, in array order)
  *
@@ -130,6 +141,10 @@
  *   clusters, shrinking, writing into clusters or tables shared with a
  *   snapshot (qcow2w part 2). Reads of unallocated clusters go to the
  *   backing file through Q2W_OP_BACKING_READ.
+ *
+ *   File size: a new cluster at the end of the file is not padded; the
+ *   file may end inside its last cluster (qemu accepts this; bytes past
+ *   the end read as zeros). Growing the file is the executor's business.
  *
  *   Determinism: no clock, no randomness, no allocation; the same calls
  *   and I/O results give the same op stream.
@@ -214,7 +229,8 @@ typedef enum q2w_result {
 typedef struct q2w_error_info {
     int code;
     uint64_t offset;    /* image-file byte offset (virtual for RANGE) */
-    uint64_t index;     /* table entry index, when a table is involved */
+    uint64_t index;     /* table entry index, when a table is involved;
+                           RANGE: the length asked for */
     uint64_t needed;    /* NOMEM: bytes of cfg.mem needed; LIMIT: the value */
     const char *what;   /* field or table: "header.cluster_bits", "l2", ... */
 } q2w_error_info;
@@ -393,7 +409,8 @@ Q2WDEF const q2w_op *q2w_batch(const q2w_image *img, size_t *n);
 Q2WDEF void q2w_info_get(const q2w_image *img, q2w_info *info);
 Q2WDEF const q2w_error_info *q2w_error(const q2w_image *img);
 Q2WDEF const char *q2w_strerror(int code);
-Q2WDEF int q2w_check_work_size(const q2w_io *io, size_t *bytes);
+Q2WDEF int q2w_check_work_size(const q2w_io *io, size_t *bytes,
+                                q2w_error_info *err);
 Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
                      unsigned flags, q2w_check_result *res);
 Q2WDEF const char *q2w_finding_name(int kind);
@@ -404,10 +421,22 @@ typedef struct q2w_backing_reader {
     void *user;
 } q2w_backing_reader;
 typedef struct q2w_fdbox { int fd; } q2w_fdbox;
+/* Q2W_POSIX_NO_FLUSH: flush ops are skipped (a bulk import that will fsync
+ * once at the end, as qemu-img convert does by default; the crash order
+ * is then not kept). */
+#define Q2W_POSIX_NO_FLUSH 1u
 Q2WDEF int q2w_posix_exec(q2w_image *img, int fd,
-                          const q2w_backing_reader *backing);
+                          const q2w_backing_reader *backing, unsigned flags);
 Q2WDEF int q2w_posix_run(q2w_image *img, int fd,
                          const q2w_backing_reader *backing, int rc);
+Q2WDEF int q2w_posix_run_flags(q2w_image *img, int fd,
+                               const q2w_backing_reader *backing,
+                               unsigned flags, int rc);
+/* pread / pwrite of the whole range, retrying short transfers and EINTR;
+ * reads past the end of the file give zeros, src == NULL writes zeros.
+ * 0 or -errno. */
+Q2WDEF int q2w_pread_full(int fd, uint64_t off, void *dst, size_t len);
+Q2WDEF int q2w_pwrite_full(int fd, uint64_t off, const void *src, size_t len);
 Q2WDEF void q2w_posix_io(q2w_io *io, int fd, q2w_fdbox *box);
 #endif
 
@@ -1452,7 +1481,9 @@ static int q2w__step_write(q2w_image *img, const unsigned char *src)
  * discard); the data cluster it had is freed. */
 static int q2w__step_unmap(q2w_image *img, int zero)
 {
-    uint64_t cs = img->cluster_size, voff = img->op_off + img->op_pos;
+    uint64_t voff = img->op_off + img->op_pos;
+    uint64_t cs = img->op_len - img->op_pos < img->cluster_size
+                      ? img->op_len - img->op_pos : img->cluster_size;
     uint64_t vc = voff >> img->cluster_bits, l2off, e, host, idx, want;
     unsigned char *l2;
     int rc;
@@ -1760,7 +1791,14 @@ static int q2w__op_step(q2w_image *img)
         uint64_t left = img->op_len - img->op_pos;
         int v3 = img->version == 3;
         if (img->op_pos >= img->op_len) return Q2W__DONE;
-        if ((voff & (cs - 1)) == 0 && left >= cs) {
+        /* As qemu: discard on a v2 image with a backing file does nothing
+         * (unmapping would expose the backing file's data). */
+        if (img->op == Q2W__OP_DISCARD && !v3 && img->has_backing_name)
+            return Q2W__DONE;
+        /* Whole clusters, and the partial last cluster of the disk when
+         * the range runs to the end. */
+        if ((voff & (cs - 1)) == 0 &&
+            (left >= cs || voff + left == img->size)) {
             if (img->op == Q2W__OP_ZEROES && !v3) return q2w__step_write(img, NULL);
             return q2w__step_unmap(img, v3);
         }
@@ -2282,14 +2320,18 @@ static int q2w__chk_setup(const q2w_io *io, q2w__chk *k, unsigned char *head,
     return Q2W_OK;
 }
 
-Q2WDEF int q2w_check_work_size(const q2w_io *io, size_t *bytes)
+Q2WDEF int q2w_check_work_size(const q2w_io *io, size_t *bytes,
+                                q2w_error_info *err)
 {
     q2w__chk k;
     unsigned char head[112];
-    q2w_error_info e;
+    q2w_error_info dummy;
     int rc;
-    if (!io || !io->read || !bytes) return Q2W_ERR_ARG;
-    rc = q2w__chk_setup(io, &k, head, &e);
+    if (!err) err = &dummy;
+    memset(err, 0, sizeof *err);
+    if (!io || !io->read || !bytes)
+        return q2w__hfail(err, Q2W_ERR_ARG, "arguments", 0, 0);
+    rc = q2w__chk_setup(io, &k, head, err);
     if (rc != Q2W_OK) return rc;
     *bytes = (size_t)(2 * k.cs + k.nclusters * 4);
     return Q2W_OK;
@@ -2369,12 +2411,12 @@ Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
             uint64_t c = first + j;
             uint64_t stored = blk ? q2w__rc_get(k.b, j, k.h.refcount_order) : 0;
             uint64_t have = k.counts[c];
+            uint64_t at = blk ? blk + ((j << k.h.refcount_order) >> 3) : 0;
             if (stored < have) {
-                q2w__finding(&k, Q2W_FIND_REFCOUNT, c << k.cb, blk + j, stored,
+                q2w__finding(&k, Q2W_FIND_REFCOUNT, c << k.cb, at, stored,
                              have);
             } else if (stored > have) {
-                q2w__finding(&k, Q2W_FIND_LEAK, c << k.cb, blk + j, stored,
-                             have);
+                q2w__finding(&k, Q2W_FIND_LEAK, c << k.cb, at, stored, have);
                 if ((flags & Q2W_CHECK_REPAIR_LEAKS) && blk) {
                     q2w__rc_set(k.b, j, k.h.refcount_order, have);
                     res->leaks_fixed++;
@@ -2465,8 +2507,18 @@ static int q2w__pwrite_all(int fd, uint64_t off, const unsigned char *src,
     return 0;
 }
 
+Q2WDEF int q2w_pread_full(int fd, uint64_t off, void *dst, size_t len)
+{
+    return q2w__pread_all(fd, off, (unsigned char *)dst, len);
+}
+
+Q2WDEF int q2w_pwrite_full(int fd, uint64_t off, const void *src, size_t len)
+{
+    return q2w__pwrite_all(fd, off, (const unsigned char *)src, len);
+}
+
 Q2WDEF int q2w_posix_exec(q2w_image *img, int fd,
-                          const q2w_backing_reader *backing)
+                          const q2w_backing_reader *backing, unsigned flags)
 {
     size_t i, n;
     const q2w_op *op = q2w_batch(img, &n);
@@ -2480,7 +2532,8 @@ Q2WDEF int q2w_posix_exec(q2w_image *img, int fd,
             rc = q2w__pwrite_all(fd, op[i].off, op[i].src, op[i].len);
             break;
         case Q2W_OP_FLUSH:
-            rc = fdatasync(fd) < 0 ? -errno : 0;
+            if (!(flags & Q2W_POSIX_NO_FLUSH))
+                rc = fdatasync(fd) < 0 ? -errno : 0;
             break;
         case Q2W_OP_BACKING_READ:
             if (backing && backing->read)
@@ -2497,12 +2550,19 @@ Q2WDEF int q2w_posix_exec(q2w_image *img, int fd,
     return 0;
 }
 
+Q2WDEF int q2w_posix_run_flags(q2w_image *img, int fd,
+                               const q2w_backing_reader *backing,
+                               unsigned flags, int rc)
+{
+    while (rc == Q2W_PENDING)
+        rc = q2w_resume(img, q2w_posix_exec(img, fd, backing, flags));
+    return rc;
+}
+
 Q2WDEF int q2w_posix_run(q2w_image *img, int fd,
                          const q2w_backing_reader *backing, int rc)
 {
-    while (rc == Q2W_PENDING)
-        rc = q2w_resume(img, q2w_posix_exec(img, fd, backing));
-    return rc;
+    return q2w_posix_run_flags(img, fd, backing, 0, rc);
 }
 
 static int q2w__fd_read(void *user, uint64_t off, void *dst, size_t len)

@@ -158,7 +158,7 @@ static ALK_UNUSED int qh_check(qh_disk *d, unsigned flags,
     io.flush = qh_io_flush;
     io.user = d;
     io.file_size = d->len;
-    rc = q2w_check_work_size(&io, &need);
+    rc = q2w_check_work_size(&io, &need, NULL);
     if (rc != Q2W_OK) {
         memset(res, 0, sizeof *res);
         res->error.code = rc;

@@ -68,6 +68,14 @@ if command -v "${CLANG:-clang}" >/dev/null 2>&1; then
 else
     echo "!!! SKIPPED oss-fuzz-check: clang is not installed"
 fi
+# qcow2w.h against qemu: a bounded seeded run (make diff-qemu for more).
+if command -v qemu-img >/dev/null 2>&1 && command -v qemu-io >/dev/null 2>&1
+then
+    stage differential counts $MAKE -s diff-qemu B="$B" ITER="${DIFF_ITER:-100}" SEED=1
+else
+    echo "!!! SKIPPED differential tests: qemu-img / qemu-io not installed" \
+         "(apt-get install qemu-utils); qcow2w.h was NOT checked against qemu"
+fi
 if command -v "${ARM_CC:-arm-none-eabi-gcc}" >/dev/null 2>&1; then
     stage firmware single $MAKE -s firmware-check B="$B"
 else

@@ -1,0 +1,1077 @@
+/* qcow2w - create, inspect, fill, export and check qcow2 images with
+ * qcow2w.h and its POSIX executor; a small qemu-img for the common cases.
+ *
+ *   qcow2w create IMG [SIZE] [-o OPTS] [-b BACKING] [-F FMT]
+ *   qcow2w info   IMG
+ *   qcow2w write  IMG OFFSET FILE [-n]   (FILE "-" is stdin)
+ *   qcow2w import RAW IMG [-o OPTS] [-p|-q] [-n] [-S]
+ *   qcow2w export IMG RAW [-p|-q] [-S]
+ *   qcow2w check  IMG [--repair | -r leaks]
+ *
+ * OPTS is a comma list of cluster_size=N, refcount_bits=N,
+ * compat=0.10|1.1|v2|v3, backing=FILE, backing_fmt=qcow2|raw. SIZE, OFFSET
+ * and cluster_size take K, M, G, T, P, E suffixes (powers of 1024); a
+ * size is rounded up to a multiple of 512. Without SIZE (or with 0) an
+ * image with a backing file takes the backing file's virtual size; without
+ * backing_fmt the backing file is probed (qcow2 magic, else raw).
+ *
+ * An image that names a backing file is opened with its whole chain (at
+ * most 16 deep): names are relative to the directory of the image naming
+ * them, raw files read as zeros past their end.
+ *
+ * import copies RAW into a new image of its size, leaving out the clusters
+ * that are all zeros. Progress goes to stderr when it is a terminal or with
+ * -p (-q: never). Like every command that changes an image it ends with
+ * q2w_close, whose flushes (fdatasync) make data, metadata and the file
+ * size durable in crash-safe order before the command returns. -n (import,
+ * write) skips those flushes, as qemu-img convert's default cache mode
+ * does: faster, but a crash soon after may lose the image. -S (import,
+ * export) also fsyncs the output file and its directory, so that a new
+ * file's name survives a crash too.
+ *
+ * Exit status: 0 success (check: no errors), 1 failure (usage, I/O, an
+ * image that cannot be opened; check: the check could not run), check
+ * only: 2 corruptions were found, 3 leaks only (after --repair: the state
+ * of the repaired image). Errors are printed as
+ *   qcow2w: COMMAND: MESSAGE (FIELD, offset N, index N)
+ */
+#define QCOW2W_IMPLEMENTATION
+#include "../qcow2w.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define MAX_CHAIN 16          /* backing files below the top image */
+#define N_OPS 256
+#define BASE_MEM (4u << 20)   /* plus 16 clusters */
+#define CHUNK (4u << 20)      /* import/export/write transfer size */
+
+enum { FMT_PROBE, FMT_QCOW2, FMT_RAW };
+
+static const char *cmd = "qcow2w"; /* for messages: the command running */
+
+/* ---- messages ----------------------------------------------------------- */
+static void q2w_fail(const char *who, int rc, const q2w_error_info *e)
+{
+    fprintf(stderr, "qcow2w: %s: ", cmd);
+    if (who) fprintf(stderr, "%s: ", who);
+    fprintf(stderr, "%s (%s, offset %llu, index %llu", q2w_strerror(rc),
+            e && e->what ? e->what : "-",
+            (unsigned long long)(e ? e->offset : 0),
+            (unsigned long long)(e ? e->index : 0));
+    if (e && e->needed)
+        fprintf(stderr, ", %s %llu", rc == Q2W_ERR_NOMEM ? "needed" : "value",
+                (unsigned long long)e->needed);
+    fprintf(stderr, ")\n");
+}
+
+static void sys_fail(const char *who, int err)
+{
+    fprintf(stderr, "qcow2w: %s: %s: %s\n", cmd, who, strerror(err));
+}
+
+static void say(const char *msg, const char *arg)
+{
+    fprintf(stderr, "qcow2w: %s: %s%s\n", cmd, msg, arg ? arg : "");
+}
+
+/* ---- plain file I/O ----------------------------------------------------- */
+/* read() until len bytes or end of file: the count, or -1 (errno). */
+static long read_full(int fd, void *dst, size_t len)
+{
+    unsigned char *p = (unsigned char *)dst;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = read(fd, p + got, len - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -1;
+        if (n == 0) break;
+        got += (size_t)n;
+    }
+    return (long)got;
+}
+
+static int all_zero(const unsigned char *p, size_t n)
+{
+    return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+static uint64_t be_u64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    int i;
+    for (i = 0; i < 8; i++) v = v << 8 | p[i];
+    return v;
+}
+
+static int is_qcow2_magic(const unsigned char *p)
+{
+    return p[0] == 'Q' && p[1] == 'F' && p[2] == 'I' && p[3] == 0xfb;
+}
+
+/* fsync a file, then the directory holding `path`. */
+static int sync_with_dir(int fd, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    int dfd, rc = 0;
+    if (fsync(fd) < 0) return -errno;
+    if (!slash) {
+        strcpy(dir, ".");
+    } else {
+        size_t n = slash == path ? 1 : (size_t)(slash - path);
+        if (n >= sizeof dir) return -ENAMETOOLONG;
+        memcpy(dir, path, n);
+        dir[n] = 0;
+    }
+    dfd = open(dir, O_RDONLY);
+    if (dfd < 0) return -errno;
+    if (fsync(dfd) < 0) rc = -errno;
+    close(dfd);
+    return rc;
+}
+
+/* ---- numbers ------------------------------------------------------------ */
+/* Digits with an optional K/M/G/T/P/E (powers of 1024). */
+static int parse_size(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    if (*s < '0' || *s > '9') return -1;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    switch (*s) {
+    case 0: break;
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    case 't': case 'T': shift = 40; break;
+    case 'p': case 'P': shift = 50; break;
+    case 'e': case 'E': shift = 60; break;
+    default: return -1;
+    }
+    if (*s && s[1]) return -1;
+    if (shift && v > (UINT64_MAX >> shift)) return -1;
+    *out = v << shift;
+    return 0;
+}
+
+static const char *human(uint64_t v, char *buf, size_t cap)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB",
+                                       "PiB", "EiB"};
+    double d = (double)v;
+    int i = 0;
+    while (d >= 1024.0 && i < 6) { d /= 1024.0; i++; }
+    if (i == 0) snprintf(buf, cap, "%llu B", (unsigned long long)v);
+    else snprintf(buf, cap, "%.4g %s", d, unit[i]);
+    return buf;
+}
+
+/* ---- an image and its backing chain --------------------------------------
+ * A disk is a qcow2 image with its q2w handle, or a raw backing file. Its
+ * backing disk (if any) is read through `reader`, which calls back into
+ * the backing disk's own handle: a chain of any kind reads as one. */
+typedef struct disk {
+    char *path;
+    int fd;
+    int raw;
+    int depth;            /* 0: the image the command names */
+    int no_flush;         /* skip Q2W_OP_FLUSH ops (-n) */
+    uint64_t size;        /* virtual size */
+    void *mem;
+    q2w_op ops[N_OPS];
+    q2w_image img;
+    struct disk *backing;
+    q2w_backing_reader reader;
+} disk;
+
+/* A system error about the file of a disk (depth > 0: a backing file). */
+static void disk_sys_fail(const char *path, int depth, int err)
+{
+    char who[4200];
+    snprintf(who, sizeof who, "%s%s", depth ? "backing file " : "", path);
+    sys_fail(who, err);
+}
+
+static void disk_err(const disk *d, int rc)
+{
+    char who[4200];
+    if (d->depth == 0) {
+        q2w_fail(NULL, rc, q2w_error(&d->img));
+    } else {
+        snprintf(who, sizeof who, "backing file %s", d->path);
+        q2w_fail(who, rc, q2w_error(&d->img));
+    }
+}
+
+/* Drive an operation of `d` to completion. */
+static int disk_run(disk *d, int rc)
+{
+    return q2w_posix_run_flags(&d->img, d->fd,
+                               d->backing ? &d->reader : NULL,
+                               d->no_flush ? Q2W_POSIX_NO_FLUSH : 0u, rc);
+}
+
+/* q2w_backing_reader.read: virtual bytes of a backing disk, zeros past its
+ * end (a backing file may be shorter than the image on top of it). */
+static int backing_read(void *user, uint64_t off, void *dst, size_t len)
+{
+    disk *b = (disk *)user;
+    size_t n = 0;
+    int rc;
+    if (off < b->size) n = b->size - off < len ? (size_t)(b->size - off) : len;
+    if (n < len) memset((unsigned char *)dst + n, 0, len - n);
+    if (n == 0) return 0;
+    if (b->raw) {
+        rc = q2w_pread_full(b->fd, off, dst, n);
+        if (rc < 0) disk_sys_fail(b->path, b->depth, -rc);
+        return rc;
+    }
+    rc = disk_run(b, q2w_read(&b->img, off, dst, n));
+    if (rc != Q2W_OK) {
+        disk_err(b, rc);
+        return -EIO;
+    }
+    return 0;
+}
+
+static void disk_free(disk *d)
+{
+    if (!d) return;
+    disk_free(d->backing);
+    if (d->fd >= 0) close(d->fd);
+    free(d->mem);
+    free(d->path);
+    free(d);
+}
+
+/* `name` as seen from the directory of the image at `img`. */
+static char *relative_to(const char *img, const char *name)
+{
+    const char *slash = strrchr(img, '/');
+    size_t dl = (name[0] == '/' || !slash) ? 0 : (size_t)(slash - img) + 1;
+    char *p = (char *)malloc(dl + strlen(name) + 1);
+    if (!p) return NULL;
+    memcpy(p, img, dl);
+    strcpy(p + dl, name);
+    return p;
+}
+
+static int probe_format(int fd)
+{
+    unsigned char m[4];
+    if (q2w_pread_full(fd, 0, m, 4) < 0) return FMT_RAW;
+    return is_qcow2_magic(m) ? FMT_QCOW2 : FMT_RAW;
+}
+
+static disk *disk_open(const char *path, int fmt, int writable, int depth,
+                       int no_backing);
+
+/* Open the qcow2 handle of `d` (fd open): memory sized for its cluster
+ * size, then the backing chain if the image names one. */
+static int disk_open_q2w(disk *d, int writable, int no_backing)
+{
+    q2w_config cfg;
+    q2w_info info;
+    unsigned char head[24];
+    size_t len = BASE_MEM + 16u * 65536u;
+    struct stat st;
+    int rc, tries;
+    if (fstat(d->fd, &st) < 0) {
+        disk_sys_fail(d->path, d->depth, errno);
+        return -1;
+    }
+    if (q2w_pread_full(d->fd, 0, head, sizeof head) == 0) {
+        uint32_t cb = (uint32_t)head[20] << 24 | (uint32_t)head[21] << 16 |
+                      (uint32_t)head[22] << 8 | head[23];
+        if (cb >= Q2W_MIN_CLUSTER_BITS && cb <= Q2W_MAX_CLUSTER_BITS)
+            len = BASE_MEM + ((size_t)16 << cb);
+    }
+    memset(&cfg, 0, sizeof cfg);
+    cfg.ops = d->ops;
+    cfg.ops_cap = N_OPS;
+    cfg.file_size = (uint64_t)st.st_size;
+    cfg.writable = writable;
+    cfg.no_backing = no_backing;
+    for (tries = 0;; tries++) {
+        if (!d->mem || cfg.mem_len < len) {
+            free(d->mem);
+            d->mem = malloc(len);
+            if (!d->mem) {
+                disk_sys_fail(d->path, d->depth, ENOMEM);
+                return -1;
+            }
+            cfg.mem = d->mem;
+            cfg.mem_len = len;
+        }
+        rc = disk_run(d, q2w_open(&d->img, &cfg));
+        if (rc == Q2W_ERR_NOMEM && tries < 2 &&
+            q2w_error(&d->img)->needed > cfg.mem_len) {
+            len = (size_t)q2w_error(&d->img)->needed;
+            continue;
+        }
+        if (rc != Q2W_ERR_BACKING || d->backing) break;
+        /* The image names a backing file: open the chain below it. */
+        q2w_info_get(&d->img, &info);
+        if (d->depth >= MAX_CHAIN) {
+            say("backing chain deeper than 16 at ", d->path);
+            return -1;
+        }
+        {
+            int bfmt = FMT_PROBE;
+            char *bpath;
+            if (info.backing_format) {
+                if (strcmp(info.backing_format, "qcow2") == 0) {
+                    bfmt = FMT_QCOW2;
+                } else if (strcmp(info.backing_format, "raw") == 0) {
+                    bfmt = FMT_RAW;
+                } else {
+                    say("unsupported backing format ", info.backing_format);
+                    return -1;
+                }
+            }
+            bpath = relative_to(d->path, info.backing_name);
+            if (!bpath) {
+                disk_sys_fail(d->path, d->depth, ENOMEM);
+                return -1;
+            }
+            d->backing = disk_open(bpath, bfmt, 0, d->depth + 1, 0);
+            free(bpath);
+            if (!d->backing) return -1;
+        }
+        d->reader.read = backing_read;
+        d->reader.user = d->backing;
+        cfg.has_backing = 1;
+        cfg.backing_size = d->backing->size;
+    }
+    if (rc != Q2W_OK) { disk_err(d, rc); return -1; }
+    q2w_info_get(&d->img, &info);
+    d->size = info.size;
+    return 0;
+}
+
+/* Open the image (or raw file) at `path` with its backing chain; errors
+ * are printed. no_backing: do not open the chain (unallocated clusters
+ * then read as zeros; for info). */
+static disk *disk_open(const char *path, int fmt, int writable, int depth,
+                       int no_backing)
+{
+    disk *d = (disk *)calloc(1, sizeof *d);
+    struct stat st;
+    if (!d) { disk_sys_fail(path, depth, ENOMEM); return NULL; }
+    d->depth = depth;
+    d->path = (char *)malloc(strlen(path) + 1);
+    d->fd = open(path, writable ? O_RDWR : O_RDONLY);
+    if (d->path) strcpy(d->path, path);
+    if (d->fd < 0 || !d->path) {
+        disk_sys_fail(path, depth, d->path ? errno : ENOMEM);
+        disk_free(d);
+        return NULL;
+    }
+    if (fmt == FMT_PROBE) fmt = probe_format(d->fd);
+    if (fmt == FMT_RAW) {
+        if (fstat(d->fd, &st) < 0) {
+            disk_sys_fail(path, depth, errno);
+            disk_free(d);
+            return NULL;
+        }
+        d->raw = 1;
+        d->size = (uint64_t)st.st_size;
+        return d;
+    }
+    if (disk_open_q2w(d, writable, no_backing) < 0) {
+        disk_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* ---- command line ------------------------------------------------------- */
+enum {
+    OPT_O = 1,        /* -o, -b, -F */
+    OPT_PROGRESS = 2, /* -p, -q */
+    OPT_NO_FLUSH = 4, /* -n, --no-flush */
+    OPT_SYNC = 8,     /* -S, --sync */
+    OPT_REPAIR = 16   /* --repair, -r leaks */
+};
+
+typedef struct args {
+    const char *pos[3];
+    int npos;
+    q2w_create_opts c;
+    int progress;     /* -1: when stderr is a terminal */
+    int no_flush, sync, repair;
+} args;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"usage: qcow2w COMMAND ARGS\n"
+"  create IMG [SIZE] [-o OPTS] [-b FILE] [-F FMT]\n"
+"                        a new empty image (no SIZE, or 0: the backing size)\n"
+"  info IMG              header, geometry, tables, backing file, features\n"
+"  write IMG OFFSET FILE [-n]\n"
+"                        FILE's bytes at virtual OFFSET (FILE - is stdin)\n"
+"  import RAW IMG [-o OPTS] [-p|-q] [-n] [-S]\n"
+"                        a new image holding RAW; zero clusters left out\n"
+"  export IMG RAW [-p|-q] [-S]\n"
+"                        the whole virtual disk (backing included) to RAW\n"
+"  check IMG [--repair | -r leaks]\n"
+"                        the scan qemu-img check does; --repair fixes leaks\n"
+"options:\n"
+"  -o OPTS        cluster_size=N,refcount_bits=N,compat=0.10|1.1|v2|v3,\n"
+"                 backing=FILE,backing_fmt=qcow2|raw (-b FILE, -F FMT too)\n"
+"  -p, -q         progress on stderr always, never (default: on a terminal)\n"
+"  -n, --no-flush skip q2w_close's fdatasyncs (qemu-img convert's default);\n"
+"                 without -n the image is durable when the command returns\n"
+"  -S, --sync     also fsync the output and its directory (the name too)\n"
+"  SIZE, OFFSET, cluster_size: K M G T P E suffixes (powers of 1024);\n"
+"  sizes are rounded up to a multiple of 512.\n"
+"exit: 0 ok, 1 error; check: 0 clean, 1 check failed to run,\n"
+"      2 corruptions found, 3 leaks only (after --repair: what is left)\n");
+}
+
+static int bad_usage(const char *msg, const char *arg)
+{
+    say(msg, arg);
+    fprintf(stderr, "run 'qcow2w help' for usage\n");
+    return -1;
+}
+
+/* -o cluster_size=64K,compat=v2,... (modifies s) */
+static int parse_o(args *a, char *s)
+{
+    while (s) {
+        char *comma = strchr(s, ','), *eq, *val;
+        uint64_t v;
+        if (comma) *comma = 0;
+        eq = strchr(s, '=');
+        if (!eq) return bad_usage("-o needs key=value: ", s);
+        *eq = 0;
+        val = eq + 1;
+        if (strcmp(s, "cluster_size") == 0) {
+            if (parse_size(val, &v) < 0 || v > 0xffffffffu)
+                return bad_usage("bad cluster_size ", val);
+            a->c.cluster_size = (uint32_t)v;
+        } else if (strcmp(s, "refcount_bits") == 0) {
+            if (parse_size(val, &v) < 0 || v > 64)
+                return bad_usage("bad refcount_bits ", val);
+            a->c.refcount_bits = (uint32_t)v;
+        } else if (strcmp(s, "compat") == 0) {
+            if (strcmp(val, "0.10") == 0 || strcmp(val, "v2") == 0)
+                a->c.version = 2;
+            else if (strcmp(val, "1.1") == 0 || strcmp(val, "v3") == 0)
+                a->c.version = 3;
+            else
+                return bad_usage("compat must be 0.10, 1.1, v2 or v3: ", val);
+        } else if (strcmp(s, "backing") == 0 ||
+                   strcmp(s, "backing_file") == 0) {
+            a->c.backing = val;
+        } else if (strcmp(s, "backing_fmt") == 0) {
+            if (strcmp(val, "qcow2") && strcmp(val, "raw"))
+                return bad_usage("backing_fmt must be qcow2 or raw: ", val);
+            a->c.backing_fmt = val;
+        } else {
+            return bad_usage("unknown -o option ", s);
+        }
+        s = comma ? comma + 1 : NULL;
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, unsigned allowed, int min_pos,
+                      int max_pos, args *a)
+{
+    int i;
+    memset(a, 0, sizeof *a);
+    a->progress = -1;
+    for (i = 2; i < argc; i++) {
+        char *s = argv[i];
+        const char *opt = s;
+        unsigned need;
+        if (s[0] != '-' || s[1] == 0) {
+            if (a->npos >= max_pos)
+                return bad_usage("unexpected argument ", s);
+            a->pos[a->npos++] = s;
+            continue;
+        }
+        if (!strcmp(s, "-o") || !strcmp(s, "-b") || !strcmp(s, "-F"))
+            need = OPT_O;
+        else if (!strcmp(s, "-p") || !strcmp(s, "-q"))
+            need = OPT_PROGRESS;
+        else if (!strcmp(s, "-n") || !strcmp(s, "--no-flush"))
+            need = OPT_NO_FLUSH;
+        else if (!strcmp(s, "-S") || !strcmp(s, "--sync"))
+            need = OPT_SYNC;
+        else if (!strcmp(s, "-r") || !strcmp(s, "--repair"))
+            need = OPT_REPAIR;
+        else
+            return bad_usage("unknown option ", s);
+        if (!(need & allowed))
+            return bad_usage("option not valid for this command: ", s);
+        if ((need == OPT_O || !strcmp(s, "-r")) && i + 1 >= argc)
+            return bad_usage("missing value after ", s);
+        if (!strcmp(opt, "-o")) {
+            if (parse_o(a, argv[++i]) < 0) return -1;
+        } else if (!strcmp(opt, "-b")) {
+            a->c.backing = argv[++i];
+        } else if (!strcmp(opt, "-F")) {
+            char *v = argv[++i];
+            if (strcmp(v, "qcow2") && strcmp(v, "raw"))
+                return bad_usage("backing format must be qcow2 or raw: ", v);
+            a->c.backing_fmt = v;
+        } else if (!strcmp(opt, "-p")) {
+            a->progress = 1;
+        } else if (!strcmp(opt, "-q")) {
+            a->progress = 0;
+        } else if (need == OPT_NO_FLUSH) {
+            a->no_flush = 1;
+        } else if (need == OPT_SYNC) {
+            a->sync = 1;
+        } else if (!strcmp(opt, "-r")) {
+            if (strcmp(argv[++i], "leaks"))
+                return bad_usage("only leaks can be repaired: -r ", argv[i]);
+            a->repair = 1;
+        } else {
+            a->repair = 1;
+        }
+    }
+    if (a->npos < min_pos) return bad_usage("missing arguments", NULL);
+    if (a->c.backing_fmt && !a->c.backing)
+        return bad_usage("backing_fmt without backing", NULL);
+    if (a->progress < 0) a->progress = isatty(2);
+    return 0;
+}
+
+/* Percent done, on one stderr line, each time it moves. */
+static void progress(const args *a, uint64_t done, uint64_t total,
+                     unsigned *last)
+{
+    unsigned pct = total ? (unsigned)(done / (total / 100 + 1)) : 100;
+    if (!a->progress) return;
+    if (pct > 100 || done == total) pct = 100;
+    if (pct == *last) return;
+    *last = pct;
+    fprintf(stderr, "\r    (%u/100%%)%s", pct, pct == 100 ? "\n" : "");
+}
+
+/* ---- create ------------------------------------------------------------- */
+/* Fill in a missing backing format or size from the backing file itself. */
+static int backing_defaults(const char *img, q2w_create_opts *o)
+{
+    unsigned char head[32];
+    struct stat st;
+    char *path;
+    int fd, qcow2;
+    if (!o->backing || (o->backing_fmt && o->size)) return 0;
+    path = relative_to(img, o->backing);
+    if (!path) { sys_fail(img, ENOMEM); return -1; }
+    fd = open(path, O_RDONLY);
+    if (fd < 0 || fstat(fd, &st) < 0 || q2w_pread_full(fd, 0, head, 32) < 0) {
+        sys_fail(path, errno);
+        if (fd >= 0) close(fd);
+        free(path);
+        return -1;
+    }
+    close(fd);
+    qcow2 = is_qcow2_magic(head);
+    if (!o->backing_fmt) o->backing_fmt = qcow2 ? "qcow2" : "raw";
+    if (strcmp(o->backing_fmt, "qcow2") == 0 && !qcow2) {
+        say("backing file is not a qcow2 image: ", path);
+        free(path);
+        return -1;
+    }
+    if (!o->size) o->size = qcow2 ? be_u64(head + 24) : (uint64_t)st.st_size;
+    free(path);
+    return 0;
+}
+
+static int create_image(const char *path, q2w_create_opts *o)
+{
+    q2w_error_info e;
+    uint64_t len;
+    void *buf;
+    int fd, rc;
+    if (o->size > UINT64_MAX - 511) {
+        rc = Q2W_ERR_LIMIT;
+        memset(&e, 0, sizeof e);
+        e.what = "size";
+        q2w_fail(NULL, rc, &e);
+        return -1;
+    }
+    o->size = (o->size + 511) & ~(uint64_t)511;
+    rc = q2w_create(o, NULL, 0, &len, &e);
+    if (rc == Q2W_OK && len > SIZE_MAX) rc = Q2W_ERR_LIMIT;
+    if (rc != Q2W_OK) { q2w_fail(NULL, rc, &e); return -1; }
+    buf = malloc((size_t)len);
+    if (!buf) { sys_fail(path, ENOMEM); return -1; }
+    rc = q2w_create(o, buf, (size_t)len, &len, &e);
+    if (rc != Q2W_OK) { q2w_fail(NULL, rc, &e); free(buf); return -1; }
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) { sys_fail(path, errno); free(buf); return -1; }
+    rc = q2w_pwrite_full(fd, 0, buf, (size_t)len);
+    free(buf);
+    if (rc < 0 || close(fd) < 0) {
+        sys_fail(path, rc < 0 ? -rc : errno);
+        if (rc < 0) close(fd);
+        return -1;
+    }
+    return 0;
+}
+
+static int cmd_create(int argc, char **argv)
+{
+    args a;
+    uint64_t size = 0;
+    if (parse_args(argc, argv, OPT_O, 1, 2, &a) < 0) return 1;
+    if (a.npos > 1 && parse_size(a.pos[1], &size) < 0) {
+        bad_usage("bad size ", a.pos[1]);
+        return 1;
+    }
+    if (!size && !a.c.backing) {
+        bad_usage("a size is needed (or a backing file)", NULL);
+        return 1;
+    }
+    a.c.size = size;
+    if (backing_defaults(a.pos[0], &a.c) < 0) return 1;
+    if (create_image(a.pos[0], &a.c) < 0) return 1;
+    printf("Formatting '%s', fmt=qcow2 compat=%s cluster_size=%lu "
+           "refcount_bits=%lu size=%llu",
+           a.pos[0], a.c.version == 2 ? "0.10" : "1.1",
+           (unsigned long)(a.c.cluster_size ? a.c.cluster_size : 65536u),
+           (unsigned long)(a.c.refcount_bits ? a.c.refcount_bits : 16u),
+           (unsigned long long)a.c.size);
+    if (a.c.backing)
+        printf(" backing_file=%s backing_fmt=%s", a.c.backing,
+               a.c.backing_fmt);
+    printf("\n");
+    return 0;
+}
+
+/* ---- info --------------------------------------------------------------- */
+static void print_bits(const char *label, uint64_t bits,
+                       const char *const *names, unsigned n)
+{
+    const char *sep = " (";
+    unsigned i;
+    printf("%s: 0x%llx", label, (unsigned long long)bits);
+    for (i = 0; i < 64; i++) {
+        if (!(bits >> i & 1u)) continue;
+        if (i < n) printf("%s%s", sep, names[i]);
+        else printf("%sbit %u", sep, i);
+        sep = ", ";
+    }
+    printf("%s\n", bits ? ")" : "");
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    static const char *const incompat[] = {"dirty", "corrupt",
+                                           "external data file",
+                                           "compression type",
+                                           "extended L2 entries"};
+    static const char *const compat[] = {"lazy refcounts"};
+    static const char *const autoclear[] = {"bitmaps", "raw external data"};
+    char h[40];
+    args a;
+    disk *d;
+    q2w_info in;
+    struct stat st;
+    if (parse_args(argc, argv, 0, 1, 1, &a) < 0) return 1;
+    d = disk_open(a.pos[0], FMT_QCOW2, 0, 0, 1);
+    if (!d) return 1;
+    q2w_info_get(&d->img, &in);
+    printf("image: %s\nfile format: qcow2\n", a.pos[0]);
+    printf("virtual size: %s (%llu bytes)\n", human(in.size, h, sizeof h),
+           (unsigned long long)in.size);
+    if (fstat(d->fd, &st) == 0)
+        printf("file length: %s (%llu bytes)\n",
+               human((uint64_t)st.st_size, h, sizeof h),
+               (unsigned long long)st.st_size);
+    printf("version: %d (compat %s)\n", in.version,
+           in.version == 2 ? "0.10" : "1.1");
+    printf("cluster size: %lu\n", (unsigned long)in.cluster_size);
+    printf("refcount bits: %lu\n", (unsigned long)in.refcount_bits);
+    printf("L1 table: %lu entries at offset %llu (0x%llx)\n",
+           (unsigned long)in.l1_size, (unsigned long long)in.l1_offset,
+           (unsigned long long)in.l1_offset);
+    printf("refcount table: %lu clusters at offset %llu (0x%llx)\n",
+           (unsigned long)in.refcount_table_clusters,
+           (unsigned long long)in.refcount_table_offset,
+           (unsigned long long)in.refcount_table_offset);
+    printf("snapshots: %lu\n", (unsigned long)in.nb_snapshots);
+    if (in.backing_name) {
+        char *p = relative_to(a.pos[0], in.backing_name);
+        printf("backing file: %s (actual path: %s)\n", in.backing_name,
+               p ? p : in.backing_name);
+        printf("backing file format: %s\n",
+               in.backing_format ? in.backing_format : "(probed)");
+        free(p);
+    }
+    print_bits("incompatible features", in.incompatible, incompat, 5);
+    print_bits("compatible features", in.compatible, compat, 1);
+    print_bits("autoclear features", in.autoclear, autoclear, 2);
+    printf("header length: %lu\n", (unsigned long)in.header_length);
+    disk_free(d);
+    return 0;
+}
+
+/* ---- write -------------------------------------------------------------- */
+/* q2w_close after a failure: keep what was written, report nothing new. */
+static void close_quietly(disk *d)
+{
+    (void)disk_run(d, q2w_close(&d->img));
+}
+
+static int cmd_write(int argc, char **argv)
+{
+    args a;
+    disk *d;
+    uint64_t off, total = 0;
+    unsigned char *buf;
+    int in, rc = Q2W_OK;
+    if (parse_args(argc, argv, OPT_NO_FLUSH, 3, 3, &a) < 0) return 1;
+    if (parse_size(a.pos[1], &off) < 0) {
+        bad_usage("bad offset ", a.pos[1]);
+        return 1;
+    }
+    in = strcmp(a.pos[2], "-") ? open(a.pos[2], O_RDONLY) : 0;
+    if (in < 0) { sys_fail(a.pos[2], errno); return 1; }
+    buf = (unsigned char *)malloc(CHUNK);
+    d = buf ? disk_open(a.pos[0], FMT_QCOW2, 1, 0, 0) : NULL;
+    if (!d) {
+        if (!buf) sys_fail(a.pos[2], ENOMEM);
+        free(buf);
+        if (in) close(in);
+        return 1;
+    }
+    d->no_flush = a.no_flush;
+    for (;;) {
+        long n = read_full(in, buf, CHUNK);
+        if (n < 0) {
+            sys_fail(a.pos[2], errno);
+            rc = -1;
+            break;
+        }
+        if (n == 0) break;
+        if (off + total < off) { /* wrapped: refused as out of range */
+            rc = q2w_write(&d->img, UINT64_MAX, buf, 1);
+        } else {
+            rc = disk_run(d, q2w_write(&d->img, off + total, buf, (size_t)n));
+        }
+        if (rc != Q2W_OK) { disk_err(d, rc); break; }
+        total += (uint64_t)n;
+    }
+    if (rc == Q2W_OK) {
+        rc = disk_run(d, q2w_close(&d->img));
+        if (rc != Q2W_OK) disk_err(d, rc);
+    } else {
+        close_quietly(d);
+    }
+    if (rc == Q2W_OK)
+        printf("wrote %llu bytes at offset %llu\n", (unsigned long long)total,
+               (unsigned long long)off);
+    disk_free(d);
+    free(buf);
+    if (in) close(in);
+    return rc == Q2W_OK ? 0 : 1;
+}
+
+/* ---- import ------------------------------------------------------------- */
+static int import_run(disk *d, uint64_t voff, const unsigned char *p,
+                      size_t len)
+{
+    int rc = disk_run(d, q2w_write(&d->img, voff, p, len));
+    if (rc != Q2W_OK) disk_err(d, rc);
+    return rc;
+}
+
+static int cmd_import(int argc, char **argv)
+{
+    args a;
+    disk *d = NULL;
+    off_t end;
+    q2w_info in;
+    unsigned char *buf = NULL;
+    uint64_t size, pos, data = 0, zeros = 0;
+    unsigned last = 101;
+    int raw, rc = -1;
+    if (parse_args(argc, argv, OPT_O | OPT_PROGRESS | OPT_NO_FLUSH | OPT_SYNC,
+                   2, 2, &a) < 0)
+        return 1;
+    if (a.c.backing) {
+        bad_usage("import makes a whole image: no backing file", NULL);
+        return 1;
+    }
+    raw = open(a.pos[0], O_RDONLY);
+    if (raw < 0) {
+        sys_fail(a.pos[0], errno);
+        return 1;
+    }
+    /* lseek, not st_size: a block device is a fine raw disk too */
+    end = lseek(raw, 0, SEEK_END);
+    if (end < 0 || lseek(raw, 0, SEEK_SET) < 0) {
+        sys_fail(a.pos[0], errno);
+        close(raw);
+        return 1;
+    }
+    size = (uint64_t)end;
+    a.c.size = size;
+    buf = (unsigned char *)malloc(CHUNK);
+    if (!buf) { sys_fail(a.pos[0], ENOMEM); goto out; }
+    if (create_image(a.pos[1], &a.c) < 0) goto out;
+    d = disk_open(a.pos[1], FMT_QCOW2, 1, 0, 0);
+    if (!d) goto out;
+    d->no_flush = a.no_flush;
+    q2w_info_get(&d->img, &in);
+    /* CHUNK is a multiple of every cluster size (<= 2 MiB): chunks and
+     * the clusters in them are aligned. One q2w_write per run of
+     * consecutive non-zero clusters. */
+    for (pos = 0; pos < size;) {
+        size_t want = size - pos < CHUNK ? (size_t)(size - pos) : CHUNK;
+        size_t i, e, run = (size_t)-1;
+        long n = read_full(raw, buf, want);
+        if (n < 0 || (size_t)n != want) {
+            if (n >= 0) say("file shrank while reading: ", a.pos[0]);
+            else sys_fail(a.pos[0], errno);
+            goto out_close;
+        }
+        for (i = 0; i < want; i = e) {
+            e = want - i > in.cluster_size ? i + in.cluster_size : want;
+            if (!all_zero(buf + i, e - i)) {
+                data++;
+                if (run == (size_t)-1) run = i;
+                continue;
+            }
+            zeros++;
+            if (run != (size_t)-1) {
+                if (import_run(d, pos + run, buf + run, i - run) != Q2W_OK)
+                    goto out_close;
+                run = (size_t)-1;
+            }
+        }
+        if (run != (size_t)-1 &&
+            import_run(d, pos + run, buf + run, want - run) != Q2W_OK)
+            goto out_close;
+        pos += want;
+        progress(&a, pos, size, &last);
+    }
+    rc = disk_run(d, q2w_close(&d->img));
+    if (rc != Q2W_OK) {
+        disk_err(d, rc);
+        rc = -1;
+        goto out;
+    }
+    if (a.sync && (rc = sync_with_dir(d->fd, a.pos[1])) < 0) {
+        sys_fail(a.pos[1], -rc);
+        goto out;
+    }
+    printf("imported %llu bytes: %llu clusters of data, %llu zero clusters "
+           "left out\n",
+           (unsigned long long)size, (unsigned long long)data,
+           (unsigned long long)zeros);
+    rc = 0;
+    goto out;
+out_close:
+    close_quietly(d);
+out:
+    disk_free(d);
+    free(buf);
+    close(raw);
+    return rc == 0 ? 0 : 1;
+}
+
+/* ---- export ------------------------------------------------------------- */
+static int cmd_export(int argc, char **argv)
+{
+    args a;
+    disk *d;
+    struct stat st;
+    unsigned char *buf;
+    uint64_t pos;
+    unsigned last = 101;
+    int out, rc = -1, sparse;
+    const size_t grain = 4096; /* zero runs left as holes */
+    if (parse_args(argc, argv, OPT_PROGRESS | OPT_SYNC, 2, 2, &a) < 0)
+        return 1;
+    d = disk_open(a.pos[0], FMT_QCOW2, 0, 0, 0);
+    if (!d) return 1;
+    buf = (unsigned char *)malloc(CHUNK);
+    out = open(a.pos[1], O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (out < 0 || !buf || fstat(out, &st) < 0) {
+        sys_fail(a.pos[1], buf ? errno : ENOMEM);
+        goto done;
+    }
+    /* A regular file starts as one hole of the right size; only the data
+     * is written. Anything else (a device) gets every byte. */
+    sparse = S_ISREG(st.st_mode);
+    if (sparse && ftruncate(out, (off_t)d->size) < 0) {
+        sys_fail(a.pos[1], errno);
+        goto done;
+    }
+    for (pos = 0; pos < d->size;) {
+        size_t n = d->size - pos < CHUNK ? (size_t)(d->size - pos) : CHUNK;
+        size_t i, e, run = (size_t)-1;
+        int w = 0;
+        rc = disk_run(d, q2w_read(&d->img, pos, buf, n));
+        if (rc != Q2W_OK) { disk_err(d, rc); rc = -1; goto done; }
+        if (!sparse) {
+            w = q2w_pwrite_full(out, pos, buf, n);
+        } else {
+            for (i = 0; i <= n && w == 0; i = e) {
+                e = n - i > grain ? i + grain : n;
+                if (i < n && !all_zero(buf + i, e - i)) {
+                    if (run == (size_t)-1) run = i;
+                    continue;
+                }
+                if (run != (size_t)-1)
+                    w = q2w_pwrite_full(out, pos + run, buf + run, i - run);
+                run = (size_t)-1;
+                if (i == n) break;
+            }
+        }
+        if (w < 0) { sys_fail(a.pos[1], -w); rc = -1; goto done; }
+        pos += n;
+        progress(&a, pos, d->size, &last);
+    }
+    if (a.sync && (rc = sync_with_dir(out, a.pos[1])) < 0) {
+        sys_fail(a.pos[1], -rc);
+        goto done;
+    }
+    rc = close(out);
+    out = -1;
+    if (rc < 0) { sys_fail(a.pos[1], errno); goto done; }
+    printf("exported %llu bytes\n", (unsigned long long)d->size);
+done:
+    if (out >= 0) close(out);
+    free(buf);
+    disk_free(d);
+    return rc == 0 ? 0 : 1;
+}
+
+/* ---- check -------------------------------------------------------------- */
+/* Full scan; 0 and the result, or 1 (the check could not run; printed). */
+static int run_check(int fd, unsigned flags, q2w_check_result *res)
+{
+    q2w_io io;
+    q2w_fdbox box;
+    size_t work_len = 0;
+    void *work;
+    int rc;
+    q2w_posix_io(&io, fd, &box);
+    rc = q2w_check_work_size(&io, &work_len, &res->error);
+    if (rc != Q2W_OK) {
+        q2w_fail(NULL, rc, &res->error);
+        return 1;
+    }
+    work = malloc(work_len ? work_len : 1);
+    if (!work) { sys_fail("check", ENOMEM); return 1; }
+    rc = q2w_check(&io, work, work_len, flags, res);
+    free(work);
+    if (rc != Q2W_OK) { q2w_fail(NULL, rc, &res->error); return 1; }
+    return 0;
+}
+
+static void print_findings(const q2w_check_result *r)
+{
+    size_t i;
+    for (i = 0; i < r->n_findings; i++) {
+        const q2w_finding *f = &r->findings[i];
+        printf("%s: offset 0x%llx (entry at 0x%llx): stored %llu, "
+               "references %llu\n",
+               q2w_finding_name(f->kind), (unsigned long long)f->offset,
+               (unsigned long long)f->where, (unsigned long long)f->stored,
+               (unsigned long long)f->computed);
+    }
+    if (r->leaks + r->corruptions > r->n_findings)
+        printf("... and %llu more\n",
+               (unsigned long long)(r->leaks + r->corruptions -
+                                    r->n_findings));
+}
+
+static int summary(const q2w_check_result *r)
+{
+    if (r->corruptions)
+        printf("\n%llu errors were found on the image.\n"
+               "Data may be corrupted, or further writes to the image may "
+               "corrupt it.\n",
+               (unsigned long long)r->corruptions);
+    if (r->leaks)
+        printf("\n%llu leaked clusters were found on the image.\n"
+               "This means waste of disk space, but no harm to data.\n",
+               (unsigned long long)r->leaks);
+    if (!r->corruptions && !r->leaks)
+        printf("No errors were found on the image.\n");
+    if (r->total_clusters)
+        printf("%llu/%llu = %.2f%% allocated clusters\n",
+               (unsigned long long)r->allocated_clusters,
+               (unsigned long long)r->total_clusters,
+               100.0 * (double)r->allocated_clusters /
+                   (double)r->total_clusters);
+    printf("Image end offset: %llu\n",
+           (unsigned long long)r->image_end_offset);
+    return r->corruptions ? 2 : r->leaks ? 3 : 0;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    static q2w_check_result res; /* about 1.5 KiB of findings */
+    args a;
+    int fd, rc;
+    if (parse_args(argc, argv, OPT_REPAIR, 1, 1, &a) < 0) return 1;
+    fd = open(a.pos[0], a.repair ? O_RDWR : O_RDONLY);
+    if (fd < 0) { sys_fail(a.pos[0], errno); return 1; }
+    rc = run_check(fd, a.repair ? Q2W_CHECK_REPAIR_LEAKS : 0, &res);
+    if (rc == 0) {
+        print_findings(&res);
+        if (a.repair && res.leaks_fixed) {
+            printf("The following inconsistencies were found and "
+                   "repaired:\n\n    %llu leaked clusters\n"
+                   "    0 corruptions\n\nDouble checking the fixed image "
+                   "now...\n",
+                   (unsigned long long)res.leaks_fixed);
+            rc = run_check(fd, 0, &res);
+            if (rc == 0) print_findings(&res);
+        }
+        if (rc == 0) rc = summary(&res);
+    }
+    close(fd);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } cmds[] = {{"create", cmd_create}, {"info", cmd_info},
+                {"write", cmd_write},   {"import", cmd_import},
+                {"export", cmd_export}, {"check", cmd_check}};
+    size_t i;
+    if (argc < 2) {
+        usage(stderr);
+        return 1;
+    }
+    if (!strcmp(argv[1], "help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "--help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (strcmp(argv[1], cmds[i].name) == 0) {
+            cmd = cmds[i].name;
+            return cmds[i].run(argc, argv);
+        }
+    usage(stderr);
+    return 1;
+}

@@ -1,0 +1,1544 @@
+/* diff_qemu.c - differential tests of qcow2w.h against qemu-img / qemu-io
+ *
+ *   build/diff_qemu [--iter N] [--seed S] [--only ours|qemu] [--keep DIR] [-v]
+ *                   [--ops I,J,..]
+ *
+ * Each iteration i uses seed S+i to pick an image geometry (cluster size,
+ * refcount width, v2/v3, virtual size), an optional backing file (raw or
+ * qcow2, filled with pattern data) and 5..40 operations (pattern writes,
+ * write_zeroes, discard, flush, grow), then runs one mode:
+ *
+ *   ours: qcow2w creates the image (and a qcow2 backing) and applies the
+ *         ops; qemu-img check must pass and qemu-img convert must give the
+ *         flat reference model byte for byte; q2w_check must be clean and a
+ *         q2w_read of the whole disk must equal the model.
+ *   qemu: qemu-img creates image A (and the backing), B is a byte copy;
+ *         qemu-io applies the ops to A (one process per batch, qemu-img
+ *         resize between batches), qcow2w applies them to B; then qemu-img
+ *         compare A B, qemu-img check B, q2w_check B, qemu-img convert B ==
+ *         model and q2w_read B == model; qcow2w also checks and reads
+ *         qemu's A (q2w_check clean, q2w_read A == model). On a content
+ *         difference A is converted too, to tell whether qemu or the model
+ *         disagrees.
+ * -v prints one line per passing iteration and the time; -vv also every
+ * command with its exit status and duration, and the scenario.
+ *
+ * The mode is the seed's parity (even: ours, odd: qemu) unless --only is
+ * given, so `--iter 1 --seed S` replays one iteration. --ops keeps only the
+ * listed op indices (0-based) of the generated list: a minimising aid.
+ * The model follows qemu's semantics (checked by the qemu mode):
+ *   - discard changes whole clusters only (plus the partial cluster at the
+ *     end of an unaligned disk when the range reaches the end); they read as
+ *     zeros, except on a v2 image with a backing file, where qemu refuses to
+ *     discard (it could not hide the backing data) and nothing changes;
+ *   - grow: the new area reads as zeros even when the backing file is longer
+ *     (qemu-img resize writes zeros over it; it refuses on v2, so the
+ *     qemu mode grows a v2 overlay only when its backing is not longer).
+ * Without qemu-img / qemu-io on PATH the program says SKIPPED and exits 0.
+ */
+#define QCOW2W_IMPLEMENTATION
+#include "../qcow2w.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DQ_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define DQ_PRINTF(a, b)
+#endif
+
+#define KIB 1024ull
+#define MIB (1024ull * 1024ull)
+#define MAX_OPS 40
+#define MAX_BEXT 5
+#define MAX_TOTAL_SIZE (96ull * MIB)
+#define PATHLEN 4096
+
+typedef unsigned long long ull;
+
+/* ---- PRNG (splitmix64) ------------------------------------------------------ */
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t rng_next(rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rng_below(rng *r, uint64_t n)
+{
+    return n ? rng_next(r) % n : 0;
+}
+
+static uint64_t rng_range(rng *r, uint64_t lo, uint64_t hi)
+{
+    return hi <= lo ? lo : lo + rng_below(r, hi - lo + 1);
+}
+
+static int rng_chance(rng *r, unsigned pct)
+{
+    return rng_below(r, 100) < pct;
+}
+
+/* ---- scenario ---------------------------------------------------------------- */
+enum { MODE_OURS = 0, MODE_QEMU = 1 };
+enum { OP_WRITE, OP_ZERO, OP_DISCARD, OP_FLUSH, OP_GROW };
+enum { BK_NONE = 0, BK_RAW = 1, BK_QCOW2 = 2 };
+
+static const char *const op_names[] = {"write", "write_zeroes", "discard",
+                                       "flush", "grow"};
+static const char *const mode_names[] = {"ours", "qemu"};
+
+typedef struct op_t {
+    int kind;
+    uint64_t off, len; /* grow: off = new size */
+    unsigned char fill;
+    int reopen;        /* flush: ours also closes and reopens the image */
+    int index;         /* index in the generated list */
+} op_t;
+
+typedef struct ext_t {
+    uint64_t off, len;
+    unsigned char fill;
+} ext_t;
+
+typedef struct scen_t {
+    uint64_t seed;
+    int mode;
+    uint32_t cluster, rbits;
+    int version;
+    uint64_t size;
+    int backing;
+    uint64_t bsize;
+    uint32_t bcluster, brbits;
+    int bversion;
+    size_t nbext;
+    ext_t bext[MAX_BEXT];
+    size_t nops;
+    op_t ops[MAX_OPS];
+    size_t slots, ops_cap;
+} scen_t;
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+static uint64_t min64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* A range inside [0, size): mixes small, cluster-aligned, to-the-end and
+ * large ranges; sector-aligned unless `bytes` (then half byte-granular). */
+static void gen_range(rng *r, uint64_t cs, uint64_t size, int bytes,
+                      uint64_t *off, uint64_t *len)
+{
+    uint64_t o = rng_below(r, size), l;
+    switch (rng_below(r, 10)) {
+    case 0: case 1: case 2: case 3:
+        l = rng_range(r, 1, 4 * cs);
+        break;
+    case 4: case 5:
+        o = o / cs * cs;
+        l = rng_range(r, 1, 8) * cs;
+        break;
+    case 6:
+        l = rng_range(r, 1, min64(size, 4 * MIB));
+        o = size - l;
+        break;
+    case 7:
+        l = rng_range(r, 1, 256 * KIB);
+        break;
+    case 8:
+        o = o / cs * cs;
+        l = size - o;
+        break;
+    default:
+        l = rng_range(r, 1, 2 * MIB);
+        break;
+    }
+    if (!bytes || rng_chance(r, 50)) {
+        o &= ~511ull;
+        l = round_up(l, 512);
+    }
+    if (l > size - o) l = size - o;
+    if (l == 0) l = 1;
+    *off = o;
+    *len = l;
+}
+
+/* qemu-img resize must hide a longer backing file behind zeros and cannot
+ * on v2 ("Failed to zero out new clusters"); only the ours mode, where qemu
+ * only reads the result, grows such an image. */
+static int qemu_cannot_grow(const scen_t *sc, uint64_t cur)
+{
+    return sc->mode == MODE_QEMU && sc->version == 2 && sc->backing &&
+           sc->bsize > cur;
+}
+
+static void gen_scenario(scen_t *sc, uint64_t seed, int mode)
+{
+    static const uint32_t clusters[] = {512, 1024, 4096, 65536};
+    static const uint32_t bclusters[] = {512, 4096, 65536};
+    static const uint64_t maxes[] = {1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB};
+    rng r;
+    uint64_t maxb, cur, cs;
+    size_t i, n;
+    int bytes = mode == MODE_OURS;
+    memset(sc, 0, sizeof *sc);
+    r.s = seed ^ 0x5eed0fd1ffull;
+    sc->seed = seed;
+    sc->mode = mode;
+    if (rng_chance(&r, 4)) {
+        sc->cluster = 2u << 20;
+        maxb = 8 * MIB;
+    } else {
+        sc->cluster = clusters[rng_below(&r, 4)];
+        maxb = maxes[rng_below(&r, 4)];
+    }
+    cs = sc->cluster;
+    sc->version = rng_chance(&r, 50) ? 3 : 2;
+    sc->rbits = sc->version == 2 ? 16u : 1u << rng_below(&r, 7);
+    sc->size = rng_range(&r, 1, maxb / 512) * 512;
+    if (rng_chance(&r, 35)) sc->size = round_up(sc->size, cs);
+    n = (size_t)rng_below(&r, 10);
+    sc->backing = n < 4 ? BK_NONE : n < 7 ? BK_RAW : BK_QCOW2;
+    if (sc->backing) {
+        switch (rng_below(&r, 3)) {
+        case 0: sc->bsize = rng_range(&r, 1, sc->size / 512) * 512; break;
+        case 1: sc->bsize = sc->size; break;
+        default: sc->bsize = sc->size + rng_range(&r, 1, 8192) * 512; break;
+        }
+        sc->bcluster = bclusters[rng_below(&r, 3)];
+        sc->bversion = rng_chance(&r, 50) ? 3 : 2;
+        sc->brbits = sc->bversion == 2 ? 16u : 1u << rng_below(&r, 7);
+        sc->nbext = (size_t)rng_range(&r, 1, MAX_BEXT - 1);
+        for (i = 0; i < sc->nbext; i++) {
+            ext_t *e = &sc->bext[i];
+            if (i == 0 && rng_chance(&r, 30)) {
+                e->off = 0;
+                e->len = sc->bsize;
+            } else {
+                gen_range(&r, sc->bcluster, sc->bsize, bytes, &e->off,
+                          &e->len);
+            }
+            e->fill = (unsigned char)rng_range(&r, 1, 255);
+        }
+    }
+    if (cs >= (2u << 20)) sc->slots = (size_t)rng_range(&r, 8, 10);
+    else if (rng_chance(&r, 50)) sc->slots = (size_t)rng_range(&r, 8, 16);
+    else sc->slots = (size_t)rng_range(&r, 16, 256);
+    if ((uint64_t)sc->slots * cs > 16 * MIB)
+        sc->slots = (size_t)(16 * MIB / cs) < 8 ? 8 : (size_t)(16 * MIB / cs);
+    sc->ops_cap = rng_chance(&r, 30) ? (size_t)rng_range(&r, 8, 16)
+                                     : (size_t)rng_range(&r, 17, 512);
+    sc->nops = (size_t)rng_range(&r, 5, MAX_OPS);
+    cur = sc->size;
+    for (i = 0; i < sc->nops; i++) {
+        op_t *op = &sc->ops[i];
+        uint64_t k = rng_below(&r, 100);
+        op->index = (int)i;
+        if (k >= 92) {
+            int ok = cur < MAX_TOTAL_SIZE && !qemu_cannot_grow(sc, cur);
+            if (ok) {
+                uint64_t lim = cs >= (2u << 20) ? 4 * MIB : 16 * MIB;
+                op->kind = OP_GROW;
+                op->off = cur + rng_range(&r, 1, lim / 512) * 512;
+                if (rng_chance(&r, 30)) op->off = round_up(op->off, cs);
+                cur = op->off;
+                continue;
+            }
+            k = 0;
+        }
+        if (k >= 84) {
+            op->kind = OP_FLUSH;
+            op->reopen = rng_chance(&r, 40);
+            continue;
+        }
+        op->kind = k < 45 ? OP_WRITE : k < 62 ? OP_ZERO : OP_DISCARD;
+        gen_range(&r, cs, cur, bytes, &op->off, &op->len);
+        if (op->kind == OP_WRITE) {
+            op->fill = (unsigned char)rng_below(&r, 256);
+            if (op->len > 4 * MIB) op->len = 4 * MIB;
+        }
+    }
+}
+
+/* Keep only the listed ops (--ops), then drop any op the current size no
+ * longer admits (a dropped grow shrinks what follows). */
+static void filter_ops(scen_t *sc, const char *keep)
+{
+    size_t i, n = 0;
+    uint64_t cur = sc->size;
+    for (i = 0; i < sc->nops; i++) {
+        op_t op = sc->ops[i];
+        if (keep) {
+            const char *p = keep;
+            int found = 0;
+            while (*p) {
+                char *end;
+                unsigned long v = strtoul(p, &end, 10);
+                if (end == p) break;
+                if (v == (unsigned long)op.index) found = 1;
+                p = *end ? end + 1 : end;
+            }
+            if (!found) continue;
+        }
+        if (op.kind == OP_GROW) {
+            if (op.off <= cur) continue;
+            if (qemu_cannot_grow(sc, cur)) continue;
+            cur = op.off;
+        } else if (op.kind != OP_FLUSH) {
+            if (op.off >= cur) continue;
+            if (op.len > cur - op.off) op.len = cur - op.off;
+        }
+        sc->ops[n++] = op;
+    }
+    sc->nops = n;
+}
+
+static void print_scenario(FILE *f, const scen_t *sc)
+{
+    size_t i;
+    fprintf(f, "  image: v%d cluster=%u refcount_bits=%u size=%llu", sc->version,
+            sc->cluster, sc->rbits, (ull)sc->size);
+    if (sc->backing)
+        fprintf(f, " backing=%s size=%llu (v%d cluster=%u refcount_bits=%u)",
+                sc->backing == BK_RAW ? "raw" : "qcow2", (ull)sc->bsize,
+                sc->bversion, sc->bcluster, sc->brbits);
+    fprintf(f, " slots=%zu ops_cap=%zu\n", sc->slots, sc->ops_cap);
+    for (i = 0; i < sc->nbext; i++)
+        fprintf(f, "  backing fill 0x%02x %llu +%llu\n", sc->bext[i].fill,
+                (ull)sc->bext[i].off, (ull)sc->bext[i].len);
+    for (i = 0; i < sc->nops; i++) {
+        const op_t *op = &sc->ops[i];
+        fprintf(f, "  op #%d %s", op->index, op_names[op->kind]);
+        if (op->kind == OP_GROW) fprintf(f, " to %llu", (ull)op->off);
+        else if (op->kind == OP_FLUSH)
+            fprintf(f, "%s", op->reopen ? " (+ reopen)" : "");
+        else
+            fprintf(f, " %llu +%llu", (ull)op->off, (ull)op->len);
+        if (op->kind == OP_WRITE) fprintf(f, " fill 0x%02x", op->fill);
+        fputc('\n', f);
+    }
+}
+
+/* ---- reference model ------------------------------------------------------- */
+typedef struct model_t {
+    unsigned char *d;
+    uint64_t size;
+} model_t;
+
+static int model_init(model_t *m, const scen_t *sc, const unsigned char *base)
+{
+    uint64_t cap = sc->size;
+    size_t i;
+    for (i = 0; i < sc->nops; i++)
+        if (sc->ops[i].kind == OP_GROW && sc->ops[i].off > cap)
+            cap = sc->ops[i].off;
+    /* Allocated once at the final size: the bytes past the current size
+     * stay zero (no op reaches them), so a grow only moves the size. */
+    m->size = sc->size;
+    m->d = (unsigned char *)calloc(1, (size_t)cap);
+    if (!m->d) return -1;
+    if (sc->backing) memcpy(m->d, base, (size_t)min64(sc->size, sc->bsize));
+    return 0;
+}
+
+static int model_apply(model_t *m, const scen_t *sc, const op_t *op)
+{
+    uint64_t cs = sc->cluster, c, end;
+    switch (op->kind) {
+    case OP_WRITE:
+        memset(m->d + op->off, op->fill, (size_t)op->len);
+        break;
+    case OP_ZERO:
+        memset(m->d + op->off, 0, (size_t)op->len);
+        break;
+    case OP_DISCARD:
+        if (sc->version == 2 && sc->backing) break; /* qemu: -ENOTSUP */
+        end = op->off + op->len;
+        for (c = round_up(op->off, cs); c < end; c += cs) {
+            uint64_t ce = min64(c + cs, m->size);
+            if (ce <= end) memset(m->d + c, 0, (size_t)(ce - c));
+        }
+        break;
+    case OP_GROW:
+        m->size = op->off;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+/* ---- iteration context, failure reporting ---------------------------------- */
+typedef struct it_t {
+    const scen_t *sc;
+    char dir[PATHLEN];
+    int failed;
+    int verbose;
+} it_t;
+
+static DQ_PRINTF(2, 3) void failf(it_t *it, const char *fmt, ...)
+{
+    va_list ap;
+    printf("FAIL seed=%llu mode=%s ", (ull)it->sc->seed,
+           mode_names[it->sc->mode]);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
+    it->failed = 1;
+}
+
+/* out = a/b (PATHLEN bytes); a path too long is a fatal setup error. */
+static void join_path(char *out, const char *a, const char *b)
+{
+    int k = snprintf(out, PATHLEN, "%s/%s", a, b);
+    if (k < 0 || k >= PATHLEN) {
+        fprintf(stderr, "diff_qemu: path too long: %s/%s\n", a, b);
+        exit(2);
+    }
+}
+
+static void path_in(char *out, const it_t *it, const char *name)
+{
+    join_path(out, it->dir, name);
+}
+
+static double now_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void vtime(const it_t *it, const char *label, double t0)
+{
+    if (it->verbose > 1)
+        printf("  [%s: %.0f ms]\n", label, (now_sec() - t0) * 1000.0);
+}
+
+/* The model after every op. */
+static int model_build(const it_t *it, model_t *m, const unsigned char *base)
+{
+    double t0 = now_sec();
+    size_t i;
+    if (model_init(m, it->sc, base)) return -1;
+    for (i = 0; i < it->sc->nops; i++)
+        if (model_apply(m, it->sc, &it->sc->ops[i])) return -1;
+    vtime(it, "model", t0);
+    return 0;
+}
+
+/* ---- running qemu tools ----------------------------------------------------- */
+typedef struct cmd_t {
+    int n;
+    char *v[128];
+    char pool[16384];
+    size_t used;
+} cmd_t;
+
+static void cmd_init(cmd_t *c)
+{
+    c->n = 0;
+    c->used = 0;
+    c->v[0] = NULL;
+}
+
+static DQ_PRINTF(2, 3) void cmd_add(cmd_t *c, const char *fmt, ...)
+{
+    va_list ap;
+    int k;
+    size_t room = sizeof c->pool - c->used;
+    if (c->n >= (int)(sizeof c->v / sizeof c->v[0]) - 1) abort();
+    va_start(ap, fmt);
+    k = vsnprintf(c->pool + c->used, room, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= room) abort();
+    c->v[c->n++] = c->pool + c->used;
+    c->v[c->n] = NULL;
+    c->used += (size_t)k + 1;
+}
+
+static void cmd_print(FILE *f, const cmd_t *c)
+{
+    int i;
+    for (i = 0; i < c->n; i++) {
+        const char *a = c->v[i];
+        if (strpbrk(a, " '\"\\$*?;&|<>()") || !*a)
+            fprintf(f, "%s'%s'", i ? " " : "", a);
+        else
+            fprintf(f, "%s%s", i ? " " : "", a);
+    }
+    fputc('\n', f);
+}
+
+static void show_log(it_t *it)
+{
+    char p[PATHLEN], buf[4096];
+    FILE *f;
+    size_t n, total = 0;
+    path_in(p, it, "cmd.log");
+    f = fopen(p, "r");
+    if (!f) return;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0 && total < 16384) {
+        fwrite(buf, 1, n, stdout);
+        total += n;
+    }
+    fclose(f);
+    fflush(stdout);
+}
+
+/* Runs argv with cwd = the iteration directory, stdout/stderr to cmd.log.
+ * Returns the exit status, 128+signal, or -1 when it could not start. */
+static int cmd_run(it_t *it, const cmd_t *c)
+{
+    posix_spawn_file_actions_t fa;
+    char logp[PATHLEN], cwd[PATHLEN];
+    pid_t pid;
+    int st = 0, rc;
+    path_in(logp, it, "cmd.log");
+    if (!getcwd(cwd, sizeof cwd)) return -1;
+    if (chdir(it->dir) != 0) return -1;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, logp, O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    rc = posix_spawnp(&pid, c->v[0], &fa, NULL, c->v, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (chdir(cwd) != 0) return -1;
+    if (rc != 0) return -1;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return -1;
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+    return -1;
+}
+
+/* Runs and requires exit status `want`; otherwise reports `what`, the
+ * command (run in the iteration directory) and its output. */
+static int cmd_expect(it_t *it, const cmd_t *c, int want, const char *what)
+{
+    double t = now_sec();
+    int rc = cmd_run(it, c);
+    if (it->verbose > 1) {
+        printf("  [rc=%d %.0f ms] ", rc, (now_sec() - t) * 1000.0);
+        cmd_print(stdout, c);
+    }
+    if (rc == want) return 0;
+    failf(it, "%s: exit status %d (want %d); in %s:", what, rc, want, it->dir);
+    printf("  $ ");
+    cmd_print(stdout, c);
+    show_log(it);
+    return -1;
+}
+
+/* ---- files ------------------------------------------------------------------ */
+static int write_file(const char *p, const void *buf, size_t len)
+{
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const unsigned char *s = (const unsigned char *)buf;
+    if (fd < 0) return -1;
+    while (len) {
+        ssize_t k = write(fd, s, len);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) { close(fd); return -1; }
+        s += k;
+        len -= (size_t)k;
+    }
+    return close(fd);
+}
+
+/* Reads a whole file; *len gets its size. */
+static unsigned char *read_file(const char *p, uint64_t *len)
+{
+    int fd = open(p, O_RDONLY);
+    struct stat st;
+    unsigned char *buf;
+    size_t got = 0;
+    if (fd < 0) return NULL;
+    if (fstat(fd, &st) != 0) { close(fd); return NULL; }
+    *len = (uint64_t)st.st_size;
+    buf = (unsigned char *)malloc(*len ? (size_t)*len : 1);
+    while (buf && got < *len) {
+        ssize_t k = read(fd, buf + got, (size_t)*len - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) { free(buf); buf = NULL; break; }
+        got += (size_t)k;
+    }
+    close(fd);
+    return buf;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+    uint64_t n;
+    unsigned char *b = read_file(from, &n);
+    int rc;
+    if (!b) return -1;
+    rc = write_file(to, b, (size_t)n);
+    free(b);
+    return rc;
+}
+
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[PATHLEN];
+    if (!d) return;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        join_path(p, dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Which op last changed byte `at` of the model (for the failure report). */
+static void blame(const scen_t *sc, uint64_t at)
+{
+    size_t i = sc->nops;
+    while (i--) {
+        const op_t *op = &sc->ops[i];
+        if (op->kind == OP_FLUSH) continue;
+        if (op->kind == OP_GROW) {
+            /* a grow matters only if `at` was past the previous size */
+            uint64_t prev = sc->size;
+            size_t j;
+            for (j = 0; j < i; j++)
+                if (sc->ops[j].kind == OP_GROW) prev = sc->ops[j].off;
+            if (at >= prev && at < op->off) {
+                printf("  last op on that byte: #%d grow %llu -> %llu\n",
+                       op->index, (ull)prev, (ull)op->off);
+                return;
+            }
+            continue;
+        }
+        if (at >= op->off && at - op->off < op->len) {
+            printf("  last op on that byte: #%d %s %llu +%llu\n", op->index,
+                   op_names[op->kind], (ull)op->off, (ull)op->len);
+            return;
+        }
+    }
+    printf("  no op touched that byte (initial content: %s)\n",
+           sc->backing && at < sc->bsize ? "backing" : "zeros");
+}
+
+/* Differences between a content read back piece by piece and the model. */
+typedef struct diff_t {
+    uint64_t first, last, n, len;
+    unsigned char got_first;
+} diff_t;
+
+static void diff_add(diff_t *d, const model_t *m, uint64_t off,
+                     const unsigned char *got, size_t n)
+{
+    size_t i;
+    if (off + n > d->len) d->len = off + n;
+    if (off >= m->size) {
+        d->n += n; /* past the model: reported as a size difference */
+        return;
+    }
+    if (n > m->size - off) n = (size_t)(m->size - off);
+    if (memcmp(got, m->d + off, n) == 0) return;
+    for (i = 0; i < n; i++) {
+        if (got[i] == m->d[off + i]) continue;
+        if (!d->n++) {
+            d->first = off + i;
+            d->got_first = got[i];
+        }
+        d->last = off + i;
+    }
+}
+
+/* Reports the differences collected in d (len = the size read back). */
+static int diff_report(it_t *it, const model_t *m, const diff_t *d,
+                       const char *what)
+{
+    if (d->len != m->size) {
+        failf(it, "%s: size %llu, model %llu", what, (ull)d->len,
+              (ull)m->size);
+        return -1;
+    }
+    if (!d->n) return 0;
+    failf(it,
+          "%s: content differs from the model at %llu (got 0x%02x, model "
+          "0x%02x); %llu bytes differ in [%llu, %llu]",
+          what, (ull)d->first, d->got_first, m->d[d->first], (ull)d->n,
+          (ull)d->first, (ull)d->last);
+    blame(it->sc, d->first);
+    return -1;
+}
+
+/* Compares file `p` (a raw disk image) with the model, 1 MiB at a time. */
+static int compare_file(it_t *it, const model_t *m, const char *p,
+                        const char *what)
+{
+    diff_t d;
+    unsigned char *buf = (unsigned char *)malloc(1 * MIB);
+    uint64_t off = 0;
+    int fd = open(p, O_RDONLY), rc;
+    memset(&d, 0, sizeof d);
+    if (fd < 0 || !buf) {
+        failf(it, "%s: cannot open %s: %s", what, p, strerror(errno));
+        if (fd >= 0) close(fd);
+        free(buf);
+        return -1;
+    }
+    for (;;) {
+        ssize_t k = pread(fd, buf, 1 * MIB, (off_t)off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            failf(it, "%s: read %s: %s", what, p, strerror(errno));
+            close(fd);
+            free(buf);
+            return -1;
+        }
+        if (k == 0) break;
+        diff_add(&d, m, off, buf, (size_t)k);
+        off += (uint64_t)k;
+    }
+    d.len = off;
+    close(fd);
+    free(buf);
+    rc = diff_report(it, m, &d, what);
+    return rc;
+}
+
+/* ---- qcow2w side ------------------------------------------------------------ */
+typedef struct ours_t {
+    q2w_image img;
+    int fd;
+    void *mem;
+    q2w_op *ops;
+    int open;
+} ours_t;
+
+typedef struct backing_t {
+    int kind;
+    int fd;
+    uint64_t size;
+    ours_t q; /* BK_QCOW2 */
+} backing_t;
+
+static int backing_read(void *user, uint64_t off, void *dst, size_t len)
+{
+    backing_t *b = (backing_t *)user;
+    unsigned char *d = (unsigned char *)dst;
+    size_t n = off < b->size ? (size_t)min64(len, b->size - off) : 0;
+    if (n && b->kind == BK_RAW) {
+        int rc = q2w_pread_full(b->fd, off, d, n);
+        if (rc < 0) return rc;
+    } else if (n) {
+        int rc = q2w_posix_run(&b->q.img, b->q.fd, NULL,
+                               q2w_read(&b->q.img, off, d, n));
+        if (rc != Q2W_OK) return -EIO;
+    }
+    memset(d + n, 0, len - n);
+    return 0;
+}
+
+static void q2w_fail(it_t *it, const q2w_image *img, int rc, const char *call)
+{
+    const q2w_error_info *e = q2w_error(img);
+    failf(it, "%s -> %s (%d) what=%s offset=%llu index=%llu needed=%llu", call,
+          q2w_strerror(rc), rc, e->what ? e->what : "-", (ull)e->offset,
+          (ull)e->index, (ull)e->needed);
+}
+
+static void ours_close_fd(ours_t *o)
+{
+    if (o->fd >= 0) close(o->fd);
+    o->fd = -1;
+    free(o->mem);
+    free(o->ops);
+    o->mem = NULL;
+    o->ops = NULL;
+    o->open = 0;
+}
+
+static int ours_open(it_t *it, ours_t *o, const char *path, int writable,
+                     uint32_t cluster, size_t slots, size_t ops_cap,
+                     const backing_t *bk, const q2w_backing_reader *rd)
+{
+    q2w_config cfg;
+    struct stat st;
+    size_t mem_len = (slots + 1) * ((size_t)cluster + 64) + 16384;
+    int rc;
+    memset(&cfg, 0, sizeof cfg);
+    o->fd = open(path, writable ? O_RDWR : O_RDONLY);
+    o->mem = malloc(mem_len);
+    o->ops = (q2w_op *)calloc(ops_cap, sizeof(q2w_op));
+    o->open = 0;
+    if (o->fd < 0 || !o->mem || !o->ops || fstat(o->fd, &st) != 0) {
+        failf(it, "cannot open %s: %s", path, strerror(errno));
+        ours_close_fd(o);
+        return -1;
+    }
+    cfg.mem = o->mem;
+    cfg.mem_len = mem_len;
+    cfg.ops = o->ops;
+    cfg.ops_cap = ops_cap;
+    cfg.file_size = (uint64_t)st.st_size;
+    cfg.writable = writable;
+    cfg.max_slots = slots;
+    if (bk && bk->kind) {
+        cfg.has_backing = 1;
+        cfg.backing_size = bk->size;
+    }
+    rc = q2w_posix_run(&o->img, o->fd, rd, q2w_open(&o->img, &cfg));
+    if (rc != Q2W_OK) {
+        q2w_fail(it, &o->img, rc, "q2w_open");
+        ours_close_fd(o);
+        return -1;
+    }
+    o->open = 1;
+    return 0;
+}
+
+static int ours_close(it_t *it, ours_t *o, const q2w_backing_reader *rd)
+{
+    int rc = Q2W_OK;
+    if (o->open) rc = q2w_posix_run(&o->img, o->fd, rd, q2w_close(&o->img));
+    if (rc != Q2W_OK) q2w_fail(it, &o->img, rc, "q2w_close");
+    ours_close_fd(o);
+    return rc == Q2W_OK ? 0 : -1;
+}
+
+/* Opens (read-only) the backing file for qcow2w reads. */
+static int backing_open(it_t *it, backing_t *b, const scen_t *sc,
+                        const char *name)
+{
+    char p[PATHLEN];
+    memset(b, 0, sizeof *b);
+    b->kind = sc->backing;
+    b->size = sc->bsize;
+    b->fd = -1;
+    b->q.fd = -1;
+    if (!sc->backing) return 0;
+    path_in(p, it, name);
+    if (sc->backing == BK_RAW) {
+        b->fd = open(p, O_RDONLY);
+        if (b->fd < 0) {
+            failf(it, "cannot open %s: %s", p, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    return ours_open(it, &b->q, p, 0, sc->bcluster, 16, 64, NULL, NULL);
+}
+
+static void backing_close(it_t *it, backing_t *b)
+{
+    if (b->kind == BK_RAW && b->fd >= 0) close(b->fd);
+    if (b->kind == BK_QCOW2 && b->q.open) ours_close(it, &b->q, NULL);
+    b->fd = -1;
+}
+
+/* Creates an image with q2w_create. */
+static int ours_create(it_t *it, const char *name, uint64_t size,
+                       uint32_t cluster, uint32_t rbits, int version,
+                       const char *bname, const char *bfmt)
+{
+    q2w_create_opts co;
+    q2w_error_info err;
+    uint64_t len = 0;
+    unsigned char *buf;
+    char p[PATHLEN];
+    int rc;
+    memset(&co, 0, sizeof co);
+    memset(&err, 0, sizeof err);
+    co.size = size;
+    co.cluster_size = cluster;
+    co.refcount_bits = rbits;
+    co.version = version;
+    co.backing = bname;
+    co.backing_fmt = bfmt;
+    rc = q2w_create(&co, NULL, 0, &len, &err);
+    if (rc != Q2W_OK) {
+        failf(it, "q2w_create(size) %s -> %s what=%s", name, q2w_strerror(rc),
+              err.what ? err.what : "-");
+        return -1;
+    }
+    buf = (unsigned char *)malloc((size_t)len);
+    if (!buf) return -1;
+    rc = q2w_create(&co, buf, (size_t)len, &len, &err);
+    if (rc != Q2W_OK) {
+        failf(it, "q2w_create %s -> %s what=%s", name, q2w_strerror(rc),
+              err.what ? err.what : "-");
+        free(buf);
+        return -1;
+    }
+    path_in(p, it, name);
+    rc = write_file(p, buf, (size_t)len);
+    free(buf);
+    if (rc != 0) failf(it, "cannot write %s", p);
+    return rc;
+}
+
+static int ours_op(it_t *it, ours_t *o, const q2w_backing_reader *rd,
+                   const op_t *op, const char *img_name)
+{
+    char call[160];
+    unsigned char *buf = NULL;
+    int rc;
+    snprintf(call, sizeof call, "%s: q2w %s #%d %llu +%llu", img_name,
+             op_names[op->kind], op->index, (ull)op->off, (ull)op->len);
+    switch (op->kind) {
+    case OP_WRITE:
+        buf = (unsigned char *)malloc((size_t)op->len);
+        if (!buf) return -1;
+        memset(buf, op->fill, (size_t)op->len);
+        rc = q2w_write(&o->img, op->off, buf, (size_t)op->len);
+        break;
+    case OP_ZERO:
+        rc = q2w_write_zeroes(&o->img, op->off, op->len);
+        break;
+    case OP_DISCARD:
+        rc = q2w_discard(&o->img, op->off, op->len);
+        break;
+    case OP_FLUSH:
+        rc = q2w_flush(&o->img);
+        break;
+    default:
+        rc = q2w_resize(&o->img, op->off);
+        break;
+    }
+    rc = q2w_posix_run(&o->img, o->fd, rd, rc);
+    free(buf);
+    if (rc != Q2W_OK) {
+        q2w_fail(it, &o->img, rc, call);
+        return -1;
+    }
+    return 0;
+}
+
+/* Applies the scenario's ops to image `name` with qcow2w; closes it. */
+static int ours_apply(it_t *it, const char *name, backing_t *bk,
+                      const q2w_backing_reader *rd)
+{
+    const scen_t *sc = it->sc;
+    ours_t o;
+    char p[PATHLEN];
+    size_t i;
+    double t = now_sec();
+    int rc;
+    path_in(p, it, name);
+    if (ours_open(it, &o, p, 1, sc->cluster, sc->slots, sc->ops_cap, bk, rd))
+        return -1;
+    for (i = 0; i < sc->nops; i++) {
+        const op_t *op = &sc->ops[i];
+        if (ours_op(it, &o, rd, op, name)) {
+            ours_close_fd(&o);
+            return -1;
+        }
+        if (op->kind == OP_FLUSH && op->reopen) {
+            if (ours_close(it, &o, rd)) return -1;
+            if (ours_open(it, &o, p, 1, sc->cluster, sc->slots, sc->ops_cap,
+                          bk, rd))
+                return -1;
+        }
+    }
+    rc = ours_close(it, &o, rd);
+    if (it->verbose > 1)
+        printf("  [qcow2w ops on %s: %.0f ms]\n", name,
+               (now_sec() - t) * 1000.0);
+    return rc;
+}
+
+/* q2w_check of a file: clean (no corruption, no leak, no error). */
+static int ours_check(it_t *it, const char *name)
+{
+    char p[PATHLEN];
+    q2w_io io;
+    q2w_fdbox box;
+    q2w_check_result *res;
+    size_t need = 0, i;
+    void *work;
+    int fd, rc, bad = 0;
+    double t0 = now_sec();
+    path_in(p, it, name);
+    fd = open(p, O_RDONLY);
+    if (fd < 0) {
+        failf(it, "cannot open %s", p);
+        return -1;
+    }
+    q2w_posix_io(&io, fd, &box);
+    rc = q2w_check_work_size(&io, &need, NULL);
+    if (rc != Q2W_OK) {
+        failf(it, "q2w_check_work_size(%s) -> %s", name, q2w_strerror(rc));
+        close(fd);
+        return -1;
+    }
+    work = malloc(need ? need : 1);
+    res = (q2w_check_result *)calloc(1, sizeof *res);
+    if (!work || !res) abort();
+    rc = q2w_check(&io, work, need, 0, res);
+    if (rc != Q2W_OK) {
+        failf(it, "q2w_check(%s) -> %s what=%s offset=%llu", name,
+              q2w_strerror(rc), res->error.what ? res->error.what : "-",
+              (ull)res->error.offset);
+        bad = 1;
+    } else if (res->corruptions || res->leaks || res->check_errors) {
+        failf(it,
+              "q2w_check(%s): %llu corruptions, %llu leaks, %llu check "
+              "errors",
+              name, (ull)res->corruptions, (ull)res->leaks,
+              (ull)res->check_errors);
+        for (i = 0; i < res->n_findings; i++)
+            printf("  finding %s offset=%llu where=%llu stored=%llu "
+                   "computed=%llu\n",
+                   q2w_finding_name(res->findings[i].kind),
+                   (ull)res->findings[i].offset, (ull)res->findings[i].where,
+                   (ull)res->findings[i].stored,
+                   (ull)res->findings[i].computed);
+        bad = 1;
+    }
+    free(work);
+    free(res);
+    close(fd);
+    vtime(it, "q2w_check", t0);
+    return bad ? -1 : 0;
+}
+
+/* Reads the whole virtual disk of `name` with q2w_read; compares. */
+static int ours_readback(it_t *it, const char *name, const model_t *m,
+                         backing_t *bk, const q2w_backing_reader *rd)
+{
+    const scen_t *sc = it->sc;
+    ours_t o;
+    char p[PATHLEN], what[PATHLEN + 32];
+    unsigned char *buf;
+    q2w_info info;
+    diff_t d;
+    uint64_t pos = 0;
+    int rc = 0;
+    double t0 = now_sec();
+    path_in(p, it, name);
+    if (ours_open(it, &o, p, 0, sc->cluster, sc->slots, sc->ops_cap, bk, rd))
+        return -1;
+    q2w_info_get(&o.img, &info);
+    /* Odd-sized pieces, so that reads start and end inside clusters. */
+    buf = (unsigned char *)malloc(1 * MIB + 519);
+    if (!buf) abort();
+    memset(&d, 0, sizeof d);
+    while (pos < info.size && rc == Q2W_OK) {
+        size_t n = (size_t)min64(info.size - pos, 1 * MIB + 519);
+        rc = q2w_posix_run(&o.img, o.fd, rd, q2w_read(&o.img, pos, buf, n));
+        if (rc == Q2W_OK) diff_add(&d, m, pos, buf, n);
+        pos += n;
+    }
+    d.len = info.size;
+    if (rc != Q2W_OK) {
+        q2w_fail(it, &o.img, rc, "q2w_read (read-back)");
+    } else {
+        snprintf(what, sizeof what, "q2w_read of %s", name);
+        rc = diff_report(it, m, &d, what);
+    }
+    free(buf);
+    ours_close_fd(&o);
+    vtime(it, "q2w_read back", t0);
+    return rc ? -1 : 0;
+}
+
+/* qemu-img convert -O raw NAME -> OUT; compare with the model. */
+static int qemu_convert_cmp(it_t *it, const char *name, const char *out,
+                            const model_t *m)
+{
+    cmd_t c;
+    char p[PATHLEN], what[256];
+    int rc;
+    double t0;
+    cmd_init(&c);
+    cmd_add(&c, "qemu-img");
+    cmd_add(&c, "convert");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    cmd_add(&c, "-O");
+    cmd_add(&c, "raw");
+    cmd_add(&c, "%s", name);
+    cmd_add(&c, "%s", out);
+    if (cmd_expect(it, &c, 0, "qemu-img convert")) return -1;
+    t0 = now_sec();
+    path_in(p, it, out);
+    snprintf(what, sizeof what, "qemu-img convert of %s", name);
+    rc = compare_file(it, m, p, what);
+    unlink(p); /* large and easily remade */
+    vtime(it, "compare raw", t0);
+    return rc;
+}
+
+static int qemu_check(it_t *it, const char *name)
+{
+    cmd_t c;
+    cmd_init(&c);
+    cmd_add(&c, "qemu-img");
+    cmd_add(&c, "check");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    cmd_add(&c, "%s", name);
+    return cmd_expect(it, &c, 0, "qemu-img check");
+}
+
+/* ---- backing files ---------------------------------------------------------- */
+static unsigned char *base_content(const scen_t *sc)
+{
+    unsigned char *b = (unsigned char *)calloc(1, (size_t)sc->bsize);
+    size_t i;
+    if (!b) abort();
+    for (i = 0; i < sc->nbext; i++)
+        memset(b + sc->bext[i].off, sc->bext[i].fill, (size_t)sc->bext[i].len);
+    return b;
+}
+
+static const char *base_name(const scen_t *sc)
+{
+    return sc->backing == BK_RAW ? "base.raw" : "base.qcow2";
+}
+
+/* The raw backing file is the content itself (either side). */
+static int make_raw_base(it_t *it, const unsigned char *content)
+{
+    char p[PATHLEN];
+    path_in(p, it, "base.raw");
+    if (write_file(p, content, (size_t)it->sc->bsize)) {
+        failf(it, "cannot write %s", p);
+        return -1;
+    }
+    return 0;
+}
+
+static int make_ours_qcow2_base(it_t *it)
+{
+    const scen_t *sc = it->sc;
+    ours_t o;
+    char p[PATHLEN];
+    size_t i;
+    if (ours_create(it, "base.qcow2", sc->bsize, sc->bcluster, sc->brbits,
+                    sc->bversion, NULL, NULL))
+        return -1;
+    path_in(p, it, "base.qcow2");
+    if (ours_open(it, &o, p, 1, sc->bcluster, 32, 64, NULL, NULL)) return -1;
+    for (i = 0; i < sc->nbext; i++) {
+        op_t op;
+        memset(&op, 0, sizeof op);
+        op.kind = OP_WRITE;
+        op.off = sc->bext[i].off;
+        op.len = sc->bext[i].len;
+        op.fill = sc->bext[i].fill;
+        op.index = -1;
+        if (ours_op(it, &o, NULL, &op, "base.qcow2")) {
+            ours_close_fd(&o);
+            return -1;
+        }
+    }
+    return ours_close(it, &o, NULL);
+}
+
+static int make_qemu_qcow2_base(it_t *it)
+{
+    const scen_t *sc = it->sc;
+    cmd_t c;
+    size_t i;
+    cmd_init(&c);
+    cmd_add(&c, "qemu-img");
+    cmd_add(&c, "create");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    cmd_add(&c, "-o");
+    if (sc->bversion == 3)
+        cmd_add(&c, "cluster_size=%u,compat=1.1,refcount_bits=%u",
+                sc->bcluster, sc->brbits);
+    else
+        cmd_add(&c, "cluster_size=%u,compat=0.10", sc->bcluster);
+    cmd_add(&c, "base.qcow2");
+    cmd_add(&c, "%llu", (ull)sc->bsize);
+    if (cmd_expect(it, &c, 0, "qemu-img create (backing)")) return -1;
+    cmd_init(&c);
+    cmd_add(&c, "qemu-io");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    for (i = 0; i < sc->nbext; i++) {
+        cmd_add(&c, "-c");
+        cmd_add(&c, "write -P 0x%02x %llu %llu", sc->bext[i].fill,
+                (ull)sc->bext[i].off, (ull)sc->bext[i].len);
+    }
+    cmd_add(&c, "base.qcow2");
+    return cmd_expect(it, &c, 0, "qemu-io (backing)");
+}
+
+/* ---- the two modes ---------------------------------------------------------- */
+static int run_ours(it_t *it, const unsigned char *base)
+{
+    const scen_t *sc = it->sc;
+    backing_t bk;
+    q2w_backing_reader rd;
+    model_t m;
+    int bad = 0;
+    if (sc->backing == BK_RAW && make_raw_base(it, base)) return -1;
+    if (sc->backing == BK_QCOW2 && make_ours_qcow2_base(it)) return -1;
+    if (ours_create(it, "img.qcow2", sc->size, sc->cluster, sc->rbits,
+                    sc->version, sc->backing ? base_name(sc) : NULL,
+                    sc->backing == BK_RAW    ? "raw"
+                    : sc->backing == BK_QCOW2 ? "qcow2"
+                                              : NULL))
+        return -1;
+    if (backing_open(it, &bk, sc, base_name(sc))) return -1;
+    rd.read = backing_read;
+    rd.user = &bk;
+    if (model_build(it, &m, base)) abort();
+    if (ours_apply(it, "img.qcow2", &bk, sc->backing ? &rd : NULL)) {
+        bad = 1;
+    } else {
+        if (sc->backing == BK_QCOW2 && ours_check(it, "base.qcow2")) bad = 1;
+        if (ours_check(it, "img.qcow2")) bad = 1;
+        if (ours_readback(it, "img.qcow2", &m, &bk,
+                          sc->backing ? &rd : NULL))
+            bad = 1;
+        if (sc->backing == BK_QCOW2 && qemu_check(it, "base.qcow2")) bad = 1;
+        if (qemu_check(it, "img.qcow2")) bad = 1;
+        if (qemu_convert_cmp(it, "img.qcow2", "out.raw", &m)) bad = 1;
+    }
+    backing_close(it, &bk);
+    free(m.d);
+    return bad ? -1 : 0;
+}
+
+/* qemu-io on A for ops[from, to) (no grow among them). */
+static int qemu_batch(it_t *it, size_t from, size_t to)
+{
+    const scen_t *sc = it->sc;
+    cmd_t c;
+    size_t i;
+    if (from >= to) return 0;
+    cmd_init(&c);
+    cmd_add(&c, "qemu-io");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    for (i = from; i < to; i++) {
+        const op_t *op = &sc->ops[i];
+        cmd_add(&c, "-c");
+        switch (op->kind) {
+        case OP_WRITE:
+            cmd_add(&c, "write -P 0x%02x %llu %llu", op->fill, (ull)op->off,
+                    (ull)op->len);
+            break;
+        case OP_ZERO:
+            cmd_add(&c, "write -z %llu %llu", (ull)op->off, (ull)op->len);
+            break;
+        case OP_DISCARD:
+            cmd_add(&c, "discard %llu %llu", (ull)op->off, (ull)op->len);
+            break;
+        default:
+            cmd_add(&c, "flush");
+            break;
+        }
+    }
+    cmd_add(&c, "a.qcow2");
+    return cmd_expect(it, &c, 0, "qemu-io on A");
+}
+
+static int run_qemu(it_t *it, const unsigned char *base)
+{
+    const scen_t *sc = it->sc;
+    backing_t bk;
+    q2w_backing_reader rd;
+    model_t m;
+    cmd_t c;
+    char pa[PATHLEN], pb[PATHLEN];
+    size_t i, from = 0;
+    int bad = 0, content_bad = 0;
+    if (sc->backing == BK_RAW && make_raw_base(it, base)) return -1;
+    if (sc->backing == BK_QCOW2 && make_qemu_qcow2_base(it)) return -1;
+    cmd_init(&c);
+    cmd_add(&c, "qemu-img");
+    cmd_add(&c, "create");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    cmd_add(&c, "-o");
+    {
+        char opt[512];
+        int k = snprintf(opt, sizeof opt, "cluster_size=%u,compat=%s",
+                         sc->cluster, sc->version == 3 ? "1.1" : "0.10");
+        if (sc->version == 3)
+            k += snprintf(opt + k, sizeof opt - (size_t)k, ",refcount_bits=%u",
+                          sc->rbits);
+        if (sc->backing)
+            snprintf(opt + k, sizeof opt - (size_t)k,
+                     ",backing_file=%s,backing_fmt=%s", base_name(sc),
+                     sc->backing == BK_RAW ? "raw" : "qcow2");
+        cmd_add(&c, "%s", opt);
+    }
+    cmd_add(&c, "a.qcow2");
+    cmd_add(&c, "%llu", (ull)sc->size);
+    if (cmd_expect(it, &c, 0, "qemu-img create")) return -1;
+    path_in(pa, it, "a.qcow2");
+    path_in(pb, it, "b.qcow2");
+    if (copy_file(pa, pb)) {
+        failf(it, "cannot copy %s to %s", pa, pb);
+        return -1;
+    }
+    /* A: qemu-io batches split by qemu-img resize. */
+    for (i = 0; i <= sc->nops && !bad; i++) {
+        if (i < sc->nops && sc->ops[i].kind != OP_GROW) continue;
+        if (qemu_batch(it, from, i)) bad = 1;
+        if (!bad && i < sc->nops) {
+            cmd_init(&c);
+            cmd_add(&c, "qemu-img");
+            cmd_add(&c, "resize");
+            cmd_add(&c, "-f");
+            cmd_add(&c, "qcow2");
+            cmd_add(&c, "a.qcow2");
+            cmd_add(&c, "%llu", (ull)sc->ops[i].off);
+            if (cmd_expect(it, &c, 0, "qemu-img resize A")) bad = 1;
+        }
+        from = i + 1;
+    }
+    if (bad) return -1;
+    /* B: qcow2w. */
+    if (backing_open(it, &bk, sc, base_name(sc))) return -1;
+    rd.read = backing_read;
+    rd.user = &bk;
+    if (model_build(it, &m, base)) abort();
+    if (ours_apply(it, "b.qcow2", &bk, sc->backing ? &rd : NULL)) {
+        bad = 1;
+    } else {
+        cmd_init(&c);
+        cmd_add(&c, "qemu-img");
+        cmd_add(&c, "compare");
+        cmd_add(&c, "-f");
+        cmd_add(&c, "qcow2");
+        cmd_add(&c, "-F");
+        cmd_add(&c, "qcow2");
+        cmd_add(&c, "a.qcow2");
+        cmd_add(&c, "b.qcow2");
+        if (cmd_expect(it, &c, 0, "qemu-img compare A B")) content_bad = 1;
+        if (qemu_check(it, "b.qcow2")) bad = 1;
+        if (ours_check(it, "b.qcow2")) bad = 1;
+        if (qemu_convert_cmp(it, "b.qcow2", "b.raw", &m)) content_bad = 1;
+        if (ours_readback(it, "b.qcow2", &m, &bk, sc->backing ? &rd : NULL))
+            content_bad = 1;
+        /* qcow2w reading and checking qemu's own image A. */
+        if (ours_check(it, "a.qcow2")) {
+            bad = 1;
+            if (qemu_check(it, "a.qcow2") == 0)
+                printf("  qemu-img check finds A clean: q2w_check "
+                       "disagrees\n");
+        }
+        if (ours_readback(it, "a.qcow2", &m, &bk, sc->backing ? &rd : NULL))
+            content_bad = 1;
+        if (content_bad) {
+            /* Who disagrees: qemu's own A against the model. */
+            printf("  (checking qemu's twin A against the model)\n");
+            if (qemu_convert_cmp(it, "a.qcow2", "a.raw", &m) == 0)
+                printf("  qemu's A equals the model: the qcow2w side "
+                       "differs\n");
+            else
+                printf("  qemu's A differs from the model too: suspect "
+                       "the model\n");
+        }
+    }
+    backing_close(it, &bk);
+    free(m.d);
+    return bad || content_bad ? -1 : 0;
+}
+
+/* Runs one iteration in a child process, so that a crash or an assertion
+ * in qcow2w.h fails this iteration only. Returns 1 when it failed. */
+static int run_isolated(it_t *it)
+{
+    pid_t pid;
+    int st = 0;
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid < 0) {
+        failf(it, "fork: %s", strerror(errno));
+        return 1;
+    }
+    if (pid == 0) {
+        unsigned char *base = it->sc->backing ? base_content(it->sc) : NULL;
+        if (it->sc->mode == MODE_OURS) run_ours(it, base);
+        else run_qemu(it, base);
+        free(base);
+        fflush(stdout);
+        exit(it->failed ? 1 : 0);
+    }
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            failf(it, "waitpid: %s", strerror(errno));
+            return 1;
+        }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 1) return 1; /* reported */
+    if (WIFSIGNALED(st))
+        failf(it, "the iteration crashed: signal %d (output above)",
+              WTERMSIG(st));
+    else
+        failf(it, "the iteration exited with status %d (sanitizer report "
+                  "above?)",
+              WEXITSTATUS(st));
+    return 1;
+}
+
+/* ---- main ------------------------------------------------------------------- */
+static int on_path(const char *tool)
+{
+    const char *path = getenv("PATH");
+    char p[PATHLEN];
+    if (!path) path = "/usr/bin:/bin";
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t n = colon ? (size_t)(colon - path) : strlen(path);
+        if (n == 0) snprintf(p, sizeof p, "./%s", tool);
+        else snprintf(p, sizeof p, "%.*s/%s", (int)n, path, tool);
+        if (access(p, X_OK) == 0) return 1;
+        path += n;
+        if (*path == ':') path++;
+    }
+    return 0;
+}
+
+static void usage(const char *argv0)
+{
+    fprintf(stderr,
+            "usage: %s [--iter N] [--seed S] [--only ours|qemu] [--keep DIR] "
+            "[-v] [--ops I,J,..]\n",
+            argv0);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t iters = 20, seed0 = 1, i;
+    int only = -1, verbose = 0, i_arg;
+    const char *keep = NULL, *keep_ops = NULL, *tmp;
+    char root[PATHLEN];
+    unsigned long passed = 0, failed = 0;
+    double t0;
+    for (i_arg = 1; i_arg < argc; i_arg++) {
+        const char *a = argv[i_arg];
+        const char *v = i_arg + 1 < argc ? argv[i_arg + 1] : NULL;
+        if (!strcmp(a, "-v")) { verbose++; continue; }
+        if (!strcmp(a, "-vv")) { verbose += 2; continue; }
+        if (!v) { usage(argv[0]); return 2; }
+        if (!strcmp(a, "--iter")) iters = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--seed")) seed0 = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--keep")) keep = v;
+        else if (!strcmp(a, "--ops")) keep_ops = v;
+        else if (!strcmp(a, "--only")) {
+            if (!strcmp(v, "ours")) only = MODE_OURS;
+            else if (!strcmp(v, "qemu")) only = MODE_QEMU;
+            else { usage(argv[0]); return 2; }
+        } else { usage(argv[0]); return 2; }
+        i_arg++;
+    }
+    if (!on_path("qemu-img")) {
+        printf("diff_qemu: qemu-img not found: differential tests SKIPPED\n");
+        return 0;
+    }
+    if (!on_path("qemu-io")) {
+        printf("diff_qemu: qemu-io not found: differential tests SKIPPED\n");
+        return 0;
+    }
+    if (keep) {
+        if (mkdir(keep, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "diff_qemu: cannot create %s: %s\n", keep,
+                    strerror(errno));
+            return 2;
+        }
+        snprintf(root, sizeof root, "%s", keep);
+    } else {
+        tmp = getenv("TMPDIR");
+        if (!tmp || !*tmp) tmp = "/tmp";
+        snprintf(root, sizeof root, "%s/diff_qemu.XXXXXX", tmp);
+        if (!mkdtemp(root)) {
+            fprintf(stderr, "diff_qemu: mkdtemp %s: %s\n", root,
+                    strerror(errno));
+            return 2;
+        }
+    }
+    /* Line-buffered, so that what was printed survives an abort(). */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    t0 = now_sec();
+    for (i = 0; i < iters; i++) {
+        static scen_t sc;
+        it_t it;
+        uint64_t seed = seed0 + i;
+        int mode = only >= 0 ? only : (int)(seed & 1);
+        double t1 = now_sec();
+        gen_scenario(&sc, seed, mode);
+        filter_ops(&sc, keep_ops);
+        memset(&it, 0, sizeof it);
+        it.sc = &sc;
+        it.verbose = verbose;
+        {
+            char leaf[64];
+            snprintf(leaf, sizeof leaf, "seed-%llu-%s", (ull)seed,
+                     mode_names[mode]);
+            join_path(it.dir, root, leaf);
+        }
+        if (mkdir(it.dir, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "diff_qemu: mkdir %s: %s\n", it.dir,
+                    strerror(errno));
+            return 2;
+        }
+        if (verbose > 1) print_scenario(stdout, &sc);
+        it.failed = run_isolated(&it);
+        if (it.failed) {
+            failed++;
+            printf("  scenario (seed=%llu mode=%s):\n", (ull)seed,
+                   mode_names[mode]);
+            print_scenario(stdout, &sc);
+            printf("  replay: %s --iter 1 --seed %llu%s%s%s%s\n", argv[0],
+                   (ull)seed, only >= 0 ? " --only " : "",
+                   only >= 0 ? mode_names[only] : "",
+                   keep_ops ? " --ops " : "", keep_ops ? keep_ops : "");
+            printf("  files kept in %s\n", it.dir);
+        } else {
+            passed++;
+            if (verbose)
+                printf("ok seed=%llu mode=%s v%d cluster=%u rb=%u size=%llu "
+                       "backing=%s ops=%zu (%.0f ms)\n",
+                       (ull)seed, mode_names[mode], sc.version, sc.cluster,
+                       sc.rbits, (ull)sc.size,
+                       sc.backing == BK_RAW     ? "raw"
+                       : sc.backing == BK_QCOW2 ? "qcow2"
+                                                : "none",
+                       sc.nops, (now_sec() - t1) * 1000.0);
+            if (!keep) remove_dir(it.dir);
+        }
+        fflush(stdout);
+    }
+    if (verbose)
+        printf("diff_qemu: %.2f s for %llu iterations\n", now_sec() - t0,
+               (ull)iters);
+    if (!keep && !failed) rmdir(root);
+    else if (failed) printf("diff_qemu: failing iterations kept under %s\n", root);
+    printf("diff_qemu: %lu passed, %lu failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
