@@ -39,9 +39,10 @@ static void check_table_geometry(qh_disk *d, uint32_t cs, uint32_t order)
     uint64_t entries = n * cs / 8, epb_bits = 0, k;
     while ((1ull << epb_bits) < ((uint64_t)cs * 8 >> order)) epb_bits++;
     for (k = 0; k < entries; k++) {
-        uint64_t e = rt + k * 8 + 8 <= d->len ? q2w__be64(d->buf + rt + k * 8)
-                                              : 0;
-        uint64_t c;
+        unsigned char ent[8];
+        uint64_t e, c;
+        qh_disk_read(d, rt + k * 8, ent, 8);
+        e = q2w__be64(ent);
         if (!e) continue;
         ALK_CHECK((e & (cs - 1)) == 0, "refcount table entry %llu unaligned",
                   (unsigned long long)k);
@@ -50,7 +51,9 @@ static void check_table_geometry(qh_disk *d, uint32_t cs, uint32_t order)
                   "block of entry %llu at cluster %llu lies past what the "
                   "table describes", (unsigned long long)k,
                   (unsigned long long)c);
-        ALK_CHECK(q2w__be64(d->buf + rt + (c >> epb_bits) * 8) != 0,
+        qh_disk_read(d, rt + (c >> epb_bits) * 8, ent, 8);
+        e = q2w__be64(ent);
+        ALK_CHECK(e != 0,
                   "block of entry %llu at cluster %llu is itself "
                   "undescribed", (unsigned long long)k, (unsigned long long)c);
     }

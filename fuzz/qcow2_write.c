@@ -156,11 +156,21 @@ static void make_prealloc_zero(scenario *s, unsigned count)
     }
 }
 
+/* Payload: up to 64 bytes from the input, repeated, with each 512-byte
+ * sector stamped with its index so misplaced sectors show. */
 static void fill(scenario *s, unsigned char *buf, uint64_t len)
 {
-    uint64_t i, got = len < 64 ? len : 64;
-    alksim_bytes(&s->src, buf, (size_t)got);
-    for (i = got; i < len; i++) buf[i] = (unsigned char)(buf[i % 64] + i / 64);
+    uint64_t have = len < 64 ? len : 64, i;
+    alksim_bytes(&s->src, buf, (size_t)have);
+    while (have < len) {
+        uint64_t n = have < len - have ? have : len - have;
+        memcpy(buf + have, buf, (size_t)n);
+        have += n;
+    }
+    for (i = 0; i + 1 < len; i += 512) {
+        buf[i] = (unsigned char)(i >> 9);
+        buf[i + 1] = (unsigned char)(i >> 17);
+    }
 }
 
 static int setup(scenario *s)
