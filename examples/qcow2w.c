@@ -57,7 +57,7 @@ enum { FMT_PROBE, FMT_QCOW2, FMT_RAW };
 static const char *cmd = "qcow2w"; /* for messages: the command running */
 
 /* ---- messages ----------------------------------------------------------- */
-static void q2w_fail(const char *who, int rc, const q2w_error_info *e)
+static void report_error(const char *who, int rc, const q2w_error_info *e)
 {
     fprintf(stderr, "qcow2w: %s: ", cmd);
     if (who) fprintf(stderr, "%s: ", who);
@@ -207,10 +207,10 @@ static void disk_err(const disk *d, int rc)
 {
     char who[4200];
     if (d->depth == 0) {
-        q2w_fail(NULL, rc, q2w_error(&d->img));
+        report_error(NULL, rc, q2w_error(&d->img));
     } else {
         snprintf(who, sizeof who, "backing file %s", d->path);
-        q2w_fail(who, rc, q2w_error(&d->img));
+        report_error(who, rc, q2w_error(&d->img));
     }
 }
 
@@ -606,17 +606,17 @@ static int create_image(const char *path, q2w_create_opts *o)
         rc = Q2W_ERR_LIMIT;
         memset(&e, 0, sizeof e);
         e.what = "size";
-        q2w_fail(NULL, rc, &e);
+        report_error(NULL, rc, &e);
         return -1;
     }
     o->size = (o->size + 511) & ~(uint64_t)511;
     rc = q2w_create(o, NULL, 0, &len, &e);
     if (rc == Q2W_OK && len > SIZE_MAX) rc = Q2W_ERR_LIMIT;
-    if (rc != Q2W_OK) { q2w_fail(NULL, rc, &e); return -1; }
+    if (rc != Q2W_OK) { report_error(NULL, rc, &e); return -1; }
     buf = malloc((size_t)len);
     if (!buf) { sys_fail(path, ENOMEM); return -1; }
     rc = q2w_create(o, buf, (size_t)len, &len, &e);
-    if (rc != Q2W_OK) { q2w_fail(NULL, rc, &e); free(buf); return -1; }
+    if (rc != Q2W_OK) { report_error(NULL, rc, &e); free(buf); return -1; }
     fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (fd < 0) { sys_fail(path, errno); free(buf); return -1; }
     rc = q2w_pwrite_full(fd, 0, buf, (size_t)len);
@@ -971,14 +971,14 @@ static int run_check(int fd, unsigned flags, q2w_check_result *res)
     q2w_posix_io(&io, fd, &box);
     rc = q2w_check_work_size(&io, &work_len, &res->error);
     if (rc != Q2W_OK) {
-        q2w_fail(NULL, rc, &res->error);
+        report_error(NULL, rc, &res->error);
         return 1;
     }
     work = malloc(work_len ? work_len : 1);
     if (!work) { sys_fail("check", ENOMEM); return 1; }
     rc = q2w_check(&io, work, work_len, flags, res);
     free(work);
-    if (rc != Q2W_OK) { q2w_fail(NULL, rc, &res->error); return 1; }
+    if (rc != Q2W_OK) { report_error(NULL, rc, &res->error); return 1; }
     return 0;
 }
 
