@@ -73,7 +73,8 @@
  *     (the header was read: the backing name and format are there), so a
  *     caller can open the backing file and try again.
  *   Check: q2w_check(io, work, work_len, flags, &result) - the full scan
- *     qemu-img check does; Q2W_CHECK_REPAIR_LEAKS lowers leaked refcounts.
+ *     qemu-img check does; Q2W_CHECK_REPAIR_LEAKS (or q2w_repair_leaks)
+ *     lowers leaked refcounts.
  *     q2w_check_work_size(io, &bytes, &err) says how much work memory it
  *     needs (2 clusters + 4 bytes per cluster of the file), or why the
  *     header does not validate.
@@ -413,6 +414,10 @@ Q2WDEF int q2w_check_work_size(const q2w_io *io, size_t *bytes,
                                 q2w_error_info *err);
 Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
                      unsigned flags, q2w_check_result *res);
+/* q2w_check with Q2W_CHECK_REPAIR_LEAKS: leaked refcounts lowered to the
+ * references found (then flushed); res->leaks_fixed says how many. */
+Q2WDEF int q2w_repair_leaks(const q2w_io *io, void *work, size_t work_len,
+                            q2w_check_result *res);
 Q2WDEF const char *q2w_finding_name(int kind);
 
 #ifndef Q2W_NO_STDIO
@@ -2445,6 +2450,12 @@ Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
     }
     /* Pass 3: COPIED in the active tables. */
     return q2w__chk_l1(&k, k.h.l1_offset, k.h.l1_size, 1, 1);
+}
+
+Q2WDEF int q2w_repair_leaks(const q2w_io *io, void *work, size_t work_len,
+                            q2w_check_result *res)
+{
+    return q2w_check(io, work, work_len, Q2W_CHECK_REPAIR_LEAKS, res);
 }
 
 Q2WDEF const char *q2w_finding_name(int kind)

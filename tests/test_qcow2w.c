@@ -770,8 +770,25 @@ TEST checker_finds_each_kind_of_damage(void)
     ASSERT(find_kind(&r, Q2W_FIND_LEAK, 5 * cs));
     ASSERT(find_kind(&r, Q2W_FIND_COPIED, 5 * cs));
     /* repair lowers it; clean after */
-    ASSERT_EQ(Q2W_OK, qh_check(&d, Q2W_CHECK_REPAIR_LEAKS, &r));
+    {
+        q2w_io io;
+        size_t need;
+        void *work;
+        io.read = qh_io_read;
+        io.write = qh_io_write;
+        io.flush = qh_io_flush;
+        io.user = &d;
+        io.file_size = d.len;
+        ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, NULL));
+        work = malloc(need);
+        ASSERT(work != NULL);
+        ASSERT_EQ(Q2W_OK, q2w_repair_leaks(&io, work, need, &r));
+        free(work);
+    }
     ASSERT_EQ(1, r.leaks_fixed);
+    /* located at the refcount entry's byte: block + 5 * 2 bytes */
+    ASSERT_EQ(Q2W_FIND_LEAK, r.findings[0].kind);
+    ASSERT_EQ(rb + 5 * 2, r.findings[0].where);
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
     ASSERT_EQ(0, r.corruptions + r.leaks);
     /* a leaked cluster nobody references (inside the file) */
