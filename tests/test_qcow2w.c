@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../fuzz/alk_check.h"
 #include "../fuzz/qcow2_harness.h"
@@ -890,6 +891,200 @@ TEST hostile_entries_are_refused(void)
     PASS();
 }
 
+
+/* The POSIX executor end to end on a real file: create, write, read back,
+ * close, check through q2w_posix_io; a backing reader callback. */
+static int test_backing_read(void *user, uint64_t off, void *dst, size_t len)
+{
+    size_t i;
+    (void)user;
+    for (i = 0; i < len; i++)
+        ((unsigned char *)dst)[i] = (unsigned char)((off + i) % 251);
+    return 0;
+}
+
+TEST posix_executor_round_trip(void)
+{
+    char path[] = "/tmp/test_qcow2w.XXXXXX";
+    static unsigned char mem[1u << 20];
+    q2w_op ops[16];
+    q2w_image img;
+    q2w_config cfg;
+    q2w_create_opts o;
+    q2w_backing_reader br;
+    q2w_io io;
+    q2w_fdbox box;
+    q2w_check_result r;
+    unsigned char buf[10000], got[10000], *create;
+    uint64_t len;
+    size_t need, i;
+    void *work;
+    int fd = mkstemp(path);
+    ASSERT(fd >= 0);
+    memset(&o, 0, sizeof o);
+    o.size = 1 << 20;
+    o.cluster_size = 4096;
+    o.backing = "pattern";
+    ASSERT_EQ(Q2W_OK, q2w_create(&o, NULL, 0, &len, NULL));
+    create = (unsigned char *)malloc((size_t)len);
+    ASSERT(create != NULL);
+    ASSERT_EQ(Q2W_OK, q2w_create(&o, create, (size_t)len, &len, NULL));
+    ASSERT_EQ(0, q2w_pwrite_full(fd, 0, create, (size_t)len));
+    free(create);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.mem = mem;
+    cfg.mem_len = sizeof mem;
+    cfg.ops = ops;
+    cfg.ops_cap = 16;
+    cfg.file_size = len;
+    cfg.writable = 1;
+    cfg.has_backing = 1;
+    cfg.backing_size = 1 << 20;
+    br.read = test_backing_read;
+    br.user = NULL;
+    ASSERT_EQ(Q2W_OK, q2w_posix_run(&img, fd, &br, q2w_open(&img, &cfg)));
+    memset(buf, 0xab, sizeof buf);
+    ASSERT_EQ(Q2W_OK, q2w_posix_run(&img, fd, &br,
+                                    q2w_write(&img, 3000, buf, sizeof buf)));
+    ASSERT_EQ(Q2W_OK, q2w_posix_run(&img, fd, &br,
+                                    q2w_write_zeroes(&img, 20000, 100)));
+    ASSERT_EQ(Q2W_OK, q2w_posix_run_flags(&img, fd, &br, Q2W_POSIX_NO_FLUSH,
+                                          q2w_flush(&img)));
+    ASSERT_EQ(Q2W_OK, q2w_posix_run(&img, fd, &br,
+                                    q2w_read(&img, 0, got, sizeof got)));
+    for (i = 0; i < sizeof got; i++)
+        ASSERT_EQ(i >= 3000 ? 0xab : (int)(i % 251), (int)got[i]);
+    ASSERT_EQ(Q2W_OK, q2w_posix_run(&img, fd, &br,
+                                    q2w_read(&img, 19990, got, 120)));
+    ASSERT_EQ((int)(19999 % 251), (int)got[9]);
+    ASSERT_EQ(0, got[10]);
+    ASSERT_EQ(0, got[109]);
+    ASSERT_EQ((int)(20100 % 251), (int)got[110]);
+    ASSERT_EQ(Q2W_OK, q2w_posix_run(&img, fd, &br, q2w_close(&img)));
+    q2w_posix_io(&io, fd, &box);
+    ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, NULL));
+    work = malloc(need);
+    ASSERT(work != NULL);
+    ASSERT_EQ(Q2W_OK, q2w_check(&io, work, need, 0, &r));
+    ASSERT_EQ(0, r.corruptions + r.leaks);
+    ASSERT_EQ(Q2W_OK, q2w_repair_leaks(&io, work, need, &r));
+    ASSERT_EQ(0, r.leaks_fixed);
+    free(work);
+    /* Reads past the end of the file are zeros. */
+    ASSERT_EQ(0, q2w_pread_full(fd, (uint64_t)io.file_size + 10, got, 16));
+    ASSERT_EQ(0, got[0]);
+    ASSERT_EQ(0, q2w_pwrite_full(fd, (uint64_t)io.file_size, NULL, 70000));
+    close(fd);
+    unlink(path);
+    PASS();
+}
+
+/* A refcount-1 cluster whose COPIED flags were cleared (stale) gets them
+ * back when written, instead of a copy or a refusal. */
+TEST stale_copied_flags_are_set_again(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_check_result r;
+    unsigned char b[100];
+    const uint64_t cs = 4096;
+    memset(b, 0x5e, sizeof b);
+    checker_image(&d, 3);
+    q2w__put64(d.buf + 3 * cs, 4 * cs);       /* L1 entry without COPIED */
+    q2w__put64(d.buf + 4 * cs, 5 * cs);       /* L2 entry without COPIED */
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT_EQ(2, r.corruptions);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 10, b, 100)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after the write");
+    ASSERT_EQ((5 * cs) | Q2W__COPIED, rd64(&d, 4 * cs)); /* in place */
+    ASSERT_EQ((4 * cs) | Q2W__COPIED, rd64(&d, 3 * cs));
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* A preallocated zero cluster (zero flag with an offset): a partial write
+ * goes in place and the rest of the cluster becomes real zeros. */
+TEST partial_write_into_a_preallocated_zero_cluster(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char b[100], got[4096];
+    const uint64_t cs = 4096;
+    int i;
+    memset(b, 0x7c, sizeof b);
+    checker_image(&d, 3);
+    q2w__put64(d.buf + 4 * cs, (5 * cs) | Q2W__COPIED | Q2W__ZERO);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 1000, b, 100)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, got, 4096)));
+    for (i = 0; i < 4096; i++)
+        ASSERT_EQ(i >= 1000 && i < 1100 ? 0x7c : 0, (int)got[i]);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after the write");
+    ASSERT_EQ((5 * cs) | Q2W__COPIED, rd64(&d, 4 * cs));
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* An error met half way through a write is reported after the ops already
+ * planned have run; what was written stays consistent. */
+TEST error_half_way_comes_after_the_planned_ops(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char b[8192], got[4096];
+    const uint64_t cs = 4096;
+    memset(b, 0x4d, sizeof b);
+    checker_image(&d, 3);
+    q2w__put64(d.buf + 4 * cs + 8, Q2W__COPIED | 0x200); /* cluster 1 bad */
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_ERR_METADATA, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, 8192)));
+    ASSERT_EQ(4 * cs + 8, q2w_error(&h.img)->offset);
+    ASSERT_EQ(1, q2w_error(&h.img)->index);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, got, 4096)));
+    ASSERT_MEM_EQ(b, got, 4096);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* Growing an image whose backing file is longer than the old size zeroes
+ * the new area instead of letting the backing file show (as qemu). */
+TEST resize_zeroes_what_a_longer_backing_file_would_show(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_create_opts o;
+    unsigned char *backing, got[8192];
+    int i;
+    backing = (unsigned char *)malloc(1 << 20);
+    ASSERT(backing != NULL);
+    memset(backing, 0x99, 1 << 20);
+    memset(&o, 0, sizeof o);
+    o.size = 10000;
+    o.cluster_size = 4096;
+    o.backing = "b";
+    qh_disk_init(&d, 4u << 20);
+    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    d.backing = backing;
+    d.backing_len = 1 << 20;
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 20000)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 9000, got, 8192)));
+    for (i = 0; i < 8192; i++) ASSERT_EQ(i < 1000 ? 0x99 : 0, (int)got[i]);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after resize");
+    free(backing);
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* ---- property: seeded op sequences against a flat model ------------------------ */
 TEST seeded_sequences_match_the_model(void)
 {
@@ -987,6 +1182,11 @@ SUITE(checker)
     RUN_TEST(checker_finds_each_kind_of_damage);
     RUN_TEST(checker_work_memory_is_exact);
     RUN_TEST(hostile_entries_are_refused);
+    RUN_TEST(stale_copied_flags_are_set_again);
+    RUN_TEST(partial_write_into_a_preallocated_zero_cluster);
+    RUN_TEST(error_half_way_comes_after_the_planned_ops);
+    RUN_TEST(resize_zeroes_what_a_longer_backing_file_would_show);
+    RUN_TEST(posix_executor_round_trip);
 }
 
 GREATEST_MAIN_DEFS();
