@@ -53,9 +53,14 @@ DECL = re.compile(r"^\s*(const\s+)?(static\s+)?(unsigned|int|size_t|ptrdiff_t|"
 
 
 def implementation_range(lines, macro):
+    # The implementation guard is the one that also tests <MACRO>_DONE (a
+    # header may test its macro earlier, e.g. for feature macros).
     start = None
+    guard = "#if defined(%s) && !defined(%s_DONE)" % (macro, macro)
+    if not any(line.startswith(guard) for line in lines):
+        guard = "#if defined(%s)" % macro
     for i, line in enumerate(lines):
-        if start is None and line.startswith("#if defined(%s)" % macro):
+        if start is None and line.startswith(guard):
             start = i + 1
         elif start is not None and "REVISION HISTORY" in line:
             return start, i
