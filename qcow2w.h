@@ -265,6 +265,8 @@ typedef struct q2w_config {
     int no_backing;
     uint64_t backing_size;
     size_t max_slots;      /* 0 = as many as fit in mem */
+    size_t max_frees;      /* deferred-free ranges kept before a forced
+                              checkpoint; 0 = 64 */
 } q2w_config;
 
 typedef struct q2w_info {
@@ -1189,8 +1191,7 @@ static int q2w__grow_rt_start(q2w_image *img)
     }
     if (T * cs > Q2W_MAX_REFTABLE_BYTES)
         return q2w__fail(img, Q2W_ERR_LIMIT, "refcount table size", 0, T * cs);
-    if (((P + B + T) << img->cluster_bits) >= Q2W_MAX_HOST_OFFSET ||
-        ((P + B + T) >> 32) > (1ull << 24))
+    if (((P + B + T) << img->cluster_bits) >= Q2W_MAX_HOST_OFFSET)
         return q2w__fail(img, Q2W_ERR_LIMIT, "host offset", 0, P);
     /* The new blocks and the new table pieces holding their entries must
      * fit in the cache next to what the step has pinned. */
@@ -1679,7 +1680,7 @@ static int q2w__step_resize(q2w_image *img)
 static int q2w__carve(q2w_image *img)
 {
     uintptr_t base = (uintptr_t)img->mem, p;
-    size_t meta, per, n, frees = 64;
+    size_t meta, per, n, frees = img->cap_frees ? img->cap_frees : 64;
     uint64_t cs = img->cluster_size;
     p = (base + 7u) & ~(uintptr_t)7u;
     meta = (size_t)(p - base) + frees * sizeof(q2w__free);
@@ -1949,6 +1950,7 @@ Q2WDEF int q2w_open(q2w_image *img, const q2w_config *cfg)
     img->mem = cfg->mem;
     img->mem_len = cfg->mem_len;
     img->max_slots = cfg->max_slots;
+    img->cap_frees = cfg->max_frees;
     img->ops = cfg->ops;
     img->ops_cap = cfg->ops_cap;
     img->writable = cfg->writable != 0;

@@ -227,13 +227,18 @@ typedef struct qh_handle {
     size_t mem_len;
 } qh_handle;
 
+/* Deferred-free ranges for the next qh_open (0 = the default); harnesses
+ * set it small to force the free-list-full paths. */
+static size_t qh_max_frees;
+
 static ALK_UNUSED int qh_open(qh_handle *h, qh_disk *d, uint32_t cluster_size,
                               size_t slots, size_t ops_cap, int writable,
                               int has_backing)
 {
     q2w_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    h->mem_len = (slots + 2) * ((size_t)cluster_size + 64) + 4096;
+    cfg.max_frees = qh_max_frees;
+    h->mem_len = (slots + 2) * ((size_t)cluster_size + 64) + 8192;
     h->mem = (unsigned char *)malloc(h->mem_len);
     h->ops = (q2w_op *)malloc(ops_cap * sizeof(q2w_op));
     ALK_CHECK(h->mem && h->ops, "out of memory for a handle");

@@ -194,12 +194,14 @@ static int setup(scenario *s)
     s->size = alksim_range(&s->src, 1, max_clusters * s->cs / 512) * 512;
     s->max_size = 2 * max_clusters * s->cs;
     s->slots = slot_choices[alksim_pick(&s->src, 4)];
+    qh_max_frees = alksim_bool(&s->src) ? 0 : (size_t)alksim_range(&s->src, 1, 4);
     s->ops_cap = ops_choices[alksim_pick(&s->src, 4)];
     s->has_backing = s->fixture == FIX_BACKING;
     o.size = s->size;
     alk_trace("fixture %d v%d cluster %u refcount_bits %u size %llu slots %zu"
-              " ops %zu", s->fixture, s->version, s->cs, o.refcount_bits,
-              (unsigned long long)s->size, s->slots, s->ops_cap);
+              " ops %zu frees %zu", s->fixture, s->version, s->cs,
+              o.refcount_bits, (unsigned long long)s->size, s->slots,
+              s->ops_cap, qh_max_frees);
     s->model = (unsigned char *)calloc(1, (size_t)s->max_size);
     ALK_CHECK(s->model != NULL, "out of memory");
     if (s->has_backing) {

@@ -1085,6 +1085,187 @@ TEST resize_zeroes_what_a_longer_backing_file_would_show(void)
     PASS();
 }
 
+/* A snapshot table made by hand as qemu lays it out: two snapshots sharing
+ * one L1 copy; entries padded to 8 bytes (73 -> 80). Refcounts count
+ * every path: the L1 copy 2, the L2 table and data clusters 3. The
+ * checker calls it clean; a wrong name length or padding would not. */
+TEST checker_counts_snapshot_paths(void)
+{
+    qh_disk d;
+    q2w_check_result r;
+    const uint64_t cs = 4096, rb = 2 * cs;
+    unsigned char *t;
+    int i;
+    checker_image(&d, 3);               /* L2 at 4, data at 5 and 6 */
+    memcpy(d.buf + 7 * cs, d.buf + 3 * cs, cs);   /* L1 copy at 7 */
+    q2w__put64(d.buf + 3 * cs, 4 * cs);           /* COPIED cleared */
+    q2w__put64(d.buf + 4 * cs, 5 * cs);
+    q2w__put64(d.buf + 4 * cs + 8, 6 * cs);
+    t = d.buf + 8 * cs;                           /* table at 8 */
+    for (i = 0; i < 2; i++) {
+        unsigned char *e = t + i * 80;
+        q2w__put64(e, 7 * cs);
+        q2w__put32(e + 8, 1);
+        q2w__put16(e + 12, 1);                    /* id "1" / "2" */
+        q2w__put16(e + 14, 8);                    /* name "snapshot" */
+        q2w__put32(e + 36, 24);                   /* extra data */
+        q2w__put64(e + 48, 1 << 20);              /* disk size */
+        e[64] = (unsigned char)('1' + i);
+        memcpy(e + 65, "snapshot", 8);
+    }
+    q2w__put32(d.buf + 60, 2);
+    q2w__put64(d.buf + 64, 8 * cs);
+    d.len = 9 * cs;
+    q2w__put16(d.buf + rb + 4 * 2, 3);
+    q2w__put16(d.buf + rb + 5 * 2, 3);
+    q2w__put16(d.buf + rb + 6 * 2, 3);
+    q2w__put16(d.buf + rb + 7 * 2, 2);
+    q2w__put16(d.buf + rb + 8 * 2, 1);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    qh_print_findings(&r);
+    ASSERT_EQ(0, r.corruptions);
+    ASSERT_EQ(0, r.leaks);
+    /* Without the second snapshot the counts are one too high: leaks. */
+    q2w__put32(d.buf + 60, 1);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT_EQ(0, r.corruptions);
+    ASSERT_EQ(4, r.leaks);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* A reference to a cluster no refcount-table entry can describe. */
+TEST checker_finds_references_past_the_refcount_table(void)
+{
+    qh_disk d;
+    q2w_check_result r;
+    qh_handle h;
+    unsigned char b[512];
+    const uint64_t cs = 512, far = 5000; /* one table cluster: 4096 */
+    uint64_t l2;
+    memset(b, 1, sizeof b);
+    make_image(&d, 512, 64, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 512, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, 512)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    l2 = rd64(&d, rd64(&d, 40)) & Q2W__OFF_MASK;
+    q2w__put64(d.buf + l2 + 8, (far * cs) | Q2W__COPIED);
+    d.len = (size_t)(far + 1) * cs;
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_kind(&r, Q2W_FIND_REFCOUNT, far * cs)); /* and COPIED */
+    ASSERT_EQ(2, r.corruptions);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* An image big enough that its refcount table needs several clusters. */
+TEST create_with_a_multi_cluster_refcount_table(void)
+{
+    qh_disk d;
+    uint64_t R, B = 0, k;
+    make_image(&d, 512, 64, 3, 16ull << 30); /* L1 4 MiB: 8192 clusters */
+    R = rd32(&d, 56);
+    ASSERT(R >= 2);
+    for (k = 0; k < R * 64; k++)
+        if (rd64(&d, 512 + k * 8)) B++;
+    /* header, table, blocks, then the L1; the blocks cover all of it */
+    ASSERT_EQ((1 + R + B) * 512, rd64(&d, 40));
+    ASSERT_EQ((1 + R + B + 8192) * 512, d.len);
+    ASSERT(B * 64 >= 1 + R + B + 8192);
+    ASSERT(R * 64 >= B);
+    qh_assert_consistent(&d, 1, "fresh");
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* A freed cluster is found again by the allocator once its refcount has
+ * dropped: discard, flush, write elsewhere - the file does not grow. */
+TEST freed_clusters_are_reused(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char b[4096];
+    size_t len;
+    memset(b, 3, sizeof b);
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, 4096)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 4096, b, 4096)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_discard(&h.img, 0, 4096)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+    len = d.len;
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 8192, b, 4096)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    ASSERT_EQ(len, d.len);
+    qh_assert_consistent(&d, 1, "after reuse");
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* A handle is done after close; an image naming a backing file opens with
+ * no_backing and reads zeros where it has nothing. */
+TEST closed_handles_and_no_backing(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_config cfg;
+    q2w_create_opts o;
+    unsigned char got[16];
+    memset(&o, 0, sizeof o);
+    o.size = 1 << 20;
+    o.cluster_size = 4096;
+    o.backing = "absent.img";
+    qh_disk_init(&d, 4u << 20);
+    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_write(&h.img, 0, "x", 1));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_close(&h.img));
+    ASSERT_STR_EQ("image not open", q2w_error(&h.img)->what);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.mem = h.mem;
+    cfg.mem_len = h.mem_len;
+    cfg.ops = h.ops;
+    cfg.ops_cap = 16;
+    cfg.file_size = d.len;
+    cfg.no_backing = 1;
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_open(&h.img, &cfg)));
+    memset(got, 0xff, sizeof got);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 100, got, 16)));
+    ASSERT_EQ(0, got[0]);
+    ASSERT_EQ(0, got[15]);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* With room for one deferred-free range, every discard of a lone cluster
+ * forces a checkpoint; the image stays exact. */
+TEST a_full_free_list_forces_checkpoints(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char b[4096 * 8];
+    int i;
+    memset(b, 6, sizeof b);
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    qh_max_frees = 1;
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    qh_max_frees = 0;
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, sizeof b)));
+    for (i = 0; i < 8; i += 2)
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d,
+                                 q2w_discard(&h.img, (uint64_t)i * 4096, 4096)));
+    ASSERT(d.flushes >= 3);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after discards");
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* ---- property: seeded op sequences against a flat model ------------------------ */
 TEST seeded_sequences_match_the_model(void)
 {
@@ -1187,6 +1368,12 @@ SUITE(checker)
     RUN_TEST(error_half_way_comes_after_the_planned_ops);
     RUN_TEST(resize_zeroes_what_a_longer_backing_file_would_show);
     RUN_TEST(posix_executor_round_trip);
+    RUN_TEST(checker_counts_snapshot_paths);
+    RUN_TEST(checker_finds_references_past_the_refcount_table);
+    RUN_TEST(create_with_a_multi_cluster_refcount_table);
+    RUN_TEST(freed_clusters_are_reused);
+    RUN_TEST(closed_handles_and_no_backing);
+    RUN_TEST(a_full_free_list_forces_checkpoints);
 }
 
 GREATEST_MAIN_DEFS();
