@@ -136,6 +136,12 @@
  *   up to date) are cleared before the first change, as the spec asks.
  *   Header extensions are never rewritten, so unknown ones are preserved.
  *
+ *   Limit: growing the L1 table needs one run of free clusters shorter
+ *   than a refcount block's range (clusters * 8 / refcount_bits clusters:
+ *   with 512 B clusters and 16-bit refcounts an L1 of 255 clusters, about
+ *   510 MiB of virtual disk); larger growth is Q2W_ERR_LIMIT. Creating an
+ *   image of any size qemu allows is not limited.
+ *
  *   Not supported (refused with Q2W_ERR_FEATURE at open, or
  *   Q2W_ERR_UNSUPPORTED when an operation meets it): encryption, external
  *   data files, extended L2 entries, writing over or reading compressed
@@ -394,6 +400,8 @@ typedef struct q2w_image {
     unsigned char *op_dst;
     uint64_t g_start, g_idx, g_cursor;      /* resize: run search */
     uint64_t gr_p, gr_b, gr_t, gr_idx;      /* refcount-table growth */
+    int gr_phase;                           /* (its own: it runs inside
+                                               any operation's phases) */
     int writes_since_flush, ckpt_wrote;
     q2w_error_info err;
 } q2w_image;
@@ -1202,7 +1210,7 @@ static int q2w__grow_rt_start(q2w_image *img)
                          "refcount table growth needs more cache slots", 0,
                          B + 6);
     img->sub = Q2W__SUB_GROW_RT;
-    img->phase = 0;
+    img->gr_phase = 0;
     img->gr_p = P;
     img->gr_b = B;
     img->gr_t = T;
@@ -1217,14 +1225,14 @@ static int q2w__grow_rt_run(q2w_image *img)
     uint64_t new_rt = (P + B) << img->cluster_bits;
     uint64_t old_clusters = img->rt_clusters, j;
     int rc;
-    switch (img->phase) {
+    switch (img->gr_phase) {
     case 0: /* everything cached is written back first: the copy reads disk */
-        img->phase = 1;
+        img->gr_phase = 1;
         return q2w__checkpoint_start(img);
     case 1: /* the new table starts as zeros on disk, before its pieces */
         if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
         q2w__emit(img, Q2W_OP_WRITE, new_rt, (size_t)(T * cs), NULL, NULL);
-        img->phase = 2;
+        img->gr_phase = 2;
         /* fall through */
     case 2:
         /* New blocks and the pieces of the new table that name them, as
@@ -1259,7 +1267,7 @@ static int q2w__grow_rt_run(q2w_image *img)
             q2w__put64(d + (byte - piece), (P + j) << img->cluster_bits);
             q2w__mark_dirty(img, d);
         }
-        img->phase = 3;
+        img->gr_phase = 3;
         img->gr_idx = 0;
         /* fall through */
     case 3: /* copy the old table, a cluster at a time through scratch */
@@ -1272,7 +1280,7 @@ static int q2w__grow_rt_run(q2w_image *img)
                       img->scratch);
             img->gr_idx++;
         }
-        img->phase = 4;
+        img->gr_phase = 4;
         /* The new blocks and pieces (dirty) go out, flushed. */
         return q2w__checkpoint_start(img);
     case 4:
@@ -1283,7 +1291,7 @@ static int q2w__grow_rt_run(q2w_image *img)
         q2w__put32(img->hdrbuf + 8, (uint32_t)T);
         q2w__emit(img, Q2W_OP_WRITE, 48, 12, NULL, img->hdrbuf);
         q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
-        img->phase = 5;
+        img->gr_phase = 5;
         return Q2W_PENDING;
     default: { /* switched: the old table's pieces go, its clusters freed */
         uint64_t old = img->rt_offset;
@@ -1596,6 +1604,13 @@ static int q2w__step_resize(q2w_image *img)
             return q2w__fail(img, Q2W_ERR_LIMIT, "virtual size", 24,
                              img->op_arg);
         if (need <= img->l1_size) { img->phase = 10; return Q2W_OK; }
+        /* The new L1 is one run of clusters. A run cannot span a range
+         * whose refcount block still has to be made (the block goes on
+         * the range's first free cluster), so it must fit in one. */
+        if (nclu >= (1ull << q2w__epb_bits(img)))
+            return q2w__fail(img, Q2W_ERR_LIMIT,
+                             "L1 growth beyond one refcount block's range",
+                             40, nclu);
         img->phase = 1;
         img->g_start = img->g_cursor = img->free_hint;
         img->g_idx = 0;

@@ -1266,6 +1266,116 @@ TEST a_full_free_list_forces_checkpoints(void)
     PASS();
 }
 
+/* Clusters with refcount 0 below the highest used one (holes). */
+static uint64_t holes_below_end(const qh_disk *d)
+{
+    uint32_t order = rd32(d, 96);
+    uint64_t cs = 1ull << rd32(d, 20), rt = rd64(d, 48);
+    uint64_t epb = cs * 8 >> order, c, last = 0, free_n = 0;
+    uint64_t n = ((uint64_t)d->len + cs - 1) / cs;
+    unsigned char *blk = (unsigned char *)malloc((size_t)cs);
+    ALK_CHECK(blk != NULL, "out of memory");
+    for (c = 0; c < n; c++) {
+        uint64_t off = rd64(d, rt + (c / epb) * 8), v = 0;
+        if (off) {
+            qh_disk_read(d, off, blk, (size_t)cs);
+            v = q2w__rc_get(blk, c % epb, order);
+        }
+        if (v) last = c;
+        else free_n++;
+    }
+    free(blk);
+    return free_n - (n - 1 - last); /* free ones past the last used: not holes */
+}
+
+/* Sequential writes into a fresh image leave no holes, across new
+ * refcount blocks and a moved refcount table; the old table's clusters,
+ * freed, are reused by the next allocation. */
+TEST growth_leaves_no_holes_and_reuses_the_old_table(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char *data, b[512];
+    const size_t len = 3u << 20;
+    uint64_t old_rt;
+    data = (unsigned char *)malloc(len);
+    ASSERT(data != NULL);
+    memset(data, 0x21, len);
+    memset(b, 0x22, sizeof b);
+    make_image(&d, 512, 64, 3, 8u << 20);
+    old_rt = rd64(&d, 48);
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 8, 1, 0));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, data, len)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+    ASSERT(rd64(&d, 48) != old_rt);
+    /* The next cluster allocated is the old table's (cluster 1). */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, len, b, 512)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after growth");
+    ASSERT_EQ(0, holes_below_end(&d));
+    free(data);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* The L1 limit (32 MiB, as qemu) is reached exactly, not one entry less;
+ * with small clusters growth is limited to one refcount block's range. */
+TEST resize_up_to_the_l1_limit(void)
+{
+    qh_disk d;
+    qh_handle h;
+    const uint64_t span = 65536ull * 8192; /* bytes per L1 entry */
+    const uint64_t max = (Q2W_MAX_L1_BYTES / 8) * span;
+    make_image(&d, 512, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 512, 1));
+    /* 512 B, 16-bit: a range is 256 clusters; an L1 of 256 is refused. */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 255ull * 64 * 32768)));
+    ASSERT_EQ(Q2W_ERR_LIMIT, qh_run(&h.img, &d, q2w_resize(&h.img, 256ull * 64 * 32768)));
+    ASSERT_STR_EQ("L1 growth beyond one refcount block's range",
+                  q2w_error(&h.img)->what);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "512 B growth");
+    qh_disk_free(&d);
+    make_image(&d, 65536, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 65536, 1));
+    ASSERT_EQ(Q2W_ERR_LIMIT, qh_run(&h.img, &d, q2w_resize(&h.img, max + 1)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, max)));
+    ASSERT_EQ(Q2W_MAX_L1_BYTES / 8, rd32(&d, 36));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "at the limit");
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* A compressed cluster is counted (each host cluster it touches) and is
+ * allocated data; COPIED on it is wrong. */
+TEST checker_counts_compressed_clusters(void)
+{
+    qh_disk d;
+    q2w_check_result r;
+    const uint64_t cs = 4096;
+    /* 4 KiB clusters: sector count in bits 58..61, offset below. */
+    uint64_t desc = Q2W__COMPRESSED | (0ull << 58) | (5 * cs + 1024);
+    checker_image(&d, 3);
+    q2w__put64(d.buf + 4 * cs, desc);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT_EQ(0, r.corruptions);
+    ASSERT_EQ(0, r.leaks);
+    ASSERT_EQ(2, r.allocated_clusters);
+    q2w__put64(d.buf + 4 * cs, desc | Q2W__COPIED);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_kind(&r, Q2W_FIND_COPIED, 5 * cs));
+    /* Two sectors from the end of cluster 5 spill into cluster 6. */
+    q2w__put64(d.buf + 4 * cs, Q2W__COMPRESSED | (1ull << 58) | (6 * cs - 512));
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_kind(&r, Q2W_FIND_REFCOUNT, 6 * cs)); /* 6 now counted twice */
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* ---- property: seeded op sequences against a flat model ------------------------ */
 TEST seeded_sequences_match_the_model(void)
 {
@@ -1374,6 +1484,9 @@ SUITE(checker)
     RUN_TEST(freed_clusters_are_reused);
     RUN_TEST(closed_handles_and_no_backing);
     RUN_TEST(a_full_free_list_forces_checkpoints);
+    RUN_TEST(growth_leaves_no_holes_and_reuses_the_old_table);
+    RUN_TEST(resize_up_to_the_l1_limit);
+    RUN_TEST(checker_counts_compressed_clusters);
 }
 
 GREATEST_MAIN_DEFS();
