@@ -398,7 +398,9 @@ typedef struct q2w_image {
     uint64_t op_off, op_len, op_pos, op_arg;
     const unsigned char *op_src;
     unsigned char *op_dst;
-    uint64_t g_start, g_idx, g_cursor;      /* resize: run search */
+    uint64_t g_start, g_idx, g_cursor;      /* run search */
+    int run_phase;
+    uint64_t cp_done;                       /* copy progress */
     uint64_t gr_p, gr_b, gr_t, gr_idx;      /* refcount-table growth */
     int gr_phase;                           /* (its own: it runs inside
                                                any operation's phases) */
@@ -1567,6 +1569,68 @@ static int q2w__step_read(q2w_image *img)
     return Q2W_OK;
 }
 
+/* ---- runs of clusters and copies through scratch ------------------------- */
+static void q2w__run_begin(q2w_image *img)
+{
+    img->g_start = img->g_cursor = img->free_hint;
+    img->g_idx = 0;
+    img->run_phase = 0;
+}
+
+/* n contiguous free clusters, found by a restartable search and taken;
+ * the run starts at img->g_start. A run cannot span a range whose
+ * refcount block still has to be made (that block goes on the range's
+ * first free cluster), so it must fit in one range. */
+static int q2w__run_alloc(q2w_image *img, uint64_t n)
+{
+    uint64_t x;
+    int rc;
+    if (n >= (1ull << q2w__epb_bits(img)))
+        return q2w__fail(img, Q2W_ERR_LIMIT,
+                         "table larger than one refcount block's range", 0, n);
+    if (img->run_phase == 0) {
+        while (img->g_idx < n) {
+            rc = q2w__find_free(img, &img->g_cursor, &x);
+            if (rc != Q2W_OK) return rc;
+            if (x != img->g_start + img->g_idx) {
+                img->g_start = x;
+                img->g_idx = 0;
+            }
+            img->g_idx++;
+            img->g_cursor = img->g_start + img->g_idx;
+            img->pin_epoch++;
+        }
+        img->run_phase = 1;
+        img->g_idx = 0;
+    }
+    while (img->g_idx < n) {
+        unsigned char *blk, *rte;
+        img->pin_epoch++;
+        rc = q2w__rb_for(img, img->g_start + img->g_idx, &blk, &rte);
+        if (rc != Q2W_OK) return rc;
+        q2w__take(img, img->g_start + img->g_idx);
+        img->g_idx++;
+    }
+    return Q2W_OK;
+}
+
+/* Copy [src, src + len) of the file to dst through scratch, a cluster at a
+ * time; progress in img->cp_done (the caller zeroes it first). */
+static int q2w__copy(q2w_image *img, uint64_t src, uint64_t dst, uint64_t len)
+{
+    while (img->cp_done < len) {
+        uint64_t n = len - img->cp_done;
+        if (n > img->cluster_size) n = img->cluster_size;
+        if (q2w__room(img) < 2) return Q2W_PENDING;
+        q2w__emit(img, Q2W_OP_READ, src + img->cp_done, (size_t)n,
+                  img->scratch, NULL);
+        q2w__emit(img, Q2W_OP_WRITE, dst + img->cp_done, (size_t)n, NULL,
+                  img->scratch);
+        img->cp_done += n;
+    }
+    return Q2W_OK;
+}
+
 /* The size is switched. A backing file longer than the old size would show
  * through the new area, so that part is zeroed (as qemu does) by turning
  * the operation into a write_zeroes over it. */
@@ -1584,15 +1648,14 @@ static int q2w__resized(q2w_image *img)
     return Q2W_OK;
 }
 
-/* Resize (grow). Phases: 0 decide, 1 after checkpoint: find a run of
- * free clusters for the new L1, 2 take them, 3 copy, 4 switch, 5 done;
- * 10/11 size-only change. */
+/* Resize (grow). Phases: 0 decide, 1 after checkpoint: a run of free
+ * clusters for the new L1, 2 copy, 3 switch, 4 done; 10/11 size only. */
 static int q2w__step_resize(q2w_image *img)
 {
     uint64_t cs = img->cluster_size, cb = img->cluster_bits;
     uint64_t span = cs * q2w__l2_entries(img);
     uint64_t need = (img->op_arg + span - 1) / span;
-    uint64_t nclu = (need * 8 + cs - 1) / cs, x;
+    uint64_t nclu = (need * 8 + cs - 1) / cs;
     uint64_t old_clu = ((uint64_t)img->l1_size * 8 + cs - 1) / cs;
     int rc;
     switch (img->phase) {
@@ -1604,63 +1667,30 @@ static int q2w__step_resize(q2w_image *img)
             return q2w__fail(img, Q2W_ERR_LIMIT, "virtual size", 24,
                              img->op_arg);
         if (need <= img->l1_size) { img->phase = 10; return Q2W_OK; }
-        /* The new L1 is one run of clusters. A run cannot span a range
-         * whose refcount block still has to be made (the block goes on
-         * the range's first free cluster), so it must fit in one. */
+        /* The new L1 is one run (see q2w__run_alloc): refuse up front. */
         if (nclu >= (1ull << q2w__epb_bits(img)))
             return q2w__fail(img, Q2W_ERR_LIMIT,
-                             "L1 growth beyond one refcount block's range",
+                             "table larger than one refcount block's range",
                              40, nclu);
         img->phase = 1;
-        img->g_start = img->g_cursor = img->free_hint;
-        img->g_idx = 0;
+        q2w__run_begin(img);
         return q2w__checkpoint_start(img);
-    case 1: /* a run of nclu free clusters, found by restartable search */
-        while (img->g_idx < nclu) {
-            rc = q2w__find_free(img, &img->g_cursor, &x);
-            if (rc != Q2W_OK) return rc;
-            if (x != img->g_start + img->g_idx) {
-                img->g_start = x;
-                img->g_idx = 0;
-            }
-            img->g_idx++;
-            img->g_cursor = img->g_start + img->g_idx;
-            img->pin_epoch++;
-        }
-        img->phase = 2;
-        img->g_idx = 0;
-        /* fall through */
-    case 2:
-        while (img->g_idx < nclu) {
-            unsigned char *blk, *rte;
-            img->pin_epoch++;
-            rc = q2w__rb_for(img, img->g_start + img->g_idx, &blk, &rte);
-            if (rc != Q2W_OK) return rc;
-            q2w__take(img, img->g_start + img->g_idx);
-            img->g_idx++;
-        }
-        img->phase = 3;
-        img->g_idx = 0;
+    case 1:
+        if ((rc = q2w__run_alloc(img, nclu)) != Q2W_OK) return rc;
         if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
         q2w__emit(img, Q2W_OP_WRITE, img->g_start << cb, (size_t)(nclu * cs),
                   NULL, NULL);
+        img->phase = 2;
+        img->cp_done = 0;
         /* fall through */
-    case 3:
-        while (img->g_idx < old_clu) {
-            uint64_t at = img->g_idx * cs, len = cs;
-            if (at + len > (uint64_t)img->l1_size * 8)
-                len = (uint64_t)img->l1_size * 8 - at;
-            if (q2w__room(img) < 2) return Q2W_PENDING;
-            q2w__emit(img, Q2W_OP_READ, img->l1_offset + at, (size_t)len,
-                      img->scratch, NULL);
-            q2w__emit(img, Q2W_OP_WRITE, (img->g_start << cb) + at,
-                      (size_t)len, NULL, img->scratch);
-            img->g_idx++;
-        }
-        img->phase = 4;
+    case 2:
+        rc = q2w__copy(img, img->l1_offset, img->g_start << cb,
+                       (uint64_t)img->l1_size * 8);
+        if (rc != Q2W_OK) return rc;
+        img->phase = 3;
         /* The new L1 and the refcounts of its clusters, durable first. */
         return q2w__checkpoint_start(img);
-    case 4:
+    case 3:
         if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
         if (img->writes_since_flush)
             q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
@@ -1670,9 +1700,9 @@ static int q2w__step_resize(q2w_image *img)
         q2w__put64(img->hdrbuf + 16, img->g_start << cb);
         q2w__emit(img, Q2W_OP_WRITE, 24, 24, NULL, img->hdrbuf);
         q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
-        img->phase = 5;
+        img->phase = 4;
         return Q2W_PENDING;
-    case 5: {
+    case 4: {
         uint64_t j, old = img->l1_offset;
         if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
         for (j = 0; j < old_clu; j++) q2w__drop(img, old + j * cs);

@@ -1332,7 +1332,7 @@ TEST resize_up_to_the_l1_limit(void)
     /* 512 B, 16-bit: a range is 256 clusters; an L1 of 256 is refused. */
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 255ull * 64 * 32768)));
     ASSERT_EQ(Q2W_ERR_LIMIT, qh_run(&h.img, &d, q2w_resize(&h.img, 256ull * 64 * 32768)));
-    ASSERT_STR_EQ("L1 growth beyond one refcount block's range",
+    ASSERT_STR_EQ("table larger than one refcount block's range",
                   q2w_error(&h.img)->what);
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
     qh_close_handle(&h);
