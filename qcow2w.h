@@ -224,7 +224,8 @@ extern "C" {
     X(Q2W_ERR_IO, -14, "the executor reported an i/o error")                   \
     X(Q2W_ERR_FAILED, -15, "handle failed after an i/o error: reopen it")      \
     X(Q2W_ERR_BUSY, -16, "another operation is still pending")                 \
-    X(Q2W_ERR_BACKING, -17, "image needs its backing file")
+    X(Q2W_ERR_BACKING, -17, "image needs its backing file")                   \
+    X(Q2W_ERR_NOT_FOUND, -18, "no snapshot of that name or index")
 
 typedef enum q2w_result {
 #define Q2W__ENUM(name, value, text) name = value,
@@ -298,6 +299,24 @@ typedef struct q2w_create_opts {
     const char *backing;      /* backing file name or NULL */
     const char *backing_fmt;  /* "qcow2", "raw" ... or NULL */
 } q2w_create_opts;
+
+#define Q2W_MAX_SNAPSHOT_NAME 1023u
+#define Q2W_MAX_SNAPSHOTS 65536u
+
+/* One internal snapshot, as q2w_snapshot_get / q2w_snapshot_find give it. */
+typedef struct q2w_snapshot {
+    uint32_t index;            /* position in the snapshot table */
+    char id[64];               /* NUL-terminated */
+    char name[Q2W_MAX_SNAPSHOT_NAME + 1];
+    uint64_t l1_offset;
+    uint32_t l1_size;
+    uint32_t date_sec, date_nsec;
+    uint64_t vm_clock_ns;
+    uint64_t vm_state_size;
+    uint64_t disk_size;        /* virtual size then (0: not recorded) */
+    uint64_t entry_offset;     /* byte offset of its entry in the table */
+    uint32_t entry_len;
+} q2w_snapshot;
 
 /* Blocking I/O for the checker: read/write return 0 or a negative code;
  * reads past the end of the file return zeros. */
@@ -405,6 +424,21 @@ typedef struct q2w_image {
     int gr_phase;                           /* (its own: it runs inside
                                                any operation's phases) */
     int writes_since_flush, ckpt_wrote;
+    /* snapshots */
+    uint64_t snap_len;       /* bytes of the snapshot table */
+    uint64_t snap_max_id;    /* largest numeric id in it */
+    uint64_t w_pos, w_chunk, w_chunk_len, w_idx;   /* table walk */
+    int w_loaded;
+    uint64_t p_l1i, p_l2i;   /* table passes over an L1 and its L2s */
+    uint64_t sn_l1_off, sn_pos, sn_len, sn_new_off;
+    uint32_t sn_l1_size, sn_index;
+    uint64_t sn_disk_size;
+    const char *sn_name;
+    size_t sn_name_len;
+    q2w_snapshot *sn_out;
+    uint32_t sn_date_sec, sn_date_nsec;
+    uint64_t sn_vm_clock;
+    unsigned char snapbuf[40 + 24 + 24 + Q2W_MAX_SNAPSHOT_NAME + 1];
     q2w_error_info err;
 } q2w_image;
 
@@ -419,6 +453,16 @@ Q2WDEF int q2w_discard(q2w_image *img, uint64_t off, uint64_t len);
 Q2WDEF int q2w_flush(q2w_image *img);
 Q2WDEF int q2w_resize(q2w_image *img, uint64_t new_size);
 Q2WDEF int q2w_close(q2w_image *img);
+Q2WDEF int q2w_snapshot_get(q2w_image *img, uint32_t index,
+                            q2w_snapshot *out);
+Q2WDEF int q2w_snapshot_find(q2w_image *img, const char *name,
+                             q2w_snapshot *out);
+Q2WDEF int q2w_snapshot_create(q2w_image *img, const char *name,
+                               uint32_t date_sec, uint32_t date_nsec,
+                               uint64_t vm_clock_ns);
+Q2WDEF int q2w_snapshot_delete(q2w_image *img, const char *name);
+Q2WDEF int q2w_read_snapshot(q2w_image *img, const q2w_snapshot *sn,
+                             uint64_t off, void *dst, size_t len);
 Q2WDEF int q2w_resume(q2w_image *img, int io_rc);
 Q2WDEF const q2w_op *q2w_batch(const q2w_image *img, size_t *n);
 Q2WDEF void q2w_info_get(const q2w_image *img, q2w_info *info);
@@ -502,12 +546,14 @@ extern "C" {
 #define Q2W__EXT_CRYPTO 0x0537be77u
 #define Q2W__EXT_DATA_FILE 0x44415441u
 
-enum { Q2W__K_RB = 1, Q2W__K_RT, Q2W__K_L2, Q2W__K_L1 };
+/* cached cluster kinds; SL1: a snapshot's L1 (read only) */
+enum { Q2W__K_RB = 1, Q2W__K_RT, Q2W__K_L2, Q2W__K_L1, Q2W__K_SL1 };
 enum { Q2W__S_EMPTY = 0, Q2W__S_LOADING, Q2W__S_VALID };
 enum {
     Q2W__OP_NONE = 0, Q2W__OP_OPEN, Q2W__OP_READ, Q2W__OP_WRITE,
     Q2W__OP_ZEROES, Q2W__OP_DISCARD, Q2W__OP_FLUSH, Q2W__OP_RESIZE,
-    Q2W__OP_CLOSE
+    Q2W__OP_CLOSE, Q2W__OP_SNAP_GET, Q2W__OP_SNAP_CREATE, Q2W__OP_SNAP_DELETE,
+    Q2W__OP_SNAP_READ
 };
 enum { Q2W__SUB_NONE = 0, Q2W__SUB_GROW_RT };
 /* Internal step results besides Q2W_OK / Q2W_PENDING / errors. */
@@ -583,6 +629,11 @@ static void q2w__rc_set(unsigned char *blk, uint64_t i, uint32_t order,
     default: q2w__put64(blk + i * 8, v); break;
     }
 }
+static uint64_t q2w__rc_max(uint32_t order)
+{
+    return order >= 6 ? ~0ull : (1ull << (1u << order)) - 1u;
+}
+
 static int q2w__fail(q2w_image *img, int code, const char *what,
                      uint64_t offset, uint64_t index)
 {
@@ -1364,16 +1415,39 @@ static int q2w__l2_for(q2w_image *img, uint64_t vc, int create,
         return q2w__fail(img, Q2W_ERR_METADATA, "l1 entry unaligned",
                          img->l1_offset + l1i * 8, l1i);
     if (create && !(l1e & Q2W__COPIED)) {
-        uint64_t v;
+        uint64_t v, c;
+        unsigned char *old_l2;
         rc = q2w__refcount(img, off >> img->cluster_bits, &v);
         if (rc != Q2W_OK) return rc;
-        if (v != 1)
-            return q2w__fail(img, Q2W_ERR_UNSUPPORTED,
-                             "L2 table shared with a snapshot",
+        if (v == 0)
+            return q2w__fail(img, Q2W_ERR_METADATA,
+                             "L2 table with refcount 0",
                              img->l1_offset + l1i * 8, l1i);
-        /* refcount 1 without COPIED: the flag was stale; set it. */
-        q2w__put64(l1p, l1e | Q2W__COPIED);
-        q2w__mark_dirty(img, l1p);
+        if (v == 1) {
+            /* refcount 1 without COPIED: the flag was stale; set it. */
+            q2w__put64(l1p, l1e | Q2W__COPIED);
+            q2w__mark_dirty(img, l1p);
+        } else {
+            /* Shared with a snapshot: the active L1 gets its own copy.
+             * The data clusters keep their refcounts (one path each
+             * before and after); the old table loses the active path
+             * once the new L1 entry is durable. */
+            if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
+            rc = q2w__get(img, Q2W__K_L2, off, 0, &old_l2);
+            if (rc != Q2W_OK) return rc;
+            rc = q2w__find_free(img, &img->free_hint, &c);
+            if (rc != Q2W_OK) return rc;
+            if ((rc = q2w__reserve(img)) != Q2W_OK) return rc;
+            q2w__take(img, c);
+            rc = q2w__get(img, Q2W__K_L2, c << img->cluster_bits, 1, l2);
+            QCOW2W_ASSERT(rc == Q2W_OK);
+            memcpy(*l2, old_l2, (size_t)img->cluster_size);
+            q2w__put64(l1p, (c << img->cluster_bits) | Q2W__COPIED);
+            q2w__mark_dirty(img, l1p);
+            q2w__defer_free(img, off >> img->cluster_bits, 1);
+            *l2off = c << img->cluster_bits;
+            return Q2W_OK;
+        }
     }
     *l2off = off;
     return q2w__get(img, Q2W__K_L2, off, 0, l2);
@@ -1416,7 +1490,7 @@ static int q2w__step_write(q2w_image *img, const unsigned char *src)
 {
     uint64_t cs = img->cluster_size, voff = img->op_off + img->op_pos;
     uint64_t vc = voff >> img->cluster_bits, in = voff & (cs - 1);
-    uint64_t n = cs - in, l2off, e, host, idx, c, hc;
+    uint64_t n = cs - in, l2off, e, host, idx, c, hc, shared = 0;
     unsigned char *l2;
     int rc, full;
     if (n > img->op_len - img->op_pos) n = img->op_len - img->op_pos;
@@ -1442,12 +1516,13 @@ static int q2w__step_write(q2w_image *img, const unsigned char *src)
         uint64_t v;
         rc = q2w__refcount(img, host >> img->cluster_bits, &v);
         if (rc != Q2W_OK) return rc;
-        if (v != 1)
-            return q2w__fail(img, Q2W_ERR_UNSUPPORTED,
-                             "cluster shared with a snapshot",
+        if (v == 0)
+            return q2w__fail(img, Q2W_ERR_METADATA,
+                             "data cluster with refcount 0",
                              l2off + idx * 8, idx);
+        if (v > 1) shared = host;   /* copy on write */
     }
-    if (host) { /* in place; a preallocated zero cluster gets its zeros */
+    if (host && !shared) { /* in place; a preallocated zero cluster gets its zeros */
         if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
         if ((e & Q2W__ZERO) && !full) {
             if (in) q2w__emit(img, Q2W_OP_WRITE, host, (size_t)in, NULL, NULL);
@@ -1464,12 +1539,22 @@ static int q2w__step_write(q2w_image *img, const unsigned char *src)
         img->op_pos += n;
         return Q2W_OK;
     }
+    if (shared && (rc = q2w__free_room(img)) != Q2W_OK) return rc;
     rc = q2w__find_free(img, &img->free_hint, &c);
     if (rc != Q2W_OK) return rc;
     if ((rc = q2w__need_room(img, 4)) != Q2W_OK) return rc;
     hc = c << img->cluster_bits;
     if (!full) {
-        if (e == 0 && q2w__backed(img, vc)) {
+        if (shared && !(e & Q2W__ZERO)) {
+            /* The rest of the new cluster comes from the shared one. */
+            q2w__emit(img, Q2W_OP_READ, shared, (size_t)cs, img->scratch,
+                      NULL);
+            if (in) q2w__emit(img, Q2W_OP_WRITE, hc, (size_t)in, NULL,
+                              img->scratch);
+            if (in + n < cs)
+                q2w__emit(img, Q2W_OP_WRITE, hc + in + n, (size_t)(cs - in - n),
+                          NULL, img->scratch + in + n);
+        } else if (e == 0 && q2w__backed(img, vc)) {
             q2w__emit(img, Q2W_OP_BACKING_READ, vc << img->cluster_bits,
                       (size_t)cs, img->scratch, NULL);
             if (in) q2w__emit(img, Q2W_OP_WRITE, hc, (size_t)in, NULL,
@@ -1491,6 +1576,7 @@ static int q2w__step_write(q2w_image *img, const unsigned char *src)
               src ? src + img->op_pos : NULL);
     q2w__put64(l2 + idx * 8, hc | Q2W__COPIED);
     q2w__mark_dirty(img, l2);
+    if (shared) q2w__defer_free(img, shared >> img->cluster_bits, 1);
     img->op_pos += n;
     return Q2W_OK;
 }
@@ -1528,11 +1614,12 @@ static int q2w__step_unmap(q2w_image *img, int zero)
         uint64_t v;
         rc = q2w__refcount(img, host >> img->cluster_bits, &v);
         if (rc != Q2W_OK) return rc;
-        if (v != 1)
-            return q2w__fail(img, Q2W_ERR_UNSUPPORTED,
-                             "cluster shared with a snapshot",
+        if (v == 0)
+            return q2w__fail(img, Q2W_ERR_METADATA,
+                             "data cluster with refcount 0",
                              l2off + idx * 8, idx);
     }
+    /* The active path to the old cluster goes (a snapshot may keep it). */
     q2w__put64(l2 + idx * 8, want);
     q2w__mark_dirty(img, l2);
     if (host) q2w__defer_free(img, host >> img->cluster_bits, 1);
@@ -1549,8 +1636,28 @@ static int q2w__step_read(q2w_image *img)
     int rc;
     if (n > img->op_len - img->op_pos) n = img->op_len - img->op_pos;
     idx = vc & (q2w__l2_entries(img) - 1);
-    rc = q2w__l2_for(img, vc, 0, &l2, &l2off);
-    if (rc != Q2W_OK) return rc;
+    if (img->op == Q2W__OP_SNAP_READ) {
+        /* Through the snapshot's L1 (its pieces cached read-only). */
+        uint64_t l1i = vc >> (img->cluster_bits - 3), byte = l1i * 8;
+        uint64_t piece = byte & ~(cs - 1), l1e;
+        unsigned char *l1d;
+        l2 = NULL;
+        l2off = 0;
+        if (l1i < img->sn_l1_size) {
+            rc = q2w__get(img, Q2W__K_SL1, img->sn_l1_off + piece, 0, &l1d);
+            if (rc != Q2W_OK) return rc;
+            l1e = q2w__be64(l1d + (byte - piece));
+            l2off = l1e & Q2W__OFF_MASK;
+            if ((l1e & Q2W__L1_RESERVED) || (l2off & (cs - 1)))
+                return q2w__fail(img, Q2W_ERR_METADATA, "snapshot l1 entry",
+                                 img->sn_l1_off + byte, l1i);
+            if (l2off && (rc = q2w__get(img, Q2W__K_L2, l2off, 0, &l2)) != Q2W_OK)
+                return rc;
+        }
+    } else {
+        rc = q2w__l2_for(img, vc, 0, &l2, &l2off);
+        if (rc != Q2W_OK) return rc;
+    }
     e = l2 ? q2w__be64(l2 + idx * 8) : 0;
     if (e) {
         rc = q2w__l2_check(img, e, l2off + idx * 8, idx, &host);
@@ -1568,6 +1675,7 @@ static int q2w__step_read(q2w_image *img)
     img->op_pos += n;
     return Q2W_OK;
 }
+
 
 /* ---- runs of clusters and copies through scratch ------------------------- */
 static void q2w__run_begin(q2w_image *img)
@@ -1629,6 +1737,505 @@ static int q2w__copy(q2w_image *img, uint64_t src, uint64_t dst, uint64_t len)
         img->cp_done += n;
     }
     return Q2W_OK;
+}
+
+/* ---- snapshots ------------------------------------------------------------- */
+/* The table is walked an entry at a time: a cluster of it is read into
+ * scratch and every entry wholly inside is used from there; an entry longer
+ * than a cluster is refused (Q2W_ERR_LIMIT). */
+static void q2w__walk_begin(q2w_image *img)
+{
+    img->w_pos = 0;
+    img->w_idx = 0;
+    img->w_loaded = 0;
+}
+
+static uint64_t q2w__entry_len(const unsigned char *e)
+{
+    return (40u + (uint64_t)q2w__be32(e + 36) + q2w__be16(e + 12) +
+            q2w__be16(e + 14) + 7u) & ~7ull;
+}
+
+static int q2w__snap_next(q2w_image *img, const unsigned char **ent,
+                          uint64_t *elen)
+{
+    uint64_t cs = img->cluster_size, rel = img->w_pos - img->w_chunk, len = 0;
+    const unsigned char *e = NULL;
+    uint64_t where = img->snapshots_offset + img->w_pos, l1o;
+    int rc;
+    if (img->w_idx >= img->nb_snapshots) return Q2W__DONE;
+    if (img->w_loaded && img->w_pos >= img->w_chunk && rel + 40 <= cs) {
+        e = img->scratch + rel;
+        len = q2w__entry_len(e);
+        if (rel + len > cs) e = NULL;
+    }
+    if (!e) {
+        if (img->w_loaded && img->w_chunk == img->w_pos)
+            return q2w__fail(img, Q2W_ERR_LIMIT,
+                             "snapshot entry longer than a cluster", where,
+                             img->w_idx);
+        if (where >= Q2W_MAX_HOST_OFFSET)
+            return q2w__fail(img, Q2W_ERR_METADATA, "snapshot table", where,
+                             img->w_idx);
+        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+        q2w__emit(img, Q2W_OP_READ, where, (size_t)cs, img->scratch, NULL);
+        img->w_chunk = img->w_pos;
+        img->w_loaded = 1;
+        return Q2W_PENDING;
+    }
+    l1o = q2w__be64(e);
+    if (q2w__be32(e + 36) > 1024 || (l1o & (cs - 1)) ||
+        l1o >= Q2W_MAX_HOST_OFFSET ||
+        (uint64_t)q2w__be32(e + 8) * 8 > Q2W_MAX_L1_BYTES ||
+        (q2w__be32(e + 8) && !l1o))
+        return q2w__fail(img, Q2W_ERR_METADATA, "snapshot table entry", where,
+                         img->w_idx);
+    *ent = e;
+    *elen = len;
+    img->w_pos += len;
+    img->w_idx++;
+    return Q2W_OK;
+}
+
+/* Fill a q2w_snapshot from a table entry. */
+static int q2w__snap_fill(q2w_image *img, const unsigned char *e, uint64_t len,
+                          uint32_t index, uint64_t pos, q2w_snapshot *out)
+{
+    uint32_t extra = q2w__be32(e + 36);
+    uint16_t idl = q2w__be16(e + 12), nml = q2w__be16(e + 14);
+    if (idl >= sizeof out->id || nml > Q2W_MAX_SNAPSHOT_NAME)
+        return q2w__fail(img, Q2W_ERR_LIMIT, "snapshot id or name length",
+                         img->snapshots_offset + pos, index);
+    memset(out, 0, sizeof *out);
+    out->index = index;
+    out->l1_offset = q2w__be64(e);
+    out->l1_size = q2w__be32(e + 8);
+    out->date_sec = q2w__be32(e + 16);
+    out->date_nsec = q2w__be32(e + 20);
+    out->vm_clock_ns = q2w__be64(e + 24);
+    out->vm_state_size = extra >= 8 ? q2w__be64(e + 40) : q2w__be32(e + 32);
+    out->disk_size = extra >= 16 ? q2w__be64(e + 48) : 0;
+    memcpy(out->id, e + 40 + extra, idl);
+    memcpy(out->name, e + 40 + extra + idl, nml);
+    out->entry_offset = pos;
+    out->entry_len = (uint32_t)len;
+    return Q2W_OK;
+}
+
+/* Walk the table at open: its length and the largest numeric id. */
+static int q2w__step_open_snapshots(q2w_image *img)
+{
+    for (;;) {
+        const unsigned char *e;
+        uint64_t len, id = 0, i;
+        uint16_t idl;
+        int digits = 1, rc = q2w__snap_next(img, &e, &len);
+        if (rc == Q2W__DONE) {
+            img->snap_len = img->w_pos;
+            return Q2W__DONE;
+        }
+        if (rc != Q2W_OK) return rc;
+        idl = q2w__be16(e + 12);
+        for (i = 0; i < idl && i < 18; i++) {
+            unsigned char ch = e[40 + q2w__be32(e + 36) + i];
+            if (ch < '0' || ch > '9') { digits = 0; break; }
+            id = id * 10 + (ch - '0');
+        }
+        if (digits && idl && idl < 18 && id > img->snap_max_id)
+            img->snap_max_id = id;
+    }
+}
+
+/* get (sn_name == NULL: by index) and find (by name). */
+static int q2w__step_snap_get(q2w_image *img)
+{
+    for (;;) {
+        const unsigned char *e;
+        uint64_t len, pos = img->w_pos;
+        uint32_t index = (uint32_t)img->w_idx;
+        int rc = q2w__snap_next(img, &e, &len);
+        if (rc == Q2W__DONE)
+            return q2w__fail(img, Q2W_ERR_NOT_FOUND, "snapshot", 0,
+                             img->sn_index);
+        if (rc != Q2W_OK) return rc;
+        if (img->sn_name ? (q2w__be16(e + 14) == img->sn_name_len &&
+                            memcmp(e + 40 + q2w__be32(e + 36) +
+                                       q2w__be16(e + 12),
+                                   img->sn_name, img->sn_name_len) == 0)
+                         : index == img->sn_index) {
+            rc = q2w__snap_fill(img, e, len, index, pos, img->sn_out);
+            return rc != Q2W_OK ? rc : Q2W__DONE;
+        }
+    }
+}
+
+/* ---- passes over an L1 table and its L2 tables ------------------------------
+ * One entry per step, position in (p_l1i, p_l2i): p_l2i 0 visits the L2
+ * table before its entries, 1..n the entries, n + 1 the table after them. */
+enum { Q2W__PASS_CHECK, Q2W__PASS_BUMP, Q2W__PASS_DROP, Q2W__PASS_COPIED };
+
+static int q2w__rc_add(q2w_image *img, uint64_t c, int delta, uint64_t *now)
+{
+    unsigned char *blk, *rte;
+    uint64_t i, v;
+    int rc = q2w__rb_for(img, c, &blk, &rte);
+    if (rc != Q2W_OK) return rc;
+    i = c & ((1ull << q2w__epb_bits(img)) - 1);
+    v = blk ? q2w__rc_get(blk, i, img->refcount_order) : 0;
+    if (delta && !blk)
+        return q2w__fail(img, Q2W_ERR_METADATA,
+                         "referenced cluster without a refcount block",
+                         c << img->cluster_bits, c);
+    if (delta < 0 && v == 0)
+        return q2w__fail(img, Q2W_ERR_METADATA, "refcount below zero",
+                         c << img->cluster_bits, c);
+    if (delta > 0 && v >= q2w__rc_max(img->refcount_order))
+        return q2w__fail(img, Q2W_ERR_LIMIT, "refcount would overflow",
+                         c << img->cluster_bits, v);
+    if (delta) {
+        v = delta > 0 ? v + 1 : v - 1;
+        q2w__rc_set(blk, i, img->refcount_order, v);
+        q2w__mark_dirty(img, blk);
+        if (v == 0 && c < img->free_hint) img->free_hint = c;
+    }
+    *now = v;
+    return Q2W_OK;
+}
+
+/* The host clusters an L2 entry holds: [*first, *last] (none: *first >
+ * *last). Compressed entries may touch two. */
+static uint64_t q2w__entry_clusters(const q2w_image *img, uint64_t e,
+                                    uint64_t *first)
+{
+    if (e & Q2W__COMPRESSED) {
+        uint32_t sbits = 62u - (img->cluster_bits - 8u);
+        uint64_t coff = e & ((1ull << sbits) - 1);
+        uint64_t secs =
+            ((e >> sbits) & ((1ull << (img->cluster_bits - 8u)) - 1)) + 1;
+        *first = coff >> img->cluster_bits;
+        return (((coff & ~511ull) + secs * 512 - 1) >> img->cluster_bits) -
+               *first + 1;
+    }
+    *first = (e & Q2W__OFF_MASK) >> img->cluster_bits;
+    return (e & Q2W__OFF_MASK) ? 1 : 0;
+}
+
+static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
+                     uint32_t l1_size, int l1_kind)
+{
+    uint64_t cs = img->cluster_size, per = cs / 8;
+    while (img->p_l1i < l1_size) {
+        uint64_t byte = img->p_l1i * 8, piece = byte & ~(cs - 1);
+        uint64_t l1e, l2off, v;
+        unsigned char *l1d, *l1p, *l2;
+        int rc;
+        img->pin_epoch++;
+        rc = q2w__get(img, l1_kind, l1_off + piece, 0, &l1d);
+        if (rc != Q2W_OK) return rc;
+        l1p = l1d + (byte - piece);
+        l1e = q2w__be64(l1p);
+        l2off = l1e & Q2W__OFF_MASK;
+        if ((l1e & Q2W__L1_RESERVED) || (l2off & (cs - 1)))
+            return q2w__fail(img, Q2W_ERR_METADATA, "l1 entry",
+                             l1_off + byte, img->p_l1i);
+        if (!l2off || img->p_l2i > per + 1) {
+            img->p_l1i++;
+            img->p_l2i = 0;
+            continue;
+        }
+        if (img->p_l2i == 0 || img->p_l2i == per + 1) {
+            int before = img->p_l2i == 0;
+            if (before != (pass != Q2W__PASS_DROP)) {
+                img->p_l2i++;
+                continue;
+            }
+            rc = q2w__rc_add(img, l2off >> img->cluster_bits,
+                             pass == Q2W__PASS_BUMP ? 1
+                             : pass == Q2W__PASS_DROP ? -1 : 0, &v);
+            if (rc != Q2W_OK) return rc;
+            if (pass == Q2W__PASS_CHECK &&
+                v >= q2w__rc_max(img->refcount_order))
+                return q2w__fail(img, Q2W_ERR_LIMIT, "refcount would overflow",
+                                 l2off, v);
+            if (pass == Q2W__PASS_DROP && v == 0) {
+                long f = q2w__find(img, l2off);
+                if (f >= 0) img->slots[f].state = Q2W__S_EMPTY;
+            }
+            if ((pass == Q2W__PASS_BUMP || pass == Q2W__PASS_COPIED) &&
+                ((l1e & Q2W__COPIED) != 0) != (v == 1)) {
+                q2w__put64(l1p, v == 1 ? l1e | Q2W__COPIED
+                                       : l1e & ~Q2W__COPIED);
+                q2w__mark_dirty(img, l1p);
+            }
+            img->p_l2i++;
+            continue;
+        }
+        rc = q2w__get(img, Q2W__K_L2, l2off, 0, &l2);
+        if (rc != Q2W_OK) return rc;
+        {
+            unsigned char *ep = l2 + (img->p_l2i - 1) * 8;
+            uint64_t e = q2w__be64(ep), first, n, c;
+            int delta = pass == Q2W__PASS_BUMP ? 1
+                        : pass == Q2W__PASS_DROP ? -1 : 0;
+            if (e & Q2W__L2_RESERVED)
+                return q2w__fail(img, Q2W_ERR_METADATA, "l2 entry reserved bits",
+                                 l2off + (img->p_l2i - 1) * 8, img->p_l2i - 1);
+            n = q2w__entry_clusters(img, e, &first);
+            v = 0;
+            /* Every cluster's block must be at hand before any change, so
+             * a restart never counts one twice: look at them all first. */
+            for (c = first; c < first + n; c++) {
+                rc = q2w__rc_add(img, c, 0, &v);
+                if (rc != Q2W_OK) return rc;
+                if (v == 0)
+                    return q2w__fail(img, Q2W_ERR_METADATA,
+                                     "referenced cluster with refcount 0",
+                                     c * cs, img->p_l2i - 1);
+                if ((delta > 0 || pass == Q2W__PASS_CHECK) &&
+                    v >= q2w__rc_max(img->refcount_order))
+                    return q2w__fail(img, Q2W_ERR_LIMIT,
+                                     "refcount would overflow", c * cs, v);
+            }
+            if (delta)
+                for (c = first; c < first + n; c++) {
+                    rc = q2w__rc_add(img, c, delta, &v);
+                    QCOW2W_ASSERT(rc == Q2W_OK);
+                }
+            if ((pass == Q2W__PASS_BUMP || pass == Q2W__PASS_COPIED) &&
+                (e & Q2W__OFF_MASK) && !(e & Q2W__COMPRESSED) &&
+                ((e & Q2W__COPIED) != 0) != (v == 1)) {
+                q2w__put64(ep, v == 1 ? e | Q2W__COPIED : e & ~Q2W__COPIED);
+                q2w__mark_dirty(img, l2);
+            }
+        }
+        img->p_l2i++;
+    }
+    return Q2W_OK;
+}
+
+
+/* Snapshot create. Phases: 0 checks, checkpoint; 1 overflow check over the
+ * active tables; 2 a run for the L1 copy; 3 copy the L1 (from disk, current
+ * after the checkpoint); 4 refcounts up, COPIED cleared, checkpoint; 5/6 a
+ * run for the new table; 7 copy the old table and append the entry,
+ * checkpoint; 8 switch the header pair (one write), flush; 9 free the old
+ * table. Until 8 the snapshot is not visible: a crash leaks only. */
+static int q2w__step_snap_create(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size, cb = img->cluster_bits;
+    uint64_t n1 = ((uint64_t)img->l1_size * 8 + cs - 1) / cs;
+    uint64_t elen, new_len, m;
+    int rc;
+    char id[24];
+    size_t idl = 0;
+    uint64_t idv = img->snap_max_id + 1;
+    /* the new id: the next integer, as qemu does */
+    {
+        char tmp[24];
+        size_t k = 0;
+        do { tmp[k++] = (char)('0' + idv % 10); idv /= 10; } while (idv);
+        while (k) id[idl++] = tmp[--k];
+    }
+    elen = (40u + 24u + idl + img->sn_name_len + 7u) & ~7ull;
+    new_len = img->snap_len + elen;
+    m = (new_len + cs - 1) / cs;
+    switch (img->phase) {
+    case 0:
+        if (img->nb_snapshots >= Q2W_MAX_SNAPSHOTS)
+            return q2w__fail(img, Q2W_ERR_LIMIT, "snapshot count", 60,
+                             img->nb_snapshots);
+        if (elen > cs)
+            return q2w__fail(img, Q2W_ERR_LIMIT,
+                             "snapshot entry longer than a cluster", 0, elen);
+        img->phase = 1;
+        img->p_l1i = img->p_l2i = 0;
+        return q2w__checkpoint_start(img);
+    case 1:
+        rc = q2w__pass(img, Q2W__PASS_CHECK, img->l1_offset, img->l1_size,
+                       Q2W__K_L1);
+        if (rc != Q2W_OK) return rc;
+        img->phase = 2;
+        q2w__run_begin(img);
+        /* fall through */
+    case 2:
+        if (n1 && (rc = q2w__run_alloc(img, n1)) != Q2W_OK) return rc;
+        img->sn_l1_off = n1 ? img->g_start << cb : 0;
+        img->phase = 3;
+        img->cp_done = 0;
+        /* fall through */
+    case 3:
+        rc = q2w__copy(img, img->l1_offset, img->sn_l1_off,
+                       (uint64_t)img->l1_size * 8);
+        if (rc != Q2W_OK) return rc;
+        img->phase = 4;
+        img->p_l1i = img->p_l2i = 0;
+        /* fall through */
+    case 4:
+        rc = q2w__pass(img, Q2W__PASS_BUMP, img->l1_offset, img->l1_size,
+                       Q2W__K_L1);
+        if (rc != Q2W_OK) return rc;
+        img->phase = 5;
+        return q2w__checkpoint_start(img);
+    case 5: {
+        unsigned char *e = img->snapbuf;
+        memset(e, 0, (size_t)elen);
+        q2w__put64(e, img->sn_l1_off);
+        q2w__put32(e + 8, img->l1_size);
+        q2w__put16(e + 12, (uint16_t)idl);
+        q2w__put16(e + 14, (uint16_t)img->sn_name_len);
+        q2w__put32(e + 16, img->sn_date_sec);
+        q2w__put32(e + 20, img->sn_date_nsec);
+        q2w__put64(e + 24, img->sn_vm_clock);
+        q2w__put32(e + 36, 24);            /* extra: as qemu writes it */
+        q2w__put64(e + 48, img->size);     /* disk size */
+        memcpy(e + 64, id, idl);
+        memcpy(e + 64 + idl, img->sn_name, img->sn_name_len);
+        img->phase = 6;
+        q2w__run_begin(img);
+    }
+        /* fall through */
+    case 6:
+        if ((rc = q2w__run_alloc(img, m)) != Q2W_OK) return rc;
+        img->sn_new_off = img->g_start << cb;
+        img->phase = 7;
+        img->cp_done = 0;
+        /* fall through */
+    case 7:
+        rc = q2w__copy(img, img->snapshots_offset, img->sn_new_off,
+                       img->snap_len);
+        if (rc != Q2W_OK) return rc;
+        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+        q2w__emit(img, Q2W_OP_WRITE, img->sn_new_off + img->snap_len,
+                  (size_t)elen, NULL, img->snapbuf);
+        img->phase = 8;
+        return q2w__checkpoint_start(img);
+    case 8:
+        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
+        if (img->writes_since_flush)
+            q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        q2w__put32(img->hdrbuf, img->nb_snapshots + 1);
+        q2w__put64(img->hdrbuf + 4, img->sn_new_off);
+        q2w__emit(img, Q2W_OP_WRITE, 60, 12, NULL, img->hdrbuf);
+        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        img->phase = 9;
+        return Q2W_PENDING;
+    default: {
+        uint64_t old_clu = (img->snap_len + cs - 1) / cs;
+        if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
+        if (old_clu && img->snapshots_offset)
+            q2w__defer_free(img, img->snapshots_offset >> cb, old_clu);
+        img->nb_snapshots++;
+        img->snapshots_offset = img->sn_new_off;
+        img->snap_len = new_len;
+        img->snap_max_id++;
+        return Q2W__DONE;
+    }
+    }
+}
+
+/* Snapshot delete. Phases: 0 find it; 1 checkpoint; 2/3 a run for the
+ * table without it; 4/5 copy the entries before and after; 6 switch the
+ * header pair, flush; 7 free the old table; 8 refcounts of the snapshot's
+ * paths down (the references are gone from disk); 9 its L1 freed; 10
+ * COPIED set again where a refcount came back to 1. */
+static int q2w__step_snap_delete(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size, cb = img->cluster_bits;
+    uint64_t new_len = img->snap_len - img->sn_len;
+    uint64_t m = (new_len + cs - 1) / cs;
+    uint64_t n1 = ((uint64_t)img->sn_l1_size * 8 + cs - 1) / cs, v;
+    int rc;
+    switch (img->phase) {
+    case 0:
+        for (;;) {
+            const unsigned char *e;
+            uint64_t len, pos = img->w_pos;
+            rc = q2w__snap_next(img, &e, &len);
+            if (rc == Q2W__DONE)
+                return q2w__fail(img, Q2W_ERR_NOT_FOUND, "snapshot", 0, 0);
+            if (rc != Q2W_OK) return rc;
+            if (q2w__be16(e + 14) == img->sn_name_len &&
+                memcmp(e + 40 + q2w__be32(e + 36) + q2w__be16(e + 12),
+                       img->sn_name, img->sn_name_len) == 0) {
+                img->sn_pos = pos;
+                img->sn_len = len;
+                img->sn_l1_off = q2w__be64(e);
+                img->sn_l1_size = q2w__be32(e + 8);
+                break;
+            }
+        }
+        img->phase = 1;
+        return q2w__checkpoint_start(img);
+    case 1:
+        img->phase = 2;
+        q2w__run_begin(img);
+        /* fall through */
+    case 2:
+        if (m && (rc = q2w__run_alloc(img, m)) != Q2W_OK) return rc;
+        img->sn_new_off = m ? img->g_start << cb : 0;
+        img->phase = 3;
+        img->cp_done = 0;
+        /* fall through */
+    case 3:
+        rc = q2w__copy(img, img->snapshots_offset, img->sn_new_off,
+                       img->sn_pos);
+        if (rc != Q2W_OK) return rc;
+        img->phase = 4;
+        img->cp_done = 0;
+        /* fall through */
+    case 4:
+        rc = q2w__copy(img, img->snapshots_offset + img->sn_pos + img->sn_len,
+                       img->sn_new_off + img->sn_pos,
+                       img->snap_len - img->sn_pos - img->sn_len);
+        if (rc != Q2W_OK) return rc;
+        img->phase = 5;
+        return q2w__checkpoint_start(img);
+    case 5:
+        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
+        if (img->writes_since_flush)
+            q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        q2w__put32(img->hdrbuf, img->nb_snapshots - 1);
+        q2w__put64(img->hdrbuf + 4, img->sn_new_off);
+        q2w__emit(img, Q2W_OP_WRITE, 60, 12, NULL, img->hdrbuf);
+        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        img->phase = 6;
+        return Q2W_PENDING;
+    case 6: {
+        uint64_t old_clu = (img->snap_len + cs - 1) / cs;
+        if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
+        if (old_clu) q2w__defer_free(img, img->snapshots_offset >> cb, old_clu);
+        img->nb_snapshots--;
+        img->snapshots_offset = img->sn_new_off;
+        img->snap_len = new_len;
+        img->phase = 7;
+        img->p_l1i = img->p_l2i = 0;
+    }
+        /* fall through */
+    case 7:
+        rc = q2w__pass(img, Q2W__PASS_DROP, img->sn_l1_off, img->sn_l1_size,
+                       Q2W__K_SL1);
+        if (rc != Q2W_OK) return rc;
+        img->phase = 8;
+        img->p_l1i = 0;
+        /* fall through */
+    case 8:
+        while (img->p_l1i < n1) {
+            uint64_t at = img->sn_l1_off + img->p_l1i * cs;
+            long f = q2w__find(img, at);
+            img->pin_epoch++;
+            if (f >= 0) img->slots[f].state = Q2W__S_EMPTY;
+            rc = q2w__rc_add(img, at >> cb, -1, &v);
+            if (rc != Q2W_OK) return rc;
+            img->p_l1i++;
+        }
+        img->phase = 9;
+        img->p_l1i = img->p_l2i = 0;
+        /* fall through */
+    default:
+        rc = q2w__pass(img, Q2W__PASS_COPIED, img->l1_offset, img->l1_size,
+                       Q2W__K_L1);
+        return rc != Q2W_OK ? rc : Q2W__DONE;
+    }
 }
 
 /* The size is switched. A backing file longer than the old size would show
@@ -1775,6 +2382,7 @@ static int q2w__step_open(q2w_image *img)
 {
     q2w__hdr h;
     int rc;
+    if (img->phase == 3) return q2w__step_open_snapshots(img);
     switch (img->phase) {
     case 0:
         q2w__emit(img, Q2W_OP_READ, 0, sizeof img->head, img->head, NULL);
@@ -1821,7 +2429,10 @@ static int q2w__step_open(q2w_image *img)
             return q2w__fail(img, Q2W_ERR_BACKING, "header.backing_file_offset",
                              8, 0);
         if (!img->has_backing_name) img->has_backing = 0;
-        return Q2W__DONE;
+        if (!img->nb_snapshots) return Q2W__DONE;
+        img->phase = 3;
+        q2w__walk_begin(img);
+        return Q2W_OK;
     }
 }
 
@@ -1878,6 +2489,15 @@ static int q2w__op_step(q2w_image *img)
         return Q2W__DONE;
     case Q2W__OP_RESIZE:
         return q2w__step_resize(img);
+    case Q2W__OP_SNAP_GET:
+        return q2w__step_snap_get(img);
+    case Q2W__OP_SNAP_CREATE:
+        return q2w__step_snap_create(img);
+    case Q2W__OP_SNAP_DELETE:
+        return q2w__step_snap_delete(img);
+    case Q2W__OP_SNAP_READ:
+        if (img->op_pos >= img->op_len) return Q2W__DONE;
+        return q2w__step_read(img);
     default:
         return Q2W__DONE;
     }
@@ -1886,7 +2506,8 @@ static int q2w__op_step(q2w_image *img)
 static int q2w__is_change(int op)
 {
     return op == Q2W__OP_WRITE || op == Q2W__OP_ZEROES ||
-           op == Q2W__OP_DISCARD || op == Q2W__OP_RESIZE;
+           op == Q2W__OP_DISCARD || op == Q2W__OP_RESIZE ||
+           op == Q2W__OP_SNAP_CREATE || op == Q2W__OP_SNAP_DELETE;
 }
 
 static int q2w__finish(q2w_image *img, int rc)
@@ -1978,7 +2599,8 @@ static int q2w__begin(q2w_image *img, int op, uint64_t off, uint64_t len)
         return q2w__fail(img, Q2W_ERR_BUSY, "operation", 0, 0);
     if (q2w__is_change(op) && !img->writable)
         return q2w__fail(img, Q2W_ERR_READONLY, "operation", 0, 0);
-    if (op != Q2W__OP_RESIZE && (off > img->size || len > img->size - off))
+    if (op != Q2W__OP_RESIZE && op != Q2W__OP_SNAP_READ &&
+        (off > img->size || len > img->size - off))
         return q2w__fail(img, Q2W_ERR_RANGE, "virtual range", off, len);
     img->op = op;
     img->op_off = off;
@@ -2057,6 +2679,95 @@ Q2WDEF int q2w_resize(q2w_image *img, uint64_t new_size)
     int rc = q2w__begin(img, Q2W__OP_RESIZE, 0, 0);
     if (rc != Q2W_OK) return rc;
     img->op_arg = new_size;
+    return q2w__drive(img);
+}
+
+static int q2w__snap_name(q2w_image *img, const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0 || n > Q2W_MAX_SNAPSHOT_NAME)
+        return q2w__fail(img, Q2W_ERR_ARG, "snapshot name", 0, n);
+    img->sn_name = name;
+    img->sn_name_len = n;
+    return Q2W_OK;
+}
+
+Q2WDEF int q2w_snapshot_get(q2w_image *img, uint32_t index, q2w_snapshot *out)
+{
+    int rc = q2w__begin(img, Q2W__OP_SNAP_GET, 0, 0);
+    if (rc != Q2W_OK) return rc;
+    if (!out) { img->op = Q2W__OP_NONE; return Q2W_ERR_ARG; }
+    img->sn_name = NULL;
+    img->sn_index = index;
+    img->sn_out = out;
+    q2w__walk_begin(img);
+    return q2w__drive(img);
+}
+
+Q2WDEF int q2w_snapshot_find(q2w_image *img, const char *name,
+                             q2w_snapshot *out)
+{
+    int rc = q2w__begin(img, Q2W__OP_SNAP_GET, 0, 0);
+    if (rc != Q2W_OK) return rc;
+    if (!out || (rc = q2w__snap_name(img, name)) != Q2W_OK) {
+        img->op = Q2W__OP_NONE;
+        return out ? rc : Q2W_ERR_ARG;
+    }
+    img->sn_out = out;
+    q2w__walk_begin(img);
+    return q2w__drive(img);
+}
+
+Q2WDEF int q2w_snapshot_create(q2w_image *img, const char *name,
+                               uint32_t date_sec, uint32_t date_nsec,
+                               uint64_t vm_clock_ns)
+{
+    int rc = q2w__begin(img, Q2W__OP_SNAP_CREATE, 0, 0);
+    if (rc != Q2W_OK) return rc;
+    if ((rc = q2w__snap_name(img, name)) != Q2W_OK) {
+        img->op = Q2W__OP_NONE;
+        return rc;
+    }
+    img->sn_date_sec = date_sec;
+    img->sn_date_nsec = date_nsec;
+    img->sn_vm_clock = vm_clock_ns;
+    return q2w__drive(img);
+}
+
+Q2WDEF int q2w_snapshot_delete(q2w_image *img, const char *name)
+{
+    int rc = q2w__begin(img, Q2W__OP_SNAP_DELETE, 0, 0);
+    if (rc != Q2W_OK) return rc;
+    if ((rc = q2w__snap_name(img, name)) != Q2W_OK) {
+        img->op = Q2W__OP_NONE;
+        return rc;
+    }
+    q2w__walk_begin(img);
+    return q2w__drive(img);
+}
+
+Q2WDEF int q2w_read_snapshot(q2w_image *img, const q2w_snapshot *sn,
+                             uint64_t off, void *dst, size_t len)
+{
+    uint64_t limit;
+    int rc = q2w__begin(img, Q2W__OP_SNAP_READ, off, len);
+    if (rc != Q2W_OK) return rc;
+    if (!sn || (!dst && len)) { img->op = Q2W__OP_NONE; return Q2W_ERR_ARG; }
+    limit = sn->disk_size ? sn->disk_size
+                          : (uint64_t)sn->l1_size * img->cluster_size *
+                                q2w__l2_entries(img);
+    if (off > limit || len > limit - off) {
+        img->op = Q2W__OP_NONE;
+        return q2w__fail(img, Q2W_ERR_RANGE, "snapshot range", off, len);
+    }
+    if ((sn->l1_offset & (img->cluster_size - 1)) ||
+        (uint64_t)sn->l1_size * 8 > Q2W_MAX_L1_BYTES) {
+        img->op = Q2W__OP_NONE;
+        return q2w__fail(img, Q2W_ERR_ARG, "snapshot", sn->l1_offset, 0);
+    }
+    img->sn_l1_off = sn->l1_offset;
+    img->sn_l1_size = sn->l1_size;
+    img->op_dst = (unsigned char *)dst;
     return q2w__drive(img);
 }
 
