@@ -1619,6 +1619,9 @@ static int q2w__step_unmap(q2w_image *img, int zero)
                              "data cluster with refcount 0",
                              l2off + idx * 8, idx);
     }
+    /* The table may have been copied just now (shared with a snapshot),
+     * using a free-list slot: look again before taking another. */
+    if (host && (rc = q2w__free_room(img)) != Q2W_OK) return rc;
     /* The active path to the old cluster goes (a snapshot may keep it). */
     q2w__put64(l2 + idx * 8, want);
     q2w__mark_dirty(img, l2);
@@ -2231,10 +2234,16 @@ static int q2w__step_snap_delete(q2w_image *img)
         img->phase = 9;
         img->p_l1i = img->p_l2i = 0;
         /* fall through */
-    default:
+    case 9:
         rc = q2w__pass(img, Q2W__PASS_COPIED, img->l1_offset, img->l1_size,
                        Q2W__K_L1);
-        return rc != Q2W_OK ? rc : Q2W__DONE;
+        if (rc != Q2W_OK) return rc;
+        /* End consistent on disk: the lowered refcounts and the COPIED
+         * flags set again go out together, in order. */
+        img->phase = 10;
+        return q2w__checkpoint_start(img);
+    default:
+        return Q2W__DONE;
     }
 }
 

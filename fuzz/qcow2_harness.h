@@ -69,12 +69,13 @@ static ALK_UNUSED void qh_disk_read(const qh_disk *d, uint64_t off,
 }
 
 /* Header writes may only touch the fields the writer owns: size and the
- * L1 pair (24..48), the refcount-table pair (48..60), autoclear (88..96). */
+ * L1 pair (24..48), the refcount-table pair (48..60), the snapshot pair
+ * (60..72), autoclear (88..96). */
 static int qh_header_write_ok(uint64_t off, size_t len)
 {
     uint64_t end = off + len;
     return (off >= 24 && end <= 48) || (off >= 48 && end <= 60) ||
-           (off >= 88 && end <= 96);
+           (off >= 60 && end <= 72) || (off >= 88 && end <= 96);
 }
 
 static ALK_UNUSED int qh_exec(qh_disk *d, const q2w_op *op, size_t n)

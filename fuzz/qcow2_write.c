@@ -3,11 +3,14 @@
  *
  * The input's control bytes (alksim byte source, from the end) choose a
  * fixture - clean, backing file present, zero-flagged clusters (zero flag
- * without and with a preallocated cluster), pre-written data - on a v2 or v3
+ * without and with a preallocated cluster), pre-written data, snapshots
+ * (data clusters and L2 tables shared with one to three nested snapshots)
+ * - on a v2 or v3
  * image, a cluster size in {512, 4096, 65536, 2 MiB}, a refcount width, a
  * virtual size, a small op buffer and a small metadata cache (so evictions
  * and checkpoints happen mid-operation); then a bounded sequence of write /
- * write_zeroes / discard / flush / grow run through the resume loop. Payload
+ * write_zeroes / discard / flush / grow / snapshot create / snapshot delete
+ * run through the resume loop. Payload
  * bytes come from the front of the input.
  *
  * Invariants, after every operation:
@@ -16,7 +19,9 @@
  *   - the on-disk image has no corruption (qcow2w's checker: refcounts
  *     against recomputed reference paths, COPIED, alignment, reserved bits,
  *     references past EOF) - leaks are allowed between checkpoints;
- *   - the handle's view of the touched range equals the model;
+ *   - the handle's view of the touched range equals the model, and every
+ *     snapshot reads back byte-identical to its copy of the model (writes
+ *     into shared clusters and tables must copy, never overwrite);
  *   - after a flush, a fresh read-only handle sees exactly the model;
  *   - a refusal (Q2W_ERR_LIMIT) is a clean outcome: the image stays
  *     consistent and the scenario ends there.
@@ -33,12 +38,15 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_OPS 24
-#define DISK_CAP (48u << 20)
+#define DISK_CAP (160u << 20) /* snapshots of 2 MiB-cluster images copy a lot */
 /* The largest write pick_len makes, plus slack. */
 #define LARGE_CLUSTERS(cs) ((cs) == 512 ? 4096u : (cs) == 4096 ? 1024u : 16u)
 #define BUF_BYTES(cs) (LARGE_CLUSTERS(cs) * (size_t)(cs) + 8192)
 
-enum { FIX_CLEAN, FIX_BACKING, FIX_ZERO, FIX_DATA, FIX_COUNT };
+/* Fixtures: FIX_SNAP has data, then one to three snapshots with writes in
+ * between (data clusters and L2 tables shared, nested snapshots). */
+enum { FIX_CLEAN, FIX_BACKING, FIX_ZERO, FIX_DATA, FIX_SNAP, FIX_COUNT };
+#define MAX_SNAPS 4
 
 typedef struct scenario {
     alksim_source src;
@@ -49,6 +57,11 @@ typedef struct scenario {
     uint32_t cs;
     int version, fixture, has_backing;
     size_t slots, ops_cap;
+    /* snapshots: each has the model as it was when taken */
+    unsigned n_snaps, snap_serial;
+    unsigned char *snap_model[MAX_SNAPS];
+    uint64_t snap_size[MAX_SNAPS];
+    char snap_name[MAX_SNAPS][16];
 } scenario;
 
 static uint64_t pick_len(scenario *s, uint64_t room)
@@ -114,10 +127,45 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
     case 3:
         rc = qh_run(img, &s->disk, q2w_flush(img));
         break;
-    default:
+    case 4:
         rc = qh_run(img, &s->disk, q2w_resize(img, off));
         if (rc == Q2W_OK) s->size = off; /* model bytes past old size are 0 */
         break;
+    case 5: { /* snapshot create */
+        unsigned k = s->n_snaps;
+        ALK_CHECK(k < MAX_SNAPS, "too many snapshots in the scenario");
+        snprintf(s->snap_name[k], sizeof s->snap_name[k], "snap%u",
+                 s->snap_serial++);
+        rc = qh_run(img, &s->disk,
+                    q2w_snapshot_create(img, s->snap_name[k], s->snap_serial,
+                                        0, 0));
+        if (rc == Q2W_OK) {
+            s->snap_model[k] = (unsigned char *)malloc((size_t)s->size);
+            ALK_CHECK(s->snap_model[k] != NULL, "out of memory");
+            memcpy(s->snap_model[k], s->model, (size_t)s->size);
+            s->snap_size[k] = s->size;
+            s->n_snaps++;
+        } else if (rc == Q2W_ERR_LIMIT) {
+            /* refused (refcount width): the image is unchanged */
+            alk_trace("%s: %s", when, q2w_error(img)->what);
+            return Q2W_OK;
+        }
+        break;
+    }
+    default: { /* snapshot delete: off picks which */
+        unsigned k = (unsigned)off;
+        rc = qh_run(img, &s->disk, q2w_snapshot_delete(img, s->snap_name[k]));
+        if (rc == Q2W_OK) {
+            free(s->snap_model[k]);
+            for (; k + 1 < s->n_snaps; k++) {
+                s->snap_model[k] = s->snap_model[k + 1];
+                s->snap_size[k] = s->snap_size[k + 1];
+                memcpy(s->snap_name[k], s->snap_name[k + 1], 16);
+            }
+            s->n_snaps--;
+        }
+        break;
+    }
     }
     if (rc != Q2W_OK) {
         const q2w_error_info *e = q2w_error(img);
@@ -129,6 +177,43 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
                   q2w_strerror(rc), e->what ? e->what : "");
     }
     return rc;
+}
+
+/* Every snapshot, read through handle h, equals its model; the table
+ * lists exactly the scenario's snapshots. */
+static void check_snapshots(scenario *s, qh_handle *h, const char *when)
+{
+    unsigned k;
+    q2w_info info;
+    q2w_info_get(&h->img, &info);
+    ALK_CHECK(info.nb_snapshots == s->n_snaps, "%s: %u snapshots, model %u",
+              when, info.nb_snapshots, s->n_snaps);
+    for (k = 0; k < s->n_snaps; k++) {
+        q2w_snapshot sn;
+        unsigned char *got = (unsigned char *)malloc((size_t)s->snap_size[k] + 1);
+        int rc = qh_run(&h->img, &s->disk,
+                        q2w_snapshot_find(&h->img, s->snap_name[k], &sn));
+        ALK_CHECK(got != NULL, "out of memory");
+        ALK_CHECK(rc == Q2W_OK, "%s: find %s: %s", when, s->snap_name[k],
+                  q2w_strerror(rc));
+        ALK_CHECK(sn.index == k && sn.disk_size == s->snap_size[k],
+                  "%s: %s at %u, size %llu", when, s->snap_name[k], sn.index,
+                  (unsigned long long)sn.disk_size);
+        rc = qh_run(&h->img, &s->disk,
+                    q2w_read_snapshot(&h->img, &sn, 0, got,
+                                      (size_t)s->snap_size[k]));
+        ALK_CHECK(rc == Q2W_OK, "%s: read %s: %s (%s)", when, s->snap_name[k],
+                  q2w_strerror(rc), q2w_error(&h->img)->what);
+        if (memcmp(got, s->snap_model[k], (size_t)s->snap_size[k]) != 0) {
+            uint64_t i;
+            for (i = 0; i < s->snap_size[k]; i++)
+                ALK_CHECK(got[i] == s->snap_model[k][i],
+                          "%s: snapshot %s byte %llu reads %02x, model %02x",
+                          when, s->snap_name[k], (unsigned long long)i, got[i],
+                          s->snap_model[k][i]);
+        }
+        free(got);
+    }
 }
 
 /* Raw edit: turn some allocated data clusters into preallocated zero
@@ -226,7 +311,8 @@ static int setup(scenario *s)
                  s->has_backing);
     ALK_CHECK(rc == Q2W_OK, "open: %s (%s)", q2w_strerror(rc),
               q2w_error(&s->h.img)->what);
-    if (s->fixture == FIX_ZERO || s->fixture == FIX_DATA) {
+    if (s->fixture == FIX_ZERO || s->fixture == FIX_DATA ||
+        s->fixture == FIX_SNAP) {
         /* Pre-written data (and zeroed / discarded ranges), closed and
          * reopened so the fixture starts from a settled image. */
         unsigned n = (unsigned)alksim_range(&s->src, 1, 6);
@@ -240,6 +326,9 @@ static int setup(scenario *s)
             alk_trace("fixture op %d [%llu,+%llu)", kind,
                       (unsigned long long)off, (unsigned long long)len);
             if (do_op(s, kind, off, len, buf, "fixture") != Q2W_OK) break;
+            if (s->fixture == FIX_SNAP && s->n_snaps < 3 &&
+                (i == 0 || alksim_bool(&s->src)))
+                do_op(s, 5, 0, 0, buf, "fixture snapshot");
         }
         free(buf);
         rc = qh_run(&s->h.img, &s->disk, q2w_close(&s->h.img));
@@ -250,6 +339,7 @@ static int setup(scenario *s)
         rc = qh_open(&s->h, &s->disk, s->cs, s->slots, s->ops_cap, 1,
                      s->has_backing);
         ALK_CHECK(rc == Q2W_OK, "reopen: %s", q2w_strerror(rc));
+        check_snapshots(s, &s->h, "fixture");
     }
     return 0;
 }
@@ -268,8 +358,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ALK_CHECK(buf != NULL, "out of memory");
     n_ops = (unsigned)alksim_range(&s.src, 1, MAX_OPS);
     for (i = 0; i < n_ops && !alksim_source_done(&s.src); i++) {
-        static const uint32_t w[] = {10, 3, 3, 2, 1};
-        int kind = (int)alksim_weighted(&s.src, w, 5);
+        static const uint32_t w[] = {10, 3, 3, 2, 1, 2, 1};
+        int kind = (int)alksim_weighted(&s.src, w, 7);
         uint64_t off = 0, len = 0, old_size = s.size;
         char when[64];
         if (kind == 4) {
@@ -280,6 +370,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             off = pick_off(&s);
             len = pick_len(&s, s.size - off);
             if (kind == 0) fill(&s, buf, len);
+        }
+        if (kind == 5 && s.n_snaps >= MAX_SNAPS) kind = 3;
+        if (kind == 6) {
+            if (!s.n_snaps) kind = 3;
+            else off = alksim_pick(&s.src, s.n_snaps);
         }
         snprintf(when, sizeof when, "op %u kind %d [%llu,+%llu)", i, kind,
                  (unsigned long long)off, (unsigned long long)len);
@@ -294,11 +389,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         } else if (kind == 3) {
             qh_assert_fresh_view(&s.disk, s.cs, s.has_backing, s.model, s.size,
                                  when);
-        } else {
+        } else if (kind == 4) {
             qh_assert_view(&s.h, &s.disk, s.model, old_size > s.cs ?
                            old_size - s.cs : 0, s.size - (old_size > s.cs ?
                            old_size - s.cs : 0), when);
+        } else {
+            qh_assert_view(&s.h, &s.disk, s.model, 0, s.size, when);
         }
+        check_snapshots(&s, &s.h, when);
     }
     rc = qh_run(&s.h.img, &s.disk, q2w_close(&s.h.img));
     ALK_CHECK(rc == Q2W_OK, "close: %s", q2w_strerror(rc));
@@ -307,6 +405,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         qh_assert_fresh_view(&s.disk, s.cs, s.has_backing, s.model, s.size,
                              "after close");
     qh_close_handle(&s.h);
+    if (s.n_snaps) {
+        rc = qh_open(&s.h, &s.disk, s.cs, 8, 16, 0, s.has_backing);
+        ALK_CHECK(rc == Q2W_OK, "reopen: %s", q2w_strerror(rc));
+        check_snapshots(&s, &s.h, "after close");
+        qh_close_handle(&s.h);
+    }
+    for (i = 0; i < s.n_snaps; i++) free(s.snap_model[i]);
     qh_disk_free(&s.disk);
     free(buf);
     free(s.model);
