@@ -1376,6 +1376,195 @@ TEST checker_counts_compressed_clusters(void)
     PASS();
 }
 
+/* ---- snapshots and copy-on-write ------------------------------------------ */
+static uint64_t refcount_on_disk(const qh_disk *d, uint64_t cluster)
+{
+    uint32_t order = rd32(d, 96);
+    uint64_t cs = 1ull << rd32(d, 20), epb = cs * 8 >> order;
+    uint64_t blk = rd64(d, rd64(d, 48) + (cluster / epb) * 8);
+    unsigned char b[8];
+    if (!blk) return 0;
+    qh_disk_read(d, blk + (((cluster % epb) << order) >> 3), b, 8);
+    return q2w__rc_get(b, order >= 3 ? 0 : (cluster % epb) & ((8u >> order) - 1),
+                       order);
+}
+
+/* Snapshot of a written image, then writes into shared clusters: the
+ * snapshot keeps its bytes, refcounts count paths, COPIED follows. */
+TEST snapshot_then_copy_on_write(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_snapshot sn;
+    unsigned char a[8192], b[100], got[8192];
+    const uint64_t cs = 4096;
+    uint64_t l1, l2, l2new, data0;
+    memset(a, 0xa1, sizeof a);
+    memset(b, 0xb2, sizeof b);
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, a, sizeof a)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "one", 7, 8, 9)));
+    /* visible, in crash-safe state, right after create */
+    qh_assert_consistent(&d, 1, "after create");
+    l1 = rd64(&d, 40);
+    l2 = rd64(&d, l1) & Q2W__OFF_MASK;
+    data0 = rd64(&d, l2) & Q2W__OFF_MASK;
+    ASSERT_EQ(0, rd64(&d, l1) & Q2W__COPIED);       /* shared: no COPIED */
+    ASSERT_EQ(0, rd64(&d, l2) & Q2W__COPIED);
+    ASSERT_EQ(2, refcount_on_disk(&d, l2 / cs));
+    ASSERT_EQ(2, refcount_on_disk(&d, data0 / cs));
+    ASSERT_EQ(1, rd32(&d, 60));
+    /* write into cluster 0: the L2 table and the data cluster are copied */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 50, b, sizeof b)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, cs, cs)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after copy on write");
+    l2new = rd64(&d, l1) & Q2W__OFF_MASK;
+    ASSERT(l2new != l2);
+    ASSERT(rd64(&d, l1) & Q2W__COPIED);
+    ASSERT_EQ(1, refcount_on_disk(&d, l2 / cs));        /* snapshot's path */
+    ASSERT_EQ(1, refcount_on_disk(&d, l2new / cs));
+    ASSERT_EQ(1, refcount_on_disk(&d, data0 / cs));     /* only the snapshot */
+    ASSERT((rd64(&d, l2new) & Q2W__OFF_MASK) != data0);
+    ASSERT(rd64(&d, l2new) & Q2W__COPIED);
+    ASSERT_EQ(Q2W__ZERO, rd64(&d, l2new + 8));
+    /* the snapshot reads its bytes; the active view the new ones */
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 0));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "one", &sn)));
+    ASSERT_STR_EQ("1", sn.id);
+    ASSERT_EQ(7, sn.date_sec);
+    ASSERT_EQ(8, sn.date_nsec);
+    ASSERT_EQ(9, sn.vm_clock_ns);
+    ASSERT_EQ(1 << 20, sn.disk_size);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read_snapshot(&h.img, &sn, 0, got, sizeof got)));
+    ASSERT_MEM_EQ(a, got, sizeof got);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, got, sizeof got)));
+    ASSERT_MEM_EQ(b, got + 50, sizeof b);
+    ASSERT_EQ(0xa1, got[49]);
+    ASSERT_EQ(0xa1, got[150]);
+    ASSERT_EQ(0, got[cs]);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* The entry qemu expects: v3 extra data of 24 bytes with the disk size,
+ * the next integer as id; ids keep counting after a delete. */
+TEST snapshot_entries_ids_and_delete(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_snapshot sn;
+    unsigned char a[4096];
+    uint64_t t, l2, data0;
+    memset(a, 5, sizeof a);
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, a, sizeof a)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "a", 1, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "bb", 2, 0, 0)));
+    t = rd64(&d, 64);
+    ASSERT_EQ(2, rd32(&d, 60));
+    ASSERT_EQ(24, rd32(&d, t + 36));                 /* extra data */
+    ASSERT_EQ(1 << 20, rd64(&d, t + 48));            /* disk size */
+    ASSERT_EQ(1, (rd32(&d, t + 12) >> 16));          /* id length 1 */
+    ASSERT_EQ('1', d.buf[t + 64]);
+    ASSERT_EQ('a', d.buf[t + 65]);
+    ASSERT_EQ('2', d.buf[t + 72 + 64]);              /* 65 -> 72 padded */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_get(&h.img, 1, &sn)));
+    ASSERT_STR_EQ("bb", sn.name);
+    ASSERT_EQ(1, sn.index);
+    ASSERT_EQ(72, sn.entry_offset);
+    ASSERT_EQ(Q2W_ERR_NOT_FOUND, qh_run(&h.img, &d, q2w_snapshot_get(&h.img, 2, &sn)));
+    ASSERT_EQ(Q2W_ERR_NOT_FOUND, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "b", &sn)));
+    ASSERT_EQ(Q2W_ERR_NOT_FOUND, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "zz")));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_snapshot_create(&h.img, "", 0, 0, 0));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "a")));
+    ASSERT_EQ(1, rd32(&d, 60));
+    qh_assert_consistent(&d, 0, "after delete"); /* old table: freed later */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "c", 3, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "c", &sn)));
+    ASSERT_STR_EQ("3", sn.id);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "bb")));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "c")));
+    ASSERT_EQ(0, rd32(&d, 60));
+    ASSERT_EQ(0, rd64(&d, 64));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "all deleted");
+    /* COPIED is back on the active tables, refcounts 1 */
+    l2 = rd64(&d, rd64(&d, 40)) & Q2W__OFF_MASK;
+    data0 = rd64(&d, l2) & Q2W__OFF_MASK;
+    ASSERT(rd64(&d, rd64(&d, 40)) & Q2W__COPIED);
+    ASSERT(rd64(&d, l2) & Q2W__COPIED);
+    ASSERT_EQ(1, refcount_on_disk(&d, data0 / 4096));
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* A refcount that would overflow its width refuses the snapshot, and the
+ * image is left as it was. */
+TEST snapshot_refused_when_refcounts_would_overflow(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char a[4096], *before;
+    size_t len;
+    memset(a, 9, sizeof a);
+    make_image(&d, 4096, 1, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, a, sizeof a)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    len = d.len;
+    before = (unsigned char *)malloc(len);
+    ASSERT(before != NULL);
+    memcpy(before, d.buf, len);
+    ASSERT_EQ(Q2W_ERR_LIMIT, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "x", 0, 0, 0)));
+    ASSERT_STR_EQ("refcount would overflow", q2w_error(&h.img)->what);
+    ASSERT_EQ(len, d.len);
+    ASSERT_MEM_EQ(before, d.buf, len);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    free(before);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* Snapshot create's op stream: the L1 copy, the raised refcounts, the
+ * cleared COPIED flags and the new table are written and flushed before
+ * the one write that switches the header pair; a flush follows it. */
+TEST snapshot_create_switches_the_header_last(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char a[8192];
+    long sw, f;
+    size_t i;
+    memset(a, 3, sizeof a);
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, a, sizeof a)));
+    n_oplog = 0;
+    ASSERT_EQ(Q2W_OK, run_logged(&h.img, &d, q2w_snapshot_create(&h.img, "s", 0, 0, 0)));
+    sw = first_write(60, 12, 0);
+    ASSERT(sw > 0);
+    ASSERT_EQ(60, oplog[sw].off);
+    ASSERT_EQ(12, oplog[sw].len);
+    ASSERT_EQ(Q2W_OP_FLUSH, oplog[sw - 1].kind);
+    f = next_flush((size_t)sw);
+    ASSERT_EQ(sw + 1, f);
+    for (i = (size_t)sw + 1; i < n_oplog; i++)
+        ASSERT(oplog[i].kind != Q2W_OP_WRITE || oplog[i].off >= 4096 * 3);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* ---- property: seeded op sequences against a flat model ------------------------ */
 TEST seeded_sequences_match_the_model(void)
 {
@@ -1468,6 +1657,14 @@ SUITE(operations)
     RUN_TEST(strerror_names_every_code);
 }
 
+SUITE(snapshots)
+{
+    RUN_TEST(snapshot_then_copy_on_write);
+    RUN_TEST(snapshot_entries_ids_and_delete);
+    RUN_TEST(snapshot_refused_when_refcounts_would_overflow);
+    RUN_TEST(snapshot_create_switches_the_header_last);
+}
+
 SUITE(checker)
 {
     RUN_TEST(checker_finds_each_kind_of_damage);
@@ -1498,6 +1695,7 @@ int main(int argc, char **argv)
     GREATEST_MAIN_BEGIN();
     RUN_SUITE(create_and_open);
     RUN_SUITE(operations);
+    RUN_SUITE(snapshots);
     RUN_SUITE(checker);
     GREATEST_MAIN_END();
 }
