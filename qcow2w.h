@@ -67,6 +67,13 @@
  *     q2w_flush(img)                       everything before it is durable
  *     q2w_resize(img, new_size)            grow (L1 growth when needed)
  *     q2w_close(img)                       flush and apply deferred frees
+ *   Internal snapshots (each also an operation driven the same way):
+ *     q2w_snapshot_create(img, name, date_sec, date_nsec, vm_clock_ns)
+ *                                          the time is the caller's
+ *     q2w_snapshot_delete(img, name)       Q2W_ERR_NOT_FOUND if absent
+ *     q2w_snapshot_get(img, index, &sn)    list: index 0 .. nb_snapshots-1
+ *     q2w_snapshot_find(img, name, &sn)
+ *     q2w_read_snapshot(img, &sn, off, dst, len)   a snapshot's view
  *   Drive: q2w_batch(img, &n) the ops to execute, q2w_resume(img, io_rc).
  *   Inspect: q2w_info_get(img, &info), q2w_error(img), q2w_strerror(code).
  *     q2w_info_get also works after q2w_open failed with Q2W_ERR_BACKING
@@ -125,7 +132,28 @@
  *   leaks at most, and what a completed q2w_flush covered is never lost.
  *
  *   Refcounts count reference paths; COPIED is set exactly when the
- *   refcount is 1. Allocation is first fit from a moving hint. A new
+ *   refcount is 1. A write into a data cluster or an L2 table whose
+ *   refcount is above 1 (shared with a snapshot) copies it first and never
+ *   changes the shared one; the copy of an L2 table leaves its data
+ *   clusters' refcounts as they were (one path each before and after).
+ *   The old cluster's refcount drops, deferred as above. So copy-on-write
+ *   needs no flush of its own: qemu flushes on every such write.
+ *
+ *   Snapshot create: the active L1 is copied (from disk, after a
+ *   checkpoint), every path's refcount goes up and COPIED is cleared in
+ *   the active tables, a checkpoint makes that durable, the new snapshot
+ *   table (old entries + the new one, v3 extra data of 24 bytes with the
+ *   disk size, id = the next integer) is written and flushed, and one
+ *   write switches the header pair (nb_snapshots, snapshots_offset). A
+ *   refcount that would overflow its width refuses the snapshot before
+ *   anything changes (Q2W_ERR_LIMIT; 1-bit refcounts hold no snapshot of
+ *   allocated data). Delete writes the table without the entry, switches
+ *   the header, then lowers the refcounts of the snapshot's paths, frees
+ *   what reaches zero and sets COPIED again where a refcount is back to 1.
+ *   Snapshot entries longer than a cluster are refused (Q2W_ERR_LIMIT);
+ *   names are 1..1023 bytes.
+ *
+ *   Allocation is first fit from a moving hint. A new
  *   refcount block is placed on the first cluster of the range it covers
  *   and counts itself; a new refcount table (grown by half) is placed with
  *   its blocks past everything the old table covered, and describes itself.
@@ -145,9 +173,10 @@
  *   Not supported (refused with Q2W_ERR_FEATURE at open, or
  *   Q2W_ERR_UNSUPPORTED when an operation meets it): encryption, external
  *   data files, extended L2 entries, writing over or reading compressed
- *   clusters, shrinking, writing into clusters or tables shared with a
- *   snapshot (qcow2w part 2). Reads of unallocated clusters go to the
- *   backing file through Q2W_OP_BACKING_READ.
+ *   clusters (a snapshot may hold them: create and delete count them),
+ *   shrinking, VM state in snapshots (vm_state_size is reported, never
+ *   written). Reads of unallocated clusters go to the backing file through
+ *   Q2W_OP_BACKING_READ.
  *
  *   File size: a new cluster at the end of the file is not padded; the
  *   file may end inside its last cluster (qemu accepts this; bytes past
@@ -1859,7 +1888,7 @@ static int q2w__step_snap_get(q2w_image *img)
         int rc = q2w__snap_next(img, &e, &len);
         if (rc == Q2W__DONE)
             return q2w__fail(img, Q2W_ERR_NOT_FOUND, "snapshot", 0,
-                             img->sn_index);
+                             img->sn_name ? 0 : img->sn_index);
         if (rc != Q2W_OK) return rc;
         if (img->sn_name ? (q2w__be16(e + 14) == img->sn_name_len &&
                             memcmp(e + 40 + q2w__be32(e + 36) +
@@ -2762,9 +2791,9 @@ Q2WDEF int q2w_read_snapshot(q2w_image *img, const q2w_snapshot *sn,
     int rc = q2w__begin(img, Q2W__OP_SNAP_READ, off, len);
     if (rc != Q2W_OK) return rc;
     if (!sn || (!dst && len)) { img->op = Q2W__OP_NONE; return Q2W_ERR_ARG; }
-    limit = sn->disk_size ? sn->disk_size
-                          : (uint64_t)sn->l1_size * img->cluster_size *
-                                q2w__l2_entries(img);
+    /* Without a recorded disk size (v2 entries), the current size, as
+     * qemu reads it; past the snapshot's L1 it is unallocated. */
+    limit = sn->disk_size ? sn->disk_size : img->size;
     if (off > limit || len > limit - off) {
         img->op = Q2W__OP_NONE;
         return q2w__fail(img, Q2W_ERR_RANGE, "snapshot range", off, len);
@@ -3383,7 +3412,8 @@ Q2WDEF void q2w_posix_io(q2w_io *io, int fd, q2w_fdbox *box)
 /* REVISION HISTORY
  *   0.1.0 (2026-11-29)  first release: create, open, read, write,
  *                       write_zeroes, discard, flush, grow, refcount block
- *                       and table growth, checker, POSIX executor.
+ *                       and table growth, checker, POSIX executor;
+ *                       internal snapshots and copy-on-write.
  *
  * LICENCE: MIT or public domain (Unlicense), at your choice.
  *   MIT: Copyright (c) 2026 the alk authors. Permission is hereby granted,

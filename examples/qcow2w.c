@@ -5,8 +5,11 @@
  *   qcow2w info   IMG
  *   qcow2w write  IMG OFFSET FILE [-n]   (FILE "-" is stdin)
  *   qcow2w import RAW IMG [-o OPTS] [-p|-q] [-n] [-S]
- *   qcow2w export IMG RAW [-p|-q] [-S]
+ *   qcow2w export IMG RAW [-p|-q] [-S] [-s|--snapshot NAME]
  *   qcow2w check  IMG [--repair | -r leaks]
+ *   qcow2w snapshot create IMG NAME
+ *   qcow2w snapshot delete IMG NAME
+ *   qcow2w snapshot list   IMG
  *
  * OPTS is a comma list of cluster_size=N, refcount_bits=N,
  * compat=0.10|1.1|v2|v3, backing=FILE, backing_fmt=qcow2|raw. SIZE, OFFSET
@@ -29,11 +32,22 @@
  * export) also fsyncs the output file and its directory, so that a new
  * file's name survives a crash too.
  *
+ * Internal snapshots (qemu-img snapshot's): create records the active
+ * view under NAME, dated with the caller's clock (CLOCK_REALTIME; VM clock
+ * 0, no VM state), and refuses a NAME already taken; delete drops it; list
+ * (and info) show ID, TAG, VM SIZE, DATE (UTC) and VM CLOCK as qemu-img
+ * does. export -s NAME writes that snapshot's view (its recorded disk
+ * size, or the current virtual size when none was recorded; unallocated
+ * clusters read from the backing chain) instead of the active one.
+ *
  * Exit status: 0 success (check: no errors), 1 failure (usage, I/O, an
- * image that cannot be opened; check: the check could not run), check
- * only: 2 corruptions were found, 3 leaks only (after --repair: the state
- * of the repaired image). Errors are printed as
+ * image that cannot be opened, a snapshot NAME that does not exist - for
+ * delete and export -s - or that create finds taken; check: the check
+ * could not run), check only: 2 corruptions were found, 3 leaks only
+ * (after --repair: the state of the repaired image). Errors are printed as
  *   qcow2w: COMMAND: MESSAGE (FIELD, offset N, index N)
+ * and a snapshot not found is named:
+ *   qcow2w: snapshot delete: NAME: no snapshot of that name or index (...)
  */
 #define QCOW2W_IMPLEMENTATION
 #include "../qcow2w.h"
@@ -45,6 +59,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_CHAIN 16          /* backing files below the top image */
@@ -402,7 +417,8 @@ enum {
     OPT_PROGRESS = 2, /* -p, -q */
     OPT_NO_FLUSH = 4, /* -n, --no-flush */
     OPT_SYNC = 8,     /* -S, --sync */
-    OPT_REPAIR = 16   /* --repair, -r leaks */
+    OPT_REPAIR = 16,  /* --repair, -r leaks */
+    OPT_SNAPSHOT = 32 /* -s NAME, --snapshot NAME */
 };
 
 typedef struct args {
@@ -411,6 +427,7 @@ typedef struct args {
     q2w_create_opts c;
     int progress;     /* -1: when stderr is a terminal */
     int no_flush, sync, repair;
+    const char *snapshot; /* -s NAME */
 } args;
 
 static void usage(FILE *f)
@@ -424,10 +441,17 @@ static void usage(FILE *f)
 "                        FILE's bytes at virtual OFFSET (FILE - is stdin)\n"
 "  import RAW IMG [-o OPTS] [-p|-q] [-n] [-S]\n"
 "                        a new image holding RAW; zero clusters left out\n"
-"  export IMG RAW [-p|-q] [-S]\n"
-"                        the whole virtual disk (backing included) to RAW\n"
+"  export IMG RAW [-p|-q] [-S] [-s NAME]\n"
+"                        the whole virtual disk (backing included) to RAW;\n"
+"                        -s, --snapshot NAME: that snapshot's view of it\n"
 "  check IMG [--repair | -r leaks]\n"
 "                        the scan qemu-img check does; --repair fixes leaks\n"
+"  snapshot create IMG NAME\n"
+"                        an internal snapshot of the disk as it is now,\n"
+"                        dated now (a NAME already taken is refused)\n"
+"  snapshot delete IMG NAME\n"
+"                        drop the snapshot NAME (its clusters freed)\n"
+"  snapshot list IMG     ID, TAG, VM SIZE, DATE (UTC), VM CLOCK\n"
 "options:\n"
 "  -o OPTS        cluster_size=N,refcount_bits=N,compat=0.10|1.1|v2|v3,\n"
 "                 backing=FILE,backing_fmt=qcow2|raw (-b FILE, -F FMT too)\n"
@@ -437,7 +461,8 @@ static void usage(FILE *f)
 "  -S, --sync     also fsync the output and its directory (the name too)\n"
 "  SIZE, OFFSET, cluster_size: K M G T P E suffixes (powers of 1024);\n"
 "  sizes are rounded up to a multiple of 512.\n"
-"exit: 0 ok, 1 error; check: 0 clean, 1 check failed to run,\n"
+"exit: 0 ok, 1 error (a snapshot NAME not found, or taken for create, is\n"
+"      an error too); check: 0 clean, 1 check failed to run,\n"
 "      2 corruptions found, 3 leaks only (after --repair: what is left)\n");
 }
 
@@ -515,11 +540,14 @@ static int parse_args(int argc, char **argv, unsigned allowed, int min_pos,
             need = OPT_SYNC;
         else if (!strcmp(s, "-r") || !strcmp(s, "--repair"))
             need = OPT_REPAIR;
+        else if (!strcmp(s, "-s") || !strcmp(s, "--snapshot"))
+            need = OPT_SNAPSHOT;
         else
             return bad_usage("unknown option ", s);
         if (!(need & allowed))
             return bad_usage("option not valid for this command: ", s);
-        if ((need == OPT_O || !strcmp(s, "-r")) && i + 1 >= argc)
+        if ((need == OPT_O || need == OPT_SNAPSHOT || !strcmp(s, "-r")) &&
+            i + 1 >= argc)
             return bad_usage("missing value after ", s);
         if (!strcmp(opt, "-o")) {
             if (parse_o(a, argv[++i]) < 0) return -1;
@@ -538,6 +566,8 @@ static int parse_args(int argc, char **argv, unsigned allowed, int min_pos,
             a->no_flush = 1;
         } else if (need == OPT_SYNC) {
             a->sync = 1;
+        } else if (need == OPT_SNAPSHOT) {
+            a->snapshot = argv[++i];
         } else if (!strcmp(opt, "-r")) {
             if (strcmp(argv[++i], "leaks"))
                 return bad_usage("only leaks can be repaired: -r ", argv[i]);
@@ -658,6 +688,135 @@ static int cmd_create(int argc, char **argv)
     return 0;
 }
 
+/* q2w_close after a failure: keep what was written, report nothing new. */
+static void close_quietly(disk *d)
+{
+    (void)disk_run(d, q2w_close(&d->img));
+}
+
+/* ---- snapshots ---------------------------------------------------------- */
+/* An error of a snapshot operation; one naming a snapshot that is not
+ * there names it. */
+static void snap_err(const disk *d, int rc, const char *name)
+{
+    if (rc == Q2W_ERR_NOT_FOUND) report_error(name, rc, q2w_error(&d->img));
+    else disk_err(d, rc);
+}
+
+/* qemu-img's snapshot table, DATE in UTC: 0, or -1 (printed). */
+static int print_snapshots(disk *d)
+{
+    q2w_info in;
+    q2w_snapshot sn;
+    uint32_t i;
+    q2w_info_get(&d->img, &in);
+    printf("Snapshot list:\n%-10s%-17s%8s%20s%13s\n", "ID", "TAG", "VM SIZE",
+           "DATE", "VM CLOCK");
+    for (i = 0; i < in.nb_snapshots; i++) {
+        char size[40], date[32] = "-", clk[48];
+        time_t t;
+        struct tm tm;
+        uint64_t secs;
+        int rc = disk_run(d, q2w_snapshot_get(&d->img, i, &sn));
+        if (rc != Q2W_OK) {
+            fflush(stdout);
+            disk_err(d, rc);
+            return -1;
+        }
+        t = (time_t)sn.date_sec;
+        if (gmtime_r(&t, &tm))
+            strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
+        secs = sn.vm_clock_ns / 1000000000u;
+        snprintf(clk, sizeof clk, "%02llu:%02u:%02u.%03u",
+                 (unsigned long long)(secs / 3600), (unsigned)(secs / 60 % 60),
+                 (unsigned)(secs % 60),
+                 (unsigned)(sn.vm_clock_ns / 1000000u % 1000u));
+        printf("%-9s %-16s %8s%20s%13s\n", sn.id, sn.name,
+               human(sn.vm_state_size, size, sizeof size), date, clk);
+    }
+    return 0;
+}
+
+/* snapshot create|delete IMG NAME, snapshot list IMG */
+static int cmd_snapshot(int argc, char **argv)
+{
+    args a;
+    disk *d;
+    q2w_snapshot sn;
+    struct timespec now;
+    const char *name;
+    int rc, sub, printed = 0;
+    if (argc < 3) {
+        bad_usage("snapshot needs create, delete or list", NULL);
+        return 1;
+    }
+    if (!strcmp(argv[2], "create")) {
+        sub = 'c';
+        cmd = "snapshot create";
+    } else if (!strcmp(argv[2], "delete")) {
+        sub = 'd';
+        cmd = "snapshot delete";
+    } else if (!strcmp(argv[2], "list")) {
+        sub = 'l';
+        cmd = "snapshot list";
+    } else {
+        bad_usage("snapshot needs create, delete or list, not ", argv[2]);
+        return 1;
+    }
+    /* the subcommand's own arguments start at argv[3] */
+    if (parse_args(argc - 1, argv + 1, 0, sub == 'l' ? 1 : 2,
+                   sub == 'l' ? 1 : 2, &a) < 0)
+        return 1;
+    if (sub == 'l') {
+        q2w_info in;
+        d = disk_open(a.pos[0], FMT_QCOW2, 0, 0, 1);
+        if (!d) return 1;
+        q2w_info_get(&d->img, &in);
+        rc = in.nb_snapshots ? print_snapshots(d) : 0;
+        disk_free(d);
+        return rc == 0 ? 0 : 1;
+    }
+    name = a.pos[1];
+    d = disk_open(a.pos[0], FMT_QCOW2, 1, 0, 0);
+    if (!d) return 1;
+    if (sub == 'd') {
+        rc = disk_run(d, q2w_snapshot_delete(&d->img, name));
+    } else {
+        /* one name, one snapshot: delete and export -s take the first */
+        rc = disk_run(d, q2w_snapshot_find(&d->img, name, &sn));
+        if (rc == Q2W_OK) {
+            say("a snapshot of that name exists: ", name);
+            rc = Q2W_ERR_ARG;
+            printed = 1;
+        } else if (rc == Q2W_ERR_NOT_FOUND) {
+            if (clock_gettime(CLOCK_REALTIME, &now) < 0) {
+                sys_fail("clock_gettime", errno);
+                rc = Q2W_ERR_ARG;
+                printed = 1;
+            } else {
+                rc = disk_run(d, q2w_snapshot_create(
+                                     &d->img, name, (uint32_t)now.tv_sec,
+                                     (uint32_t)now.tv_nsec, 0));
+                if (rc == Q2W_OK)
+                    rc = disk_run(d, q2w_snapshot_find(&d->img, name, &sn));
+            }
+        }
+    }
+    if (rc != Q2W_OK && !printed) snap_err(d, rc, name);
+    if (rc == Q2W_OK) {
+        rc = disk_run(d, q2w_close(&d->img));
+        if (rc != Q2W_OK) disk_err(d, rc);
+    } else {
+        close_quietly(d);
+    }
+    if (rc == Q2W_OK && sub == 'c')
+        printf("snapshot '%s' created (ID %s)\n", name, sn.id);
+    else if (rc == Q2W_OK)
+        printf("snapshot '%s' deleted\n", name);
+    disk_free(d);
+    return rc == Q2W_OK ? 0 : 1;
+}
+
 /* ---- info --------------------------------------------------------------- */
 static void print_bits(const char *label, uint64_t bits,
                        const char *const *names, unsigned n)
@@ -722,16 +881,15 @@ static int cmd_info(int argc, char **argv)
     print_bits("compatible features", in.compatible, compat, 1);
     print_bits("autoclear features", in.autoclear, autoclear, 2);
     printf("header length: %lu\n", (unsigned long)in.header_length);
+    if (in.nb_snapshots && print_snapshots(d) < 0) {
+        disk_free(d);
+        return 1;
+    }
     disk_free(d);
     return 0;
 }
 
 /* ---- write -------------------------------------------------------------- */
-/* q2w_close after a failure: keep what was written, report nothing new. */
-static void close_quietly(disk *d)
-{
-    (void)disk_run(d, q2w_close(&d->img));
-}
 
 static int cmd_write(int argc, char **argv)
 {
@@ -892,20 +1050,65 @@ out:
 }
 
 /* ---- export ------------------------------------------------------------- */
+/* len bytes at virtual offset off of the active disk, or of snapshot sn:
+ * 0, or -1 (printed). A snapshot whose size was not recorded is exported
+ * at the current size; past what its L1 table covers (the disk grew after
+ * it) its clusters are unallocated: the backing chain's, or zeros. */
+static int export_read(disk *d, const q2w_snapshot *sn, uint64_t off,
+                       unsigned char *dst, size_t len)
+{
+    q2w_info in;
+    uint64_t cover;
+    size_t n = len;
+    int rc;
+    if (sn && !sn->disk_size) {
+        q2w_info_get(&d->img, &in); /* an L2 table: cluster_size / 8 */
+        cover = (uint64_t)sn->l1_size * in.cluster_size *
+                (in.cluster_size / 8);
+        n = off >= cover ? 0 : cover - off < len ? (size_t)(cover - off) : len;
+    }
+    rc = !n ? Q2W_OK
+         : sn ? disk_run(d, q2w_read_snapshot(&d->img, sn, off, dst, n))
+              : disk_run(d, q2w_read(&d->img, off, dst, n));
+    if (rc != Q2W_OK) {
+        disk_err(d, rc);
+        return -1;
+    }
+    if (n == len) return 0;
+    if (!d->backing) {
+        memset(dst + n, 0, len - n);
+        return 0;
+    }
+    return backing_read(d->backing, off + n, dst + n, len - n) < 0 ? -1 : 0;
+}
+
 static int cmd_export(int argc, char **argv)
 {
     args a;
     disk *d;
     struct stat st;
-    unsigned char *buf;
-    uint64_t pos;
+    unsigned char *buf = NULL;
+    uint64_t pos, size;
     unsigned last = 101;
-    int out, rc = -1, sparse;
+    int out = -1, rc = -1, sparse;
     const size_t grain = 4096; /* zero runs left as holes */
-    if (parse_args(argc, argv, OPT_PROGRESS | OPT_SYNC, 2, 2, &a) < 0)
+    q2w_snapshot sn;
+    if (parse_args(argc, argv, OPT_PROGRESS | OPT_SYNC | OPT_SNAPSHOT, 2, 2,
+                   &a) < 0)
         return 1;
     d = disk_open(a.pos[0], FMT_QCOW2, 0, 0, 0);
     if (!d) return 1;
+    size = d->size;
+    if (a.snapshot) { /* found before RAW is touched */
+        rc = disk_run(d, q2w_snapshot_find(&d->img, a.snapshot, &sn));
+        if (rc != Q2W_OK) {
+            snap_err(d, rc, a.snapshot);
+            rc = -1;
+            goto done;
+        }
+        if (sn.disk_size) size = sn.disk_size;
+        rc = -1;
+    }
     buf = (unsigned char *)malloc(CHUNK);
     out = open(a.pos[1], O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (out < 0 || !buf || fstat(out, &st) < 0) {
@@ -915,16 +1118,16 @@ static int cmd_export(int argc, char **argv)
     /* A regular file starts as one hole of the right size; only the data
      * is written. Anything else (a device) gets every byte. */
     sparse = S_ISREG(st.st_mode);
-    if (sparse && ftruncate(out, (off_t)d->size) < 0) {
+    if (sparse && ftruncate(out, (off_t)size) < 0) {
         sys_fail(a.pos[1], errno);
         goto done;
     }
-    for (pos = 0; pos < d->size;) {
-        size_t n = d->size - pos < CHUNK ? (size_t)(d->size - pos) : CHUNK;
+    for (pos = 0; pos < size;) {
+        size_t n = size - pos < CHUNK ? (size_t)(size - pos) : CHUNK;
         size_t i, e, run = (size_t)-1;
         int w = 0;
-        rc = disk_run(d, q2w_read(&d->img, pos, buf, n));
-        if (rc != Q2W_OK) { disk_err(d, rc); rc = -1; goto done; }
+        rc = export_read(d, a.snapshot ? &sn : NULL, pos, buf, n);
+        if (rc < 0) goto done;
         if (!sparse) {
             w = q2w_pwrite_full(out, pos, buf, n);
         } else {
@@ -942,7 +1145,7 @@ static int cmd_export(int argc, char **argv)
         }
         if (w < 0) { sys_fail(a.pos[1], -w); rc = -1; goto done; }
         pos += n;
-        progress(&a, pos, d->size, &last);
+        progress(&a, pos, size, &last);
     }
     if (a.sync && (rc = sync_with_dir(out, a.pos[1])) < 0) {
         sys_fail(a.pos[1], -rc);
@@ -951,7 +1154,9 @@ static int cmd_export(int argc, char **argv)
     rc = close(out);
     out = -1;
     if (rc < 0) { sys_fail(a.pos[1], errno); goto done; }
-    printf("exported %llu bytes\n", (unsigned long long)d->size);
+    printf("exported %llu bytes", (unsigned long long)size);
+    if (a.snapshot) printf(" (snapshot '%s')", a.snapshot);
+    printf("\n");
 done:
     if (out >= 0) close(out);
     free(buf);
@@ -1056,7 +1261,8 @@ int main(int argc, char **argv)
         int (*run)(int, char **);
     } cmds[] = {{"create", cmd_create}, {"info", cmd_info},
                 {"write", cmd_write},   {"import", cmd_import},
-                {"export", cmd_export}, {"check", cmd_check}};
+                {"export", cmd_export}, {"check", cmd_check},
+                {"snapshot", cmd_snapshot}};
     size_t i;
     if (argc < 2) {
         usage(stderr);

@@ -2,8 +2,10 @@
 # Demo of qcow2w: an image is created, written at an odd offset and read
 # back; a raw disk with holes is imported and exported unchanged; overlays
 # on a qcow2 and on a raw backing file read through to it; a planted leak
-# is found and repaired; every image is clean for qcow2w check and, when it
-# is installed, for qemu-img check and compare.
+# is found and repaired; internal snapshots keep their view while the disk
+# is overwritten, export and delete cleanly; every image is clean for
+# qcow2w check and, when it is installed, for qemu-img check and compare
+# (and qemu-img reads our snapshots as we do).
 set -eu
 B=${B:-build}
 bin="$B/qcow2w"
@@ -75,15 +77,68 @@ rc=0
 test $rc -eq 3
 "$bin" check --repair "$tmp/a.qcow2"
 
-for f in a r r2 o o2; do
+# 5. Internal snapshots on a copy of r.qcow2: "before" is taken, the
+# message is written over a shared cluster boundary, "after" is taken, more
+# is written. Each snapshot exports as the disk was when it was taken, the
+# active view as it is now; then the snapshots are deleted.
+cp "$tmp/r.qcow2" "$tmp/s.qcow2"
+"$bin" snapshot create "$tmp/s.qcow2" before
+"$bin" write "$tmp/s.qcow2" 3211259 "$tmp/msg" > /dev/null
+"$bin" snapshot create "$tmp/s.qcow2" after > /dev/null
+printf 'written after "after"' > "$tmp/msg2"
+"$bin" write "$tmp/s.qcow2" 100 "$tmp/msg2" > /dev/null
+cp "$tmp/o.want" "$tmp/s.want"
+patch "$tmp/s.want" "$tmp/msg2" 100
+"$bin" snapshot list "$tmp/s.qcow2"
+"$bin" info "$tmp/s.qcow2" | grep '^snapshots: 2$' > /dev/null
+"$bin" export "$tmp/s.qcow2" "$tmp/s.before" --snapshot before
+"$bin" export "$tmp/s.qcow2" "$tmp/s.after" -s after > /dev/null
+"$bin" export "$tmp/s.qcow2" "$tmp/s.now" > /dev/null
+cmp "$tmp/r.raw" "$tmp/s.before"     # the export from before the writes
+cmp "$tmp/o.want" "$tmp/s.after"
+cmp "$tmp/s.want" "$tmp/s.now"
+# the active view differs from "before", and only where it was written
+# (cmp -l counts bytes from 1)
+d=$(cmp -l "$tmp/s.before" "$tmp/s.now" | awk '
+    ($1 > 100 && $1 <= 121) || ($1 > 3211259 && $1 <= 3211274) { w++; next }
+    { o++ } END { print (w > 0 && o == 0) ? "ok" : "bad" }')
+test "$d" = ok
+"$bin" check "$tmp/s.qcow2" > /dev/null
+rc=0
+"$bin" snapshot delete "$tmp/s.qcow2" nosuch 2> /dev/null || rc=$?
+test $rc -eq 1
+rc=0
+"$bin" snapshot create "$tmp/s.qcow2" before 2> /dev/null || rc=$?
+test $rc -eq 1
+if command -v qemu-img > /dev/null 2>&1; then
+    qemu-img snapshot -l "$tmp/s.qcow2"
+    for n in before after; do
+        qemu-img convert -f qcow2 -l snapshot.name=$n -O raw "$tmp/s.qcow2" \
+            "$tmp/s.$n.qemu"
+        cmp "$tmp/s.$n" "$tmp/s.$n.qemu"
+    done
+    qemu-img check -q "$tmp/s.qcow2"
+fi
+"$bin" snapshot delete "$tmp/s.qcow2" before
+"$bin" export "$tmp/s.qcow2" "$tmp/s.after2" -s after > /dev/null
+cmp "$tmp/o.want" "$tmp/s.after2"
+"$bin" snapshot delete "$tmp/s.qcow2" after
+test -z "$("$bin" snapshot list "$tmp/s.qcow2")"
+"$bin" info "$tmp/s.qcow2" | grep '^snapshots: 0$' > /dev/null
+"$bin" export "$tmp/s.qcow2" "$tmp/s.end" > /dev/null
+cmp "$tmp/s.want" "$tmp/s.end"
+echo "snapshots: each exports as taken, the active view as written; deleted"
+
+for f in a r r2 o o2 s; do
     "$bin" check "$tmp/$f.qcow2" > /dev/null
 done
 echo "qcow2w check: every image clean"
 
 if command -v qemu-img > /dev/null 2>&1; then
-    for f in a r r2 o o2; do
+    for f in a r r2 o o2 s; do
         qemu-img check -q "$tmp/$f.qcow2"
     done
+    test -z "$(qemu-img snapshot -l "$tmp/s.qcow2")"
     qemu-img compare -q -f qcow2 -F raw "$tmp/r.qcow2" "$tmp/r.raw"
     qemu-img compare -q -f qcow2 -F raw "$tmp/o.qcow2" "$tmp/o.raw"
     qemu-img compare -q -f qcow2 -F raw "$tmp/o2.qcow2" "$tmp/o.want"

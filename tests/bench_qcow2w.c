@@ -11,6 +11,9 @@
  *      process (open, writes, close with its flushes) against one qemu-io
  *      process doing the same writes (--cache=writeback, flush at exit).
  *      Target >= 1.5x qemu.
+ *   3. The same writes into the first 256 MiB after they were written and
+ *      a snapshot taken: every write copies a shared cluster. qemu flushes
+ *      on each; qcow2w keeps its crash order without. Target >= 5x qemu.
  * Write amplification = bytes the process wrote (write/pwrite calls, from
  * /proc/<pid>/io wchar, read before the child is reaped) / user bytes.
  * Without qemu-img / qemu-io the bench says so and skips. */
@@ -179,6 +182,42 @@ static double ours_random(const char *img_path, const uint64_t *offs,
     return bench_now() - t0;
 }
 
+/* Write the first `region` bytes and take a snapshot, with qcow2w. */
+static int ours_prepare_shared(const char *img_path, uint64_t region)
+{
+    static unsigned char mem[8u << 20];
+    static q2w_op ops[256];
+    unsigned char *buf = (unsigned char *)malloc(4u << 20);
+    q2w_image img;
+    q2w_config cfg;
+    struct stat st;
+    uint64_t off;
+    int fd, rc;
+    if (!buf) return -1;
+    memset(buf, 17, 4u << 20);
+    memset(&cfg, 0, sizeof cfg);
+    fd = open(img_path, O_RDWR);
+    if (fd < 0 || fstat(fd, &st) < 0) return -1;
+    cfg.mem = mem;
+    cfg.mem_len = sizeof mem;
+    cfg.ops = ops;
+    cfg.ops_cap = 256;
+    cfg.file_size = (uint64_t)st.st_size;
+    cfg.writable = 1;
+    rc = q2w_posix_run(&img, fd, NULL, q2w_open(&img, &cfg));
+    for (off = 0; off < region && rc == Q2W_OK; off += 4u << 20)
+        rc = q2w_posix_run(&img, fd, NULL, q2w_write(&img, off, buf, 4u << 20));
+    if (rc == Q2W_OK)
+        rc = q2w_posix_run(&img, fd, NULL,
+                           q2w_snapshot_create(&img, "base", 0, 0, 0));
+    if (rc == Q2W_OK) rc = q2w_posix_run(&img, fd, NULL, q2w_close(&img));
+    close(fd);
+    free(buf);
+    if (rc != Q2W_OK)
+        fprintf(stderr, "bench: preparing the snapshot: %s\n", q2w_strerror(rc));
+    return rc == Q2W_OK ? 0 : -1;
+}
+
 static int create_ours(const char *path, uint64_t size)
 {
     q2w_create_opts o;
@@ -342,6 +381,72 @@ int main(void)
                (double)wo / (WRITES * 4096.0), (double)wq / (WRITES * 4096.0));
         printf("target: random writes >= 1.5x qemu-io: %.2fx %s\n", mq / mo,
                mq / mo >= 1.5 ? "met" : "MISSED");
+        free(argv_q);
+        free(cmds);
+    }
+    /* 3. The same writes into clusters shared with a snapshot: the first
+     * REGION bytes written, a snapshot taken, then 10,000 random 4 KiB
+     * writes inside that region. Every one copies a cluster. */
+    {
+        const uint64_t region = 256u << 20;
+        double t_o[RUNS], t_q[RUNS], mo, mq;
+        uint64_t wo = 0, wq = 0;
+        size_t argc = 0, cap = 2 * WRITES + 8;
+        char **argv_q = (char **)calloc(cap, sizeof *argv_q);
+        char *cmds = (char *)malloc((size_t)WRITES * 48);
+        char fillcmd[64];
+        if (!argv_q || !cmds) return 1;
+        for (i = 0; i < WRITES; i++) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            offs[i] = (x % (region / 4096)) * 4096;
+        }
+        argv_q[argc++] = (char *)"qemu-io";
+        argv_q[argc++] = (char *)"-f";
+        argv_q[argc++] = (char *)"qcow2";
+        argv_q[argc++] = (char *)"--cache=writeback";
+        for (i = 0; i < WRITES; i++) {
+            char *c = cmds + (size_t)i * 48;
+            snprintf(c, 48, "write -P %d %llu 4k", (i * 7 + 1) & 0xff,
+                     (unsigned long long)offs[i]);
+            argv_q[argc++] = (char *)"-c";
+            argv_q[argc++] = c;
+        }
+        argv_q[argc++] = img;
+        argv_q[argc] = NULL;
+        snprintf(fillcmd, sizeof fillcmd, "write -P 17 0 %llu",
+                 (unsigned long long)region);
+        for (r = 0; r < RUNS; r++) {
+            char *a_create[] = {(char *)"qemu-img", (char *)"create",
+                                (char *)"-q", (char *)"-f", (char *)"qcow2",
+                                (char *)"-o", oflag, img, (char *)"1G", NULL};
+            char *a_fill[] = {(char *)"qemu-io", (char *)"-f", (char *)"qcow2",
+                              (char *)"-c", fillcmd, img, NULL};
+            char *a_snap[] = {(char *)"qemu-img", (char *)"snapshot",
+                              (char *)"-c", (char *)"base", img, NULL};
+            settle(img);
+            if (create_ours(img, 1u << 30) < 0 ||
+                ours_prepare_shared(img, region) < 0)
+                return 1;
+            sync();
+            t_o[r] = ours_random(img, offs, &wo);
+            settle(img);
+            if (run(a_create, NULL) < 0 || run(a_fill, NULL) < 0 ||
+                run(a_snap, NULL) < 0)
+                return 1;
+            sync();
+            t_q[r] = run(argv_q, &wq);
+            if (t_o[r] < 0 || t_q[r] < 0) return 1;
+        }
+        settle(img);
+        mo = bench_median(t_o, RUNS);
+        mq = bench_median(t_q, RUNS);
+        printf("10000 random 4 KiB writes into clusters shared with a "
+               "snapshot: qcow2w %.3f s (%.0f writes/s)  qemu-io %.3f s "
+               "(%.0f writes/s)\n", mo, WRITES / mo, mq, WRITES / mq);
+        printf("write amplification: qcow2w %.2f  qemu-io %.2f\n",
+               (double)wo / (WRITES * 4096.0), (double)wq / (WRITES * 4096.0));
+        printf("target: copy-on-write >= 5x qemu-io: %.2fx %s\n", mq / mo,
+               mq / mo >= 5.0 ? "met" : "MISSED");
         free(argv_q);
         free(cmds);
     }
