@@ -149,6 +149,8 @@ TEST create_v2_and_backing_name(void)
     ASSERT_EQ(3, rd32(&d, 76));
     /* Opening needs the backing file, or an explicit no. */
     ASSERT_EQ(Q2W_ERR_BACKING, qh_open(&h, &d, 4096, 8, 16, 1, 0));
+    ASSERT_EQ(8, q2w_error(&h.img)->offset);
+    ASSERT_STR_EQ("header.backing_file_offset", q2w_error(&h.img)->what);
     qh_close_handle(&h);
     ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, 1));
     q2w_info_get(&h.img, &info);
@@ -365,6 +367,8 @@ TEST memory_and_op_buffer_limits(void)
     cfg.file_size = d.len;
     ASSERT_EQ(Q2W_ERR_NOMEM, q2w_open(&img, &cfg));
     ASSERT_STR_EQ("cfg.ops_cap", q2w_error(&img)->what);
+    ASSERT_EQ(0, q2w_error(&img)->offset);
+    ASSERT_EQ(7, q2w_error(&img)->index);
     cfg.ops_cap = 8;
     {
         int rc = qh_run(&img, &d, q2w_open(&img, &cfg));
@@ -628,6 +632,12 @@ TEST resize_grows_the_l1_and_frees_the_old_one(void)
     ASSERT(rd64(&d, 40) != old_l1);
     ASSERT_EQ(64 * 512 * 200, rd64(&d, 24));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 64 * 512 * 199, data, 512)));
+    /* The old L1's clusters, freed after a flush, are the next ones handed
+     * out - here to new L2 tables: nothing stale of the old L1 may remain
+     * in the cache under their offsets. */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 64 * 512 * 150, data, 512)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 64 * 512 * 120, data, 512)));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
     qh_close_handle(&h);
     qh_assert_consistent(&d, 1, "after resize"); /* old L1 freed: no leak */
@@ -1173,6 +1183,8 @@ TEST create_with_a_multi_cluster_refcount_table(void)
     ASSERT_EQ((1 + R + B) * 512, rd64(&d, 40));
     ASSERT_EQ((1 + R + B + 8192) * 512, d.len);
     ASSERT(B * 64 >= 1 + R + B + 8192);
+    ASSERT((B - 1) * 64 < 1 + R + B + 8192);   /* no block too many */
+    ASSERT_EQ((B * 8 + 511) / 512, R);         /* no table cluster too many */
     ASSERT(R * 64 >= B);
     qh_assert_consistent(&d, 1, "fresh");
     qh_disk_free(&d);
@@ -1565,6 +1577,119 @@ TEST snapshot_create_switches_the_header_last(void)
     PASS();
 }
 
+/* The checker's reads can fail: it stops with Q2W_ERR_IO, counted. */
+static int failing_after;
+static int io_read_failing(void *user, uint64_t off, void *dst, size_t len)
+{
+    if (failing_after-- <= 0) return -5;
+    return qh_io_read(user, off, dst, len);
+}
+
+TEST checker_stops_on_read_errors(void)
+{
+    qh_disk d;
+    q2w_io io;
+    q2w_check_result r;
+    size_t need;
+    void *work;
+    int n;
+    checker_image(&d, 3);
+    io.read = qh_io_read;
+    io.write = qh_io_write;
+    io.flush = qh_io_flush;
+    io.user = &d;
+    io.file_size = d.len;
+    ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, NULL));
+    work = malloc(need);
+    ASSERT(work != NULL);
+    io.read = io_read_failing;
+    /* every read of the scan after the header's, failing in turn: header
+     * cluster, table, L1, L2, then pass 2 and 3 (9 reads in all) */
+    for (n = 1; n < 9; n++) {
+        failing_after = n;
+        ASSERT_EQ(Q2W_ERR_IO, q2w_check(&io, work, need, 0, &r));
+        ASSERT_EQ(1, r.check_errors);
+        ASSERT_EQ(Q2W_ERR_IO, r.error.code);
+    }
+    failing_after = 9;
+    ASSERT_EQ(Q2W_OK, q2w_check(&io, work, need, 0, &r));
+    free(work);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* An L1 entry pointing into a data cluster at an unaligned offset is one
+ * finding; the table it names is not walked. */
+TEST checker_does_not_walk_unaligned_tables(void)
+{
+    qh_disk d;
+    q2w_check_result r;
+    const uint64_t cs = 4096;
+    checker_image(&d, 3);
+    q2w__put64(d.buf + 3 * cs, (5 * cs + 512) | Q2W__COPIED);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT_EQ(1, r.corruptions);
+    ASSERT(find_kind(&r, Q2W_FIND_UNALIGNED, 5 * cs + 512));
+    ASSERT_EQ(3, r.leaks); /* the real L2 and its two data clusters */
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* Reading never changes the image, even where nothing is allocated. */
+TEST reads_change_nothing(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char got[70000];
+    size_t len;
+    checker_image(&d, 3);
+    len = d.len;
+    d.writes = 0;
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, got, sizeof got)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 900000, got, 4096)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    ASSERT_EQ(0, d.writes);
+    ASSERT_EQ(len, d.len);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* A flush with nothing new to make durable plans nothing; info reports
+ * the header as it is. */
+TEST idle_flush_is_free_and_info_is_exact(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_info info;
+    unsigned char b[10] = {1};
+    make_image(&d, 4096, 8, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, 10)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+    n_oplog = 0;
+    ASSERT_EQ(Q2W_OK, run_logged(&h.img, &d, q2w_flush(&h.img)));
+    ASSERT_EQ(0, n_oplog);
+    q2w_info_get(&h.img, &info);
+    ASSERT_EQ(3, info.version);
+    ASSERT_EQ(4096, info.cluster_size);
+    ASSERT_EQ(8, info.refcount_bits);
+    ASSERT_EQ(1 << 20, info.size);
+    ASSERT_EQ(rd64(&d, 40), info.l1_offset);
+    ASSERT_EQ(rd32(&d, 36), info.l1_size);
+    ASSERT_EQ(rd64(&d, 48), info.refcount_table_offset);
+    ASSERT_EQ(rd32(&d, 56), info.refcount_table_clusters);
+    ASSERT_EQ(0, info.nb_snapshots);
+    ASSERT_EQ(112, info.header_length);
+    ASSERT(info.backing_name == NULL);
+    ASSERT_EQ(16, info.cache_slots);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* ---- property: seeded op sequences against a flat model ------------------------ */
 TEST seeded_sequences_match_the_model(void)
 {
@@ -1684,6 +1809,10 @@ SUITE(checker)
     RUN_TEST(growth_leaves_no_holes_and_reuses_the_old_table);
     RUN_TEST(resize_up_to_the_l1_limit);
     RUN_TEST(checker_counts_compressed_clusters);
+    RUN_TEST(checker_stops_on_read_errors);
+    RUN_TEST(checker_does_not_walk_unaligned_tables);
+    RUN_TEST(reads_change_nothing);
+    RUN_TEST(idle_flush_is_free_and_info_is_exact);
 }
 
 GREATEST_MAIN_DEFS();
