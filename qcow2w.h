@@ -2079,6 +2079,15 @@ static int q2w__step_snap_create(q2w_image *img)
         if (elen > cs)
             return q2w__fail(img, Q2W_ERR_LIMIT,
                              "snapshot entry longer than a cluster", 0, elen);
+        /* The id is the largest id in the table + 1, as qemu picks it:
+         * walk the table again (a delete may have taken the largest). */
+        img->snap_max_id = 0;
+        q2w__walk_begin(img);
+        img->phase = 20;
+        /* fall through */
+    case 20:
+        rc = q2w__step_open_snapshots(img);
+        if (rc != Q2W__DONE) return rc;
         img->phase = 1;
         img->p_l1i = img->p_l2i = 0;
         return q2w__checkpoint_start(img);

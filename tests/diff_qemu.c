@@ -20,6 +20,30 @@
  *         qemu's A (q2w_check clean, q2w_read A == model). On a content
  *         difference A is converted too, to tell whether qemu or the model
  *         disagrees.
+ * Snapshots: every other pair of seeds (bit 1 of the seed set) also carries
+ * `snapshot create sN` / `snapshot delete sN` among its ops (names unique in
+ * the iteration, at most 4 live). The model keeps a copy of the virtual disk
+ * (and its size) per live snapshot.
+ *   ours: qcow2w creates/deletes them (q2w_snapshot_create/delete); then
+ *         qemu-img snapshot -l lists exactly the live ones, qemu-img convert
+ *         -l snapshot.name=sN equals each copy, and so does q2w_read_snapshot
+ *         (the list through q2w_snapshot_get, each found by name).
+ *   qemu: A gets qemu-img snapshot -c/-d between its qemu-io batches, B the
+ *         same through qcow2w; both sides' snapshots (qemu-img convert of A
+ *         and of B, q2w_read_snapshot of A and of B) must equal the copies,
+ *         B's qemu-img snapshot -l the live set, the ids agree.
+ *   A refusal to create (small refcount_bits: a cluster the snapshot would
+ *   share already has the largest refcount) is accepted only when an
+ *   independent walk of the image (active L1 -> L2 tables and data clusters
+ *   -> their refcounts) finds a refcount that would overflow, and with 1-
+ *   or 2-bit refcounts (q2w_flush, then the walk, before each create) a
+ *   create must be refused exactly then. In the qemu mode A and B may then
+ *   differ only where their allocations do (qemu keeps zeroed shared
+ *   clusters allocated): -v notes it. qemu leaks the L1 copy when it
+ *   refuses; `qemu-img check -r leaks` repairs A before it goes on. A
+ *   refused name's later delete must fail with Q2W_ERR_NOT_FOUND on our
+ *   side. qemu-img resize refuses a v2 image with snapshots, so the qemu
+ *   mode does not grow one (the ours mode does: qcow2w allows it).
  * -v prints one line per passing iteration and the time; -vv also every
  * command with its exit status and duration, and the scenario.
  *
@@ -66,6 +90,9 @@ extern char **environ;
 #define MAX_OPS 40
 #define MAX_BEXT 5
 #define MAX_TOTAL_SIZE (96ull * MIB)
+#define MAX_SNAPS 16                 /* snapshot names per iteration */
+#define MAX_LIVE 4                   /* live snapshots at any time */
+#define SNAP_MAX_TOTAL (32ull * MIB) /* virtual size cap with snapshots */
 #define PATHLEN 4096
 
 typedef unsigned long long ull;
@@ -100,11 +127,17 @@ static int rng_chance(rng *r, unsigned pct)
 
 /* ---- scenario ---------------------------------------------------------------- */
 enum { MODE_OURS = 0, MODE_QEMU = 1 };
-enum { OP_WRITE, OP_ZERO, OP_DISCARD, OP_FLUSH, OP_GROW };
+enum { OP_WRITE, OP_ZERO, OP_DISCARD, OP_FLUSH, OP_GROW, OP_SNAP_CREATE,
+       OP_SNAP_DELETE };
+enum { SN_NONE = 0, SN_LIVE, SN_REFUSED, SN_DELETED };
 enum { BK_NONE = 0, BK_RAW = 1, BK_QCOW2 = 2 };
 
-static const char *const op_names[] = {"write", "write_zeroes", "discard",
-                                       "flush", "grow"};
+static const char *const op_names[] = {"write",           "write_zeroes",
+                                       "discard",         "flush",
+                                       "grow",            "snapshot create",
+                                       "snapshot delete"};
+static const char *const sn_state_names[] = {"never created", "live",
+                                             "refused", "deleted"};
 static const char *const mode_names[] = {"ours", "qemu"};
 
 typedef struct op_t {
@@ -113,6 +146,7 @@ typedef struct op_t {
     unsigned char fill;
     int reopen;        /* flush: ours also closes and reopens the image */
     int index;         /* index in the generated list */
+    int snap;          /* snapshot ops: the name is s<snap> */
 } op_t;
 
 typedef struct ext_t {
@@ -135,7 +169,19 @@ typedef struct scen_t {
     size_t nops;
     op_t ops[MAX_OPS];
     size_t slots, ops_cap;
+    int snaps;         /* snapshot ops among the ops */
+    int nsnaps;        /* snapshot names used */
 } scen_t;
+
+static int is_snap_op(const op_t *op)
+{
+    return op->kind == OP_SNAP_CREATE || op->kind == OP_SNAP_DELETE;
+}
+
+static void snap_name(char *out, size_t cap, int k)
+{
+    snprintf(out, cap, "s%d", k);
+}
 
 static uint64_t round_up(uint64_t v, uint64_t a)
 {
@@ -189,10 +235,10 @@ static void gen_range(rng *r, uint64_t cs, uint64_t size, int bytes,
 /* qemu-img resize must hide a longer backing file behind zeros and cannot
  * on v2 ("Failed to zero out new clusters"); only the ours mode, where qemu
  * only reads the result, grows such an image. */
-static int qemu_cannot_grow(const scen_t *sc, uint64_t cur)
+static int qemu_cannot_grow(const scen_t *sc, uint64_t cur, size_t nlive)
 {
-    return sc->mode == MODE_QEMU && sc->version == 2 && sc->backing &&
-           sc->bsize > cur;
+    return sc->mode == MODE_QEMU && sc->version == 2 &&
+           ((sc->backing && sc->bsize > cur) || nlive > 0);
 }
 
 static void gen_scenario(scen_t *sc, uint64_t seed, int mode)
@@ -201,13 +247,16 @@ static void gen_scenario(scen_t *sc, uint64_t seed, int mode)
     static const uint32_t bclusters[] = {512, 4096, 65536};
     static const uint64_t maxes[] = {1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB};
     rng r;
-    uint64_t maxb, cur, cs;
-    size_t i, n;
-    int bytes = mode == MODE_OURS;
+    uint64_t maxb, cur, cs, maxtotal;
+    size_t i, n, nlive = 0;
+    int bytes = mode == MODE_OURS, live[MAX_LIVE], created = 0;
     memset(sc, 0, sizeof *sc);
     r.s = seed ^ 0x5eed0fd1ffull;
     sc->seed = seed;
     sc->mode = mode;
+    /* Not drawn from r: the scenarios without snapshots stay as they were. */
+    sc->snaps = (int)((seed >> 1) & 1);
+    maxtotal = sc->snaps ? SNAP_MAX_TOTAL : MAX_TOTAL_SIZE;
     if (rng_chance(&r, 4)) {
         sc->cluster = 2u << 20;
         maxb = 8 * MIB;
@@ -215,6 +264,7 @@ static void gen_scenario(scen_t *sc, uint64_t seed, int mode)
         sc->cluster = clusters[rng_below(&r, 4)];
         maxb = maxes[rng_below(&r, 4)];
     }
+    if (sc->snaps && maxb > 16 * MIB) maxb = 16 * MIB;
     cs = sc->cluster;
     sc->version = rng_chance(&r, 50) ? 3 : 2;
     sc->rbits = sc->version == 2 ? 16u : 1u << rng_below(&r, 7);
@@ -255,10 +305,29 @@ static void gen_scenario(scen_t *sc, uint64_t seed, int mode)
     cur = sc->size;
     for (i = 0; i < sc->nops; i++) {
         op_t *op = &sc->ops[i];
-        uint64_t k = rng_below(&r, 100);
+        uint64_t k;
         op->index = (int)i;
+        if (sc->snaps && rng_chance(&r, 16)) {
+            if (nlive < MAX_LIVE && sc->nsnaps < MAX_SNAPS &&
+                (nlive == 0 || rng_chance(&r, 60))) {
+                op->kind = OP_SNAP_CREATE;
+                op->snap = sc->nsnaps++;
+                live[nlive++] = op->snap;
+                created = 1;
+                continue;
+            }
+            if (nlive) {
+                size_t j = (size_t)rng_below(&r, nlive);
+                op->kind = OP_SNAP_DELETE;
+                op->snap = live[j];
+                live[j] = live[--nlive];
+                continue;
+            }
+        }
+        k = rng_below(&r, 100);
         if (k >= 92) {
-            int ok = cur < MAX_TOTAL_SIZE && !qemu_cannot_grow(sc, cur);
+            /* (qemu-img resize refuses a v2 image with snapshots) */
+            int ok = cur < maxtotal && !qemu_cannot_grow(sc, cur, nlive);
             if (ok) {
                 uint64_t lim = cs >= (2u << 20) ? 4 * MIB : 16 * MIB;
                 op->kind = OP_GROW;
@@ -281,14 +350,26 @@ static void gen_scenario(scen_t *sc, uint64_t seed, int mode)
             if (op->len > 4 * MIB) op->len = 4 * MIB;
         }
     }
+    /* A snapshot iteration has at least one create: one op (not a grow,
+     * which later ranges rely on) becomes one. */
+    if (sc->snaps && !created) {
+        i = (size_t)rng_below(&r, sc->nops);
+        while (sc->ops[i].kind == OP_GROW) i = (i + 1) % sc->nops;
+        memset(&sc->ops[i], 0, sizeof sc->ops[i]);
+        sc->ops[i].kind = OP_SNAP_CREATE;
+        sc->ops[i].index = (int)i;
+        sc->ops[i].snap = sc->nsnaps++;
+    }
 }
 
 /* Keep only the listed ops (--ops), then drop any op the current size no
  * longer admits (a dropped grow shrinks what follows). */
 static void filter_ops(scen_t *sc, const char *keep)
 {
-    size_t i, n = 0;
+    size_t i, n = 0, nlive = 0;
     uint64_t cur = sc->size;
+    int kept[MAX_SNAPS];
+    memset(kept, 0, sizeof kept);
     for (i = 0; i < sc->nops; i++) {
         op_t op = sc->ops[i];
         if (keep) {
@@ -303,9 +384,15 @@ static void filter_ops(scen_t *sc, const char *keep)
             }
             if (!found) continue;
         }
-        if (op.kind == OP_GROW) {
+        if (op.kind == OP_SNAP_CREATE) {
+            kept[op.snap] = 1;
+            nlive++;
+        } else if (op.kind == OP_SNAP_DELETE) {
+            if (!kept[op.snap]) continue; /* its create was dropped */
+            nlive--;
+        } else if (op.kind == OP_GROW) {
             if (op.off <= cur) continue;
-            if (qemu_cannot_grow(sc, cur)) continue;
+            if (qemu_cannot_grow(sc, cur, nlive)) continue;
             cur = op.off;
         } else if (op.kind != OP_FLUSH) {
             if (op.off >= cur) continue;
@@ -325,7 +412,8 @@ static void print_scenario(FILE *f, const scen_t *sc)
         fprintf(f, " backing=%s size=%llu (v%d cluster=%u refcount_bits=%u)",
                 sc->backing == BK_RAW ? "raw" : "qcow2", (ull)sc->bsize,
                 sc->bversion, sc->bcluster, sc->brbits);
-    fprintf(f, " slots=%zu ops_cap=%zu\n", sc->slots, sc->ops_cap);
+    fprintf(f, " slots=%zu ops_cap=%zu%s\n", sc->slots, sc->ops_cap,
+            sc->snaps ? " snapshots" : "");
     for (i = 0; i < sc->nbext; i++)
         fprintf(f, "  backing fill 0x%02x %llu +%llu\n", sc->bext[i].fill,
                 (ull)sc->bext[i].off, (ull)sc->bext[i].len);
@@ -333,6 +421,7 @@ static void print_scenario(FILE *f, const scen_t *sc)
         const op_t *op = &sc->ops[i];
         fprintf(f, "  op #%d %s", op->index, op_names[op->kind]);
         if (op->kind == OP_GROW) fprintf(f, " to %llu", (ull)op->off);
+        else if (is_snap_op(op)) fprintf(f, " s%d", op->snap);
         else if (op->kind == OP_FLUSH)
             fprintf(f, "%s", op->reopen ? " (+ reopen)" : "");
         else
@@ -391,12 +480,43 @@ static int model_apply(model_t *m, const scen_t *sc, const op_t *op)
     return 0;
 }
 
+/* Snapshots: the state of every name and a copy of the disk per live one;
+ * `run` is the model as the ops go (the snapshot copies come from it). */
+typedef struct snapm_t {
+    model_t run;
+    unsigned char *d[MAX_SNAPS];
+    uint64_t size[MAX_SNAPS];
+    int state[MAX_SNAPS];
+    size_t at[MAX_SNAPS]; /* position of its create in sc->ops */
+} snapm_t;
+
+static void snapm_free(snapm_t *sm)
+{
+    int k;
+    for (k = 0; k < MAX_SNAPS; k++) {
+        free(sm->d[k]);
+        sm->d[k] = NULL;
+    }
+    free(sm->run.d);
+    sm->run.d = NULL;
+}
+
+/* The model of snapshot k (valid while it is live). */
+static model_t snapm_view(const snapm_t *sm, int k)
+{
+    model_t v;
+    v.d = sm->d[k];
+    v.size = sm->size[k];
+    return v;
+}
+
 /* ---- iteration context, failure reporting ---------------------------------- */
 typedef struct it_t {
     const scen_t *sc;
     char dir[PATHLEN];
     int failed;
     int verbose;
+    size_t blame_end; /* the content compared was made by ops[0, blame_end) */
 } it_t;
 
 static DQ_PRINTF(2, 3) void failf(it_t *it, const char *fmt, ...)
@@ -619,13 +739,14 @@ static void remove_dir(const char *dir)
     rmdir(dir);
 }
 
-/* Which op last changed byte `at` of the model (for the failure report). */
-static void blame(const scen_t *sc, uint64_t at)
+/* Which op among ops[0, end) last changed byte `at` of the model (for the
+ * failure report). */
+static void blame(const scen_t *sc, size_t end, uint64_t at)
 {
-    size_t i = sc->nops;
+    size_t i = end < sc->nops ? end : sc->nops;
     while (i--) {
         const op_t *op = &sc->ops[i];
-        if (op->kind == OP_FLUSH) continue;
+        if (op->kind == OP_FLUSH || is_snap_op(op)) continue;
         if (op->kind == OP_GROW) {
             /* a grow matters only if `at` was past the previous size */
             uint64_t prev = sc->size;
@@ -691,13 +812,14 @@ static int diff_report(it_t *it, const model_t *m, const diff_t *d,
           "0x%02x); %llu bytes differ in [%llu, %llu]",
           what, (ull)d->first, d->got_first, m->d[d->first], (ull)d->n,
           (ull)d->first, (ull)d->last);
-    blame(it->sc, d->first);
+    blame(it->sc, it->blame_end, d->first);
     return -1;
 }
 
-/* Compares file `p` (a raw disk image) with the model, 1 MiB at a time. */
+/* Compares file `p` (a raw disk image) with the model, 1 MiB at a time.
+ * prefix: the file may be longer; only its first m->size bytes count. */
 static int compare_file(it_t *it, const model_t *m, const char *p,
-                        const char *what)
+                        const char *what, int prefix)
 {
     diff_t d;
     unsigned char *buf = (unsigned char *)malloc(1 * MIB);
@@ -711,7 +833,8 @@ static int compare_file(it_t *it, const model_t *m, const char *p,
         return -1;
     }
     for (;;) {
-        ssize_t k = pread(fd, buf, 1 * MIB, (off_t)off);
+        size_t want = prefix ? (size_t)min64(1 * MIB, m->size - off) : 1 * MIB;
+        ssize_t k = want ? pread(fd, buf, want, (off_t)off) : 0;
         if (k < 0 && errno == EINTR) continue;
         if (k < 0) {
             failf(it, "%s: read %s: %s", what, p, strerror(errno));
@@ -728,6 +851,142 @@ static int compare_file(it_t *it, const model_t *m, const char *p,
     free(buf);
     rc = diff_report(it, m, &d, what);
     return rc;
+}
+
+/* ---- refcount oracle ------------------------------------------------------- */
+/* An independent walk of a qcow2 file, for judging a refused snapshot: the
+ * largest refcount among the clusters a new snapshot would share (the L2
+ * tables the active L1 points to and the clusters their entries point to,
+ * compressed ones aside: none are made here). */
+static uint64_t dq_be(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    int i;
+    for (i = 0; i < n; i++) v = v << 8 | p[i];
+    return v;
+}
+
+typedef struct orc_t {
+    int fd;
+    uint64_t cs;
+    unsigned cb, order;
+    unsigned char *rt, *blk;
+    uint64_t rt_len, blk_off;
+} orc_t;
+
+static int orc_pread(int fd, uint64_t off, void *dst, size_t len)
+{
+    unsigned char *d = (unsigned char *)dst;
+    while (len) {
+        ssize_t k = pread(fd, d, len, (off_t)off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return -1;
+        if (k == 0) { memset(d, 0, len); break; } /* past the end: zeros */
+        d += k;
+        off += (uint64_t)k;
+        len -= (size_t)k;
+    }
+    return 0;
+}
+
+static int orc_refcount(orc_t *o, uint64_t off, uint64_t *v)
+{
+    uint64_t c = off >> o->cb, per = o->cs * 8 >> o->order;
+    uint64_t ri = c / per, i = c % per, bo;
+    *v = 0;
+    if (ri >= o->rt_len / 8) return 0;
+    bo = dq_be(o->rt + ri * 8, 8) & ~511ull;
+    if (!bo) return 0;
+    if (bo != o->blk_off) {
+        if (orc_pread(o->fd, bo, o->blk, (size_t)o->cs)) return -1;
+        o->blk_off = bo;
+    }
+    switch (o->order) {
+    case 0: *v = (uint64_t)o->blk[i / 8] >> (i % 8) & 1u; break;
+    case 1: *v = (uint64_t)o->blk[i / 4] >> (2 * (i % 4)) & 3u; break;
+    case 2: *v = (uint64_t)o->blk[i / 2] >> (4 * (i % 2)) & 15u; break;
+    default: {
+        int n = 1 << (o->order - 3);
+        *v = dq_be(o->blk + i * (uint64_t)n, n);
+        break;
+    }
+    }
+    return 0;
+}
+
+/* *maxrc = that largest refcount, *bits = the image's refcount width. */
+static int rc_oracle(it_t *it, const char *name, uint64_t *maxrc,
+                     unsigned *bits)
+{
+    char p[PATHLEN];
+    unsigned char h[104];
+    unsigned char *l1 = NULL, *l2 = NULL;
+    uint64_t l1_off, l1_size, i, j, v, mx = 0;
+    orc_t o;
+    int rc = -1;
+    memset(&o, 0, sizeof o);
+    path_in(p, it, name);
+    o.fd = open(p, O_RDONLY);
+    if (o.fd < 0 || orc_pread(o.fd, 0, h, sizeof h)) {
+        failf(it, "oracle: cannot read %s", p);
+        if (o.fd >= 0) close(o.fd);
+        return -1;
+    }
+    o.cb = (unsigned)dq_be(h + 20, 4);
+    o.cs = 1ull << o.cb;
+    o.order = dq_be(h + 4, 4) >= 3 ? (unsigned)dq_be(h + 96, 4) : 4u;
+    l1_size = dq_be(h + 36, 4);
+    l1_off = dq_be(h + 40, 8);
+    o.rt_len = dq_be(h + 56, 4) * o.cs;
+    o.rt = (unsigned char *)malloc((size_t)o.rt_len + 1);
+    o.blk = (unsigned char *)malloc((size_t)o.cs);
+    l1 = (unsigned char *)malloc((size_t)l1_size * 8 + 1);
+    l2 = (unsigned char *)malloc((size_t)o.cs);
+    if (!o.rt || !o.blk || !l1 || !l2) abort();
+    if (orc_pread(o.fd, dq_be(h + 48, 8), o.rt, (size_t)o.rt_len) ||
+        orc_pread(o.fd, l1_off, l1, (size_t)l1_size * 8))
+        goto out;
+    for (i = 0; i < l1_size; i++) {
+        uint64_t l2o = dq_be(l1 + i * 8, 8) & 0x00fffffffffffe00ull;
+        if (!l2o) continue;
+        if (orc_refcount(&o, l2o, &v)) goto out;
+        if (v > mx) mx = v;
+        if (orc_pread(o.fd, l2o, l2, (size_t)o.cs)) goto out;
+        for (j = 0; j < o.cs / 8; j++) {
+            uint64_t e = dq_be(l2 + j * 8, 8);
+            if (e >> 62 & 1) continue; /* compressed */
+            if (!(e & 0x00fffffffffffe00ull)) continue;
+            if (orc_refcount(&o, e & 0x00fffffffffffe00ull, &v)) goto out;
+            if (v > mx) mx = v;
+        }
+    }
+    *maxrc = mx;
+    *bits = 1u << o.order;
+    rc = 0;
+out:
+    if (rc) failf(it, "oracle: cannot read %s", p);
+    free(l1);
+    free(l2);
+    free(o.rt);
+    free(o.blk);
+    close(o.fd);
+    return rc;
+}
+
+/* Would a new snapshot of `name` overflow a refcount? 1 yes, 0 no, -1 error.
+ * `why` gets the numbers. */
+static int snap_would_overflow(it_t *it, const char *name, char *why,
+                               size_t cap)
+{
+    uint64_t mx = 0, lim;
+    unsigned bits = 0;
+    if (rc_oracle(it, name, &mx, &bits)) return -1;
+    lim = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+    snprintf(why, cap,
+             "largest refcount among the active clusters %llu, "
+             "refcount_bits=%u (max %llu)",
+             (ull)mx, bits, (ull)lim);
+    return mx >= lim;
 }
 
 /* ---- qcow2w side ------------------------------------------------------------ */
@@ -938,9 +1197,95 @@ static int ours_op(it_t *it, ours_t *o, const q2w_backing_reader *rd,
     return 0;
 }
 
-/* Applies the scenario's ops to image `name` with qcow2w; closes it. */
+/* A snapshot op through qcow2w on image `name` (open as o); keeps sm. */
+static int ours_snap_op(it_t *it, ours_t *o, const q2w_backing_reader *rd,
+                        const op_t *op, size_t pos, const char *name,
+                        snapm_t *sm)
+{
+    char nm[32], call[160], why[192];
+    int k = op->snap, rc, ov, pre = -1;
+    snap_name(nm, sizeof nm, k);
+    snprintf(call, sizeof call, "%s: q2w %s %s (op #%d)", name,
+             op_names[op->kind], nm, op->index);
+    if (op->kind == OP_SNAP_DELETE) {
+        if (sm->state[k] != SN_LIVE && sm->state[k] != SN_REFUSED) abort();
+        rc = q2w_posix_run(&o->img, o->fd, rd,
+                           q2w_snapshot_delete(&o->img, nm));
+        if (sm->state[k] == SN_REFUSED) {
+            /* never made: the delete must say so and change nothing */
+            if (rc == Q2W_ERR_NOT_FOUND) return 0;
+            failf(it, "%s: %s was refused at its create; delete -> %s (%d), "
+                      "want Q2W_ERR_NOT_FOUND",
+                  call, nm, q2w_strerror(rc), rc);
+            return -1;
+        }
+        if (rc != Q2W_OK) {
+            q2w_fail(it, &o->img, rc, call);
+            return -1;
+        }
+        free(sm->d[k]);
+        sm->d[k] = NULL;
+        sm->state[k] = SN_DELETED;
+        return 0;
+    }
+    if (sm->state[k] != SN_NONE) abort();
+    sm->at[k] = pos;
+    /* With 1- or 2-bit refcounts a create may rightly be refused (at most
+     * MAX_LIVE snapshots + the active view share a cluster): a flush makes
+     * the file current and the oracle says beforehand which it must be. */
+    if (it->sc->rbits <= 2) {
+        rc = q2w_posix_run(&o->img, o->fd, rd, q2w_flush(&o->img));
+        if (rc != Q2W_OK) {
+            q2w_fail(it, &o->img, rc, "q2w_flush (before a snapshot)");
+            return -1;
+        }
+        pre = snap_would_overflow(it, name, why, sizeof why);
+        if (pre < 0) return -1;
+    }
+    rc = q2w_posix_run(&o->img, o->fd, rd,
+                       q2w_snapshot_create(&o->img, nm,
+                                           1700000000u + (uint32_t)k,
+                                           (uint32_t)k * 1000u,
+                                           (uint64_t)k * 1000000u));
+    if (rc == Q2W_OK && pre == 1) {
+        failf(it, "%s: created, but a refcount must overflow: %s", call, why);
+        return -1;
+    }
+    if (rc == Q2W_OK) {
+        sm->state[k] = SN_LIVE;
+        sm->size[k] = sm->run.size;
+        sm->d[k] = (unsigned char *)malloc(sm->run.size ? (size_t)sm->run.size
+                                                        : 1);
+        if (!sm->d[k]) abort();
+        memcpy(sm->d[k], sm->run.d, (size_t)sm->run.size);
+        return 0;
+    }
+    if (rc != Q2W_ERR_LIMIT || !q2w_error(&o->img)->what ||
+        strcmp(q2w_error(&o->img)->what, "refcount would overflow") != 0) {
+        q2w_fail(it, &o->img, rc, call);
+        return -1;
+    }
+    /* Refused: the file is current (create checkpoints before it looks), so
+     * the oracle can judge from it. */
+    ov = pre >= 0 ? pre : snap_would_overflow(it, name, why, sizeof why);
+    if (ov < 0) return -1;
+    if (!ov) {
+        q2w_fail(it, &o->img, rc, call);
+        printf("  but no refcount would overflow: %s\n", why);
+        return -1;
+    }
+    if (it->verbose)
+        printf("  note: seed=%llu %s %s refused as expected (%s)\n",
+               (ull)it->sc->seed, name, nm, why);
+    sm->state[k] = SN_REFUSED;
+    return 0;
+}
+
+/* Applies the scenario's ops to image `name` with qcow2w; closes it. With
+ * sm (its run model initialised), snapshot ops are carried out and sm
+ * follows them. */
 static int ours_apply(it_t *it, const char *name, backing_t *bk,
-                      const q2w_backing_reader *rd)
+                      const q2w_backing_reader *rd, snapm_t *sm)
 {
     const scen_t *sc = it->sc;
     ours_t o;
@@ -953,10 +1298,19 @@ static int ours_apply(it_t *it, const char *name, backing_t *bk,
         return -1;
     for (i = 0; i < sc->nops; i++) {
         const op_t *op = &sc->ops[i];
+        if (is_snap_op(op)) {
+            if (!sm) continue;
+            if (ours_snap_op(it, &o, rd, op, i, name, sm)) {
+                ours_close_fd(&o);
+                return -1;
+            }
+            continue;
+        }
         if (ours_op(it, &o, rd, op, name)) {
             ours_close_fd(&o);
             return -1;
         }
+        if (sm) model_apply(&sm->run, sc, op);
         if (op->kind == OP_FLUSH && op->reopen) {
             if (ours_close(it, &o, rd)) return -1;
             if (ours_open(it, &o, p, 1, sc->cluster, sc->slots, sc->ops_cap,
@@ -1087,7 +1441,7 @@ static int qemu_convert_cmp(it_t *it, const char *name, const char *out,
     t0 = now_sec();
     path_in(p, it, out);
     snprintf(what, sizeof what, "qemu-img convert of %s", name);
-    rc = compare_file(it, m, p, what);
+    rc = compare_file(it, m, p, what, 0);
     unlink(p); /* large and easily remade */
     vtime(it, "compare raw", t0);
     return rc;
@@ -1103,6 +1457,204 @@ static int qemu_check(it_t *it, const char *name)
     cmd_add(&c, "qcow2");
     cmd_add(&c, "%s", name);
     return cmd_expect(it, &c, 0, "qemu-img check");
+}
+
+/* ---- snapshots: checking an image against the snapshot model ---------------- */
+/* qcow2w on `name` (read only): q2w_snapshot_get lists exactly the names
+ * live in state[]; each is found by name, has the size of its model, and
+ * q2w_read_snapshot gives its model. ids[k] gets snapshot k's id. */
+static int ours_snap_verify(it_t *it, const char *name, const int *state,
+                            const snapm_t *sm, backing_t *bk,
+                            const q2w_backing_reader *rd,
+                            char ids[MAX_SNAPS][64])
+{
+    const scen_t *sc = it->sc;
+    ours_t o;
+    q2w_info info;
+    q2w_snapshot sn;
+    char p[PATHLEN], nm[32], what[PATHLEN + 64];
+    int seen[MAX_SNAPS], k, bad = 0, rc;
+    uint32_t i;
+    unsigned char *buf;
+    double t0 = now_sec();
+    memset(seen, 0, sizeof seen);
+    path_in(p, it, name);
+    if (ours_open(it, &o, p, 0, sc->cluster, sc->slots, sc->ops_cap, bk, rd))
+        return -1;
+    q2w_info_get(&o.img, &info);
+    for (i = 0; i < info.nb_snapshots; i++) {
+        char *end;
+        long v;
+        rc = q2w_posix_run(&o.img, o.fd, rd,
+                           q2w_snapshot_get(&o.img, i, &sn));
+        if (rc != Q2W_OK) {
+            q2w_fail(it, &o.img, rc, "q2w_snapshot_get");
+            bad = 1;
+            break;
+        }
+        v = sn.name[0] == 's' ? strtol(sn.name + 1, &end, 10) : -1;
+        if (v < 0 || v >= MAX_SNAPS || *end || state[v] != SN_LIVE ||
+            seen[v]) {
+            failf(it, "%s: q2w_snapshot_get(%u) gives snapshot '%s' (id %s), "
+                      "not a live one%s",
+                  name, i, sn.name, sn.id,
+                  v >= 0 && v < MAX_SNAPS && seen[v] ? " (twice)" : "");
+            bad = 1;
+            continue;
+        }
+        seen[v] = 1;
+        snprintf(ids[v], 64, "%s", sn.id);
+    }
+    for (k = 0; k < MAX_SNAPS && !bad; k++)
+        if (state[k] == SN_LIVE && !seen[k]) {
+            failf(it, "%s: live snapshot s%d missing from the %u listed by "
+                      "q2w_snapshot_get",
+                  name, k, info.nb_snapshots);
+            bad = 1;
+        }
+    buf = (unsigned char *)malloc(1 * MIB + 519);
+    if (!buf) abort();
+    for (k = 0; k < MAX_SNAPS && !bad; k++) {
+        model_t m;
+        diff_t d;
+        uint64_t pos = 0;
+        if (state[k] != SN_LIVE || !sm->d[k]) continue;
+        m = snapm_view(sm, k);
+        snap_name(nm, sizeof nm, k);
+        rc = q2w_posix_run(&o.img, o.fd, rd,
+                           q2w_snapshot_find(&o.img, nm, &sn));
+        if (rc != Q2W_OK) {
+            q2w_fail(it, &o.img, rc, "q2w_snapshot_find");
+            bad = 1;
+            break;
+        }
+        if (sn.disk_size != m.size || sn.vm_state_size != 0) {
+            failf(it, "%s: snapshot %s: disk_size %llu vm_state_size %llu, "
+                      "model size %llu",
+                  name, nm, (ull)sn.disk_size, (ull)sn.vm_state_size,
+                  (ull)m.size);
+            bad = 1;
+            continue;
+        }
+        memset(&d, 0, sizeof d);
+        while (pos < m.size && rc == Q2W_OK) {
+            size_t n = (size_t)min64(m.size - pos, 1 * MIB + 519);
+            rc = q2w_posix_run(&o.img, o.fd, rd,
+                               q2w_read_snapshot(&o.img, &sn, pos, buf, n));
+            if (rc == Q2W_OK) diff_add(&d, &m, pos, buf, n);
+            pos += n;
+        }
+        d.len = m.size;
+        snprintf(what, sizeof what, "q2w_read_snapshot %s of %s", nm, name);
+        if (rc != Q2W_OK) {
+            q2w_fail(it, &o.img, rc, what);
+            bad = 1;
+            continue;
+        }
+        it->blame_end = sm->at[k];
+        if (diff_report(it, &m, &d, what)) bad = 1;
+        it->blame_end = sc->nops;
+    }
+    free(buf);
+    ours_close_fd(&o);
+    vtime(it, "q2w snapshots", t0);
+    return bad ? -1 : 0;
+}
+
+/* qemu-img snapshot -l `name` lists exactly the live names of state[]. */
+static int qemu_snap_list(it_t *it, const char *name, const int *state)
+{
+    cmd_t c;
+    char p[PATHLEN], line[1024];
+    int seen[MAX_SNAPS], k, bad = 0;
+    FILE *f;
+    cmd_init(&c);
+    cmd_add(&c, "qemu-img");
+    cmd_add(&c, "snapshot"); /* (no -f: qemu-img snapshot probes) */
+    cmd_add(&c, "-l");
+    cmd_add(&c, "%s", name);
+    if (cmd_expect(it, &c, 0, "qemu-img snapshot -l")) return -1;
+    memset(seen, 0, sizeof seen);
+    path_in(p, it, "cmd.log");
+    f = fopen(p, "r");
+    if (!f) {
+        failf(it, "cannot read %s", p);
+        return -1;
+    }
+    /* "ID  TAG  VM SIZE  DATE  VM CLOCK  ICOUNT" rows under two headings */
+    while (fgets(line, sizeof line, f)) {
+        char id[64], tag[256], *end;
+        long v;
+        if (sscanf(line, "%63s %255s", id, tag) != 2) continue;
+        if (!strcmp(id, "Snapshot") || !strcmp(id, "ID")) continue;
+        v = tag[0] == 's' ? strtol(tag + 1, &end, 10) : -1;
+        if (v < 0 || v >= MAX_SNAPS || *end || state[v] != SN_LIVE ||
+            seen[v]) {
+            failf(it, "qemu-img snapshot -l %s lists '%s' (id %s): not a "
+                      "live snapshot",
+                  name, tag, id);
+            bad = 1;
+            continue;
+        }
+        seen[v] = 1;
+    }
+    fclose(f);
+    for (k = 0; k < MAX_SNAPS; k++)
+        if (state[k] == SN_LIVE && !seen[k]) {
+            failf(it, "qemu-img snapshot -l %s: live snapshot s%d missing",
+                  name, k);
+            bad = 1;
+        }
+    if (bad) show_log(it);
+    return bad ? -1 : 0;
+}
+
+/* qemu-img convert -l snapshot.name=sK NAME -> OUT; compare with the model
+ * of snapshot k. keep: leave OUT (the caller removes it). */
+static int qemu_snap_convert_cmp(it_t *it, const char *name, int k,
+                                 const char *out, const snapm_t *sm, int keep)
+{
+    cmd_t c;
+    char p[PATHLEN], what[256], nm[32];
+    model_t m = snapm_view(sm, k);
+    int rc;
+    snap_name(nm, sizeof nm, k);
+    cmd_init(&c);
+    cmd_add(&c, "qemu-img");
+    cmd_add(&c, "convert");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    cmd_add(&c, "-l");
+    cmd_add(&c, "snapshot.name=%s", nm);
+    cmd_add(&c, "-O");
+    cmd_add(&c, "raw");
+    cmd_add(&c, "%s", name);
+    cmd_add(&c, "%s", out);
+    if (cmd_expect(it, &c, 0, "qemu-img convert -l snapshot.name")) return -1;
+    path_in(p, it, out);
+    snprintf(what, sizeof what, "qemu-img convert of snapshot %s of %s", nm,
+             name);
+    /* qemu converts a snapshot at the current disk size (load_tmp keeps
+     * it): only the snapshot's own size is compared. */
+    it->blame_end = sm->at[k];
+    rc = compare_file(it, &m, p, what, 1);
+    it->blame_end = it->sc->nops;
+    if (!keep) unlink(p);
+    return rc;
+}
+
+/* Both sides' conversions of snapshot k differ from the model: do they
+ * agree with each other? */
+static void files_agree(const char *pa, const char *pb)
+{
+    uint64_t na = 0, nb = 0;
+    unsigned char *a = read_file(pa, &na), *b = read_file(pb, &nb);
+    if (a && b)
+        printf("  A's and B's conversions %s each other\n",
+               na == nb && memcmp(a, b, (size_t)na) == 0 ? "equal"
+                                                         : "differ from");
+    free(a);
+    free(b);
 }
 
 /* ---- backing files ---------------------------------------------------------- */
@@ -1199,7 +1751,10 @@ static int run_ours(it_t *it, const unsigned char *base)
     backing_t bk;
     q2w_backing_reader rd;
     model_t m;
-    int bad = 0;
+    snapm_t sm;
+    char ids[MAX_SNAPS][64];
+    int bad = 0, k;
+    memset(&sm, 0, sizeof sm);
     if (sc->backing == BK_RAW && make_raw_base(it, base)) return -1;
     if (sc->backing == BK_QCOW2 && make_ours_qcow2_base(it)) return -1;
     if (ours_create(it, "img.qcow2", sc->size, sc->cluster, sc->rbits,
@@ -1212,7 +1767,9 @@ static int run_ours(it_t *it, const unsigned char *base)
     rd.read = backing_read;
     rd.user = &bk;
     if (model_build(it, &m, base)) abort();
-    if (ours_apply(it, "img.qcow2", &bk, sc->backing ? &rd : NULL)) {
+    if (sc->snaps && model_init(&sm.run, sc, base)) abort();
+    if (ours_apply(it, "img.qcow2", &bk, sc->backing ? &rd : NULL,
+                   sc->snaps ? &sm : NULL)) {
         bad = 1;
     } else {
         if (sc->backing == BK_QCOW2 && ours_check(it, "base.qcow2")) bad = 1;
@@ -1223,9 +1780,131 @@ static int run_ours(it_t *it, const unsigned char *base)
         if (sc->backing == BK_QCOW2 && qemu_check(it, "base.qcow2")) bad = 1;
         if (qemu_check(it, "img.qcow2")) bad = 1;
         if (qemu_convert_cmp(it, "img.qcow2", "out.raw", &m)) bad = 1;
+        if (sc->snaps) {
+            if (qemu_snap_list(it, "img.qcow2", sm.state)) bad = 1;
+            for (k = 0; k < MAX_SNAPS; k++)
+                if (sm.state[k] == SN_LIVE &&
+                    qemu_snap_convert_cmp(it, "img.qcow2", k, "snap.raw", &sm,
+                                          0))
+                    bad = 1;
+            if (ours_snap_verify(it, "img.qcow2", sm.state, &sm, &bk,
+                                 sc->backing ? &rd : NULL, ids))
+                bad = 1;
+        }
     }
     backing_close(it, &bk);
     free(m.d);
+    snapm_free(&sm);
+    return bad ? -1 : 0;
+}
+
+/* A snapshot op on A with qemu-img; astate follows. A create that qemu
+ * refuses must be one the oracle (asked before) expects to overflow. */
+static int qemu_snap_op(it_t *it, const op_t *op, int *astate)
+{
+    cmd_t c;
+    char nm[32], why[192];
+    int k = op->snap, ov, rc;
+    double t;
+    snap_name(nm, sizeof nm, k);
+    cmd_init(&c);
+    cmd_add(&c, "qemu-img");
+    cmd_add(&c, "snapshot"); /* (no -f: qemu-img snapshot probes) */
+    if (op->kind == OP_SNAP_DELETE) {
+        if (astate[k] != SN_LIVE) return 0; /* refused: nothing to delete */
+        cmd_add(&c, "-d");
+        cmd_add(&c, "%s", nm);
+        cmd_add(&c, "a.qcow2");
+        if (cmd_expect(it, &c, 0, "qemu-img snapshot -d on A")) return -1;
+        astate[k] = SN_DELETED;
+        return 0;
+    }
+    ov = snap_would_overflow(it, "a.qcow2", why, sizeof why);
+    if (ov < 0) return -1;
+    cmd_add(&c, "-c");
+    cmd_add(&c, "%s", nm);
+    cmd_add(&c, "a.qcow2");
+    t = now_sec();
+    rc = cmd_run(it, &c);
+    if (it->verbose > 1) {
+        printf("  [rc=%d %.0f ms] ", rc, (now_sec() - t) * 1000.0);
+        cmd_print(stdout, &c);
+    }
+    if (rc == 0 && !ov) {
+        astate[k] = SN_LIVE;
+        return 0;
+    }
+    if (rc == 0 || !ov) {
+        failf(it, "qemu-img snapshot -c %s on A: exit status %d, but the "
+                  "oracle %s overflow (%s); in %s:",
+              nm, rc, ov ? "expects an" : "sees no", why, it->dir);
+        printf("  $ ");
+        cmd_print(stdout, &c);
+        show_log(it);
+        return -1;
+    }
+    if (it->verbose)
+        printf("  note: seed=%llu a.qcow2 %s refused by qemu as expected "
+               "(%s)\n",
+               (ull)it->sc->seed, nm, why);
+    astate[k] = SN_REFUSED;
+    /* qemu leaks the L1 copy it had made */
+    cmd_init(&c);
+    cmd_add(&c, "qemu-img");
+    cmd_add(&c, "check");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    cmd_add(&c, "-r");
+    cmd_add(&c, "leaks");
+    cmd_add(&c, "a.qcow2");
+    return cmd_expect(it, &c, 0, "qemu-img check -r leaks A (after refusal)");
+}
+
+/* The snapshot part of the qemu mode: A (qemu's, states astate) and B
+ * (qcow2w's, sm) against the snapshot model. */
+static int qemu_snap_compare(it_t *it, const int *astate, const snapm_t *sm,
+                             backing_t *bk, const q2w_backing_reader *rd)
+{
+    char ids_a[MAX_SNAPS][64], ids_b[MAX_SNAPS][64], pa[PATHLEN],
+        pb[PATHLEN];
+    int k, bad = 0, same = 1;
+    memset(ids_a, 0, sizeof ids_a);
+    memset(ids_b, 0, sizeof ids_b);
+    /* Each side's creates already matched its own refcounts (the oracle);
+     * the two can differ where the allocations differ (qemu keeps a zeroed
+     * shared cluster allocated, ZERO_ALLOC, where qcow2w may drop it). */
+    for (k = 0; k < MAX_SNAPS; k++)
+        if ((astate[k] == SN_LIVE) != (sm->state[k] == SN_LIVE)) {
+            same = 0;
+            if (it->verbose)
+                printf("  note: seed=%llu snapshot s%d: %s on A (qemu-img), "
+                       "%s on B (qcow2w): each as its refcounts require\n",
+                       (ull)it->sc->seed, k, sn_state_names[astate[k]],
+                       sn_state_names[sm->state[k]]);
+        }
+    if (qemu_snap_list(it, "b.qcow2", sm->state)) bad = 1;
+    path_in(pa, it, "snap_a.raw");
+    path_in(pb, it, "snap_b.raw");
+    for (k = 0; k < MAX_SNAPS; k++) {
+        int ra, rb;
+        if (astate[k] != SN_LIVE || sm->state[k] != SN_LIVE) continue;
+        ra = qemu_snap_convert_cmp(it, "a.qcow2", k, "snap_a.raw", sm, 1);
+        rb = qemu_snap_convert_cmp(it, "b.qcow2", k, "snap_b.raw", sm, 1);
+        if (ra && rb) files_agree(pa, pb);
+        if (ra || rb) bad = 1;
+        unlink(pa);
+        unlink(pb);
+    }
+    if (ours_snap_verify(it, "b.qcow2", sm->state, sm, bk, rd, ids_b))
+        bad = 1;
+    if (ours_snap_verify(it, "a.qcow2", astate, sm, bk, rd, ids_a)) bad = 1;
+    for (k = 0; k < MAX_SNAPS && !bad && same; k++)
+        if (astate[k] == SN_LIVE && sm->state[k] == SN_LIVE &&
+            strcmp(ids_a[k], ids_b[k]) != 0) {
+            failf(it, "snapshot s%d: id %s on A (qemu-img), %s on B (qcow2w)",
+                  k, ids_a[k], ids_b[k]);
+            bad = 1;
+        }
     return bad ? -1 : 0;
 }
 
@@ -1269,10 +1948,14 @@ static int run_qemu(it_t *it, const unsigned char *base)
     backing_t bk;
     q2w_backing_reader rd;
     model_t m;
+    snapm_t sm;
+    int astate[MAX_SNAPS];
     cmd_t c;
     char pa[PATHLEN], pb[PATHLEN];
     size_t i, from = 0;
     int bad = 0, content_bad = 0;
+    memset(&sm, 0, sizeof sm);
+    memset(astate, 0, sizeof astate);
     if (sc->backing == BK_RAW && make_raw_base(it, base)) return -1;
     if (sc->backing == BK_QCOW2 && make_qemu_qcow2_base(it)) return -1;
     cmd_init(&c);
@@ -1303,11 +1986,15 @@ static int run_qemu(it_t *it, const unsigned char *base)
         failf(it, "cannot copy %s to %s", pa, pb);
         return -1;
     }
-    /* A: qemu-io batches split by qemu-img resize. */
+    /* A: qemu-io batches split by qemu-img resize and qemu-img snapshot. */
     for (i = 0; i <= sc->nops && !bad; i++) {
-        if (i < sc->nops && sc->ops[i].kind != OP_GROW) continue;
+        if (i < sc->nops && sc->ops[i].kind != OP_GROW &&
+            !is_snap_op(&sc->ops[i]))
+            continue;
         if (qemu_batch(it, from, i)) bad = 1;
-        if (!bad && i < sc->nops) {
+        if (!bad && i < sc->nops && is_snap_op(&sc->ops[i])) {
+            if (qemu_snap_op(it, &sc->ops[i], astate)) bad = 1;
+        } else if (!bad && i < sc->nops) {
             cmd_init(&c);
             cmd_add(&c, "qemu-img");
             cmd_add(&c, "resize");
@@ -1325,7 +2012,9 @@ static int run_qemu(it_t *it, const unsigned char *base)
     rd.read = backing_read;
     rd.user = &bk;
     if (model_build(it, &m, base)) abort();
-    if (ours_apply(it, "b.qcow2", &bk, sc->backing ? &rd : NULL)) {
+    if (sc->snaps && model_init(&sm.run, sc, base)) abort();
+    if (ours_apply(it, "b.qcow2", &bk, sc->backing ? &rd : NULL,
+                   sc->snaps ? &sm : NULL)) {
         bad = 1;
     } else {
         cmd_init(&c);
@@ -1362,9 +2051,13 @@ static int run_qemu(it_t *it, const unsigned char *base)
                 printf("  qemu's A differs from the model too: suspect "
                        "the model\n");
         }
+        if (sc->snaps &&
+            qemu_snap_compare(it, astate, &sm, &bk, sc->backing ? &rd : NULL))
+            bad = 1;
     }
     backing_close(it, &bk);
     free(m.d);
+    snapm_free(&sm);
     return bad || content_bad ? -1 : 0;
 }
 
@@ -1496,6 +2189,7 @@ int main(int argc, char **argv)
         memset(&it, 0, sizeof it);
         it.sc = &sc;
         it.verbose = verbose;
+        it.blame_end = sc.nops;
         {
             char leaf[64];
             snprintf(leaf, sizeof leaf, "seed-%llu-%s", (ull)seed,
@@ -1523,13 +2217,14 @@ int main(int argc, char **argv)
             passed++;
             if (verbose)
                 printf("ok seed=%llu mode=%s v%d cluster=%u rb=%u size=%llu "
-                       "backing=%s ops=%zu (%.0f ms)\n",
+                       "backing=%s ops=%zu%s (%.0f ms)\n",
                        (ull)seed, mode_names[mode], sc.version, sc.cluster,
                        sc.rbits, (ull)sc.size,
                        sc.backing == BK_RAW     ? "raw"
                        : sc.backing == BK_QCOW2 ? "qcow2"
                                                 : "none",
-                       sc.nops, (now_sec() - t1) * 1000.0);
+                       sc.nops, sc.snaps ? " snapshots" : "",
+                       (now_sec() - t1) * 1000.0);
             if (!keep) remove_dir(it.dir);
         }
         fflush(stdout);
