@@ -284,6 +284,10 @@ TEST open_validates_every_header_field(void)
                                                                     : 104,
                   q2w_error(&h.img)->offset);
         ASSERT_EQ(rc, q2w_error(&h.img)->code);
+        /* the offending value travels with the error */
+        ASSERT_EQ(strcmp(cases[i].what, "header.compression_type")
+                      ? cases[i].value : 0,
+                  q2w_error(&h.img)->needed);
         /* Nothing was written while refusing. */
         ASSERT_EQ(0, d.writes);
         qh_close_handle(&h);
@@ -1695,6 +1699,35 @@ TEST idle_flush_is_free_and_info_is_exact(void)
     PASS();
 }
 
+/* Bad L1 entries are refused with the entry's offset and index. */
+TEST hostile_l1_entries_are_located(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char b[8] = {0};
+    const uint64_t cs = 512;
+    uint64_t l1;
+    int k;
+    for (k = 0; k < 3; k++) {
+        make_image(&d, 512, 16, 3, 1 << 20);
+        l1 = rd64(&d, 40);
+        /* entry 5: reserved bits (two kinds), then a table with refcount 0 */
+        if (k == 0) q2w__put64(d.buf + l1 + 5 * 8, (7 * cs) | Q2W__COPIED | 2);
+        if (k == 1) q2w__put64(d.buf + l1 + 5 * 8, (7 * cs + 0) | (1ull << 60));
+        if (k == 2) q2w__put64(d.buf + l1 + 5 * 8, 40 * cs);  /* refcount 0 */
+        ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 512, 1));
+        ASSERT_EQ(Q2W_ERR_METADATA,
+                  qh_run(&h.img, &d, q2w_write(&h.img, 5 * 64 * cs + 3, b, 8)));
+        ASSERT_EQ(l1 + 5 * 8, q2w_error(&h.img)->offset);
+        ASSERT_EQ(5, q2w_error(&h.img)->index);
+        ASSERT_STR_EQ(k == 2 ? "L2 table with refcount 0" : "l1 entry reserved bits",
+                      q2w_error(&h.img)->what);
+        qh_close_handle(&h);
+        qh_disk_free(&d);
+    }
+    PASS();
+}
+
 /* ---- property: seeded op sequences against a flat model ------------------------ */
 TEST seeded_sequences_match_the_model(void)
 {
@@ -1800,6 +1833,7 @@ SUITE(checker)
     RUN_TEST(checker_finds_each_kind_of_damage);
     RUN_TEST(checker_work_memory_is_exact);
     RUN_TEST(hostile_entries_are_refused);
+    RUN_TEST(hostile_l1_entries_are_located);
     RUN_TEST(stale_copied_flags_are_set_again);
     RUN_TEST(partial_write_into_a_preallocated_zero_cluster);
     RUN_TEST(error_half_way_comes_after_the_planned_ops);
