@@ -1725,6 +1725,36 @@ TEST hostile_l1_entries_are_located(void)
         qh_close_handle(&h);
         qh_disk_free(&d);
     }
+    /* an L1 entry not aligned to a 4 KiB cluster */
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    l1 = rd64(&d, 40);
+    q2w__put64(d.buf + l1, (5 * 4096 + 512) | Q2W__COPIED);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_ERR_METADATA, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, 8)));
+    ASSERT_EQ(l1, q2w_error(&h.img)->offset);
+    ASSERT_STR_EQ("l1 entry unaligned", q2w_error(&h.img)->what);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* Copies through scratch take two ops each; an odd op buffer must still
+ * never overflow (9 ops: room runs 9, 7, 5, 3, 1). */
+TEST copies_fit_an_odd_op_buffer(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char b[512];
+    memset(b, 4, sizeof b);
+    make_image(&d, 512, 16, 3, 64u << 20);   /* L1: 32 clusters */
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 9, 1, 0));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, 512)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 128u << 20)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "s", 0, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "odd op buffer");
+    qh_disk_free(&d);
     PASS();
 }
 
@@ -1834,6 +1864,7 @@ SUITE(checker)
     RUN_TEST(checker_work_memory_is_exact);
     RUN_TEST(hostile_entries_are_refused);
     RUN_TEST(hostile_l1_entries_are_located);
+    RUN_TEST(copies_fit_an_odd_op_buffer);
     RUN_TEST(stale_copied_flags_are_set_again);
     RUN_TEST(partial_write_into_a_preallocated_zero_cluster);
     RUN_TEST(error_half_way_comes_after_the_planned_ops);
