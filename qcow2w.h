@@ -2393,13 +2393,17 @@ static int q2w__carve(q2w_image *img)
         img->err.needed = meta + (size_t)cs + Q2W_MIN_SLOTS * per;
         return Q2W_ERR_NOMEM;
     }
+    /* free list, scratch, slot clusters; the slot table goes at the very
+     * end, so a read past it leaves the caller's memory (and a checker
+     * like ASan sees it) instead of landing in scratch */
     img->frees = (q2w__free *)p;
     img->cap_frees = frees;
-    img->slots = (q2w__slot *)(p + frees * sizeof(q2w__free));
+    img->scratch = (unsigned char *)(p + frees * sizeof(q2w__free));
+    img->slot_mem = img->scratch + cs;
+    img->slots = (q2w__slot *)((base + img->mem_len - n * sizeof(q2w__slot)) &
+                               ~(uintptr_t)7u);
     img->n_slots = n;
     memset(img->slots, 0, n * sizeof(q2w__slot));
-    img->scratch = (unsigned char *)(img->slots + n);
-    img->slot_mem = img->scratch + cs;
     return Q2W_OK;
 }
 
