@@ -1456,6 +1456,10 @@ TEST snapshot_then_copy_on_write(void)
     ASSERT_EQ(1 << 20, sn.disk_size);
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read_snapshot(&h.img, &sn, 0, got, sizeof got)));
     ASSERT_MEM_EQ(a, got, sizeof got);
+    /* the snapshot's own size bounds its reads */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read_snapshot(&h.img, &sn, (1 << 20) - 8, got, 8)));
+    ASSERT_EQ(Q2W_ERR_RANGE, q2w_read_snapshot(&h.img, &sn, (1 << 20) - 8, got, 9));
+    ASSERT_EQ(Q2W_ERR_RANGE, q2w_read_snapshot(&h.img, &sn, (1 << 20) + 1, got, 0));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, got, sizeof got)));
     ASSERT_MEM_EQ(b, got + 50, sizeof b);
     ASSERT_EQ(0xa1, got[49]);
