@@ -1489,6 +1489,11 @@ TEST snapshot_entries_ids_and_delete(void)
     ASSERT_EQ(2, rd32(&d, 60));
     ASSERT_EQ(24, rd32(&d, t + 36));                 /* extra data */
     ASSERT_EQ(1 << 20, rd64(&d, t + 48));            /* disk size */
+    ASSERT_EQ(0, rd32(&d, t + 32));                  /* no VM state */
+    ASSERT_EQ(0, rd64(&d, t + 40));
+    ASSERT_EQ(0, rd64(&d, t + 56));                  /* icount, as qemu-img */
+    ASSERT_EQ(0, d.buf[t + 66]);                     /* padding */
+    ASSERT_EQ(0, d.buf[t + 71]);
     ASSERT_EQ(1, (rd32(&d, t + 12) >> 16));          /* id length 1 */
     ASSERT_EQ('1', d.buf[t + 64]);
     ASSERT_EQ('a', d.buf[t + 65]);
@@ -1496,6 +1501,7 @@ TEST snapshot_entries_ids_and_delete(void)
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_get(&h.img, 1, &sn)));
     ASSERT_STR_EQ("bb", sn.name);
     ASSERT_EQ(1, sn.index);
+    ASSERT_EQ(0, sn.vm_state_size);
     ASSERT_EQ(72, sn.entry_offset);
     ASSERT_EQ(Q2W_ERR_NOT_FOUND, qh_run(&h.img, &d, q2w_snapshot_get(&h.img, 2, &sn)));
     ASSERT_EQ(Q2W_ERR_NOT_FOUND, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "b", &sn)));
