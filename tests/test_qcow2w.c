@@ -296,6 +296,19 @@ TEST open_validates_every_header_field(void)
     PASS();
 }
 
+/* The smallest v3 header qemu accepts: 104 bytes (no compression type). */
+TEST open_accepts_a_104_byte_header(void)
+{
+    qh_disk d;
+    qh_handle h;
+    make_image(&d, 65536, 16, 3, 1 << 20);
+    q2w__put32(d.buf + 100, 104);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 65536, 1));
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
 TEST open_refuses_bad_backing_and_extensions(void)
 {
     qh_disk d;
@@ -1030,15 +1043,17 @@ TEST partial_write_into_a_preallocated_zero_cluster(void)
     int i;
     memset(b, 0x7c, sizeof b);
     checker_image(&d, 3);
-    q2w__put64(d.buf + 4 * cs, (5 * cs) | Q2W__COPIED | Q2W__ZERO);
+    /* the image's second cluster (L2 entry 1, data at cluster 6) */
+    q2w__put64(d.buf + 4 * cs + 8, (6 * cs) | Q2W__COPIED | Q2W__ZERO);
     ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 1000, b, 100)));
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, got, 4096)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, cs + 1000, b, 100)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, cs, got, 4096)));
     for (i = 0; i < 4096; i++)
         ASSERT_EQ(i >= 1000 && i < 1100 ? 0x7c : 0, (int)got[i]);
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
     qh_close_handle(&h);
     qh_assert_consistent(&d, 1, "after the write");
+    ASSERT_EQ((6 * cs) | Q2W__COPIED, rd64(&d, 4 * cs + 8));
     ASSERT_EQ((5 * cs) | Q2W__COPIED, rd64(&d, 4 * cs));
     qh_disk_free(&d);
     PASS();
@@ -1240,6 +1255,7 @@ TEST closed_handles_and_no_backing(void)
     ASSERT_EQ(Q2W_ERR_ARG, q2w_write(&h.img, 0, "x", 1));
     ASSERT_EQ(Q2W_ERR_ARG, q2w_close(&h.img));
     ASSERT_STR_EQ("image not open", q2w_error(&h.img)->what);
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_resume(&h.img, 0));
     memset(&cfg, 0, sizeof cfg);
     cfg.mem = h.mem;
     cfg.mem_len = h.mem_len;
@@ -1566,6 +1582,33 @@ TEST snapshot_refused_when_refcounts_would_overflow(void)
     PASS();
 }
 
+/* 2-bit refcounts: two snapshots take a cluster to 3 (the maximum). A
+ * table copied since has refcount 1, but its data clusters are still at
+ * 3: the third snapshot is refused before any refcount moves. */
+TEST snapshot_overflow_is_found_behind_a_copied_table(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char a[8192], b[16];
+    memset(a, 1, sizeof a);
+    memset(b, 2, sizeof b);
+    make_image(&d, 4096, 2, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, a, sizeof a)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "1", 0, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "2", 0, 0, 0)));
+    /* copies the L2 table (refcount 1 now) and data cluster 1 only */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 4096, b, sizeof b)));
+    ASSERT_EQ(Q2W_ERR_LIMIT, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "3", 0, 0, 0)));
+    ASSERT_STR_EQ("refcount would overflow", q2w_error(&h.img)->what);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after the refusal"); /* nothing leaked */
+    ASSERT_EQ(2, rd32(&d, 60));
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* Snapshot create's op stream: the L1 copy, the raised refcounts, the
  * cleared COPIED flags and the new table are written and flushed before
  * the one write that switches the header pair; a flush follows it. */
@@ -1839,6 +1882,7 @@ SUITE(create_and_open)
     RUN_TEST(create_refuses_bad_options);
     RUN_TEST(create_every_geometry_checks_clean);
     RUN_TEST(open_validates_every_header_field);
+    RUN_TEST(open_accepts_a_104_byte_header);
     RUN_TEST(open_refuses_bad_backing_and_extensions);
     RUN_TEST(dirty_and_corrupt_images_are_refused_for_writing_only);
     RUN_TEST(memory_and_op_buffer_limits);
@@ -1865,6 +1909,7 @@ SUITE(snapshots)
     RUN_TEST(snapshot_then_copy_on_write);
     RUN_TEST(snapshot_entries_ids_and_delete);
     RUN_TEST(snapshot_refused_when_refcounts_would_overflow);
+    RUN_TEST(snapshot_overflow_is_found_behind_a_copied_table);
     RUN_TEST(snapshot_create_switches_the_header_last);
 }
 
