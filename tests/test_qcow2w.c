@@ -1811,6 +1811,122 @@ TEST copies_fit_an_odd_op_buffer(void)
     PASS();
 }
 
+/* Every refusal names its place: damage one entry of a small written image
+ * (L2 at cluster 4, data at 5 and 6, 4 KiB clusters), run one operation,
+ * and expect the code, the field, the byte offset and the index. */
+typedef struct damage_case {
+    uint64_t at;        /* byte to damage (an 8-byte entry) */
+    uint64_t value;
+    int version;
+    int op;             /* 0 write cluster 1, 1 read cluster 1, 2 discard
+                           cluster 1, 3 resize to 2^62 + 4096, 4 write
+                           cluster 3 (allocates) */
+    int code;
+    const char *what;
+    uint64_t offset, index;
+} damage_case;
+
+TEST refusals_name_their_place(void)
+{
+    const uint64_t cs = 4096;
+    const damage_case cases[] = {
+        {4 * cs + 8, (6 * cs) | Q2W__COPIED | (1ull << 57), 3, 0,
+         Q2W_ERR_METADATA, "l2 entry reserved bits", 4 * cs + 8, 1},
+        {4 * cs + 8, (6 * cs) | Q2W__COPIED | Q2W__ZERO, 2, 1,
+         Q2W_ERR_METADATA, "zero flag in a v2 image", 4 * cs + 8, 1},
+        {4 * cs + 8, Q2W__COMPRESSED | (6 * cs), 3, 0,
+         Q2W_ERR_UNSUPPORTED, "compressed cluster", 4 * cs + 8, 1},
+        {4 * cs + 8, Q2W__COMPRESSED | (6 * cs), 3, 1,
+         Q2W_ERR_UNSUPPORTED, "compressed cluster", 4 * cs + 8, 1},
+        {4 * cs + 8, 9 * cs, 3, 0,
+         Q2W_ERR_METADATA, "data cluster with refcount 0", 4 * cs + 8, 1},
+        {4 * cs + 8, 9 * cs, 3, 2,
+         Q2W_ERR_METADATA, "data cluster with refcount 0", 4 * cs + 8, 1},
+        {cs, 2 * cs + 5, 3, 4,
+         Q2W_ERR_METADATA, "refcount_table", cs, 0},
+        {cs, 2 * cs + 1024, 3, 4,
+         Q2W_ERR_METADATA, "refcount_table", cs, 0},
+        {0, 0, 3, 3, Q2W_ERR_LIMIT, "virtual size", 24, 0},
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const damage_case *c = &cases[i];
+        qh_disk d;
+        qh_handle h;
+        unsigned char b[16] = {0};
+        int rc;
+        checker_image(&d, c->version);
+        if (c->at) q2w__put64(d.buf + c->at, c->value);
+        ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+        switch (c->op) {
+        case 0: rc = qh_run(&h.img, &d, q2w_write(&h.img, cs + 8, b, 16)); break;
+        case 1: rc = qh_run(&h.img, &d, q2w_read(&h.img, cs + 8, b, 16)); break;
+        case 2: rc = qh_run(&h.img, &d, q2w_discard(&h.img, cs, cs)); break;
+        case 4: rc = qh_run(&h.img, &d, q2w_write(&h.img, 3 * cs, b, 16)); break;
+        default: rc = qh_run(&h.img, &d, q2w_resize(&h.img, (1ull << 62) + cs));
+        }
+        if (rc != c->code || strcmp(q2w_error(&h.img)->what, c->what))
+            fprintf(stderr, "case %zu: %s (%s)\n", i, q2w_strerror(rc),
+                    q2w_error(&h.img)->what);
+        ASSERT_EQ(c->code, rc);
+        ASSERT_STR_EQ(c->what, q2w_error(&h.img)->what);
+        ASSERT_EQ(c->offset, q2w_error(&h.img)->offset);
+        if (c->op != 3) ASSERT_EQ(c->index, q2w_error(&h.img)->index);
+        qh_close_handle(&h);
+        qh_disk_free(&d);
+    }
+    PASS();
+}
+
+/* Snapshot table damage: an entry is refused with its table offset and
+ * index; names past the limit are refused at create. */
+TEST snapshot_table_refusals(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_snapshot sn;
+    unsigned char a[4096];
+    char longname[Q2W_MAX_SNAPSHOT_NAME + 2];
+    uint64_t t;
+    memset(a, 1, sizeof a);
+    memset(longname, 'n', sizeof longname);
+    longname[sizeof longname - 1] = 0;
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, a, sizeof a)));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_snapshot_create(&h.img, longname, 0, 0, 0));
+    ASSERT_STR_EQ("snapshot name", q2w_error(&h.img)->what);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "a", 0, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "b", 0, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    t = rd64(&d, 64);
+    /* second entry (at 72): an L1 offset that is not cluster aligned */
+    q2w__put64(d.buf + t + 72, rd64(&d, t + 72) + 8);
+    ASSERT_EQ(Q2W_ERR_METADATA, open_rw(&h, &d, 4096, 0));
+    ASSERT_STR_EQ("snapshot table entry", q2w_error(&h.img)->what);
+    ASSERT_EQ(t + 72, q2w_error(&h.img)->offset);
+    ASSERT_EQ(1, q2w_error(&h.img)->index);
+    qh_close_handle(&h);
+    q2w__put64(d.buf + t + 72, rd64(&d, t + 72) - 8);
+    /* an entry longer than a cluster (extra data of 4000 bytes > 1024) */
+    q2w__put32(d.buf + t + 36, 4000);
+    ASSERT_EQ(Q2W_ERR_METADATA, open_rw(&h, &d, 4096, 0));
+    ASSERT_EQ(t, q2w_error(&h.img)->offset);
+    ASSERT_EQ(0, q2w_error(&h.img)->index);
+    qh_close_handle(&h);
+    q2w__put32(d.buf + t + 36, 24);
+    /* a name longer than the 1023 bytes a q2w_snapshot holds */
+    q2w__put16(d.buf + t + 14, 1100);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 0));
+    ASSERT_EQ(Q2W_ERR_LIMIT, qh_run(&h.img, &d, q2w_snapshot_get(&h.img, 0, &sn)));
+    ASSERT_STR_EQ("snapshot id or name length", q2w_error(&h.img)->what);
+    ASSERT_EQ(t, q2w_error(&h.img)->offset);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* ---- property: seeded op sequences against a flat model ------------------------ */
 TEST seeded_sequences_match_the_model(void)
 {
@@ -1920,6 +2036,8 @@ SUITE(checker)
     RUN_TEST(hostile_entries_are_refused);
     RUN_TEST(hostile_l1_entries_are_located);
     RUN_TEST(copies_fit_an_odd_op_buffer);
+    RUN_TEST(refusals_name_their_place);
+    RUN_TEST(snapshot_table_refusals);
     RUN_TEST(stale_copied_flags_are_set_again);
     RUN_TEST(partial_write_into_a_preallocated_zero_cluster);
     RUN_TEST(error_half_way_comes_after_the_planned_ops);
