@@ -200,6 +200,13 @@ TEST create_refuses_bad_options(void)
     o.cluster_size = 65536;
     ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
     ASSERT_STR_EQ("backing", e.what);
+    o.backing = "b";
+    o.backing_fmt = "0123456789abcdef0123456789abcdef"; /* 32: too long */
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
+    ASSERT_STR_EQ("backing_fmt", e.what);
+    o.backing_fmt = "0123456789abcdef0123456789abcde";  /* 31: fits */
+    o.cluster_size = 65536;
+    ASSERT_EQ(Q2W_OK, q2w_create(&o, NULL, 0, &len, &e));
     o.backing = NULL;
     o.backing_fmt = "raw";
     ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
@@ -1927,6 +1934,36 @@ TEST snapshot_table_refusals(void)
     PASS();
 }
 
+/* API misuse is an error code, never a crash. */
+TEST null_arguments_are_refused(void)
+{
+    q2w_snapshot sn;
+    unsigned char b[4];
+    q2w_check_result r;
+    uint64_t len;
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_open(NULL, NULL));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_read(NULL, 0, b, 1));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_write(NULL, 0, b, 1));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_write_zeroes(NULL, 0, 1));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_discard(NULL, 0, 1));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_flush(NULL));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_resize(NULL, 1));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_close(NULL));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_resume(NULL, 0));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_snapshot_get(NULL, 0, &sn));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_snapshot_find(NULL, "a", &sn));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_snapshot_create(NULL, "a", 0, 0, 0));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_snapshot_delete(NULL, "a"));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_read_snapshot(NULL, &sn, 0, b, 1));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_create(NULL, NULL, 0, &len, NULL));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_check(NULL, b, sizeof b, 0, &r));
+    {
+        size_t need;
+        ASSERT_EQ(Q2W_ERR_ARG, q2w_check_work_size(NULL, &need, NULL));
+    }
+    PASS();
+}
+
 /* ---- property: seeded op sequences against a flat model ------------------------ */
 TEST seeded_sequences_match_the_model(void)
 {
@@ -2018,6 +2055,7 @@ SUITE(operations)
     RUN_TEST(autoclear_bits_cleared_and_extensions_preserved);
     RUN_TEST(seeded_sequences_match_the_model);
     RUN_TEST(strerror_names_every_code);
+    RUN_TEST(null_arguments_are_refused);
 }
 
 SUITE(snapshots)
