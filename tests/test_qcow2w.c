@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../fuzz/alk_check.h"
@@ -741,6 +742,13 @@ TEST autoclear_bits_cleared_and_extensions_preserved(void)
     memcpy(before, d.buf, sizeof before);
     ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
     ASSERT_EQ(0x8000000000000001ull, rd64(&d, 88)); /* not before a change */
+    {
+        q2w_info info;
+        q2w_info_get(&h.img, &info);
+        ASSERT_EQ(0x8000000000000001ull, info.autoclear);
+        ASSERT_EQ(0, info.compatible);
+        ASSERT_EQ(0, info.incompatible);
+    }
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, data, 10)));
     ASSERT_EQ(0, rd64(&d, 88));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 1u << 30)));
@@ -996,6 +1004,11 @@ TEST posix_executor_round_trip(void)
     ASSERT_EQ((int)(20100 % 251), (int)got[110]);
     ASSERT_EQ(Q2W_OK, q2w_posix_run(&img, fd, &br, q2w_close(&img)));
     q2w_posix_io(&io, fd, &box);
+    {
+        struct stat st;
+        ASSERT_EQ(0, fstat(fd, &st));
+        ASSERT_EQ((uint64_t)st.st_size, io.file_size);
+    }
     ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, NULL));
     work = malloc(need);
     ASSERT(work != NULL);
@@ -1672,6 +1685,10 @@ TEST checker_stops_on_read_errors(void)
     work = malloc(need);
     ASSERT(work != NULL);
     io.read = io_read_failing;
+    failing_after = 0; /* the header itself */
+    ASSERT_EQ(Q2W_ERR_IO, q2w_check(&io, work, need, 0, &r));
+    ASSERT_EQ(112, r.error.needed);
+    ASSERT_EQ(0, r.error.offset);
     /* every read of the scan after the header's, failing in turn: header
      * cluster, table, L1, L2, then pass 2 and 3 (9 reads in all) */
     for (n = 1; n < 9; n++) {
