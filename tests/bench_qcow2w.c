@@ -238,6 +238,31 @@ static int create_ours(const char *path, uint64_t size)
     return rc;
 }
 
+/* One qemu-io process doing the WRITES 4 KiB writes at offs: its argv
+ * (commands stored in *cmds; free both). */
+static char **qemu_io_argv(const uint64_t *offs, char *img, char **cmds)
+{
+    size_t argc = 0;
+    int i;
+    char **argv = (char **)calloc(2 * WRITES + 8, sizeof *argv);
+    *cmds = (char *)malloc((size_t)WRITES * 48);
+    if (!argv || !*cmds) return NULL;
+    argv[argc++] = (char *)"qemu-io";
+    argv[argc++] = (char *)"-f";
+    argv[argc++] = (char *)"qcow2";
+    argv[argc++] = (char *)"--cache=writeback";
+    for (i = 0; i < WRITES; i++) {
+        char *c = *cmds + (size_t)i * 48;
+        snprintf(c, 48, "write -P %d %llu 4k", (i * 7 + 1) & 0xff,
+                 (unsigned long long)offs[i]);
+        argv[argc++] = (char *)"-c";
+        argv[argc++] = c;
+    }
+    argv[argc++] = img;
+    argv[argc] = NULL;
+    return argv;
+}
+
 int main(void)
 {
     const char *mib_env = getenv("BENCH_MIB");
@@ -340,23 +365,9 @@ int main(void)
     {
         double t_o[RUNS], t_q[RUNS], mo, mq;
         uint64_t wo = 0, wq = 0;
-        size_t argc = 0, cap = 2 * WRITES + 8;
-        char **argv_q = (char **)calloc(cap, sizeof *argv_q);
-        char *cmds = (char *)malloc((size_t)WRITES * 48);
-        if (!argv_q || !cmds) return 1;
-        argv_q[argc++] = (char *)"qemu-io";
-        argv_q[argc++] = (char *)"-f";
-        argv_q[argc++] = (char *)"qcow2";
-        argv_q[argc++] = (char *)"--cache=writeback";
-        for (i = 0; i < WRITES; i++) {
-            char *c = cmds + (size_t)i * 48;
-            snprintf(c, 48, "write -P %d %llu 4k", (i * 7 + 1) & 0xff,
-                     (unsigned long long)offs[i]);
-            argv_q[argc++] = (char *)"-c";
-            argv_q[argc++] = c;
-        }
-        argv_q[argc++] = img;
-        argv_q[argc] = NULL;
+        char *cmds;
+        char **argv_q = qemu_io_argv(offs, img, &cmds);
+        if (!argv_q) return 1;
         for (r = 0; r < RUNS; r++) {
             char *a_create[] = {(char *)"qemu-img", (char *)"create",
                                 (char *)"-q", (char *)"-f", (char *)"qcow2",
@@ -391,28 +402,12 @@ int main(void)
         const uint64_t region = 256u << 20;
         double t_o[RUNS], t_q[RUNS], mo, mq;
         uint64_t wo = 0, wq = 0;
-        size_t argc = 0, cap = 2 * WRITES + 8;
-        char **argv_q = (char **)calloc(cap, sizeof *argv_q);
-        char *cmds = (char *)malloc((size_t)WRITES * 48);
-        char fillcmd[64];
-        if (!argv_q || !cmds) return 1;
+        char *cmds, **argv_q, fillcmd[64];
         for (i = 0; i < WRITES; i++) {
             x ^= x << 13; x ^= x >> 7; x ^= x << 17;
             offs[i] = (x % (region / 4096)) * 4096;
         }
-        argv_q[argc++] = (char *)"qemu-io";
-        argv_q[argc++] = (char *)"-f";
-        argv_q[argc++] = (char *)"qcow2";
-        argv_q[argc++] = (char *)"--cache=writeback";
-        for (i = 0; i < WRITES; i++) {
-            char *c = cmds + (size_t)i * 48;
-            snprintf(c, 48, "write -P %d %llu 4k", (i * 7 + 1) & 0xff,
-                     (unsigned long long)offs[i]);
-            argv_q[argc++] = (char *)"-c";
-            argv_q[argc++] = c;
-        }
-        argv_q[argc++] = img;
-        argv_q[argc] = NULL;
+        if (!(argv_q = qemu_io_argv(offs, img, &cmds))) return 1;
         snprintf(fillcmd, sizeof fillcmd, "write -P 17 0 %llu",
                  (unsigned long long)region);
         for (r = 0; r < RUNS; r++) {
