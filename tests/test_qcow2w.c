@@ -259,6 +259,7 @@ TEST open_validates_every_header_field(void)
         {72, 8, 4, Q2W_ERR_FEATURE, "external data file"},
         {72, 8, 16, Q2W_ERR_FEATURE, "extended L2 entries"},
         {72, 8, 8, Q2W_ERR_HEADER, "header.compression_type"},
+        {104, 1, 2, Q2W_ERR_FEATURE, "header.compression_type"},
         {100, 4, 100, Q2W_ERR_HEADER, "header.header_length"},
         {100, 4, 108, Q2W_ERR_HEADER, "header.header_length"},
         {96, 4, 7, Q2W_ERR_HEADER, "header.refcount_order"},
@@ -280,7 +281,12 @@ TEST open_validates_every_header_field(void)
         int rc;
         make_image(&d, 65536, 16, 3, 1u << 30);
         if (cases[i].width == 8) q2w__put64(d.buf + cases[i].off, cases[i].value);
-        else q2w__put32(d.buf + cases[i].off, (uint32_t)cases[i].value);
+        else if (cases[i].width == 1) {
+            /* a compression type byte, with the incompatible bit that
+             * says one is in use */
+            d.buf[cases[i].off] = (unsigned char)cases[i].value;
+            q2w__put64(d.buf + 72, 8);
+        } else q2w__put32(d.buf + cases[i].off, (uint32_t)cases[i].value);
         rc = open_rw(&h, &d, 65536, 0);
         if (rc != cases[i].expect || strcmp(q2w_error(&h.img)->what,
                                             cases[i].what) != 0)
@@ -293,7 +299,8 @@ TEST open_validates_every_header_field(void)
                   q2w_error(&h.img)->offset);
         ASSERT_EQ(rc, q2w_error(&h.img)->code);
         /* the offending value travels with the error */
-        ASSERT_EQ(strcmp(cases[i].what, "header.compression_type")
+        ASSERT_EQ(strcmp(cases[i].what, "header.compression_type") ||
+                          cases[i].width == 1
                       ? cases[i].value : 0,
                   q2w_error(&h.img)->needed);
         /* Nothing was written while refusing. */
@@ -1017,6 +1024,13 @@ TEST posix_executor_round_trip(void)
     ASSERT_EQ(Q2W_OK, q2w_repair_leaks(&io, work, need, &r));
     ASSERT_EQ(0, r.leaks_fixed);
     free(work);
+    /* Without a backing reader the executor reads zeros for it. */
+    cfg.file_size = io.file_size;
+    cfg.writable = 0;
+    ASSERT_EQ(Q2W_OK, q2w_posix_run(&img, fd, NULL, q2w_open(&img, &cfg)));
+    memset(got, 0xee, 64);
+    ASSERT_EQ(Q2W_OK, q2w_posix_run(&img, fd, NULL, q2w_read(&img, 500000, got, 64)));
+    for (i = 0; i < 64; i++) ASSERT_EQ(0, got[i]);
     /* Reads past the end of the file are zeros. */
     ASSERT_EQ(0, q2w_pread_full(fd, (uint64_t)io.file_size + 10, got, 16));
     ASSERT_EQ(0, got[0]);
@@ -1922,8 +1936,22 @@ TEST snapshot_table_refusals(void)
     ASSERT_STR_EQ("snapshot name", q2w_error(&h.img)->what);
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "a", 0, 0, 0)));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "b", 0, 0, 0)));
+    /* entry lengths: 64 + id + name already a multiple of 8 (no padding),
+     * and a name longer than 255 bytes (both bytes of its length) */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "seven77", 0, 0, 0)));
+    longname[300] = 0;
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, longname, 0, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, longname, &sn)));
+    ASSERT_EQ(3, sn.index);
+    ASSERT_EQ(0, strcmp(sn.name, longname));
+    ASSERT_EQ(216, sn.entry_offset); /* 72 + 72 + 72 */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "seven77", &sn)));
+    ASSERT_EQ(72, sn.entry_len);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "seven77")));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, longname)));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
     qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "snapshots made and deleted");
     t = rd64(&d, 64);
     /* second entry (at 72): an L1 offset that is not cluster aligned */
     q2w__put64(d.buf + t + 72, rd64(&d, t + 72) + 8);
@@ -1938,6 +1966,12 @@ TEST snapshot_table_refusals(void)
     ASSERT_EQ(Q2W_ERR_METADATA, open_rw(&h, &d, 4096, 0));
     ASSERT_EQ(t, q2w_error(&h.img)->offset);
     ASSERT_EQ(0, q2w_error(&h.img)->index);
+    qh_close_handle(&h);
+    q2w__put32(d.buf + t + 36, 24);
+    /* extra data: 1024 bytes is qemu's limit */
+    q2w__put32(d.buf + t + 36, 1025);
+    ASSERT_EQ(Q2W_ERR_METADATA, open_rw(&h, &d, 4096, 0));
+    ASSERT_STR_EQ("snapshot table entry", q2w_error(&h.img)->what);
     qh_close_handle(&h);
     q2w__put32(d.buf + t + 36, 24);
     /* a name longer than the 1023 bytes a q2w_snapshot holds */
