@@ -272,6 +272,7 @@ TEST open_validates_every_header_field(void)
         {48, 8, 65536 + 8, Q2W_ERR_HEADER, "header.refcount_table_offset"},
         {48, 8, 0, Q2W_ERR_HEADER, "header.refcount_table_offset"},
         {60, 4, 65537, Q2W_ERR_HEADER, "header.nb_snapshots"},
+        {64, 9, 1ull << 56, Q2W_ERR_HEADER, "header.snapshots_offset"},
         {24, 8, (1ull << 62) + 1, Q2W_ERR_HEADER, "header.size"},
     };
     size_t i;
@@ -281,7 +282,11 @@ TEST open_validates_every_header_field(void)
         int rc;
         make_image(&d, 65536, 16, 3, 1u << 30);
         if (cases[i].width == 8) q2w__put64(d.buf + cases[i].off, cases[i].value);
-        else if (cases[i].width == 1) {
+        else if (cases[i].width == 9) {
+            /* a snapshot table offset, with one snapshot to need it */
+            q2w__put64(d.buf + cases[i].off, cases[i].value);
+            q2w__put32(d.buf + 60, 1);
+        } else if (cases[i].width == 1) {
             /* a compression type byte, with the incompatible bit that
              * says one is in use */
             d.buf[cases[i].off] = (unsigned char)cases[i].value;
@@ -308,6 +313,24 @@ TEST open_validates_every_header_field(void)
         qh_close_handle(&h);
         qh_disk_free(&d);
     }
+    PASS();
+}
+
+/* The most snapshots qemu allows, 65536, pass the header check (here all
+ * empty entries: 40 zero bytes each). */
+TEST open_accepts_65536_snapshots(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_info info;
+    make_image(&d, 65536, 16, 3, 1 << 20);
+    q2w__put32(d.buf + 60, 65536);
+    q2w__put64(d.buf + 64, 4 * 65536);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 65536, 0));
+    q2w_info_get(&h.img, &info);
+    ASSERT_EQ(65536, info.nb_snapshots);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
     PASS();
 }
 
@@ -1434,6 +1457,11 @@ TEST checker_counts_compressed_clusters(void)
     q2w__put64(d.buf + 4 * cs, desc | Q2W__COPIED);
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
     ASSERT(find_kind(&r, Q2W_FIND_COPIED, 5 * cs));
+    /* Nine sectors (count field 8, bits 58..61) from 512 bytes before the
+     * end of cluster 5 reach into cluster 6, which is then counted twice. */
+    q2w__put64(d.buf + 4 * cs, Q2W__COMPRESSED | (1ull << 61) | (6 * cs - 512));
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_kind(&r, Q2W_FIND_REFCOUNT, 6 * cs));
     /* Two sectors from the end of cluster 5 spill into cluster 6. */
     q2w__put64(d.buf + 4 * cs, Q2W__COMPRESSED | (1ull << 58) | (6 * cs - 512));
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
@@ -2087,6 +2115,7 @@ SUITE(create_and_open)
     RUN_TEST(create_every_geometry_checks_clean);
     RUN_TEST(open_validates_every_header_field);
     RUN_TEST(open_accepts_a_104_byte_header);
+    RUN_TEST(open_accepts_65536_snapshots);
     RUN_TEST(open_refuses_bad_backing_and_extensions);
     RUN_TEST(dirty_and_corrupt_images_are_refused_for_writing_only);
     RUN_TEST(memory_and_op_buffer_limits);
