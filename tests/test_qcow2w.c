@@ -2043,6 +2043,62 @@ TEST null_arguments_are_refused(void)
     PASS();
 }
 
+/* Ids past 9 have two digits; an entry with the minimal v3 extra data
+ * (16 bytes) still reports its disk size. */
+TEST snapshot_ids_past_nine_and_short_extra(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_snapshot sn;
+    unsigned char e[64];
+    char name[16];
+    int i;
+    uint64_t t;
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    for (i = 0; i < 11; i++) {
+        snprintf(name, sizeof name, "n%d", i);
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, name, 0, 0, 0)));
+    }
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "n9", &sn)));
+    ASSERT_STR_EQ("10", sn.id);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "n10", &sn)));
+    ASSERT_STR_EQ("11", sn.id);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "eleven snapshots");
+    /* rewrite the first entry with 16 bytes of extra data, as some
+     * writers do: 40 + 16 + "1" + "n0" = 59 -> 64 bytes, like before */
+    t = rd64(&d, 64);
+    memset(e, 0, sizeof e);
+    memcpy(e, d.buf + t, 40);
+    q2w__put32(e + 36, 16);
+    q2w__put64(e + 48, 1 << 20);
+    memcpy(e + 56, "1n0", 3);
+    q2w__put16(e + 12, 1);
+    q2w__put16(e + 14, 2);
+    ASSERT_EQ(72, q2w__entry_len(d.buf + t));
+    /* the rest of the table moves up by 8 bytes */
+    {
+        size_t rest = 0;
+        unsigned char *tab = d.buf + t;
+        uint64_t len = 0;
+        for (i = 0; i < 11; i++) len += q2w__entry_len(tab + len);
+        rest = (size_t)(len - 72);
+        memmove(tab + 64, tab + 72, rest);
+        memcpy(tab, e, 64);
+    }
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 0));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "n0", &sn)));
+    ASSERT_EQ(1 << 20, sn.disk_size);
+    ASSERT_EQ(0, sn.vm_state_size);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "n10", &sn)));
+    ASSERT_STR_EQ("11", sn.id);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* ---- property: seeded op sequences against a flat model ------------------------ */
 TEST seeded_sequences_match_the_model(void)
 {
@@ -2144,6 +2200,7 @@ SUITE(snapshots)
     RUN_TEST(snapshot_entries_ids_and_delete);
     RUN_TEST(snapshot_refused_when_refcounts_would_overflow);
     RUN_TEST(snapshot_overflow_is_found_behind_a_copied_table);
+    RUN_TEST(snapshot_ids_past_nine_and_short_extra);
     RUN_TEST(snapshot_create_switches_the_header_last);
 }
 
