@@ -201,6 +201,9 @@ TEST create_refuses_bad_options(void)
     o.cluster_size = 65536;
     ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
     ASSERT_STR_EQ("backing", e.what);
+    name[1023] = 0; /* the longest name qcow2 allows */
+    ASSERT_EQ(Q2W_OK, q2w_create(&o, NULL, 0, &len, &e));
+    name[1023] = 'n';
     o.backing = "b";
     o.backing_fmt = "0123456789abcdef0123456789abcdef"; /* 32: too long */
     ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
@@ -819,6 +822,17 @@ static int find_kind(const q2w_check_result *r, int kind, uint64_t offset)
     return 0;
 }
 
+static int io_flush_failing(void *user)
+{
+    (void)user;
+    return -5;
+}
+
+static uint64_t refcount_on_disk_16(const qh_disk *d, uint64_t rb, uint64_t c)
+{
+    return q2w__be16(d->buf + rb + c * 2);
+}
+
 TEST checker_finds_each_kind_of_damage(void)
 {
     qh_disk d;
@@ -864,6 +878,27 @@ TEST checker_finds_each_kind_of_damage(void)
     ASSERT_EQ(rb + 5 * 2, r.findings[0].where);
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
     ASSERT_EQ(0, r.corruptions + r.leaks);
+    /* a repair whose flush fails says so */
+    {
+        q2w_io io;
+        size_t need;
+        void *work;
+        io.read = qh_io_read;
+        io.write = qh_io_write;
+        io.flush = io_flush_failing;
+        io.user = &d;
+        io.file_size = d.len;
+        q2w__put16(d.buf + rb + 5 * 2, 2);
+        ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, NULL));
+        work = malloc(need);
+        ASSERT(work != NULL);
+        ASSERT_EQ(Q2W_ERR_IO, q2w_repair_leaks(&io, work, need, &r));
+        ASSERT_STR_EQ("flush", r.error.what);
+        ASSERT_EQ(0, r.error.offset);
+        ASSERT_EQ(1, r.check_errors);
+        free(work);
+        ASSERT_EQ(1, refcount_on_disk_16(&d, rb, 5)); /* written before */
+    }
     /* a leaked cluster nobody references (inside the file) */
     d.len = 10 * cs;
     q2w__put16(d.buf + rb + 9 * 2, 1);
