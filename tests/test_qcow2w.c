@@ -2134,6 +2134,41 @@ TEST snapshot_ids_past_nine_and_short_extra(void)
     PASS();
 }
 
+/* Reading through a table shared with a snapshot copies nothing; 1-bit
+ * refcounts hold a snapshot of an empty image, and deleting it later (data
+ * at the maximum refcount 1) works. */
+TEST reads_do_not_copy_and_full_refcounts_do_not_block_delete(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char a[4096], got[4096];
+    uint64_t l1, l2;
+    memset(a, 7, sizeof a);
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, a, sizeof a)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "s", 0, 0, 0)));
+    l1 = rd64(&d, 40);
+    l2 = rd64(&d, l1) & Q2W__OFF_MASK;
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, got, sizeof got)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    ASSERT_EQ(l2, rd64(&d, l1) & Q2W__OFF_MASK);
+    ASSERT_EQ(2, refcount_on_disk(&d, l2 / 4096));
+    qh_disk_free(&d);
+
+    make_image(&d, 4096, 1, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "e", 0, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, a, sizeof a)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "e")));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "1-bit snapshot deleted");
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* ---- property: seeded op sequences against a flat model ------------------------ */
 TEST seeded_sequences_match_the_model(void)
 {
@@ -2236,6 +2271,7 @@ SUITE(snapshots)
     RUN_TEST(snapshot_refused_when_refcounts_would_overflow);
     RUN_TEST(snapshot_overflow_is_found_behind_a_copied_table);
     RUN_TEST(snapshot_ids_past_nine_and_short_extra);
+    RUN_TEST(reads_do_not_copy_and_full_refcounts_do_not_block_delete);
     RUN_TEST(snapshot_create_switches_the_header_last);
 }
 
