@@ -1296,7 +1296,6 @@ static int q2w__grow_rt_start(q2w_image *img)
     img->gr_p = P;
     img->gr_b = B;
     img->gr_t = T;
-    img->gr_idx = 0;
     return Q2W__AGAIN;
 }
 
@@ -2168,7 +2167,6 @@ static int q2w__step_snap_create(q2w_image *img)
         img->nb_snapshots++;
         img->snapshots_offset = img->sn_new_off;
         img->snap_len = new_len;
-        img->snap_max_id++;
         return Q2W__DONE;
     }
     }
@@ -2906,8 +2904,7 @@ Q2WDEF int q2w_create(const q2w_create_opts *opts, void *buf, size_t cap,
                           ext_end + name_len);
     /* cluster 0 header, then R table clusters, B blocks, n1 L1 clusters;
      * the blocks count all of it. */
-    n1 = (l1_entries * 8 + cs - 1) / cs;
-    if (n1 == 0) n1 = 1;
+    n1 = (l1_entries * 8 + cs - 1) / cs; /* an empty disk has no L1 (as qemu) */
     epb = (cs * 8) >> order;
     for (i = 0; i < 64; i++) {
         uint64_t b2, r2;
@@ -2931,7 +2928,7 @@ Q2WDEF int q2w_create(const q2w_create_opts *opts, void *buf, size_t cap,
     q2w__put32(p + 20, (uint32_t)cb);
     q2w__put64(p + 24, opts->size);
     q2w__put32(p + 36, (uint32_t)l1_entries);
-    q2w__put64(p + 40, (1 + R + B) * cs);
+    q2w__put64(p + 40, n1 ? (1 + R + B) * cs : 0);
     q2w__put64(p + 48, cs);
     q2w__put32(p + 56, (uint32_t)R);
     if (version == 3) {

@@ -917,6 +917,9 @@ TEST checker_finds_each_kind_of_damage(void)
     q2w__put64(d.buf + l2, (5 * cs + 512) | Q2W__COPIED);
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
     ASSERT(find_kind(&r, Q2W_FIND_UNALIGNED, 5 * cs + 512));
+    ASSERT_EQ(l2, r.findings[0].where);     /* located at its entry */
+    ASSERT_EQ(0, r.findings[0].stored);
+    ASSERT_EQ(0, r.findings[0].computed);
     /* past the end of the file */
     q2w__put64(d.buf + l2, (100 * cs) | Q2W__COPIED);
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
@@ -2169,6 +2172,53 @@ TEST reads_do_not_copy_and_full_refcounts_do_not_block_delete(void)
     PASS();
 }
 
+/* 512 B clusters: the snapshot table spans clusters and entries straddle
+ * their boundaries (72-byte entries); every one is found by name. An
+ * empty disk still gets one L1 cluster at create. */
+TEST snapshot_entries_across_cluster_boundaries(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_snapshot sn;
+    char name[16];
+    int i;
+    make_image(&d, 512, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 512, 1));
+    for (i = 0; i < 12; i++) {
+        snprintf(name, sizeof name, "snap%02d", i);   /* 64 + 1 or 2 + 6 */
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, name, 0, 0, 0)));
+    }
+    for (i = 0; i < 12; i++) {
+        snprintf(name, sizeof name, "snap%02d", i);
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, name, &sn)));
+        ASSERT_EQ(i, (int)sn.index);
+        ASSERT_STR_EQ(name, sn.name);
+    }
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "twelve snapshots");
+    qh_disk_free(&d);
+    /* an empty disk has no L1 at all, as qemu-img makes it */
+    make_image(&d, 512, 16, 3, 0);
+    ASSERT_EQ(0, rd32(&d, 36));
+    ASSERT_EQ(0, rd64(&d, 40));
+    ASSERT_EQ(3 * 512, d.len);            /* header, table, block */
+    qh_assert_consistent(&d, 1, "empty disk");
+    /* and grows into one */
+    {
+        unsigned char b[512];
+        memset(b, 9, sizeof b);
+        ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 512, 1));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 1 << 20)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 1000, b, 512)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+        qh_close_handle(&h);
+        qh_assert_consistent(&d, 1, "grown from empty");
+    }
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* ---- property: seeded op sequences against a flat model ------------------------ */
 TEST seeded_sequences_match_the_model(void)
 {
@@ -2272,6 +2322,7 @@ SUITE(snapshots)
     RUN_TEST(snapshot_overflow_is_found_behind_a_copied_table);
     RUN_TEST(snapshot_ids_past_nine_and_short_extra);
     RUN_TEST(reads_do_not_copy_and_full_refcounts_do_not_block_delete);
+    RUN_TEST(snapshot_entries_across_cluster_boundaries);
     RUN_TEST(snapshot_create_switches_the_header_last);
 }
 
