@@ -167,6 +167,16 @@ static int qh_io_flush(void *user)
 }
 
 /* Full check of the image on the disk. */
+/* The checker's blocking I/O over the in-memory disk. */
+static ALK_UNUSED void qh_make_io(qh_disk *d, q2w_io *io)
+{
+    io->read = qh_io_read;
+    io->write = qh_io_write;
+    io->flush = qh_io_flush;
+    io->user = d;
+    io->file_size = d->len;
+}
+
 static ALK_UNUSED int qh_check(qh_disk *d, unsigned flags,
                                q2w_check_result *res)
 {
@@ -174,11 +184,7 @@ static ALK_UNUSED int qh_check(qh_disk *d, unsigned flags,
     size_t need = 0;
     void *work;
     int rc;
-    io.read = qh_io_read;
-    io.write = qh_io_write;
-    io.flush = qh_io_flush;
-    io.user = d;
-    io.file_size = d->len;
+    qh_make_io(d, &io);
     rc = q2w_check_work_size(&io, &need, NULL);
     if (rc != Q2W_OK) {
         memset(res, 0, sizeof *res);
