@@ -137,42 +137,53 @@ static int exec_counting(q2w_image *img, int fd, counted *c)
     return q2w_posix_exec(img, fd, NULL, 0);
 }
 
-/* Our side of the random-write test: seconds, or -1. */
-static double ours_random(const char *img_path, const uint64_t *offs,
-                          uint64_t *written)
+/* Drive rc to the end through the POSIX executor, counting the bytes
+ * written in c. */
+static int run_counting(q2w_image *img, int fd, counted *c, int rc)
+{
+    while (rc == Q2W_PENDING) rc = q2w_resume(img, exec_counting(img, fd, c));
+    return rc;
+}
+
+/* Open img_path writable with qcow2w (one handle at a time): the fd, or -1. */
+static int open_ours(const char *img_path, q2w_image *img, counted *c)
 {
     static unsigned char mem[8u << 20];
     static q2w_op ops[256];
-    unsigned char data[4096];
-    q2w_image img;
     q2w_config cfg;
     struct stat st;
-    counted c = {0};
-    double t0;
-    int fd, rc, i;
-    memset(&cfg, 0, sizeof cfg);
-    t0 = bench_now();
-    fd = open(img_path, O_RDWR);
+    int fd = open(img_path, O_RDWR);
     if (fd < 0 || fstat(fd, &st) < 0) return -1;
+    memset(&cfg, 0, sizeof cfg);
     cfg.mem = mem;
     cfg.mem_len = sizeof mem;
     cfg.ops = ops;
     cfg.ops_cap = 256;
     cfg.file_size = (uint64_t)st.st_size;
     cfg.writable = 1;
-    rc = q2w_open(&img, &cfg);
-    while (rc == Q2W_PENDING) rc = q2w_resume(&img, exec_counting(&img, fd, &c));
+    if (run_counting(img, fd, c, q2w_open(img, &cfg)) != Q2W_OK) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Our side of the random-write test: seconds, or -1. */
+static double ours_random(const char *img_path, const uint64_t *offs,
+                          uint64_t *written)
+{
+    unsigned char data[4096];
+    q2w_image img;
+    counted c = {0};
+    double t0 = bench_now();
+    int fd = open_ours(img_path, &img, &c), rc = Q2W_OK, i;
+    if (fd < 0) return -1;
     for (i = 0; i < WRITES && rc == Q2W_OK; i++) {
         memset(data, (i * 7 + 1) & 0xff, sizeof data);
-        rc = q2w_write(&img, offs[i], data, sizeof data);
-        while (rc == Q2W_PENDING)
-            rc = q2w_resume(&img, exec_counting(&img, fd, &c));
+        rc = run_counting(&img, fd, &c,
+                          q2w_write(&img, offs[i], data, sizeof data));
     }
-    if (rc == Q2W_OK) {
-        rc = q2w_close(&img);
-        while (rc == Q2W_PENDING)
-            rc = q2w_resume(&img, exec_counting(&img, fd, &c));
-    }
+    if (rc == Q2W_OK) rc = run_counting(&img, fd, &c, q2w_close(&img));
     close(fd);
     if (rc != Q2W_OK) {
         fprintf(stderr, "bench: qcow2w random writes: %s\n", q2w_strerror(rc));
@@ -185,32 +196,19 @@ static double ours_random(const char *img_path, const uint64_t *offs,
 /* Write the first `region` bytes and take a snapshot, with qcow2w. */
 static int ours_prepare_shared(const char *img_path, uint64_t region)
 {
-    static unsigned char mem[8u << 20];
-    static q2w_op ops[256];
     unsigned char *buf = (unsigned char *)malloc(4u << 20);
     q2w_image img;
-    q2w_config cfg;
-    struct stat st;
+    counted c = {0};
     uint64_t off;
-    int fd, rc;
-    if (!buf) return -1;
+    int fd, rc = Q2W_OK;
+    if (!buf || (fd = open_ours(img_path, &img, &c)) < 0) return -1;
     memset(buf, 17, 4u << 20);
-    memset(&cfg, 0, sizeof cfg);
-    fd = open(img_path, O_RDWR);
-    if (fd < 0 || fstat(fd, &st) < 0) return -1;
-    cfg.mem = mem;
-    cfg.mem_len = sizeof mem;
-    cfg.ops = ops;
-    cfg.ops_cap = 256;
-    cfg.file_size = (uint64_t)st.st_size;
-    cfg.writable = 1;
-    rc = q2w_posix_run(&img, fd, NULL, q2w_open(&img, &cfg));
     for (off = 0; off < region && rc == Q2W_OK; off += 4u << 20)
-        rc = q2w_posix_run(&img, fd, NULL, q2w_write(&img, off, buf, 4u << 20));
+        rc = run_counting(&img, fd, &c, q2w_write(&img, off, buf, 4u << 20));
     if (rc == Q2W_OK)
-        rc = q2w_posix_run(&img, fd, NULL,
-                           q2w_snapshot_create(&img, "base", 0, 0, 0));
-    if (rc == Q2W_OK) rc = q2w_posix_run(&img, fd, NULL, q2w_close(&img));
+        rc = run_counting(&img, fd, &c,
+                          q2w_snapshot_create(&img, "base", 0, 0, 0));
+    if (rc == Q2W_OK) rc = run_counting(&img, fd, &c, q2w_close(&img));
     close(fd);
     free(buf);
     if (rc != Q2W_OK)
