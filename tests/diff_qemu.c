@@ -1744,6 +1744,30 @@ static int make_qemu_qcow2_base(it_t *it)
     return cmd_expect(it, &c, 0, "qemu-io (backing)");
 }
 
+/* The qcow2w side of both modes: the backing reader, the model of the
+ * active disk (and of the snapshots), then the scenario's ops applied to
+ * `name`. -1: setup failed (reported); 1: applying failed; 0: applied. */
+static int ours_side(it_t *it, const char *name, const unsigned char *base,
+                     backing_t *bk, q2w_backing_reader *rd, model_t *m,
+                     snapm_t *sm)
+{
+    const scen_t *sc = it->sc;
+    if (backing_open(it, bk, sc, base_name(sc))) return -1;
+    rd->read = backing_read;
+    rd->user = bk;
+    if (model_build(it, m, base)) abort();
+    if (sc->snaps && model_init(&sm->run, sc, base)) abort();
+    return ours_apply(it, name, bk, sc->backing ? rd : NULL,
+                      sc->snaps ? sm : NULL) ? 1 : 0;
+}
+
+static void ours_side_end(it_t *it, backing_t *bk, model_t *m, snapm_t *sm)
+{
+    backing_close(it, bk);
+    free(m->d);
+    snapm_free(sm);
+}
+
 /* ---- the two modes ---------------------------------------------------------- */
 static int run_ours(it_t *it, const unsigned char *base)
 {
@@ -1753,7 +1777,7 @@ static int run_ours(it_t *it, const unsigned char *base)
     model_t m;
     snapm_t sm;
     char ids[MAX_SNAPS][64];
-    int bad = 0, k;
+    int bad = 0, k, rc;
     memset(&sm, 0, sizeof sm);
     if (sc->backing == BK_RAW && make_raw_base(it, base)) return -1;
     if (sc->backing == BK_QCOW2 && make_ours_qcow2_base(it)) return -1;
@@ -1763,13 +1787,9 @@ static int run_ours(it_t *it, const unsigned char *base)
                     : sc->backing == BK_QCOW2 ? "qcow2"
                                               : NULL))
         return -1;
-    if (backing_open(it, &bk, sc, base_name(sc))) return -1;
-    rd.read = backing_read;
-    rd.user = &bk;
-    if (model_build(it, &m, base)) abort();
-    if (sc->snaps && model_init(&sm.run, sc, base)) abort();
-    if (ours_apply(it, "img.qcow2", &bk, sc->backing ? &rd : NULL,
-                   sc->snaps ? &sm : NULL)) {
+    rc = ours_side(it, "img.qcow2", base, &bk, &rd, &m, &sm);
+    if (rc < 0) return -1;
+    if (rc) {
         bad = 1;
     } else {
         if (sc->backing == BK_QCOW2 && ours_check(it, "base.qcow2")) bad = 1;
@@ -1792,9 +1812,7 @@ static int run_ours(it_t *it, const unsigned char *base)
                 bad = 1;
         }
     }
-    backing_close(it, &bk);
-    free(m.d);
-    snapm_free(&sm);
+    ours_side_end(it, &bk, &m, &sm);
     return bad ? -1 : 0;
 }
 
@@ -1953,7 +1971,7 @@ static int run_qemu(it_t *it, const unsigned char *base)
     cmd_t c;
     char pa[PATHLEN], pb[PATHLEN];
     size_t i, from = 0;
-    int bad = 0, content_bad = 0;
+    int bad = 0, content_bad = 0, rc;
     memset(&sm, 0, sizeof sm);
     memset(astate, 0, sizeof astate);
     if (sc->backing == BK_RAW && make_raw_base(it, base)) return -1;
@@ -2008,13 +2026,9 @@ static int run_qemu(it_t *it, const unsigned char *base)
     }
     if (bad) return -1;
     /* B: qcow2w. */
-    if (backing_open(it, &bk, sc, base_name(sc))) return -1;
-    rd.read = backing_read;
-    rd.user = &bk;
-    if (model_build(it, &m, base)) abort();
-    if (sc->snaps && model_init(&sm.run, sc, base)) abort();
-    if (ours_apply(it, "b.qcow2", &bk, sc->backing ? &rd : NULL,
-                   sc->snaps ? &sm : NULL)) {
+    rc = ours_side(it, "b.qcow2", base, &bk, &rd, &m, &sm);
+    if (rc < 0) return -1;
+    if (rc) {
         bad = 1;
     } else {
         cmd_init(&c);
@@ -2055,9 +2069,7 @@ static int run_qemu(it_t *it, const unsigned char *base)
             qemu_snap_compare(it, astate, &sm, &bk, sc->backing ? &rd : NULL))
             bad = 1;
     }
-    backing_close(it, &bk);
-    free(m.d);
-    snapm_free(&sm);
+    ours_side_end(it, &bk, &m, &sm);
     return bad || content_bad ? -1 : 0;
 }
 
