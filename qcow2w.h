@@ -163,6 +163,9 @@
  *   The unknown autoclear bits (and bitmaps, which qcow2w does not keep
  *   up to date) are cleared before the first change, as the spec asks.
  *   Header extensions are never rewritten, so unknown ones are preserved.
+ *   Backing file names are 1..1023 bytes, backing format names 1..15
+ *   (qemu's buffer is 16 bytes: a longer format extension is
+ *   Q2W_ERR_HEADER at open, as qemu refuses it, and Q2W_ERR_ARG at create).
  *
  *   Limit: growing the L1 table needs one run of free clusters shorter
  *   than a refcount block's range (clusters * 8 / refcount_bits clusters:
@@ -231,6 +234,7 @@ extern "C" {
 #define Q2W_MAX_L1_BYTES (32u << 20)
 #define Q2W_MAX_REFTABLE_BYTES (8u << 20)
 #define Q2W_MAX_BACKING_NAME 1023u
+#define Q2W_MAX_BACKING_FMT 15u /* qemu's format name buffer is 16 bytes */
 #define Q2W_MAX_HOST_OFFSET (1ull << 56)
 
 #define Q2W_RESULT_LIST(X)                                                     \
@@ -844,7 +848,7 @@ static int q2w__parse_exts(const unsigned char *p, size_t len, q2w__hdr *h,
                               pos + 4, elen);
         switch (type) {
         case Q2W__EXT_BACKING_FMT:
-            if (elen >= 32)
+            if (elen > Q2W_MAX_BACKING_FMT)
                 return q2w__hfail(e, Q2W_ERR_HEADER,
                                   "backing format extension", pos + 4, elen);
             h->backing_fmt = p + pos + 8;
@@ -2893,7 +2897,7 @@ Q2WDEF int q2w_create(const q2w_create_opts *opts, void *buf, size_t cap,
     }
     if (opts->backing_fmt) {
         fmt_len = strlen(opts->backing_fmt);
-        if (fmt_len == 0 || fmt_len >= 32 || !opts->backing)
+        if (fmt_len == 0 || fmt_len > Q2W_MAX_BACKING_FMT || !opts->backing)
             return q2w__hfail(err, Q2W_ERR_ARG, "backing_fmt", 0, fmt_len);
     }
     hlen = version == 3 ? 112u : 72u;

@@ -142,6 +142,15 @@ static ALK_UNUSED int qh_run(q2w_image *img, qh_disk *d, int rc)
         size_t n;
         q2w_batch(img, &n);
         ALK_CHECK(n == 0, "error %d with %zu ops left in the batch", rc, n);
+    } else if (img->opened) {
+        /* The planner skips zero fill past what it believes is the end of
+         * the file: believing it shorter than it is would expose old
+         * bytes, so its idea of the end never falls behind the file. */
+        q2w_info info;
+        q2w_info_get(img, &info);
+        ALK_CHECK(info.file_end >= d->len,
+                  "planner's file end %llu behind the file's %zu",
+                  (unsigned long long)info.file_end, d->len);
     }
     return rc;
 }
@@ -331,6 +340,57 @@ static ALK_UNUSED void qh_assert_fresh_view(qh_disk *d, uint32_t cluster_size,
     qh_assert_view(&f, d, model, 0, size, when);
     qh_close_handle(&f);
     d->ops_cap = saved_cap;
+}
+
+/* The on-disk bytes of snapshot entry `sn` (as q2w_snapshot_get/find gave
+ * it) say what sn says, laid out as qemu lays them out: id and name after
+ * the extra data, padding to 8 bytes zero, no VM state. The table starts
+ * at `table`; `expect_at` is where in it the entry must start (0, or the
+ * previous entry's end). Returns the offset just past the entry. */
+static ALK_UNUSED uint64_t qh_assert_snapshot_entry(const qh_disk *d,
+                                                    uint64_t table,
+                                                    const q2w_snapshot *sn,
+                                                    uint64_t expect_at,
+                                                    const char *when)
+{
+    unsigned char e[40 + 64 + 64 + Q2W_MAX_SNAPSHOT_NAME + 8];
+    size_t idl = strlen(sn->id), nml = strlen(sn->name), i;
+    uint32_t extra;
+    uint64_t end;
+    ALK_CHECK(sn->entry_offset == expect_at,
+              "%s: snapshot %u at %llu, expected %llu", when, sn->index,
+              (unsigned long long)sn->entry_offset,
+              (unsigned long long)expect_at);
+    ALK_CHECK(sn->entry_len >= 40 && sn->entry_len <= sizeof e,
+              "%s: snapshot %u entry of %u bytes", when, sn->index,
+              sn->entry_len);
+    qh_disk_read(d, table + sn->entry_offset, e, sn->entry_len);
+    extra = q2w__be32(e + 36);
+    end = (40u + (uint64_t)extra + idl + nml + 7u) & ~7ull;
+    ALK_CHECK(extra <= 64 && end == sn->entry_len,
+              "%s: snapshot %u: extra %u, entry %u bytes, expected %llu", when,
+              sn->index, extra, sn->entry_len, (unsigned long long)end);
+    ALK_CHECK(q2w__be64(e) == sn->l1_offset && q2w__be32(e + 8) == sn->l1_size &&
+                  q2w__be16(e + 12) == idl && q2w__be16(e + 14) == nml &&
+                  q2w__be32(e + 16) == sn->date_sec &&
+                  q2w__be32(e + 20) == sn->date_nsec &&
+                  q2w__be64(e + 24) == sn->vm_clock_ns &&
+                  q2w__be32(e + 32) == 0 && sn->vm_state_size == 0,
+              "%s: snapshot %u: fixed fields differ from what was read",
+              when, sn->index);
+    ALK_CHECK(extra < 8 || q2w__be64(e + 40) == 0,
+              "%s: snapshot %u: VM state in the extra data", when, sn->index);
+    ALK_CHECK(extra < 16 ? sn->disk_size == 0
+                         : q2w__be64(e + 48) == sn->disk_size,
+              "%s: snapshot %u: disk size %llu", when, sn->index,
+              (unsigned long long)sn->disk_size);
+    ALK_CHECK(memcmp(e + 40 + extra, sn->id, idl) == 0 &&
+                  memcmp(e + 40 + extra + idl, sn->name, nml) == 0,
+              "%s: snapshot %u: id or name bytes differ", when, sn->index);
+    for (i = 40 + extra + idl + nml; i < sn->entry_len; i++)
+        ALK_CHECK(e[i] == 0, "%s: snapshot %u: padding byte %zu is %02x",
+                  when, sn->index, i, e[i]);
+    return sn->entry_offset + sn->entry_len;
 }
 
 #endif /* QCOW2_HARNESS_H */

@@ -61,7 +61,9 @@ typedef struct scenario {
     unsigned n_snaps, snap_serial;
     unsigned char *snap_model[MAX_SNAPS];
     uint64_t snap_size[MAX_SNAPS];
-    char snap_name[MAX_SNAPS][16];
+    char snap_name[MAX_SNAPS][32];
+    uint64_t snap_id[MAX_SNAPS];   /* qemu's rule: the largest id + 1 */
+    uint32_t snap_date[MAX_SNAPS];
 } scenario;
 
 static uint64_t pick_len(scenario *s, uint64_t room)
@@ -134,12 +136,23 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
     case 5: { /* snapshot create */
         unsigned k = s->n_snaps;
         ALK_CHECK(k < MAX_SNAPS, "too many snapshots in the scenario");
-        snprintf(s->snap_name[k], sizeof s->snap_name[k], "snap%u",
-                 s->snap_serial++);
+        /* names of varying length (1..13 bytes of suffix), so an entry
+         * can be shorter than the one written before it */
+        snprintf(s->snap_name[k], sizeof s->snap_name[k], "snap%u%.*s",
+                 s->snap_serial, (int)(s->snap_serial * 7 % 13),
+                 "-------------");
+        s->snap_serial++;
         rc = qh_run(img, &s->disk,
                     q2w_snapshot_create(img, s->snap_name[k], s->snap_serial,
-                                        0, 0));
+                                        s->snap_serial * 1000u + 1,
+                                        ((uint64_t)s->snap_serial << 33) | 7));
         if (rc == Q2W_OK) {
+            unsigned j;
+            s->snap_id[k] = 1;
+            for (j = 0; j < k; j++)
+                if (s->snap_id[j] >= s->snap_id[k])
+                    s->snap_id[k] = s->snap_id[j] + 1;
+            s->snap_date[k] = s->snap_serial;
             s->snap_model[k] = (unsigned char *)malloc((size_t)s->size);
             ALK_CHECK(s->snap_model[k] != NULL, "out of memory");
             memcpy(s->snap_model[k], s->model, (size_t)s->size);
@@ -160,7 +173,9 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
             for (; k + 1 < s->n_snaps; k++) {
                 s->snap_model[k] = s->snap_model[k + 1];
                 s->snap_size[k] = s->snap_size[k + 1];
-                memcpy(s->snap_name[k], s->snap_name[k + 1], 16);
+                memcpy(s->snap_name[k], s->snap_name[k + 1], sizeof s->snap_name[k]);
+                s->snap_id[k] = s->snap_id[k + 1];
+                s->snap_date[k] = s->snap_date[k + 1];
             }
             s->n_snaps--;
         }
@@ -185,11 +200,14 @@ static void check_snapshots(scenario *s, qh_handle *h, const char *when)
 {
     unsigned k;
     q2w_info info;
+    uint64_t at;
     q2w_info_get(&h->img, &info);
     ALK_CHECK(info.nb_snapshots == s->n_snaps, "%s: %u snapshots, model %u",
               when, info.nb_snapshots, s->n_snaps);
+    at = 0;
     for (k = 0; k < s->n_snaps; k++) {
-        q2w_snapshot sn;
+        q2w_snapshot sn, by_index;
+        char id[24];
         unsigned char *got = (unsigned char *)malloc((size_t)s->snap_size[k] + 1);
         int rc = qh_run(&h->img, &s->disk,
                         q2w_snapshot_find(&h->img, s->snap_name[k], &sn));
@@ -199,6 +217,19 @@ static void check_snapshots(scenario *s, qh_handle *h, const char *when)
         ALK_CHECK(sn.index == k && sn.disk_size == s->snap_size[k],
                   "%s: %s at %u, size %llu", when, s->snap_name[k], sn.index,
                   (unsigned long long)sn.disk_size);
+        snprintf(id, sizeof id, "%llu", (unsigned long long)s->snap_id[k]);
+        ALK_CHECK(strcmp(sn.id, id) == 0 && strcmp(sn.name, s->snap_name[k]) == 0 &&
+                      sn.date_sec == s->snap_date[k] &&
+                      sn.date_nsec == s->snap_date[k] * 1000u + 1 &&
+                      sn.vm_clock_ns == (((uint64_t)s->snap_date[k] << 33) | 7),
+                  "%s: %s: id %s (model %s), date %u.%u, clock %llu", when,
+                  s->snap_name[k], sn.id, id, sn.date_sec, sn.date_nsec,
+                  (unsigned long long)sn.vm_clock_ns);
+        at = qh_assert_snapshot_entry(&s->disk, info.snapshots_offset, &sn, at,
+                                      when);
+        rc = qh_run(&h->img, &s->disk, q2w_snapshot_get(&h->img, k, &by_index));
+        ALK_CHECK(rc == Q2W_OK && memcmp(&by_index, &sn, sizeof sn) == 0,
+                  "%s: snapshot %u by index differs from by name", when, k);
         rc = qh_run(&h->img, &s->disk,
                     q2w_read_snapshot(&h->img, &sn, 0, got,
                                       (size_t)s->snap_size[k]));

@@ -205,10 +205,11 @@ TEST create_refuses_bad_options(void)
     ASSERT_EQ(Q2W_OK, q2w_create(&o, NULL, 0, &len, &e));
     name[1023] = 'n';
     o.backing = "b";
-    o.backing_fmt = "0123456789abcdef0123456789abcdef"; /* 32: too long */
+    o.backing_fmt = "0123456789abcdef"; /* 16: qemu would refuse to open it */
     ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
     ASSERT_STR_EQ("backing_fmt", e.what);
-    o.backing_fmt = "0123456789abcdef0123456789abcde";  /* 31: fits */
+    ASSERT_EQ(16, e.needed);
+    o.backing_fmt = "0123456789abcde";  /* 15: fits */
     o.cluster_size = 65536;
     ASSERT_EQ(Q2W_OK, q2w_create(&o, NULL, 0, &len, &e));
     o.backing = NULL;
@@ -1935,6 +1936,8 @@ TEST refusals_name_their_place(void)
          Q2W_ERR_METADATA, "refcount_table", cs, 0},
         {cs, 2 * cs + 1024, 3, 4,
          Q2W_ERR_METADATA, "refcount_table", cs, 0},
+        {cs, 1ull << 56, 3, 4,
+         Q2W_ERR_METADATA, "refcount_table", cs, 0},
         {0, 0, 3, 3, Q2W_ERR_LIMIT, "virtual size", 24, 0},
     };
     size_t i;
@@ -2205,38 +2208,53 @@ TEST snapshot_entries_across_cluster_boundaries(void)
 }
 
 /* ---- property: seeded op sequences against a flat model ------------------------ */
+/* Every op-buffer size from 8 to 16 and cache sizes 8..12, deferred-free
+ * lists of 1..4 or the default, with snapshots taken, read back and
+ * deleted among the writes: the planner's batch splits meet every room
+ * boundary, and each snapshot must keep its bytes while the active view
+ * follows the model. */
+#define PROP_SNAPS 3
 TEST seeded_sequences_match_the_model(void)
 {
     int round;
     uint64_t rng = test_seed * 0x9e3779b97f4a7c15ull + 7;
-    for (round = 0; round < 12; round++) {
+    for (round = 0; round < 45; round++) {
         static const uint32_t sizes[] = {512, 4096, 65536};
         uint32_t cs = sizes[alksim_splitmix64(&rng) % 3];
         int version = 2 + (int)(alksim_splitmix64(&rng) % 2);
         uint32_t rbits = version == 2 ? 16u
                                       : 1u << (alksim_splitmix64(&rng) % 7);
         uint64_t size = ((alksim_splitmix64(&rng) % 4096) + 1) * 512;
+        uint64_t cap = size + 64 * 1024;
+        size_t ops_cap = 8 + (size_t)(round % 9);
+        size_t slots = 8 + (size_t)(round % 5);
         qh_disk d;
         qh_handle h;
-        unsigned char *model = (unsigned char *)calloc(1, (size_t)size);
+        unsigned char *model = (unsigned char *)calloc(1, (size_t)cap);
+        unsigned char *snap[PROP_SNAPS];
+        uint64_t snap_size[PROP_SNAPS];
+        char names[PROP_SNAPS][8];
         unsigned char buf[20000];
+        unsigned n_snaps = 0, serial = 0, k;
         int i;
         ASSERT(model != NULL);
+        qh_max_frees = round % 5 == 4 ? 0 : (size_t)(round % 5) + 1;
         make_image(&d, cs, rbits, version, size);
-        ASSERT_EQ(Q2W_OK, qh_open(&h, &d, cs, 8, 8, 1, 0));
+        ASSERT_EQ(Q2W_OK, qh_open(&h, &d, cs, slots, ops_cap, 1, 0));
         for (i = 0; i < 40; i++) {
             uint64_t off = alksim_splitmix64(&rng) % size;
             uint64_t len = alksim_splitmix64(&rng) % 20000 + 1;
-            int kind = (int)(alksim_splitmix64(&rng) % 4);
+            int kind = (int)(alksim_splitmix64(&rng) % 9);
+            int rc;
             if (len > size - off) len = size - off;
-            if (kind == 0 || kind == 3) {
+            if (kind <= 2) {
                 memset(buf, (int)(i + 1), (size_t)len);
                 ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, off, buf, (size_t)len)));
                 memcpy(model + off, buf, (size_t)len);
-            } else if (kind == 1) {
+            } else if (kind == 3) {
                 ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, off, len)));
                 memset(model + off, 0, (size_t)len);
-            } else {
+            } else if (kind == 4) {
                 uint64_t c = (off + cs - 1) / cs * cs;
                 ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_discard(&h.img, off, len)));
                 for (; c < off + len; c += cs) {
@@ -2244,9 +2262,47 @@ TEST seeded_sequences_match_the_model(void)
                     if (end > off + len) break;
                     memset(model + c, 0, (size_t)(end - c));
                 }
+            } else if (kind == 5) {
+                ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+                qh_assert_fresh_view(&d, cs, 0, model, size, "property flush");
+            } else if (kind == 6 && size + len <= cap) {
+                ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, size + len)));
+                size += len; /* the model past the old size is zero */
+            } else if (kind == 7 && n_snaps < PROP_SNAPS) {
+                snprintf(names[n_snaps], sizeof names[n_snaps], "p%u", serial++);
+                rc = qh_run(&h.img, &d, q2w_snapshot_create(&h.img, names[n_snaps], 1, 2, 3));
+                if (rc == Q2W_ERR_LIMIT) continue; /* narrow refcounts */
+                ASSERT_EQ(Q2W_OK, rc);
+                snap[n_snaps] = (unsigned char *)malloc((size_t)size);
+                ASSERT(snap[n_snaps] != NULL);
+                memcpy(snap[n_snaps], model, (size_t)size);
+                snap_size[n_snaps++] = size;
+            } else if (kind == 8 && n_snaps) {
+                k = (unsigned)(off % n_snaps);
+                ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, names[k])));
+                free(snap[k]);
+                for (; k + 1 < n_snaps; k++) {
+                    snap[k] = snap[k + 1];
+                    snap_size[k] = snap_size[k + 1];
+                    memcpy(names[k], names[k + 1], sizeof names[k]);
+                }
+                n_snaps--;
             }
+            qh_assert_consistent(&d, 0, "property step");
         }
         qh_assert_view(&h, &d, model, 0, size, "property");
+        for (k = 0; k < n_snaps; k++) {
+            q2w_snapshot sn;
+            unsigned char *got = (unsigned char *)malloc((size_t)snap_size[k] + 1);
+            ASSERT(got != NULL);
+            ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, names[k], &sn)));
+            ASSERT_EQ(snap_size[k], sn.disk_size);
+            ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read_snapshot(&h.img, &sn, 0, got,
+                                                                  (size_t)snap_size[k])));
+            ASSERT_MEM_EQ(snap[k], got, (size_t)snap_size[k]);
+            free(got);
+            free(snap[k]);
+        }
         ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
         qh_close_handle(&h);
         qh_assert_consistent(&d, 1, "property");
@@ -2254,8 +2310,240 @@ TEST seeded_sequences_match_the_model(void)
         free(model);
         qh_disk_free(&d);
     }
+    qh_max_frees = 0;
     PASS();
 }
+
+/* ---- edges the mutation runs pointed at ------------------------------------------ */
+/* An image of size 0 has no L1: every operation that takes no range still
+ * works on it, and empty ranges at offset 0 are in range. */
+TEST a_zero_size_image_takes_every_operation(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_snapshot sn;
+    unsigned char b[8] = {0};
+    make_image(&d, 4096, 16, 3, 0);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, b, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_discard(&h.img, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "z", 5, 6, 7)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_get(&h.img, 0, &sn)));
+    ASSERT_STR_EQ("z", sn.name);
+    ASSERT_EQ(0, sn.l1_size);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "z", &sn)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read_snapshot(&h.img, &sn, 0, b, 0)));
+    ASSERT_EQ(Q2W_ERR_RANGE, q2w_read_snapshot(&h.img, &sn, 0, b, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "z")));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 0)));
+    ASSERT_EQ(Q2W_ERR_RANGE, q2w_write(&h.img, 0, b, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "zero-size image");
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* Caller memory at an odd address: the handle aligns inside it and never
+ * touches a byte before it. */
+TEST misaligned_memory_is_aligned_inside(void)
+{
+    qh_disk d;
+    q2w_image img;
+    q2w_config cfg;
+    q2w_op ops[16];
+    size_t mem_len = 20 * 4096 + 8192, off;
+    unsigned char *raw = (unsigned char *)malloc(mem_len + 16);
+    unsigned char b[4096];
+    ASSERT(raw != NULL);
+    for (off = 1; off < 8; off += 3) {
+        make_image(&d, 4096, 16, 3, 1 << 20);
+        d.ops_cap = 16;
+        memset(raw, 0xc3, mem_len + 16);
+        memset(&cfg, 0, sizeof cfg);
+        cfg.mem = raw + off;
+        cfg.mem_len = mem_len;
+        cfg.ops = ops;
+        cfg.ops_cap = 16;
+        cfg.file_size = d.len;
+        cfg.writable = 1;
+        cfg.max_frees = 4;
+        ASSERT_EQ(Q2W_OK, qh_run(&img, &d, q2w_open(&img, &cfg)));
+        memset(b, 1, sizeof b);
+        ASSERT_EQ(Q2W_OK, qh_run(&img, &d, q2w_write(&img, 0, b, sizeof b)));
+        ASSERT_EQ(Q2W_OK, qh_run(&img, &d, q2w_discard(&img, 0, sizeof b)));
+        ASSERT_EQ(Q2W_OK, qh_run(&img, &d, q2w_write(&img, 8192, b, 100)));
+        ASSERT_EQ(Q2W_OK, qh_run(&img, &d, q2w_close(&img)));
+        {
+            size_t i;
+            for (i = 0; i < off; i++) ASSERT_EQ(0xc3, raw[i]);
+        }
+        qh_assert_consistent(&d, 1, "misaligned memory");
+        qh_disk_free(&d);
+    }
+    free(raw);
+    PASS();
+}
+
+/* An L1 table that fills its clusters exactly (512 B clusters, 64 entries
+ * = one cluster; 128 = two): snapshot create copies and delete frees
+ * exactly its clusters, no more. */
+TEST snapshot_of_an_l1_filling_whole_clusters(void)
+{
+    static const uint64_t sizes[] = {2u << 20, 4u << 20};
+    size_t t;
+    for (t = 0; t < 2; t++) {
+        qh_disk d;
+        qh_handle h;
+        q2w_snapshot sn;
+        unsigned char b[512];
+        make_image(&d, 512, 16, 3, sizes[t]);
+        ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 512, 1));
+        memset(b, 0x31, sizeof b);
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, sizes[t] - 512, b, 512)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "full", 0, 0, 0)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "full", &sn)));
+        ASSERT_EQ(sizes[t] / (512 * 64), sn.l1_size);
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+        qh_assert_consistent(&d, 1, "after create");
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "full")));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+        qh_close_handle(&h);
+        qh_assert_consistent(&d, 1, "after delete");
+        qh_disk_free(&d);
+    }
+    PASS();
+}
+
+/* Boundaries of the header checks: a backing name right after the header
+ * (no extensions) is fine; a backing format of 15 bytes is, 16 is not (as
+ * qemu); the refusal names the extension's length field. */
+TEST header_boundaries(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_info info;
+    make_image(&d, 4096, 16, 2, 1 << 20);   /* v2: header_length 72 */
+    memcpy(d.buf + 72, "base", 4);
+    q2w__put64(d.buf + 8, 72);
+    q2w__put32(d.buf + 16, 4);
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 0, 1));
+    q2w_info_get(&h.img, &info);
+    ASSERT_STR_EQ("base", info.backing_name);
+    qh_close_handle(&h);
+    q2w__put64(d.buf + 8, 71);
+    ASSERT_EQ(Q2W_ERR_HEADER, qh_open(&h, &d, 4096, 8, 16, 0, 1));
+    ASSERT_STR_EQ("header.backing_file_offset", q2w_error(&h.img)->what);
+    ASSERT_EQ(8, q2w_error(&h.img)->offset);
+    ASSERT_EQ(71, q2w_error(&h.img)->needed);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+
+    make_image(&d, 4096, 16, 3, 1 << 20);   /* v3: extensions from 112 */
+    q2w__put32(d.buf + 112, 0xe2792acau);   /* backing format */
+    q2w__put32(d.buf + 116, 15);
+    memcpy(d.buf + 120, "qcow2-but-long!", 15);
+    q2w__put64(d.buf + 8, 200);
+    q2w__put32(d.buf + 16, 4);
+    memcpy(d.buf + 200, "base", 4);
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 0, 1));
+    q2w_info_get(&h.img, &info);
+    ASSERT_STR_EQ("qcow2-but-long!", info.backing_format);
+    qh_close_handle(&h);
+    q2w__put32(d.buf + 116, 16);
+    ASSERT_EQ(Q2W_ERR_HEADER, qh_open(&h, &d, 4096, 8, 16, 0, 1));
+    ASSERT_STR_EQ("backing format extension", q2w_error(&h.img)->what);
+    ASSERT_EQ(116, q2w_error(&h.img)->offset);
+    ASSERT_EQ(16, q2w_error(&h.img)->needed);
+    qh_close_handle(&h);
+    /* an extension running 1 byte past the header area */
+    q2w__put32(d.buf + 112, 0x12345678u);
+    q2w__put32(d.buf + 116, 200 - 120 + 1);
+    ASSERT_EQ(Q2W_ERR_HEADER, qh_open(&h, &d, 4096, 8, 16, 0, 1));
+    ASSERT_STR_EQ("header extension length", q2w_error(&h.img)->what);
+    ASSERT_EQ(116, q2w_error(&h.img)->offset);
+    ASSERT_EQ(81, q2w_error(&h.img)->needed);
+    qh_close_handle(&h);
+    q2w__put32(d.buf + 116, 200 - 120);     /* exactly up to the name */
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 0, 1));
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* API misuse is refused with its full context, nothing else set. */
+TEST misuse_errors_carry_exact_context(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_snapshot sn;
+    const q2w_error_info *e;
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    e = q2w_error(&h.img);
+    ASSERT_EQ(Q2W_ERR_RANGE, q2w_write(&h.img, (1 << 20) - 3, "abcd", 4));
+    ASSERT_STR_EQ("virtual range", e->what);
+    ASSERT_EQ((1 << 20) - 3, e->offset);
+    ASSERT_EQ(4, e->index);
+    ASSERT_EQ(0, e->needed);
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_snapshot_create(&h.img, "", 0, 0, 0));
+    ASSERT_STR_EQ("snapshot name", e->what);
+    ASSERT_EQ(0, e->offset);
+    ASSERT_EQ(0, e->index);
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_snapshot_find(&h.img, "", &sn));
+    ASSERT_STR_EQ("snapshot name", e->what);
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_snapshot_find(&h.img, "s", NULL));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_snapshot_delete(&h.img, NULL));
+    ASSERT_EQ(Q2W_ERR_NOT_FOUND, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "nope", &sn)));
+    ASSERT_STR_EQ("snapshot", e->what);
+    ASSERT_EQ(0, e->offset);
+    ASSERT_EQ(0, e->index);
+    ASSERT_EQ(Q2W_ERR_NOT_FOUND, qh_run(&h.img, &d, q2w_snapshot_get(&h.img, 0, &sn)));
+    ASSERT_EQ(0, e->offset);
+    ASSERT_EQ(0, e->index);
+    ASSERT_EQ(Q2W_ERR_NOT_FOUND, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "nope")));
+    ASSERT_STR_EQ("snapshot", e->what);
+    ASSERT_EQ(0, e->offset);
+    ASSERT_EQ(0, e->index);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "s", 0, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "s", &sn)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read_snapshot(&h.img, &sn, 1 << 20, NULL, 0)));
+    ASSERT_EQ(Q2W_ERR_RANGE, q2w_read_snapshot(&h.img, &sn, (1 << 20) + 1, NULL, 0));
+    ASSERT_STR_EQ("snapshot range", e->what);
+    ASSERT_EQ((1 << 20) + 1, e->offset);
+    ASSERT_EQ(0, e->index);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_flush(&h.img));
+    ASSERT_STR_EQ("image not open", e->what);
+    ASSERT_EQ(0, e->offset);
+    ASSERT_EQ(0, e->index);
+    ASSERT_EQ(0, e->needed);
+    qh_close_handle(&h);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 0));
+    ASSERT_EQ(Q2W_ERR_READONLY, q2w_discard(&h.img, 0, 4096));
+    ASSERT_STR_EQ("operation", e->what);
+    ASSERT_EQ(0, e->offset);
+    ASSERT_EQ(0, e->index);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
+#ifndef Q2W_NO_STDIO
+/* q2w_posix_run hands back what the operation returned, refusals too. */
+TEST posix_run_returns_refusals(void)
+{
+    q2w_image img;
+    memset(&img, 0, sizeof img);
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_posix_run(&img, -1, NULL, Q2W_ERR_ARG));
+    ASSERT_EQ(Q2W_ERR_RANGE, q2w_posix_run_flags(&img, -1, NULL, 0, Q2W_ERR_RANGE));
+    ASSERT_EQ(Q2W_OK, q2w_posix_run(&img, -1, NULL, Q2W_OK));
+    PASS();
+}
+#endif
 
 TEST strerror_names_every_code(void)
 {
@@ -2297,6 +2585,14 @@ SUITE(operations)
     RUN_TEST(seeded_sequences_match_the_model);
     RUN_TEST(strerror_names_every_code);
     RUN_TEST(null_arguments_are_refused);
+    RUN_TEST(a_zero_size_image_takes_every_operation);
+    RUN_TEST(misaligned_memory_is_aligned_inside);
+    RUN_TEST(snapshot_of_an_l1_filling_whole_clusters);
+    RUN_TEST(header_boundaries);
+    RUN_TEST(misuse_errors_carry_exact_context);
+#ifndef Q2W_NO_STDIO
+    RUN_TEST(posix_run_returns_refusals);
+#endif
 }
 
 SUITE(snapshots)
