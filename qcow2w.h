@@ -425,7 +425,7 @@ typedef struct q2w_image {
     uint32_t backing_len;
     char backing_name[Q2W_MAX_BACKING_NAME + 1];
     char backing_fmt[32];
-    int has_backing_name, has_backing, writable, has_bitmaps, no_backing_ok;
+    int has_backing_name, has_backing, writable, no_backing_ok;
     uint64_t backing_size;
     /* allocation */
     uint64_t file_end;     /* bytes: nothing allocated at or past this */
@@ -575,7 +575,6 @@ extern "C" {
 #define Q2W__INCOMPAT_EXTL2 16ull
 #define Q2W__EXT_BACKING_FMT 0xe2792acau
 #define Q2W__EXT_FEATURES 0x6803f857u
-#define Q2W__EXT_BITMAPS 0x23852875u
 #define Q2W__EXT_CRYPTO 0x0537be77u
 #define Q2W__EXT_DATA_FILE 0x44415441u
 
@@ -698,7 +697,6 @@ typedef struct q2w__hdr {
     uint64_t incompatible, compatible, autoclear;
     uint64_t backing_offset;
     uint32_t backing_len;
-    int has_bitmaps;
     const unsigned char *backing_fmt;
     uint32_t backing_fmt_len;
 } q2w__hdr;
@@ -860,11 +858,11 @@ static int q2w__parse_exts(const unsigned char *p, size_t len, q2w__hdr *h,
         case Q2W__EXT_DATA_FILE:
             return q2w__hfail(e, Q2W_ERR_FEATURE, "data file extension", pos,
                               type);
-        case Q2W__EXT_BITMAPS:
-            h->has_bitmaps = 1;
-            break;
         default:
-            break; /* feature names, unknown: preserved by never rewriting */
+            /* feature names, bitmaps (their autoclear bit is cleared with
+             * the others at the first change), unknown: preserved by never
+             * rewriting */
+            break;
         }
         pos += 8 + padded;
     }
@@ -2428,7 +2426,6 @@ static void q2w__copy_hdr(q2w_image *img, const q2w__hdr *h)
     img->autoclear = h->autoclear;
     img->backing_offset = h->backing_offset;
     img->backing_len = h->backing_len;
-    img->has_bitmaps = h->has_bitmaps;
 }
 
 static int q2w__step_open(q2w_image *img)
@@ -2470,7 +2467,6 @@ static int q2w__step_open(q2w_image *img)
             memcpy(img->backing_fmt, h.backing_fmt, h.backing_fmt_len);
             img->backing_fmt[h.backing_fmt_len] = 0;
         }
-        img->has_bitmaps = h.has_bitmaps;
         if (img->writable && (img->incompatible & Q2W__INCOMPAT_CORRUPT))
             return q2w__fail(img, Q2W_ERR_CORRUPT,
                              "header.incompatible_features", 72,

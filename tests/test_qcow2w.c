@@ -2532,6 +2532,74 @@ TEST misuse_errors_carry_exact_context(void)
     PASS();
 }
 
+/* Zeros written over clusters that already read as zeros (no backing
+ * file) change nothing on disk, v2 included: no L2 table is made for them. */
+TEST zeros_over_nothing_write_nothing(void)
+{
+    int version;
+    for (version = 2; version <= 3; version++) {
+        qh_disk d;
+        qh_handle h;
+        uint64_t writes;
+        make_image(&d, 4096, 16, version, 1 << 20);
+        ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+        writes = d.writes;
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, 100, 20000)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 30000, NULL, 0)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+        ASSERT_EQ(writes, d.writes);
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+        qh_close_handle(&h);
+        ASSERT_EQ(0, rd64(&d, 40) ? rd64(&d, rd64(&d, 40)) : 0);
+        qh_disk_free(&d);
+    }
+    PASS();
+}
+
+/* A snapshot table that would run past the largest host offset is
+ * refused where it crosses; a snapshot description with an unaligned L1
+ * is refused by q2w_read_snapshot. */
+TEST snapshot_table_at_the_end_of_the_host_range(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_snapshot sn;
+    unsigned char b[16];
+    make_image(&d, 512, 16, 3, 1 << 20);
+    /* Empty 40-byte entries, read a cluster at a time from the first entry
+     * that does not fit: 12 per read, so read 16 would start at 2^56 (the
+     * table starts 16 * 480 bytes before it, a multiple of 512). */
+    q2w__put32(d.buf + 60, 192);
+    q2w__put64(d.buf + 64, (1ull << 56) - 16 * 480);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 512, 1));  /* walks the table */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_get(&h.img, 191, &sn)));
+    qh_close_handle(&h);
+    q2w__put32(d.buf + 60, 193);
+    ASSERT_EQ(Q2W_ERR_METADATA, open_rw(&h, &d, 512, 1));
+    ASSERT_STR_EQ("snapshot table", q2w_error(&h.img)->what);
+    ASSERT_EQ(1ull << 56, q2w_error(&h.img)->offset);
+    ASSERT_EQ(192, q2w_error(&h.img)->index);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "s", 0, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "s", &sn)));
+    sn.l1_offset += 8;
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_read_snapshot(&h.img, &sn, 0, b, sizeof b));
+    ASSERT_STR_EQ("snapshot", q2w_error(&h.img)->what);
+    ASSERT_EQ(sn.l1_offset, q2w_error(&h.img)->offset);
+    sn.l1_offset -= 8;
+    sn.l1_size = Q2W_MAX_L1_BYTES / 8 + 1;
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_read_snapshot(&h.img, &sn, 0, b, sizeof b));
+    sn.l1_size = Q2W_MAX_L1_BYTES / 8;
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read_snapshot(&h.img, &sn, 0, b, sizeof b)));
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
 #ifndef Q2W_NO_STDIO
 /* q2w_posix_run hands back what the operation returned, refusals too. */
 TEST posix_run_returns_refusals(void)
@@ -2590,6 +2658,8 @@ SUITE(operations)
     RUN_TEST(snapshot_of_an_l1_filling_whole_clusters);
     RUN_TEST(header_boundaries);
     RUN_TEST(misuse_errors_carry_exact_context);
+    RUN_TEST(zeros_over_nothing_write_nothing);
+    RUN_TEST(snapshot_table_at_the_end_of_the_host_range);
 #ifndef Q2W_NO_STDIO
     RUN_TEST(posix_run_returns_refusals);
 #endif
