@@ -912,6 +912,22 @@ static int q2w__need_room(q2w_image *img, size_t n)
     return Q2W_PENDING;
 }
 
+/* The header switch that makes new metadata live: what came before is
+ * flushed, then one write of `len` bytes at header offset `off`, then a
+ * flush. Q2W_OK when planned (the caller returns Q2W_PENDING: the switch
+ * counts once the batch ran), Q2W_PENDING when the batch must run first. */
+static int q2w__switch_header(q2w_image *img, uint64_t off,
+                              const unsigned char *fields, size_t len)
+{
+    int rc = q2w__need_room(img, 3);
+    if (rc != Q2W_OK) return rc;
+    memcpy(img->hdrbuf, fields, len);
+    if (img->writes_since_flush) q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+    q2w__emit(img, Q2W_OP_WRITE, off, len, NULL, img->hdrbuf);
+    q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+    return Q2W_OK;
+}
+
 /* ---- metadata cache -------------------------------------------------------- */
 static unsigned char *q2w__slot_data(const q2w_image *img, size_t i)
 {
@@ -1366,16 +1382,14 @@ static int q2w__grow_rt_run(q2w_image *img)
         img->gr_phase = 4;
         /* The new blocks and pieces (dirty) go out, flushed. */
         return q2w__checkpoint_start(img);
-    case 4:
-        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
-        if (img->writes_since_flush)
-            q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
-        q2w__put64(img->hdrbuf, new_rt);
-        q2w__put32(img->hdrbuf + 8, (uint32_t)T);
-        q2w__emit(img, Q2W_OP_WRITE, 48, 12, NULL, img->hdrbuf);
-        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+    case 4: {
+        unsigned char f[12];
+        q2w__put64(f, new_rt);
+        q2w__put32(f + 8, (uint32_t)T);
+        if ((rc = q2w__switch_header(img, 48, f, sizeof f)) != Q2W_OK) return rc;
         img->gr_phase = 5;
         return Q2W_PENDING;
+    }
     default: { /* switched: the old table's pieces go, its clusters freed */
         uint64_t old = img->rt_offset;
         if (img->n_frees >= img->cap_frees) return q2w__checkpoint_start(img);
@@ -2151,16 +2165,14 @@ static int q2w__step_snap_create(q2w_image *img)
                   (size_t)elen, NULL, img->snapbuf);
         img->phase = 8;
         return q2w__checkpoint_start(img);
-    case 8:
-        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
-        if (img->writes_since_flush)
-            q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
-        q2w__put32(img->hdrbuf, img->nb_snapshots + 1);
-        q2w__put64(img->hdrbuf + 4, img->sn_new_off);
-        q2w__emit(img, Q2W_OP_WRITE, 60, 12, NULL, img->hdrbuf);
-        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+    case 8: {
+        unsigned char f[12];
+        q2w__put32(f, img->nb_snapshots + 1);
+        q2w__put64(f + 4, img->sn_new_off);
+        if ((rc = q2w__switch_header(img, 60, f, sizeof f)) != Q2W_OK) return rc;
         img->phase = 9;
         return Q2W_PENDING;
+    }
     default: {
         uint64_t old_clu = (img->snap_len + cs - 1) / cs;
         if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
@@ -2231,16 +2243,14 @@ static int q2w__step_snap_delete(q2w_image *img)
         if (rc != Q2W_OK) return rc;
         img->phase = 5;
         return q2w__checkpoint_start(img);
-    case 5:
-        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
-        if (img->writes_since_flush)
-            q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
-        q2w__put32(img->hdrbuf, img->nb_snapshots - 1);
-        q2w__put64(img->hdrbuf + 4, img->sn_new_off);
-        q2w__emit(img, Q2W_OP_WRITE, 60, 12, NULL, img->hdrbuf);
-        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+    case 5: {
+        unsigned char f[12];
+        q2w__put32(f, img->nb_snapshots - 1);
+        q2w__put64(f + 4, img->sn_new_off);
+        if ((rc = q2w__switch_header(img, 60, f, sizeof f)) != Q2W_OK) return rc;
         img->phase = 6;
         return Q2W_PENDING;
+    }
     case 6: {
         uint64_t old_clu = (img->snap_len + cs - 1) / cs;
         if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
@@ -2344,18 +2354,16 @@ static int q2w__step_resize(q2w_image *img)
         img->phase = 3;
         /* The new L1 and the refcounts of its clusters, durable first. */
         return q2w__checkpoint_start(img);
-    case 3:
-        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
-        if (img->writes_since_flush)
-            q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
-        q2w__put64(img->hdrbuf, img->op_arg);
-        q2w__put32(img->hdrbuf + 8, 0);
-        q2w__put32(img->hdrbuf + 12, (uint32_t)need);
-        q2w__put64(img->hdrbuf + 16, img->g_start << cb);
-        q2w__emit(img, Q2W_OP_WRITE, 24, 24, NULL, img->hdrbuf);
-        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+    case 3: {
+        unsigned char f[24];
+        q2w__put64(f, img->op_arg);
+        q2w__put32(f + 8, 0);
+        q2w__put32(f + 12, (uint32_t)need);
+        q2w__put64(f + 16, img->g_start << cb);
+        if ((rc = q2w__switch_header(img, 24, f, sizeof f)) != Q2W_OK) return rc;
         img->phase = 4;
         return Q2W_PENDING;
+    }
     case 4: {
         uint64_t j, old = img->l1_offset;
         if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
@@ -2365,13 +2373,13 @@ static int q2w__step_resize(q2w_image *img)
         img->l1_size = (uint32_t)need;
         return q2w__resized(img);
     }
-    case 10:
-        if ((rc = q2w__need_room(img, 2)) != Q2W_OK) return rc;
-        q2w__put64(img->hdrbuf, img->op_arg);
-        q2w__emit(img, Q2W_OP_WRITE, 24, 8, NULL, img->hdrbuf);
-        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+    case 10: {
+        unsigned char f[8];
+        q2w__put64(f, img->op_arg);
+        if ((rc = q2w__switch_header(img, 24, f, sizeof f)) != Q2W_OK) return rc;
         img->phase = 11;
         return Q2W_PENDING;
+    }
     default:
         return q2w__resized(img);
     }

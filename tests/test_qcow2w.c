@@ -721,7 +721,7 @@ TEST refcount_table_grows_and_describes_itself(void)
     ASSERT(data != NULL);
     memset(data, 0x42, len);
     /* 512 B clusters, 64-bit refcounts: one table cluster covers 2 MiB. */
-    make_image(&d, 512, 64, 3, 8u << 20);
+    make_image(&d, 512, 64, 3, 18u << 20);
     old_rt = rd64(&d, 48);
     ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 8, 1, 0));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, data, len)));
@@ -729,9 +729,27 @@ TEST refcount_table_grows_and_describes_itself(void)
     ASSERT(rd32(&d, 56) >= 2);
     ASSERT(rd64(&d, 48) >= 64 * 64 * 512);   /* past the old coverage */
     qh_assert_consistent(&d, 0, "after growth");
+    /* On to about 19 MiB of file: the table grows by half each time (1, 2,
+     * 3, 5, 8, 12 clusters); copying 8 pieces takes several 8-op batches. */
+    {
+        uint64_t off;
+        for (off = len; off < (18u << 20); off += len)
+            ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, off, data,
+                                     (size_t)((18u << 20) - off < len ? (18u << 20) - off : len))));
+    }
+    ASSERT_EQ(12, rd32(&d, 56));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
     qh_close_handle(&h);
     qh_assert_consistent(&d, 1, "after close");
+    {
+        unsigned char *back = (unsigned char *)malloc(len);
+        ASSERT(back != NULL);
+        ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 8, 0, 0));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, (18u << 20) - len, back, len)));
+        ASSERT_MEM_EQ(data, back, len);
+        qh_close_handle(&h);
+        free(back);
+    }
     free(data);
     qh_disk_free(&d);
     PASS();
@@ -823,6 +841,20 @@ static int find_kind(const q2w_check_result *r, int kind, uint64_t offset)
     return 0;
 }
 
+/* A finding with every field as given (printed when absent). */
+static int find_exact(const q2w_check_result *r, int kind, uint64_t offset,
+                      uint64_t where, uint64_t stored, uint64_t computed)
+{
+    size_t i;
+    for (i = 0; i < r->n_findings; i++)
+        if (r->findings[i].kind == kind && r->findings[i].offset == offset &&
+            r->findings[i].where == where && r->findings[i].stored == stored &&
+            r->findings[i].computed == computed)
+            return 1;
+    qh_print_findings(r);
+    return 0;
+}
+
 static int io_flush_failing(void *user)
 {
     (void)user;
@@ -850,13 +882,13 @@ TEST checker_finds_each_kind_of_damage(void)
     q2w__put16(d.buf + rb + 5 * 2, 0);
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
     ASSERT(r.corruptions >= 1);
-    ASSERT(find_kind(&r, Q2W_FIND_REFCOUNT, 5 * cs));
+    ASSERT(find_exact(&r, Q2W_FIND_REFCOUNT, 5 * cs, rb + 5 * 2, 0, 1));
     /* raised to 2: a leak, plus COPIED now wrong (refcount != 1) */
     q2w__put16(d.buf + rb + 5 * 2, 2);
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
     ASSERT_EQ(1, r.leaks);
-    ASSERT(find_kind(&r, Q2W_FIND_LEAK, 5 * cs));
-    ASSERT(find_kind(&r, Q2W_FIND_COPIED, 5 * cs));
+    ASSERT(find_exact(&r, Q2W_FIND_LEAK, 5 * cs, rb + 5 * 2, 2, 1));
+    ASSERT(find_exact(&r, Q2W_FIND_COPIED, 5 * cs, l2, 5 * cs | Q2W__COPIED, 2));
     /* repair lowers it; clean after */
     {
         q2w_io io;
@@ -899,14 +931,14 @@ TEST checker_finds_each_kind_of_damage(void)
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
     ASSERT_EQ(1, r.leaks);
     ASSERT_EQ(0, r.corruptions);
-    ASSERT(find_kind(&r, Q2W_FIND_LEAK, 9 * cs));
+    ASSERT(find_exact(&r, Q2W_FIND_LEAK, 9 * cs, rb + 9 * 2, 1, 0));
     q2w__put16(d.buf + rb + 9 * 2, 0);
     d.len = 7 * cs;
     /* COPIED cleared on an L2 entry with refcount 1 */
     q2w__put64(d.buf + l2, 5 * cs);
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
     ASSERT_EQ(1, r.corruptions);
-    ASSERT(find_kind(&r, Q2W_FIND_COPIED, 5 * cs));
+    ASSERT(find_exact(&r, Q2W_FIND_COPIED, 5 * cs, l2, 5 * cs, 1));
     /* unaligned data offset */
     q2w__put64(d.buf + l2, (5 * cs + 512) | Q2W__COPIED);
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
@@ -917,17 +949,30 @@ TEST checker_finds_each_kind_of_damage(void)
     /* past the end of the file */
     q2w__put64(d.buf + l2, (100 * cs) | Q2W__COPIED);
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
-    ASSERT(find_kind(&r, Q2W_FIND_PAST_EOF, 100 * cs));
+    ASSERT(find_exact(&r, Q2W_FIND_PAST_EOF, 100 * cs, l2, 0, 0));
     /* reserved bits */
     q2w__put64(d.buf + l2, (5 * cs) | Q2W__COPIED | (1ull << 58));
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
-    ASSERT(find_kind(&r, Q2W_FIND_RESERVED, 5 * cs));
+    ASSERT(find_exact(&r, Q2W_FIND_RESERVED, 5 * cs, l2,
+                      (5 * cs) | Q2W__COPIED | (1ull << 58), 0));
+    q2w__put64(d.buf + l2, (5 * cs) | Q2W__COPIED);
+    /* reserved bits in the L1 entry (cluster 3) and the refcount table
+     * entry (cluster 1) */
+    q2w__put64(d.buf + 3 * cs, l2 | Q2W__COPIED | (1ull << 60));
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_exact(&r, Q2W_FIND_RESERVED, l2, 3 * cs,
+                      l2 | Q2W__COPIED | (1ull << 60), 0));
+    q2w__put64(d.buf + 3 * cs, l2 | Q2W__COPIED);
+    q2w__put64(d.buf + cs, rb | 1);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_exact(&r, Q2W_FIND_RESERVED, rb | 1, cs, rb | 1, 0));
     qh_disk_free(&d);
     /* zero flag in a v2 image */
     checker_image(&d, 2);
     q2w__put64(d.buf + l2, (5 * cs) | Q2W__COPIED | Q2W__ZERO);
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
-    ASSERT(find_kind(&r, Q2W_FIND_ZERO_FLAG_V2, 5 * cs));
+    ASSERT(find_exact(&r, Q2W_FIND_ZERO_FLAG_V2, 5 * cs, l2,
+                      (5 * cs) | Q2W__COPIED | Q2W__ZERO, 0));
     qh_disk_free(&d);
     PASS();
 }
@@ -2600,6 +2645,124 @@ TEST snapshot_table_at_the_end_of_the_host_range(void)
     PASS();
 }
 
+/* A caller that says "there is a backing file" for an image that names
+ * none gets no backing reads: unallocated clusters read as zeros. */
+TEST no_backing_name_means_no_backing_reads(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char got[600], b[100];
+    size_t i;
+    static unsigned char pattern[1 << 20];
+    memset(pattern, 0x77, sizeof pattern);
+    make_image(&d, 512, 16, 3, 1 << 20);
+    d.backing = pattern;            /* offered, but the image names none */
+    d.backing_len = sizeof pattern;
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 16, 1, 1));
+    memset(got, 0xee, sizeof got);
+    n_oplog = 0;
+    ASSERT_EQ(Q2W_OK, run_logged(&h.img, &d, q2w_read(&h.img, 1000, got, sizeof got)));
+    memset(b, 5, sizeof b);
+    ASSERT_EQ(Q2W_OK, run_logged(&h.img, &d, q2w_write(&h.img, 5000, b, sizeof b)));
+    for (i = 0; i < n_oplog; i++) ASSERT(oplog[i].kind != Q2W_OP_BACKING_READ);
+    for (i = 0; i < sizeof got; i++) ASSERT_EQ(0, got[i]);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 4608, got, 512)));
+    for (i = 0; i < 512; i++) ASSERT_EQ(i >= 392 && i < 492 ? 5 : 0, got[i]);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* Zeroing or discarding from one byte into a cluster never touches the
+ * byte before: only whole clusters are unmapped. */
+TEST unaligned_zeroes_keep_the_bytes_before(void)
+{
+    int version, kind;
+    for (version = 2; version <= 3; version++)
+        for (kind = 0; kind < 2; kind++) {
+            qh_disk d;
+            qh_handle h;
+            unsigned char data[3 * 512], got[3 * 512];
+            size_t i;
+            memset(data, 0x5a, sizeof data);
+            make_image(&d, 512, 16, version, 1 << 20);
+            ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 16, 1, 0));
+            ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, data, sizeof data)));
+            ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, kind ? q2w_discard(&h.img, 1, 1023)
+                                                      : q2w_write_zeroes(&h.img, 1, 1023)));
+            ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, got, sizeof got)));
+            ASSERT_EQ(0x5a, got[0]);
+            /* zeroes: 1..1023 zero; discard: only the whole cluster 512..1023 */
+            for (i = 1; i < 1024; i++)
+                ASSERT_EQ(kind && i < 512 ? 0x5a : 0, got[i]);
+            for (i = 1024; i < sizeof got; i++) ASSERT_EQ(0x5a, got[i]);
+            ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+            qh_close_handle(&h);
+            qh_assert_consistent(&d, 1, "unaligned zeroes");
+            qh_disk_free(&d);
+        }
+    PASS();
+}
+
+/* Forty snapshots in 512 B clusters: the table spans several clusters and
+ * every rewrite of it takes several batches of an 8-op buffer. Deleting
+ * every third keeps the others, their ids, their order and their bytes. */
+TEST many_snapshots_in_a_multi_cluster_table(void)
+{
+    qh_disk d;
+    qh_handle h;
+    char names[40][24];
+    int alive[40];
+    unsigned char b[512], got[512];
+    unsigned i, n;
+    make_image(&d, 512, 16, 3, 256u << 10);
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 8, 1, 0));
+    for (i = 0; i < 40; i++) {
+        memset(b, (int)i + 1, sizeof b);
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, (i % 8) * 512, b, 512)));
+        snprintf(names[i], sizeof names[i], "snapshot-%u%.*s", i, (int)(i % 7),
+                 "xxxxxxx");
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, names[i], i, 0, 0)));
+        alive[i] = 1;
+    }
+    for (i = 1; i < 40; i += 3) {
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, names[i])));
+        alive[i] = 0;
+    }
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "many snapshots");
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 8, 0, 0));
+    {
+        q2w_info info;
+        uint64_t at = 0;
+        char id[16];
+        q2w_info_get(&h.img, &info);
+        ASSERT_EQ(27, info.nb_snapshots);
+        ASSERT(info.snapshots_offset != 0);
+        for (i = 0, n = 0; i < 40; i++) {
+            q2w_snapshot sn;
+            if (!alive[i]) continue;
+            ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, names[i], &sn)));
+            ASSERT_EQ(n, sn.index);
+            snprintf(id, sizeof id, "%u", i + 1);
+            ASSERT_STR_EQ(id, sn.id);
+            ASSERT_EQ(i, sn.date_sec);
+            at = qh_assert_snapshot_entry(&d, info.snapshots_offset, &sn, at,
+                                          "many snapshots");
+            ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read_snapshot(&h.img, &sn, (i % 8) * 512,
+                                                                  got, 512)));
+            memset(b, (int)i + 1, sizeof b);
+            ASSERT_MEM_EQ(b, got, 512);
+            n++;
+        }
+        ASSERT(at > 3 * 512);   /* the table spans several clusters */
+    }
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
 #ifndef Q2W_NO_STDIO
 /* q2w_posix_run hands back what the operation returned, refusals too. */
 TEST posix_run_returns_refusals(void)
@@ -2660,6 +2823,9 @@ SUITE(operations)
     RUN_TEST(misuse_errors_carry_exact_context);
     RUN_TEST(zeros_over_nothing_write_nothing);
     RUN_TEST(snapshot_table_at_the_end_of_the_host_range);
+    RUN_TEST(no_backing_name_means_no_backing_reads);
+    RUN_TEST(unaligned_zeroes_keep_the_bytes_before);
+    RUN_TEST(many_snapshots_in_a_multi_cluster_table);
 #ifndef Q2W_NO_STDIO
     RUN_TEST(posix_run_returns_refusals);
 #endif
