@@ -3121,7 +3121,7 @@ static int q2w__chk_snapshots(q2w__chk *k)
         if (rc != Q2W_OK) return rc;
         pos += len;
     }
-    q2w__chk_range(k, k->h.snapshots_offset, pos - k->h.snapshots_offset, 48);
+    q2w__chk_range(k, k->h.snapshots_offset, pos - k->h.snapshots_offset, 64);
     return Q2W_OK;
 }
 

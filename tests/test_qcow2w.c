@@ -435,6 +435,9 @@ TEST memory_and_op_buffer_limits(void)
             fprintf(stderr, "got %s (%s)\n", q2w_strerror(rc), q2w_error(&img)->what);
         ASSERT_EQ(Q2W_ERR_NOMEM, rc);
     }
+    ASSERT_STR_EQ("cfg.mem", q2w_error(&img)->what);
+    ASSERT_EQ(0, q2w_error(&img)->offset);
+    ASSERT_EQ(0, q2w_error(&img)->index);
     needed = (size_t)q2w_error(&img)->needed;
     ASSERT(needed > 9 * 4096 && needed < 10 * 4096 + 4096);
     cfg.mem_len = needed - 1;
@@ -966,6 +969,27 @@ TEST checker_finds_each_kind_of_damage(void)
     q2w__put64(d.buf + cs, rb | 1);
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
     ASSERT(find_exact(&r, Q2W_FIND_RESERVED, rb | 1, cs, rb | 1, 0));
+    qh_disk_free(&d);
+    /* a refcount table running past the end of the file: located at the
+     * header field that says where it is (48) */
+    checker_image(&d, 3);
+    q2w__put32(d.buf + 56, 100);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_exact(&r, Q2W_FIND_PAST_EOF, 7 * cs, 48, 0, 0));
+    q2w__put32(d.buf + 56, 1);
+    /* a snapshot table past the end of the file (field 64), and an entry
+     * whose L1 is unaligned (located at the entry) */
+    q2w__put32(d.buf + 60, 1);
+    q2w__put64(d.buf + 64, 100 * cs);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_exact(&r, Q2W_FIND_PAST_EOF, 100 * cs, 64, 0, 0));
+    qh_disk_reserve(&d, 8 * cs);
+    d.len = 8 * cs;
+    q2w__put64(d.buf + 64, 7 * cs);
+    q2w__put64(d.buf + 7 * cs, 5 * cs + 8);
+    q2w__put32(d.buf + 7 * cs + 8, 3);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_exact(&r, Q2W_FIND_HEADER, 5 * cs + 8, 7 * cs, 3, 0));
     qh_disk_free(&d);
     /* zero flag in a v2 image */
     checker_image(&d, 2);
@@ -2092,6 +2116,21 @@ TEST null_arguments_are_refused(void)
     q2w_check_result r;
     uint64_t len;
     ASSERT_EQ(Q2W_ERR_ARG, q2w_open(NULL, NULL));
+    {
+        q2w_image img;
+        q2w_config cfg;
+        q2w_op ops[8];
+        unsigned char mem[64];
+        memset(&cfg, 0, sizeof cfg);
+        ASSERT_EQ(Q2W_ERR_ARG, q2w_open(&img, NULL));
+        cfg.ops = ops;
+        cfg.ops_cap = 8;
+        ASSERT_EQ(Q2W_ERR_ARG, q2w_open(&img, &cfg));   /* no mem */
+        cfg.mem = mem;
+        cfg.ops = NULL;
+        ASSERT_EQ(Q2W_ERR_ARG, q2w_open(&img, &cfg));   /* no ops */
+        ASSERT_EQ(Q2W_ERR_ARG, q2w_open(NULL, &cfg));
+    }
     ASSERT_EQ(Q2W_ERR_ARG, q2w_read(NULL, 0, b, 1));
     ASSERT_EQ(Q2W_ERR_ARG, q2w_write(NULL, 0, b, 1));
     ASSERT_EQ(Q2W_ERR_ARG, q2w_write_zeroes(NULL, 0, 1));
@@ -2165,6 +2204,16 @@ TEST snapshot_ids_past_nine_and_short_extra(void)
     ASSERT_EQ(0, sn.vm_state_size);
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "n10", &sn)));
     ASSERT_STR_EQ("11", sn.id);
+    qh_close_handle(&h);
+    /* 15 bytes of extra data: too short to hold a disk size (it needs 16),
+     * and the same entry length (40 + 15 + 3 = 58 -> 64) */
+    q2w__put32(d.buf + t + 36, 15);
+    memmove(d.buf + t + 55, d.buf + t + 56, 3);
+    d.buf[t + 58] = 0;
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 0));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "n0", &sn)));
+    ASSERT_EQ(0, sn.disk_size);
+    ASSERT_STR_EQ("1", sn.id);
     qh_close_handle(&h);
     qh_disk_free(&d);
     PASS();
@@ -2763,6 +2812,89 @@ TEST many_snapshots_in_a_multi_cluster_table(void)
     PASS();
 }
 
+/* Create's layout, exactly: the backing format extension is padded to 8
+ * bytes (a name of 8 bytes needs no padding), the end marker follows, the
+ * backing name after it; a name that ends exactly at the cluster's end
+ * fits. The L1 has one entry per L2 span, rounded up. */
+TEST create_layout_boundaries(void)
+{
+    static const char *fmts[] = {"qcow2", "parallel", "vpc"};
+    char name[400];
+    size_t i;
+    for (i = 0; i < 3; i++) {
+        qh_disk d;
+        qh_handle h;
+        q2w_create_opts o;
+        q2w_info info;
+        size_t fl = strlen(fmts[i]), pad = (fl + 7) & ~(size_t)7;
+        memset(&o, 0, sizeof o);
+        o.size = 1 << 20;
+        o.cluster_size = 4096;
+        o.backing = "base.img";
+        o.backing_fmt = fmts[i];
+        qh_disk_init(&d, 1 << 20);
+        ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+        ASSERT_EQ(0xe2792acau, rd32(&d, 112));
+        ASSERT_EQ(fl, rd32(&d, 116));
+        ASSERT_EQ(0, rd64(&d, 120 + pad));            /* end marker */
+        ASSERT_EQ(120 + pad + 8, rd64(&d, 8));        /* name right after */
+        ASSERT_EQ(8, rd32(&d, 16));
+        ASSERT_MEM_EQ("base.img", d.buf + 120 + pad + 8, 8);
+        ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 0, 1));
+        q2w_info_get(&h.img, &info);
+        ASSERT_STR_EQ(fmts[i], info.backing_format);
+        qh_close_handle(&h);
+        qh_disk_free(&d);
+    }
+    {
+        q2w_create_opts o;
+        q2w_error_info e;
+        uint64_t len;
+        memset(&o, 0, sizeof o);
+        o.size = 1 << 20;
+        o.cluster_size = 512;
+        memset(name, 'b', sizeof name);
+        name[512 - 120] = 0;                          /* 112 + 8 + 392 = 512 */
+        o.backing = name;
+        ASSERT_EQ(Q2W_OK, q2w_create(&o, NULL, 0, &len, &e));
+        name[512 - 120] = 'b';
+        name[512 - 119] = 0;
+        ASSERT_EQ(Q2W_ERR_LIMIT, q2w_create(&o, NULL, 0, &len, &e));
+    }
+    {
+        /* 512 B clusters: one L2 maps 32 KiB */
+        static const uint64_t sizes[] = {32768, 32769, 65536, 65537, 1};
+        static const uint32_t l1[] = {1, 2, 2, 3, 1};
+        for (i = 0; i < 5; i++) {
+            qh_disk d;
+            make_image(&d, 512, 16, 3, sizes[i]);
+            ASSERT_EQ(l1[i], rd32(&d, 36));
+            ASSERT_EQ(sizes[i], rd64(&d, 24));
+            qh_disk_free(&d);
+        }
+    }
+    PASS();
+}
+
+/* A snapshot refused because an active table points at a cluster whose
+ * refcount is 0 names the cluster and the entry. */
+TEST snapshot_refuses_a_reference_with_refcount_zero(void)
+{
+    qh_disk d;
+    qh_handle h;
+    const uint64_t cs = 4096;
+    checker_image(&d, 3);                  /* L2 at 4, data at 5 and 6 */
+    q2w__put16(d.buf + 2 * cs + 6 * 2, 0);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_ERR_METADATA, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "s", 0, 0, 0)));
+    ASSERT_STR_EQ("referenced cluster with refcount 0", q2w_error(&h.img)->what);
+    ASSERT_EQ(6 * cs, q2w_error(&h.img)->offset);
+    ASSERT_EQ(1, q2w_error(&h.img)->index);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
 #ifndef Q2W_NO_STDIO
 /* q2w_posix_run hands back what the operation returned, refusals too. */
 TEST posix_run_returns_refusals(void)
@@ -2826,6 +2958,8 @@ SUITE(operations)
     RUN_TEST(no_backing_name_means_no_backing_reads);
     RUN_TEST(unaligned_zeroes_keep_the_bytes_before);
     RUN_TEST(many_snapshots_in_a_multi_cluster_table);
+    RUN_TEST(create_layout_boundaries);
+    RUN_TEST(snapshot_refuses_a_reference_with_refcount_zero);
 #ifndef Q2W_NO_STDIO
     RUN_TEST(posix_run_returns_refusals);
 #endif
