@@ -2307,8 +2307,7 @@ static int q2w__resized(q2w_image *img)
     img->op = Q2W__OP_ZEROES;
     img->op_off = old;
     img->op_len = end - old;
-    img->op_pos = 0;
-    img->phase = 0;
+    img->op_pos = 0;   /* (a zeroes op keeps no phase) */
     return Q2W_OK;
 }
 

@@ -791,6 +791,7 @@ TEST autoclear_bits_cleared_and_extensions_preserved(void)
     unsigned char before[4096], data[10] = {1, 2, 3};
     make_image(&d, 4096, 16, 3, 1 << 20);
     q2w__put64(d.buf + 88, 0x8000000000000001ull);
+    q2w__put64(d.buf + 80, 0x8000000000000001ull); /* lazy refcounts + unknown */
     q2w__put32(d.buf + 112, 0x7a7a7a7au); /* an unknown extension */
     q2w__put32(d.buf + 116, 5);
     memcpy(d.buf + 120, "hello", 5);
@@ -801,7 +802,7 @@ TEST autoclear_bits_cleared_and_extensions_preserved(void)
         q2w_info info;
         q2w_info_get(&h.img, &info);
         ASSERT_EQ(0x8000000000000001ull, info.autoclear);
-        ASSERT_EQ(0, info.compatible);
+        ASSERT_EQ(0x8000000000000001ull, info.compatible); /* kept as is */
         ASSERT_EQ(0, info.incompatible);
     }
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, data, 10)));
