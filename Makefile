@@ -27,7 +27,7 @@ GREATEST_INC = -isystem $(GREATEST_DIR)
 endif
 
 HEADERS      := $(wildcard alkcodec.h alksim.h alktunnel.h qcow2w.h)
-FUZZ_TARGETS := codec sim_core sim_arq params qcow2_write qcow2_open qcow2_growth
+FUZZ_TARGETS := codec sim_core sim_arq params qcow2_write qcow2_open qcow2_growth qcow2_crash
 UNIT_TESTS   := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
 EXAMPLES     := $(patsubst examples/%.c,%,$(wildcard examples/*.c))
 BENCHES      := $(patsubst tests/bench_%.c,%,$(wildcard tests/bench_*.c))
@@ -37,6 +37,7 @@ BENCHES      := $(patsubst tests/bench_%.c,%,$(wildcard tests/bench_*.c))
 FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
 
 .PHONY: all demo test gate fast-gate unit replay conformance compile-matrix seeds diff-qemu \
+        crash-qemu crash-soak \
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench install install-check uninstall oss-fuzz-check \
         firmware-check valgrind deps clean help planted-bug-check
@@ -55,6 +56,8 @@ help:
 	@echo "  make replay          every corpus/<target>/ file through its harness"
 	@echo "  make conformance     tests/json_conformance/ vs the reference and alktunnel.h"
 	@echo "  make diff-qemu [ITER=n] [SEED=s]   qcow2w.h against qemu-img / qemu-io"
+	@echo "  make crash-soak [RUNS=n] [SEED=s]  qcow2w.h power-loss scenarios, distinct points"
+	@echo "  make crash-qemu [RUNS=n] [SEED=s]  crashed images judged by qemu-img check"
 	@echo "  make fast-gate       unit + replay (what mutants are judged by)"
 	@echo "  make compile-matrix  gcc/clang C99 pedantic, g++ plain/impl, _STATIC"
 	@echo "  make seeds           regenerate the generated seeds in corpus/"
@@ -149,7 +152,7 @@ fast-gate: unit replay
 # targets'
 # generated seeds are seed-mode inputs written by their replay driver. Both
 # are byte-stable: seeds-check regenerates them and compares.
-SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth
+SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth qcow2_crash
 SEED_ARGS = --seed 1 --runs 32 --max-len 2048
 
 $(B)/codec_seeds: fuzz/codec_seeds.c fuzz/codec_layout.h | $(B)
@@ -248,6 +251,25 @@ $(B)/diff_qemu: tests/diff_qemu.c qcow2w.h | $(B)
 
 diff-qemu: $(B)/diff_qemu
 	./$(B)/diff_qemu --iter $(ITER) --seed $(SEED)
+
+# ---- crash consistency (qcow2_crash harness) ----------------------------------
+# crash-qemu: RUNS seeded power losses / I/O errors, every crashed image
+# judged by qemu-img check (and check -r leaks); the gate runs 120.
+# crash-soak: RUNS scenarios through the harness's own oracle, and how many
+# distinct places the power went (operation, batch within it, fixture,
+# cluster size, metadata growth).
+RUNS ?= 10000
+crash-qemu: $(B)/replay_qcow2_crash
+	sh tests/crash_qemu.sh ./$(B)/replay_qcow2_crash $(SEED) $(RUNS)
+
+crash-soak: $(B)/replay_qcow2_crash
+	@rm -f $(B)/crash-points.txt
+	QCOW2_CRASH_POINTS=$(B)/crash-points.txt ./$(B)/replay_qcow2_crash \
+	    --seed $(SEED) --runs $(RUNS) --max-len 4096
+	@echo "crash-soak: $$(wc -l < $(B)/crash-points.txt) scenarios," \
+	    "$$(sort -u $(B)/crash-points.txt | wc -l) distinct crash points" \
+	    "($$(grep -c 'power in' $(B)/crash-points.txt) inside an operation," \
+	    "$$(grep -c '^.*: error-' $(B)/crash-points.txt) with an injected I/O error)"
 
 # ---- mutation testing -------------------------------------------------------
 HEADER ?= alkcodec.h

@@ -389,6 +389,9 @@ typedef struct q2w_check_result {
     uint64_t corruptions;
     uint64_t leaks;
     uint64_t leaks_fixed;
+    uint64_t copied_fixed;      /* COPIED flags set right after leaks were
+                                   repaired (a refcount back to 1), as
+                                   qemu-img check -r leaks does */
     uint64_t check_errors;      /* i/o errors while checking */
     uint64_t total_clusters;    /* virtual clusters */
     uint64_t allocated_clusters;/* virtual clusters with data */
@@ -456,7 +459,7 @@ typedef struct q2w_image {
     uint64_t gr_p, gr_b, gr_t, gr_idx;      /* refcount-table growth */
     int gr_phase;                           /* (its own: it runs inside
                                                any operation's phases) */
-    int writes_since_flush, ckpt_wrote;
+    int writes_since_flush;
     /* snapshots */
     uint64_t snap_len;       /* bytes of the snapshot table */
     uint64_t snap_max_id;    /* largest numeric id in it */
@@ -506,7 +509,11 @@ Q2WDEF int q2w_check_work_size(const q2w_io *io, size_t *bytes,
 Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
                      unsigned flags, q2w_check_result *res);
 /* q2w_check with Q2W_CHECK_REPAIR_LEAKS: leaked refcounts lowered to the
- * references found (then flushed); res->leaks_fixed says how many. */
+ * references found (then flushed); res->leaks_fixed says how many. When
+ * nothing but leaks was found, COPIED flags the lowered refcounts made
+ * wrong are set right too (res->copied_fixed), as qemu-img check -r leaks
+ * does: a crash between a snapshot delete's header switch and its refcount
+ * drops leaves exactly that. */
 Q2WDEF int q2w_repair_leaks(const q2w_io *io, void *work, size_t work_len,
                             q2w_check_result *res);
 Q2WDEF const char *q2w_finding_name(int kind);
@@ -1054,7 +1061,6 @@ static int q2w__checkpoint_start(q2w_image *img)
 {
     QCOW2W_ASSERT(img->ckpt_phase == 0);
     img->ckpt_phase = 1;
-    img->ckpt_wrote = 0;
     img->ckpt_boundary = img->n_frees;
     return Q2W__AGAIN;
 }
@@ -1084,7 +1090,6 @@ static int q2w__checkpoint_run(q2w_image *img)
                 q2w__emit(img, Q2W_OP_WRITE, s->key, q2w__slot_write_len(img, s),
                           NULL, q2w__slot_data(img, i));
                 s->dirty = 0;
-                img->ckpt_wrote = 1;
             }
         } else if (img->writes_since_flush) {
             if (q2w__room(img) < 1) return Q2W_PENDING;
@@ -2968,6 +2973,7 @@ typedef struct q2w__chk {
     unsigned char *a, *b;   /* two cluster buffers */
     uint32_t *counts;
     q2w_check_result *res;
+    int fix_copied;         /* pass 3 sets COPIED right instead of finding */
 } q2w__chk;
 
 static void q2w__finding(q2w__chk *k, int kind, uint64_t offset,
@@ -2984,6 +2990,16 @@ static void q2w__finding(q2w__chk *k, int kind, uint64_t offset,
         f->stored = stored;
         f->computed = computed;
     }
+}
+
+static int q2w__chk_write(q2w__chk *k, uint64_t off, const void *src,
+                          uint64_t len)
+{
+    if (k->io->write(k->io->user, off, src, (size_t)len) < 0) {
+        k->res->check_errors++;
+        return q2w__hfail(&k->res->error, Q2W_ERR_IO, "write", off, len);
+    }
+    return Q2W_OK;
 }
 
 static int q2w__chk_read(q2w__chk *k, uint64_t off, void *dst, size_t len)
@@ -3026,13 +3042,18 @@ static void q2w__chk_range(q2w__chk *k, uint64_t off, uint64_t len,
 static int q2w__chk_l1(q2w__chk *k, uint64_t l1_off, uint64_t l1_size,
                        int active, int copied)
 {
-    uint64_t i, j, per = k->cs / 8;
-    int rc;
+    uint64_t i, j, per = k->cs / 8, chunk = 0, chunk_len = 0;
+    int rc, a_dirty = 0;
     for (i = 0; i < l1_size; i++) {
         uint64_t l1e, l2, where = l1_off + i * 8;
+        int b_dirty = 0;
         if (i % per == 0) {
-            uint64_t n = l1_size - i < per ? l1_size - i : per;
-            rc = q2w__chk_read(k, where, k->a, (size_t)(n * 8));
+            if (a_dirty && (rc = q2w__chk_write(k, chunk, k->a, chunk_len)) != Q2W_OK)
+                return rc;
+            a_dirty = 0;
+            chunk = where;
+            chunk_len = (l1_size - i < per ? l1_size - i : per) * 8;
+            rc = q2w__chk_read(k, where, k->a, (size_t)chunk_len);
             if (rc != Q2W_OK) return rc;
         }
         l1e = q2w__be64(k->a + (i % per) * 8);
@@ -3043,9 +3064,16 @@ static int q2w__chk_l1(q2w__chk *k, uint64_t l1_off, uint64_t l1_size,
         if (copied) {
             uint64_t c = l2 >> k->cb;
             if (!(l2 & (k->cs - 1)) && c < k->nclusters &&
-                ((k->counts[c] == 1) != ((l1e & Q2W__COPIED) != 0)))
-                q2w__finding(k, Q2W_FIND_COPIED, l2, where, l1e,
-                             k->counts[c]);
+                ((k->counts[c] == 1) != ((l1e & Q2W__COPIED) != 0))) {
+                if (k->fix_copied) {
+                    q2w__put64(k->a + (i % per) * 8, l1e ^ Q2W__COPIED);
+                    a_dirty = 1;
+                    k->res->copied_fixed++;
+                } else {
+                    q2w__finding(k, Q2W_FIND_COPIED, l2, where, l1e,
+                                 k->counts[c]);
+                }
+            }
         } else {
             q2w__chk_ref(k, l2, where);
         }
@@ -3083,11 +3111,21 @@ static int q2w__chk_l1(q2w__chk *k, uint64_t l1_off, uint64_t l1_size,
             } else if (host && !(host & (k->cs - 1)) &&
                        (host >> k->cb) < k->nclusters) {
                 uint64_t v = k->counts[host >> k->cb];
-                if ((v == 1) != ((e & Q2W__COPIED) != 0))
+                if ((v == 1) == ((e & Q2W__COPIED) != 0)) continue;
+                if (k->fix_copied) {
+                    q2w__put64(k->b + j * 8, e ^ Q2W__COPIED);
+                    b_dirty = 1;
+                    k->res->copied_fixed++;
+                } else {
                     q2w__finding(k, Q2W_FIND_COPIED, host, w, e, v);
+                }
             }
         }
+        if (b_dirty && (rc = q2w__chk_write(k, l2, k->b, k->cs)) != Q2W_OK)
+            return rc;
     }
+    if (a_dirty && (rc = q2w__chk_write(k, chunk, k->a, chunk_len)) != Q2W_OK)
+        return rc;
     return Q2W_OK;
 }
 
@@ -3266,8 +3304,17 @@ Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
         res->check_errors++;
         return q2w__hfail(&res->error, Q2W_ERR_IO, "flush", 0, 0);
     }
-    /* Pass 3: COPIED in the active tables. */
-    return q2w__chk_l1(&k, k.h.l1_offset, k.h.l1_size, 1, 1);
+    /* Pass 3: COPIED in the active tables. With leaks repaired and
+     * nothing else wrong, a flag the repair made wrong (a refcount back to
+     * 1) is set right, as qemu-img check -r leaks does. */
+    k.fix_copied = (flags & Q2W_CHECK_REPAIR_LEAKS) && !res->corruptions &&
+                   !res->check_errors;
+    rc = q2w__chk_l1(&k, k.h.l1_offset, k.h.l1_size, 1, 1);
+    if (rc == Q2W_OK && res->copied_fixed && io->flush(io->user) < 0) {
+        res->check_errors++;
+        return q2w__hfail(&res->error, Q2W_ERR_IO, "flush", 0, 0);
+    }
+    return rc;
 }
 
 Q2WDEF int q2w_repair_leaks(const q2w_io *io, void *work, size_t work_len,

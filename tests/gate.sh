@@ -72,6 +72,7 @@ fi
 if command -v qemu-img >/dev/null 2>&1 && command -v qemu-io >/dev/null 2>&1
 then
     stage differential counts $MAKE -s diff-qemu B="$B" ITER="${DIFF_ITER:-100}" SEED=1
+    stage crash-qemu counts $MAKE -s crash-qemu B="$B" RUNS="${CRASH_RUNS:-120}" SEED=1
 else
     echo "!!! SKIPPED differential tests: qemu-img / qemu-io not installed" \
          "(apt-get install qemu-utils); qcow2w.h was NOT checked against qemu"

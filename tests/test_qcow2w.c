@@ -2896,6 +2896,56 @@ TEST snapshot_refuses_a_reference_with_refcount_zero(void)
     PASS();
 }
 
+/* A crash between a snapshot delete's header switch and its refcount drops
+ * leaves leaks (refcount 2, one reference) and COPIED clear, consistent
+ * with the stored refcounts. Repairing the leaks sets COPIED right as well
+ * (as qemu-img check -r leaks does), so the image is then exact; with a
+ * corruption present COPIED is left alone. */
+TEST repairing_leaks_sets_copied_right(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_check_result r;
+    q2w_io io;
+    size_t need;
+    void *work;
+    const uint64_t cs = 4096, l1 = 3 * cs, l2 = 4 * cs;
+    int round;
+    for (round = 0; round < 2; round++) {
+        checker_image(&d, 3);             /* L2 at 4, data at 5 and 6 */
+        ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "s", 0, 0, 0)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+        qh_close_handle(&h);
+        ASSERT_EQ(0, rd64(&d, l1) & Q2W__COPIED);
+        ASSERT_EQ(0, rd64(&d, l2) & Q2W__COPIED);
+        q2w__put32(d.buf + 60, 0);       /* the switch landed, no drops */
+        ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+        ASSERT_EQ(0, r.corruptions);
+        ASSERT(r.leaks >= 3);             /* L2, two data clusters, old L1 */
+        if (round) q2w__put64(d.buf + l2 + 8 * 5, (100 * cs) | Q2W__COPIED);
+        qh_make_io(&d, &io);
+        ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, NULL));
+        work = malloc(need);
+        ASSERT(work != NULL);
+        ASSERT_EQ(Q2W_OK, q2w_repair_leaks(&io, work, need, &r));
+        free(work);
+        if (round == 0) {
+            ASSERT_EQ(3, r.copied_fixed);     /* the L1 entry, two L2 entries */
+            ASSERT_EQ(Q2W__COPIED, rd64(&d, l1) & Q2W__COPIED);
+            ASSERT_EQ(Q2W__COPIED, rd64(&d, l2) & Q2W__COPIED);
+            ASSERT_EQ(Q2W__COPIED, rd64(&d, l2 + 8) & Q2W__COPIED);
+            qh_assert_consistent(&d, 1, "after the repair");
+        } else {
+            ASSERT_EQ(0, r.copied_fixed);     /* a corruption: left alone */
+            ASSERT(r.corruptions >= 1);
+            ASSERT_EQ(0, rd64(&d, l2) & Q2W__COPIED);
+        }
+        qh_disk_free(&d);
+    }
+    PASS();
+}
+
 #ifndef Q2W_NO_STDIO
 /* q2w_posix_run hands back what the operation returned, refusals too. */
 TEST posix_run_returns_refusals(void)
@@ -2961,6 +3011,7 @@ SUITE(operations)
     RUN_TEST(many_snapshots_in_a_multi_cluster_table);
     RUN_TEST(create_layout_boundaries);
     RUN_TEST(snapshot_refuses_a_reference_with_refcount_zero);
+    RUN_TEST(repairing_leaks_sets_copied_right);
 #ifndef Q2W_NO_STDIO
     RUN_TEST(posix_run_returns_refusals);
 #endif

@@ -1,0 +1,790 @@
+/* qcow2_crash.c - fuzz target `qcow2_crash`: qcow2w.h's crash consistency
+ * on alksim's disk model (sectors, a volatile write cache, flush, power
+ * loss that drops, tears and reorders what was not flushed).
+ *
+ * The input's control bytes (alksim byte source) choose a fixture - clean,
+ * pre-written data, data shared with one or two snapshots, a backing file -
+ * on a v2 or v3 image with 512 B, 4 KiB or 64 KiB clusters and a refcount
+ * width; a small op buffer and cache; a sequence of write / write_zeroes /
+ * discard / flush / grow / snapshot create / snapshot delete (large writes
+ * with small clusters make the refcount blocks and table grow); and either
+ * a power loss after a chosen number of executed batches (mid-operation
+ * as often as not) or an I/O error on the n-th read, write or flush.
+ *
+ * Error mode: the operation that meets the error returns Q2W_ERR_IO, every
+ * later call on the handle returns Q2W_ERR_FAILED (nothing succeeds on top
+ * of a lost write), and then the power goes too.
+ *
+ * After the power loss (the cache resolved as the bytes decide):
+ *   - the checker finds no corruption (leaks allowed), and after
+ *     q2w_repair_leaks neither corruption nor leak;
+ *   - the image opens; its size is one the disk had since the last
+ *     completed flush; every 512-byte sector of the active view holds what
+ *     it held at the last completed q2w_flush or what one of the later
+ *     operations (the interrupted one included) left there - hashes of
+ *     each version are kept, so never garbage and never another range's
+ *     bytes;
+ *   - every snapshot whose create completed (and whose delete did not
+ *     start) is there; every snapshot there is one that was created (an
+ *     interrupted create may or may not have landed) and reads back
+ *     byte-identical to the disk at its creation;
+ *   - the image accepts a write and a close, and is then exact (no leak).
+ */
+#define QCOW2W_IMPLEMENTATION
+#include "../qcow2w.h"
+#define ALKSIM_IMPLEMENTATION
+#define ALKSIM_STATIC
+#include "../alksim.h"
+#include "alk_check.h"
+#include "qcow2_harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CR_MAX_OPS 16
+#define CR_MAX_SNAPS 3
+#define CR_SECTOR 512u
+#define CR_DISK_BYTES(cs) ((cs) == 65536 ? (40u << 20) : (24u << 20))
+#define CR_PENDING 1024u         /* cached sectors before write-back */
+#define CR_CRASHED 100           /* cr_run: the power went mid-operation */
+
+enum { CR_CLEAN, CR_DATA, CR_SNAP, CR_BACKING, CR_FIXTURES };
+enum { SN_CREATING, SN_LIVE, SN_DELETING, SN_GONE };
+
+typedef struct cr_snap {
+    char name[16];
+    int state;
+    unsigned char *model;
+    uint64_t size;
+} cr_snap;
+
+typedef struct cr_version {
+    uint64_t sector, hash;
+} cr_version;
+
+typedef struct cr {
+    alksim_source src;
+    alksim_disk disk;
+    void *disk_mem;
+    uint64_t disk_bytes, file_len;
+    qh_disk fix;                 /* fixture, then the crashed image */
+    qh_handle h;
+    uint32_t cs;
+    int version, fixture, has_backing;
+    uint64_t size, max_size, acked_size;
+    uint64_t size_hi;            /* the largest size the header may say */
+    unsigned char *model, *backing;
+    uint64_t backing_len;
+    uint64_t *acked;             /* per sector: hash at the last flush */
+    cr_version *ver;             /* later versions, any order */
+    size_t n_ver, cap_ver;
+    cr_snap snap[CR_MAX_SNAPS + 1];
+    unsigned n_snaps, serial;
+    /* the power-loss point, or the injected error */
+    uint64_t crash_at, batches;
+    int err_kind;                /* -1: none; else alksim_disk_op */
+    int crashed, io_failed;
+    /* where the power went: the operation and the batch within it */
+    const char *op_name;
+    uint64_t op_batch0;
+    uint64_t rb0;                /* refcount blocks of the fixture */
+} cr;
+
+static uint64_t cr_hash(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* Sector k of the model (zero-padded past the virtual size). */
+static uint64_t cr_sector_hash(const cr *s, const unsigned char *model,
+                               uint64_t size, uint64_t k)
+{
+    unsigned char b[CR_SECTOR];
+    uint64_t off = k * CR_SECTOR;
+    size_t have = off < size ? (size_t)(size - off < CR_SECTOR ? size - off
+                                                               : CR_SECTOR)
+                             : 0;
+    (void)s;
+    memset(b, 0, sizeof b);
+    if (have) memcpy(b, model + off, have);
+    return cr_hash(b, sizeof b);
+}
+
+/* The model after an operation that changed [off, off+len): each sector
+ * it touched may now hold its new content. */
+static void cr_note(cr *s, uint64_t off, uint64_t len)
+{
+    uint64_t k;
+    if (!len) return;
+    for (k = off / CR_SECTOR; k <= (off + len - 1) / CR_SECTOR; k++) {
+        if (s->n_ver == s->cap_ver) {
+            size_t cap = s->cap_ver ? s->cap_ver * 2 : 4096;
+            cr_version *v = (cr_version *)realloc(s->ver, cap * sizeof *v);
+            ALK_CHECK(v != NULL, "out of memory for versions");
+            s->ver = v;
+            s->cap_ver = cap;
+        }
+        s->ver[s->n_ver].sector = k;
+        s->ver[s->n_ver].hash = cr_sector_hash(s, s->model, s->size, k);
+        s->n_ver++;
+    }
+}
+
+/* A completed flush: the model is what the disk must keep. */
+static void cr_ack(cr *s)
+{
+    uint64_t k;
+    for (k = 0; k < s->max_size / CR_SECTOR; k++)
+        s->acked[k] = cr_sector_hash(s, s->model, s->size, k);
+    s->acked_size = s->size;
+    s->n_ver = 0;
+}
+
+/* ---- the executor: planned ops onto the simulated disk -------------------- */
+static int cr_exec(cr *s, const q2w_op *op, size_t n)
+{
+    static const unsigned char zeros[65536];
+    size_t i;
+    for (i = 0; i < n; i++) {
+        const q2w_op *o = &op[i];
+        int rc = ALKSIM_OK;
+        switch (o->kind) {
+        case Q2W_OP_READ: {
+            size_t in = o->off < s->disk_bytes
+                            ? (size_t)(s->disk_bytes - o->off < o->len
+                                           ? s->disk_bytes - o->off : o->len)
+                            : 0;
+            ALK_CHECK(o->dst && o->len, "read op without buffer/len");
+            if (in) rc = alksim_disk_read(&s->disk, o->off, o->dst, in);
+            memset(o->dst + in, 0, o->len - in);
+            break;
+        }
+        case Q2W_OP_WRITE:
+            ALK_CHECK(o->len > 0, "empty write op");
+            ALK_CHECK(o->off + o->len <= s->disk_bytes,
+                      "write [%llu, +%zu) past the simulated disk",
+                      (unsigned long long)o->off, o->len);
+            if (o->off < s->cs)
+                ALK_CHECK(qh_header_write_ok(o->off, o->len),
+                          "write [%llu, +%zu) into the header cluster",
+                          (unsigned long long)o->off, o->len);
+            if (o->src) {
+                rc = alksim_disk_write(&s->disk, o->off, o->src, o->len);
+            } else {
+                uint64_t done = 0;
+                while (rc == ALKSIM_OK && done < o->len) {
+                    size_t m = o->len - done < sizeof zeros
+                                   ? (size_t)(o->len - done) : sizeof zeros;
+                    rc = alksim_disk_write(&s->disk, o->off + done, zeros, m);
+                    done += m;
+                }
+            }
+            if (rc == ALKSIM_OK && o->off + o->len > s->file_len)
+                s->file_len = o->off + o->len;
+            break;
+        case Q2W_OP_FLUSH:
+            rc = alksim_disk_flush(&s->disk);
+            break;
+        case Q2W_OP_BACKING_READ: {
+            size_t j;
+            ALK_CHECK(o->dst && o->len, "backing read without buffer/len");
+            for (j = 0; j < o->len; j++)
+                o->dst[j] = o->off + j < s->backing_len ? s->backing[o->off + j]
+                                                        : 0;
+            break;
+        }
+        default:
+            ALK_CHECK(0, "op kind %d", o->kind);
+        }
+        if (rc != ALKSIM_OK) {
+            ALK_CHECK(rc == ALKSIM_ERR_IO, "disk: %d", rc);
+            s->io_failed = 1;
+            return -5; /* EIO; the rest of the batch does not run */
+        }
+    }
+    return 0;
+}
+
+/* The resume loop on the simulated disk; the power goes before batch
+ * number crash_at. */
+static int cr_run(cr *s, int rc)
+{
+    unsigned long rounds = 0;
+    while (rc == Q2W_PENDING) {
+        size_t n;
+        const q2w_op *op;
+        if (s->err_kind < 0 && s->batches == s->crash_at) {
+            s->crashed = 1;
+            alk_trace("power lost in %s, batch %llu of it", s->op_name,
+                      (unsigned long long)(s->batches - s->op_batch0));
+            return CR_CRASHED;
+        }
+        s->batches++;
+        op = q2w_batch(&s->h.img, &n);
+        ALK_CHECK(n >= 1 && n <= s->fix.ops_cap, "batch of %zu ops", n);
+        ALK_CHECK(++rounds < QH_RESUME_CAP, "resume loop did not end");
+        rc = q2w_resume(&s->h.img, cr_exec(s, op, n));
+    }
+    return rc;
+}
+
+/* ---- fixture --------------------------------------------------------------- */
+static void cr_fill(cr *s, unsigned char *buf, uint64_t len, unsigned tag)
+{
+    uint64_t i;
+    for (i = 0; i < len; i++) buf[i] = (unsigned char)(tag * 37u + i * 13u + 1u);
+    (void)s;
+}
+
+static void cr_setup(cr *s)
+{
+    static const uint32_t sizes[] = {512, 4096, 65536};
+    q2w_create_opts o;
+    int rc;
+    s->cs = sizes[alksim_pick(&s->src, 3)];
+    s->version = alksim_bool(&s->src) ? 3 : 2;
+    s->fixture = (int)alksim_pick(&s->src, CR_FIXTURES);
+    memset(&o, 0, sizeof o);
+    o.cluster_size = s->cs;
+    o.version = s->version;
+    o.refcount_bits = s->version == 2 ? 16
+                                      : 1u << alksim_pick(&s->src, 7);
+    /* 64-bit refcounts in 512 B clusters: a refcount block covers 32 KiB
+     * and a table cluster 2 MiB, so a few large writes grow both */
+    if (s->version == 3 && s->cs == 512 && alksim_bool(&s->src))
+        o.refcount_bits = 64;
+    s->size = alksim_range(&s->src, 1, 4096) * 512;
+    if (s->cs == 512 && o.refcount_bits == 64 && s->fixture == CR_DATA)
+        s->size = 2800 * 512 + s->size % (300 * 512);  /* 1.4 .. 1.5 MiB */
+    if (s->cs == 65536 && s->size < 4 * 65536) s->size = 4 * 65536;
+    s->max_size = s->size * 2;
+    s->size_hi = s->size;
+    s->model = (unsigned char *)calloc(1, (size_t)s->max_size);
+    s->acked = (uint64_t *)calloc((size_t)(s->max_size / CR_SECTOR),
+                                  sizeof(uint64_t));
+    ALK_CHECK(s->model && s->acked, "out of memory");
+    o.size = s->size;
+    if (s->fixture == CR_BACKING) {
+        uint64_t i;
+        s->has_backing = 1;
+        o.backing = "base.img";
+        s->backing_len = alksim_range(&s->src, 1, s->size);
+        s->backing = (unsigned char *)malloc((size_t)s->backing_len);
+        ALK_CHECK(s->backing != NULL, "out of memory");
+        for (i = 0; i < s->backing_len; i++)
+            s->backing[i] = (unsigned char)(i * 7 + 3);
+        memcpy(s->model, s->backing, (size_t)s->backing_len);
+        s->fix.backing = s->backing;
+        s->fix.backing_len = s->backing_len;
+    }
+    s->disk_bytes = CR_DISK_BYTES(s->cs);
+    qh_disk_init(&s->fix, (size_t)s->disk_bytes);
+    s->fix.backing = s->backing;
+    s->fix.backing_len = s->backing_len;
+    rc = qh_create(&s->fix, &o);
+    ALK_CHECK(rc == Q2W_OK, "create: %s", q2w_strerror(rc));
+    s->fix.cluster_size = s->cs;
+    alk_trace("fixture %d v%d cluster %u refcount_bits %u size %llu",
+              s->fixture, s->version, s->cs, o.refcount_bits,
+              (unsigned long long)s->size);
+    if (s->fixture == CR_DATA || s->fixture == CR_SNAP) {
+        unsigned i, n = (unsigned)alksim_range(&s->src, 1, 4);
+        unsigned char *buf;
+        rc = qh_open(&s->h, &s->fix, s->cs, 8, 16, 1, s->has_backing);
+        ALK_CHECK(rc == Q2W_OK, "fixture open: %s", q2w_strerror(rc));
+        /* 64-bit refcounts in 512 B clusters: fill the disk first, so the
+         * file sits below the 2 MiB a refcount-table cluster covers and the
+         * operations grow the table */
+        int near = s->cs == 512 && o.refcount_bits == 64;
+        for (i = 0; i < n; i++) {
+            uint64_t off = near && i == 0 ? 0 : alksim_range(&s->src, 0, s->size - 1);
+            uint64_t len = near && i == 0 ? s->size
+                                          : alksim_range(&s->src, 1, 3 * (uint64_t)s->cs);
+            if (len > s->size - off) len = s->size - off;
+            buf = (unsigned char *)malloc((size_t)len);
+            ALK_CHECK(buf != NULL, "out of memory");
+            cr_fill(s, buf, len, 200 + i);
+            rc = qh_run(&s->h.img, &s->fix, q2w_write(&s->h.img, off, buf, (size_t)len));
+            ALK_CHECK(rc == Q2W_OK, "fixture write: %s", q2w_strerror(rc));
+            memcpy(s->model + off, buf, (size_t)len);
+            free(buf);
+            if (s->fixture == CR_SNAP && s->n_snaps < 2 &&
+                (i == 0 || alksim_bool(&s->src))) {
+                cr_snap *sn = &s->snap[s->n_snaps];
+                snprintf(sn->name, sizeof sn->name, "f%u", s->n_snaps);
+                rc = qh_run(&s->h.img, &s->fix,
+                            q2w_snapshot_create(&s->h.img, sn->name, 0, 0, 0));
+                if (rc == Q2W_ERR_LIMIT) continue; /* narrow refcounts */
+                ALK_CHECK(rc == Q2W_OK, "fixture snapshot: %s", q2w_strerror(rc));
+                sn->model = (unsigned char *)malloc((size_t)s->size);
+                ALK_CHECK(sn->model != NULL, "out of memory");
+                memcpy(sn->model, s->model, (size_t)s->size);
+                sn->size = s->size;
+                sn->state = SN_LIVE;
+                s->n_snaps++;
+            }
+        }
+        rc = qh_run(&s->h.img, &s->fix, q2w_close(&s->h.img));
+        ALK_CHECK(rc == Q2W_OK, "fixture close: %s", q2w_strerror(rc));
+        qh_close_handle(&s->h);
+    }
+    qh_assert_consistent(&s->fix, 1, "fixture");
+}
+
+/* Refcount blocks the table lists (the newest view of the disk) and the
+ * table's offset: growth of either shows in the soak's report. */
+static uint64_t cr_blocks(cr *s, uint64_t *rt_off)
+{
+    unsigned char h[64], e[8];
+    uint64_t n = 0, i, ents;
+    alksim_disk_read(&s->disk, 0, h, sizeof h);
+    *rt_off = q2w__be64(h + 48);
+    ents = (uint64_t)q2w__be32(h + 56) * (s->cs / 8);
+    for (i = 0; i < ents && *rt_off + i * 8 + 8 <= s->disk_bytes; i++) {
+        alksim_disk_read(&s->disk, *rt_off + i * 8, e, 8);
+        n += q2w__be64(e) != 0;
+    }
+    return n;
+}
+
+/* The fixture onto the simulated disk, durable. */
+static void cr_load_disk(cr *s)
+{
+    alksim_disk_config dc;
+    size_t need;
+    int rc;
+    memset(&dc, 0, sizeof dc);
+    dc.sector_size = CR_SECTOR;
+    dc.sectors = s->disk_bytes / CR_SECTOR;
+    dc.max_pending = CR_PENDING;
+    need = alksim_disk_mem_size(&dc);
+    s->disk_mem = malloc(need);
+    ALK_CHECK(s->disk_mem != NULL, "out of memory for the disk");
+    rc = alksim_disk_init(&s->disk, &dc, s->disk_mem, need);
+    ALK_CHECK(rc == ALKSIM_OK, "disk init %d", rc);
+    memcpy(s->disk.durable, s->fix.buf, s->fix.len);
+    s->file_len = s->fix.len;
+    {
+        uint64_t rt;
+        s->rb0 = cr_blocks(s, &rt);
+    }
+}
+
+/* ---- operations --------------------------------------------------------------- */
+static uint64_t cr_len(cr *s, uint64_t room)
+{
+    uint64_t len;
+    switch (alksim_pick(&s->src, 4)) {
+    case 0: len = alksim_range(&s->src, 1, 600); break;
+    case 1: len = alksim_range(&s->src, 1, 2 * (uint64_t)s->cs); break;
+    case 2: len = s->cs * alksim_range(&s->src, 1, 4); break;
+    default: len = alksim_range(&s->src, 1, 1u << 20); break; /* growth */
+    }
+    return len < room ? len : room;
+}
+
+static cr_snap *cr_find(cr *s, const char *name)
+{
+    unsigned k;
+    for (k = 0; k < s->n_snaps; k++)
+        if (strcmp(s->snap[k].name, name) == 0) return &s->snap[k];
+    return NULL;
+}
+
+/* One operation; CR_CRASHED when the power went during it. */
+static int cr_op(cr *s, unsigned i, unsigned char *buf)
+{
+    q2w_image *img = &s->h.img;
+    int kind = (int)alksim_pick(&s->src, 8), rc;
+    uint64_t off = s->size ? alksim_range(&s->src, 0, s->size - 1) : 0;
+    uint64_t len = s->size ? cr_len(s, s->size - off) : 0;
+    if (alksim_bool(&s->src)) off -= off % s->cs;
+    if (len > s->size - off) len = s->size - off;
+    {
+        static const char *const names[] = {"write", "write", "zeroes",
+                                            "discard", "flush", "grow",
+                                            "snapshot-create",
+                                            "snapshot-delete"};
+        s->op_name = names[kind];
+        s->op_batch0 = s->batches;
+    }
+    switch (kind) {
+    case 0: case 1: /* write */
+        alk_trace("op %u write [%llu,+%llu)", i, (unsigned long long)off,
+                  (unsigned long long)len);
+        cr_fill(s, buf, len, i);
+        memcpy(s->model + off, buf, (size_t)len);
+        cr_note(s, off, len);
+        return cr_run(s, q2w_write(img, off, buf, (size_t)len));
+    case 2: /* write_zeroes */
+        alk_trace("op %u zeroes [%llu,+%llu)", i, (unsigned long long)off,
+                  (unsigned long long)len);
+        memset(s->model + off, 0, (size_t)len);
+        cr_note(s, off, len);
+        return cr_run(s, q2w_write_zeroes(img, off, len));
+    case 3: { /* discard: whole clusters (and the partial last one) */
+        uint64_t c = (off + s->cs - 1) / s->cs * s->cs;
+        alk_trace("op %u discard [%llu,+%llu)", i, (unsigned long long)off,
+                  (unsigned long long)len);
+        if (!(s->version == 2 && s->has_backing))
+            for (; c < off + len; c += s->cs) {
+                uint64_t end = c + s->cs < s->size ? c + s->cs : s->size;
+                if (end > off + len) break;
+                memset(s->model + c, 0, (size_t)(end - c));
+                cr_note(s, c, end - c);
+            }
+        return cr_run(s, q2w_discard(img, off, len));
+    }
+    case 4: /* flush */
+        alk_trace("op %u flush", i);
+        rc = cr_run(s, q2w_flush(img));
+        if (rc == Q2W_OK) cr_ack(s);
+        return rc;
+    case 5: { /* grow (not over a backing file: keeps the model simple) */
+        uint64_t to = s->size + alksim_range(&s->src, 1, s->max_size - s->size);
+        if (s->has_backing || s->size == s->max_size) return Q2W_OK;
+        to -= to % 512;
+        if (to <= s->size) return Q2W_OK;
+        alk_trace("op %u grow to %llu", i, (unsigned long long)to);
+        cr_note(s, s->size, to - s->size);   /* zeros, as before */
+        s->size_hi = to;
+        rc = cr_run(s, q2w_resize(img, to));
+        if (rc == Q2W_OK) s->size = to;
+        return rc;
+    }
+    case 6: { /* snapshot create */
+        cr_snap *sn = &s->snap[s->n_snaps];
+        if (s->n_snaps >= CR_MAX_SNAPS) return Q2W_OK;
+        snprintf(sn->name, sizeof sn->name, "c%u", s->serial++);
+        sn->model = (unsigned char *)malloc((size_t)s->size);
+        ALK_CHECK(sn->model != NULL, "out of memory");
+        memcpy(sn->model, s->model, (size_t)s->size);
+        sn->size = s->size;
+        sn->state = SN_CREATING;
+        s->n_snaps++;
+        alk_trace("op %u snapshot create %s", i, sn->name);
+        rc = cr_run(s, q2w_snapshot_create(img, sn->name, 1, 2, 3));
+        if (rc == Q2W_OK) sn->state = SN_LIVE;
+        if (rc == Q2W_ERR_LIMIT) { /* refused, nothing changed */
+            free(sn->model);
+            s->n_snaps--;
+            return Q2W_OK;
+        }
+        return rc;
+    }
+    default: { /* snapshot delete */
+        cr_snap *sn = NULL;
+        unsigned k, live = 0;
+        for (k = 0; k < s->n_snaps; k++) live += s->snap[k].state == SN_LIVE;
+        if (!live) return Q2W_OK;
+        live = (unsigned)alksim_pick(&s->src, live);
+        for (k = 0; k < s->n_snaps; k++)
+            if (s->snap[k].state == SN_LIVE && live-- == 0) sn = &s->snap[k];
+        alk_trace("op %u snapshot delete %s", i, sn->name);
+        sn->state = SN_DELETING;
+        rc = cr_run(s, q2w_snapshot_delete(img, sn->name));
+        if (rc == Q2W_OK) sn->state = SN_GONE;
+        return rc;
+    }
+    }
+}
+
+/* ---- after the power loss ---------------------------------------------------- */
+static int cr_allowed(const cr *s, uint64_t k, uint64_t h)
+{
+    size_t i;
+    if (k < s->max_size / CR_SECTOR && s->acked[k] == h) return 1;
+    for (i = 0; i < s->n_ver; i++)
+        if (s->ver[i].sector == k && s->ver[i].hash == h) return 1;
+    return 0;
+}
+
+static void cr_verify(cr *s)
+{
+    q2w_check_result r;
+    q2w_info info;
+    q2w_io io;
+    qh_handle f;
+    size_t need = 0;
+    void *work;
+    unsigned char *got;
+    uint64_t k, sz;
+    unsigned i, found[CR_MAX_SNAPS + 1] = {0};
+    int rc;
+    /* the durable bytes are the image now */
+    qh_disk_free(&s->fix);
+    qh_disk_init(&s->fix, (size_t)s->disk_bytes);
+    qh_disk_reserve(&s->fix, (size_t)s->file_len);
+    memcpy(s->fix.buf, s->disk.durable, (size_t)s->file_len);
+    s->fix.len = (size_t)s->file_len;
+    s->fix.cluster_size = s->cs;
+    s->fix.backing = s->backing;
+    s->fix.backing_len = s->backing_len;
+    /* No corruption - except one thing no writer can avoid: a snapshot
+     * create or delete interrupted between its refcount changes and its
+     * COPIED changes. The two live in different clusters and qcow2 has no
+     * atomic way to switch both, so for a while COPIED disagrees with the
+     * stored refcount (qemu's own writer has the same window: qemu-img
+     * check calls it an error, and check -r leaks repairs it). Only COPIED
+     * findings, only then, and the repair below must leave it exact. */
+    rc = qh_check(&s->fix, 0, &r);
+    ALK_CHECK(rc == Q2W_OK, "check after the power loss: %s", q2w_strerror(rc));
+    if (r.corruptions) {
+        size_t j;
+        int in_snapshot_op = s->op_name && strncmp(s->op_name, "snapshot", 8) == 0 &&
+                             (s->io_failed || s->batches == s->crash_at);
+        qh_print_findings(&r);
+        /* (findings past the recorded ones: the exact check after the
+         * repair catches anything but COPIED, which the repair fixes only
+         * when nothing else is wrong) */
+        ALK_CHECK(in_snapshot_op, "after the power loss: %llu corruptions",
+                  (unsigned long long)r.corruptions);
+        for (j = 0; j < r.n_findings; j++)
+            ALK_CHECK(r.findings[j].kind == Q2W_FIND_COPIED ||
+                          r.findings[j].kind == Q2W_FIND_LEAK,
+                      "after the power loss: %s at %llu",
+                      q2w_finding_name(r.findings[j].kind),
+                      (unsigned long long)r.findings[j].offset);
+        alk_trace("COPIED window of an interrupted %s: %llu findings",
+                  s->op_name, (unsigned long long)r.corruptions);
+    }
+    qh_make_io(&s->fix, &io);
+    rc = q2w_check_work_size(&io, &need, NULL);
+    ALK_CHECK(rc == Q2W_OK, "work size: %s", q2w_strerror(rc));
+    work = malloc(need ? need : 1);
+    ALK_CHECK(work != NULL, "out of memory");
+    rc = q2w_repair_leaks(&io, work, need, &r);
+    ALK_CHECK(rc == Q2W_OK, "repair: %s", q2w_strerror(rc));
+    free(work);
+    alk_trace("crash: %llu leaks repaired", (unsigned long long)r.leaks_fixed);
+    qh_assert_consistent(&s->fix, 1, "after repairing leaks");
+
+    rc = qh_open(&f, &s->fix, s->cs, 8, 16, 0, s->has_backing);
+    ALK_CHECK(rc == Q2W_OK, "open after the power loss: %s (%s)",
+              q2w_strerror(rc), q2w_error(&f.img)->what);
+    q2w_info_get(&f.img, &info);
+    sz = info.size;
+    ALK_CHECK(sz >= s->acked_size && sz <= s->size_hi && sz % 512 == 0,
+              "size %llu after the power loss (flushed %llu, last %llu)",
+              (unsigned long long)sz, (unsigned long long)s->acked_size,
+              (unsigned long long)s->size_hi);
+    got = (unsigned char *)malloc((size_t)sz + 1);
+    ALK_CHECK(got != NULL, "out of memory");
+    rc = qh_run(&f.img, &s->fix, q2w_read(&f.img, 0, got, (size_t)sz));
+    ALK_CHECK(rc == Q2W_OK, "read after the power loss: %s", q2w_strerror(rc));
+    for (k = 0; k < sz / CR_SECTOR; k++) {
+        uint64_t h = cr_hash(got + k * CR_SECTOR, CR_SECTOR);
+        ALK_CHECK(cr_allowed(s, k, h),
+                  "sector %llu (byte %llu) holds neither its flushed content "
+                  "nor a later one", (unsigned long long)k,
+                  (unsigned long long)(k * CR_SECTOR));
+    }
+    free(got);
+
+    /* snapshots */
+    for (i = 0; i < info.nb_snapshots; i++) {
+        q2w_snapshot sn;
+        cr_snap *m;
+        unsigned char *b;
+        rc = qh_run(&f.img, &s->fix, q2w_snapshot_get(&f.img, i, &sn));
+        ALK_CHECK(rc == Q2W_OK, "snapshot %u: %s", i, q2w_strerror(rc));
+        m = cr_find(s, sn.name);
+        ALK_CHECK(m && m->state != SN_GONE, "snapshot %s should not be there",
+                  sn.name);
+        found[m - s->snap] = 1;
+        ALK_CHECK(sn.disk_size == m->size, "snapshot %s: size %llu", sn.name,
+                  (unsigned long long)sn.disk_size);
+        b = (unsigned char *)malloc((size_t)m->size + 1);
+        ALK_CHECK(b != NULL, "out of memory");
+        rc = qh_run(&f.img, &s->fix,
+                    q2w_read_snapshot(&f.img, &sn, 0, b, (size_t)m->size));
+        ALK_CHECK(rc == Q2W_OK, "read snapshot %s: %s", sn.name,
+                  q2w_strerror(rc));
+        if (memcmp(b, m->model, (size_t)m->size) != 0)
+            for (k = 0; k < m->size; k++)
+                ALK_CHECK(b[k] == m->model[k],
+                          "snapshot %s byte %llu reads %02x, was %02x", sn.name,
+                          (unsigned long long)k, b[k], m->model[k]);
+        free(b);
+    }
+    for (i = 0; i < s->n_snaps; i++)
+        ALK_CHECK(found[i] || s->snap[i].state != SN_LIVE,
+                  "snapshot %s lost", s->snap[i].name);
+    qh_close_handle(&f);
+
+    /* it takes more writes and stays exact */
+    rc = qh_open(&f, &s->fix, s->cs, 8, 16, 1, s->has_backing);
+    ALK_CHECK(rc == Q2W_OK, "reopen for writing: %s", q2w_strerror(rc));
+    if (sz) {
+        unsigned char b[700];
+        uint64_t off = sz > sizeof b ? sz / 2 : 0;
+        size_t n = sz - off < sizeof b ? (size_t)(sz - off) : sizeof b;
+        memset(b, 0xd7, sizeof b);
+        rc = qh_run(&f.img, &s->fix, q2w_write(&f.img, off, b, n));
+        ALK_CHECK(rc == Q2W_OK, "write after the power loss: %s (%s)",
+                  q2w_strerror(rc), q2w_error(&f.img)->what);
+    }
+    rc = qh_run(&f.img, &s->fix, q2w_close(&f.img));
+    ALK_CHECK(rc == Q2W_OK, "close after the power loss: %s", q2w_strerror(rc));
+    qh_close_handle(&f);
+    qh_assert_consistent(&s->fix, 1, "written after the power loss");
+}
+
+/* Soak and qemu hooks (tests/crash_qemu.sh, make crash-soak), off unless
+ * the variables are set: QCOW2_CRASH_POINTS names a file that gets one
+ * line per run saying where the power went; QCOW2_CRASH_SAVE names a
+ * directory that gets each crashed image (before any repair; not the
+ * backing-file fixture, whose backing file lives in memory). */
+static void cr_report(cr *s, const uint8_t *data, size_t size)
+{
+    const char *points = getenv("QCOW2_CRASH_POINTS");
+    const char *dir = getenv("QCOW2_CRASH_SAVE");
+    if (points) {
+        FILE *f = fopen(points, "a");
+        if (f) {
+            /* growth as the handle planned it (durable or not) */
+            uint64_t rt, rb = cr_blocks(s, &rt);
+            q2w_info info;
+            memset(&info, 0, sizeof info);
+            if (s->h.img.opened) q2w_info_get(&s->h.img, &info);
+            fprintf(f, "fixture %d cluster %u refcount-order %u%s%s: ", s->fixture, s->cs, q2w__be32(s->fix.buf + 96),
+                    rb > s->rb0 ? " block-growth" : "",
+                    s->h.img.opened && (s->h.img.gr_phase ||
+                                        info.refcount_table_offset !=
+                                            q2w__be64(s->fix.buf + 48))
+                        ? " table-growth" : "");
+            if (s->err_kind >= 0)
+                fprintf(f, "error-%s in %s\n",
+                        s->err_kind == ALKSIM_DISK_READ ? "read"
+                        : s->err_kind == ALKSIM_DISK_WRITE ? "write" : "flush",
+                        s->io_failed ? s->op_name ? s->op_name : "open"
+                                     : "nothing (not reached)");
+            else if (s->op_name && s->batches == s->crash_at)
+                fprintf(f, "power in %s batch %llu\n", s->op_name,
+                        (unsigned long long)(s->batches - s->op_batch0));
+            else
+                fprintf(f, "power %s\n", s->op_name ? "after the last operation"
+                                                     : "in open");
+            fclose(f);
+        }
+    }
+    if (dir && !s->has_backing) {
+        char path[512];
+        FILE *f;
+        uint64_t h = 0xcbf29ce484222325ull;
+        size_t i;
+        for (i = 0; i < size; i++) h = (h ^ data[i]) * 0x100000001b3ull;
+        /* "-snapshot-window": interrupted inside a snapshot create or
+         * delete, where COPIED may disagree with the refcounts */
+        snprintf(path, sizeof path, "%s/crash-%016llx%s.qcow2", dir,
+                 (unsigned long long)h,
+                 s->op_name && strncmp(s->op_name, "snapshot", 8) == 0 &&
+                         (s->io_failed || s->batches == s->crash_at)
+                     ? "-snapshot-window" : "");
+        f = fopen(path, "wb");
+        if (f) {
+            fwrite(s->disk.durable, 1, (size_t)s->file_len, f);
+            fclose(f);
+        }
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    cr s;
+    unsigned char *buf;
+    unsigned i, nops;
+    int rc = Q2W_OK;
+    size_t slots, ops_cap;
+    memset(&s, 0, sizeof s);
+    alk_trace_reset();
+    alksim_source_init_bytes(&s.src, data, size);
+    cr_setup(&s);
+    cr_load_disk(&s);
+    cr_ack(&s);
+    slots = 8 + alksim_pick(&s.src, 5);
+    ops_cap = 8 + alksim_pick(&s.src, 9);
+    qh_max_frees = alksim_bool(&s.src) ? 1 + alksim_pick(&s.src, 4) : 0;
+    nops = 1 + (unsigned)alksim_pick(&s.src, CR_MAX_OPS);
+    s.err_kind = alksim_chance(&s.src, 1, 4) ? (int)alksim_pick(&s.src, 3) : -1;
+    if (s.err_kind >= 0) {
+        uint64_t nth = alksim_range(&s.src, 1, 40);
+        alk_trace("error on %s number %llu",
+                  s.err_kind == ALKSIM_DISK_READ ? "read"
+                  : s.err_kind == ALKSIM_DISK_WRITE ? "write" : "flush",
+                  (unsigned long long)nth);
+        alksim_disk_inject(&s.disk, s.err_kind, nth);
+    } else {
+        /* mostly early, so that most runs lose power inside an operation */
+        s.crash_at = alksim_range(&s.src, 0, alksim_chance(&s.src, 3, 4) ? 40 : 300);
+        alk_trace("power loss before batch %llu",
+                  (unsigned long long)s.crash_at);
+    }
+    alk_trace("slots %zu ops %zu frees %zu ops %u", slots, ops_cap,
+              qh_max_frees, nops);
+    /* the handle runs on the simulated disk: qh_open's memory, our loop */
+    {
+        q2w_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.max_frees = qh_max_frees;
+        s.h.mem_len = (slots + 2) * ((size_t)s.cs + 64) + 8192;
+        s.h.mem = (unsigned char *)malloc(s.h.mem_len);
+        s.h.ops = (q2w_op *)malloc(ops_cap * sizeof(q2w_op));
+        ALK_CHECK(s.h.mem && s.h.ops, "out of memory for a handle");
+        cfg.mem = s.h.mem;
+        cfg.mem_len = s.h.mem_len;
+        cfg.ops = s.h.ops;
+        cfg.ops_cap = ops_cap;
+        cfg.max_slots = slots;
+        cfg.file_size = s.file_len;
+        cfg.writable = 1;
+        cfg.has_backing = s.has_backing;
+        cfg.backing_size = s.backing_len;
+        s.fix.ops_cap = ops_cap;
+        rc = cr_run(&s, q2w_open(&s.h.img, &cfg));
+    }
+    buf = (unsigned char *)malloc((size_t)s.max_size + 1);
+    ALK_CHECK(buf != NULL, "out of memory");
+    for (i = 0; i < nops && rc == Q2W_OK; i++) rc = cr_op(&s, i, buf);
+    if (rc == Q2W_OK && s.err_kind < 0) {
+        alk_trace("no power loss within the ops: lose it now");
+        s.crashed = 1;
+    }
+    if (rc != Q2W_OK && rc != CR_CRASHED) {
+        /* only an injected error may end an operation early */
+        ALK_CHECK(s.io_failed && (rc == Q2W_ERR_IO),
+                  "unexpected %s (%s)", q2w_strerror(rc),
+                  q2w_error(&s.h.img)->what ? q2w_error(&s.h.img)->what : "");
+        /* nothing succeeds on top of the lost write (a handle whose open
+         * failed is not open at all) */
+        {
+            int w = q2w_write(&s.h.img, 0, buf, 1), f = q2w_flush(&s.h.img);
+            int c = q2w_close(&s.h.img);
+            ALK_CHECK((w == Q2W_ERR_FAILED || w == Q2W_ERR_ARG) && f == w &&
+                          c == w,
+                      "the handle took more work after an I/O error: %d %d %d",
+                      w, f, c);
+        }
+    }
+    alk_trace("power loss with %u cached sectors", alksim_disk_pending(&s.disk));
+    alksim_disk_crash(&s.disk, &s.src);
+    cr_report(&s, data, size);
+    cr_verify(&s);
+
+    free(buf);
+    qh_close_handle(&s.h);
+    for (i = 0; i < s.n_snaps; i++) free(s.snap[i].model);
+    free(s.model);
+    free(s.acked);
+    free(s.ver);
+    free(s.backing);
+    free(s.disk_mem);
+    qh_disk_free(&s.fix);
+    qh_max_frees = 0;
+    return 0;
+}
