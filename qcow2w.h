@@ -3370,8 +3370,11 @@ static int q2w__pwrite_all(int fd, uint64_t off, const unsigned char *src,
         const unsigned char *from = src;
         ssize_t put;
         if (!src) {
+            /* pieces end on 64 KiB boundaries: no sector is written by two
+             * calls (a crash between them would leave it half old) */
+            size_t to_edge = sizeof zeros - (size_t)(off % sizeof zeros);
             from = zeros;
-            if (n > sizeof zeros) n = sizeof zeros;
+            if (n > to_edge) n = to_edge;
         }
         put = pwrite(fd, from, n, (off_t)off);
         if (put < 0 && errno == EINTR) continue;

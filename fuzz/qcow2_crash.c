@@ -178,8 +178,12 @@ static int cr_exec(cr *s, const q2w_op *op, size_t n)
             } else {
                 uint64_t done = 0;
                 while (rc == ALKSIM_OK && done < o->len) {
-                    size_t m = o->len - done < sizeof zeros
-                                   ? (size_t)(o->len - done) : sizeof zeros;
+                    /* one op is one write request: pieces end on sector
+                     * boundaries, so no sector gets two versions from it */
+                    size_t edge = sizeof zeros -
+                                  (size_t)((o->off + done) % sizeof zeros);
+                    size_t m = o->len - done < edge ? (size_t)(o->len - done)
+                                                    : edge;
                     rc = alksim_disk_write(&s->disk, o->off + done, zeros, m);
                     done += m;
                 }
