@@ -2946,6 +2946,67 @@ TEST repairing_leaks_sets_copied_right(void)
     PASS();
 }
 
+/* Two L2 entries naming one cluster (refcount 1): discarding both frees
+ * it once and then meets a refcount of 0 - refused with the cluster's
+ * offset, never an underflow. */
+TEST a_cluster_freed_twice_is_refused(void)
+{
+    qh_disk d;
+    qh_handle h;
+    const uint64_t cs = 4096;
+    int rc;
+    checker_image(&d, 3);                 /* L2 at 4, data at 5 and 6 */
+    q2w__put64(d.buf + 4 * cs + 8, (5 * cs) | Q2W__COPIED);
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, 0));
+    rc = qh_run(&h.img, &d, q2w_discard(&h.img, 0, 2 * cs));
+    if (rc == Q2W_OK) rc = qh_run(&h.img, &d, q2w_flush(&h.img));
+    ASSERT_EQ(Q2W_ERR_METADATA, rc);
+    ASSERT_STR_EQ("refcount of freed cluster", q2w_error(&h.img)->what);
+    ASSERT_EQ(5 * cs, q2w_error(&h.img)->offset);
+    ASSERT_EQ(0, q2w_error(&h.img)->index);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* A one-letter backing format is reported; q2w_posix_io sizes a one-byte
+ * file as one byte. */
+TEST short_names_and_files(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_create_opts o;
+    q2w_info info;
+    memset(&o, 0, sizeof o);
+    o.size = 1 << 20;
+    o.cluster_size = 4096;
+    o.backing = "b";
+    o.backing_fmt = "r";
+    qh_disk_init(&d, 1 << 20);
+    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 0, 1));
+    q2w_info_get(&h.img, &info);
+    ASSERT_STR_EQ("r", info.backing_format);
+    ASSERT_STR_EQ("b", info.backing_name);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+#ifndef Q2W_NO_STDIO
+    {
+        char path[] = "/tmp/test_qcow2w_one.XXXXXX";
+        int fd = mkstemp(path);
+        q2w_io io;
+        q2w_fdbox box;
+        ASSERT(fd >= 0);
+        ASSERT_EQ(1, (int)write(fd, "x", 1));
+        q2w_posix_io(&io, fd, &box);
+        ASSERT_EQ(1, io.file_size);
+        close(fd);
+        unlink(path);
+    }
+#endif
+    PASS();
+}
+
 #ifndef Q2W_NO_STDIO
 /* q2w_posix_run hands back what the operation returned, refusals too. */
 TEST posix_run_returns_refusals(void)
@@ -3012,6 +3073,8 @@ SUITE(operations)
     RUN_TEST(create_layout_boundaries);
     RUN_TEST(snapshot_refuses_a_reference_with_refcount_zero);
     RUN_TEST(repairing_leaks_sets_copied_right);
+    RUN_TEST(a_cluster_freed_twice_is_refused);
+    RUN_TEST(short_names_and_files);
 #ifndef Q2W_NO_STDIO
     RUN_TEST(posix_run_returns_refusals);
 #endif
