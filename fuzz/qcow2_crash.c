@@ -192,6 +192,8 @@ static int cr_exec(cr *s, const q2w_op *op, size_t n)
                 s->file_len = o->off + o->len;
             break;
         case Q2W_OP_FLUSH:
+            ALK_CHECK(o->off == 0 && o->len == 0 && !o->src && !o->dst,
+                      "flush op with a range or a buffer");
             rc = alksim_disk_flush(&s->disk);
             break;
         case Q2W_OP_BACKING_READ: {

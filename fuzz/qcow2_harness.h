@@ -110,6 +110,8 @@ static ALK_UNUSED int qh_exec(qh_disk *d, const q2w_op *op, size_t n)
             d->write_bytes += o->len;
             break;
         case Q2W_OP_FLUSH:
+            ALK_CHECK(o->off == 0 && o->len == 0 && !o->src && !o->dst,
+                      "flush op with a range or a buffer");
             d->flushes++;
             break;
         case Q2W_OP_BACKING_READ: {
