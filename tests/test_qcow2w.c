@@ -393,6 +393,11 @@ TEST dirty_and_corrupt_images_are_refused_for_writing_only(void)
     ASSERT_EQ(Q2W_ERR_DIRTY, open_rw(&h, &d, 65536, 1));
     qh_close_handle(&h);
     ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 65536, 0));
+    {
+        q2w_info info;
+        q2w_info_get(&h.img, &info);
+        ASSERT_EQ(1, info.incompatible);
+    }
     ASSERT_EQ(Q2W_ERR_READONLY,
               q2w_write(&h.img, 0, "x", 1));
     qh_close_handle(&h);
@@ -960,6 +965,11 @@ TEST checker_finds_each_kind_of_damage(void)
     ASSERT(find_exact(&r, Q2W_FIND_RESERVED, 5 * cs, l2,
                       (5 * cs) | Q2W__COPIED | (1ull << 58), 0));
     q2w__put64(d.buf + l2, (5 * cs) | Q2W__COPIED);
+    q2w__put64(d.buf + l2 + 8, (6 * cs) | Q2W__COPIED | (1ull << 57));
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_exact(&r, Q2W_FIND_RESERVED, 6 * cs, l2 + 8,
+                      (6 * cs) | Q2W__COPIED | (1ull << 57), 0));
+    q2w__put64(d.buf + l2 + 8, (6 * cs) | Q2W__COPIED);
     /* reserved bits in the L1 entry (cluster 3) and the refcount table
      * entry (cluster 1) */
     q2w__put64(d.buf + 3 * cs, l2 | Q2W__COPIED | (1ull << 60));
@@ -1261,6 +1271,17 @@ TEST resize_zeroes_what_a_longer_backing_file_would_show(void)
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 20000)));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 9000, got, 8192)));
     for (i = 0; i < 8192; i++) ASSERT_EQ(i < 1000 ? 0x99 : 0, (int)got[i]);
+    /* growing past the backing file's end zeroes only up to that end:
+     * clusters 256.. (1 MiB on) stay unallocated, without even a zero flag */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, (1 << 20) + 3 * 4096)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+    {
+        uint64_t l2 = rd64(&d, rd64(&d, 40)) & Q2W__OFF_MASK;
+        ASSERT(l2 != 0);
+        ASSERT_EQ(Q2W__ZERO, rd64(&d, l2 + 255 * 8));   /* last backed cluster */
+        ASSERT_EQ(0, rd64(&d, l2 + 256 * 8));
+        ASSERT_EQ(0, rd64(&d, l2 + 258 * 8));
+    }
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
     qh_close_handle(&h);
     qh_assert_consistent(&d, 1, "after resize");
@@ -1980,7 +2001,8 @@ typedef struct damage_case {
     int version;
     int op;             /* 0 write cluster 1, 1 read cluster 1, 2 discard
                            cluster 1, 3 resize to 2^62 + 4096, 4 write
-                           cluster 3 (allocates) */
+                           cluster 3 (allocates), 5 discard and flush a
+                           cluster past 8 MiB */
     int code;
     const char *what;
     uint64_t offset, index;
@@ -2008,6 +2030,8 @@ TEST refusals_name_their_place(void)
          Q2W_ERR_METADATA, "refcount_table", cs, 0},
         {cs, 1ull << 56, 3, 4,
          Q2W_ERR_METADATA, "refcount_table", cs, 0},
+        {cs + 8, 2 * cs + 5, 3, 5,
+         Q2W_ERR_METADATA, "refcount_table", cs + 8, 1},
         {0, 0, 3, 3, Q2W_ERR_LIMIT, "virtual size", 24, 0},
     };
     size_t i;
@@ -2025,6 +2049,17 @@ TEST refusals_name_their_place(void)
         case 1: rc = qh_run(&h.img, &d, q2w_read(&h.img, cs + 8, b, 16)); break;
         case 2: rc = qh_run(&h.img, &d, q2w_discard(&h.img, cs, cs)); break;
         case 4: rc = qh_run(&h.img, &d, q2w_write(&h.img, 3 * cs, b, 16)); break;
+        case 5:
+            /* a data cluster past the first refcount block's range (2048
+             * clusters): discarding it reads refcount table entry 1 */
+            qh_disk_reserve(&d, 3001 * cs);
+            d.len = 3001 * cs;
+            q2w__put64(d.buf + 4 * cs + 8, (3000 * cs) | Q2W__COPIED);
+            qh_close_handle(&h);
+            ALK_CHECK(open_rw(&h, &d, 4096, 1) == Q2W_OK, "reopen");
+            rc = qh_run(&h.img, &d, q2w_discard(&h.img, cs, cs));
+            if (rc == Q2W_OK) rc = qh_run(&h.img, &d, q2w_flush(&h.img));
+            break;
         default: rc = qh_run(&h.img, &d, q2w_resize(&h.img, (1ull << 62) + cs));
         }
         if (rc != c->code || strcmp(q2w_error(&h.img)->what, c->what))
