@@ -3042,6 +3042,45 @@ TEST short_names_and_files(void)
     PASS();
 }
 
+/* Two paths to one data cluster with 2-bit refcounts (max 3) at refcount
+ * 2: each path alone passes the overflow pre-check, the second increment
+ * does not fit - refused there, never wrapped to 0; the image keeps at
+ * most leaks. */
+TEST a_second_path_that_would_overflow_is_refused(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char b[8192];
+    uint64_t rb, l2, e0;
+    const uint64_t cs = 4096;
+    int rc;
+    memset(b, 3, sizeof b);
+    make_image(&d, 4096, 2, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, sizeof b)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    rb = rd64(&d, rd64(&d, 48));
+    l2 = rd64(&d, rd64(&d, 40)) & Q2W__OFF_MASK;
+    e0 = rd64(&d, l2) & Q2W__OFF_MASK;
+    /* entry 1 names entry 0's cluster; that cluster's refcount is 2, the
+     * other data cluster is free */
+    q2w__put64(d.buf + l2 + 8, e0);
+    q2w__put64(d.buf + l2, e0);
+    q2w__rc_set(d.buf + rb, e0 / cs, 1, 2);      /* order 1: 2 bits */
+    q2w__rc_set(d.buf + rb, e0 / cs + 1, 1, 0);
+    qh_assert_consistent(&d, 1, "two paths");
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    rc = qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "s", 0, 0, 0));
+    ASSERT_EQ(Q2W_ERR_LIMIT, rc);
+    ASSERT_STR_EQ("refcount would overflow", q2w_error(&h.img)->what);
+    ASSERT_EQ(e0, q2w_error(&h.img)->offset);
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 0, "after the refusal");
+    qh_disk_free(&d);
+    PASS();
+}
+
 #ifndef Q2W_NO_STDIO
 /* q2w_posix_run hands back what the operation returned, refusals too. */
 TEST posix_run_returns_refusals(void)
@@ -3110,6 +3149,7 @@ SUITE(operations)
     RUN_TEST(repairing_leaks_sets_copied_right);
     RUN_TEST(a_cluster_freed_twice_is_refused);
     RUN_TEST(short_names_and_files);
+    RUN_TEST(a_second_path_that_would_overflow_is_refused);
 #ifndef Q2W_NO_STDIO
     RUN_TEST(posix_run_returns_refusals);
 #endif
