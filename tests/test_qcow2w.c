@@ -183,6 +183,11 @@ TEST create_refuses_bad_options(void)
     o.refcount_bits = 3;
     ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
     ASSERT_STR_EQ("refcount_bits", e.what);
+    o.refcount_bits = 128;                   /* a power of two, too wide */
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
+    ASSERT_EQ(128, e.needed);
+    o.refcount_bits = 64;
+    ASSERT_EQ(Q2W_OK, q2w_create(&o, NULL, 0, &len, &e));
     o.refcount_bits = 8;
     o.version = 2;
     ASSERT_EQ(Q2W_ERR_ARG, q2w_create(&o, NULL, 0, &len, &e));
@@ -735,7 +740,9 @@ TEST refcount_table_grows_and_describes_itself(void)
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, data, len)));
     ASSERT(rd64(&d, 48) != old_rt);          /* switched already */
     ASSERT(rd32(&d, 56) >= 2);
-    ASSERT(rd64(&d, 48) >= 64 * 64 * 512);   /* past the old coverage */
+    /* the new block takes the first cluster past the old coverage (64
+     * blocks of 64 clusters), the table follows it */
+    ASSERT_EQ(64 * 64 * 512 + 512, rd64(&d, 48));
     qh_assert_consistent(&d, 0, "after growth");
     /* On to about 19 MiB of file: the table grows by half each time (1, 2,
      * 3, 5, 8, 12 clusters); copying 8 pieces takes several 8-op batches. */
@@ -2721,6 +2728,17 @@ TEST snapshot_table_at_the_end_of_the_host_range(void)
     ASSERT_STR_EQ("snapshot", q2w_error(&h.img)->what);
     ASSERT_EQ(sn.l1_offset, q2w_error(&h.img)->offset);
     sn.l1_offset -= 8;
+    {
+        /* the entry on disk claims 2^24 L1 entries (128 MiB > 32 MiB) */
+        uint64_t at = rd64(&d, 64) + sn.entry_offset;
+        uint32_t was = rd32(&d, at + 8);
+        q2w__put32(d.buf + at + 8, 1u << 24);
+        ASSERT_EQ(Q2W_ERR_METADATA, qh_run(&h.img, &d, q2w_snapshot_get(&h.img, 0, &sn)));
+        ASSERT_STR_EQ("snapshot table entry", q2w_error(&h.img)->what);
+        ASSERT_EQ(rd64(&d, 64), q2w_error(&h.img)->offset);
+        q2w__put32(d.buf + at + 8, was);
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_get(&h.img, 0, &sn)));
+    }
     sn.l1_size = Q2W_MAX_L1_BYTES / 8 + 1;
     ASSERT_EQ(Q2W_ERR_ARG, q2w_read_snapshot(&h.img, &sn, 0, b, sizeof b));
     sn.l1_size = Q2W_MAX_L1_BYTES / 8;
