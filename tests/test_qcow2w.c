@@ -893,6 +893,7 @@ TEST checker_finds_each_kind_of_damage(void)
     ASSERT_EQ(0, r.corruptions);
     ASSERT_EQ(0, r.leaks);
     ASSERT_EQ(2, r.allocated_clusters);
+    ASSERT_EQ(256, r.total_clusters);        /* 1 MiB of 4 KiB clusters */
     ASSERT_EQ(7 * cs, r.image_end_offset);
     /* refcount of data cluster 5 lowered to 0: corruption located */
     q2w__put16(d.buf + rb + 5 * 2, 0);
@@ -3055,6 +3056,8 @@ TEST short_names_and_files(void)
         ASSERT_EQ(1, io.file_size);
         close(fd);
         unlink(path);
+        q2w_posix_io(&io, -1, &box);          /* lseek fails: size 0 */
+        ASSERT_EQ(0, io.file_size);
     }
 #endif
     PASS();
@@ -3095,6 +3098,44 @@ TEST a_second_path_that_would_overflow_is_refused(void)
     ASSERT_EQ(e0, q2w_error(&h.img)->offset);
     qh_close_handle(&h);
     qh_assert_consistent(&d, 0, "after the refusal");
+    qh_disk_free(&d);
+    PASS();
+}
+
+/* Growing the L1 frees the old table's clusters; its cached pieces go
+ * with them, so when first fit hands those clusters out again as L2 tables
+ * nothing stale is found in the cache. */
+TEST resize_forgets_the_old_l1_pieces(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char b[512];
+    uint64_t old_l1, off;
+    memset(b, 0x61, sizeof b);
+    make_image(&d, 512, 16, 3, 4u << 20);    /* L1: 128 entries, 2 clusters */
+    old_l1 = rd64(&d, 40);
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 12, 16, 1, 0));
+    /* both L1 pieces cached */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, 512)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 3u << 20, b, 512)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 64u << 20)));
+    ASSERT(rd64(&d, 40) != old_l1);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+    /* new L2 tables: first fit reuses the old L1's clusters */
+    for (off = 8u << 20; off < (40u << 20); off += 4u << 20)
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, off, b, 512)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after reusing the old L1");
+    {
+        unsigned char got[512];
+        ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 16, 0, 0));
+        for (off = 8u << 20; off < (40u << 20); off += 4u << 20) {
+            ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, off, got, 512)));
+            ASSERT_MEM_EQ(b, got, 512);
+        }
+        qh_close_handle(&h);
+    }
     qh_disk_free(&d);
     PASS();
 }
@@ -3168,6 +3209,7 @@ SUITE(operations)
     RUN_TEST(a_cluster_freed_twice_is_refused);
     RUN_TEST(short_names_and_files);
     RUN_TEST(a_second_path_that_would_overflow_is_refused);
+    RUN_TEST(resize_forgets_the_old_l1_pieces);
 #ifndef Q2W_NO_STDIO
     RUN_TEST(posix_run_returns_refusals);
 #endif
