@@ -1009,6 +1009,15 @@ TEST checker_finds_each_kind_of_damage(void)
     q2w__put32(d.buf + 7 * cs + 8, 3);
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
     ASSERT(find_exact(&r, Q2W_FIND_HEADER, 5 * cs + 8, 7 * cs, 3, 0));
+    /* an L1 of exactly the largest size is walked, one entry more is not */
+    q2w__put64(d.buf + 7 * cs, 100 * cs);
+    q2w__put32(d.buf + 7 * cs + 8, Q2W_MAX_L1_BYTES / 8);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(!find_kind(&r, Q2W_FIND_HEADER, 100 * cs));
+    q2w__put32(d.buf + 7 * cs + 8, Q2W_MAX_L1_BYTES / 8 + 1);
+    ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+    ASSERT(find_exact(&r, Q2W_FIND_HEADER, 100 * cs, 7 * cs,
+                      Q2W_MAX_L1_BYTES / 8 + 1, 0));
     qh_disk_free(&d);
     /* zero flag in a v2 image */
     checker_image(&d, 2);
