@@ -819,6 +819,11 @@ TEST autoclear_bits_cleared_and_extensions_preserved(void)
     }
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, data, 10)));
     ASSERT_EQ(0, rd64(&d, 88));
+    {
+        q2w_info info;
+        q2w_info_get(&h.img, &info);
+        ASSERT_EQ(0, info.autoclear);            /* as on disk */
+    }
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 1u << 30)));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
     qh_close_handle(&h);
@@ -1559,6 +1564,8 @@ TEST resize_up_to_the_l1_limit(void)
     ASSERT_EQ(Q2W_ERR_LIMIT, qh_run(&h.img, &d, q2w_resize(&h.img, 256ull * 64 * 32768)));
     ASSERT_STR_EQ("table larger than one refcount block's range",
                   q2w_error(&h.img)->what);
+    ASSERT_EQ(40, q2w_error(&h.img)->offset);    /* the L1 pair's field */
+    ASSERT_EQ(256, q2w_error(&h.img)->index);    /* clusters it would need */
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
     qh_close_handle(&h);
     qh_assert_consistent(&d, 1, "512 B growth");
@@ -2617,6 +2624,16 @@ TEST header_boundaries(void)
     q2w__put32(d.buf + 116, 200 - 120);     /* exactly up to the name */
     ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 0, 1));
     qh_close_handle(&h);
+    /* the name moved to 199: after an extension ending at 192, the 7
+     * bytes left cannot hold another extension header and are not read
+     * as one */
+    q2w__put32(d.buf + 116, 192 - 120);
+    q2w__put64(d.buf + 8, 199);
+    memcpy(d.buf + 199, "base", 4);
+    memset(d.buf + 192, 0x7f, 7);
+    q2w__put32(d.buf + 192, 0xe2792acau);   /* what a backing format starts with */
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 0, 1));
+    qh_close_handle(&h);
     qh_disk_free(&d);
     PASS();
 }
@@ -3149,6 +3166,35 @@ TEST resize_forgets_the_old_l1_pieces(void)
     PASS();
 }
 
+/* Every header switch is one write of its fields, planned once: snapshot
+ * create and delete write bytes 60..72 exactly once each, a size-only
+ * resize bytes 24..32 once. */
+TEST header_switches_are_written_once(void)
+{
+    qh_disk d;
+    qh_handle h;
+    size_t i, n60 = 0, n24 = 0;
+    unsigned char b[4096];
+    memset(b, 2, sizeof b);
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 64, 1, 0));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, sizeof b)));
+    n_oplog = 0;
+    ASSERT_EQ(Q2W_OK, run_logged(&h.img, &d, q2w_snapshot_create(&h.img, "s", 0, 0, 0)));
+    ASSERT_EQ(Q2W_OK, run_logged(&h.img, &d, q2w_snapshot_delete(&h.img, "s")));
+    ASSERT_EQ(Q2W_OK, run_logged(&h.img, &d, q2w_resize(&h.img, 2 << 20)));
+    for (i = 0; i < n_oplog; i++) {
+        if (oplog[i].kind != Q2W_OP_WRITE) continue;
+        n60 += oplog[i].off == 60 && oplog[i].len == 12;
+        n24 += oplog[i].off == 24 && oplog[i].len == 8;
+    }
+    ASSERT_EQ(2, n60);
+    ASSERT_EQ(1, n24);
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
 #ifndef Q2W_NO_STDIO
 /* q2w_posix_run hands back what the operation returned, refusals too. */
 TEST posix_run_returns_refusals(void)
@@ -3219,6 +3265,7 @@ SUITE(operations)
     RUN_TEST(short_names_and_files);
     RUN_TEST(a_second_path_that_would_overflow_is_refused);
     RUN_TEST(resize_forgets_the_old_l1_pieces);
+    RUN_TEST(header_switches_are_written_once);
 #ifndef Q2W_NO_STDIO
     RUN_TEST(posix_run_returns_refusals);
 #endif
