@@ -3023,6 +3023,35 @@ TEST repairing_leaks_sets_copied_right(void)
         }
         qh_disk_free(&d);
     }
+    /* the flag set right at its own entry: L1 entries 0 and 2 of an 8 MiB
+     * image (one L2 table per 2 MiB) */
+    {
+        unsigned char b[512];
+        uint64_t l1t;
+        memset(b, 5, sizeof b);
+        make_image(&d, 4096, 16, 3, 8u << 20);
+        ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, sizeof b)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 4u << 20, b, sizeof b)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "s", 0, 0, 0)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+        qh_close_handle(&h);
+        q2w__put32(d.buf + 60, 0);
+        l1t = rd64(&d, 40);
+        ASSERT_EQ(0, rd64(&d, l1t + 16) & Q2W__COPIED);
+        qh_make_io(&d, &io);
+        ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, NULL));
+        work = malloc(need);
+        ASSERT(work != NULL);
+        ASSERT_EQ(Q2W_OK, q2w_repair_leaks(&io, work, need, &r));
+        free(work);
+        ASSERT_EQ(4, r.copied_fixed);      /* two L1 entries, two L2 entries */
+        ASSERT_EQ(Q2W__COPIED, rd64(&d, l1t) & Q2W__COPIED);
+        ASSERT_EQ(Q2W__COPIED, rd64(&d, l1t + 16) & Q2W__COPIED);
+        ASSERT_EQ(0, rd64(&d, l1t + 8));
+        qh_assert_consistent(&d, 1, "after the repair of two tables");
+        qh_disk_free(&d);
+    }
     PASS();
 }
 
