@@ -1045,6 +1045,14 @@ TEST checker_work_memory_is_exact(void)
     qh_make_io(&d, &io);
     ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, NULL));
     ASSERT_EQ(2 * 4096 + 7 * 4, need);
+    {
+        q2w_error_info e;                     /* stale context is cleared */
+        memset(&e, 0x5a, sizeof e);
+        ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, &e));
+        ASSERT_EQ(Q2W_OK, e.code);
+        ASSERT(e.what == NULL);
+        ASSERT_EQ(0, e.offset);
+    }
     work = malloc(need);
     ASSERT(work != NULL);
     ASSERT_EQ(Q2W_ERR_NOMEM, q2w_check(&io, work, need - 1, 0, &r));
