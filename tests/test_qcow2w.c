@@ -60,6 +60,16 @@ static int open_rw(qh_handle *h, qh_disk *d, uint32_t cs, int writable)
     return qh_open(h, d, cs, 16, 64, writable, 0);
 }
 
+/* The last error's field, byte offset and index are these. */
+static enum greatest_test_res error_is(const q2w_image *img, const char *what,
+                                       uint64_t offset, uint64_t index)
+{
+    ASSERT_STR_EQ(what, q2w_error(img)->what);
+    ASSERT_EQ(offset, q2w_error(img)->offset);
+    ASSERT_EQ(index, q2w_error(img)->index);
+    PASS();
+}
+
 /* An executor that records the op stream. */
 #define LOG_MAX 4096
 typedef struct op_rec {
@@ -2147,9 +2157,7 @@ TEST snapshot_table_refusals(void)
     /* second entry (at 72): an L1 offset that is not cluster aligned */
     q2w__put64(d.buf + t + 72, rd64(&d, t + 72) + 8);
     ASSERT_EQ(Q2W_ERR_METADATA, open_rw(&h, &d, 4096, 0));
-    ASSERT_STR_EQ("snapshot table entry", q2w_error(&h.img)->what);
-    ASSERT_EQ(t + 72, q2w_error(&h.img)->offset);
-    ASSERT_EQ(1, q2w_error(&h.img)->index);
+    CHECK_CALL(error_is(&h.img, "snapshot table entry", t + 72, 1));
     qh_close_handle(&h);
     q2w__put64(d.buf + t + 72, rd64(&d, t + 72) - 8);
     /* an entry longer than a cluster (extra data of 4000 bytes > 1024) */
@@ -2748,9 +2756,7 @@ TEST snapshot_table_at_the_end_of_the_host_range(void)
     qh_close_handle(&h);
     q2w__put32(d.buf + 60, 193);
     ASSERT_EQ(Q2W_ERR_METADATA, open_rw(&h, &d, 512, 1));
-    ASSERT_STR_EQ("snapshot table", q2w_error(&h.img)->what);
-    ASSERT_EQ(1ull << 56, q2w_error(&h.img)->offset);
-    ASSERT_EQ(192, q2w_error(&h.img)->index);
+    CHECK_CALL(error_is(&h.img, "snapshot table", 1ull << 56, 192));
     qh_close_handle(&h);
     qh_disk_free(&d);
 
@@ -2976,9 +2982,7 @@ TEST snapshot_refuses_a_reference_with_refcount_zero(void)
     q2w__put16(d.buf + 2 * cs + 6 * 2, 0);
     ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
     ASSERT_EQ(Q2W_ERR_METADATA, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "s", 0, 0, 0)));
-    ASSERT_STR_EQ("referenced cluster with refcount 0", q2w_error(&h.img)->what);
-    ASSERT_EQ(6 * cs, q2w_error(&h.img)->offset);
-    ASSERT_EQ(1, q2w_error(&h.img)->index);
+    CHECK_CALL(error_is(&h.img, "referenced cluster with refcount 0", 6 * cs, 1));
     qh_close_handle(&h);
     qh_disk_free(&d);
     PASS();
@@ -3078,9 +3082,7 @@ TEST a_cluster_freed_twice_is_refused(void)
     rc = qh_run(&h.img, &d, q2w_discard(&h.img, 0, 2 * cs));
     if (rc == Q2W_OK) rc = qh_run(&h.img, &d, q2w_flush(&h.img));
     ASSERT_EQ(Q2W_ERR_METADATA, rc);
-    ASSERT_STR_EQ("refcount of freed cluster", q2w_error(&h.img)->what);
-    ASSERT_EQ(5 * cs, q2w_error(&h.img)->offset);
-    ASSERT_EQ(0, q2w_error(&h.img)->index);
+    CHECK_CALL(error_is(&h.img, "refcount of freed cluster", 5 * cs, 0));
     qh_close_handle(&h);
     qh_disk_free(&d);
     PASS();
