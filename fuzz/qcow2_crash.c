@@ -150,6 +150,7 @@ static int cr_exec(cr *s, const q2w_op *op, size_t n)
 {
     static const unsigned char zeros[65536];
     size_t i;
+    qh_op_contract(op, n, s->fix.ops_cap, s->cs, s->disk_bytes);
     for (i = 0; i < n; i++) {
         const q2w_op *o = &op[i];
         int rc = ALKSIM_OK;
@@ -159,20 +160,11 @@ static int cr_exec(cr *s, const q2w_op *op, size_t n)
                             ? (size_t)(s->disk_bytes - o->off < o->len
                                            ? s->disk_bytes - o->off : o->len)
                             : 0;
-            ALK_CHECK(o->dst && o->len, "read op without buffer/len");
             if (in) rc = alksim_disk_read(&s->disk, o->off, o->dst, in);
             memset(o->dst + in, 0, o->len - in);
             break;
         }
         case Q2W_OP_WRITE:
-            ALK_CHECK(o->len > 0, "empty write op");
-            ALK_CHECK(o->off + o->len <= s->disk_bytes,
-                      "write [%llu, +%zu) past the simulated disk",
-                      (unsigned long long)o->off, o->len);
-            if (o->off < s->cs)
-                ALK_CHECK(qh_header_write_ok(o->off, o->len),
-                          "write [%llu, +%zu) into the header cluster",
-                          (unsigned long long)o->off, o->len);
             if (o->src) {
                 rc = alksim_disk_write(&s->disk, o->off, o->src, o->len);
             } else {
@@ -192,20 +184,15 @@ static int cr_exec(cr *s, const q2w_op *op, size_t n)
                 s->file_len = o->off + o->len;
             break;
         case Q2W_OP_FLUSH:
-            ALK_CHECK(o->off == 0 && o->len == 0 && !o->src && !o->dst,
-                      "flush op with a range or a buffer");
             rc = alksim_disk_flush(&s->disk);
             break;
-        case Q2W_OP_BACKING_READ: {
+        default: { /* Q2W_OP_BACKING_READ */
             size_t j;
-            ALK_CHECK(o->dst && o->len, "backing read without buffer/len");
             for (j = 0; j < o->len; j++)
                 o->dst[j] = o->off + j < s->backing_len ? s->backing[o->off + j]
                                                         : 0;
             break;
         }
-        default:
-            ALK_CHECK(0, "op kind %d", o->kind);
         }
         if (rc != ALKSIM_OK) {
             ALK_CHECK(rc == ALKSIM_ERR_IO, "disk: %d", rc);
@@ -232,11 +219,23 @@ static int cr_run(cr *s, int rc)
         }
         s->batches++;
         op = q2w_batch(&s->h.img, &n);
-        ALK_CHECK(n >= 1 && n <= s->fix.ops_cap, "batch of %zu ops", n);
         ALK_CHECK(++rounds < QH_RESUME_CAP, "resume loop did not end");
         rc = q2w_resume(&s->h.img, cr_exec(s, op, n));
     }
     return rc;
+}
+
+/* A snapshot named `name` of the model as it is now, in state `state`. */
+static cr_snap *cr_snap_take(cr *s, const char *name, int state)
+{
+    cr_snap *sn = &s->snap[s->n_snaps++];
+    snprintf(sn->name, sizeof sn->name, "%s", name);
+    sn->model = (unsigned char *)malloc((size_t)s->size);
+    ALK_CHECK(sn->model != NULL, "out of memory");
+    memcpy(sn->model, s->model, (size_t)s->size);
+    sn->size = s->size;
+    sn->state = state;
+    return sn;
 }
 
 /* ---- fixture --------------------------------------------------------------- */
@@ -321,18 +320,13 @@ static void cr_setup(cr *s)
             free(buf);
             if (s->fixture == CR_SNAP && s->n_snaps < 2 &&
                 (i == 0 || alksim_bool(&s->src))) {
-                cr_snap *sn = &s->snap[s->n_snaps];
-                snprintf(sn->name, sizeof sn->name, "f%u", s->n_snaps);
+                char name[8];
+                snprintf(name, sizeof name, "f%u", s->n_snaps);
                 rc = qh_run(&s->h.img, &s->fix,
-                            q2w_snapshot_create(&s->h.img, sn->name, 0, 0, 0));
+                            q2w_snapshot_create(&s->h.img, name, 0, 0, 0));
                 if (rc == Q2W_ERR_LIMIT) continue; /* narrow refcounts */
                 ALK_CHECK(rc == Q2W_OK, "fixture snapshot: %s", q2w_strerror(rc));
-                sn->model = (unsigned char *)malloc((size_t)s->size);
-                ALK_CHECK(sn->model != NULL, "out of memory");
-                memcpy(sn->model, s->model, (size_t)s->size);
-                sn->size = s->size;
-                sn->state = SN_LIVE;
-                s->n_snaps++;
+                cr_snap_take(s, name, SN_LIVE);
             }
         }
         rc = qh_run(&s->h.img, &s->fix, q2w_close(&s->h.img));
@@ -464,15 +458,11 @@ static int cr_op(cr *s, unsigned i, unsigned char *buf)
         return rc;
     }
     case 6: { /* snapshot create */
-        cr_snap *sn = &s->snap[s->n_snaps];
+        cr_snap *sn;
+        char name[16];
         if (s->n_snaps >= CR_MAX_SNAPS) return Q2W_OK;
-        snprintf(sn->name, sizeof sn->name, "c%u", s->serial++);
-        sn->model = (unsigned char *)malloc((size_t)s->size);
-        ALK_CHECK(sn->model != NULL, "out of memory");
-        memcpy(sn->model, s->model, (size_t)s->size);
-        sn->size = s->size;
-        sn->state = SN_CREATING;
-        s->n_snaps++;
+        snprintf(name, sizeof name, "c%u", s->serial++);
+        sn = cr_snap_take(s, name, SN_CREATING);
         alk_trace("op %u snapshot create %s", i, sn->name);
         rc = cr_run(s, q2w_snapshot_create(img, sn->name, 1, 2, 3));
         if (rc == Q2W_OK) sn->state = SN_LIVE;
@@ -514,10 +504,7 @@ static void cr_verify(cr *s)
 {
     q2w_check_result r;
     q2w_info info;
-    q2w_io io;
     qh_handle f;
-    size_t need = 0;
-    void *work;
     unsigned char *got;
     uint64_t k, sz;
     unsigned i, found[CR_MAX_SNAPS + 1] = {0};
@@ -559,14 +546,8 @@ static void cr_verify(cr *s)
         alk_trace("COPIED window of an interrupted %s: %llu findings",
                   s->op_name, (unsigned long long)r.corruptions);
     }
-    qh_make_io(&s->fix, &io);
-    rc = q2w_check_work_size(&io, &need, NULL);
-    ALK_CHECK(rc == Q2W_OK, "work size: %s", q2w_strerror(rc));
-    work = malloc(need ? need : 1);
-    ALK_CHECK(work != NULL, "out of memory");
-    rc = q2w_repair_leaks(&io, work, need, &r);
+    rc = qh_check(&s->fix, Q2W_CHECK_REPAIR_LEAKS, &r);
     ALK_CHECK(rc == Q2W_OK, "repair: %s", q2w_strerror(rc));
-    free(work);
     alk_trace("crash: %llu leaks repaired", (unsigned long long)r.leaks_fixed);
     qh_assert_consistent(&s->fix, 1, "after repairing leaks");
 
@@ -736,21 +717,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* the handle runs on the simulated disk: qh_open's memory, our loop */
     {
         q2w_config cfg;
-        memset(&cfg, 0, sizeof cfg);
-        cfg.max_frees = qh_max_frees;
-        s.h.mem_len = (slots + 2) * ((size_t)s.cs + 64) + 8192;
-        s.h.mem = (unsigned char *)malloc(s.h.mem_len);
-        s.h.ops = (q2w_op *)malloc(ops_cap * sizeof(q2w_op));
-        ALK_CHECK(s.h.mem && s.h.ops, "out of memory for a handle");
-        cfg.mem = s.h.mem;
-        cfg.mem_len = s.h.mem_len;
-        cfg.ops = s.h.ops;
-        cfg.ops_cap = ops_cap;
-        cfg.max_slots = slots;
-        cfg.file_size = s.file_len;
-        cfg.writable = 1;
-        cfg.has_backing = s.has_backing;
-        cfg.backing_size = s.backing_len;
+        qh_handle_config(&s.h, &cfg, s.cs, slots, ops_cap, 1, s.has_backing,
+                         s.file_len, s.backing_len);
         s.fix.ops_cap = ops_cap;
         rc = cr_run(&s, q2w_open(&s.h.img, &cfg));
     }

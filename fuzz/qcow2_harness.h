@@ -78,11 +78,17 @@ static int qh_header_write_ok(uint64_t off, size_t len)
            (off >= 60 && end <= 72) || (off >= 88 && end <= 96);
 }
 
-static ALK_UNUSED int qh_exec(qh_disk *d, const q2w_op *op, size_t n)
+/* What every planned op must be, whatever executes it: a batch within the
+ * caller's buffer; reads and backing reads with a buffer; writes inside
+ * the disk (`cap` bytes) and, in the header cluster (when cluster_size is
+ * known), only the writer's own fields; flushes without range or buffer. */
+static ALK_UNUSED void qh_op_contract(const q2w_op *op, size_t n,
+                                      size_t ops_cap, uint32_t cluster_size,
+                                      uint64_t cap)
 {
     size_t i;
-    ALK_CHECK(n >= 1 && n <= d->ops_cap, "batch of %zu ops (cap %zu)", n,
-              d->ops_cap);
+    ALK_CHECK(n >= 1 && n <= ops_cap, "batch of %zu ops (cap %zu)", n,
+              ops_cap);
     for (i = 0; i < n; i++) {
         const q2w_op *o = &op[i];
         switch (o->kind) {
@@ -90,18 +96,43 @@ static ALK_UNUSED int qh_exec(qh_disk *d, const q2w_op *op, size_t n)
             ALK_CHECK(o->dst && o->len, "read op without buffer/len");
             ALK_CHECK(o->off < Q2W_MAX_HOST_OFFSET, "read at %llu",
                       (unsigned long long)o->off);
+            break;
+        case Q2W_OP_WRITE:
+            ALK_CHECK(o->len > 0, "empty write op");
+            ALK_CHECK(o->off + o->len <= cap,
+                      "write [%llu, +%zu) past the disk limit %llu",
+                      (unsigned long long)o->off, o->len,
+                      (unsigned long long)cap);
+            if (cluster_size && o->off < cluster_size)
+                ALK_CHECK(qh_header_write_ok(o->off, o->len),
+                          "write [%llu, +%zu) into the header cluster",
+                          (unsigned long long)o->off, o->len);
+            break;
+        case Q2W_OP_FLUSH:
+            ALK_CHECK(o->off == 0 && o->len == 0 && !o->src && !o->dst,
+                      "flush op with a range or a buffer");
+            break;
+        case Q2W_OP_BACKING_READ:
+            ALK_CHECK(o->dst && o->len, "backing read without buffer/len");
+            break;
+        default:
+            ALK_CHECK(0, "op kind %d", o->kind);
+        }
+    }
+}
+
+static ALK_UNUSED int qh_exec(qh_disk *d, const q2w_op *op, size_t n)
+{
+    size_t i;
+    qh_op_contract(op, n, d->ops_cap, d->cluster_size, d->cap);
+    for (i = 0; i < n; i++) {
+        const q2w_op *o = &op[i];
+        switch (o->kind) {
+        case Q2W_OP_READ:
             qh_disk_read(d, o->off, o->dst, o->len);
             d->reads++;
             break;
         case Q2W_OP_WRITE:
-            ALK_CHECK(o->len > 0, "empty write op");
-            ALK_CHECK(o->off + o->len <= d->cap,
-                      "write [%llu, +%zu) past the disk limit %zu",
-                      (unsigned long long)o->off, o->len, d->cap);
-            if (d->cluster_size && o->off < d->cluster_size)
-                ALK_CHECK(qh_header_write_ok(o->off, o->len),
-                          "write [%llu, +%zu) into the header cluster",
-                          (unsigned long long)o->off, o->len);
             qh_disk_reserve(d, (size_t)(o->off + o->len));
             if (o->src) memcpy(d->buf + o->off, o->src, o->len);
             else memset(d->buf + o->off, 0, o->len);
@@ -110,20 +141,15 @@ static ALK_UNUSED int qh_exec(qh_disk *d, const q2w_op *op, size_t n)
             d->write_bytes += o->len;
             break;
         case Q2W_OP_FLUSH:
-            ALK_CHECK(o->off == 0 && o->len == 0 && !o->src && !o->dst,
-                      "flush op with a range or a buffer");
             d->flushes++;
             break;
-        case Q2W_OP_BACKING_READ: {
+        default: { /* Q2W_OP_BACKING_READ */
             size_t j;
-            ALK_CHECK(o->dst && o->len, "backing read without buffer/len");
             for (j = 0; j < o->len; j++)
                 o->dst[j] = o->off + j < d->backing_len
                                 ? d->backing[o->off + j] : 0;
             break;
         }
-        default:
-            ALK_CHECK(0, "op kind %d", o->kind);
         }
     }
     return 0;
@@ -249,26 +275,38 @@ typedef struct qh_handle {
  * set it small to force the free-list-full paths. */
 static size_t qh_max_frees;
 
+/* Memory and config for a handle on an image of `file_size` bytes (and a
+ * backing file of `backing_size`); every harness opens through this. */
+static ALK_UNUSED void qh_handle_config(qh_handle *h, q2w_config *cfg,
+                                       uint32_t cluster_size, size_t slots,
+                                       size_t ops_cap, int writable,
+                                       int has_backing, uint64_t file_size,
+                                       uint64_t backing_size)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->max_frees = qh_max_frees;
+    h->mem_len = (slots + 2) * ((size_t)cluster_size + 64) + 8192;
+    h->mem = (unsigned char *)malloc(h->mem_len);
+    h->ops = (q2w_op *)malloc(ops_cap * sizeof(q2w_op));
+    ALK_CHECK(h->mem && h->ops, "out of memory for a handle");
+    cfg->mem = h->mem;
+    cfg->mem_len = h->mem_len;
+    cfg->ops = h->ops;
+    cfg->ops_cap = ops_cap;
+    cfg->max_slots = slots;
+    cfg->file_size = file_size;
+    cfg->writable = writable;
+    cfg->has_backing = has_backing;
+    cfg->backing_size = backing_size;
+}
+
 static ALK_UNUSED int qh_open(qh_handle *h, qh_disk *d, uint32_t cluster_size,
                               size_t slots, size_t ops_cap, int writable,
                               int has_backing)
 {
     q2w_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.max_frees = qh_max_frees;
-    h->mem_len = (slots + 2) * ((size_t)cluster_size + 64) + 8192;
-    h->mem = (unsigned char *)malloc(h->mem_len);
-    h->ops = (q2w_op *)malloc(ops_cap * sizeof(q2w_op));
-    ALK_CHECK(h->mem && h->ops, "out of memory for a handle");
-    cfg.mem = h->mem;
-    cfg.mem_len = h->mem_len;
-    cfg.ops = h->ops;
-    cfg.ops_cap = ops_cap;
-    cfg.max_slots = slots;
-    cfg.file_size = d->len;
-    cfg.writable = writable;
-    cfg.has_backing = has_backing;
-    cfg.backing_size = d->backing_len;
+    qh_handle_config(h, &cfg, cluster_size, slots, ops_cap, writable,
+                     has_backing, d->len, d->backing_len);
     d->ops_cap = ops_cap;
     return qh_run(&h->img, d, q2w_open(&h->img, &cfg));
 }

@@ -2998,9 +2998,6 @@ TEST repairing_leaks_sets_copied_right(void)
     qh_disk d;
     qh_handle h;
     q2w_check_result r;
-    q2w_io io;
-    size_t need;
-    void *work;
     const uint64_t cs = 4096, l1 = 3 * cs, l2 = 4 * cs;
     int round;
     for (round = 0; round < 2; round++) {
@@ -3016,12 +3013,7 @@ TEST repairing_leaks_sets_copied_right(void)
         ASSERT_EQ(0, r.corruptions);
         ASSERT(r.leaks >= 3);             /* L2, two data clusters, old L1 */
         if (round) q2w__put64(d.buf + l2 + 8 * 5, (100 * cs) | Q2W__COPIED);
-        qh_make_io(&d, &io);
-        ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, NULL));
-        work = malloc(need);
-        ASSERT(work != NULL);
-        ASSERT_EQ(Q2W_OK, q2w_repair_leaks(&io, work, need, &r));
-        free(work);
+        ASSERT_EQ(Q2W_OK, qh_check(&d, Q2W_CHECK_REPAIR_LEAKS, &r));
         if (round == 0) {
             ASSERT_EQ(3, r.copied_fixed);     /* the L1 entry, two L2 entries */
             ASSERT_EQ(Q2W__COPIED, rd64(&d, l1) & Q2W__COPIED);
@@ -3051,12 +3043,7 @@ TEST repairing_leaks_sets_copied_right(void)
         q2w__put32(d.buf + 60, 0);
         l1t = rd64(&d, 40);
         ASSERT_EQ(0, rd64(&d, l1t + 16) & Q2W__COPIED);
-        qh_make_io(&d, &io);
-        ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, NULL));
-        work = malloc(need);
-        ASSERT(work != NULL);
-        ASSERT_EQ(Q2W_OK, q2w_repair_leaks(&io, work, need, &r));
-        free(work);
+        ASSERT_EQ(Q2W_OK, qh_check(&d, Q2W_CHECK_REPAIR_LEAKS, &r));
         ASSERT_EQ(4, r.copied_fixed);      /* two L1 entries, two L2 entries */
         ASSERT_EQ(Q2W__COPIED, rd64(&d, l1t) & Q2W__COPIED);
         ASSERT_EQ(Q2W__COPIED, rd64(&d, l1t + 16) & Q2W__COPIED);
