@@ -85,7 +85,7 @@ typedef struct cr {
     /* the power-loss point, or the injected error */
     uint64_t crash_at, batches;
     int err_kind;                /* -1: none; else alksim_disk_op */
-    int crashed, io_failed;
+    int io_failed;
     /* where the power went: the operation and the batch within it */
     const char *op_name;
     uint64_t op_batch0;
@@ -101,15 +101,14 @@ static uint64_t cr_hash(const unsigned char *p, size_t n)
 }
 
 /* Sector k of the model (zero-padded past the virtual size). */
-static uint64_t cr_sector_hash(const cr *s, const unsigned char *model,
-                               uint64_t size, uint64_t k)
+static uint64_t cr_sector_hash(const unsigned char *model, uint64_t size,
+                               uint64_t k)
 {
     unsigned char b[CR_SECTOR];
     uint64_t off = k * CR_SECTOR;
     size_t have = off < size ? (size_t)(size - off < CR_SECTOR ? size - off
                                                                : CR_SECTOR)
                              : 0;
-    (void)s;
     memset(b, 0, sizeof b);
     if (have) memcpy(b, model + off, have);
     return cr_hash(b, sizeof b);
@@ -130,7 +129,7 @@ static void cr_note(cr *s, uint64_t off, uint64_t len)
             s->cap_ver = cap;
         }
         s->ver[s->n_ver].sector = k;
-        s->ver[s->n_ver].hash = cr_sector_hash(s, s->model, s->size, k);
+        s->ver[s->n_ver].hash = cr_sector_hash(s->model, s->size, k);
         s->n_ver++;
     }
 }
@@ -140,7 +139,7 @@ static void cr_ack(cr *s)
 {
     uint64_t k;
     for (k = 0; k < s->max_size / CR_SECTOR; k++)
-        s->acked[k] = cr_sector_hash(s, s->model, s->size, k);
+        s->acked[k] = cr_sector_hash(s->model, s->size, k);
     s->acked_size = s->size;
     s->n_ver = 0;
 }
@@ -212,7 +211,6 @@ static int cr_run(cr *s, int rc)
         size_t n;
         const q2w_op *op;
         if (s->err_kind < 0 && s->batches == s->crash_at) {
-            s->crashed = 1;
             alk_trace("power lost in %s, batch %llu of it", s->op_name,
                       (unsigned long long)(s->batches - s->op_batch0));
             return CR_CRASHED;
@@ -239,11 +237,10 @@ static cr_snap *cr_snap_take(cr *s, const char *name, int state)
 }
 
 /* ---- fixture --------------------------------------------------------------- */
-static void cr_fill(cr *s, unsigned char *buf, uint64_t len, unsigned tag)
+static void cr_fill(unsigned char *buf, uint64_t len, unsigned tag)
 {
     uint64_t i;
     for (i = 0; i < len; i++) buf[i] = (unsigned char)(tag * 37u + i * 13u + 1u);
-    (void)s;
 }
 
 static void cr_setup(cr *s)
@@ -313,7 +310,7 @@ static void cr_setup(cr *s)
             if (len > s->size - off) len = s->size - off;
             buf = (unsigned char *)malloc((size_t)len);
             ALK_CHECK(buf != NULL, "out of memory");
-            cr_fill(s, buf, len, 200 + i);
+            cr_fill(buf, len, 200 + i);
             rc = qh_run(&s->h.img, &s->fix, q2w_write(&s->h.img, off, buf, (size_t)len));
             ALK_CHECK(rc == Q2W_OK, "fixture write: %s", q2w_strerror(rc));
             memcpy(s->model + off, buf, (size_t)len);
@@ -417,7 +414,7 @@ static int cr_op(cr *s, unsigned i, unsigned char *buf)
     case 0: case 1: /* write */
         alk_trace("op %u write [%llu,+%llu)", i, (unsigned long long)off,
                   (unsigned long long)len);
-        cr_fill(s, buf, len, i);
+        cr_fill(buf, len, i);
         memcpy(s->model + off, buf, (size_t)len);
         cr_note(s, off, len);
         return cr_run(s, q2w_write(img, off, buf, (size_t)len));
@@ -491,13 +488,23 @@ static int cr_op(cr *s, unsigned i, unsigned char *buf)
 }
 
 /* ---- after the power loss ---------------------------------------------------- */
+static int cr_version_cmp(const void *a, const void *b)
+{
+    const cr_version *x = (const cr_version *)a, *y = (const cr_version *)b;
+    if (x->sector != y->sector) return x->sector < y->sector ? -1 : 1;
+    return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+/* Sector k may hold h: its content at the last flush, or a later version
+ * (ver[] sorted by cr_version_cmp first). */
 static int cr_allowed(const cr *s, uint64_t k, uint64_t h)
 {
-    size_t i;
+    cr_version key;
     if (k < s->max_size / CR_SECTOR && s->acked[k] == h) return 1;
-    for (i = 0; i < s->n_ver; i++)
-        if (s->ver[i].sector == k && s->ver[i].hash == h) return 1;
-    return 0;
+    key.sector = k;
+    key.hash = h;
+    return s->n_ver && bsearch(&key, s->ver, s->n_ver, sizeof key,
+                               cr_version_cmp) != NULL;
 }
 
 static void cr_verify(cr *s)
@@ -564,6 +571,7 @@ static void cr_verify(cr *s)
     ALK_CHECK(got != NULL, "out of memory");
     rc = qh_run(&f.img, &s->fix, q2w_read(&f.img, 0, got, (size_t)sz));
     ALK_CHECK(rc == Q2W_OK, "read after the power loss: %s", q2w_strerror(rc));
+    if (s->n_ver) qsort(s->ver, s->n_ver, sizeof *s->ver, cr_version_cmp);
     for (k = 0; k < sz / CR_SECTOR; k++) {
         uint64_t h = cr_hash(got + k * CR_SECTOR, CR_SECTOR);
         ALK_CHECK(cr_allowed(s, k, h),
@@ -725,10 +733,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     buf = (unsigned char *)malloc((size_t)s.max_size + 1);
     ALK_CHECK(buf != NULL, "out of memory");
     for (i = 0; i < nops && rc == Q2W_OK; i++) rc = cr_op(&s, i, buf);
-    if (rc == Q2W_OK && s.err_kind < 0) {
+    if (rc == Q2W_OK && s.err_kind < 0)
         alk_trace("no power loss within the ops: lose it now");
-        s.crashed = 1;
-    }
     if (rc != Q2W_OK && rc != CR_CRASHED) {
         /* only an injected error may end an operation early */
         ALK_CHECK(s.io_failed && (rc == Q2W_ERR_IO),
