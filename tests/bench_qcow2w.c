@@ -236,6 +236,34 @@ static int create_ours(const char *path, uint64_t size)
     return rc;
 }
 
+/* WRITES random 4 KiB-aligned offsets below `span`, from the xorshift
+ * state *x (the same sequence for both sides). */
+static void random_offsets(uint64_t *offs, uint64_t *x, uint64_t span)
+{
+    int i;
+    for (i = 0; i < WRITES; i++) {
+        *x ^= *x << 13; *x ^= *x >> 7; *x ^= *x << 17;
+        offs[i] = (*x % (span / 4096)) * 4096;
+    }
+}
+
+/* Medians of the two sides' RUNS times, their rates, write amplification
+ * and the ratio against `target`; 1 when the target is missed. */
+static int report_writes(const char *what, double *t_o,
+                         double *t_q, uint64_t wo, uint64_t wq,
+                         const char *target_name, double target)
+{
+    double mo = bench_median(t_o, RUNS), mq = bench_median(t_q, RUNS);
+    printf("10000 random 4 KiB writes %s: qcow2w %.3f s (%.0f writes/s)  "
+           "qemu-io %.3f s (%.0f writes/s)\n", what, mo, WRITES / mo, mq,
+           WRITES / mq);
+    printf("write amplification: qcow2w %.2f  qemu-io %.2f\n",
+           (double)wo / (WRITES * 4096.0), (double)wq / (WRITES * 4096.0));
+    printf("target: %s >= %.1fx qemu-io: %.2fx %s\n", target_name, target,
+           mq / mo, mq / mo >= target ? "met" : "MISSED");
+    return mq / mo < target;
+}
+
 /* One qemu-io process doing the WRITES 4 KiB writes at offs: its argv
  * (commands stored in *cmds; free both). */
 static char **qemu_io_argv(const uint64_t *offs, char *img, char **cmds)
@@ -272,7 +300,7 @@ int main(void)
         t_qemu_s[RUNS], t_dd[RUNS], t_dd_s[RUNS], m[7];
     uint64_t w_ours = 0, w_ours_safe = 0, w_qemu = 0, w_dd = 0;
     uint64_t *offs, x = 12345;
-    int r, i, ok = 1, missed = 0;
+    int r, ok = 1, missed = 0;
 
     if (!have("qemu-img") || !have("qemu-io")) {
         printf("bench_qcow2w: qemu-img / qemu-io not found: SKIPPED "
@@ -357,12 +385,9 @@ int main(void)
     /* Random 4 KiB writes. */
     offs = (uint64_t *)malloc(WRITES * sizeof *offs);
     if (!offs) return 1;
-    for (i = 0; i < WRITES; i++) {
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-        offs[i] = (x % ((1u << 30) / 4096)) * 4096;
-    }
+    random_offsets(offs, &x, 1u << 30);
     {
-        double t_o[RUNS], t_q[RUNS], mo, mq;
+        double t_o[RUNS], t_q[RUNS];
         uint64_t wo = 0, wq = 0;
         char *cmds;
         char **argv_q = qemu_io_argv(offs, img, &cmds);
@@ -382,16 +407,8 @@ int main(void)
             if (t_o[r] < 0 || t_q[r] < 0) return 1;
         }
         settle(img);
-        mo = bench_median(t_o, RUNS);
-        mq = bench_median(t_q, RUNS);
-        printf("10000 random 4 KiB writes, 1 GiB image: qcow2w %.3f s "
-               "(%.0f writes/s)  qemu-io %.3f s (%.0f writes/s)\n", mo,
-               WRITES / mo, mq, WRITES / mq);
-        printf("write amplification: qcow2w %.2f  qemu-io %.2f\n",
-               (double)wo / (WRITES * 4096.0), (double)wq / (WRITES * 4096.0));
-        printf("target: random writes >= 1.5x qemu-io: %.2fx %s\n", mq / mo,
-               mq / mo >= 1.5 ? "met" : "MISSED");
-        missed += mq / mo < 1.5;
+        missed += report_writes("into a fresh 1 GiB image", t_o, t_q, wo, wq,
+                                "random writes", 1.5);
         free(argv_q);
         free(cmds);
     }
@@ -400,13 +417,10 @@ int main(void)
      * writes inside that region. Every one copies a cluster. */
     {
         const uint64_t region = 256u << 20;
-        double t_o[RUNS], t_q[RUNS], mo, mq;
+        double t_o[RUNS], t_q[RUNS];
         uint64_t wo = 0, wq = 0;
         char *cmds, **argv_q, fillcmd[64];
-        for (i = 0; i < WRITES; i++) {
-            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-            offs[i] = (x % (region / 4096)) * 4096;
-        }
+        random_offsets(offs, &x, region);
         if (!(argv_q = qemu_io_argv(offs, img, &cmds))) return 1;
         snprintf(fillcmd, sizeof fillcmd, "write -P 17 0 %llu",
                  (unsigned long long)region);
@@ -433,16 +447,8 @@ int main(void)
             if (t_o[r] < 0 || t_q[r] < 0) return 1;
         }
         settle(img);
-        mo = bench_median(t_o, RUNS);
-        mq = bench_median(t_q, RUNS);
-        printf("10000 random 4 KiB writes into clusters shared with a "
-               "snapshot: qcow2w %.3f s (%.0f writes/s)  qemu-io %.3f s "
-               "(%.0f writes/s)\n", mo, WRITES / mo, mq, WRITES / mq);
-        printf("write amplification: qcow2w %.2f  qemu-io %.2f\n",
-               (double)wo / (WRITES * 4096.0), (double)wq / (WRITES * 4096.0));
-        printf("target: copy-on-write >= 5x qemu-io: %.2fx %s\n", mq / mo,
-               mq / mo >= 5.0 ? "met" : "MISSED");
-        missed += mq / mo < 5.0;
+        missed += report_writes("into clusters shared with a snapshot", t_o,
+                                t_q, wo, wq, "copy-on-write", 5.0);
         free(argv_q);
         free(cmds);
     }
