@@ -118,6 +118,7 @@ $(B)/replay_params: alktunnel.h fuzz/json_ref.h
 $(B)/replay_qcow2_write: qcow2w.h alksim.h fuzz/qcow2_harness.h
 $(B)/replay_qcow2_growth: qcow2w.h alksim.h fuzz/qcow2_harness.h
 $(B)/replay_qcow2_open: qcow2w.h fuzz/qcow2_harness.h
+$(B)/replay_qcow2_crash: qcow2w.h alksim.h fuzz/qcow2_harness.h
 
 # The JSON conformance collection also goes through the params oracle.
 replay: $(FUZZ_TARGETS:%=$(B)/replay_%)
@@ -266,10 +267,17 @@ crash-soak: $(B)/replay_qcow2_crash
 	@rm -f $(B)/crash-points.txt
 	QCOW2_CRASH_POINTS=$(B)/crash-points.txt ./$(B)/replay_qcow2_crash \
 	    --seed $(SEED) --runs $(RUNS) --max-len 4096
+	@sed 's/\[audited [0-9]*\] //' $(B)/crash-points.txt | sort -u \
+	    > $(B)/crash-points-distinct.txt
 	@echo "crash-soak: $$(wc -l < $(B)/crash-points.txt) scenarios," \
-	    "$$(sort -u $(B)/crash-points.txt | wc -l) distinct crash points" \
+	    "$$(wc -l < $(B)/crash-points-distinct.txt) distinct crash points" \
 	    "($$(grep -c 'power in' $(B)/crash-points.txt) inside an operation," \
-	    "$$(grep -c '^.*: error-' $(B)/crash-points.txt) with an injected I/O error)"
+	    "$$(grep -c ': .*error-' $(B)/crash-points.txt) with an injected I/O error;" \
+	    "$$(grep -c ' block-growth' $(B)/crash-points.txt) grew refcount blocks," \
+	    "$$(grep -c ' table-growth' $(B)/crash-points.txt) the refcount table," \
+	    "$$(grep -c 'inside-table-growth' $(B)/crash-points.txt) ended inside table growth);" \
+	    "ordering audit: $$(sed -n 's/.*\[audited \([0-9]*\)\].*/\1/p' \
+	        $(B)/crash-points.txt | awk '{s += $$1} END {print s + 0}') crash states judged"
 
 # ---- mutation testing -------------------------------------------------------
 HEADER ?= alkcodec.h

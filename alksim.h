@@ -493,9 +493,10 @@ typedef struct alksim_disk_stats {
 typedef struct alksim_disk {
     alksim_disk_config cfg;
     uint8_t *durable;        /* what survives a crash */
-    uint8_t *pending_data;   /* max_pending x sector_size */
+    uint8_t *pending_data;   /* max_pending x sector_size, a ring */
     uint64_t *pending_sector;
     uint32_t pending_len;
+    uint32_t pending_head;   /* the oldest cached write's slot */
     uint64_t fail_countdown[3]; /* per op: fail the n-th next (0 = off) */
     alksim_disk_stats stats;
 } alksim_disk;
@@ -1824,14 +1825,23 @@ static int alksim__disk_bounds(const alksim_disk *disk, uint64_t offset,
     return offset <= size && len <= size - offset;
 }
 
+/* The ring slot of the k-th oldest cached write. */
+static uint32_t alksim__disk_slot(const alksim_disk *disk, uint32_t k)
+{
+    uint32_t s = disk->pending_head + k;
+    return s >= disk->cfg.max_pending ? s - disk->cfg.max_pending : s;
+}
+
 /* The newest content of `sector`: its latest cached version or durable. */
 static const uint8_t *alksim__disk_sector(const alksim_disk *disk,
                                           uint64_t sector)
 {
-    uint32_t i = disk->pending_len;
-    while (i-- > 0)
+    uint32_t k = disk->pending_len;
+    while (k-- > 0) {
+        uint32_t i = alksim__disk_slot(disk, k);
         if (disk->pending_sector[i] == sector)
             return disk->pending_data + (size_t)i * disk->cfg.sector_size;
+    }
     return disk->durable + (size_t)(sector * disk->cfg.sector_size);
 }
 
@@ -1865,12 +1875,10 @@ ALKSIMDEF int alksim_disk_read(alksim_disk *disk, uint64_t offset, void *out,
 static void alksim__disk_writeback_oldest(alksim_disk *disk)
 {
     size_t ss = disk->cfg.sector_size;
-    memcpy(disk->durable + (size_t)(disk->pending_sector[0] * ss),
-           disk->pending_data, ss);
-    memmove(disk->pending_data, disk->pending_data + ss,
-            (size_t)(disk->pending_len - 1) * ss);
-    memmove(disk->pending_sector, disk->pending_sector + 1,
-            (size_t)(disk->pending_len - 1) * sizeof(uint64_t));
+    uint32_t i = disk->pending_head;
+    memcpy(disk->durable + (size_t)(disk->pending_sector[i] * ss),
+           disk->pending_data + (size_t)i * ss, ss);
+    disk->pending_head = alksim__disk_slot(disk, 1);
     disk->pending_len--;
     disk->stats.writebacks++;
 }
@@ -1891,15 +1899,18 @@ ALKSIMDEF int alksim_disk_write(alksim_disk *disk, uint64_t offset,
         uint64_t sector = offset / ss;
         size_t within = (size_t)(offset % ss), n = ss - within;
         uint8_t *slot;
+        uint32_t i;
         if (n > len)
             n = len;
         if (disk->pending_len == disk->cfg.max_pending)
             alksim__disk_writeback_oldest(disk);
-        slot = disk->pending_data + (size_t)disk->pending_len * ss;
+        i = alksim__disk_slot(disk, disk->pending_len);
+        slot = disk->pending_data + (size_t)i * ss;
         /* A cached version holds the whole sector as the writer saw it. */
         memcpy(slot, alksim__disk_sector(disk, sector), ss);
         memcpy(slot + within, d, n);
-        disk->pending_sector[disk->pending_len++] = sector;
+        disk->pending_sector[i] = sector;
+        disk->pending_len++;
         d += n;
         offset += n;
         len -= n;
@@ -1922,16 +1933,18 @@ ALKSIMDEF int alksim_disk_crash(alksim_disk *disk, alksim_source *src)
     size_t ss = disk->cfg.sector_size;
     uint32_t i, j;
     disk->stats.crashes++;
+    /* (i and j count cached writes from the oldest; _slot maps them) */
+#define ALKSIM__PS(k) disk->pending_sector[alksim__disk_slot(disk, (k))]
     for (i = 0; i < disk->pending_len; i++) {
-        uint64_t sector = disk->pending_sector[i];
+        uint64_t sector = ALKSIM__PS(i);
         uint32_t versions = 0, newest = i, chosen = 0, seen = 0;
         for (j = 0; j < i; j++)
-            if (disk->pending_sector[j] == sector)
+            if (ALKSIM__PS(j) == sector)
                 seen = 1;
         if (seen)
             continue; /* decided with the sector's first cached version */
         for (j = i; j < disk->pending_len; j++)
-            if (disk->pending_sector[j] == sector) {
+            if (ALKSIM__PS(j) == sector) {
                 versions++;
                 newest = j;
             }
@@ -1942,16 +1955,19 @@ ALKSIMDEF int alksim_disk_crash(alksim_disk *disk, alksim_source *src)
             continue;
         }
         for (j = i; j < disk->pending_len; j++)
-            if (disk->pending_sector[j] == sector && --chosen == 0)
+            if (ALKSIM__PS(j) == sector && --chosen == 0)
                 break;
         if (j == newest)
             disk->stats.crash_kept++;
         else
             disk->stats.crash_reordered++;
         memcpy(disk->durable + (size_t)(sector * ss),
-               disk->pending_data + (size_t)j * ss, ss);
+               disk->pending_data + (size_t)alksim__disk_slot(disk, j) * ss,
+               ss);
     }
+#undef ALKSIM__PS
     disk->pending_len = 0;
+    disk->pending_head = 0;
     return ALKSIM_OK;
 }
 

@@ -895,6 +895,94 @@ TEST disk_reads_see_writes_and_writeback_when_cache_full(void)
     PASS();
 }
 
+/* The write cache is a ring: rounds of writes well past its size,
+ * flushes and crashes, against a plain-array model of the same rules
+ * (oldest written back first; at a crash each sector picks the durable
+ * content or one of its cached versions, decided in the order of first
+ * caching, from an identical source). */
+TEST disk_cache_ring_matches_a_plain_model(void)
+{
+    enum { SS = 512, NS = 64, CAP = 5 };
+    static uint8_t dur[NS * SS], pend[CAP][SS];
+    uint64_t psec[CAP];
+    uint32_t n = 0;
+    alksim_disk d;
+    alksim_source ops, c1, c2;
+    uint8_t buf[1500], got[NS * SS];
+    unsigned step;
+    uint64_t writebacks = 0;
+    disk_open(&d, CAP);
+    memset(dur, 0, sizeof dur);
+    alksim_source_init_rng(&ops, test_seed + 77);
+    alksim_source_init_rng(&c1, test_seed + 78);
+    alksim_source_init_rng(&c2, test_seed + 78);
+    for (step = 0; step < 3000; step++) {
+        unsigned what = (unsigned)alksim_pick(&ops, 10);
+        if (what < 8) { /* write */
+            uint64_t off = alksim_pick(&ops, NS * SS - sizeof buf);
+            size_t len = 1 + (size_t)alksim_pick(&ops, sizeof buf), k;
+            for (k = 0; k < len; k++) buf[k] = (uint8_t)(step * 7 + k);
+            ASSERT_EQ(ALKSIM_OK, alksim_disk_write(&d, off, buf, len));
+            for (k = 0; k < len;) {
+                uint64_t sec = (off + k) / SS;
+                size_t in = (size_t)((off + k) % SS), m = SS - in;
+                uint32_t i;
+                uint8_t cur[SS];
+                if (m > len - k) m = len - k;
+                memcpy(cur, dur + sec * SS, SS);
+                for (i = n; i-- > 0;)
+                    if (psec[i] == sec) { memcpy(cur, pend[i], SS); break; }
+                if (n == CAP) { /* write back the oldest */
+                    memcpy(dur + psec[0] * SS, pend[0], SS);
+                    memmove(pend, pend + 1, (CAP - 1) * SS);
+                    memmove(psec, psec + 1, (CAP - 1) * sizeof *psec);
+                    n--;
+                    writebacks++;
+                }
+                memcpy(pend[n], cur, SS);
+                memcpy(pend[n] + in, buf + k, m);
+                psec[n++] = sec;
+                k += m;
+            }
+        } else if (what == 8) {
+            ASSERT_EQ(ALKSIM_OK, alksim_disk_flush(&d));
+            for (; n; n--, writebacks++) {
+                memcpy(dur + psec[0] * SS, pend[0], SS);
+                memmove(pend, pend + 1, (CAP - 1) * SS);
+                memmove(psec, psec + 1, (CAP - 1) * sizeof *psec);
+            }
+        } else {
+            uint32_t i, j;
+            ASSERT_EQ(ALKSIM_OK, alksim_disk_crash(&d, &c1));
+            for (i = 0; i < n; i++) {
+                uint32_t versions = 0, chosen, seen = 0;
+                for (j = 0; j < i; j++) seen |= psec[j] == psec[i];
+                if (seen) continue;
+                for (j = i; j < n; j++) versions += psec[j] == psec[i];
+                chosen = (uint32_t)alksim_pick(&c2, versions + 1);
+                if (!chosen) continue;
+                for (j = i; j < n; j++)
+                    if (psec[j] == psec[i] && --chosen == 0) break;
+                memcpy(dur + psec[i] * SS, pend[j], SS);
+            }
+            n = 0;
+        }
+        ASSERT_EQ(n, alksim_disk_pending(&d));
+        ASSERT_EQ(writebacks, d.stats.writebacks);
+        if (n == 0) ASSERT_MEM_EQ(dur, d.durable, sizeof dur);
+        if (step % 16 == 0) {
+            uint32_t i;
+            static uint8_t want[NS * SS];
+            memcpy(want, dur, sizeof want);
+            for (i = 0; i < n; i++) memcpy(want + psec[i] * SS, pend[i], SS);
+            ASSERT_EQ(ALKSIM_OK, alksim_disk_read(&d, 0, got, sizeof got));
+            ASSERT_MEM_EQ(want, got, sizeof got);
+        }
+    }
+    ASSERT(writebacks > 1000);
+    PASS();
+}
+
 TEST disk_injected_errors_have_no_effect(void)
 {
     alksim_disk d;
@@ -1724,6 +1812,7 @@ SUITE(disk)
     RUN_TEST(disk_unflushed_sectors_are_old_or_new_never_garbage);
     RUN_TEST(disk_crash_accounting_is_exact);
     RUN_TEST(disk_reads_see_writes_and_writeback_when_cache_full);
+    RUN_TEST(disk_cache_ring_matches_a_plain_model);
     RUN_TEST(disk_injected_errors_have_no_effect);
 }
 

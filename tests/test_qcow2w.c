@@ -2993,6 +2993,42 @@ TEST snapshot_refuses_a_reference_with_refcount_zero(void)
  * with the stored refcounts. Repairing the leaks sets COPIED right as well
  * (as qemu-img check -r leaks does), so the image is then exact; with a
  * corruption present COPIED is left alone. */
+/* A refcount past the end of the file is a leak wherever it sits in its
+ * block - the checker skips zero bytes there, so each width and each place
+ * (first entry past the end, mid-byte, the block's last entry) is tried. */
+TEST checker_finds_leaks_past_the_end_in_every_width(void)
+{
+    uint32_t order, cs = 512;
+    for (order = 0; order <= 6; order++) {
+        qh_disk d;
+        q2w_check_result r;
+        uint64_t epb = (uint64_t)cs * 8 >> order, rb, end, places[4];
+        unsigned p;
+        make_image(&d, cs, 1u << order, 3, 1u << 20);
+        rb = q2w__be64(d.buf + q2w__be64(d.buf + 48)) & ~(uint64_t)511;
+        end = d.len / cs;            /* the first cluster past the file */
+        places[0] = end;
+        places[1] = end + 3 < epb ? end + 3 : epb - 1;
+        places[2] = epb / 2 + 1;
+        places[3] = epb - 1;
+        for (p = 0; p < 4; p++) {
+            uint64_t c = places[p];
+            if (c < end) continue;
+            q2w__rc_set(d.buf + rb, c, order, 1);
+            ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+            ASSERT_EQ(0, r.corruptions);
+            ASSERT_EQ(1, r.leaks);
+            ASSERT(find_exact(&r, Q2W_FIND_LEAK, c * cs,
+                              rb + ((c << order) >> 3), 1, 0));
+            q2w__rc_set(d.buf + rb, c, order, 0);
+            ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+            ASSERT_EQ(0, r.leaks + r.corruptions);
+        }
+        qh_disk_free(&d);
+    }
+    PASS();
+}
+
 TEST repairing_leaks_sets_copied_right(void)
 {
     qh_disk d;
@@ -3287,6 +3323,7 @@ SUITE(operations)
     RUN_TEST(create_layout_boundaries);
     RUN_TEST(snapshot_refuses_a_reference_with_refcount_zero);
     RUN_TEST(repairing_leaks_sets_copied_right);
+    RUN_TEST(checker_finds_leaks_past_the_end_in_every_width);
     RUN_TEST(a_cluster_freed_twice_is_refused);
     RUN_TEST(short_names_and_files);
     RUN_TEST(a_second_path_that_would_overflow_is_refused);
