@@ -113,6 +113,8 @@ typedef struct cr {
     uint64_t op_batch0;
     uint64_t rb0;                /* refcount blocks of the fixture */
     uint64_t fill_end;           /* near-full fixture: the unfilled part */
+    uint64_t grow_crash, grow_seen; /* power loss at the n-th batch of a
+                                       refcount-table growth (0: off) */
     /* the ordering audit: the disk as of the planner's last completed
      * flush, and every write since */
     qh_disk aud, prog;
@@ -246,6 +248,10 @@ static int cr_run(cr *s, int rc)
     while (rc == Q2W_PENDING) {
         size_t n;
         const q2w_op *op;
+        if (s->grow_crash && s->h.img.opened &&
+            s->h.img.sub == Q2W__SUB_GROW_RT &&
+            ++s->grow_seen == s->grow_crash)
+            s->crash_at = s->batches;
         if (s->err_kind < 0 && s->batches == s->crash_at) {
             alk_trace("power lost in %s, batch %llu of it", s->op_name,
                       (unsigned long long)(s->batches - s->op_batch0));
@@ -609,13 +615,16 @@ static int cr_in_snapshot_op(const cr *s, int final)
 }
 
 /* The checker on a state the power may leave behind: no corruption -
- * except one thing no writer can avoid: a snapshot create or delete
- * interrupted between its refcount changes and its COPIED changes. The two
- * live in different clusters and qcow2 has no atomic way to switch both,
- * so for a while COPIED disagrees with the stored refcount (qemu's own
- * writer has the same window: qemu-img check calls it an error, and check
- * -r leaks repairs it). Only COPIED findings, only then (`copied_ok`); the
- * repair after the crash must leave the image exact. */
+ * except one thing no in-place update can avoid: a snapshot create or
+ * delete interrupted between its refcount changes and its COPIED changes.
+ * The two live in different clusters, so for a while COPIED disagrees with
+ * the stored refcount (qemu's own writer has the same window: qemu-img
+ * check calls it an error, and check -r leaks repairs it). Only COPIED
+ * findings, only then (`copied_ok`); the repair after the crash must leave
+ * the image exact. (A writer could close the window only by building new
+ * L1/L2 tables, refcount blocks and table beside the old ones and
+ * switching all of them with one header-sector write; qcow2w updates in
+ * place, as qemu does.) */
 static void cr_judge_meta(qh_disk *d, int copied_ok, const char *when)
 {
     q2w_check_result r;
@@ -963,8 +972,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         s.crash_at = alksim_range(&s.src, 0, s.fill_end ? 400
                                              : alksim_chance(&s.src, 3, 4) ? 40
                                                                            : 300);
-        alk_trace("power loss before batch %llu",
-                  (unsigned long long)s.crash_at);
+        /* near-full fixture: half the time inside the table's growth */
+        if (s.fill_end && alksim_bool(&s.src)) {
+            s.grow_crash = alksim_range(&s.src, 1, 12);
+            s.crash_at = UINT64_MAX;
+            alk_trace("power loss at batch %llu of the table growth",
+                      (unsigned long long)s.grow_crash);
+        } else {
+            alk_trace("power loss before batch %llu",
+                      (unsigned long long)s.crash_at);
+        }
     }
     alk_trace("slots %zu ops %zu frees %zu ops %u", slots, ops_cap,
               qh_max_frees, nops);
