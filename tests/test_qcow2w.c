@@ -3002,16 +3002,17 @@ TEST checker_finds_leaks_past_the_end_in_every_width(void)
     for (order = 0; order <= 6; order++) {
         qh_disk d;
         q2w_check_result r;
-        uint64_t epb = (uint64_t)cs * 8 >> order, rb, end, places[4];
+        uint64_t epb = (uint64_t)cs * 8 >> order, rb, end, places[5];
         unsigned p;
         make_image(&d, cs, 1u << order, 3, 1u << 20);
         rb = q2w__be64(d.buf + q2w__be64(d.buf + 48)) & ~(uint64_t)511;
         end = d.len / cs;            /* the first cluster past the file */
         places[0] = end;
         places[1] = end + 3 < epb ? end + 3 : epb - 1;
-        places[2] = epb / 2 + 1;
-        places[3] = epb - 1;
-        for (p = 0; p < 4; p++) {
+        places[2] = epb / 2;         /* the first entry of its byte */
+        places[3] = epb / 2 + 1;     /* inside a byte (narrow widths) */
+        places[4] = epb - 1;
+        for (p = 0; p < 5; p++) {
             uint64_t c = places[p];
             if (c < end) continue;
             q2w__rc_set(d.buf + rb, c, order, 1);
