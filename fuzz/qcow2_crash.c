@@ -147,6 +147,19 @@ static uint64_t cr_sector_hash(const unsigned char *model, uint64_t size,
     return cr_hash(b, sizeof b);
 }
 
+/* Room for `need` elements of `size` bytes in `arr` (of *cap): the array,
+ * moved if it had to grow. */
+static void *cr_reserve(void *arr, size_t *cap, size_t need, size_t size)
+{
+    size_t n = *cap ? *cap : 256;
+    if (need <= *cap) return arr;
+    while (n < need) n *= 2;
+    arr = realloc(arr, n * size);
+    ALK_CHECK(arr != NULL, "out of memory for %zu x %zu bytes", n, size);
+    *cap = n;
+    return arr;
+}
+
 /* The model after an operation that changed [off, off+len): each sector
  * it touched may now hold its new content. */
 static void cr_note(cr *s, uint64_t off, uint64_t len)
@@ -154,13 +167,8 @@ static void cr_note(cr *s, uint64_t off, uint64_t len)
     uint64_t k;
     if (!len) return;
     for (k = off / CR_SECTOR; k <= (off + len - 1) / CR_SECTOR; k++) {
-        if (s->n_ver == s->cap_ver) {
-            size_t cap = s->cap_ver ? s->cap_ver * 2 : 4096;
-            cr_version *v = (cr_version *)realloc(s->ver, cap * sizeof *v);
-            ALK_CHECK(v != NULL, "out of memory for versions");
-            s->ver = v;
-            s->cap_ver = cap;
-        }
+        s->ver = (cr_version *)cr_reserve(s->ver, &s->cap_ver, s->n_ver + 1,
+                                          sizeof *s->ver);
         s->ver[s->n_ver].sector = k;
         s->ver[s->n_ver].hash = cr_sector_hash(s->model, s->size, k);
         s->n_ver++;
@@ -712,27 +720,14 @@ static void cr_apply(cr *s, qh_disk *d, const cr_write *w)
 static void cr_record(cr *s, const q2w_op *o)
 {
     cr_write *w;
-    if (s->n_w == s->cap_w) {
-        size_t cap = s->cap_w ? s->cap_w * 2 : 256;
-        cr_write *p = (cr_write *)realloc(s->w, cap * sizeof *p);
-        ALK_CHECK(p != NULL, "out of memory for the audit");
-        s->w = p;
-        s->cap_w = cap;
-    }
+    s->w = (cr_write *)cr_reserve(s->w, &s->cap_w, s->n_w + 1, sizeof *s->w);
     w = &s->w[s->n_w++];
     w->off = o->off;
     w->len = o->len;
     w->at = CR_ZEROS;
     if (!o->src) return;
-    if (s->wbuf_len + o->len > s->wbuf_cap) {
-        size_t cap = s->wbuf_cap ? s->wbuf_cap : 65536;
-        unsigned char *p;
-        while (cap < s->wbuf_len + o->len) cap *= 2;
-        p = (unsigned char *)realloc(s->wbuf, cap);
-        ALK_CHECK(p != NULL, "out of memory for the audit");
-        s->wbuf = p;
-        s->wbuf_cap = cap;
-    }
+    s->wbuf = (unsigned char *)cr_reserve(s->wbuf, &s->wbuf_cap,
+                                          s->wbuf_len + (size_t)o->len, 1);
     memcpy(s->wbuf + s->wbuf_len, o->src, o->len);
     w->at = s->wbuf_len;
     s->wbuf_len += o->len;
@@ -766,12 +761,7 @@ static void cr_audit(cr *s, int final)
         cr_apply(s, &s->prog, w);
         if (e > s->aud.len) e = s->aud.len;
         n = (size_t)(e - a);
-        if (n > s->undo_cap) {
-            unsigned char *p = (unsigned char *)realloc(s->undo, n);
-            ALK_CHECK(p != NULL, "out of memory for the audit");
-            s->undo = p;
-            s->undo_cap = n;
-        }
+        s->undo = (unsigned char *)cr_reserve(s->undo, &s->undo_cap, n, 1);
         memcpy(s->undo, s->aud.buf + a, n);
         memcpy(s->aud.buf + a, s->prog.buf + a, n);
         snprintf(when, sizeof when, "ordering audit in %s, batch %llu: only "
