@@ -8,9 +8,9 @@
 #   qemu-img check          exit 0 or 3 (clean, or leaks only) - except for
 #                           images cut inside a snapshot create or delete
 #                           ("-snapshot-window"), where 2 is allowed when
-#                           every error is an OFLAG_COPIED one (qcow2 cannot
-#                           switch COPIED and a refcount at once; qemu's own
-#                           writer leaves the same state)
+#                           every error is an OFLAG_COPIED one (updated in
+#                           place, COPIED and a refcount cannot switch at
+#                           once; qemu's own writer leaves the same state)
 #   qemu-img check -r leaks exit 0 (for the window images after qemu also
 #                           set COPIED right)
 # and prints "crash_qemu: N images, P passed, F failed".
@@ -23,12 +23,14 @@ dir=$(mktemp -d /tmp/alk-crash-qemu.XXXXXX) || exit 1
 trap 'rm -rf "$dir"' EXIT
 QCOW2_CRASH_SAVE=$dir "$bin" --seed "$seed" --runs "$runs" >"$dir/harness.log" 2>&1 || {
     tail -20 "$dir/harness.log"; echo "crash_qemu: the harness failed"; exit 1; }
-n=0; pass=0; fail=0; window=0
+n=0; pass=0; fail=0; window=0; clean=0; leaky=0; copied=0
 for img in "$dir"/*.qcow2; do
     [ -e "$img" ] || continue
     n=$((n + 1))
     out=$(qemu-img check "$img" 2>&1); rc=$?
     ok=1
+    case $rc in 0) clean=$((clean + 1)) ;; 3) leaky=$((leaky + 1)) ;;
+                2) copied=$((copied + 1)) ;; esac
     case "$img" in
     *-snapshot-window.qcow2)
         window=$((window + 1))
@@ -46,5 +48,6 @@ for img in "$dir"/*.qcow2; do
         echo "$out" | head -5
     fi
 done
+echo "crash_qemu: qemu-img check exit 0 (clean) $clean, 3 (leaks) $leaky, 2 $copied"
 echo "crash_qemu: $n images ($window cut inside a snapshot operation), $pass passed, $fail failed"
 [ $fail -eq 0 ] && [ $n -gt 0 ]
