@@ -197,7 +197,7 @@ static void cr_audit(cr *s, int final);
 
 static int cr_exec(cr *s, const q2w_op *op, size_t n)
 {
-    static const unsigned char zeros[65536];
+    static const unsigned char zeros[65536] = {0};
     size_t i;
     qh_op_contract(op, n, s->fix.ops_cap, s->cs, s->disk_bytes);
     for (i = 0; i < n; i++) {
