@@ -72,7 +72,7 @@ help:
 	@echo "  make oss-fuzz-check  run .clusterfuzzlite/build.sh locally"
 	@echo "  make firmware-check  freestanding Cortex-M4 build and sizes"
 	@echo "  make valgrind        unit tests under valgrind (no sanitizers)"
-	@echo "  make planted-bug-check  corpus/sim_arq must catch the ARQ planted bug"
+	@echo "  make planted-bug-check  corpus/sim_arq must catch the ARQ planted bug, corpus/qcow2_crash qcow2w.h's planted ordering bugs"
 	@echo "  make deps            install the Debian packages the tests use"
 	@echo "  Engines: TARGETS=$(FUZZ_TARGETS)  HEADERS=$(HEADERS)"
 
@@ -208,12 +208,33 @@ $(B)/replay_sim_arq_bug: fuzz/sim_arq.c tests/replay_main.c examples/arq.h \
 	    -DALK_TARGET='"replay_sim_arq_bug"' fuzz/sim_arq.c \
 	    tests/replay_main.c -o $@ $(LDFLAGS)
 
-planted-bug-check: $(B)/replay_sim_arq_bug
+# The same for qcow2w.h's crash ordering: each planted ordering bug
+# (QCOW2W_ORDER_MUTANT, see qcow2w.h) must fail corpus/qcow2_crash - the
+# harness's ordering audit is what catches them. No sanitizers: the
+# oracle aborts on its own, and the build is quick.
+ORDER_MUTANTS := 1 3 7
+$(B)/replay_qcow2_crash_order%: fuzz/qcow2_crash.c tests/replay_main.c \
+                                qcow2w.h alksim.h fuzz/qcow2_harness.h | $(B)
+	$(CC) $(CPPFLAGS) -O1 -g -std=c99 -DQCOW2W_ORDER_MUTANT=$* \
+	    -DALK_TARGET='"replay_qcow2_crash_order$*"' fuzz/qcow2_crash.c \
+	    tests/replay_main.c -o $@ $(LDFLAGS)
+
+planted-bug-check: $(B)/replay_sim_arq_bug \
+                   $(ORDER_MUTANTS:%=$(B)/replay_qcow2_crash_order%)
 	@if ./$(B)/replay_sim_arq_bug -q corpus/sim_arq > $(B)/planted.log 2>&1; \
 	then echo "corpus/sim_arq does not catch the planted bug"; exit 1; \
 	else grep -c '^FAIL' $(B)/planted.log | \
 	    sed 's/^/planted bug caught by corpus\/sim_arq: failing inputs: /'; \
 	fi
+	@for m in $(ORDER_MUTANTS); do \
+	    if ./$(B)/replay_qcow2_crash_order$$m -q corpus/qcow2_crash \
+	        > $(B)/planted-order.log 2>&1; \
+	    then echo "corpus/qcow2_crash does not catch ordering bug $$m"; \
+	        exit 1; \
+	    else echo "ordering bug $$m caught by corpus/qcow2_crash:" \
+	        "$$(grep -c '^FAIL' $(B)/planted-order.log) failing inputs"; \
+	    fi; \
+	done
 
 demo: $(EXAMPLES:%=$(B)/%) $(B)/arq_demo_bug
 	@rc=0; for e in $(EXAMPLES); do \
