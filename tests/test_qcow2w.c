@@ -892,6 +892,16 @@ static int io_flush_failing(void *user)
     return -5;
 }
 
+static int io_write_failing(void *user, uint64_t off, const void *src,
+                            size_t len)
+{
+    (void)user;
+    (void)off;
+    (void)src;
+    (void)len;
+    return -5;
+}
+
 static uint64_t refcount_on_disk_16(const qh_disk *d, uint64_t rb, uint64_t c)
 {
     return q2w__be16(d->buf + rb + c * 2);
@@ -956,6 +966,47 @@ TEST checker_finds_each_kind_of_damage(void)
         ASSERT_EQ(1, r.check_errors);
         free(work);
         ASSERT_EQ(1, refcount_on_disk_16(&d, rb, 5)); /* written before */
+    }
+    /* a repair whose write fails says so, where, and counts it once */
+    {
+        q2w_io io;
+        size_t need;
+        void *work;
+        qh_make_io(&d, &io);
+        io.write = io_write_failing;
+        q2w__put16(d.buf + rb + 5 * 2, 2);
+        ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, NULL));
+        work = malloc(need);
+        ASSERT(work != NULL);
+        ASSERT_EQ(Q2W_ERR_IO, q2w_repair_leaks(&io, work, need, &r));
+        ASSERT_STR_EQ("write", r.error.what);
+        ASSERT_EQ(rb, r.error.offset);
+        ASSERT_EQ(1, r.check_errors);
+        free(work);
+        ASSERT_EQ(2, refcount_on_disk_16(&d, rb, 5)); /* not written */
+        q2w__put16(d.buf + rb + 5 * 2, 1);
+        /* the same for the COPIED repair's write of the L2 table */
+        q2w__put64(d.buf + l2, 5 * cs);
+        work = malloc(need);
+        ASSERT(work != NULL);
+        ASSERT_EQ(Q2W_ERR_IO, q2w_repair_leaks(&io, work, need, &r));
+        ASSERT_STR_EQ("write", r.error.what);
+        ASSERT_EQ(l2, r.error.offset);
+        ASSERT_EQ(1, r.check_errors);
+        free(work);
+        ASSERT_EQ(5 * cs, q2w__be64(d.buf + l2)); /* not written */
+        q2w__put64(d.buf + l2, 5 * cs | Q2W__COPIED);
+    }
+    /* an L1 table past the end of the file: located at header field 40
+     * (the L1 table offset) */
+    {
+        uint64_t l1 = q2w__be64(d.buf + 40), past = 64 * cs;
+        q2w__put64(d.buf + 40, past);
+        ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+        ASSERT(find_exact(&r, Q2W_FIND_PAST_EOF, past, 40, 0, 0));
+        q2w__put64(d.buf + 40, l1);
+        ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+        ASSERT_EQ(0, r.corruptions + r.leaks);
     }
     /* a leaked cluster nobody references (inside the file) */
     d.len = 10 * cs;
