@@ -927,9 +927,7 @@ static void cr_report(cr *s, const uint8_t *data, size_t size)
          * delete, where COPIED may disagree with the refcounts */
         snprintf(path, sizeof path, "%s/crash-%016llx%s.qcow2", dir,
                  (unsigned long long)h,
-                 s->op_name && strncmp(s->op_name, "snapshot", 8) == 0 &&
-                         (s->io_failed || s->batches == s->crash_at)
-                     ? "-snapshot-window" : "");
+                 cr_in_snapshot_op(s, 1) ? "-snapshot-window" : "");
         f = fopen(path, "wb");
         if (f) {
             fwrite(s->disk.durable, 1, (size_t)s->file_len, f);

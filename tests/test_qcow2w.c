@@ -38,6 +38,16 @@ static uint32_t rd32(const qh_disk *d, uint64_t off)
     return q2w__be32(b);
 }
 
+/* Close through the planner (it must succeed), free the handle's memory,
+ * and require the image exact: no corruption, no leak. */
+static void close_exact(qh_handle *h, qh_disk *d, const char *when)
+{
+    int rc = qh_run(&h->img, d, q2w_close(&h->img));
+    ALK_CHECK(rc == Q2W_OK, "%s: close: %s", when, q2w_strerror(rc));
+    qh_close_handle(h);
+    qh_assert_consistent(d, 1, when);
+}
+
 static void make_image(qh_disk *d, uint32_t cs, uint32_t rbits, int version,
                        uint64_t size)
 {
@@ -502,9 +512,7 @@ TEST write_read_round_trip_with_tiny_cache(void)
         if (i % 50 == 0) qh_assert_consistent(&d, 0, "mid-run");
     }
     qh_assert_view(&h, &d, model, 0, size, "before close");
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "after close");
+    close_exact(&h, &d, "after close");
     qh_assert_fresh_view(&d, 512, 0, model, size, "fresh");
     free(model);
     free(buf);
@@ -545,9 +553,7 @@ TEST allocating_write_ops_are_in_crash_safe_order(void)
     /* The partial write's fill: zeros past the file end cost nothing. */
     ASSERT_EQ(5 * cs + 100, oplog[dat].off);
     ASSERT_EQ(4096, oplog[dat].len);
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "after close");
+    close_exact(&h, &d, "after close");
     ASSERT_EQ((5 * cs) | Q2W__COPIED, rd64(&d, 4 * cs));
     ASSERT_EQ((4 * cs) | Q2W__COPIED, rd64(&d, 3 * cs));
     qh_disk_free(&d);
@@ -606,9 +612,7 @@ TEST write_zeroes_v3_uses_the_zero_flag_v2_writes_zeros(void)
         ASSERT_EQ(0, back[6099]);
         ASSERT_EQ(0x77, back[6100]);
         ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, 0, cs)));
-        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-        qh_close_handle(&h);
-        qh_assert_consistent(&d, 1, "after close");
+        close_exact(&h, &d, "after close");
         l1 = rd64(&d, 40);
         l2 = rd64(&d, l1) & Q2W__OFF_MASK;
         if (version == 3)
@@ -659,9 +663,7 @@ TEST backing_fill_and_v2_discard_with_backing(void)
     ASSERT_EQ(0, n_oplog);
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 5000, got, 100)));
     for (i = 0; i < 100; i++) ASSERT_EQ(0xee, got[i]);
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "after close");
+    close_exact(&h, &d, "after close");
     free(backing);
     qh_disk_free(&d);
     PASS();
@@ -686,9 +688,7 @@ TEST discard_takes_the_partial_last_cluster(void)
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_discard(&h.img, 4096, 1904)));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, got, 6000)));
     for (i = 0; i < 6000; i++) ASSERT_EQ(i < 4096 ? 0x61 : 0, (int)got[i]);
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "after close");
+    close_exact(&h, &d, "after close");
     qh_disk_free(&d);
     PASS();
 }
@@ -763,9 +763,7 @@ TEST refcount_table_grows_and_describes_itself(void)
                                      (size_t)((18u << 20) - off < len ? (18u << 20) - off : len))));
     }
     ASSERT_EQ(12, rd32(&d, 56));
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "after close");
+    close_exact(&h, &d, "after close");
     {
         unsigned char *back = (unsigned char *)malloc(len);
         ASSERT(back != NULL);
@@ -902,6 +900,28 @@ static int io_write_failing(void *user, uint64_t off, const void *src,
     return -5;
 }
 
+/* q2w_repair_leaks on the in-memory disk, its write or flush replaced when
+ * given (to make it fail); returns its result code. */
+static int repair_on(qh_disk *d, int (*write)(void *, uint64_t, const void *,
+                                              size_t),
+                     int (*flush)(void *), q2w_check_result *r)
+{
+    q2w_io io;
+    size_t need = 0;
+    void *work;
+    int rc;
+    qh_make_io(d, &io);
+    if (write) io.write = write;
+    if (flush) io.flush = flush;
+    rc = q2w_check_work_size(&io, &need, NULL);
+    ALK_CHECK(rc == Q2W_OK, "work size: %s", q2w_strerror(rc));
+    work = malloc(need);
+    ALK_CHECK(work != NULL, "out of memory for check work");
+    rc = q2w_repair_leaks(&io, work, need, r);
+    free(work);
+    return rc;
+}
+
 static uint64_t refcount_on_disk_16(const qh_disk *d, uint64_t rb, uint64_t c)
 {
     return q2w__be16(d->buf + rb + c * 2);
@@ -932,17 +952,7 @@ TEST checker_finds_each_kind_of_damage(void)
     ASSERT(find_exact(&r, Q2W_FIND_LEAK, 5 * cs, rb + 5 * 2, 2, 1));
     ASSERT(find_exact(&r, Q2W_FIND_COPIED, 5 * cs, l2, 5 * cs | Q2W__COPIED, 2));
     /* repair lowers it; clean after */
-    {
-        q2w_io io;
-        size_t need;
-        void *work;
-        qh_make_io(&d, &io);
-        ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, NULL));
-        work = malloc(need);
-        ASSERT(work != NULL);
-        ASSERT_EQ(Q2W_OK, q2w_repair_leaks(&io, work, need, &r));
-        free(work);
-    }
+    ASSERT_EQ(Q2W_OK, repair_on(&d, NULL, NULL, &r));
     ASSERT_EQ(1, r.leaks_fixed);
     /* located at the refcount entry's byte: block + 5 * 2 bytes */
     ASSERT_EQ(Q2W_FIND_LEAK, r.findings[0].kind);
@@ -950,53 +960,28 @@ TEST checker_finds_each_kind_of_damage(void)
     ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
     ASSERT_EQ(0, r.corruptions + r.leaks);
     /* a repair whose flush fails says so */
-    {
-        q2w_io io;
-        size_t need;
-        void *work;
-        qh_make_io(&d, &io);
-        io.flush = io_flush_failing;
-        q2w__put16(d.buf + rb + 5 * 2, 2);
-        ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, NULL));
-        work = malloc(need);
-        ASSERT(work != NULL);
-        ASSERT_EQ(Q2W_ERR_IO, q2w_repair_leaks(&io, work, need, &r));
-        ASSERT_STR_EQ("flush", r.error.what);
-        ASSERT_EQ(0, r.error.offset);
-        ASSERT_EQ(1, r.check_errors);
-        free(work);
-        ASSERT_EQ(1, refcount_on_disk_16(&d, rb, 5)); /* written before */
-    }
+    q2w__put16(d.buf + rb + 5 * 2, 2);
+    ASSERT_EQ(Q2W_ERR_IO, repair_on(&d, NULL, io_flush_failing, &r));
+    ASSERT_STR_EQ("flush", r.error.what);
+    ASSERT_EQ(0, r.error.offset);
+    ASSERT_EQ(1, r.check_errors);
+    ASSERT_EQ(1, refcount_on_disk_16(&d, rb, 5)); /* written before */
     /* a repair whose write fails says so, where, and counts it once */
-    {
-        q2w_io io;
-        size_t need;
-        void *work;
-        qh_make_io(&d, &io);
-        io.write = io_write_failing;
-        q2w__put16(d.buf + rb + 5 * 2, 2);
-        ASSERT_EQ(Q2W_OK, q2w_check_work_size(&io, &need, NULL));
-        work = malloc(need);
-        ASSERT(work != NULL);
-        ASSERT_EQ(Q2W_ERR_IO, q2w_repair_leaks(&io, work, need, &r));
-        ASSERT_STR_EQ("write", r.error.what);
-        ASSERT_EQ(rb, r.error.offset);
-        ASSERT_EQ(1, r.check_errors);
-        free(work);
-        ASSERT_EQ(2, refcount_on_disk_16(&d, rb, 5)); /* not written */
-        q2w__put16(d.buf + rb + 5 * 2, 1);
-        /* the same for the COPIED repair's write of the L2 table */
-        q2w__put64(d.buf + l2, 5 * cs);
-        work = malloc(need);
-        ASSERT(work != NULL);
-        ASSERT_EQ(Q2W_ERR_IO, q2w_repair_leaks(&io, work, need, &r));
-        ASSERT_STR_EQ("write", r.error.what);
-        ASSERT_EQ(l2, r.error.offset);
-        ASSERT_EQ(1, r.check_errors);
-        free(work);
-        ASSERT_EQ(5 * cs, q2w__be64(d.buf + l2)); /* not written */
-        q2w__put64(d.buf + l2, 5 * cs | Q2W__COPIED);
-    }
+    q2w__put16(d.buf + rb + 5 * 2, 2);
+    ASSERT_EQ(Q2W_ERR_IO, repair_on(&d, io_write_failing, NULL, &r));
+    ASSERT_STR_EQ("write", r.error.what);
+    ASSERT_EQ(rb, r.error.offset);
+    ASSERT_EQ(1, r.check_errors);
+    ASSERT_EQ(2, refcount_on_disk_16(&d, rb, 5)); /* not written */
+    q2w__put16(d.buf + rb + 5 * 2, 1);
+    /* the same for the COPIED repair's write of the L2 table */
+    q2w__put64(d.buf + l2, 5 * cs);
+    ASSERT_EQ(Q2W_ERR_IO, repair_on(&d, io_write_failing, NULL, &r));
+    ASSERT_STR_EQ("write", r.error.what);
+    ASSERT_EQ(l2, r.error.offset);
+    ASSERT_EQ(1, r.check_errors);
+    ASSERT_EQ(5 * cs, q2w__be64(d.buf + l2)); /* not written */
+    q2w__put64(d.buf + l2, 5 * cs | Q2W__COPIED);
     /* an L1 table past the end of the file: located at header field 40
      * (the L1 table offset) */
     {
@@ -1279,9 +1264,7 @@ TEST stale_copied_flags_are_set_again(void)
     ASSERT_EQ(2, r.corruptions);
     ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 10, b, 100)));
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "after the write");
+    close_exact(&h, &d, "after the write");
     ASSERT_EQ((5 * cs) | Q2W__COPIED, rd64(&d, 4 * cs)); /* in place */
     ASSERT_EQ((4 * cs) | Q2W__COPIED, rd64(&d, 3 * cs));
     qh_disk_free(&d);
@@ -1306,9 +1289,7 @@ TEST partial_write_into_a_preallocated_zero_cluster(void)
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, cs, got, 4096)));
     for (i = 0; i < 4096; i++)
         ASSERT_EQ(i >= 1000 && i < 1100 ? 0x7c : 0, (int)got[i]);
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "after the write");
+    close_exact(&h, &d, "after the write");
     ASSERT_EQ((6 * cs) | Q2W__COPIED, rd64(&d, 4 * cs + 8));
     ASSERT_EQ((5 * cs) | Q2W__COPIED, rd64(&d, 4 * cs));
     qh_disk_free(&d);
@@ -1373,9 +1354,7 @@ TEST resize_zeroes_what_a_longer_backing_file_would_show(void)
         ASSERT_EQ(0, rd64(&d, l2 + 256 * 8));
         ASSERT_EQ(0, rd64(&d, l2 + 258 * 8));
     }
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "after resize");
+    close_exact(&h, &d, "after resize");
     free(backing);
     qh_disk_free(&d);
     PASS();
@@ -1558,9 +1537,7 @@ TEST a_full_free_list_forces_checkpoints(void)
         ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d,
                                  q2w_discard(&h.img, (uint64_t)i * 4096, 4096)));
     ASSERT(d.flushes >= 3);
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "after discards");
+    close_exact(&h, &d, "after discards");
     qh_disk_free(&d);
     PASS();
 }
@@ -1609,9 +1586,7 @@ TEST growth_leaves_no_holes_and_reuses_the_old_table(void)
     ASSERT(rd64(&d, 48) != old_rt);
     /* The next cluster allocated is the old table's (cluster 1). */
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, len, b, 512)));
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "after growth");
+    close_exact(&h, &d, "after growth");
     ASSERT_EQ(0, holes_below_end(&d));
     free(data);
     qh_disk_free(&d);
@@ -1635,18 +1610,14 @@ TEST resize_up_to_the_l1_limit(void)
                   q2w_error(&h.img)->what);
     ASSERT_EQ(40, q2w_error(&h.img)->offset);    /* the L1 pair's field */
     ASSERT_EQ(256, q2w_error(&h.img)->index);    /* clusters it would need */
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "512 B growth");
+    close_exact(&h, &d, "512 B growth");
     qh_disk_free(&d);
     make_image(&d, 65536, 16, 3, 1 << 20);
     ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 65536, 1));
     ASSERT_EQ(Q2W_ERR_LIMIT, qh_run(&h.img, &d, q2w_resize(&h.img, max + 1)));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, max)));
     ASSERT_EQ(Q2W_MAX_L1_BYTES / 8, rd32(&d, 36));
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "at the limit");
+    close_exact(&h, &d, "at the limit");
     qh_disk_free(&d);
     PASS();
 }
@@ -1724,9 +1695,7 @@ TEST snapshot_then_copy_on_write(void)
     /* write into cluster 0: the L2 table and the data cluster are copied */
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 50, b, sizeof b)));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, cs, cs)));
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "after copy on write");
+    close_exact(&h, &d, "after copy on write");
     l2new = rd64(&d, l1) & Q2W__OFF_MASK;
     ASSERT(l2new != l2);
     ASSERT(rd64(&d, l1) & Q2W__COPIED);
@@ -1812,9 +1781,7 @@ TEST snapshot_entries_ids_and_delete(void)
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "c")));
     ASSERT_EQ(0, rd32(&d, 60));
     ASSERT_EQ(0, rd64(&d, 64));
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "all deleted");
+    close_exact(&h, &d, "all deleted");
     /* COPIED is back on the active tables, refcounts 1 */
     l2 = rd64(&d, rd64(&d, 40)) & Q2W__OFF_MASK;
     data0 = rd64(&d, l2) & Q2W__OFF_MASK;
@@ -2078,9 +2045,7 @@ TEST copies_fit_an_odd_op_buffer(void)
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, 512)));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 128u << 20)));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "s", 0, 0, 0)));
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "odd op buffer");
+    close_exact(&h, &d, "odd op buffer");
     qh_disk_free(&d);
     PASS();
 }
@@ -2201,9 +2166,7 @@ TEST snapshot_table_refusals(void)
     ASSERT_EQ(72, sn.entry_len);
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "seven77")));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, longname)));
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "snapshots made and deleted");
+    close_exact(&h, &d, "snapshots made and deleted");
     t = rd64(&d, 64);
     /* second entry (at 72): an L1 offset that is not cluster aligned */
     q2w__put64(d.buf + t + 72, rd64(&d, t + 72) + 8);
@@ -2301,9 +2264,7 @@ TEST snapshot_ids_past_nine_and_short_extra(void)
     ASSERT_STR_EQ("10", sn.id);
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "n10", &sn)));
     ASSERT_STR_EQ("11", sn.id);
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "eleven snapshots");
+    close_exact(&h, &d, "eleven snapshots");
     /* rewrite the first entry with 16 bytes of extra data, as some
      * writers do: 40 + 16 + "1" + "n0" = 59 -> 64 bytes, like before */
     t = rd64(&d, 64);
@@ -2374,9 +2335,7 @@ TEST reads_do_not_copy_and_full_refcounts_do_not_block_delete(void)
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "e", 0, 0, 0)));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, a, sizeof a)));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "e")));
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "1-bit snapshot deleted");
+    close_exact(&h, &d, "1-bit snapshot deleted");
     qh_disk_free(&d);
     PASS();
 }
@@ -2403,9 +2362,7 @@ TEST snapshot_entries_across_cluster_boundaries(void)
         ASSERT_EQ(i, (int)sn.index);
         ASSERT_STR_EQ(name, sn.name);
     }
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "twelve snapshots");
+    close_exact(&h, &d, "twelve snapshots");
     qh_disk_free(&d);
     /* an empty disk has no L1 at all, as qemu-img makes it */
     make_image(&d, 512, 16, 3, 0);
@@ -2420,9 +2377,7 @@ TEST snapshot_entries_across_cluster_boundaries(void)
         ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 512, 1));
         ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 1 << 20)));
         ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 1000, b, 512)));
-        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-        qh_close_handle(&h);
-        qh_assert_consistent(&d, 1, "grown from empty");
+        close_exact(&h, &d, "grown from empty");
     }
     qh_disk_free(&d);
     PASS();
@@ -2524,9 +2479,7 @@ TEST seeded_sequences_match_the_model(void)
             free(got);
             free(snap[k]);
         }
-        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-        qh_close_handle(&h);
-        qh_assert_consistent(&d, 1, "property");
+        close_exact(&h, &d, "property");
         qh_assert_fresh_view(&d, cs, 0, model, size, "property");
         free(model);
         qh_disk_free(&d);
@@ -2561,9 +2514,7 @@ TEST a_zero_size_image_takes_every_operation(void)
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "z")));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 0)));
     ASSERT_EQ(Q2W_ERR_RANGE, q2w_write(&h.img, 0, b, 1));
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "zero-size image");
+    close_exact(&h, &d, "zero-size image");
     qh_disk_free(&d);
     PASS();
 }
@@ -2631,9 +2582,7 @@ TEST snapshot_of_an_l1_filling_whole_clusters(void)
         ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
         qh_assert_consistent(&d, 1, "after create");
         ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "full")));
-        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-        qh_close_handle(&h);
-        qh_assert_consistent(&d, 1, "after delete");
+        close_exact(&h, &d, "after delete");
         qh_disk_free(&d);
     }
     PASS();
@@ -2891,9 +2840,7 @@ TEST unaligned_zeroes_keep_the_bytes_before(void)
             for (i = 1; i < 1024; i++)
                 ASSERT_EQ(kind && i < 512 ? 0x5a : 0, got[i]);
             for (i = 1024; i < sizeof got; i++) ASSERT_EQ(0x5a, got[i]);
-            ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-            qh_close_handle(&h);
-            qh_assert_consistent(&d, 1, "unaligned zeroes");
+            close_exact(&h, &d, "unaligned zeroes");
             qh_disk_free(&d);
         }
     PASS();
@@ -2924,9 +2871,7 @@ TEST many_snapshots_in_a_multi_cluster_table(void)
         ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, names[i])));
         alive[i] = 0;
     }
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "many snapshots");
+    close_exact(&h, &d, "many snapshots");
     ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 8, 0, 0));
     {
         q2w_info info;
@@ -3264,9 +3209,7 @@ TEST resize_forgets_the_old_l1_pieces(void)
     /* new L2 tables: first fit reuses the old L1's clusters */
     for (off = 8u << 20; off < (40u << 20); off += 4u << 20)
         ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, off, b, 512)));
-    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
-    qh_close_handle(&h);
-    qh_assert_consistent(&d, 1, "after reusing the old L1");
+    close_exact(&h, &d, "after reusing the old L1");
     {
         unsigned char got[512];
         ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 16, 0, 0));
