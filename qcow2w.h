@@ -377,11 +377,26 @@ enum q2w_finding_kind {
     Q2W_FIND_PAST_EOF,        /* a reference points past the end of file */
     Q2W_FIND_RESERVED,        /* reserved bits set in an entry */
     Q2W_FIND_ZERO_FLAG_V2,    /* zero flag in a version 2 image */
-    Q2W_FIND_HEADER           /* the header itself does not validate */
+    Q2W_FIND_HEADER,          /* the header itself does not validate */
+    Q2W_FIND_BITMAP,          /* a bitmaps extension, directory entry or
+                                 bitmap table entry that does not validate
+                                 (a corruption; repair then frees nothing) */
+    Q2W_FIND_UNKNOWN          /* a structure qcow2w does not know: a header
+                                 extension of unknown type (stored = type),
+                                 unknown compatible or autoclear bits
+                                 (stored = the bits). Not a corruption, but
+                                 it may hold clusters that look leaked, so
+                                 repair frees nothing while one is there */
 };
 
 #define Q2W_CHECK_MAX_FINDINGS 32u
 #define Q2W_CHECK_REPAIR_LEAKS 1u
+/* Rebuild refcounts from the references, as qemu-img check -r all: leaks
+ * lowered, counts below their references raised, a missing refcount block
+ * created (on a free cluster of the range it covers), COPIED set right,
+ * and the dirty bit of a lazy-refcount image cleared once nothing is left
+ * wrong. */
+#define Q2W_CHECK_REPAIR_ALL 2u
 
 typedef struct q2w_finding {
     int kind;            /* enum q2w_finding_kind */
@@ -398,6 +413,10 @@ typedef struct q2w_check_result {
     uint64_t copied_fixed;      /* COPIED flags set right after leaks were
                                    repaired (a refcount back to 1), as
                                    qemu-img check -r leaks does */
+    uint64_t corruptions_fixed; /* REPAIR_ALL: refcounts raised to their
+                                   references, refcount blocks created */
+    uint64_t unknown;           /* Q2W_FIND_UNKNOWN findings */
+    int dirty_cleared;          /* REPAIR_ALL cleared the dirty bit */
     uint64_t check_errors;      /* i/o errors while checking */
     uint64_t total_clusters;    /* virtual clusters */
     uint64_t allocated_clusters;/* virtual clusters with data */
@@ -425,7 +444,7 @@ typedef struct q2w__free {
 typedef struct q2w_image {
     /* geometry and header */
     int version;
-    uint32_t cluster_bits, refcount_order, header_length;
+    uint32_t cluster_bits, refcount_order, header_length, compression_type;
     uint64_t cluster_size, size;
     uint64_t l1_offset, rt_offset, snapshots_offset;
     uint32_t l1_size, rt_clusters, nb_snapshots;
@@ -441,6 +460,10 @@ typedef struct q2w_image {
     uint64_t free_hint;    /* clusters below it are known used */
     /* memory */
     unsigned char *scratch;
+    unsigned char *czbuf;    /* 2 clusters: one compressed cluster's bytes,
+                                or NULL when cfg.mem had no room */
+    uint64_t cz_entry;       /* the L2 entry whose bytes czbuf holds */
+    int cz_state;            /* 0 none, 1 being read, 2 there */
     unsigned char *slot_mem;
     q2w__slot *slots;
     size_t n_slots;
@@ -593,6 +616,10 @@ extern "C" {
 #define Q2W__EXT_FEATURES 0x6803f857u
 #define Q2W__EXT_CRYPTO 0x0537be77u
 #define Q2W__EXT_DATA_FILE 0x44415441u
+#define Q2W__EXT_BITMAPS 0x23852875u
+#define Q2W__AUTOCLEAR_BITMAPS 1ull
+#define Q2W__AUTOCLEAR_KNOWN 3ull   /* bitmaps, raw external data */
+#define Q2W__COMPAT_KNOWN 1ull      /* lazy refcounts */
 
 /* cached cluster kinds; SL1: a snapshot's L1 (read only) */
 enum { Q2W__K_RB = 1, Q2W__K_RT, Q2W__K_L2, Q2W__K_L1, Q2W__K_SL1 };
@@ -707,7 +734,7 @@ Q2WDEF const char *q2w_strerror(int code)
 /* ---- header validation (shared by open and the checker) ------------------- */
 typedef struct q2w__hdr {
     int version;
-    uint32_t cluster_bits, refcount_order, header_length;
+    uint32_t cluster_bits, refcount_order, header_length, compression_type;
     uint64_t size, l1_offset, rt_offset, snapshots_offset;
     uint32_t l1_size, rt_clusters, nb_snapshots;
     uint64_t incompatible, compatible, autoclear;
@@ -715,6 +742,12 @@ typedef struct q2w__hdr {
     uint32_t backing_len;
     const unsigned char *backing_fmt;
     uint32_t backing_fmt_len;
+    /* bitmaps extension (bm_ext_pos 0: none); its fields as stored */
+    uint64_t bm_ext_pos, bm_dir_size, bm_dir_offset;
+    uint32_t bm_ext_len, bm_nb, bm_reserved;
+    /* extensions of a type qcow2w does not know: how many, the first */
+    uint32_t n_unknown_ext, unknown_ext_type;
+    uint64_t unknown_ext_pos;
 } q2w__hdr;
 
 static int q2w__hfail(q2w_error_info *e, int code, const char *what,
@@ -798,6 +831,7 @@ static int q2w__parse_fixed(const unsigned char *p, size_t len, q2w__hdr *h,
         if (ct > 1)
             return q2w__hfail(e, Q2W_ERR_FEATURE, "header.compression_type",
                               104, ct);
+        h->compression_type = ct;
     }
     if (h->size > (1ull << 62))
         return q2w__hfail(e, Q2W_ERR_HEADER, "header.size", 24, h->size);
@@ -874,10 +908,28 @@ static int q2w__parse_exts(const unsigned char *p, size_t len, q2w__hdr *h,
         case Q2W__EXT_DATA_FILE:
             return q2w__hfail(e, Q2W_ERR_FEATURE, "data file extension", pos,
                               type);
+        case Q2W__EXT_BITMAPS:
+            /* Kept up to date by qemu only while autoclear bit 0 is set;
+             * qcow2w clears it with the others at the first change. The
+             * checker counts the clusters they hold. */
+            h->bm_ext_pos = pos;
+            h->bm_ext_len = elen;
+            if (elen >= 24) {
+                h->bm_nb = q2w__be32(p + pos + 8);
+                h->bm_reserved = q2w__be32(p + pos + 12);
+                h->bm_dir_size = q2w__be64(p + pos + 16);
+                h->bm_dir_offset = q2w__be64(p + pos + 24);
+            }
+            break;
+        case Q2W__EXT_FEATURES:
+            break;
         default:
-            /* feature names, bitmaps (their autoclear bit is cleared with
-             * the others at the first change), unknown: preserved by never
-             * rewriting */
+            /* unknown: preserved by never rewriting; the checker will not
+             * free clusters while one is there (it may hold some) */
+            if (!h->n_unknown_ext++) {
+                h->unknown_ext_pos = pos;
+                h->unknown_ext_type = type;
+            }
             break;
         }
         pos += 8 + padded;
@@ -1517,9 +1569,17 @@ static int q2w__l2_for(q2w_image *img, uint64_t vc, int create,
 static int q2w__l2_check(q2w_image *img, uint64_t e, uint64_t where,
                          uint64_t idx, uint64_t *host)
 {
-    if (e & Q2W__COMPRESSED)
-        return q2w__fail(img, Q2W_ERR_UNSUPPORTED, "compressed cluster", where,
-                         idx);
+    if (e & Q2W__COMPRESSED) {
+        /* The descriptor fills bits 0..61: no reserved bits to check. */
+        *host = 0;
+        if (e & Q2W__COPIED)
+            return q2w__fail(img, Q2W_ERR_METADATA,
+                             "COPIED set on a compressed cluster", where, idx);
+        if (img->version == 2 && img->compression_type)
+            return q2w__fail(img, Q2W_ERR_METADATA,
+                             "compression type in a v2 image", where, idx);
+        return Q2W_OK;
+    }
     if (e & Q2W__L2_RESERVED)
         return q2w__fail(img, Q2W_ERR_METADATA, "l2 entry reserved bits",
                          where, idx);
@@ -1544,6 +1604,95 @@ static int q2w__l2_check(q2w_image *img, uint64_t e, uint64_t where,
     return Q2W_OK;
 }
 
+/* A compressed descriptor (cluster_bits cb): the host byte offset of the
+ * data and the bytes qemu reads for it (the sectors it spans, less the part
+ * of the first sector before the offset): at most two clusters. */
+static void q2w__cz_desc(uint32_t cb, uint64_t e, uint64_t *coff,
+                         uint64_t *clen)
+{
+    uint32_t sbits = 62u - (cb - 8u);
+    uint64_t secs = ((e >> sbits) & ((1ull << (cb - 8u)) - 1)) + 1;
+    *coff = e & ((1ull << sbits) - 1);
+    *clen = secs * 512 - (*coff & 511);
+}
+
+/* The host clusters an L2 entry holds: [*first, *first + n). Compressed
+ * entries may touch up to three (shared with neighbouring compressed data:
+ * each descriptor is one reference path to every cluster it touches). */
+static uint64_t q2w__entry_clusters(const q2w_image *img, uint64_t e,
+                                    uint64_t *first)
+{
+    if (e & Q2W__COMPRESSED) {
+        uint64_t coff, clen;
+        q2w__cz_desc(img->cluster_bits, e, &coff, &clen);
+        *first = coff >> img->cluster_bits;
+        return ((coff + clen - 1) >> img->cluster_bits) - *first + 1;
+    }
+    *first = (e & Q2W__OFF_MASK) >> img->cluster_bits;
+    return (e & Q2W__OFF_MASK) ? 1 : 0;
+}
+
+/* INFLATE-BEGIN */
+static int q2w__inflate(const unsigned char *in, size_t in_len,
+                        unsigned char *out, size_t out_len)
+{
+    (void)in; (void)in_len; (void)out; (void)out_len;
+    return -3;
+}
+/* INFLATE-END */
+
+/* Inflate compressed entry e into dst (one cluster). The first call reads
+ * its bytes into czbuf and returns Q2W_PENDING; the call after the batch
+ * inflates. Inflating waits for an empty batch: an op planned earlier may
+ * still read the buffer being filled (scratch). */
+static int q2w__cz_inflate(q2w_image *img, uint64_t e, uint64_t where,
+                           uint64_t idx, unsigned char *dst)
+{
+    uint64_t coff, clen;
+    int rc;
+    if (img->compression_type != 0)
+        return q2w__fail(img, Q2W_ERR_UNSUPPORTED,
+                         "zstd compressed cluster (qemu-img convert reads it)",
+                         where, idx);
+    if (!img->czbuf) {
+        q2w__fail(img, Q2W_ERR_NOMEM, "cfg.mem: compressed cluster buffer",
+                  where, idx);
+        img->err.needed = img->mem_len + 2 * img->cluster_size;
+        return Q2W_ERR_NOMEM;
+    }
+    q2w__cz_desc(img->cluster_bits, e, &coff, &clen);
+    if (img->cz_state != 2 || img->cz_entry != e) {
+        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+        q2w__emit(img, Q2W_OP_READ, coff, (size_t)clen, img->czbuf, NULL);
+        img->cz_entry = e;
+        img->cz_state = 1;
+        return Q2W_PENDING;
+    }
+    if (img->n_ops) return Q2W_PENDING;
+    if (q2w__inflate(img->czbuf, (size_t)clen, dst,
+                     (size_t)img->cluster_size) != 0)
+        return q2w__fail(img, Q2W_ERR_METADATA, "compressed cluster data",
+                         where, idx);
+    return Q2W_OK;
+}
+
+/* Every host cluster of compressed entry e has a refcount: it can be
+ * dropped later without failing. */
+static int q2w__cz_refs(q2w_image *img, uint64_t e, uint64_t where,
+                        uint64_t idx, uint64_t *first, uint64_t *n)
+{
+    uint64_t c, v;
+    int rc;
+    *n = q2w__entry_clusters(img, e, first);
+    for (c = *first; c < *first + *n; c++) {
+        if ((rc = q2w__refcount(img, c, &v)) != Q2W_OK) return rc;
+        if (v == 0)
+            return q2w__fail(img, Q2W_ERR_METADATA,
+                             "compressed cluster with refcount 0", where, idx);
+    }
+    return Q2W_OK;
+}
+
 /* ---- the steps of each operation ------------------------------------------- */
 /* Write (src == NULL: zeros) into one cluster's worth of the request. */
 static int q2w__step_write(q2w_image *img, const unsigned char *src)
@@ -1551,6 +1700,7 @@ static int q2w__step_write(q2w_image *img, const unsigned char *src)
     uint64_t cs = img->cluster_size, voff = img->op_off + img->op_pos;
     uint64_t vc = voff >> img->cluster_bits, in = voff & (cs - 1);
     uint64_t n = cs - in, l2off, e, host, idx, c, hc, shared = 0;
+    uint64_t cz_first = 0, cz_n = 0;
     unsigned char *l2;
     int rc, full;
     if (n > img->op_len - img->op_pos) n = img->op_len - img->op_pos;
@@ -1572,6 +1722,16 @@ static int q2w__step_write(q2w_image *img, const unsigned char *src)
     e = q2w__be64(l2 + idx * 8);
     rc = q2w__l2_check(img, e, l2off + idx * 8, idx, &host);
     if (rc != Q2W_OK) return rc;
+    if (e & Q2W__COMPRESSED) {
+        /* Never rewritten in place: a new cluster, the rest of it from the
+         * inflated data, and the compressed clusters lose this path. */
+        rc = q2w__cz_refs(img, e, l2off + idx * 8, idx, &cz_first, &cz_n);
+        if (rc != Q2W_OK) return rc;
+        if (!full) {
+            rc = q2w__cz_inflate(img, e, l2off + idx * 8, idx, img->scratch);
+            if (rc != Q2W_OK) return rc;
+        }
+    }
     if (host && !(e & Q2W__COPIED)) {
         uint64_t v;
         rc = q2w__refcount(img, host >> img->cluster_bits, &v);
@@ -1599,13 +1759,20 @@ static int q2w__step_write(q2w_image *img, const unsigned char *src)
         img->op_pos += n;
         return Q2W_OK;
     }
-    if (shared && (rc = q2w__free_room(img)) != Q2W_OK) return rc;
+    if ((shared || cz_n) && (rc = q2w__free_room(img)) != Q2W_OK) return rc;
     rc = q2w__find_free(img, &img->free_hint, &c);
     if (rc != Q2W_OK) return rc;
     if ((rc = q2w__need_room(img, 4)) != Q2W_OK) return rc;
     hc = c << img->cluster_bits;
     if (!full) {
-        if (shared && !(e & Q2W__ZERO)) {
+        if (e & Q2W__COMPRESSED) {
+            /* scratch holds the inflated cluster (cz_inflate above) */
+            if (in) q2w__emit(img, Q2W_OP_WRITE, hc, (size_t)in, NULL,
+                              img->scratch);
+            if (in + n < cs)
+                q2w__emit(img, Q2W_OP_WRITE, hc + in + n, (size_t)(cs - in - n),
+                          NULL, img->scratch + in + n);
+        } else if (shared && !(e & Q2W__ZERO)) {
             /* The rest of the new cluster comes from the shared one. */
             q2w__emit(img, Q2W_OP_READ, shared, (size_t)cs, img->scratch,
                       NULL);
@@ -1637,6 +1804,7 @@ static int q2w__step_write(q2w_image *img, const unsigned char *src)
     q2w__put64(l2 + idx * 8, hc | Q2W__COPIED);
     q2w__mark_dirty(img, l2);
     if (shared) q2w__defer_free(img, shared >> img->cluster_bits, 1);
+    if (cz_n) q2w__defer_free(img, cz_first, cz_n);
     img->op_pos += n;
     return Q2W_OK;
 }
@@ -1649,6 +1817,7 @@ static int q2w__step_unmap(q2w_image *img, int zero)
     uint64_t cs = img->op_len - img->op_pos < img->cluster_size
                       ? img->op_len - img->op_pos : img->cluster_size;
     uint64_t vc = voff >> img->cluster_bits, l2off, e, host, idx, want;
+    uint64_t cz_n = 1;
     unsigned char *l2;
     int rc;
     idx = vc & (q2w__l2_entries(img) - 1);
@@ -1679,13 +1848,18 @@ static int q2w__step_unmap(q2w_image *img, int zero)
                              "data cluster with refcount 0",
                              l2off + idx * 8, idx);
     }
+    if (e & Q2W__COMPRESSED) {
+        rc = q2w__cz_refs(img, e, l2off + idx * 8, idx, &host, &cz_n);
+        if (rc != Q2W_OK) return rc;
+        host <<= img->cluster_bits;
+    }
     /* The table may have been copied just now (shared with a snapshot),
      * using a free-list slot: look again before taking another. */
     if (host && (rc = q2w__free_room(img)) != Q2W_OK) return rc;
     /* The active path to the old cluster goes (a snapshot may keep it). */
     q2w__put64(l2 + idx * 8, want);
     q2w__mark_dirty(img, l2);
-    if (host) q2w__defer_free(img, host >> img->cluster_bits, 1);
+    if (host) q2w__defer_free(img, host >> img->cluster_bits, cz_n);
     img->op_pos += cs;
     return Q2W_OK;
 }
@@ -1726,7 +1900,13 @@ static int q2w__step_read(q2w_image *img)
         rc = q2w__l2_check(img, e, l2off + idx * 8, idx, &host);
         if (rc != Q2W_OK) return rc;
     }
-    if (host && !(e & Q2W__ZERO)) {
+    if (e & Q2W__COMPRESSED) {
+        int whole = in == 0 && n == cs;
+        rc = q2w__cz_inflate(img, e, l2off + idx * 8, idx,
+                             whole ? dst : img->scratch);
+        if (rc != Q2W_OK) return rc;
+        if (!whole) memcpy(dst, img->scratch + in, (size_t)n);
+    } else if (host && !(e & Q2W__ZERO)) {
         if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
         q2w__emit(img, Q2W_OP_READ, host + in, (size_t)n, dst, NULL);
     } else if (e == 0 && q2w__backed(img, vc)) {
@@ -1935,7 +2115,14 @@ static int q2w__step_snap_get(q2w_image *img)
 /* ---- passes over an L1 table and its L2 tables ------------------------------
  * One entry per step, position in (p_l1i, p_l2i): p_l2i 0 visits the L2
  * table before its entries, 1..n the entries, n + 1 the table after them. */
-enum { Q2W__PASS_CHECK, Q2W__PASS_BUMP, Q2W__PASS_DROP, Q2W__PASS_COPIED };
+/* CHECK: nothing would overflow (before a bump); VERIFY: every entry is
+ * valid and every referenced cluster has a refcount (before a point of no
+ * return, so the passes after it cannot fail on the image's contents);
+ * BUMP / DROP: one path more / less; COPIED: flags set from refcounts. */
+enum {
+    Q2W__PASS_CHECK, Q2W__PASS_VERIFY, Q2W__PASS_BUMP, Q2W__PASS_DROP,
+    Q2W__PASS_COPIED
+};
 
 static int q2w__rc_add(q2w_image *img, uint64_t c, int delta, uint64_t *now)
 {
@@ -1963,24 +2150,6 @@ static int q2w__rc_add(q2w_image *img, uint64_t c, int delta, uint64_t *now)
     }
     *now = v;
     return Q2W_OK;
-}
-
-/* The host clusters an L2 entry holds: [*first, *last] (none: *first >
- * *last). Compressed entries may touch two. */
-static uint64_t q2w__entry_clusters(const q2w_image *img, uint64_t e,
-                                    uint64_t *first)
-{
-    if (e & Q2W__COMPRESSED) {
-        uint32_t sbits = 62u - (img->cluster_bits - 8u);
-        uint64_t coff = e & ((1ull << sbits) - 1);
-        uint64_t secs =
-            ((e >> sbits) & ((1ull << (img->cluster_bits - 8u)) - 1)) + 1;
-        *first = coff >> img->cluster_bits;
-        return (((coff & ~511ull) + secs * 512 - 1) >> img->cluster_bits) -
-               *first + 1;
-    }
-    *first = (e & Q2W__OFF_MASK) >> img->cluster_bits;
-    return (e & Q2W__OFF_MASK) ? 1 : 0;
 }
 
 static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
@@ -2012,14 +2181,23 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
                 img->p_l2i++;
                 continue;
             }
-            rc = q2w__rc_add(img, l2off >> img->cluster_bits,
-                             pass == Q2W__PASS_BUMP ? 1
-                             : pass == Q2W__PASS_DROP ? -1 : 0, &v);
+            rc = q2w__rc_add(img, l2off >> img->cluster_bits, 0, &v);
             if (rc != Q2W_OK) return rc;
+            if (pass == Q2W__PASS_VERIFY && v == 0)
+                return q2w__fail(img, Q2W_ERR_METADATA,
+                                 "L2 table with refcount 0", l1_off + byte,
+                                 img->p_l1i);
             if (pass == Q2W__PASS_CHECK &&
                 v >= q2w__rc_max(img->refcount_order))
                 return q2w__fail(img, Q2W_ERR_LIMIT, "refcount would overflow",
                                  l2off, v);
+            /* A drop runs past a point of no return: a count already
+             * below its references (a corrupt image) is left as it is. */
+            if (pass == Q2W__PASS_BUMP || (pass == Q2W__PASS_DROP && v)) {
+                rc = q2w__rc_add(img, l2off >> img->cluster_bits,
+                                 pass == Q2W__PASS_BUMP ? 1 : -1, &v);
+                if (rc != Q2W_OK) return rc;
+            }
             if (pass == Q2W__PASS_DROP && v == 0) {
                 long f = q2w__find(img, l2off);
                 if (f >= 0) img->slots[f].state = Q2W__S_EMPTY;
@@ -2040,7 +2218,8 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
             uint64_t e = q2w__be64(ep), first, n, c;
             int delta = pass == Q2W__PASS_BUMP ? 1
                         : pass == Q2W__PASS_DROP ? -1 : 0;
-            if (e & Q2W__L2_RESERVED)
+            if ((e & Q2W__COMPRESSED) ? (e & Q2W__COPIED) != 0
+                                      : (e & Q2W__L2_RESERVED) != 0)
                 return q2w__fail(img, Q2W_ERR_METADATA, "l2 entry reserved bits",
                                  l2off + (img->p_l2i - 1) * 8, img->p_l2i - 1);
             n = q2w__entry_clusters(img, e, &first);
@@ -2050,6 +2229,10 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
             for (c = first; c < first + n; c++) {
                 rc = q2w__rc_add(img, c, 0, &v);
                 if (rc != Q2W_OK) return rc;
+                if (v == 0 && pass == Q2W__PASS_DROP) {
+                    delta = 0;   /* as above: left as it is */
+                    continue;
+                }
                 if (v == 0)
                     return q2w__fail(img, Q2W_ERR_METADATA,
                                      "referenced cluster with refcount 0",
@@ -2233,6 +2416,37 @@ static int q2w__step_snap_delete(q2w_image *img)
                 break;
             }
         }
+        /* Every refusal comes before the header switch: the snapshot's
+         * tables and the active ones (their COPIED pass comes after it)
+         * are verified, and so are the refcounts of the L1 clusters. */
+        img->phase = 20;
+        img->p_l1i = img->p_l2i = 0;
+        /* fall through */
+    case 20:
+        rc = q2w__pass(img, Q2W__PASS_VERIFY, img->sn_l1_off, img->sn_l1_size,
+                       Q2W__K_SL1);
+        if (rc != Q2W_OK) return rc;
+        img->phase = 21;
+        img->p_l1i = img->p_l2i = 0;
+        /* fall through */
+    case 21:
+        rc = q2w__pass(img, Q2W__PASS_VERIFY, img->l1_offset, img->l1_size,
+                       Q2W__K_L1);
+        if (rc != Q2W_OK) return rc;
+        img->phase = 22;
+        img->p_l1i = 0;
+        /* fall through */
+    case 22:
+        while (img->p_l1i < n1) {
+            uint64_t at = img->sn_l1_off + img->p_l1i * cs;
+            img->pin_epoch++;
+            if ((rc = q2w__rc_add(img, at >> cb, 0, &v)) != Q2W_OK) return rc;
+            if (v == 0)
+                return q2w__fail(img, Q2W_ERR_METADATA,
+                                 "snapshot L1 table with refcount 0", at,
+                                 img->p_l1i);
+            img->p_l1i++;
+        }
         img->phase = 1;
         return q2w__checkpoint_start(img);
     case 1:
@@ -2291,8 +2505,9 @@ static int q2w__step_snap_delete(q2w_image *img)
             long f = q2w__find(img, at);
             img->pin_epoch++;
             if (f >= 0) img->slots[f].state = Q2W__S_EMPTY;
-            rc = q2w__rc_add(img, at >> cb, -1, &v);
-            if (rc != Q2W_OK) return rc;
+            if ((rc = q2w__rc_add(img, at >> cb, 0, &v)) != Q2W_OK) return rc;
+            if (v && (rc = q2w__rc_add(img, at >> cb, -1, &v)) != Q2W_OK)
+                return rc;
             img->p_l1i++;
         }
         img->phase = 9;
@@ -2404,12 +2619,21 @@ static int q2w__step_resize(q2w_image *img)
 static int q2w__carve(q2w_image *img)
 {
     uintptr_t base = (uintptr_t)img->mem, p;
-    size_t meta, per, n, frees = img->cap_frees ? img->cap_frees : 64;
+    size_t meta, per, n, cz, frees = img->cap_frees ? img->cap_frees : 64;
     uint64_t cs = img->cluster_size;
     p = (base + 7u) & ~(uintptr_t)7u;
     meta = (size_t)(p - base) + frees * sizeof(q2w__free);
     per = (size_t)cs + sizeof(q2w__slot);
-    n = img->mem_len > meta + cs ? (img->mem_len - meta - (size_t)cs) / per : 0;
+    /* Two clusters for reading compressed clusters when the memory holds
+     * them beside the minimum of slots; otherwise such a read is NOMEM. */
+    cz = 2 * (size_t)cs;
+    n = img->mem_len > meta + cs + cz
+            ? (img->mem_len - meta - (size_t)cs - cz) / per : 0;
+    if (n < Q2W_MIN_SLOTS) {
+        cz = 0;
+        n = img->mem_len > meta + cs ? (img->mem_len - meta - (size_t)cs) / per
+                                     : 0;
+    }
     if (img->max_slots && n > img->max_slots) n = img->max_slots;
     if (n < Q2W_MIN_SLOTS) {
         q2w__fail(img, Q2W_ERR_NOMEM, "cfg.mem", 0, 0);
@@ -2422,7 +2646,8 @@ static int q2w__carve(q2w_image *img)
     img->frees = (q2w__free *)p;
     img->cap_frees = frees;
     img->scratch = (unsigned char *)(p + frees * sizeof(q2w__free));
-    img->slot_mem = img->scratch + cs;
+    img->czbuf = cz ? img->scratch + cs : NULL;
+    img->slot_mem = img->scratch + cs + cz;
     img->slots = (q2w__slot *)((base + img->mem_len - n * sizeof(q2w__slot)) &
                                ~(uintptr_t)7u);
     img->n_slots = n;
@@ -2437,6 +2662,7 @@ static void q2w__copy_hdr(q2w_image *img, const q2w__hdr *h)
     img->cluster_size = 1ull << h->cluster_bits;
     img->refcount_order = h->refcount_order;
     img->header_length = h->header_length;
+    img->compression_type = h->compression_type;
     img->size = h->size;
     img->l1_offset = h->l1_offset;
     img->l1_size = h->l1_size;
@@ -2641,6 +2867,7 @@ Q2WDEF int q2w_resume(q2w_image *img, int io_rc)
     if (!img) return Q2W_ERR_ARG;
     if (img->failed == 1) return Q2W_ERR_FAILED;
     if (img->failed == 2) return Q2W_ERR_ARG;
+    if (img->cz_state == 1) img->cz_state = io_rc < 0 ? 0 : 2;
     if (io_rc < 0) {
         img->failed = 1;
         img->n_ops = 0;
@@ -2679,6 +2906,7 @@ static int q2w__begin(q2w_image *img, int op, uint64_t off, uint64_t len)
     img->op_len = len;
     img->op_pos = 0;
     img->phase = 0;
+    img->cz_state = 0;   /* a change may have reused its clusters since */
     return Q2W_OK;
 }
 
@@ -2985,6 +3213,7 @@ typedef struct q2w__chk {
     uint32_t *counts;
     q2w_check_result *res;
     int fix_copied;         /* pass 3 sets COPIED right instead of finding */
+    int unsure;             /* a structure not understood: free nothing */
 } q2w__chk;
 
 static void q2w__finding(q2w__chk *k, int kind, uint64_t offset,
@@ -2992,6 +3221,7 @@ static void q2w__finding(q2w__chk *k, int kind, uint64_t offset,
 {
     q2w_check_result *r = k->res;
     if (kind == Q2W_FIND_LEAK) r->leaks++;
+    else if (kind == Q2W_FIND_UNKNOWN) r->unknown++;
     else r->corruptions++;
     if (r->n_findings < Q2W_CHECK_MAX_FINDINGS) {
         q2w_finding *f = &r->findings[r->n_findings++];
@@ -3173,6 +3403,71 @@ static int q2w__chk_snapshots(q2w__chk *k)
     return Q2W_OK;
 }
 
+/* Persistent dirty bitmaps (only while autoclear bit 0 says they are
+ * current): the directory, each bitmap table and its data clusters. What
+ * does not validate is a finding, and nothing is freed after it. */
+static int q2w__chk_bitmaps(q2w__chk *k)
+{
+    const q2w__hdr *h = &k->h;
+    uint64_t pos = 0, i, where = h->bm_ext_pos;
+    unsigned char d[24];
+    int rc;
+    if (h->bm_ext_len < 24 || h->bm_reserved || h->bm_nb == 0 ||
+        h->bm_nb > 65535 || h->bm_dir_size > (64ull << 20) ||
+        h->bm_dir_size < 24ull * h->bm_nb || (h->bm_dir_offset & (k->cs - 1)) ||
+        h->bm_dir_offset >= Q2W_MAX_HOST_OFFSET) {
+        q2w__finding(k, Q2W_FIND_BITMAP, h->bm_dir_offset, where,
+                     h->bm_ext_len, h->bm_nb);
+        k->unsure = 1;
+        return Q2W_OK;
+    }
+    q2w__chk_range(k, h->bm_dir_offset, h->bm_dir_size, where);
+    for (i = 0; i < h->bm_nb; i++) {
+        uint64_t tab, len, j, chunk = 0;
+        uint32_t tsize, extra;
+        uint16_t name;
+        where = h->bm_dir_offset + pos;
+        if (pos + 24 > h->bm_dir_size) {
+            q2w__finding(k, Q2W_FIND_BITMAP, where, h->bm_ext_pos, pos, i);
+            k->unsure = 1;
+            return Q2W_OK;
+        }
+        if ((rc = q2w__chk_read(k, where, d, sizeof d)) != Q2W_OK) return rc;
+        tab = q2w__be64(d);
+        tsize = q2w__be32(d + 8);
+        name = q2w__be16(d + 18);
+        extra = q2w__be32(d + 20);
+        len = (24ull + extra + name + 7u) & ~7ull;
+        if ((tab & (k->cs - 1)) || tab >= Q2W_MAX_HOST_OFFSET ||
+            (uint64_t)tsize * 8 > (1ull << 30) || (tsize && !tab) ||
+            extra > (1u << 20) || len > h->bm_dir_size - pos) {
+            q2w__finding(k, Q2W_FIND_BITMAP, tab, where, tsize, i);
+            k->unsure = 1;
+            return Q2W_OK;
+        }
+        q2w__chk_range(k, tab, (uint64_t)tsize * 8, where);
+        for (j = 0; j < tsize; j++) {
+            uint64_t e, off;
+            if (j % (k->cs / 8) == 0) {
+                chunk = tsize - j < k->cs / 8 ? (tsize - j) * 8 : k->cs;
+                rc = q2w__chk_read(k, tab + j * 8, k->b, (size_t)chunk);
+                if (rc != Q2W_OK) return rc;
+            }
+            e = q2w__be64(k->b + (j % (k->cs / 8)) * 8);
+            off = e & Q2W__OFF_MASK;
+            /* bit 0 (all ones) only without a cluster; the rest reserved */
+            if ((e & ~(Q2W__OFF_MASK | 1ull)) || (off && (e & 1ull))) {
+                q2w__finding(k, Q2W_FIND_BITMAP, off, tab + j * 8, e, i);
+                k->unsure = 1;
+                continue;
+            }
+            if (off) q2w__chk_ref(k, off, tab + j * 8);
+        }
+        pos += len;
+    }
+    return Q2W_OK;
+}
+
 static int q2w__chk_setup(const q2w_io *io, q2w__chk *k, unsigned char *head,
                           q2w_error_info *e)
 {
@@ -3211,13 +3506,14 @@ Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
 {
     q2w__chk k;
     unsigned char head[112];
-    uint64_t i, rt_entries, epb_bits, epb, end = 0;
-    int rc;
+    uint64_t i, rt_entries, epb_bits, epb, end = 0, unsure_at = 0;
+    unsigned repair = flags & (Q2W_CHECK_REPAIR_LEAKS | Q2W_CHECK_REPAIR_ALL);
+    int rc, all = (flags & Q2W_CHECK_REPAIR_ALL) != 0;
     if (!res) return Q2W_ERR_ARG;
     memset(res, 0, sizeof *res);
     if (!io || !io->read || !work)
         return q2w__hfail(&res->error, Q2W_ERR_ARG, "arguments", 0, 0);
-    if ((flags & Q2W_CHECK_REPAIR_LEAKS) && (!io->write || !io->flush))
+    if (repair && (!io->write || !io->flush))
         return q2w__hfail(&res->error, Q2W_ERR_ARG, "io.write", 0, 0);
     rc = q2w__chk_setup(io, &k, head, &res->error);
     if (rc != Q2W_OK) return rc;
@@ -3236,6 +3532,25 @@ Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
     rc = q2w__parse_exts(k.a, (size_t)k.cs, &k.h, &res->error);
     if (rc != Q2W_OK) return rc;
     res->total_clusters = (k.h.size + k.cs - 1) >> k.cb;
+    /* What qcow2w cannot see into may hold clusters: say so, and let no
+     * repair free anything (raising a refcount would be safe, but a new
+     * refcount block could land on such a cluster). */
+    if (k.h.n_unknown_ext) {
+        q2w__finding(&k, Q2W_FIND_UNKNOWN, 0, k.h.unknown_ext_pos,
+                     k.h.unknown_ext_type, k.h.n_unknown_ext);
+        k.unsure = 1;
+        unsure_at = k.h.unknown_ext_pos;
+    }
+    if (k.h.version == 3 && (k.h.compatible & ~Q2W__COMPAT_KNOWN)) {
+        q2w__finding(&k, Q2W_FIND_UNKNOWN, 0, 80, k.h.compatible, 0);
+        k.unsure = 1;
+        unsure_at = 80;
+    }
+    if (k.h.version == 3 && (k.h.autoclear & ~Q2W__AUTOCLEAR_KNOWN)) {
+        q2w__finding(&k, Q2W_FIND_UNKNOWN, 0, 88, k.h.autoclear, 0);
+        k.unsure = 1;
+        unsure_at = 88;
+    }
 
     /* Pass 1: count every reference path. */
     q2w__chk_ref(&k, 0, 0);
@@ -3256,89 +3571,159 @@ Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
     if (rc != Q2W_OK) return rc;
     if (k.h.nb_snapshots && (rc = q2w__chk_snapshots(&k)) != Q2W_OK)
         return rc;
+    if (k.h.bm_ext_pos && (k.h.autoclear & Q2W__AUTOCLEAR_BITMAPS)) {
+        int was = k.unsure;
+        if ((rc = q2w__chk_bitmaps(&k)) != Q2W_OK) return rc;
+        if (k.unsure && !was) unsure_at = k.h.bm_ext_pos;
+    }
+    if (k.unsure && repair) {
+        repair = 0;
+        all = 0;
+    }
 
     /* Pass 2: stored refcounts against the counts; counts[] then holds
-     * the stored values for the COPIED pass. */
+     * the stored values (after repair) for the COPIED pass. */
     epb_bits = k.cb + 3u - k.h.refcount_order;
     epb = 1ull << epb_bits;
     for (i = 0; i < rt_entries; i++) {
-        uint64_t e, blk, j, first = i << epb_bits;
+        uint64_t e, blk, j, first = i << epb_bits, made = 0, rt_at;
+        uint64_t per = k.cs / 8;
         int dirty = 0;
-        if (i % (k.cs / 8) == 0 &&
-            (rc = q2w__chk_read(&k, k.h.rt_offset + i * 8, k.a,
-                                (size_t)k.cs)) != Q2W_OK)
+        rt_at = k.h.rt_offset + (i - i % per) * 8;
+        if (i % per == 0 &&
+            (rc = q2w__chk_read(&k, rt_at, k.a, (size_t)k.cs)) != Q2W_OK)
             return rc;
-        e = q2w__be64(k.a + (i % (k.cs / 8)) * 8);
+        e = q2w__be64(k.a + (i % per) * 8);
         blk = e & ~Q2W__RT_RESERVED;
         if (blk & (k.cs - 1)) blk = 0;
         /* Past the end of the file only stored refcounts matter: a count
          * there is a leak (it becomes visible once the file grows). */
         if (!blk && first >= k.nclusters) continue;
-        if (blk) {
+        if (!blk && all && !e) {
+            /* References without a block (a lazy-refcount crash): a new
+             * block on the first free cluster of its own range, counting
+             * itself; it is written, flushed, then entered in the table. */
+            uint64_t c, want = 0;
+            for (c = first; c < first + epb && c < k.nclusters; c++)
+                want |= k.counts[c];
+            for (c = first ? first : 1; want && c < first + epb; c++)
+                if (c >= k.nclusters || !k.counts[c]) {
+                    made = c;
+                    break;
+                }
+            if (made) {
+                blk = made << k.cb;
+                memset(k.b, 0, (size_t)k.cs);
+                if (made < k.nclusters) k.counts[made] = 1;
+                dirty = 1;
+            }
+        } else if (blk) {
             rc = q2w__chk_read(&k, blk, k.b, (size_t)k.cs);
             if (rc != Q2W_OK) return rc;
         }
         for (j = 0; j < epb && (blk || first + j < k.nclusters); j++) {
             uint64_t c = first + j;
-            uint64_t stored;
-            if (blk && c >= k.nclusters && ((j << k.h.refcount_order) & 7) == 0) {
+            uint64_t stored, have, at;
+            if (blk && c >= k.nclusters && c != made &&
+                ((j << k.h.refcount_order) & 7) == 0) {
                 /* Past the end of the file only non-zero entries matter:
                  * skip zero bytes (a 2 MiB block of 1-bit refcounts has
                  * 16 Mi entries). */
                 size_t b = (size_t)((j << k.h.refcount_order) >> 3), nj;
                 while (b < k.cs && k.b[b] == 0) b++;
                 nj = (size_t)(((uint64_t)b << 3) >> k.h.refcount_order);
+                if (made > c && nj > made - first) nj = (size_t)(made - first);
                 if (nj > j) {
                     j = nj - 1;
                     continue;
                 }
             }
             stored = blk ? q2w__rc_get(k.b, j, k.h.refcount_order) : 0;
-            uint64_t have = c < k.nclusters ? k.counts[c] : 0;
-            uint64_t at = blk ? blk + ((j << k.h.refcount_order) >> 3) : 0;
+            have = c < k.nclusters ? k.counts[c] : (uint64_t)(made && c == made);
+            at = blk ? blk + ((j << k.h.refcount_order) >> 3) : 0;
             if (stored < have) {
                 q2w__finding(&k, Q2W_FIND_REFCOUNT, c << k.cb, at, stored,
                              have);
+                if (all && blk && have <= q2w__rc_max(k.h.refcount_order)) {
+                    q2w__rc_set(k.b, j, k.h.refcount_order, have);
+                    res->corruptions_fixed++;
+                    dirty = 1;
+                    stored = have;
+                }
             } else if (stored > have) {
                 q2w__finding(&k, Q2W_FIND_LEAK, c << k.cb, at, stored, have);
-                if ((flags & Q2W_CHECK_REPAIR_LEAKS) && blk) {
+                if (repair && blk) {
                     q2w__rc_set(k.b, j, k.h.refcount_order, have);
                     res->leaks_fixed++;
                     dirty = 1;
                     stored = have;
                 }
             }
-            if (c >= k.nclusters) continue;
-            if (stored) end = c + 1;
+            if (c >= k.nclusters) {
+                if (have) end = c + 1;   /* a block made past the end */
+                continue;
+            }
+            /* the end qemu reports: the last cluster counted or used */
+            if (stored || have) end = c + 1;
             k.counts[c] = stored > 0xfffffffeu ? 0xfffffffeu : (uint32_t)stored;
         }
-        if (dirty && io->write(io->user, blk, k.b, (size_t)k.cs) < 0) {
-            res->check_errors++;
-            return q2w__hfail(&res->error, Q2W_ERR_IO, "write", blk, k.cs);
+        if (dirty && (rc = q2w__chk_write(&k, blk, k.b, k.cs)) != Q2W_OK)
+            return rc;
+        if (made) {
+            if (io->flush(io->user) < 0) {
+                res->check_errors++;
+                return q2w__hfail(&res->error, Q2W_ERR_IO, "flush", 0, 0);
+            }
+            q2w__put64(k.a + (i % per) * 8, blk);
+            if ((rc = q2w__chk_write(&k, rt_at, k.a, k.cs)) != Q2W_OK)
+                return rc;
+            res->corruptions_fixed++;
         }
     }
-    /* Clusters the table cannot describe at all. */
+    /* Clusters the table cannot describe at all (a repair would have to
+     * grow the refcount table: left to qemu-img check -r all). */
     for (i = rt_entries << epb_bits; i < k.nclusters; i++)
         if (k.counts[i]) {
             q2w__finding(&k, Q2W_FIND_REFCOUNT, i << k.cb, 0, 0, k.counts[i]);
+            end = i + 1;
             k.counts[i] = 0;
         }
     res->image_end_offset = end << k.cb;
-    if (res->leaks_fixed && io->flush(io->user) < 0) {
+    if ((res->leaks_fixed || res->corruptions_fixed) && io->flush(io->user) < 0) {
         res->check_errors++;
         return q2w__hfail(&res->error, Q2W_ERR_IO, "flush", 0, 0);
     }
     /* Pass 3: COPIED in the active tables. With leaks repaired and
      * nothing else wrong, a flag the repair made wrong (a refcount back to
-     * 1) is set right, as qemu-img check -r leaks does. */
-    k.fix_copied = (flags & Q2W_CHECK_REPAIR_LEAKS) && !res->corruptions &&
+     * 1) is set right, as qemu-img check -r leaks does; -r all sets every
+     * flag right from the repaired refcounts. */
+    k.fix_copied = (all || (repair && res->corruptions == 0)) &&
                    !res->check_errors;
     rc = q2w__chk_l1(&k, k.h.l1_offset, k.h.l1_size, 1, 1);
     if (rc == Q2W_OK && res->copied_fixed && io->flush(io->user) < 0) {
         res->check_errors++;
         return q2w__hfail(&res->error, Q2W_ERR_IO, "flush", 0, 0);
     }
-    return rc;
+    if (rc != Q2W_OK) return rc;
+    /* Dirty bit: cleared, durably after the refcounts, once everything
+     * found was repaired. */
+    if (all && (k.h.incompatible & Q2W__INCOMPAT_DIRTY) &&
+        res->corruptions == res->corruptions_fixed && !res->check_errors) {
+        unsigned char f[8];
+        q2w__put64(f, k.h.incompatible & ~Q2W__INCOMPAT_DIRTY);
+        if ((rc = q2w__chk_write(&k, 72, f, 8)) != Q2W_OK) return rc;
+        if (io->flush(io->user) < 0) {
+            res->check_errors++;
+            return q2w__hfail(&res->error, Q2W_ERR_IO, "flush", 0, 0);
+        }
+        res->dirty_cleared = 1;
+    }
+    if (k.unsure && (flags & (Q2W_CHECK_REPAIR_LEAKS | Q2W_CHECK_REPAIR_ALL)) &&
+        (res->leaks || res->corruptions))
+        return q2w__hfail(&res->error, Q2W_ERR_UNSUPPORTED,
+                          "repair: a structure qcow2w does not understand",
+                          unsure_at, 0);
+    return Q2W_OK;
 }
 
 Q2WDEF int q2w_repair_leaks(const q2w_io *io, void *work, size_t work_len,
@@ -3358,6 +3743,8 @@ Q2WDEF const char *q2w_finding_name(int kind)
     case Q2W_FIND_RESERVED: return "reserved bits set";
     case Q2W_FIND_ZERO_FLAG_V2: return "zero flag in a v2 image";
     case Q2W_FIND_HEADER: return "invalid snapshot or header entry";
+    case Q2W_FIND_BITMAP: return "invalid bitmap entry";
+    case Q2W_FIND_UNKNOWN: return "structure not understood";
     default: return "unknown finding";
     }
 }

@@ -2074,10 +2074,16 @@ TEST refusals_name_their_place(void)
          Q2W_ERR_METADATA, "l2 entry reserved bits", 4 * cs + 8, 1},
         {4 * cs + 8, (6 * cs) | Q2W__COPIED | Q2W__ZERO, 2, 1,
          Q2W_ERR_METADATA, "zero flag in a v2 image", 4 * cs + 8, 1},
+        /* compressed data that does not inflate (a zeroed cluster: a
+         * stored block whose length check fails), for a partial write and
+         * a read; COPIED is never valid on a compressed entry */
         {4 * cs + 8, Q2W__COMPRESSED | (6 * cs), 3, 0,
-         Q2W_ERR_UNSUPPORTED, "compressed cluster", 4 * cs + 8, 1},
+         Q2W_ERR_METADATA, "compressed cluster data", 4 * cs + 8, 1},
         {4 * cs + 8, Q2W__COMPRESSED | (6 * cs), 3, 1,
-         Q2W_ERR_UNSUPPORTED, "compressed cluster", 4 * cs + 8, 1},
+         Q2W_ERR_METADATA, "compressed cluster data", 4 * cs + 8, 1},
+        {4 * cs + 8, Q2W__COMPRESSED | Q2W__COPIED | (6 * cs), 3, 1,
+         Q2W_ERR_METADATA, "COPIED set on a compressed cluster", 4 * cs + 8,
+         1},
         {4 * cs + 8, 9 * cs, 3, 0,
          Q2W_ERR_METADATA, "data cluster with refcount 0", 4 * cs + 8, 1},
         {4 * cs + 8, 9 * cs, 3, 2,
