@@ -6,7 +6,7 @@
  *   qcow2w write  IMG OFFSET FILE [-n]   (FILE "-" is stdin)
  *   qcow2w import RAW IMG [-o OPTS] [-p|-q] [-n] [-S]
  *   qcow2w export IMG RAW [-p|-q] [-S] [-s|--snapshot NAME]
- *   qcow2w check  IMG [--repair | -r leaks]
+ *   qcow2w check  IMG [--repair | -r leaks | -r all]
  *   qcow2w snapshot create IMG NAME
  *   qcow2w snapshot delete IMG NAME
  *   qcow2w snapshot list   IMG
@@ -444,8 +444,12 @@ static void usage(FILE *f)
 "  export IMG RAW [-p|-q] [-S] [-s NAME]\n"
 "                        the whole virtual disk (backing included) to RAW;\n"
 "                        -s, --snapshot NAME: that snapshot's view of it\n"
-"  check IMG [--repair | -r leaks]\n"
-"                        the scan qemu-img check does; --repair fixes leaks\n"
+"  check IMG [--repair | -r leaks | -r all]\n"
+"                        the scan qemu-img check does; -r leaks lowers leaked\n"
+"                        refcounts, -r all rebuilds every refcount from the\n"
+"                        references and clears a lazy-refcount dirty bit;\n"
+"                        --repair: all on a dirty image, else leaks. Nothing\n"
+"                        is freed while a structure is not understood\n"
 "  snapshot create IMG NAME\n"
 "                        an internal snapshot of the disk as it is now,\n"
 "                        dated now (a NAME already taken is refused)\n"
@@ -569,11 +573,12 @@ static int parse_args(int argc, char **argv, unsigned allowed, int min_pos,
         } else if (need == OPT_SNAPSHOT) {
             a->snapshot = argv[++i];
         } else if (!strcmp(opt, "-r")) {
-            if (strcmp(argv[++i], "leaks"))
-                return bad_usage("only leaks can be repaired: -r ", argv[i]);
-            a->repair = 1;
+            ++i;
+            if (!strcmp(argv[i], "leaks")) a->repair = 1;
+            else if (!strcmp(argv[i], "all")) a->repair = 2;
+            else return bad_usage("-r takes leaks or all, not ", argv[i]);
         } else {
-            a->repair = 1;
+            a->repair = 3; /* --repair: leaks, or all on a dirty image */
         }
     }
     if (a->npos < min_pos) return bad_usage("missing arguments", NULL);
@@ -1090,7 +1095,8 @@ static int cmd_export(int argc, char **argv)
     unsigned char *buf = NULL;
     uint64_t pos, size;
     unsigned last = 101;
-    int out = -1, rc = -1, sparse;
+    int out = -1, rc = -1, sparse, tmp_live = 0;
+    char tmp[4096];
     const size_t grain = 4096; /* zero runs left as holes */
     q2w_snapshot sn;
     if (parse_args(argc, argv, OPT_PROGRESS | OPT_SYNC | OPT_SNAPSHOT, 2, 2,
@@ -1110,7 +1116,23 @@ static int cmd_export(int argc, char **argv)
         rc = -1;
     }
     buf = (unsigned char *)malloc(CHUNK);
-    out = open(a.pos[1], O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    /* A file is written under a temporary name beside it and renamed
+     * when complete, so a failed export leaves no partial RAW (and an
+     * existing RAW untouched); a device is written in place. */
+    if (stat(a.pos[1], &st) == 0 && !S_ISREG(st.st_mode)) {
+        out = open(a.pos[1], O_WRONLY);
+    } else if (strlen(a.pos[1]) + 16 > sizeof tmp) {
+        errno = ENAMETOOLONG;
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        snprintf(tmp, sizeof tmp, "%s.qcow2w-XXXXXX", a.pos[1]);
+        out = mkstemp(tmp);
+        if (out >= 0) {
+            tmp_live = 1;
+            if (fchmod(out, 0666 & ~mask) < 0) { close(out); out = -1; }
+        }
+    }
     if (out < 0 || !buf || fstat(out, &st) < 0) {
         sys_fail(a.pos[1], buf ? errno : ENOMEM);
         goto done;
@@ -1147,6 +1169,19 @@ static int cmd_export(int argc, char **argv)
         pos += n;
         progress(&a, pos, size, &last);
     }
+    if (tmp_live && a.sync && fsync(out) < 0) {
+        sys_fail(a.pos[1], errno);
+        rc = -1;
+        goto done;
+    }
+    if (tmp_live) {
+        if (rename(tmp, a.pos[1]) < 0) {
+            sys_fail(a.pos[1], errno);
+            rc = -1;
+            goto done;
+        }
+        tmp_live = 0;
+    }
     if (a.sync && (rc = sync_with_dir(out, a.pos[1])) < 0) {
         sys_fail(a.pos[1], -rc);
         goto done;
@@ -1159,6 +1194,7 @@ static int cmd_export(int argc, char **argv)
     printf("\n");
 done:
     if (out >= 0) close(out);
+    if (tmp_live) unlink(tmp);
     free(buf);
     disk_free(d);
     return rc == 0 ? 0 : 1;
@@ -1183,6 +1219,11 @@ static int run_check(int fd, unsigned flags, q2w_check_result *res)
     if (!work) { sys_fail("check", ENOMEM); return 1; }
     rc = q2w_check(&io, work, work_len, flags, res);
     free(work);
+    /* A refused repair still checked everything: the findings stand. */
+    if (rc == Q2W_ERR_UNSUPPORTED && res->error.what) {
+        report_error("nothing repaired", rc, &res->error);
+        return 0;
+    }
     if (rc != Q2W_OK) { report_error(NULL, rc, &res->error); return 1; }
     return 0;
 }
@@ -1192,15 +1233,22 @@ static void print_findings(const q2w_check_result *r)
     size_t i;
     for (i = 0; i < r->n_findings; i++) {
         const q2w_finding *f = &r->findings[i];
+        if (f->kind == Q2W_FIND_UNKNOWN) {
+            printf("%s at 0x%llx (0x%llx): its clusters may look leaked; "
+                   "repair frees nothing\n",
+                   q2w_finding_name(f->kind), (unsigned long long)f->where,
+                   (unsigned long long)f->stored);
+            continue;
+        }
         printf("%s: offset 0x%llx (entry at 0x%llx): stored %llu, "
                "references %llu\n",
                q2w_finding_name(f->kind), (unsigned long long)f->offset,
                (unsigned long long)f->where, (unsigned long long)f->stored,
                (unsigned long long)f->computed);
     }
-    if (r->leaks + r->corruptions > r->n_findings)
+    if (r->leaks + r->corruptions + r->unknown > r->n_findings)
         printf("... and %llu more\n",
-               (unsigned long long)(r->leaks + r->corruptions -
+               (unsigned long long)(r->leaks + r->corruptions + r->unknown -
                                     r->n_findings));
 }
 
@@ -1233,18 +1281,30 @@ static int cmd_check(int argc, char **argv)
     static q2w_check_result res; /* about 1.5 KiB of findings */
     args a;
     int fd, rc;
+    unsigned flags = 0;
     if (parse_args(argc, argv, OPT_REPAIR, 1, 1, &a) < 0) return 1;
     fd = open(a.pos[0], a.repair ? O_RDWR : O_RDONLY);
     if (fd < 0) { sys_fail(a.pos[0], errno); return 1; }
-    rc = run_check(fd, a.repair ? Q2W_CHECK_REPAIR_LEAKS : 0, &res);
+    if (a.repair == 3) {
+        /* --repair: a dirty lazy-refcount image needs every refcount
+         * rebuilt (its bit 0 of the incompatible features, byte 79) */
+        unsigned char h[80] = {0};
+        a.repair = q2w_pread_full(fd, 0, h, sizeof h) == 0 && h[7] >= 3 &&
+                           (h[79] & 1u) ? 2 : 1;
+    }
+    if (a.repair == 1) flags = Q2W_CHECK_REPAIR_LEAKS;
+    if (a.repair == 2) flags = Q2W_CHECK_REPAIR_ALL;
+    rc = run_check(fd, flags, &res);
     if (rc == 0) {
         print_findings(&res);
-        if (a.repair && res.leaks_fixed) {
+        if (res.leaks_fixed || res.corruptions_fixed || res.copied_fixed) {
             printf("The following inconsistencies were found and "
                    "repaired:\n\n    %llu leaked clusters\n"
-                   "    0 corruptions\n\nDouble checking the fixed image "
-                   "now...\n",
-                   (unsigned long long)res.leaks_fixed);
+                   "    %llu corruptions\n",
+                   (unsigned long long)res.leaks_fixed,
+                   (unsigned long long)res.corruptions_fixed);
+            if (res.dirty_cleared) printf("    the dirty bit cleared\n");
+            printf("\nDouble checking the fixed image now...\n");
             rc = run_check(fd, 0, &res);
             if (rc == 0) print_findings(&res);
         }
