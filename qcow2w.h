@@ -1633,11 +1633,459 @@ static uint64_t q2w__entry_clusters(const q2w_image *img, uint64_t e,
 }
 
 /* INFLATE-BEGIN */
+/* ---- raw deflate decoder (RFC 1951) ----
+ * Decodes straight into the caller's buffer, which doubles as the window.
+ * Besides RFC 1951 it follows zlib's inflate() (one call, Z_FINISH) on the
+ * edge cases, so an image qemu reads back reads the same way here:
+ *  - once out is full, decoding carries on until the next byte would be
+ *    written (through block headers and empty stored blocks, and through
+ *    the length/distance codes of a match). A malformed header or symbol
+ *    found there is an error; running out of input there is not.
+ *  - A distance is checked against the output only if there is room left
+ *    to copy into (zlib runs that check when it copies).
+ *  - HLIT > 286 or HDIST > 30 is an error.
+ *  - A code with one 1-bit code is allowed for lengths and distances; an
+ *    all-zero distance code is allowed; both fail only when an unused code
+ *    is read. */
+
+/* LSB-first bit reader (RFC 1951 3.1.1). */
+typedef struct {
+    const unsigned char *in;
+    size_t len, pos;
+    uint64_t buf;
+    unsigned cnt;
+} q2w__inf_reader;
+
+/* Canonical Huffman code plus a table indexed by the next fbits input bits
+ * for short codes: an entry is (length << 9) | symbol, 0 = use the slow
+ * path. */
+typedef struct {
+    uint16_t count[16];
+    uint16_t *sym;      /* symbols sorted by code length, then by value */
+    uint16_t *fast;     /* 1 << fbits entries */
+    unsigned fbits, maxlen;
+} q2w__inf_huff;
+
+static const uint16_t q2w__inf_lbase[29] = {
+    3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31,
+    35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258 };
+static const unsigned char q2w__inf_lext[29] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
+    3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
+static const uint16_t q2w__inf_dbase[30] = {
+    1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193,
+    257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145,
+    8193, 12289, 16385, 24577 };
+static const unsigned char q2w__inf_dext[30] = {
+    0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6,
+    7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13 };
+
+static void q2w__inf_refill(q2w__inf_reader *b)
+{
+    const unsigned char *p = b->in + b->pos;
+    unsigned i;
+    uint64_t v = 0;
+
+    if (b->len - b->pos >= 8) {
+        /* Top up to 56..63 bits with one 8-byte load. Bits past cnt may
+         * already hold the start of the next byte; OR-ing it in again
+         * later is harmless. */
+        for (i = 0; i < 8; i++)
+            v |= (uint64_t)p[i] << (8 * i);
+        b->buf |= v << b->cnt;
+        b->pos += (63 - b->cnt) >> 3;
+        b->cnt |= 56;
+        return;
+    }
+    while (b->cnt <= 56 && b->pos < b->len) {
+        b->buf |= (uint64_t)b->in[b->pos++] << b->cnt;
+        b->cnt += 8;
+    }
+}
+
+/* Next n (<= 16) bits, or -2 if the input ends first. */
+static int32_t q2w__inf_bits(q2w__inf_reader *b, unsigned n)
+{
+    uint32_t v;
+    if (b->cnt < n) {
+        q2w__inf_refill(b);
+        if (b->cnt < n)
+            return -2;
+    }
+    v = (uint32_t)b->buf & ((1u << n) - 1u);
+    b->buf >>= n;
+    b->cnt -= n;
+    return (int32_t)v;
+}
+
+/* Next symbol, -2 if the input ends first, -3 for an unused code. */
+static int32_t q2w__inf_decode(q2w__inf_reader *b, const q2w__inf_huff *h)
+{
+    int32_t code = 0, first = 0, idx = 0, n;
+    unsigned len, lim, e;
+
+    if (b->cnt < h->fbits)
+        q2w__inf_refill(b);
+    if (b->cnt >= h->fbits) {
+        e = h->fast[(unsigned)b->buf & ((1u << h->fbits) - 1u)];
+        if (e != 0) {
+            b->buf >>= e >> 9;
+            b->cnt -= e >> 9;
+            return (int32_t)(e & 511u);
+        }
+    }
+    /* Long or unused code, or close to the end of the input: go one bit
+     * at a time so we stop on the same bit as zlib (this matters once out
+     * is full). An unused code fails after maxlen bits, or 1 bit for an
+     * empty code. */
+    lim = h->maxlen ? h->maxlen : 1;
+    for (len = 1; len <= lim; len++) {
+        if (b->cnt == 0) {
+            q2w__inf_refill(b);
+            if (b->cnt == 0)
+                return -2;
+        }
+        code |= (int32_t)(b->buf & 1u);
+        b->buf >>= 1;
+        b->cnt--;
+        n = h->count[len];
+        if (code < first + n)
+            return h->sym[idx + code - first];
+        idx += n;
+        first = (first + n) << 1;
+        code <<= 1;
+    }
+    return -3;
+}
+
+/* Builds h from n code lengths (each <= 15). clen = this is the
+ * code-length code, where an incomplete set is never allowed. */
+static int q2w__inf_build(q2w__inf_huff *h, const unsigned char *lens, unsigned n,
+                      int clen)
+{
+    uint16_t offs[16];
+    unsigned i, j, k, len, code, rev, size = 1u << h->fbits;
+    int32_t left = 1;
+
+    memset(h->count, 0, sizeof h->count);
+    for (i = 0; i < n; i++)
+        h->count[lens[i]]++;
+    h->count[0] = 0;
+    h->maxlen = 0;
+    for (len = 1; len < 16; len++) {
+        left = (left << 1) - h->count[len];
+        if (left < 0)
+            return -3;                      /* over-subscribed */
+        if (h->count[len])
+            h->maxlen = len;
+    }
+    memset(h->fast, 0, size * sizeof h->fast[0]);
+    if (h->maxlen == 0) {
+        /* zlib reads an empty code-length code as symbol 0, one bit per
+         * symbol; copy that so we fail on the same bit. */
+        if (clen) {
+            h->count[1] = 2;
+            h->sym[0] = h->sym[1] = 0;
+            h->maxlen = 1;
+        }
+        return 0;
+    }
+    if (left > 0 && (clen || h->maxlen != 1))
+        return -3;                          /* incomplete */
+
+    offs[1] = 0;
+    for (len = 1; len < 15; len++)
+        offs[len + 1] = (uint16_t)(offs[len] + h->count[len]);
+    for (i = 0; i < n; i++)
+        if (lens[i])
+            h->sym[offs[lens[i]]++] = (uint16_t)i;
+
+    /* Codes are given out in sym[] order; the table is indexed by their
+     * bit-reversed form because the bits arrive LSB first. */
+    code = 0;
+    k = 0;
+    for (len = 1; len <= h->fbits && len <= h->maxlen; len++) {
+        for (i = 0; i < h->count[len]; i++, k++, code++) {
+            rev = 0;
+            for (j = 0; j < len; j++)
+                rev |= ((code >> j) & 1u) << (len - 1 - j);
+            for (j = rev; j < size; j += 1u << len)
+                h->fast[j] = (uint16_t)((len << 9) | h->sym[k]);
+        }
+        code <<= 1;
+    }
+    return 0;
+}
+
+/* Reads a dynamic block header (RFC 1951 3.2.7) into lit and dst. dst's
+ * storage holds the code-length code while it is needed. */
+static int q2w__inf_dynamic(q2w__inf_reader *b, q2w__inf_huff *lit, q2w__inf_huff *dst,
+                        unsigned char *lens)
+{
+    static const unsigned char ord[19] = {
+        16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15 };
+    int32_t v, s;
+    unsigned i, nlit, ndist, ncl, n, total, rep;
+    unsigned char fill;
+
+    v = q2w__inf_bits(b, 14);
+    if (v < 0)
+        return (int)v;
+    nlit = ((unsigned)v & 31u) + 257;
+    ndist = (((unsigned)v >> 5) & 31u) + 1;
+    ncl = ((unsigned)v >> 10) + 4;
+    if (nlit > 286 || ndist > 30)
+        return -3;
+    memset(lens, 0, 19);
+    for (i = 0; i < ncl; i++) {
+        v = q2w__inf_bits(b, 3);
+        if (v < 0)
+            return (int)v;
+        lens[ord[i]] = (unsigned char)v;
+    }
+    if (q2w__inf_build(dst, lens, 19, 1) != 0)
+        return -3;
+
+    total = nlit + ndist;
+    for (n = 0; n < total;) {
+        s = q2w__inf_decode(b, dst);
+        if (s < 0)
+            return (int)s;
+        if (s < 16) {
+            lens[n++] = (unsigned char)s;
+            continue;
+        }
+        /* Read the repeat count before the checks: zlib does too. */
+        if (s == 16) {
+            v = q2w__inf_bits(b, 2);
+            rep = 3;
+        } else if (s == 17) {
+            v = q2w__inf_bits(b, 3);
+            rep = 3;
+        } else {
+            v = q2w__inf_bits(b, 7);
+            rep = 11;
+        }
+        if (v < 0)
+            return (int)v;
+        rep += (unsigned)v;
+        if (s == 16) {
+            if (n == 0)
+                return -3;                  /* nothing to repeat */
+            fill = lens[n - 1];
+        } else {
+            fill = 0;
+        }
+        if (rep > total - n)
+            return -3;                      /* too many lengths */
+        memset(lens + n, fill, rep);
+        n += rep;
+    }
+    if (lens[256] == 0)
+        return -3;                          /* no end-of-block code */
+    if (q2w__inf_build(lit, lens, nlit, 0) != 0 ||
+        q2w__inf_build(dst, lens + nlit, ndist, 0) != 0)
+        return -3;
+    return 0;
+}
+
+/* Decodes one Huffman block. 0 = end of block, 1 = out is full and more
+ * output was due, < 0 = error. */
+static int q2w__inf_codes(q2w__inf_reader *b, const q2w__inf_huff *lit,
+                      const q2w__inf_huff *dst, unsigned char *out,
+                      size_t out_len, size_t *pos)
+{
+    size_t op = *pos, len, dist, n, i;
+    int32_t s, v;
+    int r;
+
+    for (;;) {
+        s = q2w__inf_decode(b, lit);
+        if (s < 256) {
+            if (s < 0) {
+                r = (int)s;
+                break;
+            }
+            if (op == out_len) {
+                r = 1;
+                break;
+            }
+            out[op++] = (unsigned char)s;
+            continue;
+        }
+        if (s == 256) {
+            r = 0;
+            break;
+        }
+        s -= 257;
+        if (s >= 29) {                      /* codes 286 and 287 */
+            r = -3;
+            break;
+        }
+        v = q2w__inf_bits(b, q2w__inf_lext[s]);
+        if (v < 0) {
+            r = (int)v;
+            break;
+        }
+        len = q2w__inf_lbase[s] + (size_t)v;
+        s = q2w__inf_decode(b, dst);
+        if (s < 0 || s >= 30) {             /* codes 30 and 31 */
+            r = s < 0 ? (int)s : -3;
+            break;
+        }
+        v = q2w__inf_bits(b, q2w__inf_dext[s]);
+        if (v < 0) {
+            r = (int)v;
+            break;
+        }
+        dist = q2w__inf_dbase[s] + (size_t)v;
+        if (op == out_len) {                /* before the distance check */
+            r = 1;
+            break;
+        }
+        if (dist > op) {
+            r = -3;
+            break;
+        }
+        n = out_len - op < len ? out_len - op : len;
+        if (dist >= n) {
+            memcpy(out + op, out + op - dist, n);
+        } else {
+            for (i = 0; i < n; i++)         /* overlapping: byte order */
+                out[op + i] = out[op + i - dist];
+        }
+        op += n;
+        if (n < len) {                      /* cut short by the end of out */
+            r = 1;
+            break;
+        }
+    }
+    *pos = op;
+    return r;
+}
+
+/* Stored block (RFC 1951 3.2.4); same return codes as q2w__inf_codes. */
+static int q2w__inf_stored(q2w__inf_reader *b, unsigned char *out, size_t out_len,
+                       size_t *pos)
+{
+    size_t op = *pos, n, len;
+    const unsigned char *p;
+
+    /* Skip to a byte boundary: the whole bytes still buffered are unread
+     * input, so give them back. */
+    b->pos -= b->cnt >> 3;
+    b->buf = 0;
+    b->cnt = 0;
+    if (b->len - b->pos < 4)
+        return -2;
+    p = b->in + b->pos;
+    len = (size_t)p[0] | (size_t)p[1] << 8;
+    if ((len ^ ((size_t)p[2] | (size_t)p[3] << 8)) != 0xffff)
+        return -3;
+    b->pos += 4;
+    while (len) {
+        if (op == out_len) {
+            *pos = op;
+            return 1;
+        }
+        if (b->pos == b->len) {
+            *pos = op;
+            return -2;
+        }
+        n = len;
+        if (n > out_len - op)
+            n = out_len - op;
+        if (n > b->len - b->pos)
+            n = b->len - b->pos;
+        memcpy(out + op, b->in + b->pos, n);
+        op += n;
+        b->pos += n;
+        len -= n;
+    }
+    *pos = op;
+    return 0;
+}
+
+/* Raw deflate (RFC 1951, no zlib/gzip header) from in[0..in_len) into
+ * out[0..out_len). Returns 0 when exactly out_len bytes were produced
+ * (the stream may continue past that point, or end exactly there:
+ * both are success and the rest of the input is ignored - this matches
+ * how qemu reads a compressed qcow2 cluster), or a negative code:
+ * -1 the stream ended (final block done) before out_len bytes,
+ * -2 the input ran out before out_len bytes,
+ * -3 malformed stream (bad block type, bad stored length complement,
+ *    over-subscribed/incomplete code lengths where RFC forbids, invalid
+ *    symbol, distance too far back (before the start of out), repeat
+ *    code with no previous length, too many lengths, etc). */
 static int q2w__inflate(const unsigned char *in, size_t in_len,
                         unsigned char *out, size_t out_len)
 {
-    (void)in; (void)in_len; (void)out; (void)out_len;
-    return -3;
+    q2w__inf_reader b;
+    q2w__inf_huff lit, dst;
+    uint16_t lsym[288], lfast[512], dsym[32], dfast[256];
+    unsigned char lens[320];
+    size_t op = 0;
+    int32_t hdr;
+    int r, last = 0, fixed = 0;
+    unsigned i;
+
+    if (out_len == 0)
+        return 0;
+    b.in = in;
+    b.len = in ? in_len : 0;
+    b.pos = 0;
+    b.buf = 0;
+    b.cnt = 0;
+    lit.sym = lsym;
+    lit.fast = lfast;
+    lit.fbits = 9;
+    dst.sym = dsym;
+    dst.fast = dfast;
+    dst.fbits = 8;
+
+    do {
+        hdr = q2w__inf_bits(&b, 3);
+        if (hdr < 0) {
+            r = (int)hdr;
+            break;
+        }
+        last = (int)(hdr & 1);
+        switch (hdr >> 1) {
+        case 0:
+            r = q2w__inf_stored(&b, out, out_len, &op);
+            break;
+        case 1:
+            if (!fixed) {                   /* RFC 1951 3.2.6 */
+                for (i = 0; i < 288; i++)
+                    lens[i] = (unsigned char)(i < 144 ? 8 : i < 256 ? 9 :
+                                              i < 280 ? 7 : 8);
+                for (i = 0; i < 32; i++)
+                    lens[288 + i] = 5;
+                q2w__inf_build(&lit, lens, 288, 0);
+                q2w__inf_build(&dst, lens + 288, 32, 0);
+                fixed = 1;
+            }
+            r = q2w__inf_codes(&b, &lit, &dst, out, out_len, &op);
+            break;
+        case 2:
+            fixed = 0;
+            r = q2w__inf_dynamic(&b, &lit, &dst, lens);
+            if (r == 0)
+                r = q2w__inf_codes(&b, &lit, &dst, out, out_len, &op);
+            break;
+        default:
+            r = -3;                         /* block type 3 */
+            break;
+        }
+    } while (r == 0 && !last);
+
+    if (r == 1)
+        return 0;
+    if (r == 0)
+        r = -1;
+    /* Running out of input or reaching the end of the stream after out
+     * is full is still success. */
+    return r != -3 && op == out_len ? 0 : r;
 }
 /* INFLATE-END */
 
@@ -3614,6 +4062,7 @@ Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
             if (made) {
                 blk = made << k.cb;
                 memset(k.b, 0, (size_t)k.cs);
+                q2w__rc_set(k.b, made - first, k.h.refcount_order, 1);
                 if (made < k.nclusters) k.counts[made] = 1;
                 dirty = 1;
             }
@@ -3677,7 +4126,6 @@ Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
             q2w__put64(k.a + (i % per) * 8, blk);
             if ((rc = q2w__chk_write(&k, rt_at, k.a, k.cs)) != Q2W_OK)
                 return rc;
-            res->corruptions_fixed++;
         }
     }
     /* Clusters the table cannot describe at all (a repair would have to

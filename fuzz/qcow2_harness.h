@@ -285,7 +285,8 @@ static ALK_UNUSED void qh_handle_config(qh_handle *h, q2w_config *cfg,
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->max_frees = qh_max_frees;
-    h->mem_len = (slots + 2) * ((size_t)cluster_size + 64) + 8192;
+    /* the slots, scratch and the two-cluster compressed-read buffer */
+    h->mem_len = (slots + 4) * ((size_t)cluster_size + 64) + 8192;
     h->mem = (unsigned char *)malloc(h->mem_len);
     h->ops = (q2w_op *)malloc(ops_cap * sizeof(q2w_op));
     ALK_CHECK(h->mem && h->ops, "out of memory for a handle");

@@ -10,9 +10,15 @@
  *     UNSUPPORTED, the handle staying usable;
  *   - the checker finishes or refuses with a code;
  *   - when the checker calls the image clean (no corruption, no leak), a
- *     writable open that succeeds must accept a small write - or refuse it
- *     cleanly - and after close the checker must still find no corruption
- *     and the write must read back through a fresh handle. */
+ *     writable open that succeeds takes an internal snapshot (or refuses
+ *     it cleanly: a refcount width too small), then a small write - or
+ *     refuses it cleanly - and after close the checker must still find no
+ *     corruption and no leak (but for the clusters of persistent bitmaps,
+ *     stale once the write cleared autoclear bit 0, as qemu says too);
+ *     a fresh handle reads a window around the write as it was with the
+ *     write applied, and the snapshot's view of it as it was; deleting
+ *     the snapshot leaves the image as exact as before. Images qemu made
+ *     (compressed clusters, bitmaps, v2 snapshots) are among the seeds. */
 #define QCOW2W_IMPLEMENTATION
 #include "../qcow2w.h"
 #include "alk_check.h"
@@ -22,13 +28,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_INPUT (256u << 10)
 #define DISK_CAP (24u << 20)
+#define WINDOW (256u << 10)
 
 static int open_image(qh_handle *h, qh_disk *d, int writable)
 {
     q2w_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    /* Enough for 8 slots of the largest cluster size. */
-    h->mem_len = 10u * (2u << 20) + 8192;
+    /* Enough for 8 slots of the largest cluster size and the buffer for
+     * reading a compressed cluster. */
+    h->mem_len = 12u * (2u << 20) + 8192;   /* + compressed-read buffer */
     h->mem = (unsigned char *)malloc(h->mem_len);
     h->ops = (q2w_op *)malloc(16 * sizeof(q2w_op));
     ALK_CHECK(h->mem && h->ops, "out of memory");
@@ -60,9 +68,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     q2w_check_result res;
     q2w_info info;
     uint64_t pick = 0, woff;
-    unsigned char fillb, *buf;
-    size_t wlen, i;
-    int rc;
+    unsigned char fillb, *buf, *before;
+    size_t wlen, i, win_len;
+    uint64_t win_off;
+    int rc, snap, have_before, stale_bitmaps;
 
     if (size > MAX_INPUT) return 0;
     alk_trace_reset();
@@ -114,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
 
-    /* A clean image must stay clean through a small write. */
+    /* A clean image must stay clean through a snapshot and a small write. */
     rc = open_image(&h, &disk, 1);
     alk_trace("writable open: %s", q2w_strerror(rc));
     if (rc != Q2W_OK) {
@@ -125,6 +134,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     q2w_info_get(&h.img, &info);
     disk.cluster_size = info.cluster_size;
+    /* persistent bitmaps turn into leaks once autoclear bit 0 goes */
+    stale_bitmaps = (info.autoclear & 1) != 0;
     wlen = (size_t)((pick & 0xff) * 64 + 1);
     if (wlen > info.size) wlen = (size_t)info.size;
     woff = info.size > wlen ? (pick >> 24) % (info.size - wlen + 1) : 0;
@@ -132,6 +143,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     buf = (unsigned char *)malloc(wlen ? wlen : 1);
     ALK_CHECK(buf != NULL, "out of memory");
     memset(buf, fillb, wlen);
+    /* the window the model keeps: up to 256 KiB around the write */
+    win_len = info.size < WINDOW ? (size_t)info.size : WINDOW;
+    win_off = woff > (win_len - wlen) / 2 ? woff - (win_len - wlen) / 2 : 0;
+    if (win_off > info.size - win_len) win_off = info.size - win_len;
+    before = (unsigned char *)malloc(win_len ? win_len : 1);
+    ALK_CHECK(before != NULL, "out of memory");
+    have_before = qh_run(&h.img, &disk, q2w_read(&h.img, win_off, before,
+                                                 win_len)) == Q2W_OK;
+    snap = qh_run(&h.img, &disk, q2w_snapshot_create(&h.img, "fz", 1, 2, 3));
+    alk_trace("snapshot create: %s", q2w_strerror(snap));
+    if (snap != Q2W_OK) {
+        expect_refusal(&h, snap, "snapshot create");
+        ALK_CHECK(snap == Q2W_ERR_LIMIT || snap == Q2W_ERR_METADATA ||
+                  snap == Q2W_ERR_UNSUPPORTED, "snapshot create: %s",
+                  q2w_strerror(snap));
+    }
     rc = qh_run(&h.img, &disk, q2w_write(&h.img, woff, buf, wlen));
     alk_trace("write [%llu,+%zu): %s", (unsigned long long)woff, wlen,
               q2w_strerror(rc));
@@ -145,18 +172,51 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ALK_CHECK(crc == Q2W_OK, "close: %s", q2w_strerror(crc));
     }
     qh_close_handle(&h);
-    qh_assert_consistent(&disk, rc == Q2W_OK, "after the write");
+    qh_assert_consistent(&disk, rc == Q2W_OK && !stale_bitmaps,
+                         "after the write");
     if (rc == Q2W_OK && wlen) {
-        unsigned char *got = (unsigned char *)malloc(wlen);
+        unsigned char *got = (unsigned char *)malloc(win_len);
         ALK_CHECK(got != NULL, "out of memory");
-        rc = open_image(&h, &disk, 0);
+        rc = open_image(&h, &disk, 1);
         ALK_CHECK(rc == Q2W_OK, "reopen: %s", q2w_strerror(rc));
         rc = qh_run(&h.img, &disk, q2w_read(&h.img, woff, got, wlen));
         ALK_CHECK(rc == Q2W_OK, "read back: %s", q2w_strerror(rc));
         ALK_CHECK(memcmp(got, buf, wlen) == 0, "write did not read back");
+        if (have_before) {
+            /* the window: as before, with the write in it */
+            rc = qh_run(&h.img, &disk, q2w_read(&h.img, win_off, got,
+                                                win_len));
+            ALK_CHECK(rc == Q2W_OK, "window: %s", q2w_strerror(rc));
+            ALK_CHECK(memcmp(got, before, (size_t)(woff - win_off)) == 0 &&
+                      memcmp(got + (woff - win_off) + wlen,
+                             before + (woff - win_off) + wlen,
+                             win_len - (size_t)(woff - win_off) - wlen) == 0,
+                      "bytes beside the write changed");
+        }
+        if (snap == Q2W_OK) {
+            q2w_snapshot sn;
+            rc = qh_run(&h.img, &disk, q2w_snapshot_find(&h.img, "fz", &sn));
+            ALK_CHECK(rc == Q2W_OK, "snapshot find: %s", q2w_strerror(rc));
+            rc = qh_run(&h.img, &disk,
+                        q2w_read_snapshot(&h.img, &sn, win_off, got, win_len));
+            ALK_CHECK(rc == Q2W_OK || !have_before, "snapshot read: %s",
+                      q2w_strerror(rc));
+            ALK_CHECK(!have_before || memcmp(got, before, win_len) == 0,
+                      "the snapshot's view changed");
+            rc = qh_run(&h.img, &disk, q2w_snapshot_delete(&h.img, "fz"));
+            ALK_CHECK(rc == Q2W_OK, "snapshot delete: %s (%s)",
+                      q2w_strerror(rc), q2w_error(&h.img)->what);
+            rc = qh_run(&h.img, &disk, q2w_read(&h.img, woff, got, wlen));
+            ALK_CHECK(rc == Q2W_OK && memcmp(got, buf, wlen) == 0,
+                      "write lost by the snapshot delete");
+        }
+        rc = qh_run(&h.img, &disk, q2w_close(&h.img));
+        ALK_CHECK(rc == Q2W_OK, "close: %s", q2w_strerror(rc));
         qh_close_handle(&h);
+        qh_assert_consistent(&disk, !stale_bitmaps, "after the delete");
         free(got);
     }
+    free(before);
     free(buf);
     qh_disk_free(&disk);
     return 0;

@@ -44,4 +44,42 @@ dd if=/dev/zero bs=4096 count=4 2>/dev/null | tr '\0' 'x' > "$tmp/x.raw"
 qemu-img convert -q -c -f raw -O qcow2 -o cluster_size=4096 "$tmp/x.raw" "$tmp/comp.qcow2"
 head -c 262136 "$tmp/comp.qcow2" > "$out/qemu-v3-4k-compressed"
 printf '\001\002\003\004\005\006\007\010' >> "$out/qemu-v3-4k-compressed"
+# Images qcow2w must not damage (tests/test_qcow2w.c reads these too):
+# persistent bitmaps with data clusters (the bitmap is enabled, so the
+# writes after it set bits), compressed clusters held by a snapshot and
+# written over afterwards, a lazy-refcount image left dirty by an abort,
+# a v2 image with snapshots, zstd compression.
+seed() { # name, image
+    head -c 262136 "$2" > "$out/qemu-$1"
+    printf '\001\002\003\004\005\006\007\010' >> "$out/qemu-$1"
+    n=$((n + 1))
+}
+qemu-img create -q -f qcow2 -o cluster_size=4096 "$tmp/bm.qcow2" 1M
+qemu-io -f qcow2 -c 'write -P 0x41 0 8192' "$tmp/bm.qcow2" > /dev/null
+qemu-img bitmap --add "$tmp/bm.qcow2" bm0
+qemu-io -f qcow2 -c 'write -P 0x42 65536 4096' -c 'write -P 0x43 524288 4096' \
+    "$tmp/bm.qcow2" > /dev/null
+qemu-img bitmap --add -g 65536 "$tmp/bm.qcow2" bm1
+seed v3-4k-bitmaps "$tmp/bm.qcow2"
+dd if=/dev/zero bs=4096 count=16 2>/dev/null | tr '\0' 'c' > "$tmp/c.raw"
+printf 'hello' | dd of="$tmp/c.raw" bs=1 seek=20000 conv=notrunc 2>/dev/null
+qemu-img convert -q -c -f raw -O qcow2 -o cluster_size=4096 "$tmp/c.raw" "$tmp/cs.qcow2"
+qemu-img resize -q "$tmp/cs.qcow2" 1M
+qemu-img snapshot -c s1 "$tmp/cs.qcow2"
+qemu-io -f qcow2 -c 'write -P 0x35 4096 1024' "$tmp/cs.qcow2" > /dev/null
+seed v3-4k-compressed-snapshot "$tmp/cs.qcow2"
+qemu-img create -q -f qcow2 -o cluster_size=4096,lazy_refcounts=on "$tmp/lz.qcow2" 1M
+qemu-io -f qcow2 -c 'write -P 0x51 0 16384' -c 'write -P 0x52 262144 4096' \
+    -c abort "$tmp/lz.qcow2" > /dev/null 2>&1 || true
+seed v3-4k-lazy-dirty "$tmp/lz.qcow2"
+qemu-img create -q -f qcow2 -o cluster_size=4096,compat=0.10 "$tmp/v2s.qcow2" 1M
+qemu-io -f qcow2 -c 'write -P 0x61 0 8192' "$tmp/v2s.qcow2" > /dev/null
+qemu-img snapshot -c s1 "$tmp/v2s.qcow2"
+qemu-io -f qcow2 -c 'write -P 0x62 4096 4096' "$tmp/v2s.qcow2" > /dev/null
+qemu-img snapshot -c s2 "$tmp/v2s.qcow2"
+seed v2-4k-snapshots "$tmp/v2s.qcow2"
+if qemu-img convert -q -c -f raw -O qcow2 -o cluster_size=4096,compression_type=zstd \
+        "$tmp/c.raw" "$tmp/z.qcow2" 2>/dev/null; then
+    seed v3-4k-zstd "$tmp/z.qcow2"
+fi
 echo "wrote $((n + 2)) seeds to $out"
