@@ -86,8 +86,20 @@
  *     (the header was read: the backing name and format are there), so a
  *     caller can open the backing file and try again.
  *   Check: q2w_check(io, work, work_len, flags, &result) - the full scan
- *     qemu-img check does; Q2W_CHECK_REPAIR_LEAKS (or q2w_repair_leaks)
- *     lowers leaked refcounts.
+ *     qemu-img check does, over every structure that holds clusters: the
+ *     header, refcount table and blocks, L1/L2 tables (standard, zero and
+ *     compressed entries), the snapshot table and snapshot L1s, and the
+ *     persistent bitmaps (directory, tables, data clusters) while autoclear
+ *     bit 0 says they are current. Q2W_CHECK_REPAIR_LEAKS (or
+ *     q2w_repair_leaks) lowers leaked refcounts; Q2W_CHECK_REPAIR_ALL
+ *     rebuilds every refcount from the references as qemu-img check -r all
+ *     does (counts raised too, a missing refcount block made on the first
+ *     free cluster of its range, COPIED set right) and then clears the
+ *     dirty bit of a lazy-refcount image. A structure qcow2w does not know
+ *     (an unknown header extension, unknown compatible or autoclear bits,
+ *     a bitmap entry that does not validate) is a finding, and then no
+ *     repair frees anything: q2w_check returns Q2W_ERR_UNSUPPORTED with
+ *     the findings complete and nothing written.
  *     q2w_check_work_size(io, &bytes, &err) says how much work memory it
  *     needs (2 clusters + 4 bytes per cluster of the file), or why the
  *     header does not validate.
@@ -115,7 +127,10 @@
  *
  *   Everything lives in cfg.mem: one cluster of scratch, then cache slots
  *   of one cluster each for L1 and refcount-table pieces, L2 tables and
- *   refcount blocks, and the deferred-free list. At least
+ *   refcount blocks, and the deferred-free list. When cfg.mem has room for
+ *   two more clusters beside Q2W_MIN_SLOTS slots they hold one compressed
+ *   cluster's bytes; without them, reading or writing into a compressed
+ *   cluster is Q2W_ERR_NOMEM ("cfg.mem: compressed cluster buffer"). At least
  *   Q2W_MIN_SLOTS slots are needed: q2w_open returns Q2W_ERR_NOMEM with
  *   the needed byte count in q2w_error(img)->needed once the cluster size
  *   is known. cfg.ops_cap must be >= Q2W_MIN_OPS. The L1 table and the
@@ -165,9 +180,12 @@
  *   its blocks past everything the old table covered, and describes itself.
  *
  *   Lazy refcounts: an image whose dirty bit is set is refused for writing
- *   (Q2W_ERR_DIRTY): run `qemu-img check -r all` first. Reading it is fine.
- *   The unknown autoclear bits (and bitmaps, which qcow2w does not keep
- *   up to date) are cleared before the first change, as the spec asks.
+ *   (Q2W_ERR_DIRTY): repair it first with q2w_check(...,
+ *   Q2W_CHECK_REPAIR_ALL, ...) or `qemu-img check -r all`. Reading it is
+ *   fine. The autoclear bits (persistent bitmaps, which qcow2w does not
+ *   keep up to date, and unknown ones) are cleared before the first
+ *   change, as the spec asks: qemu then treats the bitmaps as stale and
+ *   their clusters as leaks, and so does q2w_check.
  *   Header extensions are never rewritten, so unknown ones are preserved.
  *   Backing file names are 1..1023 bytes, backing format names 1..15
  *   (qemu's buffer is 16 bytes: a longer format extension is
@@ -179,13 +197,30 @@
  *   510 MiB of virtual disk); larger growth is Q2W_ERR_LIMIT. Creating an
  *   image of any size qemu allows is not limited.
  *
+ *   Compressed clusters (qemu-img convert -c): read by inflating them
+ *   (raw deflate, zlib compression type; the inflater is in this header);
+ *   a write into one allocates a new cluster, fills the rest of it from
+ *   the inflated data, and drops this path's reference to every host
+ *   cluster the compressed data touches (neighbouring compressed clusters
+ *   share host clusters: each descriptor counts once on each); zeroes and
+ *   discard drop it the same way; snapshot create and delete count them.
+ *   qcow2w never writes compressed clusters. zstd-compressed images
+ *   (compression type 1) open, snapshot and check; reading a compressed
+ *   cluster of one is Q2W_ERR_UNSUPPORTED (qemu-img convert reads it).
+ *   Compressed data that does not inflate to a whole cluster is
+ *   Q2W_ERR_METADATA ("compressed cluster data").
+ *
+ *   Points of no return: snapshot create, snapshot delete and resize
+ *   switch the header with one write. Every refusal the image's contents
+ *   can cause is decided before it (delete walks the snapshot's tables and
+ *   the active ones first); after it only an I/O error can stop the
+ *   operation, and the image is then consistent with leaks at most.
+ *
  *   Not supported (refused with Q2W_ERR_FEATURE at open, or
  *   Q2W_ERR_UNSUPPORTED when an operation meets it): encryption, external
- *   data files, extended L2 entries, writing over or reading compressed
- *   clusters (a snapshot may hold them: create and delete count them),
- *   shrinking, VM state in snapshots (vm_state_size is reported, never
- *   written). Reads of unallocated clusters go to the backing file through
- *   Q2W_OP_BACKING_READ.
+ *   data files, extended L2 entries, shrinking, VM state in snapshots
+ *   (vm_state_size is reported, never written). Reads of unallocated
+ *   clusters go to the backing file through Q2W_OP_BACKING_READ.
  *
  *   File size: a new cluster at the end of the file is not padded; the
  *   file may end inside its last cluster (qemu accepts this; bytes past
@@ -3008,6 +3043,24 @@ static int q2w__step_resize(q2w_image *img)
         if (img->op_arg > (1ull << 62) || need * 8 > Q2W_MAX_L1_BYTES)
             return q2w__fail(img, Q2W_ERR_LIMIT, "virtual size", 24,
                              img->op_arg);
+        /* Backing data would show through the new area: it is zeroed
+         * after the size switch, so the tables over it are verified
+         * before (the zeroing must not meet a bad entry past the point
+         * of no return). */
+        img->p_l1i = img->size / span;
+        img->p_l2i = 0;
+        img->phase = 30;
+        /* fall through */
+    case 30:
+        if (img->has_backing && img->backing_size > img->size) {
+            uint64_t end = img->op_arg < img->backing_size ? img->op_arg
+                                                            : img->backing_size;
+            uint64_t last = (end + span - 1) / span;
+            if (last > img->l1_size) last = img->l1_size;
+            rc = q2w__pass(img, Q2W__PASS_VERIFY, img->l1_offset,
+                           (uint32_t)last, Q2W__K_L1);
+            if (rc != Q2W_OK) return rc;
+        }
         if (need <= img->l1_size) { img->phase = 10; return Q2W_OK; }
         /* The new L1 is one run (see q2w__run_alloc): refuse up front. */
         if (nclu >= (1ull << q2w__epb_bits(img)))

@@ -1360,6 +1360,50 @@ TEST resize_zeroes_what_a_longer_backing_file_would_show(void)
     PASS();
 }
 
+/* Growth over a longer backing file zeroes the new area after the size
+ * switch: a bad entry there is refused before it, the image unchanged. */
+TEST resize_verifies_before_switching(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_create_opts o;
+    unsigned char *backing, *before, b[512];
+    uint64_t l2;
+    backing = (unsigned char *)malloc(1 << 20);
+    ASSERT(backing != NULL);
+    memset(backing, 0x77, 1 << 20);
+    memset(b, 1, sizeof b);
+    memset(&o, 0, sizeof o);
+    o.size = 65536;
+    o.cluster_size = 4096;
+    o.backing = "b";
+    qh_disk_init(&d, 4u << 20);
+    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    d.backing = backing;
+    d.backing_len = 1 << 20;
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, 512)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    /* an entry past the old end (virtual cluster 40) with reserved bits */
+    l2 = rd64(&d, rd64(&d, 40)) & Q2W__OFF_MASK;
+    q2w__put64(d.buf + l2 + 40 * 8, (7ull * 4096) | 2);
+    before = (unsigned char *)malloc(d.len);
+    ASSERT(before != NULL);
+    memcpy(before, d.buf, d.len);
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, 1));
+    ASSERT_EQ(Q2W_ERR_METADATA,
+              qh_run(&h.img, &d, q2w_resize(&h.img, 512 * 1024)));
+    CHECK_CALL(error_is(&h.img, "l2 entry reserved bits", l2 + 40 * 8, 40));
+    qh_close_handle(&h);
+    ASSERT_EQ(65536, rd64(&d, 24));
+    ASSERT_MEM_EQ(before, d.buf, d.len);
+    free(before);
+    free(backing);
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* A snapshot table made by hand as qemu lays it out: two snapshots sharing
  * one L1 copy; entries padded to 8 bytes (73 -> 80). Refcounts count
  * every path: the L1 copy 2, the L2 table and data clusters 3. The
@@ -3745,6 +3789,7 @@ SUITE(qemu_images)
     RUN_TEST(dirty_lazy_image_repaired);
     RUN_TEST(repair_all_makes_missing_blocks);
     RUN_TEST(v2_snapshots_and_zstd);
+    RUN_TEST(resize_verifies_before_switching);
 }
 
 GREATEST_MAIN_DEFS();
