@@ -166,9 +166,11 @@
  *   table (old entries + the new one, v3 extra data of 24 bytes with the
  *   disk size, id = the next integer) is written and flushed, and one
  *   write switches the header pair (nb_snapshots, snapshots_offset). A
- *   refcount that would overflow its width refuses the snapshot before
- *   anything changes (Q2W_ERR_LIMIT; 1-bit refcounts hold no snapshot of
- *   allocated data). Delete writes the table without the entry, switches
+ *   refcount that would overflow its width refuses the snapshot
+ *   (Q2W_ERR_LIMIT; 1-bit refcounts hold no snapshot of allocated data):
+ *   before anything changes, or - when several compressed descriptors
+ *   share the host cluster that overflows - during the bump, which is
+ *   then undone (counts and COPIED as they were, the L1 copy freed). Delete writes the table without the entry, switches
  *   the header, then lowers the refcounts of the snapshot's paths, frees
  *   what reaches zero and sets COPIED again where a refcount is back to 1.
  *   Snapshot entries longer than a cluster are refused (Q2W_ERR_LIMIT);
@@ -530,6 +532,8 @@ typedef struct q2w_image {
     uint64_t w_pos, w_chunk, w_chunk_len, w_idx;   /* table walk */
     int w_loaded;
     uint64_t p_l1i, p_l2i;   /* table passes over an L1 and its L2s */
+    uint64_t p_stop_l1i, p_stop_l2i;   /* where a bump stopped */
+    q2w_error_info sn_err;   /* its refusal, given once it is undone */
     uint64_t sn_l1_off, sn_pos, sn_len, sn_new_off;
     uint32_t sn_l1_size, sn_index;
     uint64_t sn_disk_size;
@@ -2601,10 +2605,13 @@ static int q2w__step_snap_get(q2w_image *img)
 /* CHECK: nothing would overflow (before a bump); VERIFY: every entry is
  * valid and every referenced cluster has a refcount (before a point of no
  * return, so the passes after it cannot fail on the image's contents);
- * BUMP / DROP: one path more / less; COPIED: flags set from refcounts. */
+ * BUMP / DROP: one path more / less; COPIED: flags set from refcounts;
+ * UNBUMP: a BUMP undone up to (p_stop_l1i, p_stop_l2i), where it met a
+ * refcount CHECK could not foresee (a host cluster that several
+ * compressed descriptors share, each one more path to it). */
 enum {
     Q2W__PASS_CHECK, Q2W__PASS_VERIFY, Q2W__PASS_BUMP, Q2W__PASS_DROP,
-    Q2W__PASS_COPIED
+    Q2W__PASS_COPIED, Q2W__PASS_UNBUMP
 };
 
 static int q2w__rc_add(q2w_image *img, uint64_t c, int delta, uint64_t *now)
@@ -2641,6 +2648,10 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
     uint64_t cs = img->cluster_size, per = cs / 8;
     while (img->p_l1i < l1_size) {
         uint64_t byte = img->p_l1i * 8, piece = byte & ~(cs - 1);
+        if (pass == Q2W__PASS_UNBUMP &&
+            (img->p_l1i > img->p_stop_l1i ||
+             (img->p_l1i == img->p_stop_l1i && img->p_l2i >= img->p_stop_l2i)))
+            return Q2W_OK;
         uint64_t l1e, l2off, v;
         unsigned char *l1d, *l1p, *l2;
         int rc;
@@ -2676,7 +2687,8 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
                                  l2off, v);
             /* A drop runs past a point of no return: a count already
              * below its references (a corrupt image) is left as it is. */
-            if (pass == Q2W__PASS_BUMP || (pass == Q2W__PASS_DROP && v)) {
+            if (pass == Q2W__PASS_BUMP || pass == Q2W__PASS_UNBUMP ||
+                (pass == Q2W__PASS_DROP && v)) {
                 rc = q2w__rc_add(img, l2off >> img->cluster_bits,
                                  pass == Q2W__PASS_BUMP ? 1 : -1, &v);
                 if (rc != Q2W_OK) return rc;
@@ -2685,7 +2697,8 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
                 long f = q2w__find(img, l2off);
                 if (f >= 0) img->slots[f].state = Q2W__S_EMPTY;
             }
-            if ((pass == Q2W__PASS_BUMP || pass == Q2W__PASS_COPIED) &&
+            if ((pass == Q2W__PASS_BUMP || pass == Q2W__PASS_COPIED ||
+                 pass == Q2W__PASS_UNBUMP) &&
                 ((l1e & Q2W__COPIED) != 0) != (v == 1)) {
                 q2w__put64(l1p, v == 1 ? l1e | Q2W__COPIED
                                        : l1e & ~Q2W__COPIED);
@@ -2700,7 +2713,8 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
             unsigned char *ep = l2 + (img->p_l2i - 1) * 8;
             uint64_t e = q2w__be64(ep), first, n, c;
             int delta = pass == Q2W__PASS_BUMP ? 1
-                        : pass == Q2W__PASS_DROP ? -1 : 0;
+                        : pass == Q2W__PASS_DROP || pass == Q2W__PASS_UNBUMP
+                            ? -1 : 0;
             if ((e & Q2W__COMPRESSED) ? (e & Q2W__COPIED) != 0
                                       : (e & Q2W__L2_RESERVED) != 0)
                 return q2w__fail(img, Q2W_ERR_METADATA, "l2 entry reserved bits",
@@ -2730,7 +2744,8 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
                     rc = q2w__rc_add(img, c, delta, &v);
                     QCOW2W_ASSERT(rc == Q2W_OK);
                 }
-            if ((pass == Q2W__PASS_BUMP || pass == Q2W__PASS_COPIED) &&
+            if ((pass == Q2W__PASS_BUMP || pass == Q2W__PASS_COPIED ||
+                 pass == Q2W__PASS_UNBUMP) &&
                 (e & Q2W__OFF_MASK) && !(e & Q2W__COMPRESSED) &&
                 ((e & Q2W__COPIED) != 0) != (v == 1)) {
                 q2w__put64(ep, v == 1 ? e | Q2W__COPIED : e & ~Q2W__COPIED);
@@ -2811,9 +2826,32 @@ static int q2w__step_snap_create(q2w_image *img)
     case 4:
         rc = q2w__pass(img, Q2W__PASS_BUMP, img->l1_offset, img->l1_size,
                        Q2W__K_L1);
+        if (rc == Q2W_ERR_LIMIT) {
+            /* An overflow CHECK could not see (several descriptors on one
+             * host cluster): what was bumped is lowered again, COPIED as
+             * it was, the L1 copy freed, and then the refusal. Nothing
+             * referenced the raised counts, so lowering them needs no
+             * checkpoint first. */
+            img->sn_err = img->err;
+            img->p_stop_l1i = img->p_l1i;
+            img->p_stop_l2i = img->p_l2i;
+            img->p_l1i = img->p_l2i = 0;
+            img->phase = 40;
+            return Q2W_OK;
+        }
         if (rc != Q2W_OK) return rc;
         img->phase = 5;
         return q2w__checkpoint_start(img);
+    case 40:
+        rc = q2w__pass(img, Q2W__PASS_UNBUMP, img->l1_offset, img->l1_size,
+                       Q2W__K_L1);
+        if (rc != Q2W_OK) return rc;
+        if (n1) {
+            if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
+            q2w__defer_free(img, img->sn_l1_off >> cb, n1);
+        }
+        img->err = img->sn_err;
+        return img->err.code;
     case 5: {
         unsigned char *e = img->snapbuf;
         memset(e, 0, (size_t)elen);

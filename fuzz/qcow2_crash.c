@@ -3,7 +3,12 @@
  * loss that drops, tears and reorders what was not flushed).
  *
  * The input's control bytes (alksim byte source) choose a fixture - clean,
- * pre-written data, data shared with one or two snapshots, a backing file -
+ * pre-written data, data shared with one or two snapshots, a backing file,
+ * compressed clusters as qemu-img convert -c lays them out (deflate
+ * streams packed at byte offsets, neighbours sharing host clusters, each
+ * descriptor one reference to every cluster it touches; a snapshot of them
+ * half the time), a persistent bitmap (directory, table, data cluster;
+ * autoclear bit 0 set, so it is live until the first change clears it) -
  * on a v2 or v3 image with 512 B, 4 KiB or 64 KiB clusters and a refcount
  * width; a small op buffer and cache; a sequence of write / write_zeroes /
  * discard / flush / grow / snapshot create / snapshot delete (large writes
@@ -65,7 +70,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define CR_PENDING 1024u         /* cached sectors before write-back */
 #define CR_CRASHED 100           /* cr_run: the power went mid-operation */
 
-enum { CR_CLEAN, CR_DATA, CR_SNAP, CR_BACKING, CR_FIXTURES };
+enum {
+    CR_CLEAN, CR_DATA, CR_SNAP, CR_BACKING, CR_COMPRESSED, CR_BITMAPS,
+    CR_FIXTURES
+};
+#define CR_BITMAP_CLUSTERS 3u   /* directory, table, one data cluster */
 enum { SN_CREATING, SN_LIVE, SN_DELETING, SN_GONE };
 
 typedef struct cr_snap {
@@ -299,6 +308,231 @@ static void cr_fill(unsigned char *buf, uint64_t len, unsigned tag)
     for (i = 0; i < len; i++) buf[i] = (unsigned char)(tag * 37u + i * 13u + 1u);
 }
 
+/* A deflate writer for the compressed fixture: fixed Huffman codes (RFC
+ * 1951 3.2.6), literals and distance-1 matches - enough for run-length
+ * content, and a stream the inflater must decode like any other. */
+typedef struct cr_bits {
+    unsigned char *out;
+    size_t n, cap;
+    uint32_t acc;
+    unsigned nacc;
+} cr_bits;
+
+static void cr_put(cr_bits *w, uint32_t v, unsigned nbits)
+{
+    w->acc |= v << w->nacc;
+    w->nacc += nbits;
+    while (w->nacc >= 8) {
+        ALK_CHECK(w->n < w->cap, "deflate fixture overflow");
+        w->out[w->n++] = (unsigned char)w->acc;
+        w->acc >>= 8;
+        w->nacc -= 8;
+    }
+}
+
+/* Huffman codes go most significant bit first. */
+static void cr_code(cr_bits *w, uint32_t code, unsigned len)
+{
+    uint32_t r = 0;
+    unsigned i;
+    for (i = 0; i < len; i++) r |= ((code >> i) & 1u) << (len - 1 - i);
+    cr_put(w, r, len);
+}
+
+static void cr_sym(cr_bits *w, unsigned v)
+{
+    if (v < 144) cr_code(w, 0x30 + v, 8);
+    else if (v < 256) cr_code(w, 0x190 + v - 144, 9);
+    else if (v < 280) cr_code(w, v - 256, 7);
+    else cr_code(w, 0xc0 + v - 280, 8);
+}
+
+/* Runs of bytes (16..215 long, from `tag`) filling one cluster, and its
+ * deflate stream; returns the stream's length. */
+static size_t cr_deflate_runs(unsigned char *content, uint64_t cs,
+                              unsigned tag, unsigned char *out, size_t cap)
+{
+    cr_bits w;
+    uint64_t at = 0;
+    unsigned k = 0;
+    memset(&w, 0, sizeof w);
+    w.out = out;
+    w.cap = cap;
+    cr_put(&w, 1, 1);          /* final block */
+    cr_put(&w, 1, 2);          /* fixed codes */
+    while (at < cs) {
+        uint64_t run = 16 + (tag * 7u + k * 13u) % 200u, left;
+        unsigned char b = (unsigned char)(tag * 31u + k * 17u + 5u);
+        if (run > cs - at) run = cs - at;
+        memset(content + at, b, (size_t)run);
+        cr_sym(&w, b);
+        for (left = run - 1; left > 0;) {
+            uint64_t m = left >= 258 ? 258 : left > 10 ? 10 : left;
+            if (m < 3) {
+                cr_sym(&w, b);
+                left--;
+                continue;
+            }
+            cr_sym(&w, m == 258 ? 285u : (unsigned)(254 + m));
+            cr_code(&w, 0, 5);  /* distance 1 */
+            left -= m;
+        }
+        at += run;
+        k++;
+    }
+    cr_sym(&w, 256);
+    if (w.nacc) cr_put(&w, 0, 8 - w.nacc);
+    return w.n;
+}
+
+/* The L2 entry of virtual cluster vc in a closed fixture (a table must
+ * exist); *where gets its file offset. */
+static uint64_t cr_l2e(cr *s, uint64_t vc, uint64_t *where)
+{
+    qh_disk *d = &s->fix;
+    uint64_t per = s->cs / 8;
+    uint64_t l1 = q2w__be64(d->buf + 40);
+    uint64_t l2 = q2w__be64(d->buf + l1 + (vc / per) * 8) & Q2W__OFF_MASK;
+    ALK_CHECK(l2 != 0, "fixture: no L2 table for cluster %llu",
+              (unsigned long long)vc);
+    *where = l2 + (vc % per) * 8;
+    return q2w__be64(d->buf + *where);
+}
+
+/* The refcount of host cluster c in a closed fixture, set to v. */
+static void cr_set_refcount(cr *s, uint64_t c, uint64_t v)
+{
+    qh_disk *d = &s->fix;
+    uint32_t order = s->version == 3 ? q2w__be32(d->buf + 96) : 4;
+    uint64_t epb = (s->cs * 8) >> order;
+    uint64_t rt = q2w__be64(d->buf + 48);
+    uint64_t blk = q2w__be64(d->buf + rt + (c / epb) * 8) & ~0x1ffull;
+    ALK_CHECK(blk != 0, "fixture: cluster %llu has no refcount block",
+              (unsigned long long)c);
+    q2w__rc_set(d->buf + blk, c % epb, order, v);
+}
+
+/* m clusters of data written through qcow2w at virtual clusters
+ * [*vc0, *vc0 + m) inside one L2 table and inside the disk: their host
+ * clusters become the fixture's own store. Returns m (fewer when the disk
+ * is small). */
+static unsigned cr_claim(cr *s, unsigned m, uint64_t *vc0, uint64_t *host)
+{
+    uint64_t nv = s->size / s->cs, per = s->cs / 8, where, i;
+    unsigned char *buf;
+    qh_handle h;
+    int rc;
+    if (nv == 0) return 0;
+    if (m > nv) m = (unsigned)nv;
+    *vc0 = alksim_range(&s->src, 0, nv - m);
+    if (*vc0 / per != (*vc0 + m - 1) / per) m = (unsigned)(per - *vc0 % per);
+    buf = (unsigned char *)malloc((size_t)(m * s->cs));
+    ALK_CHECK(buf != NULL, "out of memory");
+    cr_fill(buf, m * s->cs, 77);
+    rc = qh_open(&h, &s->fix, s->cs, 8, 16, 1, 0);
+    ALK_CHECK(rc == Q2W_OK, "fixture open: %s", q2w_strerror(rc));
+    rc = qh_run(&h.img, &s->fix, q2w_write(&h.img, *vc0 * s->cs, buf,
+                                           (size_t)(m * s->cs)));
+    ALK_CHECK(rc == Q2W_OK, "fixture claim: %s", q2w_strerror(rc));
+    rc = qh_run(&h.img, &s->fix, q2w_close(&h.img));
+    ALK_CHECK(rc == Q2W_OK, "fixture close: %s", q2w_strerror(rc));
+    qh_close_handle(&h);
+    free(buf);
+    for (i = 0; i < m; i++)
+        host[i] = cr_l2e(s, *vc0 + i, &where) & Q2W__OFF_MASK;
+    return m;
+}
+
+/* Compressed clusters, packed as qemu packs them: a stream starts where
+ * the last one ended, crossing into the next host cluster when that one
+ * follows it in the file, and never onto a cluster whose refcount width
+ * cannot count one more descriptor (then: the next cluster's start). Each
+ * stream is shorter than a cluster, so stream i starts in store cluster i
+ * at the latest and there is always room. */
+static void cr_add_compressed(cr *s)
+{
+    uint64_t host[8], used[8] = {0}, vc0, cs = s->cs, cur, where, i;
+    uint32_t order = s->version == 3 ? q2w__be32(s->fix.buf + 96) : 4;
+    uint64_t rmax = order == 6 ? ~0ull : (1ull << (1u << order)) - 1;
+    uint32_t sbits = 62u - (q2w__be32(s->fix.buf + 20) - 8u);
+    unsigned m = (unsigned)alksim_range(&s->src, 1, 8), j = 0, t;
+    unsigned char *content = (unsigned char *)malloc((size_t)cs);
+    unsigned char *stream = (unsigned char *)malloc((size_t)cs);
+    ALK_CHECK(content && stream, "out of memory");
+    m = cr_claim(s, m, &vc0, host);
+    cur = host[0];
+    for (i = 0; i < m; i++) {
+        size_t len = cr_deflate_runs(content, cs, (unsigned)(i + vc0 * 3),
+                                     stream, (size_t)cs);
+        uint64_t first, span, e, vbytes;
+        ALK_CHECK(len < cs, "compressed fixture: stream of %zu bytes", len);
+        for (;;) {
+            int ok;
+            first = cur / cs;
+            span = (cur + len - 1) / cs - first;
+            ok = j + span < m;
+            for (t = 0; ok && t <= span; t++)
+                ok = host[j + t] == (first + t) * cs && used[j + t] < rmax;
+            if (ok) break;
+            ALK_CHECK(j + 1 < m, "compressed fixture: no room");
+            cur = host[++j];
+        }
+        memcpy(s->fix.buf + cur, stream, len);
+        for (t = 0; t <= span; t++) used[j + t]++;
+        e = Q2W__COMPRESSED | ((((cur & 511) + len - 1) / 512) << sbits) | cur;
+        (void)cr_l2e(s, vc0 + i, &where);
+        q2w__put64(s->fix.buf + where, e);
+        vbytes = s->size - (vc0 + i) * cs < cs ? s->size - (vc0 + i) * cs : cs;
+        memcpy(s->model + (vc0 + i) * cs, content, (size_t)vbytes);
+        cur += len;
+        j += (unsigned)(cur / cs - first);
+        if (j >= m) break;   /* the last stream ended a cluster exactly */
+    }
+    for (t = 0; t < m; t++) cr_set_refcount(s, host[t] / cs, used[t]);
+    alk_trace("fixture: %u compressed clusters at virtual cluster %llu",
+              m, (unsigned long long)vc0);
+    free(content);
+    free(stream);
+}
+
+/* A persistent bitmap, live (autoclear bit 0): its directory, table and
+ * data cluster are clusters the writer claimed and unmapped again. */
+static void cr_add_bitmaps(cr *s)
+{
+    uint64_t host[CR_BITMAP_CLUSTERS], vc0, where, i;
+    unsigned char *d = s->fix.buf;
+    unsigned m = cr_claim(s, CR_BITMAP_CLUSTERS, &vc0, host);
+    ALK_CHECK(m == CR_BITMAP_CLUSTERS, "bitmap fixture: disk too small");
+    for (i = 0; i < m; i++) {
+        (void)cr_l2e(s, vc0 + i, &where);
+        q2w__put64(d + where, 0);
+        memset(s->model + (vc0 + i) * s->cs, 0, (size_t)s->cs);
+        memset(d + host[i], 0, (size_t)s->cs);
+    }
+    /* directory entry: table, 1 entry, flags auto, dirty tracking, 64 KiB
+     * granularity, name "b0" */
+    q2w__put64(d + host[0], host[1]);
+    q2w__put32(d + host[0] + 8, 1);
+    q2w__put32(d + host[0] + 12, 2);
+    d[host[0] + 16] = 1;
+    d[host[0] + 17] = 16;
+    q2w__put16(d + host[0] + 18, 2);
+    memcpy(d + host[0] + 24, "b0", 2);
+    q2w__put64(d + host[1], host[2]);
+    memset(d + host[2], 0xa5, 64);
+    /* the extension after the 112-byte header, then the end marker */
+    q2w__put32(d + 112, 0x23852875u);
+    q2w__put32(d + 116, 24);
+    q2w__put32(d + 120, 1);
+    q2w__put64(d + 128, 32);
+    q2w__put64(d + 136, host[0]);
+    d[95] |= 1;
+    alk_trace("fixture: bitmap at clusters %llu %llu %llu",
+              (unsigned long long)(host[0] / s->cs),
+              (unsigned long long)(host[1] / s->cs),
+              (unsigned long long)(host[2] / s->cs));
+}
+
 static void cr_setup(cr *s)
 {
     static const uint32_t sizes[] = {512, 4096, 65536};
@@ -309,6 +543,7 @@ static void cr_setup(cr *s)
                                           : sizes[alksim_pick(&s->src, 3)];
     s->version = alksim_bool(&s->src) ? 3 : 2;
     s->fixture = (int)alksim_pick(&s->src, CR_FIXTURES);
+    if (s->fixture == CR_BITMAPS) s->version = 3;
     memset(&o, 0, sizeof o);
     o.cluster_size = s->cs;
     o.version = s->version;
@@ -330,6 +565,10 @@ static void cr_setup(cr *s)
         s->size = 4352 * 512 + s->size % (256 * 512);
     if (s->cs == 65536 && s->size < 4 * 65536) s->size = 4 * 65536;
     if (s->cs == (2u << 20)) s->size = (1u << 20) + s->size * 2; /* 1-3 clusters */
+    /* room for the fixture's own clusters */
+    if (s->fixture == CR_BITMAPS && s->size < 3 * (uint64_t)s->cs)
+        s->size = 3 * (uint64_t)s->cs;
+    if (s->fixture == CR_COMPRESSED && s->size < s->cs) s->size = s->cs;
     s->max_size = s->size * 2;
     s->size_hi = s->size;
     s->model = (unsigned char *)calloc(1, (size_t)s->max_size);
@@ -362,7 +601,8 @@ static void cr_setup(cr *s)
     alk_trace("fixture %d v%d cluster %u refcount_bits %u size %llu",
               s->fixture, s->version, s->cs, o.refcount_bits,
               (unsigned long long)s->size);
-    if (s->fixture == CR_DATA || s->fixture == CR_SNAP) {
+    if (s->fixture == CR_DATA || s->fixture == CR_SNAP ||
+        s->fixture >= CR_COMPRESSED) {
         unsigned i, n = (unsigned)alksim_range(&s->src, 1, 4);
         unsigned char *buf;
         rc = qh_open(&s->h, &s->fix, s->cs, 8, 16, 1, s->has_backing);
@@ -425,6 +665,24 @@ static void cr_setup(cr *s)
         rc = qh_run(&s->h.img, &s->fix, q2w_close(&s->h.img));
         ALK_CHECK(rc == Q2W_OK, "fixture close: %s", q2w_strerror(rc));
         qh_close_handle(&s->h);
+    }
+    if (s->fixture == CR_BITMAPS) cr_add_bitmaps(s);
+    if (s->fixture == CR_COMPRESSED) {
+        cr_add_compressed(s);
+        qh_assert_consistent(&s->fix, 1, "compressed fixture");
+        if (alksim_bool(&s->src)) {
+            /* a snapshot holds them too */
+            rc = qh_open(&s->h, &s->fix, s->cs, 8, 16, 1, 0);
+            ALK_CHECK(rc == Q2W_OK, "fixture open: %s", q2w_strerror(rc));
+            rc = qh_run(&s->h.img, &s->fix,
+                        q2w_snapshot_create(&s->h.img, "fc", 0, 0, 0));
+            ALK_CHECK(rc == Q2W_OK || rc == Q2W_ERR_LIMIT,
+                      "fixture snapshot: %s", q2w_strerror(rc));
+            if (rc == Q2W_OK) cr_snap_take(s, "fc", SN_LIVE);
+            rc = qh_run(&s->h.img, &s->fix, q2w_close(&s->h.img));
+            ALK_CHECK(rc == Q2W_OK, "fixture close: %s", q2w_strerror(rc));
+            qh_close_handle(&s->h);
+        }
     }
     qh_assert_consistent(&s->fix, 1, "fixture");
 }
@@ -798,7 +1056,7 @@ static void cr_verify(cr *s)
     qh_handle f;
     uint64_t k, sz;
     unsigned i, nb, found[CR_MAX_SNAPS + 1] = {0};
-    int rc;
+    int rc, live_bitmap;
     /* the durable bytes are the image now */
     qh_disk_free(&s->fix);
     qh_disk_init(&s->fix, (size_t)s->disk_bytes);
@@ -856,7 +1114,10 @@ static void cr_verify(cr *s)
                   "snapshot %s lost", s->snap[i].name);
     qh_close_handle(&f);
 
-    /* it takes more writes and stays exact */
+    /* it takes more writes and stays exact - but for a bitmap still live
+     * (autoclear bit 0): the write makes it stale, and then its clusters
+     * are exactly the leaks (qemu says the same) */
+    live_bitmap = s->fixture == CR_BITMAPS && (s->fix.buf[95] & 1);
     rc = qh_open(&f, &s->fix, s->cs, 8, 16, 1, s->has_backing);
     ALK_CHECK(rc == Q2W_OK, "reopen for writing: %s", q2w_strerror(rc));
     if (sz) {
@@ -871,6 +1132,14 @@ static void cr_verify(cr *s)
     rc = qh_run(&f.img, &s->fix, q2w_close(&f.img));
     ALK_CHECK(rc == Q2W_OK, "close after the power loss: %s", q2w_strerror(rc));
     qh_close_handle(&f);
+    if (live_bitmap && !(s->fix.buf[95] & 1)) {
+        rc = qh_check(&s->fix, Q2W_CHECK_REPAIR_LEAKS, &r);
+        ALK_CHECK(rc == Q2W_OK && r.corruptions == 0 &&
+                      r.leaks_fixed == CR_BITMAP_CLUSTERS,
+                  "stale bitmap: %s, %llu corruptions, %llu leaks",
+                  q2w_strerror(rc), (unsigned long long)r.corruptions,
+                  (unsigned long long)r.leaks_fixed);
+    }
     qh_assert_consistent(&s->fix, 1, "written after the power loss");
 }
 
