@@ -27,7 +27,8 @@ GREATEST_INC = -isystem $(GREATEST_DIR)
 endif
 
 HEADERS      := $(wildcard alkcodec.h alksim.h alktunnel.h qcow2w.h)
-FUZZ_TARGETS := codec sim_core sim_arq params qcow2_write qcow2_open qcow2_growth qcow2_crash
+FUZZ_TARGETS := codec sim_core sim_arq params qcow2_write qcow2_open qcow2_growth qcow2_crash \
+                inflate
 UNIT_TESTS   := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
 EXAMPLES     := $(patsubst examples/%.c,%,$(wildcard examples/*.c))
 BENCHES      := $(patsubst tests/bench_%.c,%,$(wildcard tests/bench_*.c))
@@ -119,6 +120,13 @@ $(B)/replay_qcow2_write: qcow2w.h alksim.h fuzz/qcow2_harness.h
 $(B)/replay_qcow2_growth: qcow2w.h alksim.h fuzz/qcow2_harness.h
 $(B)/replay_qcow2_open: qcow2w.h fuzz/qcow2_harness.h
 $(B)/replay_qcow2_crash: qcow2w.h alksim.h fuzz/qcow2_harness.h
+# The inflater is checked against zlib whenever zlib.h and -lz are there
+# (Debian: zlib1g-dev); without them only its own properties are checked.
+ZLIB_OK := $(shell printf '\043include <zlib.h>\nint main(void){return zlibVersion()[0] == 0;}\n' | \
+             $(CC) -x c - -lz -o /dev/null 2>/dev/null && echo 1)
+$(B)/replay_inflate: qcow2w.h
+$(B)/replay_inflate: CPPFLAGS += $(if $(ZLIB_OK),-DALK_HAVE_ZLIB)
+$(B)/replay_inflate: LDFLAGS += $(if $(ZLIB_OK),-lz)
 
 # The JSON conformance collection also goes through the params oracle.
 replay: $(FUZZ_TARGETS:%=$(B)/replay_%)

@@ -1721,11 +1721,12 @@ static const unsigned char q2w__inf_dext[30] = {
 
 static void q2w__inf_refill(q2w__inf_reader *b)
 {
-    const unsigned char *p = b->in + b->pos;
+    const unsigned char *p;
     unsigned i;
     uint64_t v = 0;
 
     if (b->len - b->pos >= 8) {
+        p = b->in + b->pos;
         /* Top up to 56..63 bits with one 8-byte load. Bits past cnt may
          * already hold the start of the next byte; OR-ing it in again
          * later is harmless. */

@@ -69,11 +69,19 @@ pick_engine() {
 build() {
     src="$ROOT/fuzz/$2.c"
     [ -f "$src" ] || die "no harness fuzz/$2.c"
+    # the inflater's target checks against zlib when it links (the
+    # Makefile's ZLIB_OK test, for the same compiler)
+    zdef=""; zlib=""
+    if [ "$2" = inflate ] &&
+       printf '#include <zlib.h>\nint main(void){return zlibVersion()[0] == 0;}\n' |
+           "$CLANG" -x c - -lz -o /dev/null 2>/dev/null; then
+        zdef="-DALK_HAVE_ZLIB"; zlib="-lz"
+    fi
     # shellcheck disable=SC2086
     case $1 in
-    honggfuzz) "$HFCC" -O1 -g $SAN $FUZZ_DEFS "$src" -o "$3" ;;
-    libfuzzer) "$CLANG" -O1 -g -fsanitize=fuzzer $SAN $FUZZ_DEFS "$src" -o "$3" ;;
-    afl) afl-clang-fast -O1 -g -fsanitize=fuzzer $SAN $FUZZ_DEFS "$src" -o "$3" ;;
+    honggfuzz) "$HFCC" -O1 -g $SAN $FUZZ_DEFS $zdef "$src" -o "$3" $zlib ;;
+    libfuzzer) "$CLANG" -O1 -g -fsanitize=fuzzer $SAN $FUZZ_DEFS $zdef "$src" -o "$3" $zlib ;;
+    afl) afl-clang-fast -O1 -g -fsanitize=fuzzer $SAN $FUZZ_DEFS $zdef "$src" -o "$3" $zlib ;;
     esac
 }
 
