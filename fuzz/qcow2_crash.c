@@ -500,8 +500,8 @@ static void cr_add_compressed(cr *s)
 static void cr_add_bitmaps(cr *s)
 {
     uint64_t host[CR_BITMAP_CLUSTERS], vc0, where, i;
-    unsigned char *d = s->fix.buf;
     unsigned m = cr_claim(s, CR_BITMAP_CLUSTERS, &vc0, host);
+    unsigned char *d = s->fix.buf;   /* (the claim may move it) */
     ALK_CHECK(m == CR_BITMAP_CLUSTERS, "bitmap fixture: disk too small");
     for (i = 0; i < m; i++) {
         (void)cr_l2e(s, vc0 + i, &where);
