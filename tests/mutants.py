@@ -2,7 +2,7 @@
 """mutants.py - mutation testing of a header's implementation (DESIGN 2.8).
 
     python3 tests/mutants.py --header alkcodec.h [--count 60] [--seed 1]
-                             [--jobs 2] [--timeout 300] [--list]
+                             [--timeout 300] [--since REV] [--list]
 
 Makes one small source mutation at a time in a scratch copy of the tree
 (never the working tree): flip a comparison, swap && and ||, shift an integer
@@ -14,7 +14,9 @@ one that does not compile did not build (and does not count).
 
 Selection is deterministic: every candidate mutation of the implementation
 section is enumerated in file order, shuffled with --seed, and the first
---count are run. Survivors are listed with file:line and the mutation. A
+--count are run; with --since REV only the lines the change since REV added
+or rewrote are candidates (git diff -U0), so a change's own code is judged.
+Survivors are listed with file:line and the mutation. A
 survivor that is equivalent to the original (no test can tell them apart)
 is documented in tests/mutants_equivalent.txt as
     <header>: <original line> => <mutated line>  # why
@@ -123,6 +125,18 @@ def candidates(lines, lo, hi):
     return out
 
 
+def changed_lines(header, rev):
+    """0-based indices of the lines of `header` added or rewritten since
+    `rev` (the + side of git diff -U0)."""
+    out = subprocess.run(["git", "diff", "-U0", rev, "--", header], cwd=ROOT,
+                         stdout=subprocess.PIPE, check=True).stdout.decode()
+    changed = set()
+    for m in re.finditer(r"^@@ -\S+ \+(\d+)(?:,(\d+))? @@", out, re.M):
+        start, n = int(m.group(1)), int(m.group(2) or "1")
+        changed.update(range(start - 1, start - 1 + n))
+    return changed
+
+
 def load_equivalents(header):
     path = os.path.join(ROOT, "tests", "mutants_equivalent.txt")
     eq = {}
@@ -169,6 +183,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--list", action="store_true",
                     help="list the selected mutants without running them")
+    ap.add_argument("--since", default=None,
+                    help="only lines added or changed since this git revision")
     args = ap.parse_args()
 
     header = args.header
@@ -177,6 +193,9 @@ def main():
     lines = src.split("\n")
     lo, hi = implementation_range(lines, macro)
     cands = candidates(lines, lo, hi)
+    if args.since:
+        changed = changed_lines(header, args.since)
+        cands = [c for c in cands if c[0] in changed]
     rnd = random.Random(args.seed)
     rnd.shuffle(cands)
     chosen = cands[:args.count]
