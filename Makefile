@@ -28,7 +28,7 @@ endif
 
 HEADERS      := $(wildcard alkcodec.h alksim.h alktunnel.h qcow2w.h)
 FUZZ_TARGETS := codec sim_core sim_arq params qcow2_write qcow2_open qcow2_growth qcow2_crash \
-                inflate
+                inflate session
 UNIT_TESTS   := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
 EXAMPLES     := $(patsubst examples/%.c,%,$(wildcard examples/*.c))
 BENCHES      := $(patsubst tests/bench_%.c,%,$(wildcard tests/bench_*.c))
@@ -125,6 +125,7 @@ $(B)/replay_qcow2_crash: qcow2w.h alksim.h fuzz/qcow2_harness.h
 ZLIB_OK := $(shell printf '\043include <zlib.h>\nint main(void){return zlibVersion()[0] == 0;}\n' | \
              $(CC) -x c - -lz -o /dev/null 2>/dev/null && echo 1)
 $(B)/replay_inflate: qcow2w.h
+$(B)/replay_session: alktunnel.h alksim.h
 $(B)/replay_inflate: CPPFLAGS += $(if $(ZLIB_OK),-DALK_HAVE_ZLIB)
 $(B)/replay_inflate: LDFLAGS += $(if $(ZLIB_OK),-lz)
 
@@ -163,7 +164,7 @@ fast-gate: unit replay
 # targets'
 # generated seeds are seed-mode inputs written by their replay driver. Both
 # are byte-stable: seeds-check regenerates them and compares.
-SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth qcow2_crash
+SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth qcow2_crash session
 SEED_ARGS = --seed 1 --runs 32 --max-len 2048
 
 $(B)/codec_seeds: fuzz/codec_seeds.c fuzz/codec_layout.h | $(B)

@@ -254,7 +254,26 @@ extern "C" {
     X(ALKT_ERR_DUPLICATE_VALUE, -27, "value repeated in a set")               \
     X(ALKT_ERR_BAD_RANGE, -28, "range with from > to")                        \
     X(ALKT_ERR_TOO_MANY, -29, "more items than the capacity")                 \
-    X(ALKT_ERR_BUFFER_TOO_SMALL, -30, "output buffer too small")
+    X(ALKT_ERR_BUFFER_TOO_SMALL, -30, "output buffer too small")               \
+    X(ALKT_ERR_PROTOCOL, -31, "the peer broke the session protocol")          \
+    X(ALKT_ERR_FRAME_TOO_LARGE, -32, "frame larger than the frame limit")     \
+    X(ALKT_ERR_FLOW_CONTROL, -33, "the peer sent past its window")            \
+    X(ALKT_ERR_AUTH, -34, "the peer failed authentication")                   \
+    X(ALKT_ERR_VERSION, -35, "no protocol version in common")                 \
+    X(ALKT_ERR_RESUME_REFUSED, -36, "resumption refused (unknown session or "  \
+      "bad token)")                                                            \
+    X(ALKT_ERR_RESUME_EXPIRED, -37, "the resume window has passed")           \
+    X(ALKT_ERR_HANDSHAKE_TIMEOUT, -38, "the handshake took too long")         \
+    X(ALKT_ERR_IDLE_TIMEOUT, -39, "nothing heard from the peer for too long")  \
+    X(ALKT_ERR_GOAWAY, -40, "the peer closed the session")                    \
+    X(ALKT_ERR_CLOSED, -41, "the session is closed")                          \
+    X(ALKT_ERR_STATE, -42, "not possible in this state")                      \
+    X(ALKT_ERR_NO_CHANNEL, -43, "no such channel")                            \
+    X(ALKT_ERR_CHANNELS_FULL, -44, "no free channel")                         \
+    X(ALKT_ERR_NOMEM, -45, "caller memory too small")                         \
+    X(ALKT_ERR_NOT_CONNECTED, -46, "the connection is gone")                  \
+    X(ALKT_ERR_WOULD_BLOCK, -47, "no room now: try after the peer's acks")    \
+    X(ALKT_ERR_RESET, -48, "the channel was reset")
 
 enum {
 #define ALKT__ENUM(name, value, text) name = value,
@@ -488,6 +507,264 @@ ALKTDEF ptrdiff_t alkt_control_encode(const alkt_control *c, char *buf,
                                       size_t cap, alkt_error *err);
 
 ALKTDEF const char *alkt_strerror(int code);
+
+/* ---- SHA-256, HMAC-SHA-256 ------------------------------------------------ */
+#define ALKT_SHA256_SIZE 32
+#define ALKT_SHA256_BLOCK 64
+
+/* Streaming SHA-256 state; do not rely on the contents. */
+typedef struct alkt_sha256_ctx {
+    uint32_t h[8];
+    uint64_t total;          /* bytes hashed so far */
+    unsigned char buf[64];   /* partial block */
+    size_t fill;             /* bytes used in buf */
+} alkt_sha256_ctx;
+
+ALKTDEF void alkt_sha256_init(alkt_sha256_ctx *c);
+ALKTDEF void alkt_sha256_update(alkt_sha256_ctx *c, const void *data, size_t len);
+/* Writes the digest and wipes *c; call alkt_sha256_init again to reuse it. */
+ALKTDEF void alkt_sha256_final(alkt_sha256_ctx *c, unsigned char out[ALKT_SHA256_SIZE]);
+ALKTDEF void alkt_sha256(const void *data, size_t len, unsigned char out[ALKT_SHA256_SIZE]);
+
+/* Streaming HMAC-SHA-256 state; do not rely on the contents. */
+typedef struct alkt_hmac_sha256_ctx {
+    alkt_sha256_ctx inner, outer;
+} alkt_hmac_sha256_ctx;
+
+ALKTDEF void alkt_hmac_sha256_init(alkt_hmac_sha256_ctx *m, const void *key, size_t key_len);
+ALKTDEF void alkt_hmac_sha256_update(alkt_hmac_sha256_ctx *m, const void *data, size_t len);
+/* Writes the MAC and wipes *m; call alkt_hmac_sha256_init again to reuse it. */
+ALKTDEF void alkt_hmac_sha256_final(alkt_hmac_sha256_ctx *m, unsigned char out[ALKT_SHA256_SIZE]);
+ALKTDEF void alkt_hmac_sha256(const void *key, size_t key_len, const void *data, size_t len,
+                              unsigned char out[ALKT_SHA256_SIZE]);
+
+/* 1 when equal; time depends on len only, never on the contents */
+ALKTDEF int alkt_ct_equal(const void *a, const void *b, size_t len);
+
+/* ---- session: one authenticated channel mux over one byte stream ----------
+ * See SESSION in the top comment for the wire format and the rules. */
+#define ALKT_PROTOCOL_VERSION 1u
+#define ALKT_FRAME_HEADER 8u
+#define ALKT_FRAME_PAYLOAD_MAX 16384u
+#define ALKT_NONCE_SIZE 32u
+#define ALKT_SESSION_ID_SIZE 16u
+#define ALKT_IDENTITY_MAX 64u
+#define ALKT_REASON_MAX 128u
+#define ALKT_CHANNELS_MAX 4096u
+
+typedef enum alkt_frame_type {
+    ALKT_FRAME_HELLO = 0x01,
+    ALKT_FRAME_AUTH = 0x02,
+    /* sequenced: logged, acknowledged, resent after a resume */
+    ALKT_FRAME_OPEN = 0x10,
+    ALKT_FRAME_OPEN_OK = 0x11,
+    ALKT_FRAME_OPEN_ERR = 0x12,
+    ALKT_FRAME_DATA = 0x13,
+    ALKT_FRAME_EOF = 0x14,
+    ALKT_FRAME_RESET = 0x15,
+    ALKT_FRAME_WINDOW = 0x16,
+    /* connection-level: never logged */
+    ALKT_FRAME_ACK = 0x20,
+    ALKT_FRAME_PING = 0x21,
+    ALKT_FRAME_PONG = 0x22,
+    ALKT_FRAME_GOAWAY = 0x23
+} alkt_frame_type;
+
+typedef struct alkt_session_config {
+    int is_server;              /* 0: client (opens odd ids), 1: server */
+    const unsigned char *secret;/* the shared secret, 16..64 bytes */
+    size_t secret_len;
+    const char *identity;       /* who we are, 1..64 bytes, bound by the MACs */
+    size_t identity_len;
+    uint32_t max_channels;      /* live channels at once; 0 = 16 */
+    uint32_t channel_window;    /* receive buffer per channel; 0 = 65536 */
+    uint32_t session_window;    /* receive credit of all channels together;
+                                   0 = max_channels * channel_window */
+    uint32_t log_size;          /* bytes of sent frames kept until acked (the
+                                   resend log); 0 = 262144; >= 4 frames */
+    uint32_t max_frame;         /* payload bytes per frame we accept and send,
+                                   256..ALKT_FRAME_PAYLOAD_MAX; 0 = the max */
+    uint64_t ping_interval_ns;  /* keepalive after this much silence; 0 = 15 s */
+    uint64_t idle_timeout_ns;   /* connection dead after this long without
+                                   input; 0 = 60 s */
+    uint64_t handshake_timeout_ns; /* 0 = 10 s */
+    uint64_t resume_window_ns;  /* how long a dropped session can resume;
+                                   0 = 120 s */
+} alkt_session_config;
+
+typedef enum alkt_event_type {
+    ALKT_EV_NONE = 0,
+    ALKT_EV_ESTABLISHED,  /* handshake done, a new session */
+    ALKT_EV_RESUMED,      /* handshake done, the session goes on */
+    ALKT_EV_DISCONNECTED, /* the connection is over (code says why): close
+                             it; the session can resume on a new one */
+    ALKT_EV_CLOSED,       /* the session is over (code), every channel too */
+    ALKT_EV_OPEN_REQUEST, /* the peer opened `channel`: accept or refuse */
+    ALKT_EV_OPENED,       /* our open was accepted */
+    ALKT_EV_OPEN_FAILED,  /* our open was refused (code: the peer's) */
+    ALKT_EV_READABLE,     /* bytes (or the peer's EOF) to read */
+    ALKT_EV_WRITABLE,     /* send credit came back */
+    ALKT_EV_RESET,        /* the peer reset the channel (code: the peer's) */
+    ALKT_EV_CHANNEL_DONE  /* both directions ended or reset: the id is gone
+                             after this event */
+} alkt_event_type;
+
+typedef struct alkt_event {
+    alkt_event_type type;
+    uint32_t channel;     /* 0 for session events */
+    int code;             /* DISCONNECTED / CLOSED: an ALKT_ERR_* code;
+                             OPEN_FAILED / RESET: the peer's 16-bit code */
+} alkt_event;
+
+typedef enum alkt_channel_state {
+    ALKT_CHANNEL_NONE = 0,  /* no such channel (or done) */
+    ALKT_CHANNEL_OPENING,   /* we opened it, no answer yet */
+    ALKT_CHANNEL_INCOMING,  /* the peer opened it, we have not answered */
+    ALKT_CHANNEL_OPEN,
+    ALKT_CHANNEL_FINISHED   /* ended (EOFs, reset, refusal); CHANNEL_DONE
+                               pending */
+} alkt_channel_state;
+
+typedef struct alkt_channel_info {
+    alkt_channel_state state;
+    int local;                 /* we opened it */
+    size_t readable;           /* bytes buffered for alkt_channel_recv */
+    uint64_t send_credit;      /* bytes alkt_channel_send may take now (also
+                                  bounded by the resend log's room) */
+    int write_closed;          /* we shut our direction down */
+    int peer_eof;              /* the peer shut its direction down */
+    int reset;                 /* reset by either side */
+    int code;                  /* reset / refusal code, when there is one */
+    uint64_t bytes_sent, bytes_received;
+    alkt_open_params params;   /* what the opener asked for */
+    alkt_listen_reply reply;   /* OPENED with a forwarded open: where it
+                                  listens (zero when none) */
+} alkt_channel_info;
+
+/* Do not rely on the size or contents of these types. */
+typedef struct alkt__chan {
+    uint32_t id;
+    uint8_t state;              /* alkt_channel_state */
+    uint16_t flags;
+    uint16_t events;            /* pending event bits */
+    int code;
+    uint32_t rcv_head, rcv_len; /* ring of channel_window bytes */
+    uint32_t rcv_granted;       /* credit given, bytes not yet arrived */
+    uint64_t snd_credit;
+    uint32_t rcv_partial;       /* bytes of a DATA frame still arriving */
+    uint64_t sent, received;
+    alkt_open_params params;
+    alkt_listen_reply reply;
+    unsigned char *ring;        /* (last: records are cleared up to it) */
+} alkt__chan;
+
+typedef struct alkt_session {
+    /* configuration */
+    int is_server;
+    unsigned char secret[64];
+    size_t secret_len;
+    char identity[ALKT_IDENTITY_MAX];
+    size_t identity_len;
+    uint32_t max_channels, channel_window, session_window, log_size, max_frame;
+    uint64_t ping_ns, idle_ns, hs_ns, resume_ns;
+    /* state */
+    int state, conn, close_code, conn_code;
+    int established_once, hs_step;
+    uint64_t now, deadline_hs, deadline_resume, last_rx, last_tx;
+    unsigned char session_id[ALKT_SESSION_ID_SIZE];
+    unsigned char token[32];
+    unsigned char nonce[ALKT_NONCE_SIZE], peer_nonce[ALKT_NONCE_SIZE];
+    unsigned char transcript[32];
+    alkt_sha256_ctx hs_hash;
+    char peer_identity[ALKT_IDENTITY_MAX + 1];
+    size_t peer_identity_len;
+    uint32_t peer_max_frame, peer_log_size;
+    int resuming, conn_was_up;
+    uint64_t rx_peer_has;       /* frames the peer's HELLO says it has */
+    int peer_goaway;            /* the code of the peer's GOAWAY */
+    /* channels */
+    alkt__chan *chans;
+    uint32_t next_id, peer_high;
+    uint64_t budget_used;       /* credit outstanding + bytes buffered */
+    uint32_t ev_cursor;
+    unsigned session_events;
+    int ev_code_disconnected, ev_code_closed;
+    /* the resend log: sequenced frames, absolute byte positions */
+    unsigned char *log;
+    uint64_t log_head, log_tail, log_sent, seq_head, seq_next, seq_sent;
+    /* input */
+    unsigned char in_hdr[ALKT_FRAME_HEADER];
+    size_t in_hdr_len, in_len, in_got;
+    unsigned char *in_buf;
+    unsigned in_type;
+    uint32_t in_chan;
+    alkt__chan *in_sink;        /* DATA going straight into this ring */
+    uint64_t seq_received, seq_acked_out;
+    uint64_t rx_since_ack;
+    /* output: connection frames, sent between log frames */
+    unsigned char ctl[512];
+    size_t ctl_len, ctl_off;
+    size_t tx_frame_left;       /* bytes left of the log frame being sent */
+    int ack_wanted, ping_wanted, pong_wanted;
+    unsigned char ping_data[8], pong_data[8];
+    uint64_t ping_counter;
+    int goaway_wanted, goaway_sent;
+    int goaway_code;
+} alkt_session;
+
+/* Bytes of caller memory alkt_session_init needs for cfg (0 when cfg is
+ * invalid): max_channels * (sizeof(channel record) + channel_window) +
+ * log_size + max_frame + alignment; see SESSION / MEMORY. */
+ALKTDEF size_t alkt_session_mem_size(const alkt_session_config *cfg);
+ALKTDEF int alkt_session_init(alkt_session *s, const alkt_session_config *cfg,
+                              void *mem, size_t mem_len, uint64_t now);
+/* A new connection (the first, or one to resume on): nonce is 32 fresh
+ * random bytes from the caller. The client sends its HELLO at once. */
+ALKTDEF int alkt_session_connect(alkt_session *s, uint64_t now,
+                                 const unsigned char nonce[ALKT_NONCE_SIZE]);
+/* The connection dropped (reset, EOF, roaming): the session waits for a
+ * new one (resume_window), or is closed when it never got established. */
+ALKTDEF void alkt_session_handle_disconnected(alkt_session *s, uint64_t now);
+/* Bytes from the connection, any split. ALKT_OK, or the error that ended
+ * the connection or the session (also reported as an event). */
+ALKTDEF int alkt_session_handle_input(alkt_session *s, const void *data,
+                                      size_t len, uint64_t now);
+/* Bytes to send on the connection: at most cap; 0 when nothing is due. */
+ALKTDEF size_t alkt_session_poll_transmit(alkt_session *s, void *buf,
+                                          size_t cap);
+/* The next moment handle_timeout must run; s->now when output is queued
+ * already; UINT64_MAX when nothing is armed. */
+ALKTDEF uint64_t alkt_session_poll_timeout(const alkt_session *s);
+ALKTDEF void alkt_session_handle_timeout(alkt_session *s, uint64_t now);
+/* One pending event: 1 and *ev, or 0 when there is none. */
+ALKTDEF int alkt_session_poll_event(alkt_session *s, alkt_event *ev);
+/* Ends the session: GOAWAY with code (a 16-bit application code), every
+ * channel fails; no resume. */
+ALKTDEF int alkt_session_close(alkt_session *s, uint16_t code);
+ALKTDEF int alkt_session_is_established(const alkt_session *s);
+/* The peer's identity as it proved it (valid once established). */
+ALKTDEF const char *alkt_session_peer_identity(const alkt_session *s,
+                                               size_t *len);
+
+ALKTDEF int alkt_channel_open(alkt_session *s, const alkt_open_params *params,
+                              uint32_t *id);
+ALKTDEF int alkt_channel_accept(alkt_session *s, uint32_t id,
+                                const alkt_listen_reply *reply);
+ALKTDEF int alkt_channel_refuse(alkt_session *s, uint32_t id, uint16_t code,
+                                const char *reason);
+/* Takes up to len bytes (the channel's credit and the log's room decide):
+ * the count taken, 0 when none fits now (wait for ALKT_EV_WRITABLE), or
+ * an error. */
+ALKTDEF ptrdiff_t alkt_channel_send(alkt_session *s, uint32_t id,
+                                    const void *data, size_t len);
+/* Reads up to cap buffered bytes; *eof is set once everything the peer
+ * sent before its EOF has been read. */
+ALKTDEF ptrdiff_t alkt_channel_recv(alkt_session *s, uint32_t id, void *buf,
+                                    size_t cap, int *eof);
+ALKTDEF int alkt_channel_shutdown_write(alkt_session *s, uint32_t id);
+ALKTDEF int alkt_channel_reset(alkt_session *s, uint32_t id, uint16_t code);
+ALKTDEF int alkt_channel_info_get(const alkt_session *s, uint32_t id,
+                                  alkt_channel_info *info);
 
 #ifdef __cplusplus
 }
@@ -3197,6 +3474,1527 @@ ALKTDEF ptrdiff_t alkt_control_encode(const alkt_control *c, char *buf,
     }
     alkt__w_raw(&w, "}", 1);
     return alkt__enc_finish(&d, &w);
+}
+
+/* ---- SHA-256 (FIPS 180-4), HMAC-SHA-256 (RFC 2104) ------------------------- */
+/* FIPS 180-4 section 4.2.2: first 32 bits of the fractional parts of the
+ * cube roots of the first 64 primes. */
+static const uint32_t alkt__sha256_k[64] = {
+    0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u,
+    0x3956c25bu, 0x59f111f1u, 0x923f82a4u, 0xab1c5ed5u,
+    0xd807aa98u, 0x12835b01u, 0x243185beu, 0x550c7dc3u,
+    0x72be5d74u, 0x80deb1feu, 0x9bdc06a7u, 0xc19bf174u,
+    0xe49b69c1u, 0xefbe4786u, 0x0fc19dc6u, 0x240ca1ccu,
+    0x2de92c6fu, 0x4a7484aau, 0x5cb0a9dcu, 0x76f988dau,
+    0x983e5152u, 0xa831c66du, 0xb00327c8u, 0xbf597fc7u,
+    0xc6e00bf3u, 0xd5a79147u, 0x06ca6351u, 0x14292967u,
+    0x27b70a85u, 0x2e1b2138u, 0x4d2c6dfcu, 0x53380d13u,
+    0x650a7354u, 0x766a0abbu, 0x81c2c92eu, 0x92722c85u,
+    0xa2bfe8a1u, 0xa81a664bu, 0xc24b8b70u, 0xc76c51a3u,
+    0xd192e819u, 0xd6990624u, 0xf40e3585u, 0x106aa070u,
+    0x19a4c116u, 0x1e376c08u, 0x2748774cu, 0x34b0bcb5u,
+    0x391c0cb3u, 0x4ed8aa4au, 0x5b9cca4fu, 0x682e6ff3u,
+    0x748f82eeu, 0x78a5636fu, 0x84c87814u, 0x8cc70208u,
+    0x90befffau, 0xa4506cebu, 0xbef9a3f7u, 0xc67178f2u
+};
+
+/* FIPS 180-4 section 5.3.3: initial hash value. */
+static const uint32_t alkt__sha256_iv[8] = {
+    0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
+    0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u
+};
+
+/* Zero memory through a volatile pointer so the stores are not elided. */
+static void alkt__sha256_wipe(void *p, size_t n)
+{
+    volatile unsigned char *v = (volatile unsigned char *)p;
+    while (n--) *v++ = 0;
+}
+
+static uint32_t alkt__sha256_load32(const unsigned char *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
+           ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+}
+
+static void alkt__sha256_store32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
+/* n must be in 1..31 */
+static uint32_t alkt__sha256_rotr(uint32_t x, unsigned n)
+{
+    return (x >> n) | (x << (32u - n));
+}
+
+/* Process nblocks consecutive 64-byte blocks starting at p. */
+static void alkt__sha256_blocks(uint32_t h[8], const unsigned char *p, size_t nblocks)
+{
+    uint32_t w[64];
+    uint32_t a, b, c, d, e, f, g, hh, t1, t2;
+    int i;
+
+    while (nblocks--) {
+        for (i = 0; i < 16; i++)
+            w[i] = alkt__sha256_load32(p + 4 * i);
+        for (i = 16; i < 64; i++) {
+            uint32_t x = w[i - 15], y = w[i - 2];
+            uint32_t s0 = alkt__sha256_rotr(x, 7) ^ alkt__sha256_rotr(x, 18) ^ (x >> 3);
+            uint32_t s1 = alkt__sha256_rotr(y, 17) ^ alkt__sha256_rotr(y, 19) ^ (y >> 10);
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+
+        a = h[0]; b = h[1]; c = h[2]; d = h[3];
+        e = h[4]; f = h[5]; g = h[6]; hh = h[7];
+
+        for (i = 0; i < 64; i++) {
+            t1 = hh + (alkt__sha256_rotr(e, 6) ^ alkt__sha256_rotr(e, 11) ^ alkt__sha256_rotr(e, 25))
+                 + (g ^ (e & (f ^ g)))                      /* Ch(e,f,g)  */
+                 + alkt__sha256_k[i] + w[i];
+            t2 = (alkt__sha256_rotr(a, 2) ^ alkt__sha256_rotr(a, 13) ^ alkt__sha256_rotr(a, 22))
+                 + ((a & b) | (c & (a | b)));               /* Maj(a,b,c) */
+            hh = g; g = f; f = e; e = d + t1;
+            d = c; c = b; b = a; a = t1 + t2;
+        }
+
+        h[0] += a; h[1] += b; h[2] += c; h[3] += d;
+        h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+        p += 64;
+    }
+}
+
+ALKTDEF void alkt_sha256_init(alkt_sha256_ctx *c)
+{
+    int i;
+    for (i = 0; i < 8; i++) c->h[i] = alkt__sha256_iv[i];
+    c->total = 0;
+    c->fill = 0;
+}
+
+ALKTDEF void alkt_sha256_update(alkt_sha256_ctx *c, const void *data, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)data;
+
+    if (len == 0) return;              /* data may be NULL when len is 0 */
+    c->total += (uint64_t)len;
+
+    if (c->fill) {
+        size_t n = ALKT_SHA256_BLOCK - c->fill;
+        if (n > len) n = len;
+        memcpy(c->buf + c->fill, p, n);
+        c->fill += n;
+        p += n;
+        len -= n;
+        if (c->fill < ALKT_SHA256_BLOCK) return;
+        alkt__sha256_blocks(c->h, c->buf, 1);
+        c->fill = 0;
+    }
+    if (len >= ALKT_SHA256_BLOCK) {
+        size_t nb = len / ALKT_SHA256_BLOCK;
+        alkt__sha256_blocks(c->h, p, nb);
+        p += nb * ALKT_SHA256_BLOCK;
+        len -= nb * ALKT_SHA256_BLOCK;
+    }
+    if (len) {
+        memcpy(c->buf, p, len);
+        c->fill = len;
+    }
+}
+
+ALKTDEF void alkt_sha256_final(alkt_sha256_ctx *c, unsigned char out[ALKT_SHA256_SIZE])
+{
+    uint64_t bits = c->total << 3;     /* message length in bits, mod 2^64 */
+    size_t i = c->fill;
+
+    c->buf[i++] = 0x80;
+    if (i > ALKT_SHA256_BLOCK - 8) {
+        memset(c->buf + i, 0, ALKT_SHA256_BLOCK - i);
+        alkt__sha256_blocks(c->h, c->buf, 1);
+        i = 0;
+    }
+    memset(c->buf + i, 0, ALKT_SHA256_BLOCK - 8 - i);
+    alkt__sha256_store32(c->buf + 56, (uint32_t)(bits >> 32));
+    alkt__sha256_store32(c->buf + 60, (uint32_t)bits);
+    alkt__sha256_blocks(c->h, c->buf, 1);
+
+    for (i = 0; i < 8; i++)
+        alkt__sha256_store32(out + 4 * i, c->h[i]);
+    alkt__sha256_wipe(c, sizeof *c);
+}
+
+ALKTDEF void alkt_sha256(const void *data, size_t len, unsigned char out[ALKT_SHA256_SIZE])
+{
+    alkt_sha256_ctx c;
+    alkt_sha256_init(&c);
+    alkt_sha256_update(&c, data, len);
+    alkt_sha256_final(&c, out);        /* wipes c */
+}
+
+ALKTDEF void alkt_hmac_sha256_init(alkt_hmac_sha256_ctx *m, const void *key, size_t key_len)
+{
+    unsigned char k0[ALKT_SHA256_BLOCK];
+    unsigned char pad[ALKT_SHA256_BLOCK];
+    int i;
+
+    memset(k0, 0, sizeof k0);
+    if (key_len > ALKT_SHA256_BLOCK)
+        alkt_sha256(key, key_len, k0);           /* K0 = H(K) || zeros */
+    else if (key_len)
+        memcpy(k0, key, key_len);                /* K0 = K || zeros */
+
+    for (i = 0; i < ALKT_SHA256_BLOCK; i++) pad[i] = (unsigned char)(k0[i] ^ 0x36u);
+    alkt_sha256_init(&m->inner);
+    alkt_sha256_update(&m->inner, pad, sizeof pad);
+
+    for (i = 0; i < ALKT_SHA256_BLOCK; i++) pad[i] = (unsigned char)(k0[i] ^ 0x5cu);
+    alkt_sha256_init(&m->outer);
+    alkt_sha256_update(&m->outer, pad, sizeof pad);
+
+    alkt__sha256_wipe(k0, sizeof k0);
+    alkt__sha256_wipe(pad, sizeof pad);
+}
+
+ALKTDEF void alkt_hmac_sha256_update(alkt_hmac_sha256_ctx *m, const void *data, size_t len)
+{
+    alkt_sha256_update(&m->inner, data, len);
+}
+
+ALKTDEF void alkt_hmac_sha256_final(alkt_hmac_sha256_ctx *m, unsigned char out[ALKT_SHA256_SIZE])
+{
+    unsigned char ih[ALKT_SHA256_SIZE];
+    alkt_sha256_final(&m->inner, ih);            /* wipes m->inner */
+    alkt_sha256_update(&m->outer, ih, sizeof ih);
+    alkt_sha256_final(&m->outer, out);           /* wipes m->outer */
+    alkt__sha256_wipe(ih, sizeof ih);
+}
+
+ALKTDEF void alkt_hmac_sha256(const void *key, size_t key_len, const void *data, size_t len,
+                              unsigned char out[ALKT_SHA256_SIZE])
+{
+    alkt_hmac_sha256_ctx m;
+    alkt_hmac_sha256_init(&m, key, key_len);
+    alkt_hmac_sha256_update(&m, data, len);
+    alkt_hmac_sha256_final(&m, out);             /* wipes m */
+}
+
+ALKTDEF int alkt_ct_equal(const void *a, const void *b, size_t len)
+{
+    /* volatile reads: every byte is loaded, no early exit can be synthesised */
+    const volatile unsigned char *x = (const volatile unsigned char *)a;
+    const volatile unsigned char *y = (const volatile unsigned char *)b;
+    unsigned int d = 0;
+    size_t i;
+
+    for (i = 0; i < len; i++)
+        d |= (unsigned int)(x[i] ^ y[i]);
+    /* d is 0..255: (d - 1) >> 8 has bit 0 set only when d == 0 */
+    return (int)(1u & ((d - 1u) >> 8));
+}
+
+/* ---- session ---------------------------------------------------------------- */
+enum { ALKT__S_FRESH = 0, ALKT__S_ACTIVE, ALKT__S_CLOSED };
+enum {
+    ALKT__C_NONE = 0, /* no connection */
+    ALKT__C_HANDSHAKE,
+    ALKT__C_UP,
+    ALKT__C_DRAINING  /* a GOAWAY goes out, then the connection is over */
+};
+/* channel flags */
+#define ALKT__CF_LOCAL 0x001u        /* we opened it */
+#define ALKT__CF_WRITE_CLOSED 0x002u /* the app shut its direction */
+#define ALKT__CF_EOF_QUEUED 0x004u   /* our EOF is in the log */
+#define ALKT__CF_PEER_EOF 0x008u
+#define ALKT__CF_RESET 0x010u
+#define ALKT__CF_WANT_RESET 0x020u   /* frames owed to the log */
+#define ALKT__CF_WANT_OK 0x040u
+#define ALKT__CF_WANT_ERR 0x080u
+#define ALKT__CF_EOF_READ 0x100u     /* recv has told the app of the EOF */
+/* pending events, delivered in this order; DONE last of all */
+#define ALKT__EV_OPEN_REQUEST 0x01u
+#define ALKT__EV_OPENED 0x02u
+#define ALKT__EV_OPEN_FAILED 0x04u
+#define ALKT__EV_READABLE 0x08u
+#define ALKT__EV_WRITABLE 0x10u
+#define ALKT__EV_RESET 0x20u
+#define ALKT__EV_DONE 0x40u
+#define ALKT__SEV_ESTABLISHED 0x1u
+#define ALKT__SEV_RESUMED 0x2u
+#define ALKT__SEV_DISCONNECTED 0x4u
+#define ALKT__SEV_CLOSED 0x8u
+/* library codes in OPEN_ERR / RESET frames (application codes are below) */
+#define ALKT__CODE_DUPLICATE 0xff01u
+#define ALKT__CODE_BAD_PARAMS 0xff02u
+#define ALKT__CODE_FULL 0xff03u
+
+#define ALKT__HELLO_FIXED 105u
+#define ALKT__WIRE_MAX ((uint64_t)1 << 40)   /* credit and counters */
+
+static const unsigned char alkt__magic[4] = {'A', 'L', 'K', 'T'};
+
+static void alkt__put16(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 8);
+    p[1] = (unsigned char)v;
+}
+static void alkt__put32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+static void alkt__put64(unsigned char *p, uint64_t v)
+{
+    alkt__put32(p, (uint32_t)(v >> 32));
+    alkt__put32(p + 4, (uint32_t)v);
+}
+static uint32_t alkt__get16(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 8 | p[1];
+}
+static uint32_t alkt__get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+           p[3];
+}
+static uint64_t alkt__get64(const unsigned char *p)
+{
+    return (uint64_t)alkt__get32(p) << 32 | alkt__get32(p + 4);
+}
+
+static void alkt__frame_header(unsigned char *h, unsigned type, size_t len,
+                               uint32_t chan)
+{
+    h[0] = (unsigned char)type;
+    h[1] = 0;
+    alkt__put16(h + 2, (uint32_t)len);
+    alkt__put32(h + 4, chan);
+}
+
+static int alkt__sequenced(unsigned type)
+{
+    return type >= ALKT_FRAME_OPEN && type <= ALKT_FRAME_WINDOW;
+}
+
+/* MAC of (label, transcript hash[, extra]) under key. */
+static void alkt__mac(const unsigned char *key, size_t key_len,
+                      const char *label, const unsigned char *a, size_t alen,
+                      const unsigned char *b, size_t blen,
+                      unsigned char out[32])
+{
+    alkt_hmac_sha256_ctx m;
+    alkt_hmac_sha256_init(&m, key, key_len);
+    alkt_hmac_sha256_update(&m, label, strlen(label));
+    alkt_hmac_sha256_update(&m, a, alen);
+    if (blen) alkt_hmac_sha256_update(&m, b, blen);
+    alkt_hmac_sha256_final(&m, out);
+}
+
+static size_t alkt__align8(size_t n)
+{
+    return (n + 7u) & ~(size_t)7u;
+}
+
+/* The configuration with defaults; 0 when it is invalid. */
+static int alkt__cfg(const alkt_session_config *c, alkt_session_config *o)
+{
+    *o = *c;
+    if (!o->max_channels) o->max_channels = 16;
+    if (!o->channel_window) o->channel_window = 65536;
+    if (!o->max_frame) o->max_frame = ALKT_FRAME_PAYLOAD_MAX;
+    if (!o->log_size) o->log_size = 262144;
+    if (!o->ping_interval_ns) o->ping_interval_ns = 15000000000ull;
+    if (!o->idle_timeout_ns) o->idle_timeout_ns = 60000000000ull;
+    if (!o->handshake_timeout_ns) o->handshake_timeout_ns = 10000000000ull;
+    if (!o->resume_window_ns) o->resume_window_ns = 120000000000ull;
+    if (!o->session_window)
+        o->session_window =
+            o->max_channels * (uint64_t)o->channel_window > 0xffffffffu
+                ? 0xffffffffu
+                : o->max_channels * o->channel_window;
+    if (!c->secret || c->secret_len < ALKT_SECRET_MIN ||
+        c->secret_len > ALKT_SECRET_MAX || !c->identity ||
+        c->identity_len == 0 || c->identity_len > ALKT_IDENTITY_MAX ||
+        o->max_channels > ALKT_CHANNELS_MAX || o->max_frame < 256 ||
+        o->max_frame > ALKT_FRAME_PAYLOAD_MAX ||
+        o->channel_window > (1u << 30) ||
+        o->log_size < 4 * (ALKT_FRAME_HEADER + o->max_frame) ||
+        o->log_size > (1u << 30))
+        return 0;
+    return 1;
+}
+
+ALKTDEF size_t alkt_session_mem_size(const alkt_session_config *cfg)
+{
+    alkt_session_config c;
+    if (!cfg || !alkt__cfg(cfg, &c)) return 0;
+    return alkt__align8((size_t)c.max_channels * sizeof(alkt__chan)) +
+           (size_t)c.max_channels * c.channel_window + c.log_size +
+           c.max_frame + 8;
+}
+
+ALKTDEF int alkt_session_init(alkt_session *s, const alkt_session_config *cfg,
+                              void *mem, size_t mem_len, uint64_t now)
+{
+    alkt_session_config c;
+    unsigned char *p;
+    uint32_t i;
+    if (!s || !cfg || !mem || !alkt__cfg(cfg, &c)) return ALKT_ERR_ARG;
+    if (mem_len < alkt_session_mem_size(cfg)) return ALKT_ERR_NOMEM;
+    memset(s, 0, sizeof *s);
+    s->is_server = c.is_server != 0;
+    memcpy(s->secret, c.secret, c.secret_len);
+    s->secret_len = c.secret_len;
+    memcpy(s->identity, c.identity, c.identity_len);
+    s->identity_len = c.identity_len;
+    s->max_channels = c.max_channels;
+    s->channel_window = c.channel_window;
+    s->session_window = c.session_window;
+    s->log_size = c.log_size;
+    s->max_frame = c.max_frame;
+    s->ping_ns = c.ping_interval_ns;
+    s->idle_ns = c.idle_timeout_ns;
+    s->hs_ns = c.handshake_timeout_ns;
+    s->resume_ns = c.resume_window_ns;
+    s->now = now;
+    p = (unsigned char *)(((uintptr_t)mem + 7u) & ~(uintptr_t)7u);
+    s->chans = (alkt__chan *)(void *)p;
+    p += alkt__align8((size_t)c.max_channels * sizeof(alkt__chan));
+    memset(s->chans, 0, (size_t)c.max_channels * sizeof(alkt__chan));
+    for (i = 0; i < c.max_channels; i++) {
+        s->chans[i].ring = p;
+        p += c.channel_window;
+    }
+    s->log = p;
+    p += c.log_size;
+    s->in_buf = p;
+    s->next_id = s->is_server ? 2 : 1;
+    return ALKT_OK;
+}
+
+/* ---- channels: lookup, events, the end of a channel ---- */
+static alkt__chan *alkt__find(const alkt_session *s, uint32_t id)
+{
+    uint32_t i;
+    if (!id) return NULL;
+    for (i = 0; i < s->max_channels; i++)
+        if (s->chans[i].state != ALKT_CHANNEL_NONE && s->chans[i].id == id)
+            return &s->chans[i];
+    return NULL;
+}
+
+static alkt__chan *alkt__slot(alkt_session *s)
+{
+    uint32_t i;
+    for (i = 0; i < s->max_channels; i++)
+        if (s->chans[i].state == ALKT_CHANNEL_NONE) return &s->chans[i];
+    return NULL;
+}
+
+static int alkt__local_id(const alkt_session *s, uint32_t id)
+{
+    return (int)(id & 1u) == (s->is_server ? 0 : 1);
+}
+
+/* An id the peer or we used before (the record is gone): frames for it
+ * are late, and ignored. */
+static int alkt__closed_id(const alkt_session *s, uint32_t id)
+{
+    return alkt__local_id(s, id) ? id < s->next_id : id <= s->peer_high;
+}
+
+/* Both directions over (or reset, or refused): nothing more will be
+ * delivered; DONE once every frame we owe is in the log. */
+static void alkt__maybe_done(alkt__chan *c)
+{
+    unsigned want = ALKT__CF_WANT_RESET | ALKT__CF_WANT_OK | ALKT__CF_WANT_ERR;
+    int over;
+    if (c->state == ALKT_CHANNEL_NONE || (c->events & ALKT__EV_DONE)) return;
+    if (c->flags & want) return;
+    over = (c->flags & ALKT__CF_RESET) != 0 ||
+           c->state == ALKT_CHANNEL_FINISHED ||
+           ((c->flags & ALKT__CF_EOF_QUEUED) && (c->flags & ALKT__CF_EOF_READ));
+    if (!over) return;
+    c->state = ALKT_CHANNEL_FINISHED;
+    c->events |= ALKT__EV_DONE;
+}
+
+/* The channel ends here without more frames: what it held of the session
+ * window goes back. */
+static void alkt__chan_end(alkt_session *s, alkt__chan *c, int code)
+{
+    s->budget_used -= (uint64_t)c->rcv_len + c->rcv_granted;
+    c->rcv_len = c->rcv_granted = c->rcv_partial = 0;
+    if (s->in_sink == c) s->in_sink = NULL;   /* the rest is dropped */
+    c->snd_credit = 0;
+    c->code = code;
+    c->state = ALKT_CHANNEL_FINISHED;
+}
+
+/* ---- the log ---- */
+static uint64_t alkt__log_room(const alkt_session *s)
+{
+    return s->log_size - (s->log_tail - s->log_head);
+}
+
+static void alkt__log_put(alkt_session *s, const void *data, size_t len)
+{
+    const unsigned char *d = (const unsigned char *)data;
+    while (len) {
+        size_t at = (size_t)(s->log_tail % s->log_size);
+        size_t n = s->log_size - at < len ? s->log_size - at : len;
+        memcpy(s->log + at, d, n);
+        s->log_tail += n;
+        d += n;
+        len -= n;
+    }
+}
+
+static unsigned char alkt__log_byte(const alkt_session *s, uint64_t abs)
+{
+    return s->log[abs % s->log_size];
+}
+
+static size_t alkt__log_frame_len(const alkt_session *s, uint64_t abs)
+{
+    return ALKT_FRAME_HEADER + ((size_t)alkt__log_byte(s, abs + 2) << 8 |
+                                alkt__log_byte(s, abs + 3));
+}
+
+/* Appends one sequenced frame when the log has room: 1, else 0. */
+static int alkt__log_frame(alkt_session *s, unsigned type, uint32_t chan,
+                           const void *a, size_t alen, const void *b,
+                           size_t blen)
+{
+    unsigned char h[ALKT_FRAME_HEADER];
+    if (alkt__log_room(s) < ALKT_FRAME_HEADER + alen + blen) return 0;
+    alkt__frame_header(h, type, alen + blen, chan);
+    alkt__log_put(s, h, sizeof h);
+    if (alen) alkt__log_put(s, a, alen);
+    if (blen) alkt__log_put(s, b, blen);
+    s->seq_next++;
+    return 1;
+}
+
+/* The peer has every frame below seq: their room is ours again. */
+static int alkt__log_release(alkt_session *s, uint64_t seq)
+{
+    if (seq < s->seq_head || seq > s->seq_sent) return ALKT_ERR_PROTOCOL;
+    while (s->seq_head < seq) {
+        s->log_head += alkt__log_frame_len(s, s->log_head);
+        s->seq_head++;
+    }
+    return ALKT_OK;
+}
+
+/* ---- frames the channels owe, and credit ---- */
+static uint32_t alkt__grantable(const alkt_session *s, const alkt__chan *c)
+{
+    uint64_t free_ring = (uint64_t)s->channel_window - c->rcv_len - c->rcv_granted;
+    uint64_t room = s->session_window > s->budget_used
+                        ? s->session_window - s->budget_used : 0;
+    uint64_t g = free_ring < room ? free_ring : room;
+    return (uint32_t)g;
+}
+
+/* Everything channels owe the log, in order, as far as it has room. */
+static void alkt__pump(alkt_session *s)
+{
+    uint32_t i;
+    if (s->state != ALKT__S_ACTIVE) return;
+    for (i = 0; i < s->max_channels; i++) {
+        alkt__chan *c = &s->chans[i];
+        unsigned char b[4];
+        if (c->state == ALKT_CHANNEL_NONE) continue;
+        if (c->flags & ALKT__CF_WANT_ERR) {
+            alkt__put16(b, (uint32_t)c->code);
+            if (!alkt__log_frame(s, ALKT_FRAME_OPEN_ERR, c->id, b, 2, NULL, 0))
+                return;
+            c->flags &= (uint16_t)~ALKT__CF_WANT_ERR;
+        }
+        if (c->flags & ALKT__CF_WANT_OK) {
+            char json[96];
+            alkt_error err;
+            ptrdiff_t n = 0;
+            if (c->reply.address.family)
+                n = alkt_listen_reply_encode(&c->reply, json, sizeof json, &err);
+            if (n < 0) n = 0;
+            if (!alkt__log_frame(s, ALKT_FRAME_OPEN_OK, c->id, json, (size_t)n,
+                                 NULL, 0))
+                return;
+            c->flags &= (uint16_t)~ALKT__CF_WANT_OK;
+        }
+        if (c->flags & ALKT__CF_WANT_RESET) {
+            alkt__put16(b, (uint32_t)c->code);
+            if (!alkt__log_frame(s, ALKT_FRAME_RESET, c->id, b, 2, NULL, 0))
+                return;
+            c->flags &= (uint16_t)~ALKT__CF_WANT_RESET;
+        }
+        if (c->state == ALKT_CHANNEL_OPEN &&
+            (c->flags & ALKT__CF_WRITE_CLOSED) &&
+            !(c->flags & ALKT__CF_EOF_QUEUED)) {
+            if (!alkt__log_frame(s, ALKT_FRAME_EOF, c->id, NULL, 0, NULL, 0))
+                return;
+            c->flags |= ALKT__CF_EOF_QUEUED;
+        }
+        if ((c->state == ALKT_CHANNEL_OPEN || c->state == ALKT_CHANNEL_OPENING) &&
+            !(c->flags & ALKT__CF_PEER_EOF)) {
+            /* credit (with the open: the peer may answer with data at
+             * once) in steps of a quarter window, or whatever there is
+             * when the peer has none */
+            uint32_t g = alkt__grantable(s, c);
+            if (g && (g >= s->channel_window / 4 || c->rcv_granted == 0)) {
+                alkt__put32(b, g);
+                if (!alkt__log_frame(s, ALKT_FRAME_WINDOW, c->id, b, 4, NULL, 0))
+                    return;
+                c->rcv_granted += g;
+                s->budget_used += g;
+            }
+        }
+        alkt__maybe_done(c);
+    }
+}
+
+/* ---- connection and session ends ---- */
+static void alkt__goaway(alkt_session *s, int code)
+{
+    if (s->conn == ALKT__C_NONE || s->conn == ALKT__C_DRAINING) return;
+    s->conn = ALKT__C_DRAINING;
+    s->conn_code = code;
+    s->goaway_wanted = 1;
+    s->goaway_code = code;
+    /* (after what the control buffer holds: a frame half sent is finished) */
+}
+
+/* The peer's GOAWAY: nothing more goes out; the connection ends at the
+ * next poll_transmit. */
+static void alkt__peer_goaway(alkt_session *s, int wire)
+{
+    s->peer_goaway = wire;
+    s->conn = ALKT__C_DRAINING;
+    s->goaway_wanted = 0;
+    s->goaway_sent = 1;
+    s->ctl_len = s->ctl_off = 0;
+    s->tx_frame_left = 0;
+}
+
+static void alkt__close_session(alkt_session *s, int code)
+{
+    uint32_t i;
+    if (s->state == ALKT__S_CLOSED) return;
+    s->state = ALKT__S_CLOSED;
+    s->close_code = code;
+    s->session_events |= ALKT__SEV_CLOSED;
+    s->ev_code_closed = code;
+    for (i = 0; i < s->max_channels; i++) {
+        alkt__chan *c = &s->chans[i];
+        if (c->state == ALKT_CHANNEL_NONE || (c->events & ALKT__EV_DONE))
+            continue;
+        c->flags &= (uint16_t)~(ALKT__CF_WANT_ERR | ALKT__CF_WANT_OK |
+                               ALKT__CF_WANT_RESET);
+        c->flags |= ALKT__CF_RESET;
+        alkt__chan_end(s, c, code);
+        c->events |= ALKT__EV_RESET | ALKT__EV_DONE;
+    }
+}
+
+/* The connection is over (we know it): the session waits for another. */
+static void alkt__conn_over(alkt_session *s, int code)
+{
+    s->conn = ALKT__C_NONE;
+    s->session_events |= ALKT__SEV_DISCONNECTED;
+    s->ev_code_disconnected = code;
+    s->in_hdr_len = 0;
+    s->ctl_len = s->ctl_off = 0;
+    s->tx_frame_left = 0;
+    s->goaway_wanted = s->ack_wanted = s->ping_wanted = s->pong_wanted = 0;
+    /* The resume window runs from the loss of a working connection, not
+     * from each failed attempt after it; a session that never got in has
+     * nothing to resume. */
+    if (s->state == ALKT__S_ACTIVE && s->conn_was_up)
+        s->deadline_resume = s->now + s->resume_ns;
+    s->conn_was_up = 0;
+    if (s->state == ALKT__S_ACTIVE && s->now >= s->deadline_resume)
+        alkt__close_session(s, ALKT_ERR_RESUME_EXPIRED);
+    if (s->in_sink) {
+        s->in_sink->rcv_partial = 0;   /* that frame comes again */
+        s->in_sink = NULL;
+    }
+}
+
+/* A broken rule of the protocol: the session is over. */
+static int alkt__violation(alkt_session *s, int code)
+{
+    alkt__goaway(s, code);
+    if (s->state == ALKT__S_ACTIVE) alkt__close_session(s, code);
+    return code;
+}
+
+/* ---- handshake ---- */
+static void alkt__ctl_frame(alkt_session *s, unsigned type, const void *p,
+                            size_t n)
+{
+    ALKTUNNEL_ASSERT(s->ctl_len + ALKT_FRAME_HEADER + n <= sizeof s->ctl);
+    alkt__frame_header(s->ctl + s->ctl_len, type, n, 0);
+    memcpy(s->ctl + s->ctl_len + ALKT_FRAME_HEADER, p, n);
+    s->ctl_len += ALKT_FRAME_HEADER + n;
+}
+
+static size_t alkt__hello(alkt_session *s, unsigned char *h, int resume,
+                          const unsigned char *proof)
+{
+    memcpy(h, alkt__magic, 4);
+    h[4] = ALKT_PROTOCOL_VERSION;  /* lowest */
+    h[5] = ALKT_PROTOCOL_VERSION;  /* highest (the server: its choice) */
+    h[6] = s->is_server ? 2 : 1;
+    h[7] = resume ? 1 : 0;
+    memcpy(h + 8, s->nonce, ALKT_NONCE_SIZE);
+    memcpy(h + 40, s->session_id, ALKT_SESSION_ID_SIZE);
+    alkt__put64(h + 56, s->seq_received);
+    if (proof) memcpy(h + 64, proof, 32);
+    else memset(h + 64, 0, 32);
+    alkt__put32(h + 96, s->max_frame);
+    alkt__put32(h + 100, s->log_size);
+    h[104] = (unsigned char)s->identity_len;
+    memcpy(h + 105, s->identity, s->identity_len);
+    return ALKT__HELLO_FIXED + s->identity_len;
+}
+
+ALKTDEF int alkt_session_connect(alkt_session *s, uint64_t now,
+                                 const unsigned char nonce[ALKT_NONCE_SIZE])
+{
+    unsigned char h[ALKT__HELLO_FIXED + ALKT_IDENTITY_MAX];
+    if (!s || !nonce) return ALKT_ERR_ARG;
+    if (s->state == ALKT__S_CLOSED) return ALKT_ERR_CLOSED;
+    s->now = now;
+    if (s->conn != ALKT__C_NONE) {
+        /* a new path while the old one still looked alive: it is over */
+        alkt__conn_over(s, ALKT_ERR_NOT_CONNECTED);
+        s->session_events &= ~ALKT__SEV_DISCONNECTED;
+    }
+    s->conn = ALKT__C_HANDSHAKE;
+    s->conn_code = 0;
+    s->hs_step = 0;
+    s->deadline_hs = now + s->hs_ns;
+    s->last_rx = s->last_tx = now;
+    s->in_hdr_len = 0;
+    s->ctl_len = s->ctl_off = 0;
+    s->tx_frame_left = 0;
+    s->goaway_wanted = s->goaway_sent = 0;
+    s->ack_wanted = s->ping_wanted = s->pong_wanted = 0;
+    memcpy(s->nonce, nonce, ALKT_NONCE_SIZE);
+    s->resuming = s->state == ALKT__S_ACTIVE;
+    alkt_sha256_init(&s->hs_hash);
+    if (!s->is_server) {
+        unsigned char proof[32];
+        size_t n;
+        if (s->resuming)
+            alkt__mac(s->token, 32, "alkt1 resume", s->nonce, ALKT_NONCE_SIZE,
+                      s->session_id, ALKT_SESSION_ID_SIZE, proof);
+        n = alkt__hello(s, h, s->resuming, s->resuming ? proof : NULL);
+        alkt__ctl_frame(s, ALKT_FRAME_HELLO, h, n);
+        alkt_sha256_update(&s->hs_hash, s->ctl, s->ctl_len);
+    }
+    return ALKT_OK;
+}
+
+/* A HELLO's fields, checked for what every HELLO must hold. */
+static int alkt__parse_hello(alkt_session *s, const unsigned char *p,
+                             size_t n)
+{
+    size_t idl;
+    if (n < ALKT__HELLO_FIXED || memcmp(p, alkt__magic, 4) != 0)
+        return ALKT_ERR_PROTOCOL;
+    idl = p[104];
+    if (idl == 0 || idl > ALKT_IDENTITY_MAX || n != ALKT__HELLO_FIXED + idl)
+        return ALKT_ERR_PROTOCOL;
+    if (p[6] != (s->is_server ? 1 : 2) || (p[7] & ~1u)) return ALKT_ERR_PROTOCOL;
+    if (p[4] > ALKT_PROTOCOL_VERSION || p[5] < ALKT_PROTOCOL_VERSION)
+        return ALKT_ERR_VERSION;
+    if (alkt__get32(p + 96) < 256 || alkt__get32(p + 96) > ALKT_FRAME_PAYLOAD_MAX ||
+        alkt__get32(p + 100) < 4 * (ALKT_FRAME_HEADER + alkt__get32(p + 96)))
+        return ALKT_ERR_PROTOCOL;
+    if (s->established_once &&
+        (idl != s->peer_identity_len || memcmp(p + 105, s->peer_identity, idl)))
+        return ALKT_ERR_AUTH;
+    return ALKT_OK;
+}
+
+static void alkt__take_hello(alkt_session *s, const unsigned char *p)
+{
+    memcpy(s->peer_nonce, p + 8, ALKT_NONCE_SIZE);
+    s->peer_max_frame = alkt__get32(p + 96);
+    s->peer_log_size = alkt__get32(p + 100);
+    s->peer_identity_len = p[104];
+    memcpy(s->peer_identity, p + 105, s->peer_identity_len);
+    s->peer_identity[s->peer_identity_len] = 0;
+}
+
+/* The log goes on from the frames the peer says it has: those are
+ * released, the rest goes again, whole frames from the first. */
+static int alkt__rewind(alkt_session *s, uint64_t peer_has)
+{
+    if (alkt__log_release(s, peer_has) != ALKT_OK) return ALKT_ERR_RESUME_REFUSED;
+    s->seq_sent = s->seq_head;
+    s->log_sent = s->log_head;
+    s->tx_frame_left = 0;
+    return ALKT_OK;
+}
+
+static void alkt__up(alkt_session *s)
+{
+    s->conn = ALKT__C_UP;
+    s->conn_was_up = 1;
+    if (s->resuming) {
+        s->session_events |= ALKT__SEV_RESUMED;
+    } else {
+        s->state = ALKT__S_ACTIVE;
+        s->established_once = 1;
+        alkt__mac(s->secret, s->secret_len, "alkt1 token", s->transcript, 32,
+                  s->session_id, ALKT_SESSION_ID_SIZE, s->token);
+        s->session_events |= ALKT__SEV_ESTABLISHED;
+    }
+    s->session_events &= ~ALKT__SEV_DISCONNECTED;
+    s->last_rx = s->last_tx = s->now;
+    alkt__pump(s);
+}
+
+static int alkt__on_hello(alkt_session *s, const unsigned char *p, size_t n)
+{
+    int rc = alkt__parse_hello(s, p, n);
+    uint64_t peer_has = alkt__get64(p + 56);
+    if (rc != ALKT_OK) return rc;
+    if (s->is_server) {
+        unsigned char h[ALKT__HELLO_FIXED + ALKT_IDENTITY_MAX], mac[32];
+        size_t hn;
+        int resume = p[7] & 1;
+        if (s->hs_step != 0) return ALKT_ERR_PROTOCOL;
+        if (resume) {
+            unsigned char proof[32];
+            if (!s->established_once ||
+                memcmp(p + 40, s->session_id, ALKT_SESSION_ID_SIZE) != 0)
+                return ALKT_ERR_RESUME_REFUSED;
+            alkt__mac(s->token, 32, "alkt1 resume", p + 8, ALKT_NONCE_SIZE,
+                      s->session_id, ALKT_SESSION_ID_SIZE, proof);
+            if (!alkt_ct_equal(proof, p + 64, 32)) return ALKT_ERR_RESUME_REFUSED;
+            if (peer_has < s->seq_head || peer_has > s->seq_sent)
+                return ALKT_ERR_RESUME_REFUSED;
+        } else if (s->established_once) {
+            return ALKT_ERR_STATE;   /* a new session needs a new object */
+        }
+        s->resuming = resume;
+        s->rx_peer_has = peer_has;
+        alkt__take_hello(s, p);
+        if (!resume) {
+            /* the session id: from both nonces */
+            alkt_sha256_ctx id;
+            unsigned char d[32];
+            alkt_sha256_init(&id);
+            alkt_sha256_update(&id, "alkt1 session id", 16);
+            alkt_sha256_update(&id, s->nonce, ALKT_NONCE_SIZE);
+            alkt_sha256_update(&id, s->peer_nonce, ALKT_NONCE_SIZE);
+            alkt_sha256_final(&id, d);
+            memcpy(s->session_id, d, ALKT_SESSION_ID_SIZE);
+        }
+        hn = alkt__hello(s, h, resume, NULL);
+        alkt__ctl_frame(s, ALKT_FRAME_HELLO, h, hn);
+        alkt_sha256_update(&s->hs_hash, s->ctl + s->ctl_len - ALKT_FRAME_HEADER - hn,
+                           ALKT_FRAME_HEADER + hn);
+        alkt_sha256_final(&s->hs_hash, s->transcript);
+        alkt__mac(s->secret, s->secret_len, "alkt1 server", s->transcript, 32,
+                  NULL, 0, mac);
+        alkt__ctl_frame(s, ALKT_FRAME_AUTH, mac, 32);
+        s->hs_step = 1;
+        return ALKT_OK;
+    }
+    if (s->hs_step != 0) return ALKT_ERR_PROTOCOL;
+    if (s->resuming) {
+        if (!(p[7] & 1) ||
+            memcmp(p + 40, s->session_id, ALKT_SESSION_ID_SIZE) != 0)
+            return ALKT_ERR_RESUME_REFUSED;
+        if (peer_has < s->seq_head || peer_has > s->seq_sent)
+            return ALKT_ERR_RESUME_REFUSED;
+    } else {
+        if (p[7] & 1) return ALKT_ERR_PROTOCOL;
+        memcpy(s->session_id, p + 40, ALKT_SESSION_ID_SIZE);
+    }
+    s->rx_peer_has = peer_has;
+    alkt__take_hello(s, p);
+    alkt_sha256_final(&s->hs_hash, s->transcript);
+    s->hs_step = 1;
+    return ALKT_OK;
+}
+
+static int alkt__on_auth(alkt_session *s, const unsigned char *p, size_t n)
+{
+    unsigned char want[32];
+    if (n != 32 || s->hs_step != 1) return ALKT_ERR_PROTOCOL;
+    alkt__mac(s->secret, s->secret_len,
+              s->is_server ? "alkt1 client" : "alkt1 server", s->transcript,
+              32, NULL, 0, want);
+    if (!alkt_ct_equal(want, p, 32)) return ALKT_ERR_AUTH;
+    if (!s->is_server) {
+        alkt__mac(s->secret, s->secret_len, "alkt1 client", s->transcript, 32,
+                  NULL, 0, want);
+        alkt__ctl_frame(s, ALKT_FRAME_AUTH, want, 32);
+    }
+    if (s->resuming && alkt__rewind(s, s->rx_peer_has) != ALKT_OK)
+        return ALKT_ERR_RESUME_REFUSED;
+    alkt__up(s);
+    return ALKT_OK;
+}
+
+/* ---- input ---- */
+static int alkt__on_frame(alkt_session *s, unsigned type, uint32_t id,
+                          const unsigned char *p, size_t n)
+{
+    alkt__chan *c;
+    if (s->conn == ALKT__C_HANDSHAKE) {
+        if (type == ALKT_FRAME_HELLO) return alkt__on_hello(s, p, n);
+        if (type == ALKT_FRAME_AUTH) return alkt__on_auth(s, p, n);
+        if (type == ALKT_FRAME_GOAWAY) {
+            /* the peer refused us: a resume it refused ends the session */
+            int code;
+            if (n != 2) return ALKT_ERR_PROTOCOL;
+            code = -(int)alkt__get16(p);
+            alkt__peer_goaway(s, (int)alkt__get16(p));
+            if (code <= ALKT__RESULT_END || code >= 0) code = ALKT_ERR_GOAWAY;
+            if (code == ALKT_ERR_RESUME_REFUSED || code == ALKT_ERR_RESUME_EXPIRED)
+                alkt__close_session(s, code);
+            s->conn_code = code;
+            return code;
+        }
+        return ALKT_ERR_PROTOCOL;
+    }
+    switch (type) {
+    case ALKT_FRAME_ACK:
+        if (n != 8) return ALKT_ERR_PROTOCOL;
+        return alkt__log_release(s, alkt__get64(p));
+    case ALKT_FRAME_PING:
+        if (n != 8) return ALKT_ERR_PROTOCOL;
+        memcpy(s->pong_data, p, 8);
+        s->pong_wanted = 1;
+        s->ack_wanted = 1;
+        return ALKT_OK;
+    case ALKT_FRAME_PONG:
+        return n == 8 ? ALKT_OK : ALKT_ERR_PROTOCOL;
+    case ALKT_FRAME_GOAWAY:
+        if (n != 2) return ALKT_ERR_PROTOCOL;
+        alkt__peer_goaway(s, (int)alkt__get16(p));
+        s->conn_code = ALKT_ERR_GOAWAY;
+        alkt__close_session(s, ALKT_ERR_GOAWAY);
+        return ALKT_ERR_GOAWAY;
+    case ALKT_FRAME_HELLO:
+    case ALKT_FRAME_AUTH:
+        return ALKT_ERR_PROTOCOL;
+    default:
+        break;
+    }
+    if (!alkt__sequenced(type)) return ALKT_ERR_PROTOCOL;
+    if (id == 0) return ALKT_ERR_PROTOCOL;
+    c = alkt__find(s, id);
+    if (type == ALKT_FRAME_OPEN) {
+        alkt_error err;
+        if (alkt__local_id(s, id)) return ALKT_ERR_PROTOCOL;
+        if (c || id <= s->peer_high) {
+            /* a live or used id: refused, and the live channel untouched */
+            unsigned char b[2];
+            alkt__put16(b, ALKT__CODE_DUPLICATE);
+            return alkt__log_frame(s, ALKT_FRAME_OPEN_ERR, id, b, 2, NULL, 0)
+                       ? ALKT_OK : ALKT_ERR_PROTOCOL;
+        }
+        s->peer_high = id;
+        c = alkt__slot(s);
+        if (!c || s->state != ALKT__S_ACTIVE) {
+            unsigned char b[2];
+            alkt__put16(b, ALKT__CODE_FULL);
+            return alkt__log_frame(s, ALKT_FRAME_OPEN_ERR, id, b, 2, NULL, 0)
+                       ? ALKT_OK : ALKT_ERR_CHANNELS_FULL;
+        }
+        memset(c, 0, offsetof(alkt__chan, ring));
+        if (alkt_open_params_decode((const char *)p, n, NULL, &c->params,
+                                    &err) != ALKT_OK) {
+            unsigned char b[2];
+            alkt__put16(b, ALKT__CODE_BAD_PARAMS);
+            return alkt__log_frame(s, ALKT_FRAME_OPEN_ERR, id, b, 2, NULL, 0)
+                       ? ALKT_OK : ALKT_ERR_PROTOCOL;
+        }
+        c->id = id;
+        c->state = ALKT_CHANNEL_INCOMING;
+        c->events = ALKT__EV_OPEN_REQUEST;
+        return ALKT_OK;
+    }
+    if (!c) {
+        /* late frames for a channel that is gone: nothing to do */
+        if (alkt__closed_id(s, id)) return ALKT_OK;
+        return ALKT_ERR_PROTOCOL;
+    }
+    switch (type) {
+    case ALKT_FRAME_OPEN_OK:
+        if (c->state != ALKT_CHANNEL_OPENING) return ALKT_OK;
+        if (n) (void)alkt_listen_reply_project((const char *)p, n, &c->reply);
+        c->state = ALKT_CHANNEL_OPEN;
+        c->events |= ALKT__EV_OPENED;
+        return ALKT_OK;
+    case ALKT_FRAME_OPEN_ERR:
+        /* (for a channel past OPENING - a duplicate answered - nothing) */
+        if (n != 2) return ALKT_ERR_PROTOCOL;
+        if (c->state != ALKT_CHANNEL_OPENING) return ALKT_OK;
+        alkt__chan_end(s, c, (int)alkt__get16(p));
+        c->events |= ALKT__EV_OPEN_FAILED;
+        alkt__maybe_done(c);
+        return ALKT_OK;
+    case ALKT_FRAME_DATA:
+        /* (counted into the ring as it arrived) */
+        return ALKT_OK;
+    case ALKT_FRAME_EOF:
+        if (n) return ALKT_ERR_PROTOCOL;
+        if (c->state == ALKT_CHANNEL_FINISHED) return ALKT_OK;
+        if (c->state != ALKT_CHANNEL_OPEN || (c->flags & ALKT__CF_PEER_EOF))
+            return ALKT_ERR_PROTOCOL;
+        c->flags |= ALKT__CF_PEER_EOF;
+        /* credit not used will not be: back to the session */
+        s->budget_used -= c->rcv_granted;
+        c->rcv_granted = 0;
+        c->events |= ALKT__EV_READABLE;
+        alkt__maybe_done(c);
+        return ALKT_OK;
+    case ALKT_FRAME_RESET:
+        if (n != 2) return ALKT_ERR_PROTOCOL;
+        if (c->state == ALKT_CHANNEL_FINISHED) return ALKT_OK;
+        c->flags |= ALKT__CF_RESET;
+        c->flags &= (uint16_t)~(ALKT__CF_WANT_OK | ALKT__CF_WANT_ERR);
+        alkt__chan_end(s, c, (int)alkt__get16(p));
+        c->events |= ALKT__EV_RESET;
+        alkt__maybe_done(c);
+        return ALKT_OK;
+    case ALKT_FRAME_WINDOW: {
+        uint32_t inc;
+        if (n != 4) return ALKT_ERR_PROTOCOL;
+        if (c->state == ALKT_CHANNEL_FINISHED) return ALKT_OK;
+        inc = alkt__get32(p);
+        if ((c->state != ALKT_CHANNEL_OPEN && c->state != ALKT_CHANNEL_INCOMING) ||
+            c->snd_credit + inc > ALKT__WIRE_MAX)
+            return ALKT_ERR_PROTOCOL;
+        if (c->flags & ALKT__CF_WRITE_CLOSED) return ALKT_OK;
+        if (!c->snd_credit && inc && c->state == ALKT_CHANNEL_OPEN)
+            c->events |= ALKT__EV_WRITABLE;
+        c->snd_credit += inc;
+        return ALKT_OK;
+    }
+    default:
+        return ALKT_ERR_PROTOCOL;
+    }
+}
+
+/* A frame header is in: checks, and where its payload goes. */
+static int alkt__on_header(alkt_session *s)
+{
+    unsigned type = s->in_hdr[0];
+    size_t n = alkt__get16(s->in_hdr + 2);
+    uint32_t id = alkt__get32(s->in_hdr + 4);
+    s->in_type = type;
+    s->in_chan = id;
+    s->in_len = n;
+    s->in_got = 0;
+    s->in_sink = NULL;
+    if (s->in_hdr[1] != 0) return ALKT_ERR_PROTOCOL;
+    if (n > s->max_frame) return ALKT_ERR_FRAME_TOO_LARGE;
+    if (s->conn == ALKT__C_HANDSHAKE) {
+        if (type != ALKT_FRAME_HELLO && type != ALKT_FRAME_AUTH &&
+            type != ALKT_FRAME_GOAWAY)
+            return ALKT_ERR_PROTOCOL;
+        if (id != 0) return ALKT_ERR_PROTOCOL;
+        if (type == ALKT_FRAME_HELLO)
+            alkt_sha256_update(&s->hs_hash, s->in_hdr, ALKT_FRAME_HEADER);
+        return ALKT_OK;
+    }
+    if (type == ALKT_FRAME_DATA) {
+        alkt__chan *c = id ? alkt__find(s, id) : NULL;
+        if (!c) {
+            if (!id || !alkt__closed_id(s, id)) return ALKT_ERR_PROTOCOL;
+            return ALKT_OK;   /* late data for a gone channel: dropped */
+        }
+        if (c->state == ALKT_CHANNEL_FINISHED) return ALKT_OK;
+        if (c->state != ALKT_CHANNEL_OPEN || (c->flags & ALKT__CF_PEER_EOF))
+            return ALKT_ERR_PROTOCOL;
+        if (n > c->rcv_granted) return ALKT_ERR_FLOW_CONTROL;
+        s->in_sink = c;
+    }
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_session_handle_input(alkt_session *s, const void *data,
+                                      size_t len, uint64_t now)
+{
+    const unsigned char *d = (const unsigned char *)data;
+    int rc = ALKT_OK;
+    if (!s || (!data && len)) return ALKT_ERR_ARG;
+    s->now = now;
+    if (s->conn != ALKT__C_HANDSHAKE && s->conn != ALKT__C_UP) return ALKT_OK;
+    if (len) s->last_rx = now;
+    while (len && (s->conn == ALKT__C_HANDSHAKE || s->conn == ALKT__C_UP)) {
+        if (s->in_hdr_len < ALKT_FRAME_HEADER) {
+            size_t k = ALKT_FRAME_HEADER - s->in_hdr_len;
+            if (k > len) k = len;
+            memcpy(s->in_hdr + s->in_hdr_len, d, k);
+            s->in_hdr_len += k;
+            d += k;
+            len -= k;
+            if (s->in_hdr_len < ALKT_FRAME_HEADER) break;
+            rc = alkt__on_header(s);
+            if (rc != ALKT_OK) break;
+        } else {
+            size_t k = s->in_len - s->in_got;
+            if (k > len) k = len;
+            if (s->in_sink) {
+                /* straight into the ring, readable once the frame is whole
+                 * (a frame cut by a drop comes again after the resume) */
+                alkt__chan *c = s->in_sink;
+                size_t at = (size_t)((c->rcv_head + c->rcv_len + c->rcv_partial) %
+                                     s->channel_window);
+                size_t first = s->channel_window - at < k ? s->channel_window - at : k;
+                memcpy(c->ring + at, d, first);
+                memcpy(c->ring, d + first, k - first);
+                c->rcv_partial += (uint32_t)k;
+            } else if (s->in_type != ALKT_FRAME_DATA) {
+                memcpy(s->in_buf + s->in_got, d, k);
+            }
+            if (s->conn == ALKT__C_HANDSHAKE && s->in_type == ALKT_FRAME_HELLO)
+                alkt_sha256_update(&s->hs_hash, d, k);
+            s->in_got += k;
+            d += k;
+            len -= k;
+        }
+        if (s->in_got == s->in_len) {
+            unsigned type = s->in_type;
+            s->in_hdr_len = 0;
+            if (s->in_sink) {
+                alkt__chan *c = s->in_sink;
+                c->rcv_partial = 0;
+                c->rcv_len += (uint32_t)s->in_len;
+                c->rcv_granted -= (uint32_t)s->in_len;
+                c->received += s->in_len;
+                if (s->in_len) c->events |= ALKT__EV_READABLE;
+                s->in_sink = NULL;
+            }
+            rc = alkt__on_frame(s, type, s->in_chan, s->in_buf, s->in_len);
+            if (rc != ALKT_OK) break;
+            if (alkt__sequenced(type)) {
+                s->seq_received++;
+                s->ack_wanted = 1;
+            }
+        }
+    }
+    if (rc != ALKT_OK) {
+        if (s->conn == ALKT__C_HANDSHAKE) {
+            /* this connection only - unless the server will not resume */
+            alkt__goaway(s, rc);
+            if (!s->is_server && rc == ALKT_ERR_RESUME_REFUSED)
+                alkt__close_session(s, rc);
+        } else if (s->conn == ALKT__C_UP) {
+            alkt__violation(s, rc);    /* the session */
+        }
+        return rc;
+    }
+    alkt__pump(s);
+    return ALKT_OK;
+}
+
+/* ---- output ---- */
+static void alkt__build_ctl(alkt_session *s)
+{
+    unsigned char b[8 + 2 + ALKT_REASON_MAX];
+    s->ctl_len = s->ctl_off = 0;
+    if (s->goaway_wanted) {
+        int code = s->goaway_code;
+        /* library codes go as their negation, an application's as is */
+        alkt__put16(b, (uint32_t)(code < 0 ? -code : code));
+        alkt__ctl_frame(s, ALKT_FRAME_GOAWAY, b, 2);
+        s->goaway_wanted = 0;
+        s->goaway_sent = 1;
+        return;
+    }
+    if (s->conn != ALKT__C_UP) return;
+    if (s->pong_wanted) {
+        alkt__ctl_frame(s, ALKT_FRAME_PONG, s->pong_data, 8);
+        s->pong_wanted = 0;
+    }
+    if (s->ack_wanted) {
+        alkt__put64(b, s->seq_received);
+        alkt__ctl_frame(s, ALKT_FRAME_ACK, b, 8);
+        s->ack_wanted = 0;
+    }
+    if (s->ping_wanted) {
+        alkt__put64(b, ++s->ping_counter);
+        alkt__ctl_frame(s, ALKT_FRAME_PING, b, 8);
+        s->ping_wanted = 0;
+    }
+}
+
+static int alkt__output_due(const alkt_session *s)
+{
+    if (s->ctl_off < s->ctl_len || s->goaway_wanted) return 1;
+    if (s->conn == ALKT__C_DRAINING) return 1;   /* its end is due */
+    if (s->conn != ALKT__C_UP) return 0;
+    return s->pong_wanted || s->ack_wanted || s->ping_wanted ||
+           s->log_sent < s->log_tail;
+}
+
+ALKTDEF size_t alkt_session_poll_transmit(alkt_session *s, void *buf,
+                                          size_t cap)
+{
+    unsigned char *o = (unsigned char *)buf;
+    size_t n = 0;
+    if (!s || (!buf && cap)) return 0;
+    alkt__pump(s);
+    while (n < cap) {
+        if (s->tx_frame_left == 0) {
+            /* a frame boundary: connection frames first */
+            if (s->ctl_off == s->ctl_len) {
+                if (s->conn == ALKT__C_DRAINING && s->goaway_sent) break;
+                alkt__build_ctl(s);
+            }
+            if (s->ctl_off < s->ctl_len) {
+                size_t k = s->ctl_len - s->ctl_off;
+                if (k > cap - n) k = cap - n;
+                memcpy(o + n, s->ctl + s->ctl_off, k);
+                s->ctl_off += k;
+                n += k;
+                continue;
+            }
+            if (s->conn != ALKT__C_UP || s->log_sent == s->log_tail) break;
+            s->tx_frame_left = alkt__log_frame_len(s, s->log_sent);
+        }
+        {
+            size_t at = (size_t)(s->log_sent % s->log_size);
+            size_t k = s->tx_frame_left;
+            if (k > cap - n) k = cap - n;
+            if (k > s->log_size - at) k = s->log_size - at;
+            memcpy(o + n, s->log + at, k);
+            s->log_sent += k;
+            s->tx_frame_left -= k;
+            n += k;
+            if (s->tx_frame_left == 0) s->seq_sent++;
+        }
+    }
+    if (n) s->last_tx = s->now;
+    if (s->conn == ALKT__C_DRAINING && s->goaway_sent &&
+        s->ctl_off == s->ctl_len)
+        alkt__conn_over(s, s->conn_code);
+    return n;
+}
+
+/* ---- time ---- */
+ALKTDEF uint64_t alkt_session_poll_timeout(const alkt_session *s)
+{
+    uint64_t t = UINT64_MAX;
+    if (!s) return t;
+    if (alkt__output_due(s)) return s->now;
+    if (s->conn == ALKT__C_HANDSHAKE && s->deadline_hs < t) t = s->deadline_hs;
+    if (s->conn == ALKT__C_UP) {
+        if (s->last_rx + s->idle_ns < t) t = s->last_rx + s->idle_ns;
+        if (s->last_tx + s->ping_ns < t) t = s->last_tx + s->ping_ns;
+    }
+    /* (a resume attempt does not extend the window) */
+    if ((s->conn == ALKT__C_NONE ||
+         (s->conn == ALKT__C_HANDSHAKE && s->resuming)) &&
+        s->state == ALKT__S_ACTIVE && s->deadline_resume < t)
+        t = s->deadline_resume;
+    return t;
+}
+
+ALKTDEF void alkt_session_handle_timeout(alkt_session *s, uint64_t now)
+{
+    if (!s) return;
+    if (now > s->now) s->now = now;
+    now = s->now;
+    if (s->conn == ALKT__C_HANDSHAKE && now >= s->deadline_hs)
+        alkt__goaway(s, ALKT_ERR_HANDSHAKE_TIMEOUT);
+    if (s->conn == ALKT__C_UP) {
+        if (now >= s->last_rx + s->idle_ns) {
+            /* silent for too long: this connection is dead */
+            alkt__conn_over(s, ALKT_ERR_IDLE_TIMEOUT);
+        } else if (now >= s->last_tx + s->ping_ns) {
+            s->ping_wanted = 1;
+            s->ack_wanted = 1;
+        }
+    }
+    if ((s->conn == ALKT__C_NONE ||
+         (s->conn == ALKT__C_HANDSHAKE && s->resuming)) &&
+        s->state == ALKT__S_ACTIVE && now >= s->deadline_resume) {
+        alkt__goaway(s, ALKT_ERR_RESUME_EXPIRED);
+        alkt__close_session(s, ALKT_ERR_RESUME_EXPIRED);
+    }
+}
+
+ALKTDEF void alkt_session_handle_disconnected(alkt_session *s, uint64_t now)
+{
+    if (!s) return;
+    s->now = now;
+    if (s->conn == ALKT__C_NONE) return;
+    alkt__conn_over(s, ALKT_ERR_NOT_CONNECTED);
+}
+
+/* ---- events ---- */
+ALKTDEF int alkt_session_poll_event(alkt_session *s, alkt_event *ev)
+{
+    static const struct { unsigned bit; alkt_event_type type; } order[] = {
+        {ALKT__EV_OPEN_REQUEST, ALKT_EV_OPEN_REQUEST},
+        {ALKT__EV_OPENED, ALKT_EV_OPENED},
+        {ALKT__EV_OPEN_FAILED, ALKT_EV_OPEN_FAILED},
+        {ALKT__EV_READABLE, ALKT_EV_READABLE},
+        {ALKT__EV_WRITABLE, ALKT_EV_WRITABLE},
+        {ALKT__EV_RESET, ALKT_EV_RESET},
+    };
+    uint32_t i, k;
+    if (!s || !ev) return 0;
+    memset(ev, 0, sizeof *ev);
+    if (s->session_events & (ALKT__SEV_ESTABLISHED | ALKT__SEV_RESUMED)) {
+        ev->type = (s->session_events & ALKT__SEV_ESTABLISHED)
+                       ? ALKT_EV_ESTABLISHED : ALKT_EV_RESUMED;
+        s->session_events &= ~(ALKT__SEV_ESTABLISHED | ALKT__SEV_RESUMED);
+        return 1;
+    }
+    for (k = 0; k < s->max_channels; k++) {
+        alkt__chan *c = &s->chans[(s->ev_cursor + k) % s->max_channels];
+        if (c->state == ALKT_CHANNEL_NONE || !c->events) continue;
+        ev->channel = c->id;
+        for (i = 0; i < sizeof order / sizeof order[0]; i++)
+            if (c->events & order[i].bit) {
+                c->events &= (uint16_t)~order[i].bit;
+                ev->type = order[i].type;
+                if (order[i].bit == ALKT__EV_OPEN_FAILED ||
+                    order[i].bit == ALKT__EV_RESET)
+                    ev->code = c->code;
+                return 1;
+            }
+        /* DONE: the last word on the channel; the record goes */
+        ev->type = ALKT_EV_CHANNEL_DONE;
+        ev->code = c->code;
+        memset(c, 0, offsetof(alkt__chan, ring));
+        s->ev_cursor = (s->ev_cursor + k + 1) % s->max_channels;
+        return 1;
+    }
+    if (s->session_events & ALKT__SEV_DISCONNECTED) {
+        s->session_events &= ~ALKT__SEV_DISCONNECTED;
+        ev->type = ALKT_EV_DISCONNECTED;
+        ev->code = s->ev_code_disconnected;
+        return 1;
+    }
+    if (s->session_events & ALKT__SEV_CLOSED) {
+        s->session_events &= ~ALKT__SEV_CLOSED;
+        ev->type = ALKT_EV_CLOSED;
+        ev->code = s->ev_code_closed;
+        return 1;
+    }
+    return 0;
+}
+
+ALKTDEF int alkt_session_close(alkt_session *s, uint16_t code)
+{
+    if (!s) return ALKT_ERR_ARG;
+    if (s->state == ALKT__S_CLOSED) return ALKT_ERR_CLOSED;
+    alkt__goaway(s, (int)code);
+    alkt__close_session(s, ALKT_ERR_CLOSED);
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_session_is_established(const alkt_session *s)
+{
+    return s && s->state == ALKT__S_ACTIVE && s->conn == ALKT__C_UP;
+}
+
+ALKTDEF const char *alkt_session_peer_identity(const alkt_session *s,
+                                               size_t *len)
+{
+    if (!s || !s->established_once) return NULL;
+    if (len) *len = s->peer_identity_len;
+    return s->peer_identity;
+}
+
+/* ---- channel commands ---- */
+static alkt__chan *alkt__chan_op(alkt_session *s, uint32_t id, int *rc)
+{
+    alkt__chan *c;
+    *rc = ALKT_OK;
+    if (!s) { *rc = ALKT_ERR_ARG; return NULL; }
+    if (s->state != ALKT__S_ACTIVE) {
+        *rc = s->state == ALKT__S_CLOSED ? ALKT_ERR_CLOSED : ALKT_ERR_NOT_CONNECTED;
+        return NULL;
+    }
+    c = alkt__find(s, id);
+    if (!c) *rc = ALKT_ERR_NO_CHANNEL;
+    return c;
+}
+
+ALKTDEF int alkt_channel_open(alkt_session *s, const alkt_open_params *params,
+                              uint32_t *id)
+{
+    char json[640];
+    alkt_error err;
+    alkt__chan *c;
+    ptrdiff_t n;
+    if (!s || !params || !id) return ALKT_ERR_ARG;
+    if (s->state != ALKT__S_ACTIVE)
+        return s->state == ALKT__S_CLOSED ? ALKT_ERR_CLOSED : ALKT_ERR_NOT_CONNECTED;
+    n = alkt_open_params_encode(params, json, sizeof json, &err);
+    if (n < 0) return (int)n;
+    c = alkt__slot(s);
+    if (!c) return ALKT_ERR_CHANNELS_FULL;
+    if ((uint64_t)s->next_id + 2 > 0xffffffffu) return ALKT_ERR_CHANNELS_FULL;
+    if (!alkt__log_frame(s, ALKT_FRAME_OPEN, s->next_id, json, (size_t)n, NULL, 0))
+        return ALKT_ERR_WOULD_BLOCK;
+    memset(c, 0, offsetof(alkt__chan, ring));
+    c->id = s->next_id;
+    c->state = ALKT_CHANNEL_OPENING;
+    c->flags = ALKT__CF_LOCAL;
+    c->params = *params;
+    s->next_id += 2;
+    *id = c->id;
+    alkt__pump(s);   /* its credit goes right after the open */
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_channel_accept(alkt_session *s, uint32_t id,
+                                const alkt_listen_reply *reply)
+{
+    int rc;
+    alkt__chan *c = alkt__chan_op(s, id, &rc);
+    if (!c) return rc;
+    if (c->state != ALKT_CHANNEL_INCOMING) return ALKT_ERR_STATE;
+    if (reply) c->reply = *reply;
+    c->state = ALKT_CHANNEL_OPEN;
+    c->flags |= ALKT__CF_WANT_OK;
+    alkt__pump(s);
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_channel_refuse(alkt_session *s, uint32_t id, uint16_t code,
+                                const char *reason)
+{
+    int rc;
+    alkt__chan *c = alkt__chan_op(s, id, &rc);
+    (void)reason;
+    if (!c) return rc;
+    if (c->state != ALKT_CHANNEL_INCOMING) return ALKT_ERR_STATE;
+    alkt__chan_end(s, c, code);
+    c->flags |= ALKT__CF_WANT_ERR;
+    alkt__pump(s);
+    return ALKT_OK;
+}
+
+ALKTDEF ptrdiff_t alkt_channel_send(alkt_session *s, uint32_t id,
+                                    const void *data, size_t len)
+{
+    const unsigned char *d = (const unsigned char *)data;
+    size_t done = 0;
+    int rc;
+    alkt__chan *c = alkt__chan_op(s, id, &rc);
+    if (!c) return rc;
+    if (!data && len) return ALKT_ERR_ARG;
+    if (c->state == ALKT_CHANNEL_FINISHED)
+        return (c->flags & ALKT__CF_RESET) ? ALKT_ERR_RESET : ALKT_ERR_STATE;
+    if (c->state != ALKT_CHANNEL_OPEN || (c->flags & ALKT__CF_WRITE_CLOSED))
+        return ALKT_ERR_STATE;
+    while (done < len && c->snd_credit) {
+        uint64_t room = alkt__log_room(s);
+        size_t k = len - done, fmax = s->peer_max_frame ? s->peer_max_frame
+                                                        : s->max_frame;
+        if (fmax > s->max_frame) fmax = s->max_frame;
+        if (room <= ALKT_FRAME_HEADER) break;
+        if (k > fmax) k = fmax;
+        if (k > c->snd_credit) k = (size_t)c->snd_credit;
+        if (k > room - ALKT_FRAME_HEADER) k = (size_t)(room - ALKT_FRAME_HEADER);
+        alkt__log_frame(s, ALKT_FRAME_DATA, c->id, d + done, k, NULL, 0);
+        c->snd_credit -= k;
+        c->sent += k;
+        done += k;
+    }
+    return (ptrdiff_t)done;
+}
+
+ALKTDEF ptrdiff_t alkt_channel_recv(alkt_session *s, uint32_t id, void *buf,
+                                    size_t cap, int *eof)
+{
+    unsigned char *o = (unsigned char *)buf;
+    size_t k, first;
+    int rc;
+    alkt__chan *c = alkt__chan_op(s, id, &rc);
+    if (eof) *eof = 0;
+    if (!c) return rc;
+    if (!buf && cap) return ALKT_ERR_ARG;
+    if (c->flags & ALKT__CF_RESET) return ALKT_ERR_RESET;
+    k = c->rcv_len < cap ? c->rcv_len : cap;
+    first = s->channel_window - c->rcv_head < k ? s->channel_window - c->rcv_head : k;
+    memcpy(o, c->ring + c->rcv_head, first);
+    memcpy(o + first, c->ring, k - first);
+    c->rcv_head = (uint32_t)((c->rcv_head + k) % s->channel_window);
+    c->rcv_len -= (uint32_t)k;
+    s->budget_used -= k;
+    if (c->rcv_len == 0 && (c->flags & ALKT__CF_PEER_EOF)) {
+        /* the EOF is delivered here, once the app has every byte */
+        if (eof) *eof = 1;
+        c->flags |= ALKT__CF_EOF_READ;
+    }
+    alkt__maybe_done(c);
+    alkt__pump(s);
+    return (ptrdiff_t)k;
+}
+
+ALKTDEF int alkt_channel_shutdown_write(alkt_session *s, uint32_t id)
+{
+    int rc;
+    alkt__chan *c = alkt__chan_op(s, id, &rc);
+    if (!c) return rc;
+    if (c->state == ALKT_CHANNEL_FINISHED)
+        return (c->flags & ALKT__CF_RESET) ? ALKT_ERR_RESET : ALKT_ERR_STATE;
+    if (c->state != ALKT_CHANNEL_OPEN) return ALKT_ERR_STATE;
+    if (c->flags & ALKT__CF_WRITE_CLOSED) return ALKT_OK;
+    c->flags |= ALKT__CF_WRITE_CLOSED;
+    c->snd_credit = 0;
+    alkt__pump(s);
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_channel_reset(alkt_session *s, uint32_t id, uint16_t code)
+{
+    int rc;
+    alkt__chan *c = alkt__chan_op(s, id, &rc);
+    if (!c) return rc;
+    if (c->state == ALKT_CHANNEL_FINISHED) return ALKT_OK;
+    if (c->state == ALKT_CHANNEL_INCOMING) return alkt_channel_refuse(s, id, code, NULL);
+    c->flags |= ALKT__CF_RESET | ALKT__CF_WANT_RESET;
+    alkt__chan_end(s, c, code);
+    alkt__pump(s);
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_channel_info_get(const alkt_session *s, uint32_t id,
+                                  alkt_channel_info *info)
+{
+    const alkt__chan *c;
+    if (!s || !info) return ALKT_ERR_ARG;
+    memset(info, 0, sizeof *info);
+    c = alkt__find(s, id);
+    if (!c) return ALKT_ERR_NO_CHANNEL;
+    info->state = (alkt_channel_state)c->state;
+    info->local = (c->flags & ALKT__CF_LOCAL) != 0;
+    info->readable = c->rcv_len;
+    info->send_credit = c->snd_credit;
+    info->write_closed = (c->flags & ALKT__CF_WRITE_CLOSED) != 0;
+    info->peer_eof = (c->flags & ALKT__CF_PEER_EOF) != 0;
+    info->reset = (c->flags & ALKT__CF_RESET) != 0;
+    info->code = c->code;
+    info->bytes_sent = c->sent;
+    info->bytes_received = c->received;
+    info->params = c->params;
+    info->reply = c->reply;
+    return ALKT_OK;
 }
 
 ALKTDEF const char *alkt_strerror(int code)

@@ -1,0 +1,725 @@
+/* session.c - fuzz target `session`: alktunnel.h's channel-mux session.
+ *
+ * The first input byte picks the mode (bit 0), the rest drives it through
+ * alksim's byte source.
+ *
+ * Mode 0, two sessions back to back: a client and a server joined by two
+ * bounded byte pipes, and a drawn config (channel and session windows,
+ * resend log, frame size, channel count). Transitions, drawn per step:
+ * open from either side, send, receive, move bytes across in drawn
+ * segments, transmit, shut down a direction, reset, answer opens (accept,
+ * with or without a listen reply, or refuse), let time pass (pings, idle
+ * timeouts, resume expiry), drop the connection (everything in flight is
+ * lost), reconnect (the session resumes), close. After every step the
+ * model says:
+ *   - every byte read is the sender's byte at that offset of that channel
+ *     and direction: in order, exactly once, uncorrupted, across drops and
+ *     resumes; nobody reads past what the sender's send() took;
+ *   - EOF only after every byte the sender wrote before shutting down;
+ *     an empty read is never EOF;
+ *   - every open has at most one outcome (OPENED, OPEN_FAILED, or the
+ *     channel reset); no event for a channel after its CHANNEL_DONE;
+ *   - buffered bytes within the channel window, credit outstanding within
+ *     the session window; poll_timeout never before now.
+ * At the end (heal, reconnect, pump until quiet): unless the session or
+ * the channel ended, every byte sent arrived, every EOF arrived, every
+ * open got its outcome.
+ *
+ * Mode 1, a hostile peer: a real client handshakes with the server
+ * session, then the input's bytes go to the server as frames from the
+ * peer (forged types, bad lengths, window overruns, data after EOF,
+ * duplicate opens, frames for unknown ids, GOAWAY...). No crash, no
+ * unbounded anything; after each chunk: poll_timeout never before now,
+ * the output drains, memory stays within the windows, and a refusal ends
+ * the connection or the session with a code. */
+#define ALKTUNNEL_IMPLEMENTATION
+#include "../alktunnel.h"
+#define ALKSIM_IMPLEMENTATION
+#define ALKSIM_STATIC
+#include "../alksim.h"
+#include "alk_check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define SS_PIPE (1u << 16)
+#define SS_MODEL_MAX 64u
+#define SS_STEPS 400u
+#define SEC 1000000000ull
+
+typedef struct ss_pipe {
+    unsigned char buf[SS_PIPE];
+    size_t head, len;
+} ss_pipe;
+
+typedef struct ss_dir {
+    uint64_t accepted, delivered, eof_at;
+    int eof_sent, eof_seen;
+} ss_dir;
+
+/* One channel as the application sees it; d[0] flows from the opener. */
+typedef struct ss_chan {
+    uint32_t id;
+    int opener;        /* side that opened it */
+    int outcome;       /* 0 none yet, 1 opened, 2 refused */
+    int answered;      /* the peer's app accepted or refused */
+    int reset;         /* either side reset it, or a session ended */
+    int done[2];       /* CHANNEL_DONE seen by that side */
+    int known[2];      /* that side has it (opened it / saw the request) */
+    ss_dir d[2];
+} ss_chan;
+
+typedef struct ss_side {
+    alkt_session s;
+    void *mem;
+    int established, closed, connected;
+} ss_side;
+
+typedef struct ss {
+    alksim_source src;
+    ss_side side[2];
+    ss_pipe pipe[2];     /* pipe[i]: bytes side i sent, for side 1 - i */
+    ss_chan ch[SS_MODEL_MAX];
+    size_t n_ch;
+    uint64_t now;
+    uint32_t window, session_window;
+    unsigned char nonce_ctr;
+} ss;
+
+static unsigned char ss_byte(uint32_t id, int dir, uint64_t off)
+{
+    uint64_t x = ((uint64_t)id * 2 + (uint64_t)dir) * 0x9e3779b97f4a7c15ull +
+                 off * 0xbf58476d1ce4e5b9ull;
+    return (unsigned char)(x >> 56);
+}
+
+static ss_chan *ss_find(ss *t, uint32_t id)
+{
+    size_t i;
+    for (i = 0; i < t->n_ch; i++)
+        if (t->ch[i].id == id) return &t->ch[i];
+    return NULL;
+}
+
+static void ss_nonce(ss *t, unsigned char n[ALKT_NONCE_SIZE])
+{
+    size_t i;
+    t->nonce_ctr++;
+    for (i = 0; i < ALKT_NONCE_SIZE; i++)
+        n[i] = (unsigned char)(t->nonce_ctr * 31u + i * 7u);
+}
+
+/* ---- invariants after every step ---- */
+static void ss_check_side(ss *t, int k)
+{
+    alkt_session *s = &t->side[k].s;
+    uint64_t d = alkt_session_poll_timeout(s);
+    uint32_t i;
+    ALK_CHECK(d >= s->now, "side %d: deadline %llu before now %llu", k,
+              (unsigned long long)d, (unsigned long long)s->now);
+    ALK_CHECK(s->budget_used <= s->session_window,
+              "side %d: %llu bytes of credit and buffer, session window %u", k,
+              (unsigned long long)s->budget_used, s->session_window);
+    for (i = 0; i < s->max_channels; i++) {
+        const alkt__chan *c = &s->chans[i];
+        if (c->state == ALKT_CHANNEL_NONE) continue;
+        /* (a frame still arriving is inside the credit it uses) */
+        ALK_CHECK(c->rcv_partial <= c->rcv_granted,
+                  "side %d channel %u: %u bytes arriving, %u granted", k, c->id,
+                  c->rcv_partial, c->rcv_granted);
+        ALK_CHECK((uint64_t)c->rcv_len + c->rcv_granted <= s->channel_window,
+                  "side %d channel %u: %u buffered + %u granted past the "
+                  "window %u", k, c->id, c->rcv_len, c->rcv_granted,
+                  s->channel_window);
+    }
+    ALK_CHECK(s->log_tail - s->log_head <= s->log_size, "side %d: log over",
+              k);
+}
+
+/* ---- the pipes ---- */
+static size_t ss_pipe_room(const ss_pipe *p)
+{
+    return SS_PIPE - p->len;
+}
+
+static void ss_transmit(ss *t, int k)
+{
+    ss_pipe *p = &t->pipe[k];
+    unsigned char buf[4096];
+    for (;;) {
+        size_t room = ss_pipe_room(p), n, i;
+        if (room > sizeof buf) room = sizeof buf;
+        if (!room) break;
+        n = alkt_session_poll_transmit(&t->side[k].s, buf, room);
+        if (!n) break;
+        if (!t->side[k].connected) continue;   /* nowhere to go */
+        for (i = 0; i < n; i++)
+            p->buf[(p->head + p->len + i) % SS_PIPE] = buf[i];
+        p->len += n;
+    }
+}
+
+static void ss_events(ss *t, int k);
+
+/* Up to n bytes from side k's pipe into the other side, in pieces. */
+static void ss_deliver(ss *t, int k, size_t n, size_t seg)
+{
+    ss_pipe *p = &t->pipe[k];
+    unsigned char buf[4096];
+    if (!seg) seg = 1;
+    if (seg > sizeof buf) seg = sizeof buf;
+    while (n && p->len) {
+        size_t m = n < seg ? n : seg, i;
+        if (m > p->len) m = p->len;
+        for (i = 0; i < m; i++) buf[i] = p->buf[(p->head + i) % SS_PIPE];
+        p->head = (p->head + m) % SS_PIPE;
+        p->len -= m;
+        n -= m;
+        (void)alkt_session_handle_input(&t->side[1 - k].s, buf, m, t->now);
+        ss_events(t, 1 - k);
+    }
+}
+
+/* The connection is gone for both (what was in flight is lost). */
+static void ss_drop(ss *t)
+{
+    int k;
+    alk_trace("drop the connection");
+    for (k = 0; k < 2; k++) {
+        t->pipe[k].head = t->pipe[k].len = 0;
+        t->side[k].connected = 0;
+        alkt_session_handle_disconnected(&t->side[k].s, t->now);
+    }
+    ss_events(t, 0);
+    ss_events(t, 1);
+}
+
+static void ss_connect(ss *t)
+{
+    unsigned char n[ALKT_NONCE_SIZE];
+    int k, rc;
+    ss_drop(t);   /* (which may end a session whose window has passed) */
+    if (t->side[0].closed || t->side[1].closed) return;
+    alk_trace("connect");
+    for (k = 1; k >= 0; k--) {
+        ss_nonce(t, n);
+        rc = alkt_session_connect(&t->side[k].s, t->now, n);
+        ALK_CHECK(rc == ALKT_OK, "side %d connect: %s", k, alkt_strerror(rc));
+        t->side[k].connected = 1;
+    }
+}
+
+/* ---- events into the model ---- */
+static void ss_session_over(ss *t, int k)
+{
+    size_t i;
+    (void)k;
+    for (i = 0; i < t->n_ch; i++) t->ch[i].reset = 1;
+}
+
+static void ss_events(ss *t, int k)
+{
+    alkt_event ev;
+    while (alkt_session_poll_event(&t->side[k].s, &ev)) {
+        ss_chan *c = ev.channel ? ss_find(t, ev.channel) : NULL;
+        alk_trace("side %d event %d channel %u code %d", k, (int)ev.type,
+                  ev.channel, ev.code);
+        if (ev.channel) {
+            if (ev.type == ALKT_EV_OPEN_REQUEST) {
+                /* exactly one request per open the peer made */
+                ALK_CHECK(c && c->opener == 1 - k && !c->known[k],
+                          "side %d: open request for channel %u, which the "
+                          "peer %s", k, ev.channel,
+                          !c ? "never opened" : "had requested already");
+                c->known[k] = 1;
+                continue;
+            }
+            ALK_CHECK(c != NULL, "side %d: event %d for unknown channel %u", k,
+                      (int)ev.type, ev.channel);
+            ALK_CHECK(!c->done[k], "side %d: event %d for channel %u after "
+                      "its CHANNEL_DONE", k, (int)ev.type, ev.channel);
+        }
+        switch (ev.type) {
+        case ALKT_EV_ESTABLISHED:
+            ALK_CHECK(!t->side[k].established, "side %d established twice", k);
+            t->side[k].established = 1;
+            break;
+        case ALKT_EV_RESUMED:
+            ALK_CHECK(t->side[k].established, "side %d resumed unestablished",
+                      k);
+            break;
+        case ALKT_EV_DISCONNECTED:
+            /* the other end learns it from the pipe: both drop */
+            if (t->side[k].connected) ss_drop(t);
+            break;
+        case ALKT_EV_CLOSED:
+            t->side[k].closed = 1;
+            ss_session_over(t, k);
+            break;
+        case ALKT_EV_OPENED:
+            ALK_CHECK(c->opener == k && c->outcome == 0,
+                      "side %d: OPENED for channel %u (outcome %d)", k, c->id,
+                      c->outcome);
+            c->outcome = 1;
+            break;
+        case ALKT_EV_OPEN_FAILED:
+            ALK_CHECK(c->opener == k && c->outcome == 0,
+                      "side %d: OPEN_FAILED for channel %u (outcome %d)", k,
+                      c->id, c->outcome);
+            c->outcome = 2;
+            break;
+        case ALKT_EV_RESET:
+            c->reset = 1;
+            break;
+        case ALKT_EV_CHANNEL_DONE:
+            c->done[k] = 1;
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* ---- transitions ---- */
+static int ss_live(ss *t, int k, ss_chan *c)
+{
+    alkt_channel_info info;
+    return c && c->known[k] && !c->done[k] &&
+           alkt_channel_info_get(&t->side[k].s, c->id, &info) == ALKT_OK;
+}
+
+static ss_chan *ss_pick(ss *t, int k)
+{
+    size_t i, n = 0, want;
+    if (!t->n_ch) return NULL;
+    want = alksim_pick(&t->src, t->n_ch);
+    for (i = 0; i < t->n_ch; i++) {
+        ss_chan *c = &t->ch[(want + i) % t->n_ch];
+        if (ss_live(t, k, c)) return c;
+        n++;
+    }
+    return NULL;
+}
+
+static void ss_open(ss *t, int k)
+{
+    alkt_open_params p;
+    uint32_t id;
+    int rc;
+    memset(&p, 0, sizeof p);
+    p.kind = ALKT_OPEN_DIRECT;
+    p.substrate = ALKT_SUBSTRATE_TCP;
+    p.host.kind = ALKT_HOST_NAME;
+    memcpy(p.host.name, "target.example", 15);
+    p.port = (uint16_t)(1 + alksim_range(&t->src, 0, 65534));
+    if (alksim_chance(&t->src, 1, 4)) {
+        p.kind = ALKT_OPEN_FORWARDED;
+        p.listen = p.port;
+        p.port = 0;
+        memset(&p.host, 0, sizeof p.host);
+    }
+    rc = alkt_channel_open(&t->side[k].s, &p, &id);
+    alk_trace("side %d open: %s id %u", k, alkt_strerror(rc), rc ? 0 : id);
+    if (rc != ALKT_OK) {
+        ALK_CHECK(rc == ALKT_ERR_CHANNELS_FULL || rc == ALKT_ERR_WOULD_BLOCK ||
+                      rc == ALKT_ERR_NOT_CONNECTED || rc == ALKT_ERR_CLOSED,
+                  "open: %s", alkt_strerror(rc));
+        return;
+    }
+    ALK_CHECK(!ss_find(t, id), "side %d: id %u reused", k, id);
+    ALK_CHECK(t->n_ch < SS_MODEL_MAX, "model full");
+    {
+        ss_chan *c = &t->ch[t->n_ch++];
+        memset(c, 0, sizeof *c);
+        c->id = id;
+        c->opener = k;
+        c->known[k] = 1;
+    }
+}
+
+static void ss_answer(ss *t, int k)
+{
+    size_t i;
+    for (i = 0; i < t->n_ch; i++) {
+        ss_chan *c = &t->ch[i];
+        alkt_channel_info info;
+        int rc;
+        if (c->opener == k || c->answered || !ss_live(t, k, c)) continue;
+        if (alkt_channel_info_get(&t->side[k].s, c->id, &info) != ALKT_OK ||
+            info.state != ALKT_CHANNEL_INCOMING)
+            continue;
+        c->answered = 1;
+        if (alksim_chance(&t->src, 1, 5)) {
+            rc = alkt_channel_refuse(&t->side[k].s, c->id, 7, "no");
+            c->reset = 1;
+        } else {
+            alkt_listen_reply r;
+            memset(&r, 0, sizeof r);
+            r.address.family = 4;
+            r.address.bytes[0] = 10;
+            r.port = 4242;
+            rc = alkt_channel_accept(&t->side[k].s, c->id,
+                                     info.params.kind == ALKT_OPEN_FORWARDED
+                                         ? &r : NULL);
+        }
+        alk_trace("side %d answers %u: %s", k, c->id, alkt_strerror(rc));
+        ALK_CHECK(rc == ALKT_OK, "answer: %s", alkt_strerror(rc));
+    }
+}
+
+static void ss_send(ss *t, int k)
+{
+    ss_chan *c = ss_pick(t, k);
+    unsigned char buf[20000];
+    size_t n = (size_t)alksim_range(&t->src, 0, sizeof buf), i;
+    ss_dir *d;
+    ptrdiff_t r;
+    if (!c) return;
+    d = &c->d[c->opener == k ? 0 : 1];
+    for (i = 0; i < n; i++) buf[i] = ss_byte(c->id, c->opener == k ? 0 : 1,
+                                             d->accepted + i);
+    r = alkt_channel_send(&t->side[k].s, c->id, buf, n);
+    alk_trace("side %d send %zu on %u: %td", k, n, c->id, r);
+    if (r < 0) {
+        ALK_CHECK(r == ALKT_ERR_STATE || r == ALKT_ERR_RESET,
+                  "send: %s", alkt_strerror((int)r));
+        return;
+    }
+    ALK_CHECK(!d->eof_sent || r == 0, "sent after shutdown");
+    d->accepted += (uint64_t)r;
+}
+
+static void ss_recv(ss *t, int k, size_t cap)
+{
+    ss_chan *c = ss_pick(t, k);
+    unsigned char buf[20000];
+    ss_dir *d;
+    ptrdiff_t r;
+    int eof = 0, dir;
+    size_t i;
+    if (!c) return;
+    if (cap > sizeof buf) cap = sizeof buf;
+    dir = c->opener == k ? 1 : 0;
+    d = &c->d[dir];
+    r = alkt_channel_recv(&t->side[k].s, c->id, buf, cap, &eof);
+    if (r < 0) {
+        ALK_CHECK(r == ALKT_ERR_RESET && c->reset, "recv on %u: %s", c->id,
+                  alkt_strerror((int)r));
+        return;
+    }
+    for (i = 0; i < (size_t)r; i++)
+        ALK_CHECK(buf[i] == ss_byte(c->id, dir, d->delivered + i),
+                  "side %d channel %u: byte %llu reads %02x, sent %02x", k,
+                  c->id, (unsigned long long)(d->delivered + i), buf[i],
+                  ss_byte(c->id, dir, d->delivered + i));
+    d->delivered += (uint64_t)r;
+    ALK_CHECK(d->delivered <= d->accepted,
+              "side %d channel %u: %llu bytes read, %llu sent", k, c->id,
+              (unsigned long long)d->delivered,
+              (unsigned long long)d->accepted);
+    if (eof) {
+        ALK_CHECK(d->eof_sent && d->delivered == d->eof_at,
+                  "side %d channel %u: EOF after %llu bytes (sent %llu, "
+                  "EOF %s)", k, c->id, (unsigned long long)d->delivered,
+                  (unsigned long long)d->accepted,
+                  d->eof_sent ? "sent" : "never sent");
+        d->eof_seen = 1;
+    }
+}
+
+static void ss_shutdown(ss *t, int k)
+{
+    ss_chan *c = ss_pick(t, k);
+    ss_dir *d;
+    int rc;
+    if (!c) return;
+    d = &c->d[c->opener == k ? 0 : 1];
+    rc = alkt_channel_shutdown_write(&t->side[k].s, c->id);
+    alk_trace("side %d shutdown %u: %s", k, c->id, alkt_strerror(rc));
+    if (rc == ALKT_OK && !d->eof_sent) {
+        d->eof_sent = 1;
+        d->eof_at = d->accepted;
+    }
+}
+
+static void ss_reset(ss *t, int k)
+{
+    ss_chan *c = ss_pick(t, k);
+    int rc;
+    if (!c) return;
+    rc = alkt_channel_reset(&t->side[k].s, c->id, 99);
+    alk_trace("side %d reset %u: %s", k, c->id, alkt_strerror(rc));
+    if (rc == ALKT_OK) c->reset = 1;
+}
+
+static void ss_time(ss *t, uint64_t dt)
+{
+    int k;
+    t->now += dt;
+    alk_trace("time +%llu ms", (unsigned long long)(dt / 1000000));
+    for (k = 0; k < 2; k++) {
+        alkt_session_handle_timeout(&t->side[k].s, t->now);
+        ss_events(t, k);
+    }
+}
+
+/* ---- setup ---- */
+static void ss_setup(ss *t, alkt_session_config *cfg, int k)
+{
+    static const unsigned char secret[32] = "a shared secret of 32 bytes ...";
+    size_t need;
+    int rc;
+    cfg->is_server = k;
+    cfg->secret = secret;
+    cfg->secret_len = sizeof secret;
+    cfg->identity = k ? "gateway-1" : "client-7";
+    cfg->identity_len = strlen(cfg->identity);
+    need = alkt_session_mem_size(cfg);
+    ALK_CHECK(need > 0, "config refused");
+    t->side[k].mem = malloc(need);
+    ALK_CHECK(t->side[k].mem != NULL, "out of memory");
+    rc = alkt_session_init(&t->side[k].s, cfg, t->side[k].mem, need, t->now);
+    ALK_CHECK(rc == ALKT_OK, "init: %s", alkt_strerror(rc));
+}
+
+static void ss_free(ss *t)
+{
+    free(t->side[0].mem);
+    free(t->side[1].mem);
+}
+
+/* Heal, reconnect, and move everything until nothing moves. */
+static void ss_quiesce(ss *t)
+{
+    int round, k;
+    size_t i;
+    if (t->side[0].closed || t->side[1].closed) return;
+    if (!alkt_session_is_established(&t->side[0].s) ||
+        !alkt_session_is_established(&t->side[1].s))
+        ss_connect(t);
+    for (round = 0; round < 2000; round++) {
+        size_t before = t->pipe[0].len + t->pipe[1].len;
+        uint64_t moved = 0;
+        for (k = 0; k < 2; k++) {
+            ss_answer(t, k);
+            ss_transmit(t, k);
+        }
+        for (k = 0; k < 2; k++) {
+            moved += t->pipe[k].len;
+            ss_deliver(t, k, SS_PIPE, 4096);
+        }
+        for (k = 0; k < 2; k++)
+            for (i = 0; i < t->n_ch; i++) {
+                ss_chan *c = &t->ch[i];
+                alkt_channel_info info;
+                if (!ss_live(t, k, c)) continue;
+                if (alkt_channel_info_get(&t->side[k].s, c->id, &info) ==
+                        ALKT_OK && (info.readable || info.peer_eof)) {
+                    size_t j;
+                    for (j = 0; j < t->n_ch; j++)
+                        if (&t->ch[j] == c) break;
+                    /* read that one channel: pick it deterministically */
+                    {
+                        unsigned char buf[20000];
+                        int eof = 0, dir = c->opener == k ? 1 : 0;
+                        ptrdiff_t r = alkt_channel_recv(&t->side[k].s, c->id,
+                                                        buf, sizeof buf, &eof);
+                        ss_dir *d = &c->d[dir];
+                        size_t b;
+                        if (r < 0) continue;
+                        for (b = 0; b < (size_t)r; b++)
+                            ALK_CHECK(buf[b] == ss_byte(c->id, dir,
+                                                        d->delivered + b),
+                                      "channel %u byte %llu corrupt", c->id,
+                                      (unsigned long long)(d->delivered + b));
+                        d->delivered += (uint64_t)r;
+                        ALK_CHECK(d->delivered <= d->accepted,
+                                  "read past what was sent");
+                        moved += (uint64_t)r;
+                        if (eof) {
+                            ALK_CHECK(d->eof_sent && d->delivered == d->eof_at,
+                                      "channel %u: early EOF", c->id);
+                            moved += !d->eof_seen;
+                            d->eof_seen = 1;
+                        }
+                    }
+                }
+                ss_events(t, k);
+            }
+        (void)before;
+        if (!moved && !t->pipe[0].len && !t->pipe[1].len &&
+            alkt_session_poll_timeout(&t->side[0].s) > t->side[0].s.now &&
+            alkt_session_poll_timeout(&t->side[1].s) > t->side[1].s.now)
+            break;
+        if (t->side[0].closed || t->side[1].closed) return;
+    }
+    ALK_CHECK(round < 2000, "no quiescence after 2000 rounds");
+    for (i = 0; i < t->n_ch; i++) {
+        ss_chan *c = &t->ch[i];
+        int dir;
+        if (c->reset || c->outcome == 2) continue;
+        ALK_CHECK(c->outcome == 1, "channel %u: open never answered", c->id);
+        for (dir = 0; dir < 2; dir++) {
+            ss_dir *d = &c->d[dir];
+            ALK_CHECK(d->delivered == d->accepted,
+                      "channel %u dir %d: %llu of %llu bytes arrived", c->id,
+                      dir, (unsigned long long)d->delivered,
+                      (unsigned long long)d->accepted);
+            ALK_CHECK(d->eof_seen == d->eof_sent,
+                      "channel %u dir %d: EOF %s", c->id, dir,
+                      d->eof_sent ? "lost" : "from nowhere");
+        }
+    }
+}
+
+static void ss_pair(ss *t)
+{
+    static const uint32_t weights[] = {
+        6,  /* open */
+        14, /* send */
+        10, /* recv */
+        16, /* deliver */
+        12, /* transmit */
+        3,  /* shutdown */
+        2,  /* reset */
+        6,  /* answer */
+        5,  /* time */
+        2,  /* drop */
+        3,  /* reconnect */
+        1,  /* close (only in the last tenth of the steps) */
+    };
+    alkt_session_config cfg;
+    unsigned step;
+    int k;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.max_channels = (uint32_t)alksim_range(&t->src, 1, 8);
+    cfg.channel_window = (uint32_t)alksim_range(&t->src, 1, 64) * 256;
+    cfg.session_window = alksim_bool(&t->src)
+                             ? 0 : (uint32_t)alksim_range(&t->src, 1, 64) * 256;
+    cfg.max_frame = (uint32_t)alksim_range(&t->src, 1, 16) * 256;
+    cfg.log_size = 4 * (ALKT_FRAME_HEADER + cfg.max_frame) +
+                   (uint32_t)alksim_range(&t->src, 0, 64) * 1024;
+    cfg.ping_interval_ns = 1 * SEC;
+    cfg.idle_timeout_ns = 5 * SEC;
+    cfg.handshake_timeout_ns = 2 * SEC;
+    cfg.resume_window_ns = 30 * SEC;
+    alk_trace("channels %u window %u session window %u frame %u log %u",
+              cfg.max_channels, cfg.channel_window, cfg.session_window,
+              cfg.max_frame, cfg.log_size);
+    t->now = 1000 * SEC;
+    ss_setup(t, &cfg, 0);
+    ss_setup(t, &cfg, 1);
+    ss_connect(t);
+    for (step = 0; step < SS_STEPS && !alksim_source_done(&t->src); step++) {
+        size_t op = alksim_weighted(&t->src, weights,
+                                    sizeof weights / sizeof weights[0]);
+        if (op == 11 && step < SS_STEPS - SS_STEPS / 10) op = 4;
+        k = (int)alksim_pick(&t->src, 2);
+        switch (op) {
+        case 0: ss_open(t, k); break;
+        case 1: ss_send(t, k); break;
+        case 2: ss_recv(t, k, (size_t)alksim_range(&t->src, 0, 20000)); break;
+        case 3:
+            ss_deliver(t, k, (size_t)alksim_range(&t->src, 1, SS_PIPE),
+                       (size_t)alksim_range(&t->src, 1, 4096));
+            break;
+        case 4: ss_transmit(t, k); break;
+        case 5: ss_shutdown(t, k); break;
+        case 6: ss_reset(t, k); break;
+        case 7: ss_answer(t, k); break;
+        case 8:
+            ss_time(t, alksim_chance(&t->src, 1, 16)
+                           ? alksim_range(&t->src, 1, 40) * SEC
+                           : alksim_range(&t->src, 0, 1500) * 1000000ull);
+            break;
+        case 9: ss_drop(t); break;
+        case 10: ss_connect(t); break;
+        default:
+            (void)alkt_session_close(&t->side[k].s, 0x1234);
+            ss_transmit(t, k);
+            ss_deliver(t, k, SS_PIPE, 4096);
+            break;
+        }
+        ss_events(t, 0);
+        ss_events(t, 1);
+        ss_check_side(t, 0);
+        ss_check_side(t, 1);
+    }
+    ss_quiesce(t);
+    ss_check_side(t, 0);
+    ss_check_side(t, 1);
+}
+
+/* ---- mode 1: a hostile peer after a real handshake ---- */
+static void ss_hostile(ss *t, const uint8_t *data, size_t size)
+{
+    alkt_session_config cfg;
+    size_t pos = 0;
+    alkt_event ev;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.max_channels = 4;
+    cfg.channel_window = 4096;
+    cfg.max_frame = 1024;
+    cfg.log_size = 16384;
+    t->now = 1000 * SEC;
+    ss_setup(t, &cfg, 0);
+    ss_setup(t, &cfg, 1);
+    ss_connect(t);
+    ss_transmit(t, 0);
+    ss_deliver(t, 0, SS_PIPE, SS_PIPE);
+    ss_transmit(t, 1);
+    ss_deliver(t, 1, SS_PIPE, SS_PIPE);
+    ss_transmit(t, 0);
+    ss_deliver(t, 0, SS_PIPE, SS_PIPE);
+    ALK_CHECK(alkt_session_is_established(&t->side[1].s), "handshake");
+    while (pos < size) {
+        size_t n = 1 + data[pos] % 64, i;
+        unsigned char out[4096];
+        int rc;
+        pos++;
+        if (n > size - pos) n = size - pos;
+        rc = alkt_session_handle_input(&t->side[1].s, data + pos, n, t->now);
+        pos += n;
+        alk_trace("hostile %zu bytes: %s", n, alkt_strerror(rc));
+        ALK_CHECK(rc <= 0 && rc > ALKT__RESULT_END, "result %d", rc);
+        for (i = 0; i < 64 && alkt_session_poll_transmit(&t->side[1].s, out,
+                                                         sizeof out); i++) {
+        }
+        ALK_CHECK(i < 64, "output does not drain");
+        while (alkt_session_poll_event(&t->side[1].s, &ev)) {
+            if (ev.type == ALKT_EV_OPEN_REQUEST)
+                (void)alkt_channel_accept(&t->side[1].s, ev.channel, NULL);
+            if (ev.type == ALKT_EV_READABLE) {
+                int eof;
+                (void)alkt_channel_recv(&t->side[1].s, ev.channel, out,
+                                        sizeof out, &eof);
+            }
+        }
+        ss_check_side(t, 1);
+        if (pos < size && data[pos - 1] == 0xff) {
+            t->now += 3 * SEC;
+            alkt_session_handle_timeout(&t->side[1].s, t->now);
+        }
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static ss t;
+    alk_trace_reset();
+    memset(&t, 0, sizeof t);
+    if (size == 0) return 0;
+    if (data[0] & 1) {
+        alk_trace("mode: hostile peer");
+        ss_hostile(&t, data + 1, size - 1);
+    } else {
+        alksim_source_init_bytes(&t.src, data + 1, size - 1);
+        alk_trace("mode: two sessions");
+        ss_pair(&t);
+    }
+    if (getenv("SESSION_TRACE")) alk_trace_dump(stderr);
+    ss_free(&t);
+    return 0;
+}
