@@ -3531,41 +3531,90 @@ static uint32_t alkt__sha256_rotr(uint32_t x, unsigned n)
     return (x >> n) | (x << (32u - n));
 }
 
+/* SHA-256 functions of FIPS 180-4 section 4.1.2. */
+static uint32_t alkt__sha256_bsig0(uint32_t x)
+{
+    return alkt__sha256_rotr(x, 2) ^ alkt__sha256_rotr(x, 13) ^ alkt__sha256_rotr(x, 22);
+}
+static uint32_t alkt__sha256_bsig1(uint32_t x)
+{
+    return alkt__sha256_rotr(x, 6) ^ alkt__sha256_rotr(x, 11) ^ alkt__sha256_rotr(x, 25);
+}
+static uint32_t alkt__sha256_ssig0(uint32_t x)
+{
+    return alkt__sha256_rotr(x, 7) ^ alkt__sha256_rotr(x, 18) ^ (x >> 3);
+}
+static uint32_t alkt__sha256_ssig1(uint32_t x)
+{
+    return alkt__sha256_rotr(x, 17) ^ alkt__sha256_rotr(x, 19) ^ (x >> 10);
+}
+
+/* One round: instead of shifting a..h down each round, the caller rotates
+ * the argument names, so only d and h are written.  wt is W[t]. */
+#define ALKT__SHA256_ROUND(a, b, c, d, e, f, g, h, t, wt)                     \
+    do {                                                                     \
+        uint32_t alkt__t1 = (h) + alkt__sha256_bsig1(e) +                    \
+                            ((g) ^ ((e) & ((f) ^ (g)))) +                    \
+                            alkt__sha256_k[t] + (wt);                        \
+        uint32_t alkt__t2 = alkt__sha256_bsig0(a) +                          \
+                            (((a) & (b)) | ((c) & ((a) | (b))));             \
+        (d) += alkt__t1;                                                     \
+        (h) = alkt__t1 + alkt__t2;                                           \
+    } while (0)
+
+/* W[t] for t >= 16 in a 16-word rolling window: w[t & 15] holds W[t-16]. */
+#define ALKT__SHA256_SCHED(w, t)                                             \
+    ((w)[(t) & 15] += alkt__sha256_ssig1((w)[((t) - 2) & 15]) +              \
+                      (w)[((t) - 7) & 15] +                                  \
+                      alkt__sha256_ssig0((w)[((t) - 15) & 15]))
+
+#define ALKT__SHA256_EIGHT(t, W)                                             \
+    do {                                                                     \
+        ALKT__SHA256_ROUND(a, b, c, d, e, f, g, hh, (t) + 0, W(w, (t) + 0)); \
+        ALKT__SHA256_ROUND(hh, a, b, c, d, e, f, g, (t) + 1, W(w, (t) + 1)); \
+        ALKT__SHA256_ROUND(g, hh, a, b, c, d, e, f, (t) + 2, W(w, (t) + 2)); \
+        ALKT__SHA256_ROUND(f, g, hh, a, b, c, d, e, (t) + 3, W(w, (t) + 3)); \
+        ALKT__SHA256_ROUND(e, f, g, hh, a, b, c, d, (t) + 4, W(w, (t) + 4)); \
+        ALKT__SHA256_ROUND(d, e, f, g, hh, a, b, c, (t) + 5, W(w, (t) + 5)); \
+        ALKT__SHA256_ROUND(c, d, e, f, g, hh, a, b, (t) + 6, W(w, (t) + 6)); \
+        ALKT__SHA256_ROUND(b, c, d, e, f, g, hh, a, (t) + 7, W(w, (t) + 7)); \
+    } while (0)
+
+#define ALKT__SHA256_W0(w, t) ((w)[t])
+
 /* Process nblocks consecutive 64-byte blocks starting at p. */
 static void alkt__sha256_blocks(uint32_t h[8], const unsigned char *p, size_t nblocks)
 {
-    uint32_t w[64];
-    uint32_t a, b, c, d, e, f, g, hh, t1, t2;
-    int i;
+    uint32_t w[16];
+    uint32_t a, b, c, d, e, f, g, hh;
+    unsigned t;
 
     while (nblocks--) {
-        for (i = 0; i < 16; i++)
-            w[i] = alkt__sha256_load32(p + 4 * i);
-        for (i = 16; i < 64; i++) {
-            uint32_t x = w[i - 15], y = w[i - 2];
-            uint32_t s0 = alkt__sha256_rotr(x, 7) ^ alkt__sha256_rotr(x, 18) ^ (x >> 3);
-            uint32_t s1 = alkt__sha256_rotr(y, 17) ^ alkt__sha256_rotr(y, 19) ^ (y >> 10);
-            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-        }
+        for (t = 0; t < 16; t++)
+            w[t] = alkt__sha256_load32(p + 4 * t);
 
         a = h[0]; b = h[1]; c = h[2]; d = h[3];
         e = h[4]; f = h[5]; g = h[6]; hh = h[7];
 
-        for (i = 0; i < 64; i++) {
-            t1 = hh + (alkt__sha256_rotr(e, 6) ^ alkt__sha256_rotr(e, 11) ^ alkt__sha256_rotr(e, 25))
-                 + (g ^ (e & (f ^ g)))                      /* Ch(e,f,g)  */
-                 + alkt__sha256_k[i] + w[i];
-            t2 = (alkt__sha256_rotr(a, 2) ^ alkt__sha256_rotr(a, 13) ^ alkt__sha256_rotr(a, 22))
-                 + ((a & b) | (c & (a | b)));               /* Maj(a,b,c) */
-            hh = g; g = f; f = e; e = d + t1;
-            d = c; c = b; b = a; a = t1 + t2;
-        }
+        ALKT__SHA256_EIGHT(0, ALKT__SHA256_W0);
+        ALKT__SHA256_EIGHT(8, ALKT__SHA256_W0);
+        for (t = 16; t < 64; t += 8)
+            ALKT__SHA256_EIGHT(t, ALKT__SHA256_SCHED);
 
         h[0] += a; h[1] += b; h[2] += c; h[3] += d;
         h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
         p += 64;
     }
+    {   /* the schedule can hold key material (HMAC pads): clear it */
+        volatile uint32_t *vw = w;
+        for (t = 0; t < 16; t++) vw[t] = 0;
+    }
 }
+
+#undef ALKT__SHA256_W0
+#undef ALKT__SHA256_EIGHT
+#undef ALKT__SHA256_SCHED
+#undef ALKT__SHA256_ROUND
 
 ALKTDEF void alkt_sha256_init(alkt_sha256_ctx *c)
 {

@@ -4,6 +4,9 @@
  *   test_alktunnel_reader.h  the JSON reader, unescaping, integers,
  *                            addresses and host names, error texts
  *   test_alktunnel_params.h  typed decoders and encoders, rule by rule
+ *   test_alktunnel_session.h SHA-256 / HMAC vectors, the session: wire
+ *                            format in hex, windows, duplicate opens,
+ *                            forged handshakes, resumption, deadlines
  *   this file                seeded round-trip properties over generated
  *                            valid structs (ALK_SEED=N, default 1; the seed
  *                            is printed on failure)
@@ -20,6 +23,7 @@
 
 #include "test_alktunnel_reader.h"
 #include "test_alktunnel_params.h"
+#include "test_alktunnel_session.h"
 
 static uint64_t test_seed = 1;
 
@@ -781,5 +785,6 @@ int main(int argc, char **argv)
     RUN_SUITE(alkt_control_suite);
     RUN_SUITE(alkt_encode_suite);
     RUN_SUITE(alkt_properties);
+    RUN_SUITE(alkt_session_suite);
     GREATEST_MAIN_END();
 }

@@ -1614,7 +1614,7 @@ TEST strerror_all_codes(void)
     for (k = 0; k < n; k++) {
         const char *s = alkt_strerror(codes[k]);
         ASSERT_EQ(values[k], codes[k]);
-        ASSERT_EQ(-(int)k, codes[k]); /* 0, -1, ... -30 with no gaps */
+        ASSERT_EQ(-(int)k, codes[k]); /* 0, -1, ... -48 with no gaps */
         ASSERT(s != NULL);
         ASSERT(s[0] != '\0');
         ASSERT_STR_EQm(texts[k], texts[k], s);
@@ -1626,7 +1626,7 @@ TEST strerror_all_codes(void)
     ASSERT_STR_EQ("invalid UTF-8", alkt_strerror(ALKT_ERR_BAD_UTF8));
     ASSERT_STR_EQ("output buffer too small",
                   alkt_strerror(ALKT_ERR_BUFFER_TOO_SMALL));
-    ASSERT_STR_EQ(unknown, alkt_strerror(-31));
+    ASSERT_STR_EQ(unknown, alkt_strerror(-49));
     ASSERT_STR_EQ(unknown, alkt_strerror(2));
     ASSERT_STR_EQ(unknown, alkt_strerror(-1000));
     ASSERT_STR_EQ(unknown, alkt_strerror(-32767));

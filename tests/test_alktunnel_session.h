@@ -1,0 +1,618 @@
+/* test_alktunnel_session.h - SHA-256 / HMAC vectors and the session:
+ * the wire format frozen in hex, flow control, duplicate opens, forged
+ * and replayed handshakes, resumption, deadlines, the memory formula. */
+/* The AUTH frames of the frozen handshake below: HMAC-SHA-256 under the
+ * secret of "alkt1 server" / "alkt1 client" and SHA-256(client HELLO frame
+ * || server HELLO frame) - computed apart from this code (Python's hmac
+ * and hashlib over the HELLO bytes) when the format was frozen. */
+#define T_SERVER_AUTH "0200002000000000" \
+    "be836db10ffdbba21f7c06d2f139e6fa87b13028945db2a473ff37b4ce751c9a"
+#define T_CLIENT_AUTH "0200002000000000" \
+    "01a4ab76d432db3cff44a1c284e36a4cc38965da00f3a33999cf44f527d10175"
+/* FIPS 180-4 / NIST examples and RFC 4231 section 4, as published. */
+typedef struct sha_vector {
+    const char *name, *key, *data, *expected;
+    size_t repeat, mac_len;
+} sha_vector;
+static const sha_vector sha_vectors[] = {
+    {"SHA-256 FIPS 180-4 example: empty string",
+     NULL,
+     "",
+     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", 1, 32},
+    {"SHA-256 FIPS 180-4 example: \"abc\" (one block)",
+     NULL,
+     "616263",
+     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", 1, 32},
+    {"SHA-256 FIPS 180-4 example: 448-bit message (two blocks)",
+     NULL,
+     "6162636462636465636465666465666765666768666768696768696a68696a6b696a6b6c6a6b6c6d6b6c6d6e6c6d6e6f6d6e6f706e6f7071",
+     "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1", 1, 32},
+    {"SHA-256 NIST example: 896-bit message",
+     NULL,
+     "61626364656667686263646566676869636465666768696a6465666768696a6b65666768696a6b6c666768696a6b6c6d6768696a6b6c6d6e68696a6b6c6d6e6f696a6b6c6d6e6f706a6b6c6d6e6f70716b6c6d6e6f7071726c6d6e6f707172736d6e6f70717273746e6f707172737475",
+     "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1", 1, 32},
+    {"SHA-256 NIST example: one million 'a' (0x61)",
+     NULL,
+     "61",
+     "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0", 1000000, 32},
+    {"HMAC-SHA-256 RFC 4231 test case 1",
+     "0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b",
+     "4869205468657265",
+     "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7", 1, 32},
+    {"HMAC-SHA-256 RFC 4231 test case 2",
+     "4a656665",
+     "7768617420646f2079612077616e7420666f72206e6f7468696e673f",
+     "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", 1, 32},
+    {"HMAC-SHA-256 RFC 4231 test case 3",
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+     "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+     "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe", 1, 32},
+    {"HMAC-SHA-256 RFC 4231 test case 4",
+     "0102030405060708090a0b0c0d0e0f10111213141516171819",
+     "cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd",
+     "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b", 1, 32},
+    {"HMAC-SHA-256 RFC 4231 test case 5 (truncated to 128 bits)",
+     "0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c",
+     "546573742057697468205472756e636174696f6e",
+     "a3b6167473100ee06e0c796c2955552b", 1, 16},
+    {"HMAC-SHA-256 RFC 4231 test case 6",
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+     "54657374205573696e67204c6172676572205468616e20426c6f636b2d53697a65204b6579202d2048617368204b6579204669727374",
+     "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54", 1, 32},
+    {"HMAC-SHA-256 RFC 4231 test case 7",
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+     "5468697320697320612074657374207573696e672061206c6172676572207468616e20626c6f636b2d73697a65206b657920616e642061206c6172676572207468616e20626c6f636b2d73697a6520646174612e20546865206b6579206e6565647320746f20626520686173686564206265666f7265206265696e6720757365642062792074686520484d414320616c676f726974686d2e",
+     "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2", 1, 32},
+};
+
+static size_t hex_decode(const char *hex, unsigned char *out, size_t cap)
+{
+    size_t n = strlen(hex) / 2, i;
+    for (i = 0; i < n && i < cap; i++) {
+        unsigned v;
+        sscanf(hex + 2 * i, "%2x", &v);
+        out[i] = (unsigned char)v;
+    }
+    return n;
+}
+
+static void hex_encode(const unsigned char *p, size_t n, char *out)
+{
+    size_t i;
+    for (i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", p[i]);
+    out[2 * n] = 0;
+}
+
+TEST sha256_and_hmac_vectors(void)
+{
+    size_t i;
+    for (i = 0; i < sizeof sha_vectors / sizeof sha_vectors[0]; i++) {
+        const sha_vector *v = &sha_vectors[i];
+        unsigned char key[256], data[256], out[32], split[32];
+        char hex[65];
+        size_t kn = v->key ? hex_decode(v->key, key, sizeof key) : 0;
+        size_t dn = hex_decode(v->data, data, sizeof data), r, cut;
+        if (!v->key) {
+            alkt_sha256_ctx c;
+            alkt_sha256_init(&c);
+            for (r = 0; r < v->repeat; r++) alkt_sha256_update(&c, data, dn);
+            alkt_sha256_final(&c, out);
+            if (v->repeat == 1) {
+                alkt_sha256(data, dn, split);
+                ASSERT_MEM_EQ(out, split, 32);
+            }
+        } else {
+            alkt_hmac_sha256(key, kn, data, dn, out);
+            /* the streaming form, cut at every place */
+            for (cut = 0; cut <= dn; cut++) {
+                alkt_hmac_sha256_ctx m;
+                alkt_hmac_sha256_init(&m, key, kn);
+                alkt_hmac_sha256_update(&m, data, cut);
+                alkt_hmac_sha256_update(&m, data + cut, dn - cut);
+                alkt_hmac_sha256_final(&m, split);
+                ASSERT_MEM_EQ(out, split, 32);
+            }
+        }
+        hex_encode(out, v->mac_len, hex);
+        ASSERT_STR_EQm(v->name, v->expected, hex);
+    }
+    PASS();
+}
+
+TEST ct_equal_compares_everything(void)
+{
+    unsigned char a[32], b[32];
+    size_t i;
+    memset(a, 0x5a, sizeof a);
+    memcpy(b, a, sizeof b);
+    ASSERT_EQ(1, alkt_ct_equal(a, b, 32));
+    ASSERT_EQ(1, alkt_ct_equal(a, b, 0));
+    for (i = 0; i < 32; i++) {
+        b[i] ^= 0x80;
+        ASSERT_EQ(0, alkt_ct_equal(a, b, 32));
+        b[i] ^= 0x80;
+    }
+    PASS();
+}
+
+/* ---- session ---------------------------------------------------------------- */
+static const unsigned char t_secret[32] = "the control plane's secret 32 b";
+
+typedef struct t_pair {
+    alkt_session s[2];           /* 0 client, 1 server */
+    unsigned char *mem[2];
+    uint64_t now;
+    unsigned char nonce;
+} t_pair;
+
+static void t_config(alkt_session_config *c, int server)
+{
+    memset(c, 0, sizeof *c);
+    c->is_server = server;
+    c->secret = t_secret;
+    c->secret_len = sizeof t_secret;
+    c->identity = server ? "gw" : "laptop";
+    c->identity_len = server ? 2 : 6;
+    c->max_channels = 4;
+    c->channel_window = 4096;
+    c->max_frame = 1024;
+    c->log_size = 16384;
+}
+
+static int t_init(t_pair *p)
+{
+    int k;
+    memset(p, 0, sizeof *p);
+    p->now = 5000000000ull;
+    for (k = 0; k < 2; k++) {
+        alkt_session_config c;
+        size_t need;
+        t_config(&c, k);
+        need = alkt_session_mem_size(&c);
+        p->mem[k] = (unsigned char *)malloc(need);
+        if (!p->mem[k] ||
+            alkt_session_init(&p->s[k], &c, p->mem[k], need, p->now) != ALKT_OK)
+            return 0;
+    }
+    return 1;
+}
+
+static void t_free(t_pair *p)
+{
+    free(p->mem[0]);
+    free(p->mem[1]);
+}
+
+static void t_connect(t_pair *p)
+{
+    unsigned char n[ALKT_NONCE_SIZE];
+    int k;
+    for (k = 1; k >= 0; k--) {
+        memset(n, ++p->nonce, sizeof n);
+        alkt_session_connect(&p->s[k], p->now, n);
+    }
+}
+
+/* Everything k has to send, into the other side. */
+static size_t t_move(t_pair *p, int k)
+{
+    unsigned char buf[2048];
+    size_t n, total = 0;
+    while ((n = alkt_session_poll_transmit(&p->s[k], buf, sizeof buf)) > 0) {
+        alkt_session_handle_input(&p->s[1 - k], buf, n, p->now);
+        total += n;
+    }
+    return total;
+}
+
+static void t_settle(t_pair *p)
+{
+    int i;
+    for (i = 0; i < 50; i++)
+        if (!t_move(p, 0) + !t_move(p, 1) == 2) break;
+}
+
+static void t_drain(t_pair *p)
+{
+    alkt_event ev;
+    while (alkt_session_poll_event(&p->s[0], &ev)) {
+    }
+    while (alkt_session_poll_event(&p->s[1], &ev)) {
+    }
+}
+
+/* The next event of side k (ALKT_EV_NONE when there is none). */
+static alkt_event t_event(t_pair *p, int k)
+{
+    alkt_event ev;
+    if (!alkt_session_poll_event(&p->s[k], &ev)) memset(&ev, 0, sizeof ev);
+    return ev;
+}
+
+static alkt_open_params t_params(uint16_t port)
+{
+    alkt_open_params o;
+    memset(&o, 0, sizeof o);
+    o.kind = ALKT_OPEN_DIRECT;
+    o.substrate = ALKT_SUBSTRATE_TCP;
+    o.host.kind = ALKT_HOST_NAME;
+    memcpy(o.host.name, "db.internal", 11);
+    o.port = port;
+    return o;
+}
+
+/* Established pair with channel *id open from the client. */
+static int t_open(t_pair *p, uint32_t *id)
+{
+    alkt_open_params o = t_params(5432);
+    alkt_event ev;
+    t_connect(p);
+    t_settle(p);
+    if (t_event(p, 0).type != ALKT_EV_ESTABLISHED) return 0;
+    if (t_event(p, 1).type != ALKT_EV_ESTABLISHED) return 0;
+    if (alkt_channel_open(&p->s[0], &o, id) != ALKT_OK) return 0;
+    t_settle(p);
+    ev = t_event(p, 1);
+    if (ev.type != ALKT_EV_OPEN_REQUEST || ev.channel != *id) return 0;
+    if (alkt_channel_accept(&p->s[1], *id, NULL) != ALKT_OK) return 0;
+    t_settle(p);
+    ev = t_event(p, 0);
+    return ev.type == ALKT_EV_OPENED && ev.channel == *id;
+}
+
+/* The wire format, frozen: the first bytes each side sends with fixed
+ * nonces and secret. A change here breaks every deployed peer. */
+TEST session_handshake_bytes_are_frozen(void)
+{
+    t_pair p;
+    unsigned char buf[512];
+    char hex[1025];
+    size_t n;
+    ASSERT(t_init(&p));
+    t_connect(&p);
+    n = alkt_session_poll_transmit(&p.s[0], buf, sizeof buf);
+    hex_encode(buf, n, hex);
+    /* HELLO: type 01, flags 0, length 0x006f, channel 0; "ALKT", versions
+     * 1..1, role 1 (client), no resume, nonce, session id 0, frames 0,
+     * proof 0, max frame 1024, log 16384, identity "laptop" */
+    ASSERT_STR_EQ("0100006f00000000414c4b5401010100"
+                  "0202020202020202020202020202020202020202020202020202020202020202"
+                  "00000000000000000000000000000000" "0000000000000000"
+                  "0000000000000000000000000000000000000000000000000000000000000000"
+                  "00000400" "00004000" "06" "6c6170746f70", hex);
+    alkt_session_handle_input(&p.s[1], buf, n, p.now);
+    n = alkt_session_poll_transmit(&p.s[1], buf, sizeof buf);
+    ASSERT_EQ(8 + 107 + 8 + 32, n);
+    hex_encode(buf + 8 + 107, 40, hex);
+    /* AUTH: the server's MAC over SHA-256(client HELLO || server HELLO) */
+    ASSERT_STR_EQ(T_SERVER_AUTH, hex);
+    alkt_session_handle_input(&p.s[0], buf, n, p.now);
+    n = alkt_session_poll_transmit(&p.s[0], buf, sizeof buf);
+    hex_encode(buf, 40, hex);
+    ASSERT_STR_EQ(T_CLIENT_AUTH, hex);
+    t_free(&p);
+    PASS();
+}
+
+TEST session_moves_bytes_and_half_closes(void)
+{
+    t_pair p;
+    uint32_t id;
+    unsigned char out[3000], in[3000];
+    alkt_event ev;
+    ptrdiff_t n;
+    int eof = 7, i;
+    ASSERT(t_init(&p));
+    ASSERT(t_open(&p, &id));
+    ASSERT_EQ(1u, id);                       /* the client's ids are odd */
+    for (i = 0; i < 3000; i++) out[i] = (unsigned char)(i * 7);
+    n = alkt_channel_send(&p.s[0], id, out, sizeof out);
+    ASSERT_EQ(3000, n);
+    /* an empty send is no EOF */
+    ASSERT_EQ(0, alkt_channel_send(&p.s[0], id, out, 0));
+    t_settle(&p);
+    ev = t_event(&p, 1);
+    ASSERT_EQ(ALKT_EV_READABLE, ev.type);
+    n = alkt_channel_recv(&p.s[1], id, in, sizeof in, &eof);
+    ASSERT_EQ(3000, n);
+    ASSERT_EQ(0, eof);
+    ASSERT_MEM_EQ(out, in, 3000);
+    /* EOF one way; the other way still carries data */
+    ASSERT_EQ(ALKT_OK, alkt_channel_shutdown_write(&p.s[0], id));
+    ASSERT_EQ(ALKT_ERR_STATE, (int)alkt_channel_send(&p.s[0], id, out, 1));
+    t_settle(&p);
+    n = alkt_channel_recv(&p.s[1], id, in, sizeof in, &eof);
+    ASSERT_EQ(0, n);
+    ASSERT_EQ(1, eof);
+    ASSERT_EQ(5, (int)alkt_channel_send(&p.s[1], id, "reply", 5));
+    ASSERT_EQ(ALKT_OK, alkt_channel_shutdown_write(&p.s[1], id));
+    t_settle(&p);
+    n = alkt_channel_recv(&p.s[0], id, in, sizeof in, &eof);
+    ASSERT_EQ(5, n);
+    ASSERT_EQ(1, eof);
+    /* both directions over: the channel is done on both sides */
+    do { ev = t_event(&p, 0); } while (ev.type == ALKT_EV_READABLE ||
+                                       ev.type == ALKT_EV_WRITABLE);
+    ASSERT_EQ(ALKT_EV_CHANNEL_DONE, ev.type);
+    do { ev = t_event(&p, 1); } while (ev.type == ALKT_EV_READABLE ||
+                                       ev.type == ALKT_EV_WRITABLE);
+    ASSERT_EQ(ALKT_EV_CHANNEL_DONE, ev.type);
+    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, (int)alkt_channel_send(&p.s[0], id, out, 1));
+    t_free(&p);
+    PASS();
+}
+
+/* A peer can never make us hold more than the window: the sender stops at
+ * its credit, and a frame past it ends the session with FLOW_CONTROL. */
+TEST session_window_is_enforced(void)
+{
+    t_pair p;
+    uint32_t id;
+    unsigned char big[10000], frame[8 + 1000];
+    alkt_event ev;
+    int rc;
+    ASSERT(t_init(&p));
+    ASSERT(t_open(&p, &id));
+    memset(big, 1, sizeof big);
+    ASSERT_EQ(4096, (int)alkt_channel_send(&p.s[0], id, big, sizeof big));
+    ASSERT_EQ(0, (int)alkt_channel_send(&p.s[0], id, big, 1));
+    t_settle(&p);
+    /* nothing read on the server: no more credit, whatever is sent */
+    ASSERT_EQ(0, (int)alkt_channel_send(&p.s[0], id, big, 1));
+    {
+        alkt_channel_info info;
+        ASSERT_EQ(ALKT_OK, alkt_channel_info_get(&p.s[1], id, &info));
+        ASSERT_EQ((size_t)4096, info.readable);
+    }
+    /* a forged DATA frame past the credit */
+    frame[0] = ALKT_FRAME_DATA;
+    frame[1] = 0;
+    frame[2] = 0x03;
+    frame[3] = 0xe8;
+    frame[4] = frame[5] = frame[6] = 0;
+    frame[7] = (unsigned char)id;
+    memset(frame + 8, 2, 1000);
+    rc = alkt_session_handle_input(&p.s[1], frame, sizeof frame, p.now);
+    ASSERT_EQ(ALKT_ERR_FLOW_CONTROL, rc);
+    do { ev = t_event(&p, 1); } while (ev.type != ALKT_EV_NONE &&
+                                       ev.type != ALKT_EV_CLOSED);
+    ASSERT_EQ(ALKT_EV_CLOSED, ev.type);
+    ASSERT_EQ(ALKT_ERR_FLOW_CONTROL, ev.code);
+    t_free(&p);
+    PASS();
+}
+
+/* A second OPEN of a live id is refused and the live channel goes on.
+ * The peer's own stream carries it (a frame pushed into its resend log,
+ * so that the frame count both sides keep still agrees). */
+TEST session_duplicate_open_keeps_the_live_channel(void)
+{
+    t_pair p;
+    uint32_t id;
+    unsigned char in[16];
+    char json[128];
+    alkt_open_params o = t_params(22);
+    alkt_error err;
+    ptrdiff_t n = alkt_open_params_encode(&o, json, sizeof json, &err);
+    alkt_event ev;
+    int eof;
+    ASSERT(n > 0);
+    ASSERT(t_init(&p));
+    ASSERT(t_open(&p, &id));
+    t_drain(&p);
+    ASSERT_EQ(1, alkt__log_frame(&p.s[0], ALKT_FRAME_OPEN, id, json,
+                                 (size_t)n, NULL, 0));
+    t_settle(&p);
+    /* no second request on the server, no event at all on the client */
+    ASSERT_EQ(ALKT_EV_NONE, t_event(&p, 1).type);
+    ASSERT_EQ(ALKT_EV_NONE, t_event(&p, 0).type);
+    ASSERT_EQ(1, alkt_session_is_established(&p.s[0]));
+    ASSERT_EQ(4, (int)alkt_channel_send(&p.s[0], id, "live", 4));
+    t_settle(&p);
+    ASSERT_EQ(4, (int)alkt_channel_recv(&p.s[1], id, in, sizeof in, &eof));
+    ASSERT_MEM_EQ("live", in, 4);
+    ev = t_event(&p, 1);
+    ASSERT_EQ(ALKT_EV_READABLE, ev.type);
+    t_free(&p);
+    PASS();
+}
+
+/* A frame slipped into the byte stream by someone on the path breaks the
+ * frame count: the sender sees an ACK for more frames than it sent. */
+TEST session_injected_frame_is_detected(void)
+{
+    t_pair p;
+    uint32_t id;
+    unsigned char frame[8 + 4] = {ALKT_FRAME_WINDOW, 0, 0, 4, 0, 0, 0, 1,
+                                  0, 0, 1, 0};
+    alkt_event ev;
+    ASSERT(t_init(&p));
+    ASSERT(t_open(&p, &id));
+    t_drain(&p);
+    ASSERT_EQ(ALKT_OK, alkt_session_handle_input(&p.s[1], frame, sizeof frame,
+                                                 p.now));
+    t_settle(&p);
+    do { ev = t_event(&p, 0); } while (ev.type != ALKT_EV_NONE &&
+                                       ev.type != ALKT_EV_CLOSED);
+    ASSERT_EQ(ALKT_EV_CLOSED, ev.type);
+    ASSERT_EQ(ALKT_ERR_PROTOCOL, ev.code);
+    t_free(&p);
+    PASS();
+}
+
+/* A forged AUTH, a replayed handshake, a wrong secret: refused with a
+ * code, and the server keeps no state from them. */
+TEST session_refuses_forged_handshakes(void)
+{
+    t_pair p, q;
+    unsigned char hello[512], reply[512], auth[64];
+    size_t hn, rn, an;
+    int rc;
+    alkt_event ev;
+    ASSERT(t_init(&p));
+    t_connect(&p);
+    hn = alkt_session_poll_transmit(&p.s[0], hello, sizeof hello);
+    alkt_session_handle_input(&p.s[1], hello, hn, p.now);
+    rn = alkt_session_poll_transmit(&p.s[1], reply, sizeof reply);
+    alkt_session_handle_input(&p.s[0], reply, rn, p.now);
+    an = alkt_session_poll_transmit(&p.s[0], auth, sizeof auth);
+    ASSERT_EQ(40, an);
+    /* the MAC with one bit flipped */
+    auth[20] ^= 1;
+    rc = alkt_session_handle_input(&p.s[1], auth, an, p.now);
+    ASSERT_EQ(ALKT_ERR_AUTH, rc);
+    ASSERT_EQ(0, alkt_session_is_established(&p.s[1]));
+    (void)alkt_session_poll_transmit(&p.s[1], reply, sizeof reply);
+    ev = t_event(&p, 1);
+    ASSERT_EQ(ALKT_EV_DISCONNECTED, ev.type);
+    ASSERT_EQ(ALKT_ERR_AUTH, ev.code);
+    ASSERT_EQ(ALKT_EV_NONE, t_event(&p, 1).type);
+    /* the same server takes a proper handshake afterwards */
+    auth[20] ^= 1;
+    t_free(&p);
+    /* a recorded handshake replayed to a server with a new nonce */
+    ASSERT(t_init(&q));
+    q.nonce = 5;
+    t_connect(&q);
+    alkt_session_handle_input(&q.s[1], hello, hn, q.now);
+    (void)alkt_session_poll_transmit(&q.s[1], reply, sizeof reply);
+    rc = alkt_session_handle_input(&q.s[1], auth, an, q.now);
+    ASSERT_EQ(ALKT_ERR_AUTH, rc);
+    ASSERT_EQ(0, alkt_session_is_established(&q.s[1]));
+    t_free(&q);
+    /* a client with another secret: the server's AUTH does not verify */
+    ASSERT(t_init(&p));
+    p.s[0].secret[0] ^= 1;
+    t_connect(&p);
+    t_settle(&p);
+    ASSERT_EQ(0, alkt_session_is_established(&p.s[0]));
+    ASSERT_EQ(0, alkt_session_is_established(&p.s[1]));
+    ev = t_event(&p, 0);
+    ASSERT_EQ(ALKT_EV_DISCONNECTED, ev.type);
+    ASSERT_EQ(ALKT_ERR_AUTH, ev.code);
+    t_free(&p);
+    PASS();
+}
+
+/* A drop mid-transfer: the client reconnects, the session resumes, every
+ * byte arrives once; a wrong token or a late resume is refused. */
+TEST session_resumes_exactly_once(void)
+{
+    t_pair p;
+    uint32_t id;
+    unsigned char out[3000], in[4000], buf[1500];
+    size_t n, got = 0;
+    ptrdiff_t r;
+    int i, eof;
+    alkt_event ev;
+    ASSERT(t_init(&p));
+    ASSERT(t_open(&p, &id));
+    for (i = 0; i < 3000; i++) out[i] = (unsigned char)(i * 13 + 1);
+    ASSERT_EQ(3000, (int)alkt_channel_send(&p.s[0], id, out, sizeof out));
+    /* half of it reaches the server, then the path breaks */
+    n = alkt_session_poll_transmit(&p.s[0], buf, sizeof buf);
+    alkt_session_handle_input(&p.s[1], buf, n, p.now);
+    alkt_session_handle_disconnected(&p.s[0], p.now);
+    alkt_session_handle_disconnected(&p.s[1], p.now);
+    r = alkt_channel_recv(&p.s[1], id, in, sizeof in, &eof);
+    ASSERT(r >= 0);
+    got = (size_t)r;
+    p.now += 1000000000ull;
+    t_connect(&p);
+    t_settle(&p);
+    while ((ev = t_event(&p, 0)).type != ALKT_EV_NONE)
+        ASSERT(ev.type != ALKT_EV_CLOSED);
+    ASSERT_EQ(1, alkt_session_is_established(&p.s[0]));
+    r = alkt_channel_recv(&p.s[1], id, in + got, sizeof in - got, &eof);
+    ASSERT(r >= 0);
+    got += (size_t)r;
+    ASSERT_EQ((size_t)3000, got);
+    ASSERT_MEM_EQ(out, in, 3000);
+    /* a forged resume token: the server refuses; the session ends */
+    alkt_session_handle_disconnected(&p.s[0], p.now);
+    alkt_session_handle_disconnected(&p.s[1], p.now);
+    p.s[0].token[3] ^= 1;
+    t_connect(&p);
+    t_settle(&p);
+    ASSERT_EQ(0, alkt_session_is_established(&p.s[0]));
+    do { ev = t_event(&p, 0); } while (ev.type != ALKT_EV_NONE &&
+                                       ev.type != ALKT_EV_CLOSED);
+    ASSERT_EQ(ALKT_EV_CLOSED, ev.type);
+    ASSERT_EQ(ALKT_ERR_RESUME_REFUSED, ev.code);
+    t_free(&p);
+    /* past the resume window: the session is over on its own */
+    ASSERT(t_init(&p));
+    ASSERT(t_open(&p, &id));
+    alkt_session_handle_disconnected(&p.s[0], p.now);
+    ASSERT_EQ(p.now + 120000000000ull, alkt_session_poll_timeout(&p.s[0]));
+    alkt_session_handle_timeout(&p.s[0], p.now + 120000000000ull);
+    do { ev = t_event(&p, 0); } while (ev.type != ALKT_EV_NONE &&
+                                       ev.type != ALKT_EV_CLOSED);
+    ASSERT_EQ(ALKT_EV_CLOSED, ev.type);
+    ASSERT_EQ(ALKT_ERR_RESUME_EXPIRED, ev.code);
+    ASSERT_EQ(ALKT_ERR_CLOSED, alkt_session_connect(&p.s[0], p.now, buf));
+    t_free(&p);
+    PASS();
+}
+
+/* Queued output means "now"; otherwise the earliest timer, never one in
+ * the past once handle_timeout ran. */
+TEST session_deadlines_count_queued_output(void)
+{
+    t_pair p;
+    uint32_t id;
+    uint64_t d;
+    ASSERT(t_init(&p));
+    ASSERT(t_open(&p, &id));
+    ASSERT_EQ(p.now + 15000000000ull, alkt_session_poll_timeout(&p.s[0]));
+    ASSERT_EQ(3, (int)alkt_channel_send(&p.s[0], id, "abc", 3));
+    ASSERT_EQ(p.now, alkt_session_poll_timeout(&p.s[0]));
+    t_settle(&p);
+    d = alkt_session_poll_timeout(&p.s[0]);
+    ASSERT_EQ(p.now + 15000000000ull, d);
+    /* the keepalive: due at d, and then output is queued (a PING) */
+    alkt_session_handle_timeout(&p.s[0], d);
+    ASSERT_EQ(d, alkt_session_poll_timeout(&p.s[0]));
+    ASSERT(alkt_session_poll_timeout(&p.s[0]) >= d);
+    t_free(&p);
+    PASS();
+}
+
+TEST session_memory_is_the_documented_formula(void)
+{
+    alkt_session_config c;
+    alkt_session s;
+    unsigned char *mem;
+    size_t need;
+    t_config(&c, 0);
+    need = alkt_session_mem_size(&c);
+    ASSERT_EQ(((4 * sizeof(alkt__chan) + 7) & ~(size_t)7) + 4 * 4096 + 16384 +
+                  1024 + 8, need);
+    mem = (unsigned char *)malloc(need);
+    ASSERT(mem != NULL);
+    ASSERT_EQ(ALKT_ERR_NOMEM, alkt_session_init(&s, &c, mem, need - 1, 0));
+    ASSERT_EQ(ALKT_OK, alkt_session_init(&s, &c, mem, need, 0));
+    /* refused configurations size nothing */
+    c.secret_len = 8;
+    ASSERT_EQ((size_t)0, alkt_session_mem_size(&c));
+    t_config(&c, 0);
+    c.log_size = 100;
+    ASSERT_EQ((size_t)0, alkt_session_mem_size(&c));
+    free(mem);
+    PASS();
+}
+
+SUITE(alkt_session_suite)
+{
+    RUN_TEST(sha256_and_hmac_vectors);
+    RUN_TEST(ct_equal_compares_everything);
+    RUN_TEST(session_handshake_bytes_are_frozen);
+    RUN_TEST(session_moves_bytes_and_half_closes);
+    RUN_TEST(session_window_is_enforced);
+    RUN_TEST(session_duplicate_open_keeps_the_live_channel);
+    RUN_TEST(session_injected_frame_is_detected);
+    RUN_TEST(session_refuses_forged_handshakes);
+    RUN_TEST(session_resumes_exactly_once);
+    RUN_TEST(session_deadlines_count_queued_output);
+    RUN_TEST(session_memory_is_the_documented_formula);
+}
