@@ -678,7 +678,7 @@ typedef struct alkt_session {
     alkt_sha256_ctx hs_hash;
     char peer_identity[ALKT_IDENTITY_MAX + 1];
     size_t peer_identity_len;
-    uint32_t peer_max_frame, peer_log_size;
+    uint32_t peer_max_frame, peer_log_size, peer_max_channels;
     int resuming, conn_was_up;
     uint64_t rx_peer_has;       /* frames the peer's HELLO says it has */
     int peer_goaway;            /* the code of the peer's GOAWAY */
@@ -686,6 +686,9 @@ typedef struct alkt_session {
     alkt__chan *chans;
     uint32_t next_id, peer_high;
     uint64_t budget_used;       /* credit outstanding + bytes buffered */
+    uint32_t *refusals;         /* opens refused without a record, owed to
+                                   the log: (id, code) pairs, max_channels */
+    uint32_t n_refusals;
     uint32_t ev_cursor;
     unsigned session_events;
     int ev_code_disconnected, ev_code_closed;
@@ -3779,7 +3782,7 @@ enum {
 #define ALKT__CODE_BAD_PARAMS 0xff02u
 #define ALKT__CODE_FULL 0xff03u
 
-#define ALKT__HELLO_FIXED 105u
+#define ALKT__HELLO_FIXED 109u
 #define ALKT__WIRE_MAX ((uint64_t)1 << 40)   /* credit and counters */
 
 static const unsigned char alkt__magic[4] = {'A', 'L', 'K', 'T'};
@@ -3882,8 +3885,8 @@ ALKTDEF size_t alkt_session_mem_size(const alkt_session_config *cfg)
     alkt_session_config c;
     if (!cfg || !alkt__cfg(cfg, &c)) return 0;
     return alkt__align8((size_t)c.max_channels * sizeof(alkt__chan)) +
-           (size_t)c.max_channels * c.channel_window + c.log_size +
-           c.max_frame + 8;
+           (size_t)c.max_channels * 8u + (size_t)c.max_channels * c.channel_window +
+           c.log_size + c.max_frame + 8;
 }
 
 ALKTDEF int alkt_session_init(alkt_session *s, const alkt_session_config *cfg,
@@ -3914,6 +3917,8 @@ ALKTDEF int alkt_session_init(alkt_session *s, const alkt_session_config *cfg,
     s->chans = (alkt__chan *)(void *)p;
     p += alkt__align8((size_t)c.max_channels * sizeof(alkt__chan));
     memset(s->chans, 0, (size_t)c.max_channels * sizeof(alkt__chan));
+    s->refusals = (uint32_t *)(void *)p;
+    p += (size_t)c.max_channels * 8u;
     for (i = 0; i < c.max_channels; i++) {
         s->chans[i].ring = p;
         p += c.channel_window;
@@ -4055,6 +4060,15 @@ static void alkt__pump(alkt_session *s)
 {
     uint32_t i;
     if (s->state != ALKT__S_ACTIVE) return;
+    while (s->n_refusals) {
+        unsigned char b[2];
+        alkt__put16(b, s->refusals[1]);
+        if (!alkt__log_frame(s, ALKT_FRAME_OPEN_ERR, s->refusals[0], b, 2,
+                             NULL, 0))
+            return;
+        s->n_refusals--;
+        memmove(s->refusals, s->refusals + 2, s->n_refusals * 8u);
+    }
     for (i = 0; i < s->max_channels; i++) {
         alkt__chan *c = &s->chans[i];
         unsigned char b[4];
@@ -4208,8 +4222,9 @@ static size_t alkt__hello(alkt_session *s, unsigned char *h, int resume,
     else memset(h + 64, 0, 32);
     alkt__put32(h + 96, s->max_frame);
     alkt__put32(h + 100, s->log_size);
-    h[104] = (unsigned char)s->identity_len;
-    memcpy(h + 105, s->identity, s->identity_len);
+    alkt__put32(h + 104, s->max_channels);
+    h[108] = (unsigned char)s->identity_len;
+    memcpy(h + 109, s->identity, s->identity_len);
     return ALKT__HELLO_FIXED + s->identity_len;
 }
 
@@ -4258,17 +4273,18 @@ static int alkt__parse_hello(alkt_session *s, const unsigned char *p,
     size_t idl;
     if (n < ALKT__HELLO_FIXED || memcmp(p, alkt__magic, 4) != 0)
         return ALKT_ERR_PROTOCOL;
-    idl = p[104];
+    idl = p[108];
     if (idl == 0 || idl > ALKT_IDENTITY_MAX || n != ALKT__HELLO_FIXED + idl)
         return ALKT_ERR_PROTOCOL;
     if (p[6] != (s->is_server ? 1 : 2) || (p[7] & ~1u)) return ALKT_ERR_PROTOCOL;
     if (p[4] > ALKT_PROTOCOL_VERSION || p[5] < ALKT_PROTOCOL_VERSION)
         return ALKT_ERR_VERSION;
     if (alkt__get32(p + 96) < 256 || alkt__get32(p + 96) > ALKT_FRAME_PAYLOAD_MAX ||
-        alkt__get32(p + 100) < 4 * (ALKT_FRAME_HEADER + alkt__get32(p + 96)))
+        alkt__get32(p + 100) < 4 * (ALKT_FRAME_HEADER + alkt__get32(p + 96)) ||
+        alkt__get32(p + 104) == 0 || alkt__get32(p + 104) > ALKT_CHANNELS_MAX)
         return ALKT_ERR_PROTOCOL;
     if (s->established_once &&
-        (idl != s->peer_identity_len || memcmp(p + 105, s->peer_identity, idl)))
+        (idl != s->peer_identity_len || memcmp(p + 109, s->peer_identity, idl)))
         return ALKT_ERR_AUTH;
     return ALKT_OK;
 }
@@ -4278,8 +4294,9 @@ static void alkt__take_hello(alkt_session *s, const unsigned char *p)
     memcpy(s->peer_nonce, p + 8, ALKT_NONCE_SIZE);
     s->peer_max_frame = alkt__get32(p + 96);
     s->peer_log_size = alkt__get32(p + 100);
-    s->peer_identity_len = p[104];
-    memcpy(s->peer_identity, p + 105, s->peer_identity_len);
+    s->peer_max_channels = alkt__get32(p + 104);
+    s->peer_identity_len = p[108];
+    memcpy(s->peer_identity, p + 109, s->peer_identity_len);
     s->peer_identity[s->peer_identity_len] = 0;
 }
 
@@ -4398,6 +4415,19 @@ static int alkt__on_auth(alkt_session *s, const unsigned char *p, size_t n)
 }
 
 /* ---- input ---- */
+/* An open refused without a record: the OPEN_ERR goes to the log as soon
+ * as there is room. A correct peer has at most our max_channels opens
+ * waiting for an answer (it counts them against the max_channels of our
+ * HELLO), so the queue of that size fills only under a broken peer. */
+static int alkt__refuse_later(alkt_session *s, uint32_t id, uint32_t code)
+{
+    if (s->n_refusals >= s->max_channels) return ALKT_ERR_CHANNELS_FULL;
+    s->refusals[2 * s->n_refusals] = id;
+    s->refusals[2 * s->n_refusals + 1] = code;
+    s->n_refusals++;
+    return ALKT_OK;
+}
+
 static int alkt__on_frame(alkt_session *s, unsigned type, uint32_t id,
                           const unsigned char *p, size_t n)
 {
@@ -4449,28 +4479,17 @@ static int alkt__on_frame(alkt_session *s, unsigned type, uint32_t id,
     if (type == ALKT_FRAME_OPEN) {
         alkt_error err;
         if (alkt__local_id(s, id)) return ALKT_ERR_PROTOCOL;
-        if (c || id <= s->peer_high) {
-            /* a live or used id: refused, and the live channel untouched */
-            unsigned char b[2];
-            alkt__put16(b, ALKT__CODE_DUPLICATE);
-            return alkt__log_frame(s, ALKT_FRAME_OPEN_ERR, id, b, 2, NULL, 0)
-                       ? ALKT_OK : ALKT_ERR_PROTOCOL;
-        }
+        /* a live or used id: refused, and the live channel untouched */
+        if (c || id <= s->peer_high)
+            return alkt__refuse_later(s, id, ALKT__CODE_DUPLICATE);
         s->peer_high = id;
         c = alkt__slot(s);
-        if (!c || s->state != ALKT__S_ACTIVE) {
-            unsigned char b[2];
-            alkt__put16(b, ALKT__CODE_FULL);
-            return alkt__log_frame(s, ALKT_FRAME_OPEN_ERR, id, b, 2, NULL, 0)
-                       ? ALKT_OK : ALKT_ERR_CHANNELS_FULL;
-        }
+        if (!c) return alkt__refuse_later(s, id, ALKT__CODE_FULL);
         memset(c, 0, offsetof(alkt__chan, ring));
         if (alkt_open_params_decode((const char *)p, n, NULL, &c->params,
                                     &err) != ALKT_OK) {
-            unsigned char b[2];
-            alkt__put16(b, ALKT__CODE_BAD_PARAMS);
-            return alkt__log_frame(s, ALKT_FRAME_OPEN_ERR, id, b, 2, NULL, 0)
-                       ? ALKT_OK : ALKT_ERR_PROTOCOL;
+            memset(c, 0, offsetof(alkt__chan, ring));
+            return alkt__refuse_later(s, id, ALKT__CODE_BAD_PARAMS);
         }
         c->id = id;
         c->state = ALKT_CHANNEL_INCOMING;
@@ -4478,9 +4497,20 @@ static int alkt__on_frame(alkt_session *s, unsigned type, uint32_t id,
         return ALKT_OK;
     }
     if (!c) {
-        /* late frames for a channel that is gone: nothing to do */
-        if (alkt__closed_id(s, id)) return ALKT_OK;
-        return ALKT_ERR_PROTOCOL;
+        /* late frames for a channel that is gone: nothing to do - but a
+         * reset of an open we have still to refuse: no refusal needed (the
+         * peer forgets the channel now, and may open another) */
+        uint32_t i;
+        if (!alkt__closed_id(s, id)) return ALKT_ERR_PROTOCOL;
+        if (type == ALKT_FRAME_RESET)
+            for (i = 0; i < s->n_refusals; i++)
+                if (s->refusals[2 * i] == id) {
+                    s->n_refusals--;
+                    memmove(s->refusals + 2 * i, s->refusals + 2 * i + 2,
+                            (s->n_refusals - i) * 8u);
+                    break;
+                }
+        return ALKT_OK;
     }
     switch (type) {
     case ALKT_FRAME_OPEN_OK:
@@ -4896,6 +4926,14 @@ ALKTDEF int alkt_channel_open(alkt_session *s, const alkt_open_params *params,
     c = alkt__slot(s);
     if (!c) return ALKT_ERR_CHANNELS_FULL;
     if ((uint64_t)s->next_id + 2 > 0xffffffffu) return ALKT_ERR_CHANNELS_FULL;
+    {
+        /* no more of ours alive than the peer's HELLO allows */
+        uint32_t i, mine = 0;
+        for (i = 0; i < s->max_channels; i++)
+            mine += s->chans[i].state != ALKT_CHANNEL_NONE &&
+                    (s->chans[i].flags & ALKT__CF_LOCAL);
+        if (mine >= s->peer_max_channels) return ALKT_ERR_CHANNELS_FULL;
+    }
     if (!alkt__log_frame(s, ALKT_FRAME_OPEN, s->next_id, json, (size_t)n, NULL, 0))
         return ALKT_ERR_WOULD_BLOCK;
     memset(c, 0, offsetof(alkt__chan, ring));

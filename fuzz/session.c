@@ -86,6 +86,7 @@ typedef struct ss {
     uint64_t now;
     uint32_t window, session_window;
     unsigned char nonce_ctr;
+    int hostile;         /* mode 1: side 0 is the peer's vehicle only */
 } ss;
 
 static unsigned char ss_byte(uint32_t id, int dir, uint64_t off)
@@ -111,6 +112,9 @@ static void ss_nonce(ss *t, unsigned char n[ALKT_NONCE_SIZE])
         n[i] = (unsigned char)(t->nonce_ctr * 31u + i * 7u);
 }
 
+static size_t ss_pipe_room(const ss_pipe *p);
+static void ss_transmit(ss *t, int k);
+
 /* ---- invariants after every step ---- */
 static void ss_check_side(ss *t, int k)
 {
@@ -119,6 +123,16 @@ static void ss_check_side(ss *t, int k)
     uint32_t i;
     ALK_CHECK(d >= s->now, "side %d: deadline %llu before now %llu", k,
               (unsigned long long)d, (unsigned long long)s->now);
+    if (d > s->now && ss_pipe_room(&t->pipe[k]) > 0 && t->side[k].connected) {
+        /* a later deadline promises nothing is queued: a driver sleeping
+         * until then would hold back output (what is found goes on) */
+        size_t was = t->pipe[k].len;
+        ss_transmit(t, k);
+        ALK_CHECK(t->pipe[k].len == was,
+                  "side %d: %zu bytes queued behind a deadline %llu ns ahead",
+                  k, t->pipe[k].len - was,
+                  (unsigned long long)(d - s->now));
+    }
     ALK_CHECK(s->budget_used <= s->session_window,
               "side %d: %llu bytes of credit and buffer, session window %u", k,
               (unsigned long long)s->budget_used, s->session_window);
@@ -224,6 +238,15 @@ static void ss_events(ss *t, int k)
     alkt_event ev;
     while (alkt_session_poll_event(&t->side[k].s, &ev)) {
         ss_chan *c = ev.channel ? ss_find(t, ev.channel) : NULL;
+        if (t->hostile && k == 0) continue;   /* the peer: not judged */
+        if (t->hostile && ev.type == ALKT_EV_OPEN_REQUEST && !c &&
+            t->n_ch < SS_MODEL_MAX) {
+            /* an open the hostile peer made up */
+            c = &t->ch[t->n_ch++];
+            memset(c, 0, sizeof *c);
+            c->id = ev.channel;
+            c->opener = 1 - k;
+        }
         alk_trace("side %d event %d channel %u code %d", k, (int)ev.type,
                   ev.channel, ev.code);
         if (ev.channel) {
@@ -255,6 +278,14 @@ static void ss_events(ss *t, int k)
             if (t->side[k].connected) ss_drop(t);
             break;
         case ALKT_EV_CLOSED:
+            /* between two correct sessions only these end one: a close
+             * (ours or the peer's), or the resume window passing */
+            ALK_CHECK(t->hostile || ev.code == ALKT_ERR_CLOSED ||
+                          ev.code == ALKT_ERR_GOAWAY ||
+                          ev.code == ALKT_ERR_RESUME_EXPIRED ||
+                          ev.code == ALKT_ERR_RESUME_REFUSED,
+                      "side %d: the session ended with %s", k,
+                      alkt_strerror(ev.code));
             t->side[k].closed = 1;
             ss_session_over(t, k);
             break;
@@ -409,6 +440,8 @@ static void ss_recv(ss *t, int k, size_t cap)
                   alkt_strerror((int)r));
         return;
     }
+    ALK_CHECK((size_t)r <= cap, "recv gave %td of %zu", r, cap);
+    if (t->hostile) return;   /* (the peer made the bytes up) */
     for (i = 0; i < (size_t)r; i++)
         ALK_CHECK(buf[i] == ss_byte(c->id, dir, d->delivered + i),
                   "side %d channel %u: byte %llu reads %02x, sent %02x", k,
@@ -652,15 +685,89 @@ static void ss_pair(ss *t)
     ss_check_side(t, 1);
 }
 
-/* ---- mode 1: a hostile peer after a real handshake ---- */
-static void ss_hostile(ss *t, const uint8_t *data, size_t size)
+/* ---- mode 1: a hostile peer after a real handshake ----
+ * The peer is a real client session whose resend log also gets frames the
+ * input makes up (so the frame count both ends keep still agrees, and the
+ * server judges each frame on its merits), plus raw bytes on the wire now
+ * and then, and its own legitimate opens and sends. */
+static uint32_t ss_hostile_id(ss *t)
+{
+    alkt_session *b = &t->side[1].s;
+    uint32_t i, n = 0, live[16];
+    for (i = 0; i < b->max_channels && n < 16; i++)
+        if (b->chans[i].state != ALKT_CHANNEL_NONE) live[n++] = b->chans[i].id;
+    switch (alksim_pick(&t->src, 4)) {
+    case 0: return n ? live[alksim_pick(&t->src, n)] : 1;
+    case 1: return (uint32_t)alksim_range(&t->src, 0, 12);
+    case 2: return t->side[0].s.next_id;
+    default: return alksim_u32(&t->src);
+    }
+}
+
+static void ss_hostile_frame(ss *t)
+{
+    static const unsigned types[] = {
+        ALKT_FRAME_OPEN, ALKT_FRAME_OPEN_OK, ALKT_FRAME_OPEN_ERR,
+        ALKT_FRAME_DATA, ALKT_FRAME_EOF, ALKT_FRAME_RESET, ALKT_FRAME_WINDOW,
+        ALKT_FRAME_HELLO, ALKT_FRAME_ACK, ALKT_FRAME_GOAWAY, 0x17, 0xff};
+    alkt_session *a = &t->side[0].s, *b = &t->side[1].s;
+    unsigned char payload[1200];
+    unsigned type = types[alksim_pick(&t->src, sizeof types / sizeof types[0])];
+    uint32_t id = ss_hostile_id(t);
+    size_t n = alksim_len(&t->src, 1100);
+    alkt_channel_info before, after;
+    int had, dup;
+    if (type == ALKT_FRAME_OPEN && alksim_chance(&t->src, 3, 4)) {
+        alkt_open_params p;
+        alkt_error err;
+        ptrdiff_t m;
+        memset(&p, 0, sizeof p);
+        p.kind = ALKT_OPEN_DIRECT;
+        p.substrate = ALKT_SUBSTRATE_TCP;
+        p.host.kind = ALKT_HOST_NAME;
+        memcpy(p.host.name, "x.example", 9);
+        p.port = 80;
+        m = alkt_open_params_encode(&p, (char *)payload, sizeof payload, &err);
+        n = m > 0 ? (size_t)m : 0;
+    } else if (type == ALKT_FRAME_WINDOW && alksim_bool(&t->src)) {
+        n = 4;
+        alksim_bytes(&t->src, payload, 4);
+    } else if ((type == ALKT_FRAME_RESET || type == ALKT_FRAME_OPEN_ERR) &&
+               alksim_bool(&t->src)) {
+        n = 2;
+        alksim_bytes(&t->src, payload, 2);
+    } else {
+        alksim_bytes(&t->src, payload, n);
+    }
+    if (n > a->max_frame) n = a->max_frame;
+    had = alkt_channel_info_get(b, id, &before) == ALKT_OK;
+    dup = type == ALKT_FRAME_OPEN && had && before.state != ALKT_CHANNEL_FINISHED;
+    if (!alkt__log_frame(a, type, id, payload, n, NULL, 0)) return;
+    /* the vehicle takes a made-up open of its own ids as used */
+    if (type == ALKT_FRAME_OPEN && (id & 1) && id >= a->next_id &&
+        id < 0xfffffff0u)
+        a->next_id = id + 2;
+    alk_trace("hostile frame type %#x channel %u, %zu bytes%s", type, id, n,
+              dup ? " (a live id)" : "");
+    ss_transmit(t, 0);
+    ss_deliver(t, 0, SS_PIPE, SS_PIPE);
+    if (dup && b->state == ALKT__S_ACTIVE) {
+        /* a second open of a live id leaves that channel as it was */
+        ALK_CHECK(alkt_channel_info_get(b, id, &after) == ALKT_OK &&
+                      after.state == before.state && !after.reset &&
+                      after.readable == before.readable,
+                  "a duplicate open of channel %u changed it", id);
+    }
+}
+
+static void ss_hostile(ss *t)
 {
     alkt_session_config cfg;
-    size_t pos = 0;
-    alkt_event ev;
+    unsigned step;
     memset(&cfg, 0, sizeof cfg);
+    t->hostile = 1;
     cfg.max_channels = 4;
-    cfg.channel_window = 4096;
+    cfg.channel_window = (uint32_t)alksim_range(&t->src, 1, 16) * 256;
     cfg.max_frame = 1024;
     cfg.log_size = 16384;
     t->now = 1000 * SEC;
@@ -674,34 +781,42 @@ static void ss_hostile(ss *t, const uint8_t *data, size_t size)
     ss_transmit(t, 0);
     ss_deliver(t, 0, SS_PIPE, SS_PIPE);
     ALK_CHECK(alkt_session_is_established(&t->side[1].s), "handshake");
-    while (pos < size) {
-        size_t n = 1 + data[pos] % 64, i;
-        unsigned char out[4096];
-        int rc;
-        pos++;
-        if (n > size - pos) n = size - pos;
-        rc = alkt_session_handle_input(&t->side[1].s, data + pos, n, t->now);
-        pos += n;
-        alk_trace("hostile %zu bytes: %s", n, alkt_strerror(rc));
-        ALK_CHECK(rc <= 0 && rc > ALKT__RESULT_END, "result %d", rc);
-        for (i = 0; i < 64 && alkt_session_poll_transmit(&t->side[1].s, out,
-                                                         sizeof out); i++) {
+    for (step = 0; step < SS_STEPS && !alksim_source_done(&t->src) &&
+                   t->side[1].s.state == ALKT__S_ACTIVE; step++) {
+        switch (alksim_pick(&t->src, 8)) {
+        case 0:
+        case 1:
+        case 2:
+            ss_hostile_frame(t);
+            break;
+        case 3: {
+            /* raw bytes on the wire, between whole frames */
+            unsigned char raw[64];
+            size_t n = alksim_len(&t->src, sizeof raw);
+            int rc;
+            alksim_bytes(&t->src, raw, n);
+            rc = alkt_session_handle_input(&t->side[1].s, raw, n, t->now);
+            alk_trace("hostile %zu raw bytes: %s", n, alkt_strerror(rc));
+            ALK_CHECK(rc <= 0 && rc > ALKT__RESULT_END, "result %d", rc);
+            break;
         }
-        ALK_CHECK(i < 64, "output does not drain");
-        while (alkt_session_poll_event(&t->side[1].s, &ev)) {
-            if (ev.type == ALKT_EV_OPEN_REQUEST)
-                (void)alkt_channel_accept(&t->side[1].s, ev.channel, NULL);
-            if (ev.type == ALKT_EV_READABLE) {
-                int eof;
-                (void)alkt_channel_recv(&t->side[1].s, ev.channel, out,
-                                        sizeof out, &eof);
-            }
+        case 4: ss_open(t, 0); break;
+        case 5: ss_send(t, 0); break;
+        case 6:
+            ss_time(t, alksim_range(&t->src, 0, 3000) * 1000000ull);
+            break;
+        default:
+            ss_answer(t, 1);
+            ss_recv(t, 1, 4096);
+            ss_transmit(t, 1);
+            ss_deliver(t, 1, SS_PIPE, SS_PIPE);
+            ss_transmit(t, 0);
+            ss_deliver(t, 0, SS_PIPE, SS_PIPE);
+            break;
         }
+        ss_events(t, 0);
+        ss_events(t, 1);
         ss_check_side(t, 1);
-        if (pos < size && data[pos - 1] == 0xff) {
-            t->now += 3 * SEC;
-            alkt_session_handle_timeout(&t->side[1].s, t->now);
-        }
     }
 }
 
@@ -711,11 +826,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     alk_trace_reset();
     memset(&t, 0, sizeof t);
     if (size == 0) return 0;
+    alksim_source_init_bytes(&t.src, data + 1, size - 1);
     if (data[0] & 1) {
         alk_trace("mode: hostile peer");
-        ss_hostile(&t, data + 1, size - 1);
+        ss_hostile(&t);
     } else {
-        alksim_source_init_bytes(&t.src, data + 1, size - 1);
         alk_trace("mode: two sessions");
         ss_pair(&t);
     }

@@ -1,7 +1,7 @@
 /* diff_qemu.c - differential tests of qcow2w.h against qemu-img / qemu-io
  *
  *   build/diff_qemu [--iter N] [--seed S] [--only ours|qemu] [--keep DIR] [-v]
- *                   [--ops I,J,..]
+ *                   [--ops I,J,..] [--prep none|compressed|bitmaps|dirty-lazy]
  *
  * Each iteration i uses seed S+i to pick an image geometry (cluster size,
  * refcount width, v2/v3, virtual size), an optional backing file (raw or
@@ -44,12 +44,63 @@
  *   refused name's later delete must fail with Q2W_ERR_NOT_FOUND on our
  *   side. qemu-img resize refuses a v2 image with snapshots, so the qemu
  *   mode does not grow one (the ours mode does: qcow2w allows it).
- * -v prints one line per passing iteration and the time; -vv also every
- * command with its exit status and duration, and the scenario.
+ * Start states (qemu mode only): a drawn `prep` makes A, before B is copied
+ * from it, a qemu-made image of a kind qcow2w must not damage, so that every
+ * later step of the iteration runs on it. A prep other than none writes 1..4
+ * pattern ranges (drawn like the ops' ranges, fills 0x01..0xff, at most
+ * 4 MiB each when qemu-io writes them); the model is the base content, then
+ * these fills, then the ops (the snapshot copies come from the same model:
+ * snapshots are taken after the prep). Kinds, drawn 40/20/20/20 %:
+ *   none: qemu-img create, as without a prep; also whenever the drawn kind
+ *     does not apply to the geometry.
+ *   compressed (no backing file): A is `qemu-img convert -c -f raw -O qcow2
+ *     -o cluster_size=..,compat=..[,refcount_bits=..]` of a raw file of the
+ *     virtual size holding the fills and zeros (the non-zero clusters
+ *     compressed). Right away q2w_check must find A clean and q2w_read of A
+ *     must give the model; the ops then land partly over compressed
+ *     clusters. The refcount oracle counts the host clusters of each
+ *     compressed entry (one reference per entry), and on such an image
+ *     every snapshot create, at any refcount width, is judged beforehand.
+ *   bitmaps (v3, no backing file; not with snapshots at refcount_bits <= 2,
+ *     where a refused snapshot sends A through `qemu-img check -r leaks`,
+ *     which in qemu 7.2 empties the snapshot table of an image with
+ *     persistent bitmaps): `qemu-img bitmap --add` bm0 (enabled), one
+ *     qemu-io writing the fills (bm0 gets data clusters), in half of them an
+ *     empty bm1 (-g 65536). A must then be clean for q2w_check (which walks
+ *     the bitmap clusters while autoclear bit 0 is set) and q2w_read of A
+ *     must give the model. A scratch copy P with autoclear bit 0 cleared
+ *     (header byte 95) is counted twice: qemu-img check's "Leaked cluster"
+ *     lines (as many as its summary says; exit status 3, or 0 without) and
+ *     q2w_check's leaks must agree, with no corruption: K. At the end,
+ *     before the usual judgments of B, q2w_check of B must find no
+ *     corruption and K leaks if B's autoclear bit 0 is clear (qcow2w clears
+ *     it with its first change), else none; Q2W_CHECK_REPAIR_LEAKS must then
+ *     fix exactly those.
+ *   dirty-lazy (v3): A is created with lazy_refcounts=on; one qemu-io writes
+ *     the fills, flushes (data and L2 tables: a dirty lazy-refcount image
+ *     keeps its refcounts in memory) and runs `abort` (it dies by SIGABRT,
+ *     no core file), leaving the dirty bit (incompatible bit 0, header byte
+ *     79: checked) and stale refcounts. qemu-img check of the dirty A (exit
+ *     status 0, 2 or 3) prints "Image end offset: N"; q2w_check of a copy
+ *     of it (dirty.qcow2, kept) must give the same image_end_offset. B is
+ *     copied while dirty; A is repaired by qemu-img check -r all, B by
+ *     q2w_check with Q2W_CHECK_REPAIR_ALL, which must clear the dirty bit
+ *     (dirty_cleared, and header byte 79) and fix every corruption it
+ *     counts. Then qemu-img check B and q2w_check of A and of B are clean,
+ *     qemu-img compare A B finds them identical, and qemu-img convert of A
+ *     and of B and q2w_read of B equal the model. The ops follow on both as
+ *     usual (qemu-io keeps A's lazy refcounts; qcow2w opens B once clean).
+ * The kind and its fills are drawn from the seed's generator after all the
+ * other draws, so that a seed keeps the rest of its scenario.
+ * -v prints one line per passing iteration (with its prep) and the time, and
+ * at the end how many iterations had each prep; -vv also every command with
+ * its exit status and duration, and the scenario.
  *
  * The mode is the seed's parity (even: ours, odd: qemu) unless --only is
  * given, so `--iter 1 --seed S` replays one iteration. --ops keeps only the
  * listed op indices (0-based) of the generated list: a minimising aid.
+ * --prep makes every qemu-mode iteration's start state that kind where it
+ * applies (else none), the rest of the scenario as drawn: another aid.
  * The model follows qemu's semantics (checked by the qemu mode):
  *   - discard changes whole clusters only (plus the partial cluster at the
  *     end of an unaligned disk when the range reaches the end); they read as
@@ -66,11 +117,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -93,6 +146,7 @@ extern char **environ;
 #define MAX_SNAPS 16                 /* snapshot names per iteration */
 #define MAX_LIVE 4                   /* live snapshots at any time */
 #define SNAP_MAX_TOTAL (32ull * MIB) /* virtual size cap with snapshots */
+#define MAX_PREP 4                   /* pattern ranges of a start state */
 #define PATHLEN 4096
 
 typedef unsigned long long ull;
@@ -131,6 +185,7 @@ enum { OP_WRITE, OP_ZERO, OP_DISCARD, OP_FLUSH, OP_GROW, OP_SNAP_CREATE,
        OP_SNAP_DELETE };
 enum { SN_NONE = 0, SN_LIVE, SN_REFUSED, SN_DELETED };
 enum { BK_NONE = 0, BK_RAW = 1, BK_QCOW2 = 2 };
+enum { PREP_NONE = 0, PREP_COMPRESSED, PREP_BITMAPS, PREP_LAZY, PREP_KINDS };
 
 static const char *const op_names[] = {"write",           "write_zeroes",
                                        "discard",         "flush",
@@ -139,6 +194,8 @@ static const char *const op_names[] = {"write",           "write_zeroes",
 static const char *const sn_state_names[] = {"never created", "live",
                                              "refused", "deleted"};
 static const char *const mode_names[] = {"ours", "qemu"};
+static const char *const prep_names[] = {"none", "compressed", "bitmaps",
+                                         "dirty-lazy"};
 
 typedef struct op_t {
     int kind;
@@ -171,6 +228,10 @@ typedef struct scen_t {
     size_t slots, ops_cap;
     int snaps;         /* snapshot ops among the ops */
     int nsnaps;        /* snapshot names used */
+    int prep;          /* start state made by qemu (qemu mode): PREP_* */
+    int bm1;           /* PREP_BITMAPS: also an empty bitmap bm1 */
+    size_t nprep;
+    ext_t pext[MAX_PREP]; /* the prep's pattern writes */
 } scen_t;
 
 static int is_snap_op(const op_t *op)
@@ -241,7 +302,7 @@ static int qemu_cannot_grow(const scen_t *sc, uint64_t cur, size_t nlive)
            ((sc->backing && sc->bsize > cur) || nlive > 0);
 }
 
-static void gen_scenario(scen_t *sc, uint64_t seed, int mode)
+static void gen_scenario(scen_t *sc, uint64_t seed, int mode, int force_prep)
 {
     static const uint32_t clusters[] = {512, 1024, 4096, 65536};
     static const uint32_t bclusters[] = {512, 4096, 65536};
@@ -360,6 +421,35 @@ static void gen_scenario(scen_t *sc, uint64_t seed, int mode)
         sc->ops[i].index = (int)i;
         sc->ops[i].snap = sc->nsnaps++;
     }
+    /* The start state: drawn last, and only in the qemu mode, so that every
+     * other field of a seed's scenario stays as it was. */
+    if (mode == MODE_QEMU) {
+        n = (size_t)rng_below(&r, 10);
+        sc->prep = n < 4 ? PREP_NONE : n < 6 ? PREP_COMPRESSED
+                   : n < 8 ? PREP_BITMAPS : PREP_LAZY;
+        if (force_prep >= 0) sc->prep = force_prep; /* --prep */
+        if (sc->prep == PREP_COMPRESSED && sc->backing) sc->prep = PREP_NONE;
+        if (sc->prep == PREP_BITMAPS && (sc->backing || sc->version != 3))
+            sc->prep = PREP_NONE;
+        /* qemu 7.2's `qemu-img check -r` (run on A after a refused
+         * snapshot) drops the snapshot table of an image with persistent
+         * bitmaps: no bitmaps where a snapshot may be refused. */
+        if (sc->prep == PREP_BITMAPS && sc->snaps && sc->rbits <= 2)
+            sc->prep = PREP_NONE;
+        if (sc->prep == PREP_LAZY && sc->version != 3) sc->prep = PREP_NONE;
+    }
+    if (sc->prep) {
+        sc->nprep = (size_t)rng_range(&r, 1, MAX_PREP);
+        for (i = 0; i < sc->nprep; i++) {
+            ext_t *e = &sc->pext[i];
+            gen_range(&r, cs, sc->size, bytes, &e->off, &e->len);
+            /* (qemu-io writes them in one buffer; a raw file takes any) */
+            if (sc->prep != PREP_COMPRESSED && e->len > 4 * MIB)
+                e->len = 4 * MIB;
+            e->fill = (unsigned char)rng_range(&r, 1, 255);
+        }
+        if (sc->prep == PREP_BITMAPS) sc->bm1 = rng_chance(&r, 50);
+    }
 }
 
 /* Keep only the listed ops (--ops), then drop any op the current size no
@@ -417,6 +507,13 @@ static void print_scenario(FILE *f, const scen_t *sc)
     for (i = 0; i < sc->nbext; i++)
         fprintf(f, "  backing fill 0x%02x %llu +%llu\n", sc->bext[i].fill,
                 (ull)sc->bext[i].off, (ull)sc->bext[i].len);
+    if (sc->mode == MODE_QEMU)
+        fprintf(f, "  prep: %s%s\n", prep_names[sc->prep],
+                sc->bm1 ? " (bm0, bm1)" : sc->prep == PREP_BITMAPS ? " (bm0)"
+                                                                   : "");
+    for (i = 0; i < sc->nprep; i++)
+        fprintf(f, "  prep fill 0x%02x %llu +%llu\n", sc->pext[i].fill,
+                (ull)sc->pext[i].off, (ull)sc->pext[i].len);
     for (i = 0; i < sc->nops; i++) {
         const op_t *op = &sc->ops[i];
         fprintf(f, "  op #%d %s", op->index, op_names[op->kind]);
@@ -450,6 +547,9 @@ static int model_init(model_t *m, const scen_t *sc, const unsigned char *base)
     m->d = (unsigned char *)calloc(1, (size_t)cap);
     if (!m->d) return -1;
     if (sc->backing) memcpy(m->d, base, (size_t)min64(sc->size, sc->bsize));
+    for (i = 0; i < sc->nprep; i++) /* the start state, before every op */
+        memset(m->d + sc->pext[i].off, sc->pext[i].fill,
+               (size_t)sc->pext[i].len);
     return 0;
 }
 
@@ -658,9 +758,8 @@ static int cmd_run(it_t *it, const cmd_t *c)
     return -1;
 }
 
-/* Runs and requires exit status `want`; otherwise reports `what`, the
- * command (run in the iteration directory) and its output. */
-static int cmd_expect(it_t *it, const cmd_t *c, int want, const char *what)
+/* cmd_run, and with -vv the command, its exit status and duration. */
+static int cmd_status(it_t *it, const cmd_t *c)
 {
     double t = now_sec();
     int rc = cmd_run(it, c);
@@ -668,12 +767,60 @@ static int cmd_expect(it_t *it, const cmd_t *c, int want, const char *what)
         printf("  [rc=%d %.0f ms] ", rc, (now_sec() - t) * 1000.0);
         cmd_print(stdout, c);
     }
-    if (rc == want) return 0;
-    failf(it, "%s: exit status %d (want %d); in %s:", what, rc, want, it->dir);
+    return rc;
+}
+
+/* Reports an unexpected exit status of c (as cmd_expect does). */
+static void cmd_failed(it_t *it, const cmd_t *c, int rc, const char *what,
+                       const char *want)
+{
+    failf(it, "%s: exit status %d (want %s); in %s:", what, rc, want, it->dir);
     printf("  $ ");
     cmd_print(stdout, c);
     show_log(it);
+}
+
+/* Runs and requires exit status `want`; otherwise reports `what`, the
+ * command (run in the iteration directory) and its output. */
+static int cmd_expect(it_t *it, const cmd_t *c, int want, const char *what)
+{
+    int rc = cmd_status(it, c);
+    char w[16];
+    if (rc == want) return 0;
+    snprintf(w, sizeof w, "%d", want);
+    cmd_failed(it, c, rc, what, w);
     return -1;
+}
+
+/* The last command's output (cmd.log): how many times `needle` occurs
+ * (anywhere: qemu's stderr lines do not always start a line), and the
+ * number right after its last occurrence (*after) and at the start of the
+ * last line holding it (*lead); -1 when there is none. */
+static long log_count(const it_t *it, const char *needle, long long *after,
+                      long long *lead)
+{
+    char p[PATHLEN], line[1024];
+    size_t n = strlen(needle);
+    long count = 0;
+    FILE *f;
+    if (after) *after = -1;
+    if (lead) *lead = -1;
+    path_in(p, it, "cmd.log");
+    f = fopen(p, "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f)) {
+        const char *q = line;
+        int hit = 0;
+        while ((q = strstr(q, needle)) != NULL) {
+            count++;
+            hit = 1;
+            q += n;
+            if (after) *after = strtoll(q, NULL, 10);
+        }
+        if (hit && lead) *lead = strtoll(line, NULL, 10);
+    }
+    fclose(f);
+    return count;
 }
 
 /* ---- files ------------------------------------------------------------------ */
@@ -766,6 +913,15 @@ static void blame(const scen_t *sc, size_t end, uint64_t at)
             return;
         }
     }
+    i = sc->nprep;
+    while (i--)
+        if (at >= sc->pext[i].off && at - sc->pext[i].off < sc->pext[i].len) {
+            printf("  no op touched that byte; last written by the prep "
+                   "(%s): fill 0x%02x %llu +%llu\n",
+                   prep_names[sc->prep], sc->pext[i].fill,
+                   (ull)sc->pext[i].off, (ull)sc->pext[i].len);
+            return;
+        }
     printf("  no op touched that byte (initial content: %s)\n",
            sc->backing && at < sc->bsize ? "backing" : "zeros");
 }
@@ -854,10 +1010,13 @@ static int compare_file(it_t *it, const model_t *m, const char *p,
 }
 
 /* ---- refcount oracle ------------------------------------------------------- */
-/* An independent walk of a qcow2 file, for judging a refused snapshot: the
- * largest refcount among the clusters a new snapshot would share (the L2
- * tables the active L1 points to and the clusters their entries point to,
- * compressed ones aside: none are made here). */
+/* An independent walk of a qcow2 file, for judging a snapshot create: a new
+ * snapshot adds one reference to each cluster the active tables reference
+ * (the L2 tables the active L1 points to, the data clusters of their
+ * entries and, once per compressed entry, every host cluster its
+ * compressed data touches, as qemu counts them), so it overflows when a
+ * cluster's refcount plus the active references to it exceeds the largest
+ * refcount. */
 static uint64_t dq_be(const unsigned char *p, int n)
 {
     uint64_t v = 0;
@@ -914,14 +1073,29 @@ static int orc_refcount(orc_t *o, uint64_t off, uint64_t *v)
     return 0;
 }
 
-/* *maxrc = that largest refcount, *bits = the image's refcount width. */
-static int rc_oracle(it_t *it, const char *name, uint64_t *maxrc,
-                     unsigned *bits)
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > ~0ull - b ? ~0ull : a + b;
+}
+
+/* *worst = the largest refcount + active references among the clusters
+ * the active tables reference, *bits = the image's refcount width,
+ * *ncomp = the compressed entries seen. */
+static int rc_oracle(it_t *it, const char *name, uint64_t *worst,
+                     unsigned *bits, uint64_t *ncomp)
 {
     char p[PATHLEN];
     unsigned char h[104];
     unsigned char *l1 = NULL, *l2 = NULL;
-    uint64_t l1_off, l1_size, i, j, v, mx = 0;
+    uint64_t l1_off, l1_size, i, j, v, mx = 0, nc = 0;
+    uint64_t *hc = NULL; /* host clusters of compressed entries, repeated */
+    size_t nhc = 0, caphc = 0;
     orc_t o;
     int rc = -1;
     memset(&o, 0, sizeof o);
@@ -950,21 +1124,48 @@ static int rc_oracle(it_t *it, const char *name, uint64_t *maxrc,
         uint64_t l2o = dq_be(l1 + i * 8, 8) & 0x00fffffffffffe00ull;
         if (!l2o) continue;
         if (orc_refcount(&o, l2o, &v)) goto out;
-        if (v > mx) mx = v;
+        if (sat_add(v, 1) > mx) mx = sat_add(v, 1);
         if (orc_pread(o.fd, l2o, l2, (size_t)o.cs)) goto out;
         for (j = 0; j < o.cs / 8; j++) {
             uint64_t e = dq_be(l2 + j * 8, 8);
-            if (e >> 62 & 1) continue; /* compressed */
+            if (e >> 62 & 1) {
+                /* compressed: offset in bits 0..x-1, then the count of
+                 * 512-byte sectors beyond the one holding the offset */
+                unsigned x = 62u - (o.cb - 8u);
+                uint64_t co = e & ((1ull << x) - 1);
+                uint64_t ns = (e >> x & ((1ull << (o.cb - 8u)) - 1)) + 1;
+                uint64_t c = co >> o.cb;
+                uint64_t last = ((co & ~511ull) + ns * 512 - 1) >> o.cb;
+                nc++;
+                for (; c <= last; c++) {
+                    if (nhc == caphc) {
+                        caphc = caphc ? 2 * caphc : 1024;
+                        hc = (uint64_t *)realloc(hc, caphc * sizeof *hc);
+                        if (!hc) abort();
+                    }
+                    hc[nhc++] = c;
+                }
+                continue;
+            }
             if (!(e & 0x00fffffffffffe00ull)) continue;
             if (orc_refcount(&o, e & 0x00fffffffffffe00ull, &v)) goto out;
-            if (v > mx) mx = v;
+            if (sat_add(v, 1) > mx) mx = sat_add(v, 1);
         }
     }
-    *maxrc = mx;
+    if (nhc) qsort(hc, nhc, sizeof *hc, u64_cmp);
+    for (i = 0; i < nhc; i = j) {
+        for (j = i + 1; j < nhc && hc[j] == hc[i]; j++) {
+        }
+        if (orc_refcount(&o, hc[i] << o.cb, &v)) goto out;
+        if (sat_add(v, j - i) > mx) mx = sat_add(v, j - i);
+    }
+    *worst = mx;
     *bits = 1u << o.order;
+    *ncomp = nc;
     rc = 0;
 out:
     if (rc) failf(it, "oracle: cannot read %s", p);
+    free(hc);
     free(l1);
     free(l2);
     free(o.rt);
@@ -978,15 +1179,16 @@ out:
 static int snap_would_overflow(it_t *it, const char *name, char *why,
                                size_t cap)
 {
-    uint64_t mx = 0, lim;
+    uint64_t mx = 0, lim, nc = 0;
     unsigned bits = 0;
-    if (rc_oracle(it, name, &mx, &bits)) return -1;
+    if (rc_oracle(it, name, &mx, &bits, &nc)) return -1;
     lim = bits >= 64 ? ~0ull : (1ull << bits) - 1;
     snprintf(why, cap,
-             "largest refcount among the active clusters %llu, "
-             "refcount_bits=%u (max %llu)",
-             (ull)mx, bits, (ull)lim);
-    return mx >= lim;
+             "largest refcount a snapshot would give an active cluster "
+             "%llu, refcount_bits=%u (max %llu)%s",
+             (ull)mx, bits, (ull)lim,
+             nc ? " (compressed entries counted)" : "");
+    return mx > lim;
 }
 
 /* ---- qcow2w side ------------------------------------------------------------ */
@@ -1049,6 +1251,10 @@ static int ours_open(it_t *it, ours_t *o, const char *path, int writable,
     struct stat st;
     size_t mem_len = (slots + 1) * ((size_t)cluster + 64) + 16384;
     int rc;
+    /* A compressed start state: two clusters more for qcow2w's compressed
+     * cluster buffer (without them its reads and writes there are NOMEM). */
+    if (it->sc->prep == PREP_COMPRESSED)
+        mem_len += 2 * (size_t)cluster;
     memset(&cfg, 0, sizeof cfg);
     o->fd = open(path, writable ? O_RDWR : O_RDONLY);
     o->mem = malloc(mem_len);
@@ -1231,13 +1437,21 @@ static int ours_snap_op(it_t *it, ours_t *o, const q2w_backing_reader *rd,
     if (sm->state[k] != SN_NONE) abort();
     sm->at[k] = pos;
     /* With 1- or 2-bit refcounts a create may rightly be refused (at most
-     * MAX_LIVE snapshots + the active view share a cluster): a flush makes
-     * the file current and the oracle says beforehand which it must be. */
-    if (it->sc->rbits <= 2) {
-        rc = q2w_posix_run(&o->img, o->fd, rd, q2w_flush(&o->img));
-        if (rc != Q2W_OK) {
-            q2w_fail(it, &o->img, rc, "q2w_flush (before a snapshot)");
-            return -1;
+     * MAX_LIVE snapshots + the active view share a cluster), and at any
+     * width on a compressed start state (compressed clusters share host
+     * clusters): a flush makes the file current and the oracle says
+     * beforehand which it must be. A dropped reference lowers its refcount
+     * only after the checkpoint that made the drop durable, in memory; a
+     * host cluster other compressed entries still share would show the
+     * stale count: a second flush writes it (as q2w_close does). */
+    if (it->sc->rbits <= 2 || it->sc->prep == PREP_COMPRESSED) {
+        int nf = it->sc->prep == PREP_COMPRESSED ? 2 : 1;
+        while (nf--) {
+            rc = q2w_posix_run(&o->img, o->fd, rd, q2w_flush(&o->img));
+            if (rc != Q2W_OK) {
+                q2w_fail(it, &o->img, rc, "q2w_flush (before a snapshot)");
+                return -1;
+            }
         }
         pre = snap_would_overflow(it, name, why, sizeof why);
         if (pre < 0) return -1;
@@ -1325,19 +1539,32 @@ static int ours_apply(it_t *it, const char *name, backing_t *bk,
     return rc;
 }
 
-/* q2w_check of a file: clean (no corruption, no leak, no error). */
-static int ours_check(it_t *it, const char *name)
+static void print_findings(const q2w_check_result *res)
+{
+    size_t i;
+    for (i = 0; i < res->n_findings; i++)
+        printf("  finding %s offset=%llu where=%llu stored=%llu "
+               "computed=%llu\n",
+               q2w_finding_name(res->findings[i].kind),
+               (ull)res->findings[i].offset, (ull)res->findings[i].where,
+               (ull)res->findings[i].stored, (ull)res->findings[i].computed);
+}
+
+/* q2w_check of file `name` with `flags` (a repair opens it read-write);
+ * *res gets the result. -1 when the check itself failed (reported). */
+static int ours_check_run(it_t *it, const char *name, unsigned flags,
+                          q2w_check_result *res)
 {
     char p[PATHLEN];
     q2w_io io;
     q2w_fdbox box;
-    q2w_check_result *res;
-    size_t need = 0, i;
+    size_t need = 0;
     void *work;
-    int fd, rc, bad = 0;
+    int fd, rc;
     double t0 = now_sec();
+    memset(res, 0, sizeof *res);
     path_in(p, it, name);
-    fd = open(p, O_RDONLY);
+    fd = open(p, flags ? O_RDWR : O_RDONLY);
     if (fd < 0) {
         failf(it, "cannot open %s", p);
         return -1;
@@ -1350,13 +1577,29 @@ static int ours_check(it_t *it, const char *name)
         return -1;
     }
     work = malloc(need ? need : 1);
-    res = (q2w_check_result *)calloc(1, sizeof *res);
-    if (!work || !res) abort();
-    rc = q2w_check(&io, work, need, 0, res);
+    if (!work) abort();
+    rc = q2w_check(&io, work, need, flags, res);
     if (rc != Q2W_OK) {
-        failf(it, "q2w_check(%s) -> %s what=%s offset=%llu", name,
-              q2w_strerror(rc), res->error.what ? res->error.what : "-",
+        failf(it, "q2w_check(%s, flags %u) -> %s what=%s offset=%llu", name,
+              flags, q2w_strerror(rc),
+              res->error.what ? res->error.what : "-",
               (ull)res->error.offset);
+        print_findings(res);
+    }
+    free(work);
+    close(fd);
+    vtime(it, flags ? "q2w_check (repair)" : "q2w_check", t0);
+    return rc == Q2W_OK ? 0 : -1;
+}
+
+/* q2w_check of a file: clean (no corruption, no leak, no error). */
+static int ours_check(it_t *it, const char *name)
+{
+    q2w_check_result *res;
+    int bad = 0;
+    res = (q2w_check_result *)calloc(1, sizeof *res);
+    if (!res) abort();
+    if (ours_check_run(it, name, 0, res)) {
         bad = 1;
     } else if (res->corruptions || res->leaks || res->check_errors) {
         failf(it,
@@ -1364,19 +1607,10 @@ static int ours_check(it_t *it, const char *name)
               "errors",
               name, (ull)res->corruptions, (ull)res->leaks,
               (ull)res->check_errors);
-        for (i = 0; i < res->n_findings; i++)
-            printf("  finding %s offset=%llu where=%llu stored=%llu "
-                   "computed=%llu\n",
-                   q2w_finding_name(res->findings[i].kind),
-                   (ull)res->findings[i].offset, (ull)res->findings[i].where,
-                   (ull)res->findings[i].stored,
-                   (ull)res->findings[i].computed);
+        print_findings(res);
         bad = 1;
     }
-    free(work);
     free(res);
-    close(fd);
-    vtime(it, "q2w_check", t0);
     return bad ? -1 : 0;
 }
 
@@ -1586,7 +1820,9 @@ static int qemu_snap_list(it_t *it, const char *name, const int *state)
         char id[64], tag[256], *end;
         long v;
         if (sscanf(line, "%63s %255s", id, tag) != 2) continue;
-        if (!strcmp(id, "Snapshot") || !strcmp(id, "ID")) continue;
+        /* rows have a numeric id; headings and qemu's warnings (stale
+         * bitmaps: "qemu-img: warning: ...") do not */
+        if (strspn(id, "0123456789") != strlen(id)) continue;
         v = tag[0] == 's' ? strtol(tag + 1, &end, 10) : -1;
         if (v < 0 || v >= MAX_SNAPS || *end || state[v] != SN_LIVE ||
             seen[v]) {
@@ -1960,50 +2196,479 @@ static int qemu_batch(it_t *it, size_t from, size_t to)
     return cmd_expect(it, &c, 0, "qemu-io on A");
 }
 
+/* ---- start states (qemu mode) ------------------------------------------------ */
+/* The -o options of A: the scenario's geometry, its backing file, and
+ * lazy_refcounts=on for the dirty-lazy start state. */
+static void a_opts(const scen_t *sc, char *opt, size_t cap)
+{
+    int k = snprintf(opt, cap, "cluster_size=%u,compat=%s", sc->cluster,
+                     sc->version == 3 ? "1.1" : "0.10");
+    if (sc->version == 3)
+        k += snprintf(opt + k, cap - (size_t)k, ",refcount_bits=%u",
+                      sc->rbits);
+    if (sc->prep == PREP_LAZY)
+        k += snprintf(opt + k, cap - (size_t)k, ",lazy_refcounts=on");
+    if (sc->backing)
+        snprintf(opt + k, cap - (size_t)k, ",backing_file=%s,backing_fmt=%s",
+                 base_name(sc), sc->backing == BK_RAW ? "raw" : "qcow2");
+}
+
+/* Byte `off` of file `name` (0..255), -1 when unreadable (reported). */
+static int file_byte(it_t *it, const char *name, uint64_t off)
+{
+    char p[PATHLEN];
+    unsigned char b = 0;
+    int fd;
+    path_in(p, it, name);
+    fd = open(p, O_RDONLY);
+    if (fd < 0 || orc_pread(fd, off, &b, 1)) {
+        failf(it, "cannot read byte %llu of %s", (ull)off, p);
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    close(fd);
+    return b;
+}
+
+/* Copies file `from` to `to` with byte `off` and-ed with `mask`. */
+static int copy_patched(it_t *it, const char *from, const char *to,
+                        uint64_t off, unsigned char mask)
+{
+    char pf[PATHLEN], pt[PATHLEN];
+    uint64_t n = 0;
+    unsigned char *b;
+    int rc;
+    path_in(pf, it, from);
+    path_in(pt, it, to);
+    b = read_file(pf, &n);
+    if (!b || n <= off) {
+        failf(it, "cannot read %s", pf);
+        free(b);
+        return -1;
+    }
+    b[off] &= mask;
+    rc = write_file(pt, b, (size_t)n);
+    free(b);
+    if (rc) failf(it, "cannot write %s", pt);
+    return rc ? -1 : 0;
+}
+
+/* The prep's pattern writes as qemu-io commands. */
+static void add_prep_writes(cmd_t *c, const scen_t *sc)
+{
+    size_t i;
+    for (i = 0; i < sc->nprep; i++) {
+        cmd_add(c, "-c");
+        cmd_add(c, "write -P 0x%02x %llu %llu", sc->pext[i].fill,
+                (ull)sc->pext[i].off, (ull)sc->pext[i].len);
+    }
+}
+
+/* q2w_read of image `name` against the prep model pm (before any op). */
+static int prep_readback(it_t *it, const char *name, const model_t *pm)
+{
+    const scen_t *sc = it->sc;
+    backing_t bk;
+    q2w_backing_reader rd;
+    int rc;
+    if (backing_open(it, &bk, sc, base_name(sc))) return -1;
+    rd.read = backing_read;
+    rd.user = &bk;
+    it->blame_end = 0;
+    rc = ours_readback(it, name, pm, &bk, sc->backing ? &rd : NULL);
+    it->blame_end = sc->nops;
+    backing_close(it, &bk);
+    return rc;
+}
+
+/* compressed: A = qemu-img convert -c of a raw file holding the prep
+ * content pm (fills and zeros); then q2w_check and q2w_read of A. */
+static int prep_compressed(it_t *it, const model_t *pm)
+{
+    const scen_t *sc = it->sc;
+    char p[PATHLEN], opt[512];
+    uint64_t worst = 0, ncomp = 0;
+    unsigned bits = 0;
+    cmd_t c;
+    int rc;
+    path_in(p, it, "prep.raw");
+    if (write_file(p, pm->d, (size_t)pm->size)) {
+        failf(it, "cannot write %s", p);
+        return -1;
+    }
+    a_opts(sc, opt, sizeof opt);
+    cmd_init(&c);
+    cmd_add(&c, "qemu-img");
+    cmd_add(&c, "convert");
+    cmd_add(&c, "-c");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "raw");
+    cmd_add(&c, "-O");
+    cmd_add(&c, "qcow2");
+    cmd_add(&c, "-o");
+    cmd_add(&c, "%s", opt);
+    cmd_add(&c, "prep.raw");
+    cmd_add(&c, "a.qcow2");
+    rc = cmd_expect(it, &c, 0, "qemu-img convert -c (compressed start state)");
+    unlink(p);
+    if (rc) return -1;
+    if (rc_oracle(it, "a.qcow2", &worst, &bits, &ncomp)) return -1;
+    if (it->verbose > 1)
+        printf("  compressed start state: %llu compressed clusters\n",
+               (ull)ncomp);
+    if (!ncomp) {
+        failf(it, "compressed start state: qemu-img convert -c made no "
+                  "compressed cluster (in %s)",
+              it->dir);
+        return -1;
+    }
+    rc = ours_check(it, "a.qcow2");
+    if (prep_readback(it, "a.qcow2", pm)) rc = -1;
+    return rc;
+}
+
+/* bitmaps: bm0 (enabled), the fills through it, maybe an empty bm1; A
+ * must be clean for q2w_check and read as pm. *k = the bitmap clusters,
+ * counted as leaks by qemu-img check and by q2w_check (which must agree)
+ * on a copy P whose autoclear bit 0 is clear. */
+static int prep_bitmaps(it_t *it, const model_t *pm, uint64_t *k)
+{
+    const scen_t *sc = it->sc;
+    q2w_check_result *res;
+    cmd_t c;
+    long nq;
+    long long sum = -1;
+    int rc, bad = 0;
+    *k = 0;
+    cmd_init(&c);
+    cmd_add(&c, "qemu-img");
+    cmd_add(&c, "bitmap");
+    cmd_add(&c, "--add");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    cmd_add(&c, "a.qcow2");
+    cmd_add(&c, "bm0");
+    if (cmd_expect(it, &c, 0, "qemu-img bitmap --add bm0")) return -1;
+    cmd_init(&c);
+    cmd_add(&c, "qemu-io");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    add_prep_writes(&c, sc);
+    cmd_add(&c, "a.qcow2");
+    if (cmd_expect(it, &c, 0, "qemu-io (bitmaps start state)")) return -1;
+    if (sc->bm1) {
+        cmd_init(&c);
+        cmd_add(&c, "qemu-img");
+        cmd_add(&c, "bitmap");
+        cmd_add(&c, "--add");
+        cmd_add(&c, "-g");
+        cmd_add(&c, "65536");
+        cmd_add(&c, "-f");
+        cmd_add(&c, "qcow2");
+        cmd_add(&c, "a.qcow2");
+        cmd_add(&c, "bm1");
+        if (cmd_expect(it, &c, 0, "qemu-img bitmap --add -g 65536 bm1"))
+            return -1;
+    }
+    /* A with live bitmaps: clean for qcow2w, content as the model. */
+    if (ours_check(it, "a.qcow2")) bad = 1;
+    if (prep_readback(it, "a.qcow2", pm)) bad = 1;
+    /* P: the bitmaps stale (autoclear bit 0, header byte 95, cleared). */
+    if (copy_patched(it, "a.qcow2", "p.qcow2", 95, 0xfe)) return -1;
+    cmd_init(&c);
+    cmd_add(&c, "qemu-img");
+    cmd_add(&c, "check");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    cmd_add(&c, "p.qcow2");
+    rc = cmd_status(it, &c);
+    nq = log_count(it, "Leaked cluster ", NULL, NULL);
+    (void)log_count(it, " leaked clusters were found", NULL, &sum);
+    if (nq < 0 || (rc != 0 && rc != 3) || (rc == 3) != (nq > 0) ||
+        (nq > 0 && sum != nq)) {
+        cmd_failed(it, &c, rc, "qemu-img check P (bitmaps stale)",
+                   "3 with as many \"Leaked cluster\" lines as the "
+                   "summary says, or 0 without");
+        return -1;
+    }
+    res = (q2w_check_result *)calloc(1, sizeof *res);
+    if (!res) abort();
+    if (ours_check_run(it, "p.qcow2", 0, res)) {
+        bad = 1;
+    } else if (res->corruptions || res->check_errors ||
+               res->leaks != (uint64_t)nq) {
+        failf(it,
+              "bitmaps start state: P (a copy of A with autoclear bit 0 "
+              "clear): q2w_check finds %llu leaks, %llu corruptions, %llu "
+              "check errors; qemu-img check %ld leaked clusters (in %s)",
+              (ull)res->leaks, (ull)res->corruptions,
+              (ull)res->check_errors, nq, it->dir);
+        print_findings(res);
+        bad = 1;
+    }
+    free(res);
+    *k = (uint64_t)nq;
+    if (it->verbose > 1)
+        printf("  bitmaps start state: %ld bitmap clusters (leaks once "
+               "stale)\n",
+               nq);
+    return bad ? -1 : 0;
+}
+
+/* dirty-lazy: the fills, then qemu-io aborts; A must be dirty. *end =
+ * the "Image end offset" qemu-img check prints for the dirty A (*errs: the
+ * errors it counts, -1 for none), which is kept as dirty.qcow2. */
+static int prep_lazy(it_t *it, uint64_t *end, long long *errs)
+{
+    const scen_t *sc = it->sc;
+    struct rlimit old, none;
+    char pa[PATHLEN], pd[PATHLEN];
+    long long v = -1;
+    cmd_t c;
+    int rc, have_rl, b;
+    *end = 0;
+    *errs = -1;
+    cmd_init(&c);
+    cmd_add(&c, "qemu-io");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    add_prep_writes(&c, sc);
+    /* data and L2 tables durable (qemu-io writes through by default
+     * anyway); a dirty lazy-refcount image does not write its refcounts */
+    cmd_add(&c, "-c");
+    cmd_add(&c, "flush");
+    cmd_add(&c, "-c");
+    cmd_add(&c, "abort");
+    cmd_add(&c, "a.qcow2");
+    /* (no core file from the abort) */
+    have_rl = getrlimit(RLIMIT_CORE, &old) == 0;
+    if (have_rl) {
+        none = old;
+        none.rlim_cur = 0;
+        setrlimit(RLIMIT_CORE, &none);
+    }
+    rc = cmd_expect(it, &c, 128 + SIGABRT, "qemu-io ... abort (dirty-lazy)");
+    if (have_rl) setrlimit(RLIMIT_CORE, &old);
+    if (rc) return -1;
+    b = file_byte(it, "a.qcow2", 79);
+    if (b < 0) return -1;
+    if (!(b & 1)) {
+        failf(it, "dirty-lazy start state: A's dirty bit (incompatible bit "
+                  "0) is not set after qemu-io aborted (in %s)",
+              it->dir);
+        return -1;
+    }
+    cmd_init(&c);
+    cmd_add(&c, "qemu-img");
+    cmd_add(&c, "check");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    cmd_add(&c, "a.qcow2");
+    rc = cmd_status(it, &c);
+    if ((rc != 0 && rc != 2 && rc != 3) ||
+        log_count(it, "Image end offset: ", &v, NULL) < 1 || v <= 0) {
+        cmd_failed(it, &c, rc, "qemu-img check of the dirty A",
+                   "0, 2 or 3, and an \"Image end offset\"");
+        return -1;
+    }
+    *end = (uint64_t)v;
+    (void)log_count(it, " errors were found on the image", NULL, errs);
+    path_in(pa, it, "a.qcow2");
+    path_in(pd, it, "dirty.qcow2");
+    if (copy_file(pa, pd)) {
+        failf(it, "cannot copy %s to %s", pa, pd);
+        return -1;
+    }
+    return 0;
+}
+
+/* dirty-lazy, after B was copied from the dirty A: the end offsets agree;
+ * qemu-img check -r all repairs A, Q2W_CHECK_REPAIR_ALL repairs B; both
+ * clean, equal, and the prep model pm. */
+static int lazy_repair(it_t *it, uint64_t qemu_end, long long qemu_errs,
+                       const model_t *pm)
+{
+    q2w_check_result *res = (q2w_check_result *)calloc(1, sizeof *res);
+    cmd_t c;
+    int bad = 0, b;
+    if (!res) abort();
+    if (ours_check_run(it, "dirty.qcow2", 0, res)) {
+        bad = 1;
+    } else {
+        if (it->verbose > 1)
+            printf("  dirty A: q2w_check %llu corruptions, %llu leaks, image "
+                   "end offset %llu (qemu-img check: %lld errors, %llu)\n",
+                   (ull)res->corruptions, (ull)res->leaks,
+                   (ull)res->image_end_offset,
+                   qemu_errs < 0 ? 0 : qemu_errs, (ull)qemu_end);
+        /* (counted differently, perhaps: only a note) */
+        if (it->verbose && (uint64_t)(qemu_errs < 0 ? 0 : qemu_errs) !=
+                               res->corruptions)
+            printf("  note: seed=%llu dirty A: qemu-img check counts %lld "
+                   "errors, q2w_check %llu corruptions\n",
+                   (ull)it->sc->seed, qemu_errs < 0 ? 0 : qemu_errs,
+                   (ull)res->corruptions);
+        if (res->image_end_offset != qemu_end) {
+            failf(it, "dirty-lazy: q2w_check of the dirty A (dirty.qcow2): "
+                      "image_end_offset %llu, qemu-img check says Image end "
+                      "offset: %llu (%llu corruptions, %llu leaks; in %s)",
+                  (ull)res->image_end_offset, (ull)qemu_end,
+                  (ull)res->corruptions, (ull)res->leaks, it->dir);
+            print_findings(res);
+            bad = 1;
+        }
+    }
+    cmd_init(&c);
+    cmd_add(&c, "qemu-img");
+    cmd_add(&c, "check");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    cmd_add(&c, "-r");
+    cmd_add(&c, "all");
+    cmd_add(&c, "a.qcow2");
+    if (cmd_expect(it, &c, 0, "qemu-img check -r all A (dirty-lazy)")) {
+        free(res);
+        return -1;
+    }
+    if (ours_check_run(it, "b.qcow2", Q2W_CHECK_REPAIR_ALL, res)) {
+        free(res);
+        return -1;
+    }
+    if (it->verbose > 1)
+        printf("  q2w_check REPAIR_ALL of B: %llu corruptions (%llu fixed), "
+               "%llu leaks (%llu fixed), dirty_cleared %d\n",
+               (ull)res->corruptions, (ull)res->corruptions_fixed,
+               (ull)res->leaks, (ull)res->leaks_fixed, res->dirty_cleared);
+    if (res->dirty_cleared != 1 ||
+        res->corruptions != res->corruptions_fixed || res->check_errors) {
+        failf(it, "dirty-lazy: q2w_check REPAIR_ALL of B: dirty_cleared %d, "
+                  "%llu corruptions, %llu fixed, %llu check errors (in %s)",
+              res->dirty_cleared, (ull)res->corruptions,
+              (ull)res->corruptions_fixed, (ull)res->check_errors, it->dir);
+        print_findings(res);
+        bad = 1;
+    }
+    free(res);
+    b = file_byte(it, "b.qcow2", 79);
+    if (b < 0) return -1;
+    if (b & 1) {
+        failf(it, "dirty-lazy: B's dirty bit is still set after "
+                  "Q2W_CHECK_REPAIR_ALL (in %s)",
+              it->dir);
+        return -1;
+    }
+    if (qemu_check(it, "b.qcow2")) bad = 1;
+    if (ours_check(it, "b.qcow2")) bad = 1;
+    if (ours_check(it, "a.qcow2")) bad = 1;
+    cmd_init(&c);
+    cmd_add(&c, "qemu-img");
+    cmd_add(&c, "compare");
+    cmd_add(&c, "-f");
+    cmd_add(&c, "qcow2");
+    cmd_add(&c, "-F");
+    cmd_add(&c, "qcow2");
+    cmd_add(&c, "a.qcow2");
+    cmd_add(&c, "b.qcow2");
+    if (cmd_expect(it, &c, 0, "qemu-img compare A B (repaired)")) bad = 1;
+    it->blame_end = 0;
+    if (qemu_convert_cmp(it, "a.qcow2", "a.raw", pm)) bad = 1;
+    if (qemu_convert_cmp(it, "b.qcow2", "b.raw", pm)) bad = 1;
+    it->blame_end = it->sc->nops;
+    if (prep_readback(it, "b.qcow2", pm)) bad = 1;
+    return bad ? -1 : 0;
+}
+
+/* bitmaps, at the end: B has no corruption and k leaks (the stale bitmap
+ * clusters) when its autoclear bit 0 is clear, else none; a leak repair
+ * fixes exactly those. */
+static int bitmaps_b_leaks(it_t *it, uint64_t k)
+{
+    q2w_check_result *res;
+    uint64_t want;
+    int b = file_byte(it, "b.qcow2", 95), bad = 0;
+    if (b < 0) return -1;
+    want = b & 1 ? 0 : k;
+    res = (q2w_check_result *)calloc(1, sizeof *res);
+    if (!res) abort();
+    if (ours_check_run(it, "b.qcow2", 0, res)) {
+        bad = 1;
+    } else if (res->corruptions || res->check_errors || res->leaks != want) {
+        failf(it, "bitmaps: q2w_check of B (autoclear bit 0 %s): %llu "
+                  "corruptions, %llu leaks (want %llu), %llu check errors",
+              b & 1 ? "set" : "clear", (ull)res->corruptions,
+              (ull)res->leaks, (ull)want, (ull)res->check_errors);
+        print_findings(res);
+        bad = 1;
+    } else if (want) {
+        if (ours_check_run(it, "b.qcow2", Q2W_CHECK_REPAIR_LEAKS, res)) {
+            bad = 1;
+        } else if (res->leaks_fixed != want) {
+            failf(it, "bitmaps: Q2W_CHECK_REPAIR_LEAKS of B fixed %llu "
+                      "leaks of %llu (want %llu)",
+                  (ull)res->leaks_fixed, (ull)res->leaks, (ull)want);
+            print_findings(res);
+            bad = 1;
+        }
+    }
+    if (it->verbose > 1)
+        printf("  bitmaps: B's autoclear bit 0 %s, %llu stale bitmap "
+               "clusters repaired\n",
+               b & 1 ? "set" : "clear", (ull)want);
+    free(res);
+    return bad ? -1 : 0;
+}
+
 static int run_qemu(it_t *it, const unsigned char *base)
 {
     const scen_t *sc = it->sc;
     backing_t bk;
     q2w_backing_reader rd;
-    model_t m;
+    model_t m, pm;
     snapm_t sm;
     int astate[MAX_SNAPS];
     cmd_t c;
     char pa[PATHLEN], pb[PATHLEN];
     size_t i, from = 0;
+    uint64_t bm_leaks = 0, dirty_end = 0;
+    long long dirty_errs = -1;
     int bad = 0, content_bad = 0, rc;
     memset(&sm, 0, sizeof sm);
     memset(astate, 0, sizeof astate);
+    memset(&pm, 0, sizeof pm);
     if (sc->backing == BK_RAW && make_raw_base(it, base)) return -1;
     if (sc->backing == BK_QCOW2 && make_qemu_qcow2_base(it)) return -1;
-    cmd_init(&c);
-    cmd_add(&c, "qemu-img");
-    cmd_add(&c, "create");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
-    cmd_add(&c, "-o");
-    {
+    /* The start state: the model before any op is the prep's content. */
+    if (sc->prep && model_init(&pm, sc, base)) abort();
+    if (sc->prep == PREP_COMPRESSED) {
+        rc = prep_compressed(it, &pm);
+    } else {
         char opt[512];
-        int k = snprintf(opt, sizeof opt, "cluster_size=%u,compat=%s",
-                         sc->cluster, sc->version == 3 ? "1.1" : "0.10");
-        if (sc->version == 3)
-            k += snprintf(opt + k, sizeof opt - (size_t)k, ",refcount_bits=%u",
-                          sc->rbits);
-        if (sc->backing)
-            snprintf(opt + k, sizeof opt - (size_t)k,
-                     ",backing_file=%s,backing_fmt=%s", base_name(sc),
-                     sc->backing == BK_RAW ? "raw" : "qcow2");
+        a_opts(sc, opt, sizeof opt);
+        cmd_init(&c);
+        cmd_add(&c, "qemu-img");
+        cmd_add(&c, "create");
+        cmd_add(&c, "-f");
+        cmd_add(&c, "qcow2");
+        cmd_add(&c, "-o");
         cmd_add(&c, "%s", opt);
+        cmd_add(&c, "a.qcow2");
+        cmd_add(&c, "%llu", (ull)sc->size);
+        rc = cmd_expect(it, &c, 0, "qemu-img create");
+        if (!rc && sc->prep == PREP_BITMAPS)
+            rc = prep_bitmaps(it, &pm, &bm_leaks);
+        if (!rc && sc->prep == PREP_LAZY)
+            rc = prep_lazy(it, &dirty_end, &dirty_errs);
     }
-    cmd_add(&c, "a.qcow2");
-    cmd_add(&c, "%llu", (ull)sc->size);
-    if (cmd_expect(it, &c, 0, "qemu-img create")) return -1;
     path_in(pa, it, "a.qcow2");
     path_in(pb, it, "b.qcow2");
-    if (copy_file(pa, pb)) {
+    if (!rc && copy_file(pa, pb)) {
         failf(it, "cannot copy %s to %s", pa, pb);
-        return -1;
+        rc = -1;
     }
+    if (!rc && sc->prep == PREP_LAZY)
+        rc = lazy_repair(it, dirty_end, dirty_errs, &pm);
+    free(pm.d);
+    if (rc) return -1;
     /* A: qemu-io batches split by qemu-img resize and qemu-img snapshot. */
     for (i = 0; i <= sc->nops && !bad; i++) {
         if (i < sc->nops && sc->ops[i].kind != OP_GROW &&
@@ -2031,6 +2696,9 @@ static int run_qemu(it_t *it, const unsigned char *base)
     if (rc) {
         bad = 1;
     } else {
+        /* The stale bitmap clusters of B repaired first (reported). */
+        if (sc->prep == PREP_BITMAPS && bitmaps_b_leaks(it, bm_leaks))
+            bad = 1;
         cmd_init(&c);
         cmd_add(&c, "qemu-img");
         cmd_add(&c, "compare");
@@ -2133,18 +2801,21 @@ static void usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s [--iter N] [--seed S] [--only ours|qemu] [--keep DIR] "
-            "[-v] [--ops I,J,..]\n",
+            "[-v] [--ops I,J,..]\n"
+            "       [--prep none|compressed|bitmaps|dirty-lazy]\n",
             argv0);
 }
 
 int main(int argc, char **argv)
 {
     uint64_t iters = 20, seed0 = 1, i;
-    int only = -1, verbose = 0, i_arg;
+    int only = -1, verbose = 0, i_arg, force_prep = -1;
     const char *keep = NULL, *keep_ops = NULL, *tmp;
     char root[PATHLEN];
     unsigned long passed = 0, failed = 0;
+    unsigned long nprep[PREP_KINDS][2]; /* qemu-mode iterations: ok, failed */
     double t0;
+    memset(nprep, 0, sizeof nprep);
     for (i_arg = 1; i_arg < argc; i_arg++) {
         const char *a = argv[i_arg];
         const char *v = i_arg + 1 < argc ? argv[i_arg + 1] : NULL;
@@ -2155,6 +2826,11 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--seed")) seed0 = strtoull(v, NULL, 0);
         else if (!strcmp(a, "--keep")) keep = v;
         else if (!strcmp(a, "--ops")) keep_ops = v;
+        else if (!strcmp(a, "--prep")) {
+            for (force_prep = 0; force_prep < PREP_KINDS; force_prep++)
+                if (!strcmp(v, prep_names[force_prep])) break;
+            if (force_prep == PREP_KINDS) { usage(argv[0]); return 2; }
+        }
         else if (!strcmp(a, "--only")) {
             if (!strcmp(v, "ours")) only = MODE_OURS;
             else if (!strcmp(v, "qemu")) only = MODE_QEMU;
@@ -2196,7 +2872,7 @@ int main(int argc, char **argv)
         uint64_t seed = seed0 + i;
         int mode = only >= 0 ? only : (int)(seed & 1);
         double t1 = now_sec();
-        gen_scenario(&sc, seed, mode);
+        gen_scenario(&sc, seed, mode, force_prep);
         filter_ops(&sc, keep_ops);
         memset(&it, 0, sizeof it);
         it.sc = &sc;
@@ -2215,35 +2891,46 @@ int main(int argc, char **argv)
         }
         if (verbose > 1) print_scenario(stdout, &sc);
         it.failed = run_isolated(&it);
+        if (mode == MODE_QEMU) nprep[sc.prep][it.failed ? 1 : 0]++;
         if (it.failed) {
             failed++;
             printf("  scenario (seed=%llu mode=%s):\n", (ull)seed,
                    mode_names[mode]);
             print_scenario(stdout, &sc);
-            printf("  replay: %s --iter 1 --seed %llu%s%s%s%s\n", argv[0],
+            printf("  replay: %s --iter 1 --seed %llu%s%s%s%s%s%s\n", argv[0],
                    (ull)seed, only >= 0 ? " --only " : "",
                    only >= 0 ? mode_names[only] : "",
-                   keep_ops ? " --ops " : "", keep_ops ? keep_ops : "");
+                   keep_ops ? " --ops " : "", keep_ops ? keep_ops : "",
+                   force_prep >= 0 ? " --prep " : "",
+                   force_prep >= 0 ? prep_names[force_prep] : "");
             printf("  files kept in %s\n", it.dir);
         } else {
             passed++;
             if (verbose)
                 printf("ok seed=%llu mode=%s v%d cluster=%u rb=%u size=%llu "
-                       "backing=%s ops=%zu%s (%.0f ms)\n",
+                       "backing=%s ops=%zu%s%s%s (%.0f ms)\n",
                        (ull)seed, mode_names[mode], sc.version, sc.cluster,
                        sc.rbits, (ull)sc.size,
                        sc.backing == BK_RAW     ? "raw"
                        : sc.backing == BK_QCOW2 ? "qcow2"
                                                 : "none",
                        sc.nops, sc.snaps ? " snapshots" : "",
+                       mode == MODE_QEMU ? " prep=" : "",
+                       mode == MODE_QEMU ? prep_names[sc.prep] : "",
                        (now_sec() - t1) * 1000.0);
             if (!keep) remove_dir(it.dir);
         }
         fflush(stdout);
     }
-    if (verbose)
+    if (verbose) {
+        int k;
         printf("diff_qemu: %.2f s for %llu iterations\n", now_sec() - t0,
                (ull)iters);
+        printf("diff_qemu: qemu-mode start states:");
+        for (k = 0; k < PREP_KINDS; k++)
+            printf(" %s %lu (%lu failed)%s", prep_names[k], nprep[k][0] +
+                   nprep[k][1], nprep[k][1], k + 1 < PREP_KINDS ? "," : "\n");
+    }
     if (!keep && !failed) rmdir(root);
     else if (failed) printf("diff_qemu: failing iterations kept under %s\n", root);
     printf("diff_qemu: %lu passed, %lu failed\n", passed, failed);

@@ -6,9 +6,9 @@
  * || server HELLO frame) - computed apart from this code (Python's hmac
  * and hashlib over the HELLO bytes) when the format was frozen. */
 #define T_SERVER_AUTH "0200002000000000" \
-    "be836db10ffdbba21f7c06d2f139e6fa87b13028945db2a473ff37b4ce751c9a"
+    "fa499d93b6260e7e03fc3542b76d6dccc017f7625a681c8d06aa3e4339932b26"
 #define T_CLIENT_AUTH "0200002000000000" \
-    "01a4ab76d432db3cff44a1c284e36a4cc38965da00f3a33999cf44f527d10175"
+    "9857776d756a33aa500342d7a346e24399c75c0ac499ddcb9c6aa5873434807c"
 /* FIPS 180-4 / NIST examples and RFC 4231 section 4, as published. */
 typedef struct sha_vector {
     const char *name, *key, *data, *expected;
@@ -272,18 +272,18 @@ TEST session_handshake_bytes_are_frozen(void)
     t_connect(&p);
     n = alkt_session_poll_transmit(&p.s[0], buf, sizeof buf);
     hex_encode(buf, n, hex);
-    /* HELLO: type 01, flags 0, length 0x006f, channel 0; "ALKT", versions
+    /* HELLO: type 01, flags 0, length 0x0073, channel 0; "ALKT", versions
      * 1..1, role 1 (client), no resume, nonce, session id 0, frames 0,
-     * proof 0, max frame 1024, log 16384, identity "laptop" */
-    ASSERT_STR_EQ("0100006f00000000414c4b5401010100"
+     * proof 0, max frame 1024, log 16384, 4 channels, identity "laptop" */
+    ASSERT_STR_EQ("0100007300000000414c4b5401010100"
                   "0202020202020202020202020202020202020202020202020202020202020202"
                   "00000000000000000000000000000000" "0000000000000000"
                   "0000000000000000000000000000000000000000000000000000000000000000"
-                  "00000400" "00004000" "06" "6c6170746f70", hex);
+                  "00000400" "00004000" "00000004" "06" "6c6170746f70", hex);
     alkt_session_handle_input(&p.s[1], buf, n, p.now);
     n = alkt_session_poll_transmit(&p.s[1], buf, sizeof buf);
-    ASSERT_EQ(8 + 107 + 8 + 32, n);
-    hex_encode(buf + 8 + 107, 40, hex);
+    ASSERT_EQ(8 + 111 + 8 + 32, n);
+    hex_encode(buf + 8 + 111, 40, hex);
     /* AUTH: the server's MAC over SHA-256(client HELLO || server HELLO) */
     ASSERT_STR_EQ(T_SERVER_AUTH, hex);
     alkt_session_handle_input(&p.s[0], buf, n, p.now);
@@ -586,8 +586,8 @@ TEST session_memory_is_the_documented_formula(void)
     size_t need;
     t_config(&c, 0);
     need = alkt_session_mem_size(&c);
-    ASSERT_EQ(((4 * sizeof(alkt__chan) + 7) & ~(size_t)7) + 4 * 4096 + 16384 +
-                  1024 + 8, need);
+    ASSERT_EQ(((4 * sizeof(alkt__chan) + 7) & ~(size_t)7) + 4 * 8 + 4 * 4096 +
+                  16384 + 1024 + 8, need);
     mem = (unsigned char *)malloc(need);
     ASSERT(mem != NULL);
     ASSERT_EQ(ALKT_ERR_NOMEM, alkt_session_init(&s, &c, mem, need - 1, 0));
