@@ -230,8 +230,20 @@ $(B)/replay_qcow2_crash_order%: fuzz/qcow2_crash.c tests/replay_main.c \
 	    -DALK_TARGET='"replay_qcow2_crash_order$*"' fuzz/qcow2_crash.c \
 	    tests/replay_main.c -o $@ $(LDFLAGS)
 
+# And for alktunnel.h's session: each ALKTUNNEL_PLANTED_BUG (a duplicate
+# open destroys the live channel, poll_timeout ignores queued output, EOF
+# as an empty data frame, the window not enforced, a resume resends an
+# acknowledged frame) must fail corpus/session.
+SESSION_BUGS := 1 2 3 4 5
+$(B)/replay_session_bug%: fuzz/session.c tests/replay_main.c alktunnel.h \
+                          alksim.h fuzz/alk_check.h | $(B)
+	$(CC) $(CPPFLAGS) -O1 -g -std=c99 -DALKTUNNEL_PLANTED_BUG=$* \
+	    -DALK_TARGET='"replay_session_bug$*"' fuzz/session.c \
+	    tests/replay_main.c -o $@ $(LDFLAGS)
+
 planted-bug-check: $(B)/replay_sim_arq_bug \
-                   $(ORDER_MUTANTS:%=$(B)/replay_qcow2_crash_order%)
+                   $(ORDER_MUTANTS:%=$(B)/replay_qcow2_crash_order%) \
+                   $(SESSION_BUGS:%=$(B)/replay_session_bug%)
 	@if ./$(B)/replay_sim_arq_bug -q corpus/sim_arq > $(B)/planted.log 2>&1; \
 	then echo "corpus/sim_arq does not catch the planted bug"; exit 1; \
 	else grep -c '^FAIL' $(B)/planted.log | \
@@ -244,6 +256,15 @@ planted-bug-check: $(B)/replay_sim_arq_bug \
 	        exit 1; \
 	    else echo "ordering bug $$m caught by corpus/qcow2_crash:" \
 	        "$$(grep -c '^FAIL' $(B)/planted-order.log) failing inputs"; \
+	    fi; \
+	done
+	@for m in $(SESSION_BUGS); do \
+	    if ./$(B)/replay_session_bug$$m -q corpus/session \
+	        > $(B)/planted-session.log 2>&1; \
+	    then echo "corpus/session does not catch session bug $$m"; \
+	        exit 1; \
+	    else echo "session bug $$m caught by corpus/session:" \
+	        "$$(grep -c '^FAIL' $(B)/planted-session.log) failing inputs"; \
 	    fi; \
 	done
 

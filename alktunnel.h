@@ -38,6 +38,13 @@
  *   ALKTUNNEL_STATIC          make every function static (private copy per TU)
  *   ALKTUNNEL_ASSERT(c)       internal-invariant check, default assert(c);
  *                             never fires on malformed input
+ *   ALKTUNNEL_PLANTED_BUG     test builds only: 1..5 plants a session bug
+ *                             the committed corpus must catch (a duplicate
+ *                             open destroys the live channel; poll_timeout
+ *                             ignores queued output; EOF sent as an empty
+ *                             data frame; the window not enforced; a
+ *                             resume resends an acknowledged frame) - see
+ *                             make planted-bug-check
  *
  * API
  *
@@ -784,6 +791,9 @@ ALKTDEF int alkt_channel_info_get(const alkt_session *s, uint32_t id,
 #ifndef ALKTUNNEL_ASSERT
 #include <assert.h>
 #define ALKTUNNEL_ASSERT(c) assert(c)
+#endif
+#ifndef ALKTUNNEL_PLANTED_BUG
+#define ALKTUNNEL_PLANTED_BUG 0
 #endif
 #include <string.h>
 
@@ -4100,7 +4110,9 @@ static void alkt__pump(alkt_session *s)
         if (c->state == ALKT_CHANNEL_OPEN &&
             (c->flags & ALKT__CF_WRITE_CLOSED) &&
             !(c->flags & ALKT__CF_EOF_QUEUED)) {
-            if (!alkt__log_frame(s, ALKT_FRAME_EOF, c->id, NULL, 0, NULL, 0))
+            if (!alkt__log_frame(s, ALKTUNNEL_PLANTED_BUG == 3 ? ALKT_FRAME_DATA
+                                                               : ALKT_FRAME_EOF,
+                                 c->id, NULL, 0, NULL, 0))
                 return;
             c->flags |= ALKT__CF_EOF_QUEUED;
         }
@@ -4304,6 +4316,7 @@ static void alkt__take_hello(alkt_session *s, const unsigned char *p)
  * released, the rest goes again, whole frames from the first. */
 static int alkt__rewind(alkt_session *s, uint64_t peer_has)
 {
+    if (ALKTUNNEL_PLANTED_BUG == 5 && peer_has > s->seq_head) peer_has--;
     if (alkt__log_release(s, peer_has) != ALKT_OK) return ALKT_ERR_RESUME_REFUSED;
     s->seq_sent = s->seq_head;
     s->log_sent = s->log_head;
@@ -4480,6 +4493,10 @@ static int alkt__on_frame(alkt_session *s, unsigned type, uint32_t id,
         alkt_error err;
         if (alkt__local_id(s, id)) return ALKT_ERR_PROTOCOL;
         /* a live or used id: refused, and the live channel untouched */
+        if (ALKTUNNEL_PLANTED_BUG == 1 && c) {
+            alkt__chan_end(s, c, 0);
+            c->flags |= ALKT__CF_RESET;
+        }
         if (c || id <= s->peer_high)
             return alkt__refuse_later(s, id, ALKT__CODE_DUPLICATE);
         s->peer_high = id;
@@ -4601,7 +4618,13 @@ static int alkt__on_header(alkt_session *s)
         if (c->state == ALKT_CHANNEL_FINISHED) return ALKT_OK;
         if (c->state != ALKT_CHANNEL_OPEN || (c->flags & ALKT__CF_PEER_EOF))
             return ALKT_ERR_PROTOCOL;
-        if (n > c->rcv_granted) return ALKT_ERR_FLOW_CONTROL;
+        if (n > c->rcv_granted && ALKTUNNEL_PLANTED_BUG != 4)
+            return ALKT_ERR_FLOW_CONTROL;
+        if (n > c->rcv_granted) {
+            /* (the planted bug: the excess is taken as credit) */
+            s->budget_used += n - c->rcv_granted;
+            c->rcv_granted = (uint32_t)n;
+        }
         s->in_sink = c;
     }
     return ALKT_OK;
@@ -4773,7 +4796,7 @@ ALKTDEF uint64_t alkt_session_poll_timeout(const alkt_session *s)
 {
     uint64_t t = UINT64_MAX;
     if (!s) return t;
-    if (alkt__output_due(s)) return s->now;
+    if (alkt__output_due(s) && ALKTUNNEL_PLANTED_BUG != 2) return s->now;
     if (s->conn == ALKT__C_HANDSHAKE && s->deadline_hs < t) t = s->deadline_hs;
     if (s->conn == ALKT__C_UP) {
         if (s->last_rx + s->idle_ns < t) t = s->last_rx + s->idle_ns;

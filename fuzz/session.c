@@ -247,6 +247,13 @@ static void ss_events(ss *t, int k)
             c->id = ev.channel;
             c->opener = 1 - k;
         }
+        if (t->hostile && ev.type == ALKT_EV_OPEN_REQUEST && c && !c->known[k]) {
+            /* the server takes what the peer opens: its data is judged */
+            c->known[k] = 1;
+            c->answered = 1;
+            (void)alkt_channel_accept(&t->side[k].s, c->id, NULL);
+            continue;
+        }
         alk_trace("side %d event %d channel %u code %d", k, (int)ev.type,
                   ev.channel, ev.code);
         if (ev.channel) {
@@ -716,6 +723,7 @@ static void ss_hostile_frame(ss *t)
     uint32_t id = ss_hostile_id(t);
     size_t n = alksim_len(&t->src, 1100);
     alkt_channel_info before, after;
+    unsigned repeat = 1;
     int had, dup;
     if (type == ALKT_FRAME_OPEN && alksim_chance(&t->src, 3, 4)) {
         alkt_open_params p;
@@ -740,8 +748,10 @@ static void ss_hostile_frame(ss *t)
         alksim_bytes(&t->src, payload, n);
     }
     if (n > a->max_frame) n = a->max_frame;
+    if (type == ALKT_FRAME_DATA) repeat = (unsigned)alksim_range(&t->src, 1, 6);
     had = alkt_channel_info_get(b, id, &before) == ALKT_OK;
     dup = type == ALKT_FRAME_OPEN && had && before.state != ALKT_CHANNEL_FINISHED;
+    while (repeat-- > 1) (void)alkt__log_frame(a, type, id, payload, n, NULL, 0);
     if (!alkt__log_frame(a, type, id, payload, n, NULL, 0)) return;
     /* the vehicle takes a made-up open of its own ids as used */
     if (type == ALKT_FRAME_OPEN && (id & 1) && id >= a->next_id &&
