@@ -1,11 +1,15 @@
-/* alktunnel.h - sans-IO tunnels, part 1: strict JSON and the tunnel params
- * version 0.1.0 - single-header C99 library, part of alk
+/* alktunnel.h - sans-IO tunnels: strict JSON, the tunnel params, and the
+ * authenticated channel-mux session
+ * version 0.2.0 - single-header C99 library, part of alk
  *
  * Everything alktunnel reads as text from outside: a strict RFC 8259 JSON
  * pull parser and typed decoders / encoders for the tunnel's open params,
- * listen replies and control-plane messages. No malloc, no I/O, no globals.
- * (The channel-mux session, roles and pumps come in a later part and reuse
- * these types.)
+ * listen replies and control-plane messages. Then the session: many
+ * channels over one reliable byte stream, both peers proven to hold the
+ * shared secret, flow-controlled, resumable on a new connection with every
+ * byte delivered once. SHA-256 and HMAC-SHA-256 are included. No malloc,
+ * no I/O, no clock, no randomness of its own, no globals. (Roles and pumps
+ * come in a later part and reuse these types.)
  *
  * QUICK START
  *
@@ -30,6 +34,25 @@
  *   alkt_json_init(&jp, text, len, NULL);
  *   while (alkt_json_next(&jp, &t) == ALKT_OK && t.type != ALKT_JSON_END)
  *       ...;                           // t.type, t.ptr/t.len, t.offset
+ *
+ * SESSION QUICK START (the caller owns the socket, the clock, the entropy)
+ *
+ *   alkt_session_config cfg = {0};
+ *   cfg.secret = secret; cfg.secret_len = 32;    // from the control plane
+ *   cfg.identity = "laptop-7"; cfg.identity_len = 8;
+ *   size_t need = alkt_session_mem_size(&cfg);   // caller memory
+ *   alkt_session s;
+ *   alkt_session_init(&s, &cfg, malloc(need), need, now_ns());
+ *   alkt_session_connect(&s, now_ns(), random32);   // per connection
+ *   for (;;) {                                    // the event loop
+ *       n = alkt_session_poll_transmit(&s, buf, sizeof buf); write(fd, buf, n);
+ *       n = read(fd, buf, sizeof buf); alkt_session_handle_input(&s, buf, n, now_ns());
+ *       alkt_session_handle_timeout(&s, now_ns());  // by poll_timeout
+ *       while (alkt_session_poll_event(&s, &ev)) ...; // open, read, ...
+ *   }
+ *   // channels: alkt_channel_open / accept / refuse / send / recv /
+ *   // shutdown_write / reset; a dropped connection: handle_disconnected,
+ *   // then connect again on a new one - the session resumes.
  *
  * CONFIGURATION (define before including the implementation)
  *
@@ -69,6 +92,13 @@
  *   Addresses and names (also used by the decoders):
  *     alkt_ip_parse, alkt_ip_format, alkt_hostname_valid
  *   alkt_strerror(code)
+ *   Hashes: alkt_sha256[_init/_update/_final], alkt_hmac_sha256[...],
+ *     alkt_ct_equal (constant time in the length only)
+ *   Session (SESSION below): alkt_session_mem_size / _init / _connect /
+ *     _handle_input / _poll_transmit / _poll_timeout / _handle_timeout /
+ *     _poll_event / _handle_disconnected / _close / _is_established /
+ *     _peer_identity; alkt_channel_open / _accept / _refuse / _send /
+ *     _recv / _shutdown_write / _reset / _info_get
  *
  * SCHEMAS (every object: unknown fields and duplicate keys rejected)
  *
@@ -109,6 +139,117 @@
  *   TOKEN  1..128 bytes of printable ASCII (0x21..0x7E)
  *   Integers take the JSON integer grammar only: 1.0 and 1e3 are refused
  *   (ALKT_ERR_NOT_INTEGER). Strings never contain U+0000.
+ *
+ * SESSION
+ *
+ *   Wire format, version 1. Every frame: an 8-byte header, then payload.
+ *     offset size  field
+ *     0      1     type (below); unknown types end the session
+ *     1      1     flags, 0 (anything else ends the session)
+ *     2      2     payload length, big-endian, <= the receiver's max_frame
+ *                  (256..16384, from its HELLO)
+ *     4      4     channel id, big-endian (0: the session itself)
+ *   Handshake (channel 0):
+ *     0x01 HELLO  "ALKT"(4) version_min(1) version_max(1) role(1: client,
+ *                 2: server) flags(1: bit 0 resume) nonce(32) session_id(16)
+ *                 frames_received(8) resume_proof(32) max_frame(4)
+ *                 log_size(4) max_channels(4) identity_len(1) identity(1..64)
+ *     0x02 AUTH   MAC(32)
+ *   Sequenced frames (kept in the sender's resend log until acknowledged;
+ *   after a resume each side resends from the count the other's HELLO
+ *   gives, so every one arrives exactly once and in order):
+ *     0x10 OPEN     open params JSON (alkt_open_params); the id is new
+ *     0x11 OPEN_OK  listen reply JSON, or empty
+ *     0x12 OPEN_ERR code(2): the refuser's, or 0xff01 duplicate id,
+ *                   0xff02 bad params, 0xff03 no free channel
+ *     0x13 DATA     bytes (an empty DATA frame means nothing: never EOF)
+ *     0x14 EOF      empty: the sender's direction is over
+ *     0x15 RESET    code(2): both directions over, nothing more delivered
+ *     0x16 WINDOW   increment(4): that many more DATA bytes may come
+ *   Connection frames (channel 0, never logged):
+ *     0x20 ACK      sequenced frames received so far(8)
+ *     0x21 PING / 0x22 PONG  opaque(8), echoed
+ *     0x23 GOAWAY   code(2): the library's error code negated, or the
+ *                   application's from alkt_session_close
+ *
+ *   Handshake: the client sends HELLO with a fresh nonce; the server
+ *   answers HELLO (its nonce, the session id) and AUTH = HMAC-SHA-256(
+ *   secret, "alkt1 server" || H), H = SHA-256(client HELLO frame || server
+ *   HELLO frame); the client checks it and sends AUTH with "alkt1 client".
+ *   H binds both nonces, identities, versions and parameters, so a forged,
+ *   truncated or replayed handshake fails the MAC (ALKT_ERR_AUTH) and
+ *   costs only that connection: the session keeps nothing from it. A new
+ *   session's id is SHA-256("alkt1 session id" || both nonces)[0..16] and
+ *   its resume token HMAC(secret, "alkt1 token" || H || id), never sent;
+ *   a resuming client proves it holds the token with HMAC(token, "alkt1
+ *   resume" || its new nonce || id). The versions in common: the highest
+ *   (only 1 exists); none is ALKT_ERR_VERSION.
+ *
+ *   What is protected: who the peer is (it holds the secret; its identity
+ *   and every handshake field are bound by the MACs); that a resumed
+ *   session is the same one; the order and completeness of the frame
+ *   stream (the frame counts of ACK and HELLO catch a frame added or
+ *   dropped on the path). What is NOT: confidentiality and integrity of
+ *   frames after the handshake - anyone on the path can read the channel
+ *   bytes, and one who rewrites bytes of a frame without changing its
+ *   length is not detected. Run the session inside TLS (over TCP) or over
+ *   a WireGuard tunnel when the path is not trusted; a relay in between
+ *   can read everything. (An encrypted session is a later part.)
+ *
+ *   Channels: the client opens odd ids, the server even ones, counting up,
+ *   never reused. A second OPEN of a live or used id is refused with
+ *   OPEN_ERR 0xff01 and the live channel is not touched (the opener
+ *   ignores an OPEN_ERR for a channel past OPENING). Frames for a channel
+ *   that is gone are ignored (late ones are normal after a reset); frames
+ *   for an id never opened, data after EOF, a second EOF, a frame past its
+ *   window, an oversize or malformed frame end the session with a GOAWAY
+ *   and ALKT_ERR_PROTOCOL / _FLOW_CONTROL / _FRAME_TOO_LARGE. Each side
+ *   keeps at most the other's max_channels of its own channels alive.
+ *
+ *   Flow control and memory: a receiver grants credit (WINDOW) up to its
+ *   channel_window of buffered bytes per channel and session_window over
+ *   all channels; a DATA frame past the credit ends the session, so no
+ *   peer makes us hold more. alkt_channel_send takes what the credit and
+ *   the resend log allow (0: wait for ALKT_EV_WRITABLE). Memory is the
+ *   caller's, alkt_session_mem_size(cfg) bytes:
+ *     align8(max_channels * sizeof(alkt__chan)) + max_channels * 8
+ *     + max_channels * channel_window + log_size + max_frame + 8
+ *   (records, pending refusals, receive rings, the resend log, the frame
+ *   buffer) - nothing else grows, whatever the peer sends.
+ *
+ *   Half-close: alkt_channel_shutdown_write sends EOF after every byte
+ *   sent before it; alkt_channel_recv reports *eof once the app has read
+ *   everything before the peer's EOF. A channel is done (ALKT_EV_CHANNEL_DONE,
+ *   its id gone) when both EOFs are through and read, or it was reset or
+ *   refused.
+ *
+ *   Resumption: when a connection drops (handle_disconnected, an idle
+ *   timeout), the session keeps its channels and log for resume_window;
+ *   connect on a new connection (any path) resumes: both sides resend
+ *   what the other has not received, so every byte, EOF and reset arrives
+ *   once. A wrong token or an unknown session is ALKT_ERR_RESUME_REFUSED,
+ *   a resume after the window ALKT_ERR_RESUME_EXPIRED: the session ends
+ *   and its channels with it. A server session object serves one session:
+ *   route a new session's HELLO to a new object.
+ *
+ *   Time: every call takes now (ns). poll_timeout returns now whenever
+ *   output is queued (a driver that sleeps until a later deadline would
+ *   otherwise hold it back), else the earliest of: keepalive (a PING after
+ *   ping_interval without sending), idle timeout (the connection is dead
+ *   after idle_timeout without input: ALKT_EV_DISCONNECTED), handshake
+ *   timeout, resume window; after handle_timeout(now) none is in the past.
+ *
+ *   Errors: session and channel calls return ALKT_OK or a negative code;
+ *   what ends a connection or the session is also an event
+ *   (ALKT_EV_DISCONNECTED / ALKT_EV_CLOSED with the code).
+ *     ALKT_ERR_PROTOCOL, _FRAME_TOO_LARGE, _FLOW_CONTROL  the peer broke a
+ *                             rule (the session ends, GOAWAY sent)
+ *     ALKT_ERR_AUTH, _VERSION, _HANDSHAKE_TIMEOUT  this connection failed
+ *     ALKT_ERR_RESUME_REFUSED, _RESUME_EXPIRED, _GOAWAY, _CLOSED  the
+ *                             session is over
+ *     ALKT_ERR_IDLE_TIMEOUT, _NOT_CONNECTED  the connection is gone
+ *     ALKT_ERR_STATE, _NO_CHANNEL, _RESET, _CHANNELS_FULL, _WOULD_BLOCK,
+ *     _NOMEM                  refused calls (nothing changed)
  *
  * DESIGN NOTES
  *
@@ -5124,6 +5265,7 @@ ALKTDEF const char *alkt_strerror(int code)
 #endif /* ALKTUNNEL_IMPLEMENTATION */
 
 /* REVISION HISTORY
+ *   0.2.0 (2026-12-02)  part 2: SHA-256, HMAC-SHA-256, the session.
  *   0.1.0 (2026-11-29)  part 1: strict JSON reader, typed params.
  *
  * LICENCE: MIT or public domain (Unlicense), at your choice.
