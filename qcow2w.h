@@ -2149,6 +2149,9 @@ static int q2w__cz_inflate(q2w_image *img, uint64_t e, uint64_t where,
         return Q2W_ERR_NOMEM;
     }
     q2w__cz_desc(img->cluster_bits, e, &coff, &clen);
+    if (coff + clen > Q2W_MAX_HOST_OFFSET)
+        return q2w__fail(img, Q2W_ERR_METADATA, "compressed cluster offset",
+                         where, idx);
     if (img->cz_state != 2 || img->cz_entry != e) {
         if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
         q2w__emit(img, Q2W_OP_READ, coff, (size_t)clen, img->czbuf, NULL);
