@@ -749,6 +749,11 @@ static void ss_hostile_frame(ss *t)
     }
     if (n > a->max_frame) n = a->max_frame;
     if (type == ALKT_FRAME_DATA) repeat = (unsigned)alksim_range(&t->src, 1, 6);
+    /* what the peer had queued goes first: the made-up frame is then the
+     * only thing the server sees change */
+    ss_transmit(t, 0);
+    ss_deliver(t, 0, SS_PIPE, SS_PIPE);
+    if (b->state != ALKT__S_ACTIVE) return;
     had = alkt_channel_info_get(b, id, &before) == ALKT_OK;
     dup = type == ALKT_FRAME_OPEN && had && before.state != ALKT_CHANNEL_FINISHED;
     while (repeat-- > 1) (void)alkt__log_frame(a, type, id, payload, n, NULL, 0);
