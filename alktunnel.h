@@ -160,8 +160,9 @@
  *   gives, so every one arrives exactly once and in order):
  *     0x10 OPEN     open params JSON (alkt_open_params); the id is new
  *     0x11 OPEN_OK  listen reply JSON, or empty
- *     0x12 OPEN_ERR code(2): the refuser's, or 0xff01 duplicate id,
- *                   0xff02 bad params, 0xff03 no free channel
+ *     0x12 OPEN_ERR code(2) reason(0..64, printable ASCII): the refuser's
+ *                   code, or 0xff01 duplicate id, 0xff02 bad params,
+ *                   0xff03 no free channel
  *     0x13 DATA     bytes (an empty DATA frame means nothing: never EOF)
  *     0x14 EOF      empty: the sender's direction is over
  *     0x15 RESET    code(2): both directions over, nothing more delivered
@@ -697,7 +698,7 @@ ALKTDEF int alkt_ct_equal(const void *a, const void *b, size_t len);
 #define ALKT_NONCE_SIZE 32u
 #define ALKT_SESSION_ID_SIZE 16u
 #define ALKT_IDENTITY_MAX 64u
-#define ALKT_REASON_MAX 128u
+#define ALKT_REASON_MAX 64u
 #define ALKT_CHANNELS_MAX 4096u
 
 typedef enum alkt_frame_type {
@@ -787,6 +788,7 @@ typedef struct alkt_channel_info {
     alkt_open_params params;   /* what the opener asked for */
     alkt_listen_reply reply;   /* OPENED with a forwarded open: where it
                                   listens (zero when none) */
+    char reason[ALKT_REASON_MAX + 1]; /* OPEN_FAILED: the peer's text */
 } alkt_channel_info;
 
 /* Do not rely on the size or contents of these types. */
@@ -803,6 +805,7 @@ typedef struct alkt__chan {
     uint64_t sent, received;
     alkt_open_params params;
     alkt_listen_reply reply;
+    char reason[ALKT_REASON_MAX + 1]; /* OPEN_ERR's text, sent or received */
     unsigned char *ring;        /* (last: records are cleared up to it) */
 } alkt__chan;
 
@@ -4226,7 +4229,8 @@ static void alkt__pump(alkt_session *s)
         if (c->state == ALKT_CHANNEL_NONE) continue;
         if (c->flags & ALKT__CF_WANT_ERR) {
             alkt__put16(b, (uint32_t)c->code);
-            if (!alkt__log_frame(s, ALKT_FRAME_OPEN_ERR, c->id, b, 2, NULL, 0))
+            if (!alkt__log_frame(s, ALKT_FRAME_OPEN_ERR, c->id, b, 2, c->reason,
+                                 strlen(c->reason)))
                 return;
             c->flags &= (uint16_t)~ALKT__CF_WANT_ERR;
         }
@@ -4677,14 +4681,20 @@ static int alkt__on_frame(alkt_session *s, unsigned type, uint32_t id,
         c->state = ALKT_CHANNEL_OPEN;
         c->events |= ALKT__EV_OPENED;
         return ALKT_OK;
-    case ALKT_FRAME_OPEN_ERR:
+    case ALKT_FRAME_OPEN_ERR: {
+        size_t k, m;
         /* (for a channel past OPENING - a duplicate answered - nothing) */
-        if (n != 2) return ALKT_ERR_PROTOCOL;
+        if (n < 2 || n > 2 + ALKT_REASON_MAX) return ALKT_ERR_PROTOCOL;
         if (c->state != ALKT_CHANNEL_OPENING) return ALKT_OK;
         alkt__chan_end(s, c, (int)alkt__get16(p));
+        /* the reason, kept printable */
+        for (k = 2, m = 0; k < n; k++)
+            c->reason[m++] = p[k] >= 0x20 && p[k] < 0x7f ? (char)p[k] : '?';
+        c->reason[m] = 0;
         c->events |= ALKT__EV_OPEN_FAILED;
         alkt__maybe_done(c);
         return ALKT_OK;
+    }
     case ALKT_FRAME_DATA:
         /* (counted into the ring as it arrived) */
         return ALKT_OK;
@@ -5130,9 +5140,15 @@ ALKTDEF int alkt_channel_refuse(alkt_session *s, uint32_t id, uint16_t code,
 {
     int rc;
     alkt__chan *c = alkt__chan_op(s, id, &rc);
-    (void)reason;
+    size_t n = 0;
     if (!c) return rc;
     if (c->state != ALKT_CHANNEL_INCOMING) return ALKT_ERR_STATE;
+    /* the reason: printable ASCII, cut at ALKT_REASON_MAX */
+    while (reason && reason[n] && n < ALKT_REASON_MAX) {
+        c->reason[n] = reason[n] >= 0x20 && reason[n] < 0x7f ? reason[n] : '?';
+        n++;
+    }
+    c->reason[n] = 0;
     alkt__chan_end(s, c, code);
     c->flags |= ALKT__CF_WANT_ERR;
     alkt__pump(s);
@@ -5245,6 +5261,7 @@ ALKTDEF int alkt_channel_info_get(const alkt_session *s, uint32_t id,
     info->bytes_received = c->received;
     info->params = c->params;
     info->reply = c->reply;
+    memcpy(info->reason, c->reason, sizeof info->reason);
     return ALKT_OK;
 }
 

@@ -342,6 +342,42 @@ TEST session_moves_bytes_and_half_closes(void)
     PASS();
 }
 
+/* A refusal reaches the opener with its code and reason, once. */
+TEST session_refusal_carries_code_and_reason(void)
+{
+    t_pair p;
+    alkt_open_params o = t_params(25);
+    alkt_channel_info info;
+    alkt_event ev;
+    uint32_t id;
+    ASSERT(t_init(&p));
+    t_connect(&p);
+    t_settle(&p);
+    t_drain(&p);
+    ASSERT_EQ(ALKT_OK, alkt_channel_open(&p.s[0], &o, &id));
+    t_settle(&p);
+    ev = t_event(&p, 1);
+    ASSERT_EQ(ALKT_EV_OPEN_REQUEST, ev.type);
+    ASSERT_EQ(ALKT_OK, alkt_channel_info_get(&p.s[1], id, &info));
+    ASSERT_EQ(25, info.params.port);
+    ASSERT_STR_EQ("db.internal", info.params.host.name);
+    ASSERT_EQ(ALKT_OK, alkt_channel_refuse(&p.s[1], id, 403,
+                                           "not authorized\nfor port 25"));
+    ASSERT_EQ(ALKT_ERR_STATE, alkt_channel_accept(&p.s[1], id, NULL));
+    t_settle(&p);
+    ev = t_event(&p, 0);
+    ASSERT_EQ(ALKT_EV_OPEN_FAILED, ev.type);
+    ASSERT_EQ(403, ev.code);
+    ASSERT_EQ(ALKT_OK, alkt_channel_info_get(&p.s[0], id, &info));
+    ASSERT_STR_EQ("not authorized?for port 25", info.reason);
+    ev = t_event(&p, 0);
+    ASSERT_EQ(ALKT_EV_CHANNEL_DONE, ev.type);
+    ASSERT_EQ(ALKT_EV_NONE, t_event(&p, 0).type);
+    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_channel_info_get(&p.s[0], id, &info));
+    t_free(&p);
+    PASS();
+}
+
 /* A peer can never make us hold more than the window: the sender stops at
  * its credit, and a frame past it ends the session with FLOW_CONTROL. */
 TEST session_window_is_enforced(void)
@@ -608,6 +644,7 @@ SUITE(alkt_session_suite)
     RUN_TEST(ct_equal_compares_everything);
     RUN_TEST(session_handshake_bytes_are_frozen);
     RUN_TEST(session_moves_bytes_and_half_closes);
+    RUN_TEST(session_refusal_carries_code_and_reason);
     RUN_TEST(session_window_is_enforced);
     RUN_TEST(session_duplicate_open_keeps_the_live_channel);
     RUN_TEST(session_injected_frame_is_detected);
