@@ -341,17 +341,25 @@ static ss_chan *ss_pick(ss *t, int k)
     return NULL;
 }
 
-static void ss_open(ss *t, int k)
+/* Direct open params: tcp to a named host. */
+static alkt_open_params ss_params(const char *host, uint16_t port)
 {
     alkt_open_params p;
-    uint32_t id;
-    int rc;
     memset(&p, 0, sizeof p);
     p.kind = ALKT_OPEN_DIRECT;
     p.substrate = ALKT_SUBSTRATE_TCP;
     p.host.kind = ALKT_HOST_NAME;
-    memcpy(p.host.name, "target.example", 15);
-    p.port = (uint16_t)(1 + alksim_range(&t->src, 0, 65534));
+    memcpy(p.host.name, host, strlen(host));
+    p.port = port;
+    return p;
+}
+
+static void ss_open(ss *t, int k)
+{
+    alkt_open_params p = ss_params("target.example",
+                                   (uint16_t)(1 + alksim_range(&t->src, 0, 65534)));
+    uint32_t id;
+    int rc;
     if (alksim_chance(&t->src, 1, 4)) {
         p.kind = ALKT_OPEN_FORWARDED;
         p.listen = p.port;
@@ -726,15 +734,9 @@ static void ss_hostile_frame(ss *t)
     unsigned repeat = 1;
     int had, dup;
     if (type == ALKT_FRAME_OPEN && alksim_chance(&t->src, 3, 4)) {
-        alkt_open_params p;
+        alkt_open_params p = ss_params("x.example", 80);
         alkt_error err;
         ptrdiff_t m;
-        memset(&p, 0, sizeof p);
-        p.kind = ALKT_OPEN_DIRECT;
-        p.substrate = ALKT_SUBSTRATE_TCP;
-        p.host.kind = ALKT_HOST_NAME;
-        memcpy(p.host.name, "x.example", 9);
-        p.port = 80;
         m = alkt_open_params_encode(&p, (char *)payload, sizeof payload, &err);
         n = m > 0 ? (size_t)m : 0;
     } else if (type == ALKT_FRAME_WINDOW && alksim_bool(&t->src)) {
