@@ -1,6 +1,6 @@
 /* session.c - fuzz target `session`: alktunnel.h's channel-mux session.
  *
- * The first input byte picks the mode (bit 0), the rest drives it through
+ * The first input byte picks the mode (bits 0 and 7), the rest drives it through
  * alksim's byte source.
  *
  * Mode 0, two sessions back to back: a client and a server joined by two
@@ -24,6 +24,11 @@
  * At the end (heal, reconnect, pump until quiet): unless the session or
  * the channel ended, every byte sent arrived, every EOF arrived, every
  * open got its outcome.
+ *
+ * Mode 2 (first byte 0x80 set, bit 0 clear), a handshake with bytes changed
+ * on the path: both HELLOs and both AUTHs go through a drawn number of
+ * byte changes and cuts; the server may end up established exactly when
+ * nothing was changed, and it drains its output and keeps its deadlines.
  *
  * Mode 1, a hostile peer: a real client handshakes with the server
  * session, then the input's bytes go to the server as frames from the
@@ -837,6 +842,59 @@ static void ss_hostile(ss *t)
     }
 }
 
+/* ---- mode 2: a handshake with bytes changed on the path ----
+ * Every byte of both HELLOs is bound by the MACs, and so is each AUTH: the
+ * server may end up established exactly when no byte was changed. */
+static int ss_mangle(ss *t, unsigned char *b, size_t n)
+{
+    unsigned k, changed = 0, count = (unsigned)alksim_range(&t->src, 0, 3);
+    for (k = 0; k < count && n; k++) {
+        size_t at = (size_t)alksim_range(&t->src, 0, n - 1);
+        unsigned char x = alksim_u8(&t->src);
+        changed |= x != 0;
+        b[at] ^= x;
+    }
+    return changed != 0;
+}
+
+static void ss_handshake_on_path(ss *t)
+{
+    alkt_session_config cfg;
+    unsigned char buf[1024];
+    size_t n;
+    int k, step, changed = 0;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.max_frame = 1024;
+    cfg.log_size = 16384;
+    t->hostile = 1;
+    t->now = 1000 * SEC;
+    ss_setup(t, &cfg, 0);
+    ss_setup(t, &cfg, 1);
+    ss_connect(t);
+    /* HELLO, HELLO + AUTH, AUTH: each hop's bytes may be changed, and cut
+     * into pieces */
+    for (step = 0; step < 3; step++) {
+        k = step == 1;
+        n = alkt_session_poll_transmit(&t->side[k].s, buf, sizeof buf);
+        changed |= ss_mangle(t, buf, n);
+        if (alksim_chance(&t->src, 1, 8) && n) n = (size_t)alksim_range(&t->src, 0, n - 1);
+        alk_trace("hop %d: %zu bytes%s", step, n, changed ? ", changed" : "");
+        (void)alkt_session_handle_input(&t->side[1 - k].s, buf, n, t->now);
+        ss_events(t, 1 - k);
+    }
+    ss_check_side(t, 1);
+    if (changed)
+        ALK_CHECK(!alkt_session_is_established(&t->side[1].s),
+                  "a handshake with changed bytes got through");
+    /* whatever happened, the server drains and keeps its deadlines */
+    for (k = 0; k < 8 && alkt_session_poll_transmit(&t->side[1].s, buf,
+                                                    sizeof buf); k++) {
+    }
+    ALK_CHECK(k < 8, "server output does not drain");
+    ss_time(t, 11 * SEC);
+    ss_check_side(t, 1);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static ss t;
@@ -844,7 +902,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&t, 0, sizeof t);
     if (size == 0) return 0;
     alksim_source_init_bytes(&t.src, data + 1, size - 1);
-    if (data[0] & 1) {
+    if ((data[0] & 0x81) == 0x80) {
+        alk_trace("mode: handshake with changed bytes");
+        ss_handshake_on_path(&t);
+    } else if (data[0] & 1) {
         alk_trace("mode: hostile peer");
         ss_hostile(&t);
     } else {
