@@ -1,0 +1,190 @@
+/* bench_session.c - alktunnel.h's session, measured against a reference in
+ * the same run (make bench). Two sessions in this process, joined by a
+ * buffer: what one transmits the other takes as input, every frame
+ * encoded, decoded, windowed and acknowledged as on a socket.
+ *
+ *   1. Bulk: 64 KiB writes on one channel, read on the other side in
+ *      64 KiB pieces, vs memcpy of the same bytes (one copy of each write).
+ *      Target >= 0.5x memcpy.
+ *   2. Small frames: 64-byte writes, each sent, transmitted, taken in and
+ *      read: frames per second. Target >= 5 million/s.
+ *   3. Handshakes: two fresh sessions from connect to established (both
+ *      HELLOs, both AUTHs, the MACs and the transcript hash): per second.
+ *      Target >= 200 thousand/s.
+ * Every figure is the median of RUNS timed repetitions. */
+#define _POSIX_C_SOURCE 199309L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALKTUNNEL_IMPLEMENTATION
+#include "../alktunnel.h"
+#include "bench_common.h"
+
+#define RUNS 7
+
+static const unsigned char secret[32] = "bench secret of thirty-two bytes";
+static unsigned char *mem[2];
+static alkt_session s[2];
+static volatile size_t sink;
+
+static void setup(uint32_t window, uint32_t log)
+{
+    int k;
+    for (k = 0; k < 2; k++) {
+        alkt_session_config c;
+        size_t need;
+        memset(&c, 0, sizeof c);
+        c.is_server = k;
+        c.secret = secret;
+        c.secret_len = sizeof secret;
+        c.identity = k ? "server" : "client";
+        c.identity_len = 6;
+        c.max_channels = 2;
+        c.channel_window = window;
+        c.log_size = log;
+        need = alkt_session_mem_size(&c);
+        if (!mem[k]) mem[k] = (unsigned char *)malloc(need);
+        if (!mem[k] || alkt_session_init(&s[k], &c, mem[k], need, 0) != ALKT_OK) {
+            fprintf(stderr, "bench: session init failed\n");
+            exit(1);
+        }
+    }
+}
+
+static unsigned char wire[1 << 20];
+
+/* Everything side k has queued, into the other side. */
+static void move(int k)
+{
+    size_t n;
+    while ((n = alkt_session_poll_transmit(&s[k], wire, sizeof wire)) > 0)
+        alkt_session_handle_input(&s[1 - k], wire, n, 0);
+}
+
+static void handshake(void)
+{
+    unsigned char n0[ALKT_NONCE_SIZE], n1[ALKT_NONCE_SIZE];
+    memset(n0, 1, sizeof n0);
+    memset(n1, 2, sizeof n1);
+    alkt_session_connect(&s[1], 0, n1);
+    alkt_session_connect(&s[0], 0, n0);
+    move(0);
+    move(1);
+    move(0);
+}
+
+static uint32_t open_channel(void)
+{
+    alkt_open_params p;
+    alkt_event ev;
+    uint32_t id;
+    memset(&p, 0, sizeof p);
+    p.kind = ALKT_OPEN_DIRECT;
+    p.substrate = ALKT_SUBSTRATE_TCP;
+    p.host.kind = ALKT_HOST_NAME;
+    memcpy(p.host.name, "bench", 5);
+    p.port = 9;
+    if (alkt_channel_open(&s[0], &p, &id) != ALKT_OK) exit(1);
+    move(0);
+    while (alkt_session_poll_event(&s[1], &ev))
+        if (ev.type == ALKT_EV_OPEN_REQUEST) alkt_channel_accept(&s[1], id, NULL);
+    move(1);
+    move(0);
+    while (alkt_session_poll_event(&s[0], &ev)) {
+    }
+    return id;
+}
+
+/* Sends total bytes in writes of `chunk`, reading as it goes. */
+static void stream(uint32_t id, const unsigned char *src, unsigned char *dst,
+                   size_t chunk, size_t total)
+{
+    size_t sent = 0, got = 0;
+    while (got < total) {
+        ptrdiff_t r;
+        int eof;
+        while (sent < total) {
+            size_t want = total - sent < chunk ? total - sent : chunk;
+            r = alkt_channel_send(&s[0], id, src + sent % chunk, want);
+            if (r <= 0) break;
+            sent += (size_t)r;
+        }
+        move(0);
+        while ((r = alkt_channel_recv(&s[1], id, dst, chunk, &eof)) > 0)
+            got += (size_t)r;
+        move(1);   /* credit and acks back */
+    }
+    sink += dst[0];
+}
+
+int main(void)
+{
+    static unsigned char src[65536], dst[65536];
+    double t[RUNS], tm[RUNS], bulk, ref, small, hs;
+    const size_t total = (size_t)64 << 20;
+    int r, ok = 1;
+    size_t k;
+    uint32_t id;
+    for (k = 0; k < sizeof src; k++) src[k] = (unsigned char)(k * 31);
+
+    printf("alktunnel session (median of %d runs, same process)\n", RUNS);
+    setup(1u << 20, 4u << 20);
+    handshake();
+    id = open_channel();
+    for (r = 0; r < RUNS; r++) {
+        double t0 = bench_now();
+        stream(id, src, dst, sizeof src, total);
+        t[r] = bench_now() - t0;
+        t0 = bench_now();
+        for (k = 0; k < total / sizeof src; k++) {
+            memcpy(dst, src, sizeof src);
+            sink += dst[k & 0xffff];
+        }
+        tm[r] = bench_now() - t0;
+    }
+    bulk = (double)total / bench_median(t, RUNS);
+    ref = (double)total / bench_median(tm, RUNS);
+    printf("bulk: 64 KiB writes %.0f MB/s through two sessions, memcpy "
+           "%.0f MB/s\n", bulk / 1e6, ref / 1e6);
+    printf("target: >= 0.50x memcpy: %.2fx %s\n", bulk / ref,
+           bulk / ref >= 0.5 ? "met" : "MISSED");
+    ok &= bulk / ref >= 0.5;
+
+    for (r = 0; r < RUNS; r++) {
+        const size_t frames = 200000;
+        double t0 = bench_now();
+        stream(id, src, dst, 64, frames * 64);
+        t[r] = (bench_now() - t0) / (double)frames;
+    }
+    small = 1.0 / bench_median(t, RUNS);
+    printf("small: 64-byte frames %.2f million/s (send, transmit, take in, "
+           "read)\n", small / 1e6);
+    printf("target: >= 5 million/s: %.2f million/s %s\n", small / 1e6,
+           small >= 5e6 ? "met" : "MISSED");
+    ok &= small >= 5e6;
+
+    for (r = 0; r < RUNS; r++) {
+        const int n = 2000;
+        int j;
+        double t0 = bench_now();
+        for (j = 0; j < n; j++) {
+            setup(4096, 131072);
+            handshake();
+            if (!alkt_session_is_established(&s[1])) {
+                fprintf(stderr, "bench: handshake failed\n");
+                return 1;
+            }
+        }
+        t[r] = (bench_now() - t0) / n;
+    }
+    hs = 1.0 / bench_median(t, RUNS);
+    printf("handshakes: %.0f thousand/s (HELLO both ways, AUTH both ways)\n",
+           hs / 1e3);
+    printf("target: >= 200 thousand/s: %.0f thousand/s %s\n", hs / 1e3,
+           hs >= 2e5 ? "met" : "MISSED");
+    ok &= hs >= 2e5;
+    free(mem[0]);
+    free(mem[1]);
+    return ok ? 0 : 1;
+}
