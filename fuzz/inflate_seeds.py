@@ -16,7 +16,24 @@ out = sys.argv[1] if len(sys.argv) > 1 else "corpus/inflate"
 os.makedirs(out, exist_ok=True)
 rnd = random.Random(7)
 text = (b"qcow2 compressed clusters are raw deflate streams; " * 2000)
+# every distance code (1..30) with extra bits that vary, and many match
+# lengths: random bytes, then copies from drawn distances inside each
+# code's range, random bytes between (so each copy has one source)
+bases = (1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257,
+         385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289,
+         16385, 24577, 32769)
+far = bytearray(rnd.getrandbits(8) for _ in range(33000))
+while len(far) < 65536:
+    code = rnd.randrange(30)
+    d = rnd.randrange(bases[code], bases[code + 1])
+    length = rnd.choice((3, 4, 7, 10, 11, 18, 19, 34, 35, 66, 67, 130, 131,
+                         200, 257, 258))
+    start = len(far) - d
+    for i in range(length):
+        far.append(far[start + i])
+    far.extend(rnd.getrandbits(8) for _ in range(7))
 datas = {
+    "distances": bytes(far[:65536]),
     "text": text[:65536],
     "runs": b"".join(bytes([i % 251]) * (1 + i % 300) for i in range(400))[:65536],
     "random": bytes(rnd.getrandbits(8) for _ in range(4096)),
@@ -45,6 +62,9 @@ for name, data in sorted(datas.items()):
     for level in (0, 1, 6, 9):
         for sname, strat in sorted(strategies.items()):
             if level == 0 and (sname != "default" or len(data) > 4096):
+                continue
+            if name == "distances" and (level, sname) not in (
+                    (1, "fixed"), (6, "default"), (9, "filtered")):
                 continue
             c = zlib.compressobj(level, zlib.DEFLATED, -15, 9, strat)
             stream = c.compress(data) + c.flush()
