@@ -845,16 +845,21 @@ static void ss_hostile(ss *t)
 /* ---- mode 2: a handshake with bytes changed on the path ----
  * Every byte of both HELLOs is bound by the MACs, and so is each AUTH: the
  * server may end up established exactly when no byte was changed. */
-static int ss_mangle(ss *t, unsigned char *b, size_t n)
+/* Up to three byte changes, then perhaps a cut; 1 when what goes on
+ * differs from what was sent (two changes of one byte can cancel). */
+static int ss_mangle(ss *t, unsigned char *b, size_t *n)
 {
-    unsigned k, changed = 0, count = (unsigned)alksim_range(&t->src, 0, 3);
-    for (k = 0; k < count && n; k++) {
-        size_t at = (size_t)alksim_range(&t->src, 0, n - 1);
-        unsigned char x = alksim_u8(&t->src);
-        changed |= x != 0;
-        b[at] ^= x;
+    unsigned char orig[1024];
+    unsigned k, count = (unsigned)alksim_range(&t->src, 0, 3);
+    size_t was = *n;
+    memcpy(orig, b, was);
+    for (k = 0; k < count && was; k++) {
+        size_t at = (size_t)alksim_range(&t->src, 0, was - 1);
+        b[at] ^= alksim_u8(&t->src);
     }
-    return changed != 0;
+    if (alksim_chance(&t->src, 1, 8) && was)
+        *n = (size_t)alksim_range(&t->src, 0, was - 1);
+    return *n != was || memcmp(orig, b, was) != 0;
 }
 
 static void ss_handshake_on_path(ss *t)
@@ -876,8 +881,7 @@ static void ss_handshake_on_path(ss *t)
     for (step = 0; step < 3; step++) {
         k = step == 1;
         n = alkt_session_poll_transmit(&t->side[k].s, buf, sizeof buf);
-        changed |= ss_mangle(t, buf, n);
-        if (alksim_chance(&t->src, 1, 8) && n) n = (size_t)alksim_range(&t->src, 0, n - 1);
+        changed |= ss_mangle(t, buf, &n);
         alk_trace("hop %d: %zu bytes%s", step, n, changed ? ", changed" : "");
         (void)alkt_session_handle_input(&t->side[1 - k].s, buf, n, t->now);
         ss_events(t, 1 - k);
