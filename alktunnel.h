@@ -35,7 +35,8 @@
  *   while (alkt_json_next(&jp, &t) == ALKT_OK && t.type != ALKT_JSON_END)
  *       ...;                           // t.type, t.ptr/t.len, t.offset
  *
- * SESSION QUICK START (the caller owns the socket, the clock, the entropy)
+ * SESSION QUICK START (a sketch, not a compiled program: fd, buf, n, ev,
+ *   secret, random32 and now_ns() are the caller's; errors left out)
  *
  *   alkt_session_config cfg = {0};
  *   cfg.secret = secret; cfg.secret_len = 32;    // from the control plane
