@@ -813,8 +813,7 @@ typedef struct alkt__chan {
 typedef struct alkt_session {
     /* configuration */
     int is_server;
-    unsigned char secret[64];
-    size_t secret_len;
+    alkt_hmac_sha256_ctx key;   /* the secret, as HMAC pads hashed */
     char identity[ALKT_IDENTITY_MAX];
     size_t identity_len;
     uint32_t max_channels, channel_window, session_window, log_size, max_frame;
@@ -860,6 +859,8 @@ typedef struct alkt_session {
     unsigned char ctl[512];
     size_t ctl_len, ctl_off;
     size_t tx_frame_left;       /* bytes left of the log frame being sent */
+    size_t tx_peeked;           /* bytes the last transmit_peek offered */
+    int tx_from_log;            /* ... and whether they are in the log */
     int ack_wanted, ping_wanted, pong_wanted;
     unsigned char ping_data[8], pong_data[8];
     uint64_t ping_counter;
@@ -887,6 +888,13 @@ ALKTDEF int alkt_session_handle_input(alkt_session *s, const void *data,
 /* Bytes to send on the connection: at most cap; 0 when nothing is due. */
 ALKTDEF size_t alkt_session_poll_transmit(alkt_session *s, void *buf,
                                           size_t cap);
+/* poll_transmit without the copy: *data points at the next bytes due (a
+ * frame or its rest, in the session's memory) and their count is returned,
+ * 0 when nothing is due. Send any part of them, then say how much with
+ * transmit_done (n <= that count; ALKT_ERR_ARG otherwise, and when no peek
+ * came first). The pointer is good until the next call on the session. */
+ALKTDEF size_t alkt_session_transmit_peek(alkt_session *s, const void **data);
+ALKTDEF int alkt_session_transmit_done(alkt_session *s, size_t n);
 /* The next moment handle_timeout must run; s->now when output is queued
  * already; UINT64_MAX when nothing is armed. */
 ALKTDEF uint64_t alkt_session_poll_timeout(const alkt_session *s);
@@ -916,6 +924,16 @@ ALKTDEF ptrdiff_t alkt_channel_send(alkt_session *s, uint32_t id,
  * sent before its EOF has been read. */
 ALKTDEF ptrdiff_t alkt_channel_recv(alkt_session *s, uint32_t id, void *buf,
                                     size_t cap, int *eof);
+/* recv without the copy: *data points at the buffered bytes in place and
+ * the count of the first run is returned (the ring may hold a second run
+ * after it: peek again once these are consumed); 0 with *eof set once
+ * everything before the peer's EOF has been read. The pointer is good
+ * until the next call on the session. consume(n) then releases n of them
+ * (n <= the count buffered, ALKT_ERR_ARG otherwise), *eof as recv. */
+ALKTDEF ptrdiff_t alkt_channel_peek(alkt_session *s, uint32_t id,
+                                    const void **data, int *eof);
+ALKTDEF ptrdiff_t alkt_channel_consume(alkt_session *s, uint32_t id, size_t n,
+                                       int *eof);
 ALKTDEF int alkt_channel_shutdown_write(alkt_session *s, uint32_t id);
 ALKTDEF int alkt_channel_reset(alkt_session *s, uint32_t id, uint16_t code);
 ALKTDEF int alkt_channel_info_get(const alkt_session *s, uint32_t id,
@@ -3987,18 +4005,30 @@ static int alkt__sequenced(unsigned type)
     return type >= ALKT_FRAME_OPEN && type <= ALKT_FRAME_WINDOW;
 }
 
-/* MAC of (label, transcript hash[, extra]) under key. */
-static void alkt__mac(const unsigned char *key, size_t key_len,
-                      const char *label, const unsigned char *a, size_t alen,
+/* MAC of (label, transcript hash[, extra]) under a key whose pads are
+ * hashed already (alkt_hmac_sha256_init once per key: two compressions
+ * saved on every MAC). */
+static void alkt__mac(const alkt_hmac_sha256_ctx *key, const char *label,
+                      const unsigned char *a, size_t alen,
                       const unsigned char *b, size_t blen,
                       unsigned char out[32])
 {
-    alkt_hmac_sha256_ctx m;
-    alkt_hmac_sha256_init(&m, key, key_len);
+    alkt_hmac_sha256_ctx m = *key;
     alkt_hmac_sha256_update(&m, label, strlen(label));
     alkt_hmac_sha256_update(&m, a, alen);
     if (blen) alkt_hmac_sha256_update(&m, b, blen);
     alkt_hmac_sha256_final(&m, out);
+}
+
+/* The resume proof: a MAC under the session's token. */
+static void alkt__resume_proof(const alkt_session *s, const unsigned char *nonce,
+                               unsigned char out[32])
+{
+    alkt_hmac_sha256_ctx k;
+    alkt_hmac_sha256_init(&k, s->token, sizeof s->token);
+    alkt__mac(&k, "alkt1 resume", nonce, ALKT_NONCE_SIZE, s->session_id,
+              ALKT_SESSION_ID_SIZE, out);
+    alkt__sha256_wipe(&k, sizeof k);
 }
 
 static size_t alkt__align8(size_t n)
@@ -4054,8 +4084,7 @@ ALKTDEF int alkt_session_init(alkt_session *s, const alkt_session_config *cfg,
     if (mem_len < alkt_session_mem_size(cfg)) return ALKT_ERR_NOMEM;
     memset(s, 0, sizeof *s);
     s->is_server = c.is_server != 0;
-    memcpy(s->secret, c.secret, c.secret_len);
-    s->secret_len = c.secret_len;
+    alkt_hmac_sha256_init(&s->key, c.secret, c.secret_len);
     memcpy(s->identity, c.identity, c.identity_len);
     s->identity_len = c.identity_len;
     s->max_channels = c.max_channels;
@@ -4301,6 +4330,7 @@ static void alkt__peer_goaway(alkt_session *s, int wire)
     s->goaway_sent = 1;
     s->ctl_len = s->ctl_off = 0;
     s->tx_frame_left = 0;
+    s->tx_peeked = 0;
 }
 
 static void alkt__close_session(alkt_session *s, int code)
@@ -4332,6 +4362,7 @@ static void alkt__conn_over(alkt_session *s, int code)
     s->in_hdr_len = 0;
     s->ctl_len = s->ctl_off = 0;
     s->tx_frame_left = 0;
+    s->tx_peeked = 0;
     s->goaway_wanted = s->ack_wanted = s->ping_wanted = s->pong_wanted = 0;
     /* The resume window runs from the loss of a working connection, not
      * from each failed attempt after it; a session that never got in has
@@ -4406,6 +4437,7 @@ ALKTDEF int alkt_session_connect(alkt_session *s, uint64_t now,
     s->in_hdr_len = 0;
     s->ctl_len = s->ctl_off = 0;
     s->tx_frame_left = 0;
+    s->tx_peeked = 0;
     s->goaway_wanted = s->goaway_sent = 0;
     s->ack_wanted = s->ping_wanted = s->pong_wanted = 0;
     memcpy(s->nonce, nonce, ALKT_NONCE_SIZE);
@@ -4415,8 +4447,7 @@ ALKTDEF int alkt_session_connect(alkt_session *s, uint64_t now,
         unsigned char proof[32];
         size_t n;
         if (s->resuming)
-            alkt__mac(s->token, 32, "alkt1 resume", s->nonce, ALKT_NONCE_SIZE,
-                      s->session_id, ALKT_SESSION_ID_SIZE, proof);
+            alkt__resume_proof(s, s->nonce, proof);
         n = alkt__hello(s, h, s->resuming, s->resuming ? proof : NULL);
         alkt__ctl_frame(s, ALKT_FRAME_HELLO, h, n);
         alkt_sha256_update(&s->hs_hash, s->ctl, s->ctl_len);
@@ -4467,6 +4498,7 @@ static int alkt__rewind(alkt_session *s, uint64_t peer_has)
     s->seq_sent = s->seq_head;
     s->log_sent = s->log_head;
     s->tx_frame_left = 0;
+    s->tx_peeked = 0;
     return ALKT_OK;
 }
 
@@ -4479,7 +4511,7 @@ static void alkt__up(alkt_session *s)
     } else {
         s->state = ALKT__S_ACTIVE;
         s->established_once = 1;
-        alkt__mac(s->secret, s->secret_len, "alkt1 token", s->transcript, 32,
+        alkt__mac(&s->key, "alkt1 token", s->transcript, 32,
                   s->session_id, ALKT_SESSION_ID_SIZE, s->token);
         s->session_events |= ALKT__SEV_ESTABLISHED;
     }
@@ -4503,8 +4535,7 @@ static int alkt__on_hello(alkt_session *s, const unsigned char *p, size_t n)
             if (!s->established_once ||
                 memcmp(p + 40, s->session_id, ALKT_SESSION_ID_SIZE) != 0)
                 return ALKT_ERR_RESUME_REFUSED;
-            alkt__mac(s->token, 32, "alkt1 resume", p + 8, ALKT_NONCE_SIZE,
-                      s->session_id, ALKT_SESSION_ID_SIZE, proof);
+            alkt__resume_proof(s, p + 8, proof);
             if (!alkt_ct_equal(proof, p + 64, 32)) return ALKT_ERR_RESUME_REFUSED;
             if (peer_has < s->seq_head || peer_has > s->seq_sent)
                 return ALKT_ERR_RESUME_REFUSED;
@@ -4530,7 +4561,7 @@ static int alkt__on_hello(alkt_session *s, const unsigned char *p, size_t n)
         alkt_sha256_update(&s->hs_hash, s->ctl + s->ctl_len - ALKT_FRAME_HEADER - hn,
                            ALKT_FRAME_HEADER + hn);
         alkt_sha256_final(&s->hs_hash, s->transcript);
-        alkt__mac(s->secret, s->secret_len, "alkt1 server", s->transcript, 32,
+        alkt__mac(&s->key, "alkt1 server", s->transcript, 32,
                   NULL, 0, mac);
         alkt__ctl_frame(s, ALKT_FRAME_AUTH, mac, 32);
         s->hs_step = 1;
@@ -4558,12 +4589,12 @@ static int alkt__on_auth(alkt_session *s, const unsigned char *p, size_t n)
 {
     unsigned char want[32];
     if (n != 32 || s->hs_step != 1) return ALKT_ERR_PROTOCOL;
-    alkt__mac(s->secret, s->secret_len,
+    alkt__mac(&s->key,
               s->is_server ? "alkt1 client" : "alkt1 server", s->transcript,
               32, NULL, 0, want);
     if (!alkt_ct_equal(want, p, 32)) return ALKT_ERR_AUTH;
     if (!s->is_server) {
-        alkt__mac(s->secret, s->secret_len, "alkt1 client", s->transcript, 32,
+        alkt__mac(&s->key, "alkt1 client", s->transcript, 32,
                   NULL, 0, want);
         alkt__ctl_frame(s, ALKT_FRAME_AUTH, want, 32);
     }
@@ -4899,6 +4930,54 @@ static int alkt__output_due(const alkt_session *s)
            s->log_sent < s->log_tail;
 }
 
+/* The next run of bytes due, in place: a connection frame (or its rest)
+ * or one log frame (or its rest, up to the ring's end). 0: nothing due. */
+static size_t alkt__tx_next(alkt_session *s, const unsigned char **p)
+{
+    size_t at, k;
+    if (s->tx_frame_left == 0) {
+        /* a frame boundary: connection frames first */
+        if (s->ctl_off == s->ctl_len) {
+            if (s->conn == ALKT__C_DRAINING && s->goaway_sent) return 0;
+            alkt__build_ctl(s);
+        }
+        if (s->ctl_off < s->ctl_len) {
+            *p = s->ctl + s->ctl_off;
+            s->tx_from_log = 0;
+            return s->ctl_len - s->ctl_off;
+        }
+        if (s->conn != ALKT__C_UP || s->log_sent == s->log_tail) return 0;
+        s->tx_frame_left = alkt__log_frame_len(s, s->log_sent);
+    }
+    at = (size_t)(s->log_sent % s->log_size);
+    k = s->tx_frame_left;
+    if (k > s->log_size - at) k = s->log_size - at;
+    *p = s->log + at;
+    s->tx_from_log = 1;
+    return k;
+}
+
+/* n bytes of the run alkt__tx_next offered are on their way. */
+static void alkt__tx_advance(alkt_session *s, size_t n)
+{
+    if (s->tx_from_log) {
+        s->log_sent += n;
+        s->tx_frame_left -= n;
+        if (s->tx_frame_left == 0) s->seq_sent++;
+    } else {
+        s->ctl_off += n;
+    }
+    if (n) s->last_tx = s->now;
+}
+
+/* After output: a connection whose GOAWAY is out is over. */
+static void alkt__tx_end(alkt_session *s)
+{
+    if (s->conn == ALKT__C_DRAINING && s->goaway_sent &&
+        s->ctl_off == s->ctl_len)
+        alkt__conn_over(s, s->conn_code);
+}
+
 ALKTDEF size_t alkt_session_poll_transmit(alkt_session *s, void *buf,
                                           size_t cap)
 {
@@ -4907,40 +4986,43 @@ ALKTDEF size_t alkt_session_poll_transmit(alkt_session *s, void *buf,
     if (!s || (!buf && cap)) return 0;
     alkt__pump(s);
     while (n < cap) {
-        if (s->tx_frame_left == 0) {
-            /* a frame boundary: connection frames first */
-            if (s->ctl_off == s->ctl_len) {
-                if (s->conn == ALKT__C_DRAINING && s->goaway_sent) break;
-                alkt__build_ctl(s);
-            }
-            if (s->ctl_off < s->ctl_len) {
-                size_t k = s->ctl_len - s->ctl_off;
-                if (k > cap - n) k = cap - n;
-                memcpy(o + n, s->ctl + s->ctl_off, k);
-                s->ctl_off += k;
-                n += k;
-                continue;
-            }
-            if (s->conn != ALKT__C_UP || s->log_sent == s->log_tail) break;
-            s->tx_frame_left = alkt__log_frame_len(s, s->log_sent);
-        }
-        {
-            size_t at = (size_t)(s->log_sent % s->log_size);
-            size_t k = s->tx_frame_left;
-            if (k > cap - n) k = cap - n;
-            if (k > s->log_size - at) k = s->log_size - at;
-            memcpy(o + n, s->log + at, k);
-            s->log_sent += k;
-            s->tx_frame_left -= k;
-            n += k;
-            if (s->tx_frame_left == 0) s->seq_sent++;
-        }
+        const unsigned char *p;
+        size_t k = alkt__tx_next(s, &p);
+        if (k == 0) break;
+        if (k > cap - n) k = cap - n;
+        memcpy(o + n, p, k);
+        alkt__tx_advance(s, k);
+        n += k;
     }
-    if (n) s->last_tx = s->now;
-    if (s->conn == ALKT__C_DRAINING && s->goaway_sent &&
-        s->ctl_off == s->ctl_len)
-        alkt__conn_over(s, s->conn_code);
+    s->tx_peeked = 0;
+    alkt__tx_end(s);
     return n;
+}
+
+ALKTDEF size_t alkt_session_transmit_peek(alkt_session *s, const void **data)
+{
+    const unsigned char *p = NULL;
+    size_t k;
+    if (data) *data = NULL;
+    if (!s || !data) return 0;
+    alkt__pump(s);
+    k = alkt__tx_next(s, &p);
+    s->tx_peeked = k;
+    if (k == 0) {
+        alkt__tx_end(s);
+        return 0;
+    }
+    *data = p;
+    return k;
+}
+
+ALKTDEF int alkt_session_transmit_done(alkt_session *s, size_t n)
+{
+    if (!s || n > s->tx_peeked) return ALKT_ERR_ARG;
+    alkt__tx_advance(s, n);
+    s->tx_peeked = 0;
+    alkt__tx_end(s);
+    return ALKT_OK;
 }
 
 /* ---- time ---- */
@@ -5186,6 +5268,21 @@ ALKTDEF ptrdiff_t alkt_channel_send(alkt_session *s, uint32_t id,
     return (ptrdiff_t)done;
 }
 
+/* k buffered bytes of c are read: their room goes back to the peer. */
+static void alkt__chan_take(alkt_session *s, alkt__chan *c, size_t k, int *eof)
+{
+    c->rcv_head = (uint32_t)((c->rcv_head + k) % s->channel_window);
+    c->rcv_len -= (uint32_t)k;
+    s->budget_used -= k;
+    if (c->rcv_len == 0 && (c->flags & ALKT__CF_PEER_EOF)) {
+        /* the EOF is delivered here, once the app has every byte */
+        if (eof) *eof = 1;
+        c->flags |= ALKT__CF_EOF_READ;
+    }
+    alkt__maybe_done(c);
+    alkt__pump(s);
+}
+
 ALKTDEF ptrdiff_t alkt_channel_recv(alkt_session *s, uint32_t id, void *buf,
                                     size_t cap, int *eof)
 {
@@ -5201,17 +5298,39 @@ ALKTDEF ptrdiff_t alkt_channel_recv(alkt_session *s, uint32_t id, void *buf,
     first = s->channel_window - c->rcv_head < k ? s->channel_window - c->rcv_head : k;
     memcpy(o, c->ring + c->rcv_head, first);
     memcpy(o + first, c->ring, k - first);
-    c->rcv_head = (uint32_t)((c->rcv_head + k) % s->channel_window);
-    c->rcv_len -= (uint32_t)k;
-    s->budget_used -= k;
-    if (c->rcv_len == 0 && (c->flags & ALKT__CF_PEER_EOF)) {
-        /* the EOF is delivered here, once the app has every byte */
-        if (eof) *eof = 1;
-        c->flags |= ALKT__CF_EOF_READ;
-    }
-    alkt__maybe_done(c);
-    alkt__pump(s);
+    alkt__chan_take(s, c, k, eof);
     return (ptrdiff_t)k;
+}
+
+ALKTDEF ptrdiff_t alkt_channel_peek(alkt_session *s, uint32_t id,
+                                    const void **data, int *eof)
+{
+    size_t k;
+    int rc;
+    alkt__chan *c = alkt__chan_op(s, id, &rc);
+    if (eof) *eof = 0;
+    if (data) *data = NULL;
+    if (!c) return rc;
+    if (!data) return ALKT_ERR_ARG;
+    if (c->flags & ALKT__CF_RESET) return ALKT_ERR_RESET;
+    k = s->channel_window - c->rcv_head;
+    if (k > c->rcv_len) k = c->rcv_len;
+    *data = c->ring + c->rcv_head;
+    if (k == 0) alkt__chan_take(s, c, 0, eof);   /* the EOF, when it is due */
+    return (ptrdiff_t)k;
+}
+
+ALKTDEF ptrdiff_t alkt_channel_consume(alkt_session *s, uint32_t id, size_t n,
+                                       int *eof)
+{
+    int rc;
+    alkt__chan *c = alkt__chan_op(s, id, &rc);
+    if (eof) *eof = 0;
+    if (!c) return rc;
+    if (c->flags & ALKT__CF_RESET) return ALKT_ERR_RESET;
+    if (n > c->rcv_len) return ALKT_ERR_ARG;
+    alkt__chan_take(s, c, n, eof);
+    return (ptrdiff_t)n;
 }
 
 ALKTDEF int alkt_channel_shutdown_write(alkt_session *s, uint32_t id)

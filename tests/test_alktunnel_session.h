@@ -518,7 +518,16 @@ TEST session_refuses_forged_handshakes(void)
     t_free(&q);
     /* a client with another secret: the server's AUTH does not verify */
     ASSERT(t_init(&p));
-    p.s[0].secret[0] ^= 1;
+    {
+        alkt_session_config c;
+        unsigned char other[sizeof t_secret];
+        memcpy(other, t_secret, sizeof other);
+        other[0] ^= 1;
+        t_config(&c, 0);
+        c.secret = other;
+        ASSERT_EQ(ALKT_OK, alkt_session_init(&p.s[0], &c, p.mem[0],
+                                             alkt_session_mem_size(&c), p.now));
+    }
     t_connect(&p);
     t_settle(&p);
     ASSERT_EQ(0, alkt_session_is_established(&p.s[0]));
