@@ -959,6 +959,16 @@ ALKTDEF int alkt_channel_info_get(const alkt_session *s, uint32_t id,
 #define ALKTUNNEL_PLANTED_BUG 0
 #endif
 #include <string.h>
+/* SHA-256 with the x86 SHA extensions, chosen at run time when the CPU
+ * has them (ALKTUNNEL_NO_SHA_NI: the portable code only). */
+#if !defined(ALKTUNNEL_NO_SHA_NI) && defined(__x86_64__) && \
+    (defined(__GNUC__) || defined(__clang__))
+#define ALKT__SHA_NI 1
+#include <cpuid.h>
+#include <immintrin.h>
+#else
+#define ALKT__SHA_NI 0
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -3758,6 +3768,80 @@ static uint32_t alkt__sha256_ssig1(uint32_t x)
 
 #define ALKT__SHA256_W0(w, t) ((w)[t])
 
+#if ALKT__SHA_NI
+/* Two rounds per sha256rnds2, the state as ABEF and CDGH; the schedule in
+ * four registers: m[g % 4] holds W[4g..4g+3] while group g runs. */
+#define ALKT__NI_ROUNDS(g)                                                   \
+    do {                                                                     \
+        __m128i wk = _mm_add_epi32(m[(g) % 4], _mm_loadu_si128(              \
+                         (const __m128i *)(const void *)(alkt__sha256_k + 4 * (g)))); \
+        cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);                        \
+        wk = _mm_shuffle_epi32(wk, 0x0E);                                    \
+        abef = _mm_sha256rnds2_epu32(abef, cdgh, wk);                        \
+        /* (the names swap roles each call: after the pair they are right) */\
+        if ((g) >= 3 && (g) <= 14)                                           \
+            m[((g) + 1) % 4] = _mm_sha256msg2_epu32(                         \
+                _mm_add_epi32(m[((g) + 1) % 4],                              \
+                              _mm_alignr_epi8(m[(g) % 4], m[((g) + 3) % 4], 4)), \
+                m[(g) % 4]);                                                 \
+        if ((g) >= 1 && (g) <= 12)                                           \
+            m[((g) + 3) % 4] = _mm_sha256msg1_epu32(m[((g) + 3) % 4], m[(g) % 4]); \
+    } while (0)
+
+__attribute__((target("sha,ssse3,sse4.1")))
+static void alkt__sha256_blocks_ni(uint32_t h[8], const unsigned char *p,
+                                   size_t nblocks)
+{
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i abef, cdgh, t;
+    t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(void *)h), 0xB1);
+    cdgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(void *)(h + 4)), 0x1B);
+    abef = _mm_alignr_epi8(t, cdgh, 8);
+    cdgh = _mm_blend_epi16(cdgh, t, 0xF0);
+    while (nblocks--) {
+        __m128i m[4], abef0 = abef, cdgh0 = cdgh;
+        int g;
+        for (g = 0; g < 4; g++)
+            m[g] = _mm_shuffle_epi8(
+                _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * g)), bswap);
+        ALKT__NI_ROUNDS(0); ALKT__NI_ROUNDS(1); ALKT__NI_ROUNDS(2);
+        ALKT__NI_ROUNDS(3); ALKT__NI_ROUNDS(4); ALKT__NI_ROUNDS(5);
+        ALKT__NI_ROUNDS(6); ALKT__NI_ROUNDS(7); ALKT__NI_ROUNDS(8);
+        ALKT__NI_ROUNDS(9); ALKT__NI_ROUNDS(10); ALKT__NI_ROUNDS(11);
+        ALKT__NI_ROUNDS(12); ALKT__NI_ROUNDS(13); ALKT__NI_ROUNDS(14);
+        ALKT__NI_ROUNDS(15);
+        abef = _mm_add_epi32(abef, abef0);
+        cdgh = _mm_add_epi32(cdgh, cdgh0);
+        p += 64;
+    }
+    t = _mm_shuffle_epi32(abef, 0x1B);
+    cdgh = _mm_shuffle_epi32(cdgh, 0xB1);
+    _mm_storeu_si128((__m128i *)(void *)h, _mm_blend_epi16(t, cdgh, 0xF0));
+    _mm_storeu_si128((__m128i *)(void *)(h + 4), _mm_alignr_epi8(cdgh, t, 8));
+}
+#undef ALKT__NI_ROUNDS
+
+/* 1: the SHA extensions (with SSSE3 and SSE4.1) are there. Asked once;
+ * alkt__sha256_portable_only = 1 makes every hash take the portable code
+ * (the tests run the vectors both ways). */
+static int alkt__sha256_portable_only;
+static int alkt__sha256_have_ni(void)
+{
+    static int have = -1;    /* (a race writes the same answer) */
+    if (have < 0) {
+        unsigned a, b, c, d;
+        int ok = __get_cpuid(1, &a, &b, &c, &d) && (c >> 9 & 1) && (c >> 19 & 1) &&
+                 __get_cpuid_max(0, NULL) >= 7;
+        if (ok) {
+            __cpuid_count(7, 0, a, b, c, d);
+            ok = (int)(b >> 29 & 1);
+        }
+        have = ok;
+    }
+    return have && !alkt__sha256_portable_only;
+}
+#endif
+
 /* Process nblocks consecutive 64-byte blocks starting at p. */
 static void alkt__sha256_blocks(uint32_t h[8], const unsigned char *p, size_t nblocks)
 {
@@ -3765,6 +3849,12 @@ static void alkt__sha256_blocks(uint32_t h[8], const unsigned char *p, size_t nb
     uint32_t a, b, c, d, e, f, g, hh;
     unsigned t;
 
+#if ALKT__SHA_NI
+    if (alkt__sha256_have_ni()) {
+        alkt__sha256_blocks_ni(h, p, nblocks);
+        return;
+    }
+#endif
     while (nblocks--) {
         for (t = 0; t < 16; t++)
             w[t] = alkt__sha256_load32(p + 4 * t);

@@ -80,6 +80,8 @@ typedef struct ss_side {
     alkt_session s;
     void *mem;
     int established, closed, connected;
+    unsigned tx_turn, rx_turn;  /* every other call takes the zero-copy
+                                   path (no draw: inputs keep meaning) */
 } ss_side;
 
 typedef struct ss {
@@ -163,20 +165,44 @@ static size_t ss_pipe_room(const ss_pipe *p)
     return SS_PIPE - p->len;
 }
 
+/* Into the pipe: with poll_transmit, or with transmit_peek/done taking
+ * only what fits (a part of a frame, on a full pipe). */
 static void ss_transmit(ss *t, int k)
 {
     ss_pipe *p = &t->pipe[k];
+    alkt_session *s = &t->side[k].s;
     unsigned char buf[4096];
+    int zero_copy = (t->side[k].tx_turn++ & 1) != 0;
     for (;;) {
         size_t room = ss_pipe_room(p), n, i;
+        const unsigned char *src = buf;
+        const void *q;
         if (room > sizeof buf) room = sizeof buf;
         if (!room) break;
-        n = alkt_session_poll_transmit(&t->side[k].s, buf, room);
-        if (!n) break;
-        if (!t->side[k].connected) continue;   /* nowhere to go */
-        for (i = 0; i < n; i++)
-            p->buf[(p->head + p->len + i) % SS_PIPE] = buf[i];
-        p->len += n;
+        if (zero_copy) {
+            n = alkt_session_transmit_peek(s, &q);
+            if (!n) {
+                ALK_CHECK(q == NULL, "side %d: peek of nothing gave a pointer", k);
+                break;
+            }
+            ALK_CHECK(alkt_session_transmit_done(s, n + 1) == ALKT_ERR_ARG,
+                      "side %d: transmit_done took more than the peek gave", k);
+            if (n > room) n = room;
+            src = (const unsigned char *)q;
+        } else {
+            n = alkt_session_poll_transmit(s, buf, room);
+            if (!n) break;
+        }
+        if (t->side[k].connected)   /* else nowhere to go */
+            for (i = 0; i < n; i++)
+                p->buf[(p->head + p->len + i) % SS_PIPE] = src[i];
+        if (zero_copy) {
+            ALK_CHECK(alkt_session_transmit_done(s, n) == ALKT_OK,
+                      "side %d: transmit_done(%zu) refused", k, n);
+            ALK_CHECK(alkt_session_transmit_done(s, 1) == ALKT_ERR_ARG,
+                      "side %d: a second transmit_done was taken", k);
+        }
+        if (t->side[k].connected) p->len += n;
     }
 }
 
@@ -454,7 +480,28 @@ static void ss_recv(ss *t, int k, size_t cap)
     if (cap > sizeof buf) cap = sizeof buf;
     dir = c->opener == k ? 1 : 0;
     d = &c->d[dir];
-    r = alkt_channel_recv(&t->side[k].s, c->id, buf, cap, &eof);
+    if (t->side[k].rx_turn++ & 1) {
+        /* in place: the first run, consumed up to cap */
+        const void *q;
+        alkt_channel_info info;
+        int have = alkt_channel_info_get(&t->side[k].s, c->id, &info) == ALKT_OK;
+        r = alkt_channel_peek(&t->side[k].s, c->id, &q, &eof);
+        if (r > 0) {
+            ALK_CHECK(have && (size_t)r <= info.readable,
+                      "peek on %u gave %td of %zu buffered", c->id, r,
+                      have ? info.readable : 0);
+            if ((size_t)r > cap) r = (ptrdiff_t)cap;
+            memcpy(buf, q, (size_t)r);
+            ALK_CHECK(alkt_channel_consume(&t->side[k].s, c->id,
+                                           info.readable + 1, NULL) == ALKT_ERR_ARG,
+                      "consume on %u took more than was buffered", c->id);
+            ALK_CHECK(alkt_channel_consume(&t->side[k].s, c->id, (size_t)r,
+                                           &eof) == r,
+                      "consume on %u refused", c->id);
+        }
+    } else {
+        r = alkt_channel_recv(&t->side[k].s, c->id, buf, cap, &eof);
+    }
     if (r < 0) {
         ALK_CHECK(r == ALKT_ERR_RESET && c->reset, "recv on %u: %s", c->id,
                   alkt_strerror((int)r));

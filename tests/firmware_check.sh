@@ -3,7 +3,8 @@
 # Cortex-M4, the way firmware uses it: -ffreestanding -Os, ALKC_MEMCPY
 # pointed at the firmware's own copy routine, NDEBUG (no assert runtime).
 # Fails if the object needs any symbol beyond the documented one (memcpy,
-# via ALKC_MEMCPY), and prints code and static-data size.
+# via ALKC_MEMCPY), and prints code and static-data size. Then the same for
+# alktunnel.h's session: its .text must stay within 24 KiB.
 set -eu
 ARM_CC=${ARM_CC:-arm-none-eabi-gcc}
 B=${B:-build}
@@ -44,3 +45,50 @@ echo "default build (libc memcpy): undefined symbols: $("$NM" -u "$B/firmware/pl
 "$SIZE" "$B/firmware/alkcodec_fw.o"
 "$SIZE" "$B/firmware/alkcodec_fw.o" | awk 'NR == 2 {
     printf "alkcodec.h on Cortex-M4 (-Os): %d bytes code+rodata, %d bytes data, %d bytes bss\n", $1, $2, $3 }'
+
+# alktunnel.h's session (with the params it carries and SHA-256), built the
+# same way and linked with --gc-sections from the session's API alone: what
+# a device that runs a tunnel end carries. libgcc's helpers (64-bit
+# division) are counted in; the C library's string functions are not.
+cat > "$B/firmware/session_fw.c" <<'SRC'
+/* The firmware build of alktunnel.h's session: its API is the only root. */
+#include <stddef.h>
+#define ALKTUNNEL_IMPLEMENTATION
+#include "alktunnel.h"
+typedef void (*fw_fn)(void);
+const fw_fn fw_roots[] = {
+    (fw_fn)alkt_session_mem_size, (fw_fn)alkt_session_init,
+    (fw_fn)alkt_session_connect, (fw_fn)alkt_session_handle_disconnected,
+    (fw_fn)alkt_session_handle_input, (fw_fn)alkt_session_poll_transmit,
+    (fw_fn)alkt_session_transmit_peek, (fw_fn)alkt_session_transmit_done,
+    (fw_fn)alkt_session_poll_timeout, (fw_fn)alkt_session_handle_timeout,
+    (fw_fn)alkt_session_poll_event, (fw_fn)alkt_session_close,
+    (fw_fn)alkt_session_is_established, (fw_fn)alkt_session_peer_identity,
+    (fw_fn)alkt_channel_open, (fw_fn)alkt_channel_accept,
+    (fw_fn)alkt_channel_refuse, (fw_fn)alkt_channel_send,
+    (fw_fn)alkt_channel_recv, (fw_fn)alkt_channel_peek,
+    (fw_fn)alkt_channel_consume, (fw_fn)alkt_channel_shutdown_write,
+    (fw_fn)alkt_channel_reset, (fw_fn)alkt_channel_info_get,
+    (fw_fn)alkt_strerror};
+SRC
+"$ARM_CC" -mcpu=cortex-m4 -mthumb -Os -ffreestanding -DNDEBUG -std=c99 \
+    -Wall -Wextra -Wpedantic -Werror -Wconversion -ffunction-sections \
+    -fdata-sections -I. -c "$B/firmware/session_fw.c" -o "$B/firmware/session_fw.o"
+"$ARM_CC" -mcpu=cortex-m4 -mthumb -nostdlib -Wl,--gc-sections -Wl,-e,fw_roots \
+    -Wl,--unresolved-symbols=ignore-all "$B/firmware/session_fw.o" -lgcc \
+    -o "$B/firmware/session_fw.elf"
+extra=$("$NM" -u "$B/firmware/session_fw.elf" | awk '{print $2}' |
+        grep -v -x -e memcpy -e memmove -e memset -e memcmp -e memchr \
+            -e strlen -e '' || true)
+if [ -n "$extra" ]; then
+    echo "firmware-check: FAIL: the session needs more than string.h: $extra"
+    exit 1
+fi
+echo "session: C library symbols: $("$NM" -u "$B/firmware/session_fw.elf" | awk '{print $2}' | tr '\n' ' ')"
+text=$("$SIZE" -A "$B/firmware/session_fw.elf" | awk '$1 == ".text" { print $2 }')
+rodata=$("$SIZE" -A "$B/firmware/session_fw.elf" | awk '$1 == ".rodata" { print $2 }')
+echo "alktunnel.h session on Cortex-M4 (-Os, gc-sections): .text $text bytes, .rodata $rodata bytes (limit: .text <= 24576)"
+if [ "$text" -gt 24576 ]; then
+    echo "firmware-check: FAIL: the session's .text is over 24 KiB"
+    exit 1
+fi
