@@ -875,7 +875,9 @@ ALKTDEF size_t alkt_session_mem_size(const alkt_session_config *cfg);
 ALKTDEF int alkt_session_init(alkt_session *s, const alkt_session_config *cfg,
                               void *mem, size_t mem_len, uint64_t now);
 /* A new connection (the first, or one to resume on): nonce is 32 fresh
- * random bytes from the caller. The client sends its HELLO at once. */
+ * random bytes from the caller. The client sends its HELLO at once. A
+ * DISCONNECTED event not yet polled is dropped (it was about the old
+ * connection). */
 ALKTDEF int alkt_session_connect(alkt_session *s, uint64_t now,
                                  const unsigned char nonce[ALKT_NONCE_SIZE]);
 /* The connection dropped (reset, EOF, roaming): the session waits for a
@@ -4514,11 +4516,12 @@ ALKTDEF int alkt_session_connect(alkt_session *s, uint64_t now,
     if (!s || !nonce) return ALKT_ERR_ARG;
     if (s->state == ALKT__S_CLOSED) return ALKT_ERR_CLOSED;
     s->now = now;
-    if (s->conn != ALKT__C_NONE) {
-        /* a new path while the old one still looked alive: it is over */
+    if (s->conn != ALKT__C_NONE)   /* a new path while the old one looked alive */
         alkt__conn_over(s, ALKT_ERR_NOT_CONNECTED);
-        s->session_events &= ~ALKT__SEV_DISCONNECTED;
-    }
+    /* a DISCONNECTED not polled yet was about the connection this one
+     * replaces: an app that closes its socket on that event must not close
+     * the new one */
+    s->session_events &= ~ALKT__SEV_DISCONNECTED;
     s->conn = ALKT__C_HANDSHAKE;
     s->conn_code = 0;
     s->hs_step = 0;

@@ -730,6 +730,38 @@ TEST session_zero_copy_paths_match_the_copying_ones(void)
     PASS();
 }
 
+/* A DISCONNECTED not yet polled when the app starts the next connection
+ * is about the old one: it is dropped, so an app that closes its socket on
+ * that event does not close the new one (session_echo's server did). */
+TEST session_connect_drops_a_stale_disconnect(void)
+{
+    t_pair p;
+    uint32_t id;
+    alkt_event ev;
+    int k, resumed = 0;
+    ASSERT(t_init(&p));
+    ASSERT(t_open(&p, &id));
+    t_drain(&p);
+    for (k = 0; k < 2; k++) alkt_session_handle_disconnected(&p.s[k], p.now);
+    t_connect(&p);                       /* before polling the events */
+    for (k = 0; k < 2; k++) {
+        while (alkt_session_poll_event(&p.s[k], &ev))
+            ASSERT(ev.type != ALKT_EV_DISCONNECTED);
+    }
+    t_settle(&p);
+    while (alkt_session_poll_event(&p.s[0], &ev)) {
+        ASSERT(ev.type != ALKT_EV_DISCONNECTED);
+        resumed += ev.type == ALKT_EV_RESUMED;
+    }
+    ASSERT_EQ(1, resumed);
+    /* polled first, the event is there */
+    alkt_session_handle_disconnected(&p.s[0], p.now);
+    ev = t_event(&p, 0);
+    ASSERT_EQ(ALKT_EV_DISCONNECTED, ev.type);
+    t_free(&p);
+    PASS();
+}
+
 TEST session_memory_is_the_documented_formula(void)
 {
     alkt_session_config c;
@@ -768,5 +800,6 @@ SUITE(alkt_session_suite)
     RUN_TEST(session_resumes_exactly_once);
     RUN_TEST(session_deadlines_count_queued_output);
     RUN_TEST(session_zero_copy_paths_match_the_copying_ones);
+    RUN_TEST(session_connect_drops_a_stale_disconnect);
     RUN_TEST(session_memory_is_the_documented_formula);
 }
