@@ -62,6 +62,11 @@
  *   ALKTUNNEL_STATIC          make every function static (private copy per TU)
  *   ALKTUNNEL_ASSERT(c)       internal-invariant check, default assert(c);
  *                             never fires on malformed input
+ *   ALKTUNNEL_NO_SHA_NI       SHA-256 in portable C only; by default, on
+ *                             x86-64 with gcc or clang, the SHA extensions
+ *                             are used when the CPU has them (asked once
+ *                             with cpuid; ~6x faster here, same results -
+ *                             the tests compare the two)
  *   ALKTUNNEL_PLANTED_BUG     test builds only: 1..5 plants a session bug
  *                             the committed corpus must catch (a duplicate
  *                             open destroys the live channel; poll_timeout
@@ -96,10 +101,11 @@
  *   Hashes: alkt_sha256[_init/_update/_final], alkt_hmac_sha256[...],
  *     alkt_ct_equal (constant time in the length only)
  *   Session (SESSION below): alkt_session_mem_size / _init / _connect /
- *     _handle_input / _poll_transmit / _poll_timeout / _handle_timeout /
- *     _poll_event / _handle_disconnected / _close / _is_established /
- *     _peer_identity; alkt_channel_open / _accept / _refuse / _send /
- *     _recv / _shutdown_write / _reset / _info_get
+ *     _handle_input / _poll_transmit / _transmit_peek / _transmit_done /
+ *     _poll_timeout / _handle_timeout / _poll_event / _handle_disconnected /
+ *     _close / _is_established / _peer_identity; alkt_channel_open /
+ *     _accept / _refuse / _send / _recv / _peek / _consume /
+ *     _shutdown_write / _reset / _info_get
  *
  * SCHEMAS (every object: unknown fields and duplicate keys rejected)
  *
@@ -218,6 +224,19 @@
  *     + max_channels * channel_window + log_size + max_frame + 8
  *   (records, pending refusals, receive rings, the resend log, the frame
  *   buffer) - nothing else grows, whatever the peer sends.
+ *
+ *   Zero copy: alkt_session_transmit_peek points at the next bytes due in
+ *   the session's own memory (a frame, or its rest) - write them to the
+ *   socket from there and say how many went with transmit_done;
+ *   poll_transmit is the same with a copy into the caller's buffer.
+ *   alkt_channel_peek points at a channel's buffered bytes in its ring
+ *   (the first run; after the wrap, peek again) and consume(n) releases
+ *   what the app used - an echo or a pump forwards from there, and what
+ *   the other side did not take yet stays, counted against the window.
+ *   The bytes then cross memory twice on the way: the app's write into
+ *   the resend log (alkt_channel_send, kept for a resume) and the read
+ *   into the receiver's ring (from the socket, by the caller).
+ *   Pointers from either peek are good until the next call on the session.
  *
  *   Half-close: alkt_channel_shutdown_write sends EOF after every byte
  *   sent before it; alkt_channel_recv reports *eof once the app has read

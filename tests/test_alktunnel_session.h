@@ -475,6 +475,25 @@ TEST session_duplicate_open_keeps_the_live_channel(void)
     t_drain(&p);
     ASSERT_EQ(1, alkt__log_frame(&p.s[0], ALKT_FRAME_OPEN, id, json,
                                  (size_t)n, NULL, 0));
+    t_move(&p, 0);
+    /* the server answers the duplicate with OPEN_ERR (duplicate) for it */
+    {
+        unsigned char w[1024];
+        size_t wn = alkt_session_poll_transmit(&p.s[1], w, sizeof w), at = 0;
+        int refused = 0;
+        while (at + 8 <= wn) {
+            size_t len = (size_t)w[at + 2] << 8 | w[at + 3];
+            uint32_t ch = (uint32_t)w[at + 4] << 24 | (uint32_t)w[at + 5] << 16 |
+                          (uint32_t)w[at + 6] << 8 | w[at + 7];
+            if (w[at] == ALKT_FRAME_OPEN_ERR && ch == id && len >= 2 &&
+                (w[at + 8] << 8 | w[at + 9]) == ALKT__CODE_DUPLICATE)
+                refused++;
+            at += 8 + len;
+        }
+        ASSERT_EQ(wn, at);
+        ASSERT_EQ(1, refused);
+        ASSERT_EQ(ALKT_OK, alkt_session_handle_input(&p.s[0], w, wn, p.now));
+    }
     t_settle(&p);
     /* no second request on the server, no event at all on the client */
     ASSERT_EQ(ALKT_EV_NONE, t_event(&p, 1).type);
