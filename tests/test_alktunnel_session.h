@@ -306,6 +306,8 @@ TEST session_handshake_bytes_are_frozen(void)
     char hex[1025];
     size_t n;
     ASSERT(t_init(&p));
+    ASSERT_EQ(NULL, alkt_session_peer_identity(NULL, NULL));
+    ASSERT_EQ(NULL, alkt_session_peer_identity(&p.s[0], NULL));
     t_connect(&p);
     n = alkt_session_poll_transmit(&p.s[0], buf, sizeof buf);
     hex_encode(buf, n, hex);
@@ -327,6 +329,21 @@ TEST session_handshake_bytes_are_frozen(void)
     n = alkt_session_poll_transmit(&p.s[0], buf, sizeof buf);
     hex_encode(buf, 40, hex);
     ASSERT_STR_EQ(T_CLIENT_AUTH, hex);
+    /* the server's identity, proved: the client knows it; the server does
+     * not know the client's until the client's AUTH is in */
+    {
+        size_t il = 0;
+        const char *who = alkt_session_peer_identity(&p.s[0], &il);
+        ASSERT(who != NULL);
+        ASSERT_EQ(2, il);
+        ASSERT_MEM_EQ("gw", who, 2);
+        ASSERT_EQ(NULL, alkt_session_peer_identity(&p.s[1], &il));
+        alkt_session_handle_input(&p.s[1], buf, n, p.now);
+        who = alkt_session_peer_identity(&p.s[1], &il);
+        ASSERT(who != NULL);
+        ASSERT_EQ(6, il);
+        ASSERT_MEM_EQ("laptop", who, 6);
+    }
     t_free(&p);
     PASS();
 }
@@ -744,6 +761,8 @@ TEST session_zero_copy_paths_match_the_copying_ones(void)
     ASSERT_EQ(ALKT_OK, alkt_channel_reset(&p.s[1], id, 9));
     ASSERT_EQ(ALKT_ERR_RESET, (int)alkt_channel_peek(&p.s[1], id, &q, &eof));
     ASSERT_EQ(ALKT_ERR_RESET, (int)alkt_channel_consume(&p.s[1], id, 0, &eof));
+    ASSERT_EQ(ALKT_ERR_RESET, alkt_channel_shutdown_write(&p.s[1], id));
+    ASSERT_EQ(ALKT_ERR_RESET, (int)alkt_channel_send(&p.s[1], id, "x", 1));
     ASSERT_EQ(ALKT_ERR_NO_CHANNEL, (int)alkt_channel_peek(&p.s[1], 99, &q, &eof));
     t_free(&p);
     PASS();
