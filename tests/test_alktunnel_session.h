@@ -800,6 +800,64 @@ TEST session_connect_drops_a_stale_disconnect(void)
     PASS();
 }
 
+/* Opens refused while the log is full wait in a queue of max_channels
+ * entries; one more is a peer that ignores our max_channels: the session
+ * ends with ALKT_ERR_CHANNELS_FULL, and nothing is written past the queue. */
+TEST session_refusal_queue_is_bounded(void)
+{
+    t_pair p;
+    uint32_t ids[4], extra;
+    unsigned char blob[4096];
+    int k, rc = ALKT_OK;
+    alkt_event ev;
+    ASSERT(t_init(&p));
+    ASSERT(t_open(&p, &ids[0]));
+    for (k = 1; k < 4; k++) {
+        alkt_open_params o = t_params(5432);
+        ASSERT_EQ(ALKT_OK, alkt_channel_open(&p.s[0], &o, &ids[k]));
+    }
+    t_move(&p, 0);
+    while (alkt_session_poll_event(&p.s[1], &ev))
+        if (ev.type == ALKT_EV_OPEN_REQUEST)
+            ASSERT_EQ(ALKT_OK, alkt_channel_accept(&p.s[1], ev.channel, NULL));
+    t_settle(&p);
+    t_drain(&p);
+    /* the server fills its log with data the client never acknowledges */
+    memset(blob, 'd', sizeof blob);
+    for (k = 0; k < 4; k++)
+        while (alkt_channel_send(&p.s[1], ids[k], blob, sizeof blob) > 0) {
+        }
+    ASSERT(alkt__log_room(&p.s[1]) < 8 + 2);
+    /* four more opens from the client: all slots are taken, so each is a
+     * refusal, and none fits the log: the queue holds them */
+    extra = ids[3];
+    for (k = 0; k < 4; k++) {
+        extra += 2;
+        ASSERT_EQ(1, alkt__log_frame(&p.s[0], ALKT_FRAME_OPEN, extra, "{}", 2,
+                                     NULL, 0));
+        p.s[0].next_id = extra + 2;
+        t_move(&p, 0);
+    }
+    ASSERT_EQ(4u, p.s[1].n_refusals);
+    ASSERT_EQ(1, alkt_session_is_established(&p.s[1]));
+    /* the fifth ends the session */
+    extra += 2;
+    ASSERT_EQ(1, alkt__log_frame(&p.s[0], ALKT_FRAME_OPEN, extra, "{}", 2,
+                                 NULL, 0));
+    {
+        unsigned char w[64];
+        size_t n;
+        while ((n = alkt_session_poll_transmit(&p.s[0], w, sizeof w)) > 0) {
+            int r = alkt_session_handle_input(&p.s[1], w, n, p.now);
+            if (r != ALKT_OK) rc = r;
+        }
+    }
+    ASSERT_EQ(ALKT_ERR_CHANNELS_FULL, rc);
+    ASSERT_EQ(4u, p.s[1].n_refusals);
+    t_free(&p);
+    PASS();
+}
+
 TEST session_memory_is_the_documented_formula(void)
 {
     alkt_session_config c;
@@ -839,5 +897,6 @@ SUITE(alkt_session_suite)
     RUN_TEST(session_deadlines_count_queued_output);
     RUN_TEST(session_zero_copy_paths_match_the_copying_ones);
     RUN_TEST(session_connect_drops_a_stale_disconnect);
+    RUN_TEST(session_refusal_queue_is_bounded);
     RUN_TEST(session_memory_is_the_documented_formula);
 }
