@@ -772,7 +772,8 @@ typedef enum alkt_event_type {
     ALKT_EV_OPENED,       /* our open was accepted */
     ALKT_EV_OPEN_FAILED,  /* our open was refused (code: the peer's) */
     ALKT_EV_READABLE,     /* bytes (or the peer's EOF) to read */
-    ALKT_EV_WRITABLE,     /* send credit came back */
+    ALKT_EV_WRITABLE,     /* send may take bytes again: credit came back,
+                             or acks made room in a log that stopped it */
     ALKT_EV_RESET,        /* the peer reset the channel (code: the peer's) */
     ALKT_EV_CHANNEL_DONE  /* both directions ended or reset: the id is gone
                              after this event */
@@ -865,6 +866,7 @@ typedef struct alkt_session {
     /* the resend log: sequenced frames, absolute byte positions */
     unsigned char *log;
     uint64_t log_head, log_tail, log_sent, seq_head, seq_next, seq_sent;
+    int log_waiters;            /* a channel has ALKT__CF_LOG_WAIT */
     /* input */
     unsigned char in_hdr[ALKT_FRAME_HEADER];
     size_t in_hdr_len, in_len, in_got;
@@ -4049,6 +4051,8 @@ enum {
 #define ALKT__CF_WANT_OK 0x040u
 #define ALKT__CF_WANT_ERR 0x080u
 #define ALKT__CF_EOF_READ 0x100u     /* recv has told the app of the EOF */
+#define ALKT__CF_LOG_WAIT 0x200u     /* send stopped on the log: WRITABLE
+                                        when acks free room */
 /* pending events, delivered in this order; DONE last of all */
 #define ALKT__EV_OPEN_REQUEST 0x01u
 #define ALKT__EV_OPENED 0x02u
@@ -4333,6 +4337,19 @@ static int alkt__log_frame(alkt_session *s, unsigned type, uint32_t chan,
 static int alkt__log_release(alkt_session *s, uint64_t seq)
 {
     if (seq < s->seq_head || seq > s->seq_sent) return ALKT_ERR_PROTOCOL;
+    if (s->seq_head < seq && s->log_waiters) {
+        /* room again: the channels a full log stopped may send */
+        uint32_t i;
+        for (i = 0; i < s->max_channels; i++) {
+            alkt__chan *c = &s->chans[i];
+            if (!(c->flags & ALKT__CF_LOG_WAIT)) continue;
+            c->flags &= (uint16_t)~ALKT__CF_LOG_WAIT;
+            if (c->state == ALKT_CHANNEL_OPEN && c->snd_credit &&
+                !(c->flags & ALKT__CF_WRITE_CLOSED))
+                c->events |= ALKT__EV_WRITABLE;
+        }
+        s->log_waiters = 0;
+    }
     while (s->seq_head < seq) {
         s->log_head += alkt__log_frame_len(s, s->log_head);
         s->seq_head++;
@@ -5363,7 +5380,9 @@ ALKTDEF ptrdiff_t alkt_channel_send(alkt_session *s, uint32_t id,
         return (c->flags & ALKT__CF_RESET) ? ALKT_ERR_RESET : ALKT_ERR_STATE;
     if (c->state != ALKT_CHANNEL_OPEN || (c->flags & ALKT__CF_WRITE_CLOSED))
         return ALKT_ERR_STATE;
-    while (done < len && c->snd_credit) {
+    /* an accepted channel's OPEN_OK goes to the log before its first byte */
+    if (c->flags & ALKT__CF_WANT_OK) alkt__pump(s);
+    while (done < len && c->snd_credit && !(c->flags & ALKT__CF_WANT_OK)) {
         uint64_t room = alkt__log_room(s);
         size_t k = len - done, fmax = s->peer_max_frame ? s->peer_max_frame
                                                         : s->max_frame;
@@ -5376,6 +5395,11 @@ ALKTDEF ptrdiff_t alkt_channel_send(alkt_session *s, uint32_t id,
         c->snd_credit -= k;
         c->sent += k;
         done += k;
+    }
+    if (done < len && c->snd_credit) {
+        /* the log stopped it: WRITABLE once acks make room */
+        c->flags |= ALKT__CF_LOG_WAIT;
+        s->log_waiters = 1;
     }
     return (ptrdiff_t)done;
 }

@@ -858,6 +858,50 @@ TEST session_refusal_queue_is_bounded(void)
     PASS();
 }
 
+/* A send the resend log stopped (credit left, no room) is told when acks
+ * make room: ALKT_EV_WRITABLE, not only when credit comes back. */
+TEST session_writable_after_the_log_frees(void)
+{
+    t_pair p;
+    uint32_t ids[4];
+    unsigned char blob[4096];
+    alkt_event ev;
+    alkt_channel_info info;
+    int k, writable = 0;
+    ASSERT(t_init(&p));
+    ASSERT(t_open(&p, &ids[0]));
+    for (k = 1; k < 4; k++) {
+        alkt_open_params o = t_params(5432);
+        ASSERT_EQ(ALKT_OK, alkt_channel_open(&p.s[0], &o, &ids[k]));
+    }
+    t_move(&p, 0);
+    while (alkt_session_poll_event(&p.s[1], &ev))
+        if (ev.type == ALKT_EV_OPEN_REQUEST)
+            ASSERT_EQ(ALKT_OK, alkt_channel_accept(&p.s[1], ev.channel, NULL));
+    t_settle(&p);
+    t_drain(&p);
+    /* 4 x 4096 bytes of credit, 16384 bytes of log: the log stops the last */
+    memset(blob, 'w', sizeof blob);
+    for (k = 0; k < 4; k++)
+        (void)alkt_channel_send(&p.s[0], ids[k], blob, sizeof blob);
+    ASSERT_EQ(ALKT_OK, alkt_channel_info_get(&p.s[0], ids[3], &info));
+    ASSERT(info.send_credit > 0);
+    ASSERT_EQ(0, (int)alkt_channel_send(&p.s[0], ids[3], blob, 1));
+    ASSERT_EQ(ALKT_EV_NONE, t_event(&p, 0).type);
+    /* the server takes it all in and acknowledges (without reading) */
+    t_move(&p, 0);
+    t_move(&p, 1);
+    while (alkt_session_poll_event(&p.s[0], &ev))
+        if (ev.type == ALKT_EV_WRITABLE) {
+            ASSERT_EQ(ids[3], ev.channel);
+            writable++;
+        }
+    ASSERT_EQ(1, writable);
+    ASSERT(alkt_channel_send(&p.s[0], ids[3], blob, 1) == 1);
+    t_free(&p);
+    PASS();
+}
+
 TEST session_memory_is_the_documented_formula(void)
 {
     alkt_session_config c;
@@ -878,6 +922,33 @@ TEST session_memory_is_the_documented_formula(void)
     t_config(&c, 0);
     c.log_size = 100;
     ASSERT_EQ((size_t)0, alkt_session_mem_size(&c));
+    /* every limit: taken at its edge, refused one past it */
+    {
+        static unsigned char big_secret[65];
+        static const char big_id[65] = "0123456789012345678901234567890123456789"
+                                       "012345678901234567890123";
+        int edge;
+        for (edge = 0; edge < 2; edge++) {
+            uint32_t d = (uint32_t)edge;   /* 0: at the limit, 1: past it */
+#define T_LIMIT(stmt)                                                         \
+    do {                                                                      \
+        t_config(&c, 0);                                                      \
+        stmt;                                                                 \
+        ASSERT_EQm(#stmt, edge == 0, alkt_session_mem_size(&c) > 0);          \
+    } while (0)
+            T_LIMIT((c.secret = big_secret, c.secret_len = 16 - d));
+            T_LIMIT((c.secret = big_secret, c.secret_len = 64 + d));
+            T_LIMIT((c.identity = big_id, c.identity_len = 64 + d));
+            T_LIMIT(c.identity_len = 1 - d);
+            T_LIMIT((c.max_channels = 4096 + d, c.channel_window = 256));
+            T_LIMIT((c.max_frame = 256 - d, c.log_size = 4 * (8 + 256)));
+            T_LIMIT((c.max_frame = 16384 + d, c.log_size = 1u << 20));
+            T_LIMIT(c.channel_window = (1u << 30) + d);
+            T_LIMIT(c.log_size = 4 * (8 + 1024) - d);
+            T_LIMIT(c.log_size = (1u << 30) + d);
+#undef T_LIMIT
+        }
+    }
     free(mem);
     PASS();
 }
@@ -898,5 +969,6 @@ SUITE(alkt_session_suite)
     RUN_TEST(session_zero_copy_paths_match_the_copying_ones);
     RUN_TEST(session_connect_drops_a_stale_disconnect);
     RUN_TEST(session_refusal_queue_is_bounded);
+    RUN_TEST(session_writable_after_the_log_frees);
     RUN_TEST(session_memory_is_the_documented_formula);
 }
