@@ -106,6 +106,9 @@
  *     _close / _is_established / _peer_identity; alkt_channel_open /
  *     _accept / _refuse / _send / _recv / _peek / _consume /
  *     _shutdown_write / _reset / _info_get
+ *   Pumps (PUMPS below): alkt_pump_init / _poll / _read_buffer /
+ *     _endpoint_read / _endpoint_eof / _write_peek / _endpoint_wrote /
+ *     _endpoint_shut / _endpoint_failed
  *
  * SCHEMAS (every object: unknown fields and duplicate keys rejected)
  *
@@ -271,6 +274,31 @@
  *     ALKT_ERR_IDLE_TIMEOUT, _NOT_CONNECTED  the connection is gone
  *     ALKT_ERR_STATE, _NO_CHANNEL, _RESET, _CHANNELS_FULL, _WOULD_BLOCK,
  *     _NOMEM                  refused calls (nothing changed)
+ *
+ * PUMPS
+ *
+ *   An alkt_pump joins one open channel to one endpoint the caller owns (a
+ *   TCP socket, a pipe), both ways, with no I/O of its own. Loop: bits =
+ *   alkt_pump_poll(p), then
+ *     ALKT_PUMP_READ        read the endpoint into alkt_pump_read_buffer's
+ *                           room, alkt_pump_endpoint_read(n); a read of 0
+ *                           (EOF): alkt_pump_endpoint_eof
+ *     ALKT_PUMP_WRITE       write alkt_pump_write_peek's bytes (in place, in
+ *                           the channel's ring), alkt_pump_endpoint_wrote(n)
+ *     ALKT_PUMP_SHUT_WRITE  shutdown(fd, SHUT_WR), alkt_pump_endpoint_shut
+ *     ALKT_PUMP_DONE        both directions ended: close the endpoint
+ *     ALKT_PUMP_ABORT       reset or session over (p->code: the reset's
+ *                           16-bit code from our side's endpoint_failed, else
+ *                           a negative ALKT_ERR_*): close at once
+ *   and poll again after session input and events. Backpressure both ways:
+ *   READ is off while the pump's buffer (caller memory, any size >= 1)
+ *   holds bytes the channel has no credit or log room for, so a slow far
+ *   reader stops the near endpoint's reads; WRITE bytes stay in the ring,
+ *   counted against the window, until the endpoint takes them. Half-close
+ *   each way on its own: the endpoint's EOF goes to the channel after its
+ *   last byte; the peer's EOF asks for SHUT_WRITE after the last byte was
+ *   written. Counters: from_endpoint == to_channel once done; to_endpoint
+ *   counts what the endpoint took. Memory: the buffer, nothing else.
  *
  * DESIGN NOTES
  *
@@ -961,6 +989,56 @@ ALKTDEF int alkt_channel_shutdown_write(alkt_session *s, uint32_t id);
 ALKTDEF int alkt_channel_reset(alkt_session *s, uint32_t id, uint16_t code);
 ALKTDEF int alkt_channel_info_get(const alkt_session *s, uint32_t id,
                                   alkt_channel_info *info);
+
+/* ---- pumps: one channel <-> one application endpoint (a socket the caller
+ * owns), both directions, half-close each way (PUMPS in the top comment) */
+typedef enum alkt_pump_want {
+    ALKT_PUMP_READ = 1,       /* read the endpoint into alkt_pump_read_buffer */
+    ALKT_PUMP_WRITE = 2,      /* write alkt_pump_write_peek's bytes to it */
+    ALKT_PUMP_SHUT_WRITE = 4, /* the peer's EOF: shut the endpoint's write
+                                 side (shutdown SHUT_WR), then
+                                 alkt_pump_endpoint_shut */
+    ALKT_PUMP_DONE = 8,       /* both directions ended: close the endpoint */
+    ALKT_PUMP_ABORT = 16      /* the channel was reset or the session ended
+                                 (code): close the endpoint at once */
+} alkt_pump_want;
+
+typedef struct alkt_pump {
+    alkt_session *s;
+    uint32_t channel;
+    unsigned flags;
+    int code;                      /* ABORT: the reset's or session's code */
+    unsigned char *buf;            /* endpoint bytes the channel has not
+                                      taken yet: [off, off + len) */
+    size_t cap, off, len;
+    uint64_t from_endpoint, to_channel;  /* equal once the pump is done */
+    uint64_t to_endpoint;          /* channel bytes the endpoint took */
+} alkt_pump;
+
+/* buf (cap >= 1 bytes, the caller's) holds what the endpoint gave and the
+ * channel could not take yet: the only buffering of the pump. */
+ALKTDEF int alkt_pump_init(alkt_pump *p, alkt_session *s, uint32_t channel,
+                           void *buf, size_t cap);
+/* Moves what can move, then says what the caller should do: a set of
+ * ALKT_PUMP_* bits. Call again after any session input or event. */
+ALKTDEF unsigned alkt_pump_poll(alkt_pump *p);
+/* Where to read the endpoint to, and how much: 0 while the channel is
+ * behind (backpressure: stop reading the endpoint) or after its EOF. */
+ALKTDEF size_t alkt_pump_read_buffer(alkt_pump *p, void **buf);
+/* n bytes were read into that buffer (n <= what it offered). */
+ALKTDEF int alkt_pump_endpoint_read(alkt_pump *p, size_t n);
+/* The endpoint's read side ended (read gave 0): the channel gets EOF after
+ * every byte before it. */
+ALKTDEF int alkt_pump_endpoint_eof(alkt_pump *p);
+/* Channel bytes for the endpoint, in place: their count (0: none now). */
+ALKTDEF size_t alkt_pump_write_peek(alkt_pump *p, const void **data);
+/* n of them were written to the endpoint (n <= that count). */
+ALKTDEF int alkt_pump_endpoint_wrote(alkt_pump *p, size_t n);
+/* The endpoint's write side is shut (after ALKT_PUMP_SHUT_WRITE). */
+ALKTDEF int alkt_pump_endpoint_shut(alkt_pump *p);
+/* The endpoint failed (a reset, an error): the channel is reset with code;
+ * the pump aborts. */
+ALKTDEF int alkt_pump_endpoint_failed(alkt_pump *p, uint16_t code);
 
 #ifdef __cplusplus
 }
@@ -5519,6 +5597,165 @@ ALKTDEF int alkt_channel_info_get(const alkt_session *s, uint32_t id,
     info->reply = c->reply;
     memcpy(info->reason, c->reason, sizeof info->reason);
     return ALKT_OK;
+}
+
+/* ---- pumps ---- */
+#define ALKT__PF_EP_EOF 1u       /* the endpoint's read side ended */
+#define ALKT__PF_CH_SHUT 2u      /* ... and the channel has its EOF */
+#define ALKT__PF_CH_EOF 4u       /* the peer's EOF, read to the end */
+#define ALKT__PF_EP_SHUT 8u      /* ... and the endpoint's write side shut */
+#define ALKT__PF_ABORT 16u
+
+ALKTDEF int alkt_pump_init(alkt_pump *p, alkt_session *s, uint32_t channel,
+                           void *buf, size_t cap)
+{
+    if (!p) return ALKT_ERR_ARG;
+    memset(p, 0, sizeof *p);
+    if (!s || !buf || cap == 0) return ALKT_ERR_ARG;
+    p->s = s;
+    p->channel = channel;
+    p->buf = (unsigned char *)buf;
+    p->cap = cap;
+    return ALKT_OK;
+}
+
+static void alkt__pump_abort(alkt_pump *p, int code)
+{
+    if (p->flags & ALKT__PF_ABORT) return;
+    p->flags |= ALKT__PF_ABORT;
+    p->code = code;
+}
+
+static int alkt__pump_done(const alkt_pump *p)
+{
+    return (p->flags & ALKT__PF_CH_SHUT) && (p->flags & ALKT__PF_EP_SHUT);
+}
+
+ALKTDEF unsigned alkt_pump_poll(alkt_pump *p)
+{
+    unsigned want = 0;
+    if (!p || !p->s) return ALKT_PUMP_ABORT;
+    if (alkt__pump_done(p)) return ALKT_PUMP_DONE;
+    if (!(p->flags & ALKT__PF_ABORT)) {
+        /* endpoint -> channel: as far as credit and the log go */
+        while (p->len) {
+            ptrdiff_t t = alkt_channel_send(p->s, p->channel, p->buf + p->off, p->len);
+            if (t < 0) {
+                alkt__pump_abort(p, (int)t);
+                break;
+            }
+            if (t == 0) break;
+            p->off += (size_t)t;
+            p->len -= (size_t)t;
+            p->to_channel += (uint64_t)t;
+        }
+        if (p->len == 0) p->off = 0;
+        if (p->len == 0 && (p->flags & ALKT__PF_EP_EOF) &&
+            !(p->flags & ALKT__PF_CH_SHUT) && !(p->flags & ALKT__PF_ABORT)) {
+            int rc = alkt_channel_shutdown_write(p->s, p->channel);
+            if (rc != ALKT_OK) alkt__pump_abort(p, rc);
+            else p->flags |= ALKT__PF_CH_SHUT;
+        }
+    }
+    if (!(p->flags & ALKT__PF_ABORT) && !(p->flags & ALKT__PF_CH_EOF)) {
+        /* channel -> endpoint: bytes waiting, or the peer's EOF */
+        const void *d;
+        int eof = 0;
+        ptrdiff_t n = alkt_channel_peek(p->s, p->channel, &d, &eof);
+        if (n < 0) alkt__pump_abort(p, (int)n);
+        else if (n > 0) want |= ALKT_PUMP_WRITE;
+        else if (eof) p->flags |= ALKT__PF_CH_EOF;
+    }
+    if (p->flags & ALKT__PF_ABORT) return ALKT_PUMP_ABORT;
+    if (alkt__pump_done(p)) return ALKT_PUMP_DONE;
+    if (!(p->flags & ALKT__PF_EP_EOF) && p->len < p->cap) want |= ALKT_PUMP_READ;
+    if ((p->flags & ALKT__PF_CH_EOF) && !(p->flags & ALKT__PF_EP_SHUT))
+        want |= ALKT_PUMP_SHUT_WRITE;
+    return want;
+}
+
+ALKTDEF size_t alkt_pump_read_buffer(alkt_pump *p, void **buf)
+{
+    if (buf) *buf = NULL;
+    if (!p || !buf || !p->s ||
+        (p->flags & (ALKT__PF_EP_EOF | ALKT__PF_ABORT)))
+        return 0;
+    if (p->len && p->off) {   /* the rest to the front: one contiguous room */
+        memmove(p->buf, p->buf + p->off, p->len);
+        p->off = 0;
+    }
+    *buf = p->buf + p->off + p->len;
+    return p->cap - p->off - p->len;
+}
+
+ALKTDEF int alkt_pump_endpoint_read(alkt_pump *p, size_t n)
+{
+    if (!p || !p->s) return ALKT_ERR_ARG;
+    if (p->flags & ALKT__PF_ABORT) return ALKT_ERR_RESET;
+    if (p->flags & ALKT__PF_EP_EOF) return ALKT_ERR_STATE;
+    if (n > p->cap - p->off - p->len) return ALKT_ERR_ARG;
+    p->len += n;
+    p->from_endpoint += (uint64_t)n;
+    (void)alkt_pump_poll(p);
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_pump_endpoint_eof(alkt_pump *p)
+{
+    if (!p || !p->s) return ALKT_ERR_ARG;
+    if (p->flags & ALKT__PF_ABORT) return ALKT_ERR_RESET;
+    p->flags |= ALKT__PF_EP_EOF;
+    (void)alkt_pump_poll(p);
+    return ALKT_OK;
+}
+
+ALKTDEF size_t alkt_pump_write_peek(alkt_pump *p, const void **data)
+{
+    ptrdiff_t n;
+    int eof = 0;
+    if (data) *data = NULL;
+    if (!p || !data || !p->s || (p->flags & (ALKT__PF_ABORT | ALKT__PF_CH_EOF)))
+        return 0;
+    n = alkt_channel_peek(p->s, p->channel, data, &eof);
+    if (n < 0) {
+        alkt__pump_abort(p, (int)n);
+        *data = NULL;
+        return 0;
+    }
+    if (n == 0) {
+        *data = NULL;
+        if (eof) p->flags |= ALKT__PF_CH_EOF;
+    }
+    return (size_t)n;
+}
+
+ALKTDEF int alkt_pump_endpoint_wrote(alkt_pump *p, size_t n)
+{
+    ptrdiff_t r;
+    int eof = 0;
+    if (!p || !p->s) return ALKT_ERR_ARG;
+    if (p->flags & ALKT__PF_ABORT) return ALKT_ERR_RESET;
+    r = alkt_channel_consume(p->s, p->channel, n, &eof);
+    if (r < 0) return (int)r;
+    p->to_endpoint += (uint64_t)n;
+    if (eof) p->flags |= ALKT__PF_CH_EOF;
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_pump_endpoint_shut(alkt_pump *p)
+{
+    if (!p || !p->s) return ALKT_ERR_ARG;
+    if (!(p->flags & ALKT__PF_CH_EOF)) return ALKT_ERR_STATE;
+    p->flags |= ALKT__PF_EP_SHUT;
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_pump_endpoint_failed(alkt_pump *p, uint16_t code)
+{
+    if (!p || !p->s) return ALKT_ERR_ARG;
+    if (p->flags & ALKT__PF_ABORT) return ALKT_OK;
+    alkt__pump_abort(p, (int)code);
+    return alkt_channel_reset(p->s, p->channel, code);
 }
 
 ALKTDEF const char *alkt_strerror(int code)

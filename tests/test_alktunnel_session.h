@@ -953,6 +953,157 @@ TEST session_memory_is_the_documented_formula(void)
     PASS();
 }
 
+/* ---- pumps ---- */
+typedef struct t_end {
+    const unsigned char *src;    /* what the application side has to send */
+    size_t src_len, src_at;
+    unsigned char *sink;         /* what it received */
+    size_t sink_len;
+    int shut, done;
+} t_end;
+
+static uint32_t t_rand(uint32_t *x)
+{
+    *x = *x * 1103515245u + 12345u;
+    return *x >> 8;
+}
+
+/* One turn of an endpoint: read some of its source into the pump, write
+ * some of the channel's bytes out, shut when told. 1 while not done. */
+static int t_end_turn(alkt_pump *p, t_end *e, uint32_t *x, int stall)
+{
+    unsigned want = alkt_pump_poll(p);
+    if (want & (ALKT_PUMP_DONE | ALKT_PUMP_ABORT)) {
+        e->done = (want & ALKT_PUMP_DONE) ? 1 : -1;
+        return 0;
+    }
+    if (want & ALKT_PUMP_READ) {
+        void *b;
+        size_t room = alkt_pump_read_buffer(p, &b), k = 1 + t_rand(x) % 3000;
+        if (room && e->src_at < e->src_len) {
+            if (k > room) k = room;
+            if (k > e->src_len - e->src_at) k = e->src_len - e->src_at;
+            memcpy(b, e->src + e->src_at, k);
+            e->src_at += k;
+            if (alkt_pump_endpoint_read(p, k) != ALKT_OK) return -1;
+        } else if (e->src_at == e->src_len) {
+            if (alkt_pump_endpoint_eof(p) != ALKT_OK) return -1;
+        }
+    }
+    if ((want & ALKT_PUMP_WRITE) && !stall) {
+        const void *d;
+        size_t n = alkt_pump_write_peek(p, &d), k = 1 + t_rand(x) % 2000;
+        if (n) {
+            if (k > n) k = n;
+            memcpy(e->sink + e->sink_len, d, k);
+            e->sink_len += k;
+            if (alkt_pump_endpoint_wrote(p, k) != ALKT_OK) return -1;
+        }
+    }
+    if (want & ALKT_PUMP_SHUT_WRITE) {
+        if (e->shut) return -1;        /* told twice */
+        e->shut = 1;
+        if (alkt_pump_endpoint_shut(p) != ALKT_OK) return -1;
+    }
+    return 1;
+}
+
+/* Two endpoints joined through a channel by two pumps: every byte each
+ * way arrives once, in order; each side is told to shut exactly once, after
+ * the last byte; both pumps end DONE with bytes in == bytes out; a stalled
+ * reader stops the far side's reads (backpressure) without losing a byte. */
+TEST pump_moves_both_ways_and_half_closes(void)
+{
+    static unsigned char a_src[70000], b_src[70000], a_sink[70000], b_sink[70000];
+    static const size_t sizes[][2] = {{0, 0}, {1, 0}, {0, 1}, {5000, 3},
+                                      {70000, 20000}, {12345, 70000}};
+    static const size_t bufs[] = {1, 7, 4096};
+    size_t i, j;
+    uint32_t x = 99;
+    for (i = 0; i < sizeof a_src; i++) {
+        a_src[i] = (unsigned char)t_rand(&x);
+        b_src[i] = (unsigned char)t_rand(&x);
+    }
+    for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (j = 0; j < sizeof bufs / sizeof bufs[0]; j++) {
+            t_pair p;
+            uint32_t id;
+            alkt_pump pa, pb;
+            unsigned char ba[4096], bb[4096];
+            t_end ea, eb;
+            int turn, stalled_reads = 0;
+            ASSERT(t_init(&p));
+            ASSERT(t_open(&p, &id));
+            t_drain(&p);
+            ASSERT_EQ(ALKT_OK, alkt_pump_init(&pa, &p.s[0], id, ba, bufs[j]));
+            ASSERT_EQ(ALKT_OK, alkt_pump_init(&pb, &p.s[1], id, bb, bufs[j]));
+            memset(&ea, 0, sizeof ea);
+            memset(&eb, 0, sizeof eb);
+            ea.src = a_src; ea.src_len = sizes[i][0]; ea.sink = a_sink;
+            eb.src = b_src; eb.src_len = sizes[i][1]; eb.sink = b_sink;
+            for (turn = 0; turn < 100000 && (!ea.done || !eb.done); turn++) {
+                /* the first 300 turns: b does not write (a stalled reader) */
+                int stall = turn < 300;
+                if (!ea.done) ASSERT(t_end_turn(&pa, &ea, &x, 0) >= 0);
+                if (!eb.done) ASSERT(t_end_turn(&pb, &eb, &x, stall) >= 0);
+                /* (with the big buffer 300 turns read far past the
+                 * window: the reads must have stopped by then) */
+                if (stall && turn == 299 && sizes[i][0] > 40000 && bufs[j] >= 4096)
+                    stalled_reads = (alkt_pump_poll(&pa) & ALKT_PUMP_READ) == 0;
+                t_move(&p, 0);
+                t_move(&p, 1);
+                t_drain(&p);
+            }
+            ASSERT_EQm("both pumps done", 1, ea.done);
+            ASSERT_EQ(1, eb.done);
+            ASSERT_EQ(sizes[i][1], ea.sink_len);
+            ASSERT_EQ(sizes[i][0], eb.sink_len);
+            ASSERT_MEM_EQ(b_src, a_sink, ea.sink_len);
+            ASSERT_MEM_EQ(a_src, b_sink, eb.sink_len);
+            ASSERT(ea.shut && eb.shut);
+            ASSERT_EQ(pa.from_endpoint, pa.to_channel);
+            ASSERT_EQ(pb.from_endpoint, pb.to_channel);
+            ASSERT_EQ(pa.to_endpoint, (uint64_t)sizes[i][1]);
+            ASSERT_EQ(pb.to_endpoint, (uint64_t)sizes[i][0]);
+            if (sizes[i][0] > 40000 && bufs[j] >= 4096)
+                ASSERTm("a stalled reader stops the far side's reads",
+                        stalled_reads);
+            t_free(&p);
+        }
+    PASS();
+}
+
+/* A reset from the far side aborts the pump with the reset's code; an
+ * endpoint failure resets the channel for the far side. */
+TEST pump_aborts_on_reset_both_ways(void)
+{
+    t_pair p;
+    uint32_t id;
+    alkt_pump pa, pb;
+    unsigned char ba[64], bb[64];
+    void *b;
+    ASSERT(t_init(&p));
+    ASSERT(t_open(&p, &id));
+    t_drain(&p);
+    ASSERT_EQ(ALKT_OK, alkt_pump_init(&pa, &p.s[0], id, ba, sizeof ba));
+    ASSERT_EQ(ALKT_OK, alkt_pump_init(&pb, &p.s[1], id, bb, sizeof bb));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_pump_init(&pb, &p.s[1], id, bb, 0));
+    ASSERT_EQ(ALKT_OK, alkt_pump_init(&pb, &p.s[1], id, bb, sizeof bb));
+    ASSERT(alkt_pump_read_buffer(&pa, &b) == sizeof ba);
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_pump_endpoint_read(&pa, sizeof ba + 1));
+    ASSERT_EQ(ALKT_ERR_STATE, alkt_pump_endpoint_shut(&pa));  /* no EOF yet */
+    ASSERT_EQ(ALKT_OK, alkt_pump_endpoint_failed(&pb, 77));
+    ASSERT_EQ((unsigned)ALKT_PUMP_ABORT, alkt_pump_poll(&pb));
+    ASSERT_EQ(77, pb.code);
+    t_settle(&p);
+    ASSERT_EQ((unsigned)ALKT_PUMP_ABORT, alkt_pump_poll(&pa));
+    ASSERT_EQ(ALKT_ERR_RESET, pa.code);
+    ASSERT_EQ(0, alkt_pump_read_buffer(&pa, &b));
+    ASSERT_EQ(NULL, b);
+    t_free(&p);
+    PASS();
+}
+
 SUITE(alkt_session_suite)
 {
     RUN_TEST(sha256_and_hmac_vectors);
@@ -971,4 +1122,6 @@ SUITE(alkt_session_suite)
     RUN_TEST(session_refusal_queue_is_bounded);
     RUN_TEST(session_writable_after_the_log_frees);
     RUN_TEST(session_memory_is_the_documented_formula);
+    RUN_TEST(pump_moves_both_ways_and_half_closes);
+    RUN_TEST(pump_aborts_on_reset_both_ways);
 }
