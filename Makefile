@@ -401,8 +401,8 @@ valgrind: | $(B)
 	@rc=0; for t in $(UNIT_TESTS); do \
 	    $(CC) $(CPPFLAGS) -O1 -g $(WARN) $(GREATEST_INC) tests/test_$$t.c \
 	        -o $(B)/vg_$$t $(LDFLAGS) && \
-	    valgrind -q --error-exitcode=99 --leak-check=full \
-	        ./$(B)/vg_$$t || rc=1; \
+	    ALK_UNDER_VALGRIND=1 valgrind -q --error-exitcode=99 \
+	        --leak-check=full ./$(B)/vg_$$t || rc=1; \
 	done; exit $$rc
 
 deps:

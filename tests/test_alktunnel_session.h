@@ -151,6 +151,23 @@ TEST sha256_and_hmac_vectors(void)
     }
     printf("    (SHA-256 compared with the SHA extensions: %s)\n",
            alkt__sha256_have_ni() ? "present" : "absent, portable twice");
+    {   /* the detection agrees with the kernel's view of the CPU */
+        FILE *f = fopen("/proc/cpuinfo", "r");
+        if (f) {
+            static char line[8192];
+            int flags_seen = 0, sha = 0;
+            while (fgets(line, sizeof line, f))
+                if (strncmp(line, "flags", 5) == 0) {
+                    flags_seen = 1;
+                    sha = strstr(line, " sha_ni") != NULL;
+                    break;
+                }
+            fclose(f);
+            if (flags_seen && !getenv("ALK_UNDER_VALGRIND"))
+                ASSERT_EQm("cpuid's SHA bit vs /proc/cpuinfo", sha,
+                           alkt__sha256_have_ni());
+        }
+    }
 #endif
     (void)a; (void)b; (void)x; (void)n; (void)i; (void)msg;
     PASS();
