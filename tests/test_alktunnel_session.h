@@ -1121,6 +1121,44 @@ TEST pump_aborts_on_reset_both_ways(void)
     PASS();
 }
 
+/* Keepalive: a side whose idle timeout is shorter than the peer's
+ * keepalive interval stays up on its own pings (the peer's PONGs are
+ * input); with its pings unanswered it would time out. */
+TEST session_keepalive_pings_keep_a_quiet_link_up(void)
+{
+    t_pair p;
+    int k, step;
+    alkt_event ev;
+    memset(&p, 0, sizeof p);
+    p.now = 1000000000ull;
+    for (k = 0; k < 2; k++) {
+        alkt_session_config c;
+        size_t need;
+        t_config(&c, k);
+        c.ping_interval_ns = k ? 60000000000ull : 1000000000ull;
+        c.idle_timeout_ns = k ? 120000000000ull : 3000000000ull;
+        need = alkt_session_mem_size(&c);
+        p.mem[k] = (unsigned char *)malloc(need);
+        ASSERT(p.mem[k] != NULL);
+        ASSERT_EQ(ALKT_OK, alkt_session_init(&p.s[k], &c, p.mem[k], need, p.now));
+    }
+    t_connect(&p);
+    t_settle(&p);
+    ASSERT_EQ(1, alkt_session_is_established(&p.s[0]));
+    t_drain(&p);
+    for (step = 0; step < 40; step++) {     /* 20 s of silence */
+        p.now += 500000000ull;
+        for (k = 0; k < 2; k++) alkt_session_handle_timeout(&p.s[k], p.now);
+        t_settle(&p);
+        for (k = 0; k < 2; k++)
+            while (alkt_session_poll_event(&p.s[k], &ev))
+                ASSERT(ev.type != ALKT_EV_DISCONNECTED);
+    }
+    ASSERT(p.s[0].ping_counter >= 10);
+    t_free(&p);
+    PASS();
+}
+
 SUITE(alkt_session_suite)
 {
     RUN_TEST(sha256_and_hmac_vectors);
@@ -1139,6 +1177,7 @@ SUITE(alkt_session_suite)
     RUN_TEST(session_refusal_queue_is_bounded);
     RUN_TEST(session_writable_after_the_log_frees);
     RUN_TEST(session_memory_is_the_documented_formula);
+    RUN_TEST(session_keepalive_pings_keep_a_quiet_link_up);
     RUN_TEST(pump_moves_both_ways_and_half_closes);
     RUN_TEST(pump_aborts_on_reset_both_ways);
 }
