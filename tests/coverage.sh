@@ -12,6 +12,9 @@ mkdir -p "$dir"
 RC="--rc lcov_branch_coverage=1"
 COV="-O0 -g --coverage -std=c99"
 
+# the unit tests run in $dir (their scratch files stay there) and read
+# fixtures under corpus/ by relative path
+ln -s "$(pwd)/corpus" "$dir/corpus"
 for t in tests/test_*.c; do
     name=$(basename "$t" .c)
     $CC $COV -Itests "$t" -o "$dir/$name"
