@@ -568,6 +568,51 @@ TEST session_injected_frame_is_detected(void)
 
 /* A forged AUTH, a replayed handshake, a wrong secret: refused with a
  * code, and the server keeps no state from them. */
+/* Every HELLO field is checked where it arrives: the server refuses a bad
+ * one at once with the code for it, before any MAC. */
+TEST session_hello_fields_are_checked(void)
+{
+    static const struct { size_t at; unsigned char value; int code; } bad[] = {
+        {8 + 0, 'X', ALKT_ERR_PROTOCOL},       /* magic */
+        {8 + 3, 'X', ALKT_ERR_PROTOCOL},
+        {8 + 4, 2, ALKT_ERR_VERSION},          /* only version 2 and up */
+        {8 + 5, 0, ALKT_ERR_VERSION},          /* only version 0 */
+        {8 + 6, 2, ALKT_ERR_PROTOCOL},         /* a "server" talking to us */
+        {8 + 7, 2, ALKT_ERR_PROTOCOL},         /* an unknown flag */
+        {8 + 98, 0, ALKT_ERR_PROTOCOL},        /* max_frame 0x0000_0000+.. < 256 */
+        {8 + 96, 1, ALKT_ERR_PROTOCOL},        /* max_frame past 16384 */
+        {8 + 102, 0, ALKT_ERR_PROTOCOL},       /* log smaller than 4 frames */
+        {8 + 107, 0, ALKT_ERR_PROTOCOL},       /* 0 channels */
+        {8 + 106, 0x10, ALKT_ERR_PROTOCOL},    /* 4100 channels */
+        {8 + 108, 0, ALKT_ERR_PROTOCOL},       /* identity of 0 bytes */
+        {8 + 108, 7, ALKT_ERR_PROTOCOL},       /* identity longer than sent */
+    };
+    size_t i;
+    for (i = 0; i <= sizeof bad / sizeof bad[0]; i++) {
+        t_pair p;
+        unsigned char hello[512];
+        size_t hn;
+        int rc;
+        ASSERT(t_init(&p));
+        t_connect(&p);
+        hn = alkt_session_poll_transmit(&p.s[0], hello, sizeof hello);
+        ASSERT_EQ(8 + 109 + 6, hn);
+        if (i < sizeof bad / sizeof bad[0]) {
+            hello[bad[i].at] = bad[i].value;
+            if (bad[i].at == 8 + 106) hello[8 + 107] = 4;   /* 0x1004 */
+        } else {
+            hn--;                                /* one byte short */
+            hello[3] = (unsigned char)(hello[3] - 1);
+        }
+        rc = alkt_session_handle_input(&p.s[1], hello, hn, p.now);
+        ASSERT_EQm("a bad HELLO field", i < sizeof bad / sizeof bad[0]
+                                            ? bad[i].code : ALKT_ERR_PROTOCOL, rc);
+        ASSERT_EQ(0, alkt_session_is_established(&p.s[1]));
+        t_free(&p);
+    }
+    PASS();
+}
+
 TEST session_refuses_forged_handshakes(void)
 {
     t_pair p, q;
@@ -1169,6 +1214,7 @@ SUITE(alkt_session_suite)
     RUN_TEST(session_window_is_enforced);
     RUN_TEST(session_duplicate_open_keeps_the_live_channel);
     RUN_TEST(session_injected_frame_is_detected);
+    RUN_TEST(session_hello_fields_are_checked);
     RUN_TEST(session_refuses_forged_handshakes);
     RUN_TEST(session_resumes_exactly_once);
     RUN_TEST(session_deadlines_count_queued_output);
