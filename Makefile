@@ -354,7 +354,9 @@ $(B)/bench_qcow2w_cli: examples/qcow2w.c qcow2w.h | $(B)
 $(B)/bench_qcow2w: $(B)/bench_qcow2w_cli
 
 bench: $(BENCHES:%=$(B)/bench_%)
-	@for b in $(BENCHES); do B=$(B) ./$(B)/bench_$$b || exit 1; done
+	@missed=""; for b in $(BENCHES); do \
+	    B=$(B) ./$(B)/bench_$$b || missed="$$missed $$b"; done; \
+	if [ -n "$$missed" ]; then echo "bench: targets missed in:$$missed"; exit 1; fi
 
 # ---- install ----------------------------------------------------------------
 install:
