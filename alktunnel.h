@@ -811,7 +811,9 @@ typedef struct alkt_event {
     alkt_event_type type;
     uint32_t channel;     /* 0 for session events */
     int code;             /* DISCONNECTED / CLOSED: an ALKT_ERR_* code;
-                             OPEN_FAILED / RESET: the peer's 16-bit code */
+                             OPEN_FAILED / RESET: the peer's 16-bit code;
+                             CHANNEL_DONE: the reset's or refusal's code
+                             (either side's), 0 after two EOFs */
 } alkt_event;
 
 typedef enum alkt_channel_state {

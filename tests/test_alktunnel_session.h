@@ -9,7 +9,9 @@
     "fa499d93b6260e7e03fc3542b76d6dccc017f7625a681c8d06aa3e4339932b26"
 #define T_CLIENT_AUTH "0200002000000000" \
     "9857776d756a33aa500342d7a346e24399c75c0ac499ddcb9c6aa5873434807c"
-/* FIPS 180-4 / NIST examples and RFC 4231 section 4, as published. */
+/* FIPS 180-4 / NIST examples and RFC 4231 section 4, as published; keys
+ * of 63, 64 and 65 bytes around the block size (only a longer key is
+ * hashed first), computed apart with Python's hmac module. */
 typedef struct sha_vector {
     const char *name, *key, *data, *expected;
     size_t repeat, mac_len;
@@ -35,6 +37,18 @@ static const sha_vector sha_vectors[] = {
      NULL,
      "61",
      "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0", 1000000, 32},
+    {"HMAC-SHA-256, a 63-byte key (Python hmac)",
+     "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e",
+     "61206b6579206f662065786163746c792074686520626c6f636b2073697a65",
+     "1481e09753ca0e930c0e9602e3afc5d091a8e141e957de5c557fc02a7c059942", 1, 32},
+    {"HMAC-SHA-256, a 64-byte key (Python hmac)",
+     "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f",
+     "61206b6579206f662065786163746c792074686520626c6f636b2073697a65",
+     "0f5adbdf4f41a2fa3fc805c46f93e12e2ffe7172e9fbec8278f60a0f5645f053", 1, 32},
+    {"HMAC-SHA-256, a 65-byte key (Python hmac)",
+     "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f40",
+     "61206b6579206f662065786163746c792074686520626c6f636b2073697a65",
+     "8018f48a690c77e540e63186ed8e43d4bcf88c44cc46b28d2a371e1df6c72c57", 1, 32},
     {"HMAC-SHA-256 RFC 4231 test case 1",
      "0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b",
      "4869205468657265",
@@ -405,9 +419,11 @@ TEST session_moves_bytes_and_half_closes(void)
     do { ev = t_event(&p, 0); } while (ev.type == ALKT_EV_READABLE ||
                                        ev.type == ALKT_EV_WRITABLE);
     ASSERT_EQ(ALKT_EV_CHANNEL_DONE, ev.type);
+    ASSERT_EQ(0, ev.code);                   /* two EOFs: no code */
     do { ev = t_event(&p, 1); } while (ev.type == ALKT_EV_READABLE ||
                                        ev.type == ALKT_EV_WRITABLE);
     ASSERT_EQ(ALKT_EV_CHANNEL_DONE, ev.type);
+    ASSERT_EQ(0, ev.code);
     ASSERT_EQ(ALKT_ERR_NO_CHANNEL, (int)alkt_channel_send(&p.s[0], id, out, 1));
     t_free(&p);
     PASS();
@@ -1162,6 +1178,18 @@ TEST pump_aborts_on_reset_both_ways(void)
     ASSERT_EQ(ALKT_ERR_RESET, pa.code);
     ASSERT_EQ(0, alkt_pump_read_buffer(&pa, &b));
     ASSERT_EQ(NULL, b);
+    {   /* the far side's events carry the reset's code to the end */
+        alkt_event ev;
+        int seen = 0;
+        while (alkt_session_poll_event(&p.s[0], &ev)) {
+            if (ev.type == ALKT_EV_RESET || ev.type == ALKT_EV_CHANNEL_DONE) {
+                ASSERT_EQ(id, ev.channel);
+                ASSERT_EQ(77, ev.code);
+                seen |= ev.type == ALKT_EV_RESET ? 1 : 2;
+            }
+        }
+        ASSERT_EQ(3, seen);
+    }
     t_free(&p);
     PASS();
 }
