@@ -43,6 +43,27 @@ try() {
     fi
 }
 
+# refused LABEL COMPILER FLAGS LANG EXPECTED SOURCE-TEXT - the build must
+# fail with EXPECTED in its messages (a promised #error), and without an
+# implicit declaration (what a guard that never fires gives instead).
+refused() {
+    label=$1; cc=$2; flags=$3; lang=$4; expect=$5; text=$6
+    src="$dir/$(echo "$label" | tr ' /+.<>' '______').$lang"
+    printf '%s\n' "$text" > "$src"
+    # shellcheck disable=SC2086
+    if "$cc" $flags -I. -c "$src" -o "$src.o" > "$src.log" 2>&1; then
+        echo "FAIL  $label  (compiled; expected: $expect)"
+        fail=$((fail + 1))
+    elif grep -q "$expect" "$src.log" && ! grep -q "implicit declaration" "$src.log"; then
+        echo "ok    $label  (refused as documented)"
+        pass=$((pass + 1))
+    else
+        echo "FAIL  $label  (failed otherwise than with: $expect)"
+        sed 's/^/      /' "$src.log" | head -20
+        fail=$((fail + 1))
+    fi
+}
+
 use='int alk_compile_check(void); int alk_compile_check(void) { return 0; }'
 all_includes=""
 for h in "$@"; do
@@ -84,5 +105,35 @@ $use"
 try "all headers $CXX ALK_IMPLEMENTATION" "$CXX" "$WARNXX" cc "#define ALK_IMPLEMENTATION
 $all_includes
 $use"
+# Include orders (qcow2w.h's POSIX executor under strict C99, no -D): a
+# libc header first is too late for qcow2w.h to ask for POSIX, so the
+# documented #error must fire; qcow2w.h first, or Q2W_NO_STDIO, builds.
+case " $* " in *" qcow2w.h "*)
+    posix_error="the POSIX executor needs _POSIX_C_SOURCE"
+    for c in "$CC" "$CLANG"; do
+        refused "qcow2w.h after <stdio.h> $c c99" "$c" "$WARN" c "$posix_error" \
+            "#include <stdio.h>
+#define QCOW2W_IMPLEMENTATION
+#include \"qcow2w.h\"
+$use"
+        refused "all headers alphabetical $c c99 ALK_IMPLEMENTATION" "$c" "$WARN" c \
+            "$posix_error" "#define ALK_IMPLEMENTATION
+$all_includes
+$use"
+        try "qcow2w.h first then <stdio.h> $c c99" "$c" "$WARN" c "#define QCOW2W_IMPLEMENTATION
+#include \"qcow2w.h\"
+#include <stdio.h>
+$use"
+        try "qcow2w.h after <stdio.h> $c c99 Q2W_NO_STDIO" "$c" "$WARN" c "#include <stdio.h>
+#define Q2W_NO_STDIO
+#define QCOW2W_IMPLEMENTATION
+#include \"qcow2w.h\"
+$use"
+        try "qcow2w.h after <stdio.h> $c gnu99" "$c" "-std=gnu99 -Wall -Wextra -Werror" c "#include <stdio.h>
+#define QCOW2W_IMPLEMENTATION
+#include \"qcow2w.h\"
+$use"
+    done ;;
+esac
 echo "compile: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
