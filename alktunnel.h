@@ -21,8 +21,14 @@
  *       fprintf(stderr, "%s at %zu (line %zu col %zu) in '%s'\n",
  *               alkt_strerror(err.code), err.offset, err.line, err.column,
  *               err.path);            // e.g. "port out of range ... 'port'"
- *   } else if (p.kind == ALKT_OPEN_DIRECT && p.substrate != ALKT_SUBSTRATE_UNIX)
- *       connect_to(p.host.name, p.port);   // or p.host.ip for literals
+ *   } else if (p.kind == ALKT_OPEN_DIRECT && p.substrate != ALKT_SUBSTRATE_UNIX) {
+ *       char host[ALKT_HOST_MAX + 1];      // a name, or an IP literal:
+ *       if (p.host.kind == ALKT_HOST_NAME) // p.host.kind says which field
+ *           memcpy(host, p.host.name, sizeof host);   // NUL-terminated
+ *       else
+ *           alkt_ip_format(&p.host.ip, host);  // canonical text, IPv6 too
+ *       connect_to(alkt_substrate_name(p.substrate), host, p.port);
+ *   }
  *
  *   char out[512];
  *   ptrdiff_t n = alkt_open_params_encode(&p, out, sizeof out, &err);
@@ -97,7 +103,7 @@
  *                                             relays
  *   Addresses and names (also used by the decoders):
  *     alkt_ip_parse, alkt_ip_format, alkt_hostname_valid
- *   alkt_strerror(code)
+ *   alkt_strerror(code), alkt_substrate_name(substrate)
  *   Hashes: alkt_sha256[_init/_update/_final], alkt_hmac_sha256[...],
  *     alkt_ct_equal (constant time in the length only)
  *   Session (SESSION below): alkt_session_mem_size / _init / _connect /
@@ -472,12 +478,15 @@ extern "C" {
     X(ALKT_ERR_WOULD_BLOCK, -47, "no room now: try after the peer's acks")    \
     X(ALKT_ERR_RESET, -48, "the channel was reset")
 
-enum {
+typedef enum alkt_result {
 #define ALKT__ENUM(name, value, text) name = value,
     ALKT_RESULT_LIST(ALKT__ENUM)
 #undef ALKT__ENUM
-    ALKT__RESULT_END
-};
+    ALKT_RESULT_END_
+} alkt_result;
+/* The lowest code (the list's last entry: keep new codes below it and
+ * move this along); a wire code outside [LOWEST, 0) is no library code. */
+#define ALKT__RESULT_LOWEST ALKT_ERR_RESET
 
 #define ALKT_PATH_MAX 128
 typedef struct alkt_error {
@@ -604,6 +613,8 @@ typedef enum alkt_substrate {
     ALKT_SUBSTRATE_UDP,
     ALKT_SUBSTRATE_UNIX
 } alkt_substrate;
+/* "tcp", "udp", "unix" as in the JSON, or NULL for any other value. */
+ALKTDEF const char *alkt_substrate_name(alkt_substrate s);
 
 typedef enum alkt_open_kind {
     ALKT_OPEN_NONE = 0,
@@ -4840,7 +4851,7 @@ static int alkt__on_frame(alkt_session *s, unsigned type, uint32_t id,
             if (n != 2) return ALKT_ERR_PROTOCOL;
             code = -(int)alkt__get16(p);
             alkt__peer_goaway(s, (int)alkt__get16(p));
-            if (code <= ALKT__RESULT_END || code >= 0) code = ALKT_ERR_GOAWAY;
+            if (code < ALKT__RESULT_LOWEST || code >= 0) code = ALKT_ERR_GOAWAY;
             if (code == ALKT_ERR_RESUME_REFUSED || code == ALKT_ERR_RESUME_EXPIRED)
                 alkt__close_session(s, code);
             s->conn_code = code;
@@ -5758,6 +5769,16 @@ ALKTDEF int alkt_pump_endpoint_failed(alkt_pump *p, uint16_t code)
     if (p->flags & ALKT__PF_ABORT) return ALKT_OK;
     alkt__pump_abort(p, (int)code);
     return alkt_channel_reset(p->s, p->channel, code);
+}
+
+ALKTDEF const char *alkt_substrate_name(alkt_substrate s)
+{
+    switch (s) {
+    case ALKT_SUBSTRATE_TCP: return "tcp";
+    case ALKT_SUBSTRATE_UDP: return "udp";
+    case ALKT_SUBSTRATE_UNIX: return "unix";
+    default: return NULL;
+    }
 }
 
 ALKTDEF const char *alkt_strerror(int code)

@@ -45,7 +45,7 @@ static void check_error(const char *what, int rc, const alkt_error *e,
                         const uint8_t *data, size_t size)
 {
     size_t i, line = 1, col = 1;
-    ALK_CHECK(rc < 0 && rc > ALKT__RESULT_END - 100, "%s: code %d", what, rc);
+    ALK_CHECK(rc < 0 && rc >= ALKT__RESULT_LOWEST, "%s: code %d", what, rc);
     ALK_CHECK(e->code == rc, "%s: err.code %d != returned %d", what, e->code,
               rc);
     ALK_CHECK(strcmp(alkt_strerror(rc), "unknown alktunnel result code") != 0,

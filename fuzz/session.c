@@ -866,7 +866,7 @@ static void ss_hostile(ss *t)
             alksim_bytes(&t->src, raw, n);
             rc = alkt_session_handle_input(&t->side[1].s, raw, n, t->now);
             alk_trace("hostile %zu raw bytes: %s", n, alkt_strerror(rc));
-            ALK_CHECK(rc <= 0 && rc > ALKT__RESULT_END, "result %d", rc);
+            ALK_CHECK(rc <= 0 && rc >= ALKT__RESULT_LOWEST, "result %d", rc);
             break;
         }
         case 4: ss_open(t, 0); break;

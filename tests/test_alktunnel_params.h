@@ -350,6 +350,20 @@ TEST open_direct_udp_ipv4(void)
     ASSERT_EQ('\0', p.host.name[0]);
     ASSERT_EQ(53, p.port);
     ASSERT_EQ(0, p.listen);
+    ASSERT_STR_EQ("udp", alkt_substrate_name(p.substrate));
+    {   /* the name of every substrate is the JSON's spelling */
+        alkt_result r = ALKT_OK;            /* the result enum has a name */
+        ASSERT_STR_EQ("tcp", alkt_substrate_name(ALKT_SUBSTRATE_TCP));
+        ASSERT_STR_EQ("unix", alkt_substrate_name(ALKT_SUBSTRATE_UNIX));
+        ASSERT_EQ(NULL, alkt_substrate_name((alkt_substrate)0));
+        ASSERT_EQ(NULL, alkt_substrate_name((alkt_substrate)99));
+        ASSERT_EQ(0, r);
+        /* every code is within [ALKT__RESULT_LOWEST, 0] */
+#define T_CODE_IN_RANGE(name, value, text)                                    \
+    ASSERTm(#name, (name) >= ALKT__RESULT_LOWEST && (name) <= 0);
+        ALKT_RESULT_LIST(T_CODE_IN_RANGE)
+#undef T_CODE_IN_RANGE
+    }
     PASS();
 }
 
