@@ -135,5 +135,18 @@ $use"
 $use"
     done ;;
 esac
+# Each header stands alone: the same full licence text in every one.
+first=""
+for h in "$@"; do
+    sed -n '/^ \* LICENCE:/,/^ \*\//p' "$h" > "$dir/licence-$(basename "$h")"
+    if [ ! -s "$dir/licence-$(basename "$h")" ]; then
+        echo "FAIL  $h licence text  (missing)"; fail=$((fail + 1))
+    elif [ -n "$first" ] && ! cmp -s "$dir/licence-$(basename "$first")" "$dir/licence-$(basename "$h")"; then
+        echo "FAIL  $h licence text  (differs from $first)"; fail=$((fail + 1))
+    else
+        echo "ok    $h licence text"; pass=$((pass + 1))
+        [ -n "$first" ] || first=$h
+    fi
+done
 echo "compile: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
