@@ -60,7 +60,8 @@ help:
 	@echo "  make crash-soak [RUNS=n] [SEED=s]  qcow2w.h power-loss scenarios, distinct points"
 	@echo "  make crash-qemu [RUNS=n] [SEED=s]  crashed images judged by qemu-img check"
 	@echo "  make fast-gate       unit + replay (what mutants are judged by)"
-	@echo "  make compile-matrix  gcc/clang C99 pedantic, g++ plain/impl, _STATIC"
+	@echo "  make compile-matrix  gcc/clang C99 pedantic, g++ plain/impl, _STATIC,"
+	@echo "                       include orders, licence texts, quick starts"
 	@echo "  make seeds           regenerate the generated seeds in corpus/"
 	@echo "  make fuzz [TARGET=x] [SECONDS=n] [ENGINE=honggfuzz|libfuzzer|afl]"
 	@echo "                       build every harness; with TARGET a detached"
@@ -198,8 +199,10 @@ test gate:
 	    sh tests/gate.sh
 
 compile-matrix:
-	@CC="$(CC)" CLANG="$(CLANG)" CXX="$(CXX)" B="$(B)" \
-	    sh tests/compile_matrix.sh $(HEADERS)
+	@rc=0; CC="$(CC)" CLANG="$(CLANG)" CXX="$(CXX)" B="$(B)" \
+	    sh tests/compile_matrix.sh $(HEADERS) || rc=1; \
+	CC="$(CC)" CLANG="$(CLANG)" CXX="$(CXX)" B="$(B)" \
+	    sh tests/quickstarts.sh $(HEADERS) || rc=1; exit $$rc
 
 # ---- examples ---------------------------------------------------------------
 $(B)/%: examples/%.c $(HEADERS) | $(B)

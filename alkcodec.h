@@ -6,27 +6,41 @@
  *
  * QUICK START
  *
+ *   #define _POSIX_C_SOURCE 200809L   // read() under -std=c99
  *   #define ALKCODEC_IMPLEMENTATION   // in exactly one .c file
  *   #include "alkcodec.h"
+ *   #include <stdio.h>
+ *   #include <unistd.h>
  *
- *   // sending: a whole frame into a buffer...
- *   uint8_t frame[ALKC_FRAME_SIZE(5)];
- *   ptrdiff_t n = alkc_encode(frame, sizeof frame, "hello", 5, 0, NULL);
- *   // ...or just the 2-byte header, payload sent from where it lies
- *   uint8_t hdr[ALKC_HEADER_SIZE];
- *   alkc_encode_header(hdr, 5, 0, NULL);   // then writev(hdr, payload)
+ *   static void handle(const uint8_t *data, size_t len) { fwrite(data, 1, len, stdout); }
  *
- *   // receiving: one datagram at a time, as bytes arrive
- *   static uint8_t mem[ALKC_DECODER_MEM_SIZE(1500)];
- *   alkc_decoder dec; alkc_decoder_config cfg = {1500};
- *   alkc_decoder_init(&dec, &cfg, mem, sizeof mem);
- *   while ((got = read(fd, buf, sizeof buf)) > 0) {
- *       alkc_datagram dg; int rc;
- *       alkc_decoder_feed(&dec, buf, (size_t)got);
- *       while ((rc = alkc_decoder_next(&dec, &dg)) == ALKC_OK)
- *           handle(dg.data, dg.len);   // valid until the next call
- *       if (rc < 0) { fprintf(stderr, "%s\n", alkc_strerror(rc)); break; }
- *   }                                  // rc == ALKC_NEED_MORE: read again
+ *   int main(void) {
+ *       // sending: a whole frame into a buffer...
+ *       uint8_t frame[ALKC_FRAME_SIZE(5)];
+ *       ptrdiff_t n = alkc_encode(frame, sizeof frame, "hello", 5, 0, NULL);
+ *       // ...or just the 2-byte header, payload sent from where it lies
+ *       uint8_t hdr[ALKC_HEADER_SIZE];
+ *       alkc_encode_header(hdr, 5, 0, NULL);   // then writev(hdr, payload)
+ *       if (n < 0) return 1;
+ *
+ *       // receiving: one datagram at a time, as bytes arrive (here on stdin)
+ *       static uint8_t mem[ALKC_DECODER_MEM_SIZE(1500)];
+ *       uint8_t buf[4096];
+ *       ssize_t got;
+ *       alkc_decoder dec;
+ *       alkc_decoder_config cfg;
+ *       cfg.max_datagram = 1500;
+ *       alkc_decoder_init(&dec, &cfg, mem, sizeof mem);
+ *       while ((got = read(0, buf, sizeof buf)) > 0) {
+ *           alkc_datagram dg;
+ *           int rc;
+ *           alkc_decoder_feed(&dec, buf, (size_t)got);
+ *           while ((rc = alkc_decoder_next(&dec, &dg)) == ALKC_OK)
+ *               handle(dg.data, dg.len);   // valid until the next call
+ *           if (rc < 0) { fprintf(stderr, "%s\n", alkc_strerror(rc)); return 1; }
+ *       }                                  // rc == ALKC_NEED_MORE: read again
+ *       return 0;
+ *   }
  *
  * CONFIGURATION (define before including the implementation)
  *

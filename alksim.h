@@ -13,12 +13,34 @@
  *   #define ALKSIM_IMPLEMENTATION     // in exactly one .c file
  *   #include "alksim.h"
  *
- *   static int step(alksim_ctx *ctx, void *st, unsigned kind) { ... }
- *   static int check(alksim_ctx *ctx, void *st) { ... }
- *   static const char *const kinds[] = {"send", "drop", "advance"};
- *   static const alksim_scenario sc = {"mytest", kinds, 3, setup, step,
- *                                      check, heal, quiesce, teardown};
+ *   // The system under test and its reference model: a counter and its double.
+ *   typedef struct world { unsigned system, model; } world;
+ *   static world w;
+ *
+ *   static void *setup(alksim_ctx *ctx) { (void)ctx; w.system = w.model = 0; return &w; }
+ *   static int step(alksim_ctx *ctx, void *st, unsigned kind) {
+ *       world *s = (world *)st;
+ *       unsigned by = (unsigned)alksim_range(ctx->src, 1, 10);   // drawn
+ *       if (kind == 0) { s->system += by; s->model += by; }      // "add"
+ *       else { s->system = 0; s->model = 0; }                    // "reset"
+ *       return 0;
+ *   }
+ *   static int check(alksim_ctx *ctx, void *st) {                // invariants
+ *       const world *s = (const world *)st;
+ *       (void)ctx;
+ *       return s->system == s->model ? 0 : -1;
+ *   }
+ *   static const char *const kinds[] = {"add", "reset"};
+ *
+ *   int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
  *   int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) {
+ *       static alksim_scenario sc;   // zeroed: no heal, quiesce or teardown,
+ *       sc.name = "counter";         // the default step limits
+ *       sc.kinds = kinds;
+ *       sc.kind_count = 2;
+ *       sc.setup = setup;
+ *       sc.step = step;
+ *       sc.check = check;
  *       return alksim_fuzz_one(&sc, d, n);   // aborts with a trace on failure
  *   }
  *

@@ -15,51 +15,101 @@
  *
  *   #define ALKTUNNEL_IMPLEMENTATION   // in exactly one .c file
  *   #include "alktunnel.h"
+ *   #include <stdio.h>
+ *   #include <string.h>
  *
- *   alkt_open_params p; alkt_error err;
- *   if (alkt_open_params_decode(text, len, NULL, &p, &err) != ALKT_OK) {
- *       fprintf(stderr, "%s at %zu (line %zu col %zu) in '%s'\n",
- *               alkt_strerror(err.code), err.offset, err.line, err.column,
- *               err.path);            // e.g. "port out of range ... 'port'"
- *   } else if (p.kind == ALKT_OPEN_DIRECT && p.substrate != ALKT_SUBSTRATE_UNIX) {
- *       char host[ALKT_HOST_MAX + 1];      // a name, or an IP literal:
- *       if (p.host.kind == ALKT_HOST_NAME) // p.host.kind says which field
- *           memcpy(host, p.host.name, sizeof host);   // NUL-terminated
- *       else
- *           alkt_ip_format(&p.host.ip, host);  // canonical text, IPv6 too
- *       connect_to(alkt_substrate_name(p.substrate), host, p.port);
+ *   // An open params document from a peer: decoded, checked, used.
+ *   int use_open(const char *text, size_t len) {
+ *       alkt_open_params p;
+ *       alkt_error err;
+ *       if (alkt_open_params_decode(text, len, NULL, &p, &err) != ALKT_OK) {
+ *           fprintf(stderr, "%s at %zu (line %zu col %zu) in '%s'\n",
+ *                   alkt_strerror(err.code), err.offset, err.line, err.column,
+ *                   err.path);               // e.g. "port out of range ... 'port'"
+ *           return -1;
+ *       }
+ *       if (p.kind == ALKT_OPEN_DIRECT && p.substrate != ALKT_SUBSTRATE_UNIX) {
+ *           char host[ALKT_HOST_MAX + 1];    // a name or an IP literal:
+ *           if (p.host.kind == ALKT_HOST_NAME)   // p.host.kind says which
+ *               memcpy(host, p.host.name, sizeof host);
+ *           else
+ *               alkt_ip_format(&p.host.ip, host);    // canonical, IPv6 too
+ *           printf("connect %s %s %u\n", alkt_substrate_name(p.substrate), host,
+ *                  (unsigned)p.port);
+ *       }
+ *       char out[512];
+ *       ptrdiff_t n = alkt_open_params_encode(&p, out, sizeof out, &err);
+ *       // n >= 0: canonical JSON of n bytes (not NUL-terminated); n < 0: error.
+ *       // alkt_open_params_encode(&p, NULL, 0, &err) returns the size needed.
+ *       return n < 0 ? -1 : 0;
  *   }
  *
- *   char out[512];
- *   ptrdiff_t n = alkt_open_params_encode(&p, out, sizeof out, &err);
- *   // n >= 0: canonical JSON of n bytes (not NUL-terminated); n < 0: error.
- *   // alkt_open_params_encode(&p, NULL, 0, &err) returns the size needed.
- *
- *   // the raw reader, one token at a time:
- *   alkt_json_parser jp; alkt_json_token t;
- *   alkt_json_init(&jp, text, len, NULL);
- *   while (alkt_json_next(&jp, &t) == ALKT_OK && t.type != ALKT_JSON_END)
- *       ...;                           // t.type, t.ptr/t.len, t.offset
- *
- * SESSION QUICK START (a sketch, not a compiled program: fd, buf, n, ev,
- *   secret, random32 and now_ns() are the caller's; errors left out)
- *
- *   alkt_session_config cfg = {0};
- *   cfg.secret = secret; cfg.secret_len = 32;    // from the control plane
- *   cfg.identity = "laptop-7"; cfg.identity_len = 8;
- *   size_t need = alkt_session_mem_size(&cfg);   // caller memory
- *   alkt_session s;
- *   alkt_session_init(&s, &cfg, malloc(need), need, now_ns());
- *   alkt_session_connect(&s, now_ns(), random32);   // per connection
- *   for (;;) {                                    // the event loop
- *       n = alkt_session_poll_transmit(&s, buf, sizeof buf); write(fd, buf, n);
- *       n = read(fd, buf, sizeof buf); alkt_session_handle_input(&s, buf, n, now_ns());
- *       alkt_session_handle_timeout(&s, now_ns());  // by poll_timeout
- *       while (alkt_session_poll_event(&s, &ev)) ...; // open, read, ...
+ *   // The raw reader, one token at a time.
+ *   size_t count_tokens(const char *text, size_t len) {
+ *       alkt_json_parser jp;
+ *       alkt_json_token t;
+ *       size_t k = 0;
+ *       alkt_json_init(&jp, text, len, NULL);
+ *       while (alkt_json_next(&jp, &t) == ALKT_OK && t.type != ALKT_JSON_END)
+ *           k++;                             // t.type, t.ptr/t.len, t.offset
+ *       return k;
  *   }
- *   // channels: alkt_channel_open / accept / refuse / send / recv /
- *   // shutdown_write / reset; a dropped connection: handle_disconnected,
- *   // then connect again on a new one - the session resumes.
+ *
+ * SESSION QUICK START
+ *
+ *   #define _POSIX_C_SOURCE 200809L
+ *   #define ALKTUNNEL_IMPLEMENTATION
+ *   #include "alktunnel.h"
+ *   #include <stdlib.h>
+ *   #include <time.h>
+ *   #include <unistd.h>
+ *
+ *   static uint64_t now_ns(void) {
+ *       struct timespec t;
+ *       clock_gettime(CLOCK_MONOTONIC, &t);
+ *       return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+ *   }
+ *
+ *   // A client session on a connected socket: the secret from the control
+ *   // plane, 32 fresh random bytes per connection. (examples/session_echo.c is
+ *   // the whole program, with poll() and resumption.)
+ *   int run(int fd, const unsigned char secret[32], const unsigned char random32[32]) {
+ *       alkt_session_config cfg;
+ *       alkt_session s;
+ *       memset(&cfg, 0, sizeof cfg);               // zero: the defaults
+ *       cfg.secret = secret; cfg.secret_len = 32;
+ *       cfg.identity = "laptop-7"; cfg.identity_len = 8;
+ *       size_t need = alkt_session_mem_size(&cfg); // caller memory
+ *       void *mem = malloc(need);
+ *       if (!mem || alkt_session_init(&s, &cfg, mem, need, now_ns()) != ALKT_OK) return -1;
+ *       alkt_session_connect(&s, now_ns(), random32);
+ *       for (;;) {                                 // the event loop
+ *           unsigned char buf[16384];
+ *           const void *out;
+ *           size_t n;
+ *           ssize_t got;
+ *           alkt_event ev;
+ *           while ((n = alkt_session_transmit_peek(&s, &out)) > 0) {
+ *               ssize_t put = write(fd, out, n);   // from the session's memory
+ *               if (put <= 0) break;
+ *               alkt_session_transmit_done(&s, (size_t)put);
+ *           }
+ *           // (a real loop polls fd up to alkt_session_poll_timeout first)
+ *           got = read(fd, buf, sizeof buf);
+ *           if (got <= 0) alkt_session_handle_disconnected(&s, now_ns());
+ *           else alkt_session_handle_input(&s, buf, (size_t)got, now_ns());
+ *           alkt_session_handle_timeout(&s, now_ns());
+ *           while (alkt_session_poll_event(&s, &ev)) {
+ *               if (ev.type == ALKT_EV_DISCONNECTED || ev.type == ALKT_EV_CLOSED) {
+ *                   free(mem);                     // (or connect again: resume)
+ *                   return ev.code;
+ *               }
+ *               // ESTABLISHED: alkt_channel_open; OPEN_REQUEST: accept or
+ *               // refuse; READABLE: alkt_channel_peek / consume (or recv);
+ *               // WRITABLE: alkt_channel_send again; or an alkt_pump per channel
+ *           }
+ *       }
+ *   }
  *
  * CONFIGURATION (define before including the implementation)
  *

@@ -11,27 +11,73 @@
  *
  *   #define QCOW2W_IMPLEMENTATION        // in exactly one .c file
  *   #include "qcow2w.h"
+ *   #include <stdio.h>
+ *   #include <string.h>
+ *   #include <sys/stat.h>
  *
  *   static unsigned char mem[8u << 20];  // caches + scratch (see MEMORY)
  *   static q2w_op ops[64];
- *   q2w_image img; q2w_config cfg = {0};
- *   cfg.mem = mem; cfg.mem_len = sizeof mem;
- *   cfg.ops = ops; cfg.ops_cap = 64;
- *   cfg.file_size = size_of_file(fd); cfg.writable = 1;
- *   int rc = q2w_posix_run(&img, fd, NULL, q2w_open(&img, &cfg));
- *   if (rc == Q2W_OK)
- *       rc = q2w_posix_run(&img, fd, NULL, q2w_write(&img, off, buf, len));
- *   if (rc == Q2W_OK) rc = q2w_posix_run(&img, fd, NULL, q2w_close(&img));
- *   if (rc < 0) fprintf(stderr, "%s at %llu\n", q2w_strerror(rc),
- *                       (unsigned long long)q2w_error(&img)->offset);
  *
- *   Without the POSIX executor the loop is yours:
- *     rc = q2w_write(&img, off, buf, len);
- *     while (rc == Q2W_PENDING) {
- *         size_t n; const q2w_op *op = q2w_batch(&img, &n);
- *         int io = execute(op, n);          // in order; 0 or < 0
- *         rc = q2w_resume(&img, io);
- *     }
+ *   // Writes len bytes at virtual offset off into the image open on fd.
+ *   int write_block(int fd, uint64_t off, const void *buf, size_t len) {
+ *       q2w_image img;
+ *       q2w_config cfg;
+ *       struct stat st;
+ *       if (fstat(fd, &st) != 0) return -1;
+ *       memset(&cfg, 0, sizeof cfg);     // zero: the defaults
+ *       cfg.mem = mem; cfg.mem_len = sizeof mem;
+ *       cfg.ops = ops; cfg.ops_cap = 64;
+ *       cfg.file_size = (uint64_t)st.st_size; cfg.writable = 1;
+ *       int rc = q2w_posix_run(&img, fd, NULL, q2w_open(&img, &cfg));
+ *       if (rc == Q2W_OK)
+ *           rc = q2w_posix_run(&img, fd, NULL, q2w_write(&img, off, buf, len));
+ *       if (rc == Q2W_OK) rc = q2w_posix_run(&img, fd, NULL, q2w_close(&img));
+ *       if (rc < 0) fprintf(stderr, "%s at %llu\n", q2w_strerror(rc),
+ *                           (unsigned long long)q2w_error(&img)->offset);
+ *       return rc;
+ *   }
+ *
+ *   // Without the POSIX executor the loop is yours: run each batch in order.
+ *   static int execute(int fd, const q2w_op *op, size_t n) {
+ *       static const unsigned char zeros[4096] = {0};
+ *       size_t i;
+ *       for (i = 0; i < n; i++) {
+ *           const q2w_op *o = &op[i];
+ *           size_t d = 0;
+ *           ssize_t k;
+ *           switch (o->kind) {
+ *           case Q2W_OP_READ:                 // past the end of the file: zeros
+ *               k = pread(fd, o->dst, o->len, (off_t)o->off);
+ *               if (k < 0) return -1;
+ *               memset(o->dst + k, 0, o->len - (size_t)k);
+ *               break;
+ *           case Q2W_OP_WRITE:                // src NULL: that many zeros
+ *               while (d < o->len) {
+ *                   size_t m = o->len - d;
+ *                   if (!o->src && m > sizeof zeros) m = sizeof zeros;
+ *                   k = pwrite(fd, o->src ? o->src + d : zeros, m, (off_t)(o->off + d));
+ *                   if (k <= 0) return -1;
+ *                   d += (size_t)k;
+ *               }
+ *               break;
+ *           case Q2W_OP_FLUSH:
+ *               if (fdatasync(fd) != 0) return -1;
+ *               break;
+ *           default:                          // BACKING_READ: no backing file here
+ *               return -1;
+ *           }
+ *       }
+ *       return 0;
+ *   }
+ *   int write_own_io(q2w_image *img, int fd, uint64_t off, const void *buf, size_t len) {
+ *       int rc = q2w_write(img, off, buf, len);
+ *       while (rc == Q2W_PENDING) {
+ *           size_t n;
+ *           const q2w_op *op = q2w_batch(img, &n);
+ *           rc = q2w_resume(img, execute(fd, op, n));
+ *       }
+ *       return rc;
+ *   }
  *
  * CONFIGURATION (define before including the implementation)
  *
