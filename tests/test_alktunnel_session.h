@@ -403,7 +403,16 @@ TEST session_moves_bytes_and_half_closes(void)
     ASSERT_EQ(0, eof);
     ASSERT_MEM_EQ(out, in, 3000);
     /* EOF one way; the other way still carries data */
-    ASSERT_EQ(ALKT_OK, alkt_channel_shutdown_write(&p.s[0], id));
+    {
+        alkt_channel_info info;
+        ASSERT_EQ(ALKT_OK, alkt_channel_info_get(&p.s[0], id, &info));
+        ASSERT_EQ(0, info.write_closed);
+        ASSERT_EQ(ALKT_OK, alkt_channel_shutdown_write(&p.s[0], id));
+        ASSERT_EQ(ALKT_OK, alkt_channel_info_get(&p.s[0], id, &info));
+        ASSERT_EQ(1, info.write_closed);
+        ASSERT_EQ(0, info.peer_eof);
+        ASSERT_EQ(3000u, info.bytes_sent);
+    }
     ASSERT_EQ(ALKT_ERR_STATE, (int)alkt_channel_send(&p.s[0], id, out, 1));
     t_settle(&p);
     n = alkt_channel_recv(&p.s[1], id, in, sizeof in, &eof);
@@ -994,6 +1003,19 @@ TEST session_memory_is_the_documented_formula(void)
     ASSERT(mem != NULL);
     ASSERT_EQ(ALKT_ERR_NOMEM, alkt_session_init(&s, &c, mem, need - 1, 0));
     ASSERT_EQ(ALKT_OK, alkt_session_init(&s, &c, mem, need, 0));
+    /* argument errors: refused, nothing touched */
+    {
+        unsigned char nonce[ALKT_NONCE_SIZE] = {0};
+        uint32_t id;
+        ASSERT_EQ(ALKT_ERR_ARG, alkt_session_connect(&s, 0, NULL));
+        ASSERT_EQ(ALKT_ERR_ARG, alkt_session_connect(NULL, 0, nonce));
+        ASSERT_EQ(ALKT_ERR_ARG, alkt_session_init(NULL, &c, mem, need, 0));
+        ASSERT_EQ(ALKT_ERR_ARG, alkt_session_init(&s, &c, NULL, need, 0));
+        ASSERT_EQ(ALKT_ERR_ARG, alkt_session_handle_input(&s, NULL, 1, 0));
+        ASSERT_EQ(ALKT_ERR_ARG, alkt_channel_open(&s, NULL, &id));
+        ASSERT_EQ(0, alkt_session_is_established(&s));
+        ASSERT_EQ(ALKT_OK, alkt_session_init(&s, &c, mem, need, 0));
+    }
     /* refused configurations size nothing */
     c.secret_len = 8;
     ASSERT_EQ((size_t)0, alkt_session_mem_size(&c));
