@@ -1100,7 +1100,7 @@ ALKTDEF int alkt_pump_endpoint_wrote(alkt_pump *p, size_t n);
 /* The endpoint's write side is shut (after ALKT_PUMP_SHUT_WRITE). */
 ALKTDEF int alkt_pump_endpoint_shut(alkt_pump *p);
 /* The endpoint failed (a reset, an error): the channel is reset with code;
- * the pump aborts. */
+ * the pump aborts. After DONE or ABORT: nothing (ALKT_OK). */
 ALKTDEF int alkt_pump_endpoint_failed(alkt_pump *p, uint16_t code);
 
 #ifdef __cplusplus
@@ -5815,10 +5815,18 @@ ALKTDEF int alkt_pump_endpoint_shut(alkt_pump *p)
 
 ALKTDEF int alkt_pump_endpoint_failed(alkt_pump *p, uint16_t code)
 {
+    int rc;
     if (!p || !p->s) return ALKT_ERR_ARG;
-    if (p->flags & ALKT__PF_ABORT) return ALKT_OK;
+    /* (after DONE both directions are over: there is nothing to reset) */
+    if ((p->flags & ALKT__PF_ABORT) || alkt__pump_done(p)) return ALKT_OK;
     alkt__pump_abort(p, (int)code);
-    return alkt_channel_reset(p->s, p->channel, code);
+    rc = alkt_channel_reset(p->s, p->channel, code);
+    /* both EOFs through: the session is done with the channel already, and
+     * only this endpoint is left to close */
+    if (rc == ALKT_ERR_NO_CHANNEL && (p->flags & ALKT__PF_CH_SHUT) &&
+        (p->flags & ALKT__PF_CH_EOF))
+        rc = ALKT_OK;
+    return rc;
 }
 
 ALKTDEF const char *alkt_substrate_name(alkt_substrate s)
