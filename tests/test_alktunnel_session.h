@@ -1254,6 +1254,43 @@ TEST session_keepalive_pings_keep_a_quiet_link_up(void)
     PASS();
 }
 
+/* After the peer's GOAWAY nothing more goes out, not even the rest of a
+ * connection frame half sent; the session is closed with ALKT_ERR_GOAWAY. */
+TEST session_nothing_goes_out_after_the_peer_goaway(void)
+{
+    t_pair p;
+    uint32_t id;
+    const void *q;
+    unsigned char w[256];
+    size_t n;
+    alkt_event ev;
+    int closed = 0;
+    ASSERT(t_init(&p));
+    ASSERT(t_open(&p, &id));
+    t_drain(&p);
+    /* the client owes an ACK for data; one byte of it goes out */
+    ASSERT_EQ(5, (int)alkt_channel_send(&p.s[1], id, "hello", 5));
+    t_move(&p, 1);
+    n = alkt_session_transmit_peek(&p.s[0], &q);
+    ASSERT(n > 1);
+    ASSERT_EQ(ALKT_OK, alkt_session_transmit_done(&p.s[0], 1));
+    /* the server closes: its GOAWAY reaches the client */
+    ASSERT_EQ(ALKT_OK, alkt_session_close(&p.s[1], 7));
+    n = alkt_session_poll_transmit(&p.s[1], w, sizeof w);
+    ASSERT(n > 0);
+    ASSERT_EQ(ALKT_ERR_GOAWAY, alkt_session_handle_input(&p.s[0], w, n, p.now));
+    ASSERT_EQ(0, alkt_session_poll_transmit(&p.s[0], w, sizeof w));
+    ASSERT_EQ(0, alkt_session_transmit_peek(&p.s[0], &q));
+    while (alkt_session_poll_event(&p.s[0], &ev))
+        if (ev.type == ALKT_EV_CLOSED) {
+            ASSERT_EQ(ALKT_ERR_GOAWAY, ev.code);
+            closed = 1;
+        }
+    ASSERT_EQ(1, closed);
+    t_free(&p);
+    PASS();
+}
+
 SUITE(alkt_session_suite)
 {
     RUN_TEST(sha256_and_hmac_vectors);
@@ -1274,6 +1311,7 @@ SUITE(alkt_session_suite)
     RUN_TEST(session_writable_after_the_log_frees);
     RUN_TEST(session_memory_is_the_documented_formula);
     RUN_TEST(session_keepalive_pings_keep_a_quiet_link_up);
+    RUN_TEST(session_nothing_goes_out_after_the_peer_goaway);
     RUN_TEST(pump_moves_both_ways_and_half_closes);
     RUN_TEST(pump_aborts_on_reset_both_ways);
 }
