@@ -458,14 +458,32 @@ TEST session_refusal_carries_code_and_reason(void)
     ASSERT_EQ(25, info.params.port);
     ASSERT_STR_EQ("db.internal", info.params.host.name);
     ASSERT_EQ(ALKT_OK, alkt_channel_refuse(&p.s[1], id, 403,
-                                           "not authorized\nfor port 25"));
+                                           "not authorized\nfor port 25\x1f\x7f ~"));
     ASSERT_EQ(ALKT_ERR_STATE, alkt_channel_accept(&p.s[1], id, NULL));
+    {   /* on the wire: the reason in printable ASCII only */
+        unsigned char w[1024];
+        size_t wn = alkt_session_poll_transmit(&p.s[1], w, sizeof w), at = 0, k;
+        int seen = 0;
+        while (at + 8 <= wn) {
+            size_t len = (size_t)w[at + 2] << 8 | w[at + 3];
+            if (w[at] == ALKT_FRAME_OPEN_ERR) {
+                seen = 1;
+                ASSERT_EQ(2 + 30, len);
+                for (k = 2; k < len; k++)
+                    ASSERT(w[at + 8 + k] >= 0x20 && w[at + 8 + k] < 0x7f);
+            }
+            at += 8 + len;
+        }
+        ASSERT_EQ(1, seen);
+        ASSERT_EQ(ALKT_OK, alkt_session_handle_input(&p.s[0], w, wn, p.now));
+    }
     t_settle(&p);
     ev = t_event(&p, 0);
     ASSERT_EQ(ALKT_EV_OPEN_FAILED, ev.type);
     ASSERT_EQ(403, ev.code);
     ASSERT_EQ(ALKT_OK, alkt_channel_info_get(&p.s[0], id, &info));
-    ASSERT_STR_EQ("not authorized?for port 25", info.reason);
+    /* every byte outside 0x20..0x7e is '?', on the wire already */
+    ASSERT_STR_EQ("not authorized?for port 25?? ~", info.reason);
     ev = t_event(&p, 0);
     ASSERT_EQ(ALKT_EV_CHANNEL_DONE, ev.type);
     ASSERT_EQ(ALKT_EV_NONE, t_event(&p, 0).type);
@@ -1281,6 +1299,8 @@ TEST session_nothing_goes_out_after_the_peer_goaway(void)
     ASSERT_EQ(ALKT_ERR_GOAWAY, alkt_session_handle_input(&p.s[0], w, n, p.now));
     ASSERT_EQ(0, alkt_session_poll_transmit(&p.s[0], w, sizeof w));
     ASSERT_EQ(0, alkt_session_transmit_peek(&p.s[0], &q));
+    /* the connection is over too: no deadline "now" (no busy loop) */
+    ASSERT(alkt_session_poll_timeout(&p.s[0]) > p.now);
     while (alkt_session_poll_event(&p.s[0], &ev))
         if (ev.type == ALKT_EV_CLOSED) {
             ASSERT_EQ(ALKT_ERR_GOAWAY, ev.code);
