@@ -927,6 +927,11 @@ TEST session_refusal_queue_is_bounded(void)
             ASSERT_EQ(ALKT_OK, alkt_channel_accept(&p.s[1], ev.channel, NULL));
     t_settle(&p);
     t_drain(&p);
+    /* bytes waiting in the server's first ring while the queue fills: the
+     * queue has its own memory */
+    ASSERT_EQ(16, (int)alkt_channel_send(&p.s[0], ids[0], "ring bytes stay!", 16));
+    t_settle(&p);
+    t_drain(&p);
     /* the server fills its log with data the client never acknowledges */
     memset(blob, 'd', sizeof blob);
     for (k = 0; k < 4; k++)
@@ -945,6 +950,12 @@ TEST session_refusal_queue_is_bounded(void)
     }
     ASSERT_EQ(4u, p.s[1].n_refusals);
     ASSERT_EQ(1, alkt_session_is_established(&p.s[1]));
+    {
+        unsigned char in[16];
+        int eof;
+        ASSERT_EQ(16, (int)alkt_channel_recv(&p.s[1], ids[0], in, sizeof in, &eof));
+        ASSERT_MEM_EQ("ring bytes stay!", in, 16);
+    }
     /* the fifth ends the session */
     extra += 2;
     ASSERT_EQ(1, alkt__log_frame(&p.s[0], ALKT_FRAME_OPEN, extra, "{}", 2,
