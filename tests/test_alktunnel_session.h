@@ -1217,6 +1217,11 @@ TEST pump_aborts_on_reset_both_ways(void)
     ASSERT_EQ(ALKT_OK, alkt_pump_init(&pa, &p.s[0], id, ba, sizeof ba));
     ASSERT_EQ(ALKT_OK, alkt_pump_init(&pb, &p.s[1], id, bb, sizeof bb));
     ASSERT_EQ(ALKT_ERR_ARG, alkt_pump_init(&pb, &p.s[1], id, bb, 0));
+    /* a pump init refused (zeroed) or none at all: ABORT, no crash */
+    ASSERT_EQ((unsigned)ALKT_PUMP_ABORT, alkt_pump_poll(&pb));
+    ASSERT_EQ((unsigned)ALKT_PUMP_ABORT, alkt_pump_poll(NULL));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_pump_endpoint_read(&pb, 0));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_pump_endpoint_eof(NULL));
     ASSERT_EQ(ALKT_OK, alkt_pump_init(&pb, &p.s[1], id, bb, sizeof bb));
     ASSERT(alkt_pump_read_buffer(&pa, &b) == sizeof ba);
     ASSERT_EQ(ALKT_ERR_ARG, alkt_pump_endpoint_read(&pa, sizeof ba + 1));
