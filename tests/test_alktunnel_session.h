@@ -37,6 +37,12 @@ static const sha_vector sha_vectors[] = {
      NULL,
      "61",
      "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0", 1000000, 32},
+    {"SHA-256 of 55 bytes 'a' (the padding edge; Python hashlib)", NULL,
+     "61", "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318", 55, 32},
+    {"SHA-256 of 56 bytes 'a' (the padding edge; Python hashlib)", NULL,
+     "61", "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a", 56, 32},
+    {"SHA-256 of 119 bytes 'a' (the padding edge; Python hashlib)", NULL,
+     "61", "31eba51c313a5c08226adf18d4a359cfdfd8d2e816b13f4af952f7ea6584dcfb", 119, 32},
     {"HMAC-SHA-256, a 63-byte key (Python hmac)",
      "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e",
      "61206b6579206f662065786163746c792074686520626c6f636b2073697a65",
@@ -1222,6 +1228,12 @@ TEST pump_aborts_on_reset_both_ways(void)
     ASSERT_EQ((unsigned)ALKT_PUMP_ABORT, alkt_pump_poll(NULL));
     ASSERT_EQ(ALKT_ERR_ARG, alkt_pump_endpoint_read(&pb, 0));
     ASSERT_EQ(ALKT_ERR_ARG, alkt_pump_endpoint_eof(NULL));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_pump_endpoint_shut(NULL));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_pump_endpoint_wrote(NULL, 0));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_pump_endpoint_failed(NULL, 1));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_pump_endpoint_read(NULL, 0));
+    ASSERT_EQ(0, alkt_pump_read_buffer(NULL, &b));
+    ASSERT_EQ(0, alkt_pump_write_peek(NULL, NULL));
     ASSERT_EQ(ALKT_OK, alkt_pump_init(&pb, &p.s[1], id, bb, sizeof bb));
     ASSERT(alkt_pump_read_buffer(&pa, &b) == sizeof ba);
     ASSERT_EQ(ALKT_ERR_ARG, alkt_pump_endpoint_read(&pa, sizeof ba + 1));
