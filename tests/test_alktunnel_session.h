@@ -662,6 +662,32 @@ TEST session_hello_fields_are_checked(void)
     PASS();
 }
 
+/* A frame longer than our max_frame ends the session at its header, before
+ * a byte of its payload is taken (the frame buffer is max_frame bytes). */
+TEST session_oversize_frame_is_refused_at_its_header(void)
+{
+    static const unsigned types[] = {ALKT_FRAME_OPEN, ALKT_FRAME_DATA,
+                                     ALKT_FRAME_PING};
+    size_t i;
+    for (i = 0; i < sizeof types / sizeof types[0]; i++) {
+        t_pair p;
+        uint32_t id;
+        unsigned char h[8];
+        ASSERT(t_init(&p));
+        ASSERT(t_open(&p, &id));
+        h[0] = (unsigned char)types[i];
+        h[1] = 0;
+        h[2] = 1024 >> 8;
+        h[3] = 1;                            /* 1025: max_frame + 1 */
+        h[4] = h[5] = h[6] = 0;
+        h[7] = types[i] == ALKT_FRAME_PING ? 0 : 9;
+        ASSERT_EQ(ALKT_ERR_FRAME_TOO_LARGE,
+                  alkt_session_handle_input(&p.s[1], h, sizeof h, p.now));
+        t_free(&p);
+    }
+    PASS();
+}
+
 TEST session_refuses_forged_handshakes(void)
 {
     t_pair p, q;
@@ -1350,6 +1376,7 @@ SUITE(alkt_session_suite)
     RUN_TEST(session_duplicate_open_keeps_the_live_channel);
     RUN_TEST(session_injected_frame_is_detected);
     RUN_TEST(session_hello_fields_are_checked);
+    RUN_TEST(session_oversize_frame_is_refused_at_its_header);
     RUN_TEST(session_refuses_forged_handshakes);
     RUN_TEST(session_resumes_exactly_once);
     RUN_TEST(session_deadlines_count_queued_output);
