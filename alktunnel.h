@@ -7,9 +7,11 @@
  * listen replies and control-plane messages. Then the session: many
  * channels over one reliable byte stream, both peers proven to hold the
  * shared secret, flow-controlled, resumable on a new connection with every
- * byte delivered once. SHA-256 and HMAC-SHA-256 are included. No malloc,
- * no I/O, no clock, no randomness of its own, no globals. (Roles and pumps
- * come in a later part and reuse these types.)
+ * byte delivered once, and pumps joining a channel to an endpoint the
+ * caller owns. SHA-256 and HMAC-SHA-256 are included. No malloc, no I/O,
+ * no clock, no randomness of its own, no mutable globals but one cached
+ * CPU-feature answer (the SHA extensions, x86-64 only). (The client,
+ * gateway and relay roles come in a later part and reuse these types.)
  *
  * QUICK START
  *
@@ -399,7 +401,9 @@
  *   structs from a zeroed one for the same property. Strings are stored
  *   NUL-terminated in fixed arrays sized by the limits above.
  *
- *   Threading: no globals; a parser or decode call per thread at a time.
+ *   Threading: a parser, decode call or session per thread at a time; the
+ *   only shared state is the SHA-extension answer, asked once (a race
+ *   between first callers writes the same value).
  *
  * ERRORS
  *
