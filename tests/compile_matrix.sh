@@ -9,11 +9,14 @@
 #     implementation with NDEBUG (asserts compiled out)
 #   g++ (C++11): declarations only / implementation
 #   all present headers together under ALK_IMPLEMENTATION (gcc, g++)
+#   include orders for qcow2w.h's POSIX executor; every QUICK START
+#   compiled (C and C++, gcc and clang); the licence text in every header
 # Prints one line per combination and "compile: P passed, F failed".
 set -u
 CC=${CC:-cc}
 CLANG=${CLANG:-clang}
 CXX=${CXX:-c++}
+CLANGXX=${CLANGXX:-clang++}
 B=${B:-build}
 WARN="-std=c99 -Wall -Wextra -Wpedantic -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wconversion"
 WARNXX="-std=c++11 -Wall -Wextra -Wpedantic -Werror -Wshadow"
@@ -22,22 +25,25 @@ mkdir -p "$dir"
 pass=0
 fail=0
 
-# try LABEL COMPILER FLAGS LANG SOURCE-TEXT
-try() {
-    label=$1; cc=$2; flags=$3; lang=$4; text=$5
-    src="$dir/$(echo "$label" | tr ' /+.' '____').$lang"
-    printf '%s\n' "$text" > "$src"
-    if ! command -v "$cc" >/dev/null 2>&1; then
-        echo "FAIL  $label  ($cc not found)"
-        fail=$((fail + 1))
-        return
-    fi
+# compile LABEL COMPILER FLAGS LANG SOURCE-TEXT - writes the source and
+# builds it; the compiler's messages go to $src.log, its status is returned.
+compile() {
+    src="$dir/$(echo "$1" | tr ' /+.<>' '______').$4"
+    printf '%s\n' "$5" > "$src"
     # shellcheck disable=SC2086
-    if "$cc" $flags -I. -c "$src" -o "$src.o" > "$src.log" 2>&1; then
-        echo "ok    $label"
+    "$2" $3 -I. -c "$src" -o "$src.o" > "$src.log" 2>&1
+}
+
+# try LABEL COMPILER FLAGS LANG SOURCE-TEXT - the build must succeed.
+try() {
+    if ! command -v "$2" >/dev/null 2>&1; then
+        echo "FAIL  $1  ($2 not found)"
+        fail=$((fail + 1))
+    elif compile "$@"; then
+        echo "ok    $1"
         pass=$((pass + 1))
     else
-        echo "FAIL  $label"
+        echo "FAIL  $1"
         sed 's/^/      /' "$src.log" | head -20
         fail=$((fail + 1))
     fi
@@ -47,18 +53,14 @@ try() {
 # fail with EXPECTED in its messages (a promised #error), and without an
 # implicit declaration (what a guard that never fires gives instead).
 refused() {
-    label=$1; cc=$2; flags=$3; lang=$4; expect=$5; text=$6
-    src="$dir/$(echo "$label" | tr ' /+.<>' '______').$lang"
-    printf '%s\n' "$text" > "$src"
-    # shellcheck disable=SC2086
-    if "$cc" $flags -I. -c "$src" -o "$src.o" > "$src.log" 2>&1; then
-        echo "FAIL  $label  (compiled; expected: $expect)"
+    if compile "$1" "$2" "$3" "$4" "$6"; then
+        echo "FAIL  $1  (compiled; expected: $5)"
         fail=$((fail + 1))
-    elif grep -q "$expect" "$src.log" && ! grep -q "implicit declaration" "$src.log"; then
-        echo "ok    $label  (refused as documented)"
+    elif grep -q "$5" "$src.log" && ! grep -q "implicit declaration" "$src.log"; then
+        echo "ok    $1  (refused as documented)"
         pass=$((pass + 1))
     else
-        echo "FAIL  $label  (failed otherwise than with: $expect)"
+        echo "FAIL  $1  (failed otherwise than with: $5)"
         sed 's/^/      /' "$src.log" | head -20
         fail=$((fail + 1))
     fi
@@ -135,6 +137,29 @@ $use"
 $use"
     done ;;
 esac
+# Every QUICK START in the top comments is a program: cut out of the comment
+# (the lines after "QUICK START" up to the next heading, less their " *   "
+# margin) and built as C99 by gcc and clang and as C++11 by g++ and
+# clang++, so the docs cannot drift from the API.
+QSWARN="-Wall -Wextra -Wpedantic -Werror"
+for h in "$@"; do
+    n=0
+    for start in $(grep -n '^ \* \(SESSION \)\{0,1\}QUICK START' "$h" | cut -d: -f1); do
+        n=$((n + 1))
+        text=$(awk -v s="$start" 'NR > s && /^ \* [A-Z][A-Z][A-Z]/ { exit }
+            NR > s { if (!sub(/^ \*   /, "")) sub(/^ \* *$/, ""); print }' "$h")
+        if [ "$(printf '%s\n' "$text" | grep -c .)" -lt 3 ]; then
+            echo "FAIL  $h quick start $n  (nothing to compile)"
+            fail=$((fail + 1))
+            continue
+        fi
+        try "$h quick start $n $CC c99" "$CC" "-std=c99 $QSWARN" c "$text"
+        try "$h quick start $n $CLANG c99" "$CLANG" "-std=c99 $QSWARN" c "$text"
+        try "$h quick start $n $CXX c++11" "$CXX" "-std=c++11 $QSWARN" cc "$text"
+        try "$h quick start $n $CLANGXX c++11" "$CLANGXX" "-std=c++11 $QSWARN" cc "$text"
+    done
+done
+
 # Each header stands alone: the same full licence text in every one.
 first=""
 for h in "$@"; do
