@@ -334,6 +334,27 @@ static int t_open(t_pair *p, uint32_t *id)
     return ev.type == ALKT_EV_OPENED && ev.channel == *id;
 }
 
+/* Established pair with all four channels open from the client, events
+ * drained: ids[0..3]. */
+static int t_open_all(t_pair *p, uint32_t ids[4])
+{
+    alkt_event ev;
+    int k;
+    if (!t_open(p, &ids[0])) return 0;
+    for (k = 1; k < 4; k++) {
+        alkt_open_params o = t_params(5432);
+        if (alkt_channel_open(&p->s[0], &o, &ids[k]) != ALKT_OK) return 0;
+    }
+    t_move(p, 0);
+    while (alkt_session_poll_event(&p->s[1], &ev))
+        if (ev.type == ALKT_EV_OPEN_REQUEST &&
+            alkt_channel_accept(&p->s[1], ev.channel, NULL) != ALKT_OK)
+            return 0;
+    t_settle(p);
+    t_drain(p);
+    return 1;
+}
+
 /* The wire format, frozen: the first bytes each side sends with fixed
  * nonces and secret. A change here breaks every deployed peer. */
 TEST session_handshake_bytes_are_frozen(void)
@@ -946,19 +967,8 @@ TEST session_refusal_queue_is_bounded(void)
     uint32_t ids[4], extra;
     unsigned char blob[4096];
     int k, rc = ALKT_OK;
-    alkt_event ev;
     ASSERT(t_init(&p));
-    ASSERT(t_open(&p, &ids[0]));
-    for (k = 1; k < 4; k++) {
-        alkt_open_params o = t_params(5432);
-        ASSERT_EQ(ALKT_OK, alkt_channel_open(&p.s[0], &o, &ids[k]));
-    }
-    t_move(&p, 0);
-    while (alkt_session_poll_event(&p.s[1], &ev))
-        if (ev.type == ALKT_EV_OPEN_REQUEST)
-            ASSERT_EQ(ALKT_OK, alkt_channel_accept(&p.s[1], ev.channel, NULL));
-    t_settle(&p);
-    t_drain(&p);
+    ASSERT(t_open_all(&p, ids));
     /* bytes waiting in the server's first ring while the queue fills: the
      * queue has its own memory */
     ASSERT_EQ(16, (int)alkt_channel_send(&p.s[0], ids[0], "ring bytes stay!", 16));
@@ -1017,17 +1027,7 @@ TEST session_writable_after_the_log_frees(void)
     alkt_channel_info info;
     int k, writable = 0;
     ASSERT(t_init(&p));
-    ASSERT(t_open(&p, &ids[0]));
-    for (k = 1; k < 4; k++) {
-        alkt_open_params o = t_params(5432);
-        ASSERT_EQ(ALKT_OK, alkt_channel_open(&p.s[0], &o, &ids[k]));
-    }
-    t_move(&p, 0);
-    while (alkt_session_poll_event(&p.s[1], &ev))
-        if (ev.type == ALKT_EV_OPEN_REQUEST)
-            ASSERT_EQ(ALKT_OK, alkt_channel_accept(&p.s[1], ev.channel, NULL));
-    t_settle(&p);
-    t_drain(&p);
+    ASSERT(t_open_all(&p, ids));
     /* 4 x 4096 bytes of credit, 16384 bytes of log: the log stops the last */
     memset(blob, 'w', sizeof blob);
     for (k = 0; k < 4; k++)
