@@ -810,7 +810,7 @@ ALKTDEF int alkt_ct_equal(const void *a, const void *b, size_t len);
 #define ALKT_FRAME_PAYLOAD_MAX 16384u
 #define ALKT_NONCE_SIZE 32u
 #define ALKT_SESSION_ID_SIZE 16u
-#define ALKT_IDENTITY_MAX 64u
+#define ALKT_IDENTITY_MAX 129u  /* "client/resource": two IDs */
 #define ALKT_REASON_MAX 64u
 #define ALKT_CHANNELS_MAX 4096u
 
@@ -1106,6 +1106,299 @@ ALKTDEF int alkt_pump_endpoint_shut(alkt_pump *p);
 /* The endpoint failed (a reset, an error): the channel is reset with code;
  * the pump aborts. After DONE or ABORT: nothing (ALKT_OK). */
 ALKTDEF int alkt_pump_endpoint_failed(alkt_pump *p, uint16_t code);
+
+/* ---- roles: relay, gateway, client (ROLES in the top comment) -------------
+ * A role drives sessions over connections the caller owns. Each connection
+ * has a handle (nonzero; a slot and a generation, so a stale handle is
+ * refused rather than taken for a new connection). */
+
+/* Application codes the roles put in OPEN_ERR and RESET frames. */
+#define ALKT_CODE_UNAUTHORIZED 0x0101u   /* no live authorization covers it */
+#define ALKT_CODE_REVOKED 0x0102u        /* its authorization was revoked or
+                                            expired, or the resource changed */
+#define ALKT_CODE_TARGET_REFUSED 0x0103u /* the target refused the connection */
+#define ALKT_CODE_LISTEN_FAILED 0x0104u  /* the gateway could not listen */
+#define ALKT_CODE_ENDPOINT_ERROR 0x0105u /* an endpoint failed mid-stream */
+#define ALKT_CODE_SHUTDOWN 0x0106u       /* the program is going away */
+#define ALKT_CODE_NO_PATH 0x0107u        /* no path to the gateway worked */
+
+typedef enum alkt_role_event_type {
+    ALKT_REV_NONE = 0,
+    ALKT_REV_CONNECT,        /* open a TCP connection to ip:port for `conn`,
+                                then handle_connected (or handle_closed when
+                                it fails) */
+    ALKT_REV_CLOSE,          /* close `conn`'s socket; the handle is gone */
+    ALKT_REV_PEER_UP,        /* the session with `peer` is established
+                                (code 0) or resumed (code 1) */
+    ALKT_REV_PEER_DOWN,      /* the session with `peer` is over (code): its
+                                channels are gone */
+    ALKT_REV_CHANNEL,        /* a session event (`channel_event`) on
+                                (`peer`, `channel`) */
+    ALKT_REV_TARGET_CONNECT, /* gateway: connect `params`' target, then
+                                alkt_gateway_target_result */
+    ALKT_REV_LISTEN,         /* gateway: listen as `params` say, then
+                                alkt_gateway_listen_result */
+    ALKT_REV_INCOMING,       /* client: the gateway opened `channel` for a
+                                forwarded listen (`params`: listen port and
+                                origin); accept (connect the local side)
+                                or refuse with alkt_client_answer */
+    ALKT_REV_SPLICED         /* relay: `conn` and `conn2` are joined */
+} alkt_role_event_type;
+
+typedef struct alkt_role_event {
+    alkt_role_event_type type;
+    uint32_t conn, conn2;
+    uint32_t peer;             /* client: a gateway's slot; gateway: a
+                                  client's slot (both from 1) */
+    uint32_t channel;
+    alkt_event_type channel_event;
+    int code;
+    alkt_ip ip;                /* CONNECT: where to */
+    uint16_t port;
+    alkt_open_params params;   /* TARGET_CONNECT, LISTEN, INCOMING */
+} alkt_role_event;
+
+/* -- relay: rendezvous by token, splices a client's connection to one a
+ * gateway offered, copies bytes it cannot read (RELAY in the top comment) */
+#define ALKT_RELAY_REQUEST_MAX (8u + ALKT_TOKEN_MAX + ALKT_ID_MAX)
+
+typedef struct alkt_relay_config {
+    const char *const *tokens; /* the tokens it serves (NUL-terminated,
+                                  the caller's memory, kept alive) */
+    size_t token_count;        /* >= 1 */
+    uint32_t max_conns;        /* connections at once; 0 = 64 */
+    uint32_t buffer_size;      /* bytes held for each connection; 0 = 65536 */
+    uint64_t offer_lifetime_ns;   /* an offer not refreshed for this long
+                                     expires; 0 = 30 s */
+    uint64_t wait_ns;          /* a client waits this long for an offer;
+                                  0 = 5 s */
+    uint64_t request_timeout_ns;  /* the request must arrive within; 0 = 5 s */
+    uint64_t idle_timeout_ns;  /* a pair with no byte either way; 0 = 300 s */
+} alkt_relay_config;
+
+typedef struct alkt_relay_stats {
+    uint32_t conns, offers, waiting, pairs;
+    uint64_t spliced, refused, expired, bytes;
+} alkt_relay_stats;
+
+/* Do not rely on the size or contents of these types. */
+typedef struct alkt__rconn {
+    uint32_t handle;           /* 0: free */
+    uint8_t state, kind, closing, close_wanted, spliced_event;
+    uint8_t status_len;        /* status byte owed (0 or 1) */
+    unsigned char status;
+    uint32_t other;            /* the joined connection's slot + 1 */
+    uint32_t token;            /* index in the config's tokens */
+    uint64_t deadline;
+    unsigned char req[ALKT_RELAY_REQUEST_MAX];
+    size_t req_len;
+    unsigned char *ring;       /* bytes for this connection */
+    uint32_t head, len, peeked;
+    int discard_refresh;       /* gateway: 'R' bytes until its 'S' */
+} alkt__rconn;
+
+typedef struct alkt_relay_server {
+    alkt_relay_config cfg;
+    alkt__rconn *conns;
+    uint32_t gen;
+    uint64_t now;
+    alkt_relay_stats stats;
+} alkt_relay_server;
+
+ALKTDEF size_t alkt_relay_mem_size(const alkt_relay_config *cfg);
+ALKTDEF int alkt_relay_init(alkt_relay_server *r, const alkt_relay_config *cfg,
+                            void *mem, size_t mem_len, uint64_t now);
+/* A new connection: its handle, or ALKT_ERR_CHANNELS_FULL (close it). */
+ALKTDEF int alkt_relay_accept(alkt_relay_server *r, uint64_t now, uint32_t *conn);
+/* Input from conn: the bytes taken (maybe fewer than len: the rest waits
+ * until the other side drains - stop reading this socket meanwhile), or a
+ * negative code for a bad handle. */
+ALKTDEF ptrdiff_t alkt_relay_handle_input(alkt_relay_server *r, uint32_t conn,
+                                          const void *data, size_t len,
+                                          uint64_t now);
+/* Zero copy input: where to read conn's socket to and how much (0: do not
+ * read now), then handle_read(n). */
+ALKTDEF size_t alkt_relay_read_buffer(alkt_relay_server *r, uint32_t conn, void **buf);
+ALKTDEF int alkt_relay_handle_read(alkt_relay_server *r, uint32_t conn, size_t n,
+                                   uint64_t now);
+ALKTDEF size_t alkt_relay_transmit_peek(alkt_relay_server *r, uint32_t conn,
+                                        const void **data);
+ALKTDEF int alkt_relay_transmit_done(alkt_relay_server *r, uint32_t conn, size_t n);
+/* conn's socket ended (EOF or error): what it sent is still delivered to
+ * its partner, which is then closed. */
+ALKTDEF void alkt_relay_handle_closed(alkt_relay_server *r, uint32_t conn,
+                                      uint64_t now);
+ALKTDEF uint64_t alkt_relay_poll_timeout(const alkt_relay_server *r);
+ALKTDEF void alkt_relay_handle_timeout(alkt_relay_server *r, uint64_t now);
+ALKTDEF int alkt_relay_poll_event(alkt_relay_server *r, alkt_role_event *ev);
+ALKTDEF void alkt_relay_stats_get(const alkt_relay_server *r, alkt_relay_stats *st);
+
+/* -- client and gateway: nodes holding sessions (CLIENT AND GATEWAY in the
+ * top comment). One type serves both; the alkt_node_* calls are the
+ * connection I/O and events of either. */
+typedef struct alkt_node_config {
+    const char *id;            /* this client's or gateway's id (an ID) */
+    alkt_session_config session; /* template for every session: limits and
+                                    timers (secret, identity and is_server
+                                    are the node's to set) */
+    const unsigned char *seed; /* >= 32 random bytes: session nonces and
+                                  jitter are drawn from them (HMAC-SHA-256
+                                  in counter mode) */
+    size_t seed_len;
+    uint64_t epoch_ns;         /* Unix time in ns when `now` was 0 (expiry
+                                  of authorizations is in Unix seconds) */
+    uint32_t max_peers;        /* sessions at once; 0 = 8 */
+    uint32_t max_resources, max_authorizations, max_relays; /* 0 = 32, 64, 4 */
+    uint32_t offers_per_relay; /* gateway: spare connections kept at each
+                                  relay; 0 = 2 */
+    int relay_first;           /* client: try the relays before the direct
+                                  path (the direct path is then the
+                                  fallback) */
+    uint64_t connect_timeout_ns;  /* one path's attempt, connect to
+                                     handshake; 0 = 5 s */
+    uint64_t backoff_min_ns, backoff_max_ns;  /* 0 = 100 ms, 10 s */
+    uint64_t offer_refresh_ns;    /* gateway: refresh offers this often;
+                                     0 = 10 s */
+} alkt_node_config;
+
+typedef struct alkt__nconn {
+    uint32_t handle;           /* 0: free */
+    uint8_t state, close_wanted, connect_wanted, was_up;
+    uint32_t peer;             /* slot + 1, 0: none yet */
+    uint32_t relay;            /* relay index + 1 for relay paths */
+    uint64_t deadline, refresh_at;
+    alkt_ip ip;
+    uint16_t port;
+    unsigned char out[ALKT_RELAY_REQUEST_MAX + 8];
+    size_t out_len, out_off, out_peeked;   /* a relay request, 'R', 'S' */
+    unsigned char in[ALKT_FRAME_HEADER + 109u + ALKT_IDENTITY_MAX];
+    size_t in_len;             /* gateway: a HELLO being read */
+} alkt__nconn;
+
+typedef struct alkt__grant {
+    uint32_t channel;             /* 0: unused */
+    alkt_open_params params;
+} alkt__grant;
+
+typedef struct alkt__peer {
+    uint8_t state, up_event, down_event, resumed;
+    int down_code;
+    char id[ALKT_ID_MAX + 1];     /* client: the gateway; gateway: the client */
+    char key[ALKT_ID_MAX + 1];    /* the resource whose authorization's
+                                     secret keys the session */
+    alkt_ip ip;                   /* client: the gateway's address */
+    uint16_t port;
+    uint32_t conn;                /* the connection's slot + 1, 0: none */
+    uint32_t path, failures;
+    uint64_t retry_at;
+    alkt_session session;
+    alkt__grant *grants;   /* gateway: per channel, the open its
+                                     authorization is checked against */
+} alkt__peer;
+
+typedef struct alkt_node {
+    int is_gateway;
+    alkt_node_config cfg;
+    char id[ALKT_ID_MAX + 1];
+    alkt_hmac_sha256_ctx drbg;    /* the seed, as HMAC pads */
+    uint64_t drbg_counter;
+    uint64_t now;
+    size_t session_mem;           /* bytes of one session's memory */
+    alkt__peer *peers;
+    alkt__nconn *conns;
+    uint32_t max_conns, gen, ev_cursor;
+    alkt_resource *resources;
+    alkt_authorization *authorizations;
+    alkt_relay *relays;
+    size_t resource_count, authorization_count, relay_count;
+    uint64_t *relay_retry_at;     /* gateway: next offer attempt per relay */
+    uint32_t *relay_failures;
+    uint64_t expiry_checked;      /* gateway: expiries up to here applied */
+} alkt_node;
+typedef alkt_node alkt_client;
+typedef alkt_node alkt_gateway;
+
+/* Node memory for cfg (0 when cfg is invalid): max_peers sessions with
+ * their memory, the connection table and the control-plane tables. */
+ALKTDEF size_t alkt_node_mem_size(const alkt_node_config *cfg);
+/* Gateway: a connection came in (from a client); its handle, or
+ * ALKT_ERR_CHANNELS_FULL (close it). */
+ALKTDEF int alkt_node_accept(alkt_node *n, uint64_t now, uint32_t *conn);
+ALKTDEF int alkt_client_init(alkt_client *c, const alkt_node_config *cfg,
+                             void *mem, size_t mem_len, uint64_t now);
+ALKTDEF int alkt_gateway_init(alkt_gateway *g, const alkt_node_config *cfg,
+                              void *mem, size_t mem_len, uint64_t now);
+/* The control plane's view. A section present in ctl replaces the node's
+ * (resources, authorizations, relays); each revocation removes its
+ * authorization. Then every open channel is checked again: one that no
+ * live authorization covers any more is reset with ALKT_CODE_REVOKED.
+ * ALKT_ERR_TOO_MANY when a section is over the configured capacity
+ * (nothing changed). */
+ALKTDEF int alkt_node_control(alkt_node *n, const alkt_control *ctl,
+                              uint64_t now);
+/* Connection I/O, as for a session; conn is the handle. */
+ALKTDEF int alkt_node_handle_connected(alkt_node *n, uint32_t conn,
+                                       uint64_t now);
+ALKTDEF void alkt_node_handle_closed(alkt_node *n, uint32_t conn, uint64_t now);
+/* The bytes taken (all of them unless the handle is bad: < 0). */
+ALKTDEF ptrdiff_t alkt_node_handle_input(alkt_node *n, uint32_t conn,
+                                         const void *data, size_t len,
+                                         uint64_t now);
+ALKTDEF size_t alkt_node_transmit_peek(alkt_node *n, uint32_t conn,
+                                       const void **data);
+ALKTDEF int alkt_node_transmit_done(alkt_node *n, uint32_t conn, size_t n_sent);
+ALKTDEF uint64_t alkt_node_poll_timeout(const alkt_node *n);
+ALKTDEF void alkt_node_handle_timeout(alkt_node *n, uint64_t now);
+/* One event: 1 and *ev, 0 when none. Call until 0 after every input,
+ * timeout or command: the node does its own work (opening paths,
+ * authorizing opens) inside this call. */
+ALKTDEF int alkt_node_poll_event(alkt_node *n, alkt_role_event *ev);
+/* The session of a peer slot (for channel calls and pumps), or NULL. */
+ALKTDEF alkt_session *alkt_node_session(alkt_node *n, uint32_t peer);
+
+/* Client: the gateway's direct address (the control plane names gateways
+ * by id only). */
+ALKTDEF int alkt_client_add_gateway(alkt_client *c, const char *gateway_id,
+                                    const alkt_ip *ip, uint16_t port);
+/* Opens a channel to params' target through the gateway of the resource
+ * that covers it: ALKT_OK with *peer and *channel; ALKT_ERR_NOT_CONNECTED
+ * when that gateway's session is not up yet (connecting has started: try
+ * again at ALKT_REV_PEER_UP); ALKT_ERR_NO_CHANNEL with *code set when no
+ * authorization covers the target (ALKT_CODE_UNAUTHORIZED) or the
+ * gateway's address is unknown (ALKT_CODE_NO_PATH). */
+ALKTDEF int alkt_client_open(alkt_client *c, const alkt_open_params *params,
+                             uint64_t now, uint32_t *peer, uint32_t *channel,
+                             int *code);
+/* Answer an ALKT_REV_INCOMING: accept (ok) or refuse with code. */
+ALKTDEF int alkt_client_answer(alkt_client *c, uint32_t peer, uint32_t channel,
+                               int ok, uint16_t code);
+/* The client moved (new address, new network): every connection is
+ * dropped and made again; the sessions resume. */
+ALKTDEF void alkt_client_roamed(alkt_client *c, uint64_t now);
+
+/* Gateway: the decision on one open, without side effects: 0 when a live
+ * authorization of client covers it (and *resource gets its index), else
+ * ALKT_CODE_UNAUTHORIZED. Direct opens: an IP target inside the
+ * resource's CIDR, port and protocol in its filters. Forwarded opens:
+ * the bind address (absent: 0.0.0.0) and the listen port likewise. */
+ALKTDEF int alkt_gateway_authorize(const alkt_gateway *g, const char *client,
+                                   const alkt_open_params *params,
+                                   uint64_t now, size_t *resource);
+/* The answer to ALKT_REV_TARGET_CONNECT: ok, or the refusal code. */
+ALKTDEF int alkt_gateway_target_result(alkt_gateway *g, uint32_t peer,
+                                       uint32_t channel, int ok,
+                                       uint16_t code);
+/* The answer to ALKT_REV_LISTEN: ok with where it listens, or refused. */
+ALKTDEF int alkt_gateway_listen_result(alkt_gateway *g, uint32_t peer,
+                                       uint32_t channel,
+                                       const alkt_listen_reply *reply,
+                                       uint16_t code);
+/* A connection came to the listener of (peer, listen_channel): opens a
+ * channel back to the client ({"listen":port,"substrate":...,"host":
+ * origin}); *channel is it. */
+ALKTDEF int alkt_gateway_forward(alkt_gateway *g, uint32_t peer,
+                                 uint32_t listen_channel,
+                                 const alkt_ip *origin, uint32_t *channel);
 
 #ifdef __cplusplus
 }
@@ -5831,6 +6124,1583 @@ ALKTDEF int alkt_pump_endpoint_failed(alkt_pump *p, uint16_t code)
         (p->flags & ALKT__PF_CH_EOF))
         rc = ALKT_OK;
     return rc;
+}
+
+/* ---- relay ------------------------------------------------------------------- */
+enum {
+    ALKT__R_REQUEST = 1, /* reading the request */
+    ALKT__R_OFFER,       /* a gateway's spare connection, waiting */
+    ALKT__R_WAITING,     /* a client, waiting for an offer */
+    ALKT__R_JOINED       /* bytes go to the other side */
+};
+#define ALKT__RELAY_CLIENT 1u
+#define ALKT__RELAY_OFFER 2u
+/* status bytes the relay sends before it closes (0: joined) */
+#define ALKT__RST_JOINED 0u
+#define ALKT__RST_BAD_REQUEST 1u
+#define ALKT__RST_BAD_TOKEN 2u
+#define ALKT__RST_NO_GATEWAY 3u
+#define ALKT__RST_EXPIRED 4u
+static const unsigned char alkt__relay_magic[4] = {'A', 'L', 'K', 'R'};
+
+static int alkt__relay_cfg(const alkt_relay_config *c, alkt_relay_config *o)
+{
+    size_t i;
+    *o = *c;
+    if (!o->max_conns) o->max_conns = 64;
+    if (!o->buffer_size) o->buffer_size = 65536;
+    if (!o->offer_lifetime_ns) o->offer_lifetime_ns = 30000000000ull;
+    if (!o->wait_ns) o->wait_ns = 5000000000ull;
+    if (!o->request_timeout_ns) o->request_timeout_ns = 5000000000ull;
+    if (!o->idle_timeout_ns) o->idle_timeout_ns = 300000000000ull;
+    if (!c->tokens || c->token_count == 0 || o->max_conns > 65535u ||
+        o->buffer_size > (1u << 30))
+        return 0;
+    for (i = 0; i < c->token_count; i++) {
+        size_t n = c->tokens[i] ? alkt__bounded_len(c->tokens[i], ALKT_TOKEN_MAX + 1) : 0;
+        if (n == 0 || n > ALKT_TOKEN_MAX || alkt__check_token(c->tokens[i], n) != ALKT_OK)
+            return 0;
+    }
+    return 1;
+}
+
+ALKTDEF size_t alkt_relay_mem_size(const alkt_relay_config *cfg)
+{
+    alkt_relay_config c;
+    if (!cfg || !alkt__relay_cfg(cfg, &c)) return 0;
+    return alkt__align8((size_t)c.max_conns * sizeof(alkt__rconn)) +
+           (size_t)c.max_conns * c.buffer_size + 8;
+}
+
+ALKTDEF int alkt_relay_init(alkt_relay_server *r, const alkt_relay_config *cfg,
+                            void *mem, size_t mem_len, uint64_t now)
+{
+    alkt_relay_config c;
+    unsigned char *p;
+    uint32_t i;
+    if (!r || !cfg || !mem || !alkt__relay_cfg(cfg, &c)) return ALKT_ERR_ARG;
+    if (mem_len < alkt_relay_mem_size(cfg)) return ALKT_ERR_NOMEM;
+    memset(r, 0, sizeof *r);
+    r->cfg = c;
+    r->now = now;
+    p = (unsigned char *)(((uintptr_t)mem + 7u) & ~(uintptr_t)7u);
+    r->conns = (alkt__rconn *)(void *)p;
+    memset(r->conns, 0, (size_t)c.max_conns * sizeof(alkt__rconn));
+    p += alkt__align8((size_t)c.max_conns * sizeof(alkt__rconn));
+    for (i = 0; i < c.max_conns; i++) {
+        r->conns[i].ring = p;
+        p += c.buffer_size;
+    }
+    return ALKT_OK;
+}
+
+/* Handles: generation in the high 16 bits, slot + 1 in the low 16. */
+static uint32_t alkt__handle(uint32_t *gen, uint32_t slot)
+{
+    *gen = (*gen + 1u) & 0xffffu;
+    if (*gen == 0) *gen = 1;
+    return *gen << 16 | (slot + 1u);
+}
+
+static alkt__rconn *alkt__rfind(const alkt_relay_server *r, uint32_t h)
+{
+    uint32_t slot = (h & 0xffffu);
+    if (!r || !r->conns || slot == 0 || slot > r->cfg.max_conns) return NULL;
+    if (r->conns[slot - 1].handle != h) return NULL;
+    return &r->conns[slot - 1];
+}
+
+static alkt__rconn *alkt__rother(const alkt_relay_server *r, const alkt__rconn *c)
+{
+    return c->other ? &r->conns[c->other - 1] : NULL;
+}
+
+ALKTDEF int alkt_relay_accept(alkt_relay_server *r, uint64_t now, uint32_t *conn)
+{
+    uint32_t i;
+    if (!r || !conn || !r->conns) return ALKT_ERR_ARG;
+    *conn = 0;
+    if (now > r->now) r->now = now;
+    for (i = 0; i < r->cfg.max_conns; i++) {
+        alkt__rconn *c = &r->conns[i];
+        if (c->handle) continue;
+        memset(c, 0, offsetof(alkt__rconn, ring));
+        c->handle = alkt__handle(&r->gen, i);
+        c->state = ALKT__R_REQUEST;
+        c->deadline = r->now + r->cfg.request_timeout_ns;
+        *conn = c->handle;
+        return ALKT_OK;
+    }
+    return ALKT_ERR_CHANNELS_FULL;
+}
+
+/* The relay ends c: a status byte first when one is owed, then CLOSE.
+ * Its partner, if any, gets what c sent so far and is closed after. */
+static void alkt__rend(alkt_relay_server *r, alkt__rconn *c, int status)
+{
+    alkt__rconn *o = alkt__rother(r, c);
+    if (o) {
+        o->other = 0;
+        o->closing = 1;
+    }
+    c->other = 0;
+    c->closing = 1;
+    c->len = 0;            /* bytes for c are dropped: it is going */
+    c->head = c->peeked = 0;
+    if (status >= 0) {
+        c->status = (unsigned char)status;
+        c->status_len = 1;
+    }
+}
+
+static int alkt__rtoken(const alkt_relay_server *r, const unsigned char *t,
+                        size_t n)
+{
+    size_t i;
+    int found = -1;
+    for (i = 0; i < r->cfg.token_count; i++) {
+        /* every token compared, in time that does not depend on the bytes */
+        size_t k = alkt__bounded_len(r->cfg.tokens[i], ALKT_TOKEN_MAX + 1);
+        if (k == n && alkt_ct_equal(r->cfg.tokens[i], t, n) && found < 0)
+            found = (int)i;
+    }
+    return found;
+}
+
+static int alkt__rsame(const alkt__rconn *a, const alkt__rconn *b)
+{
+    size_t ta = a->req[6], tb = b->req[6];
+    size_t ga = a->req[7 + ta], gb = b->req[7 + tb];
+    return a->token == b->token && ga == gb &&
+           memcmp(a->req + 8 + ta, b->req + 8 + tb, ga) == 0;
+}
+
+static void alkt__rjoin(alkt_relay_server *r, alkt__rconn *client, alkt__rconn *offer)
+{
+    client->state = offer->state = ALKT__R_JOINED;
+    client->other = (offer->handle & 0xffffu);
+    offer->other = (client->handle & 0xffffu);
+    client->status = offer->status = ALKT__RST_JOINED;
+    client->status_len = offer->status_len = 1;
+    offer->discard_refresh = 1;   /* its refreshes sent before it knew */
+    client->deadline = offer->deadline = r->now + r->cfg.idle_timeout_ns;
+    client->spliced_event = 1;
+    r->stats.spliced++;
+}
+
+/* A whole request: check it, then wait or join. */
+static void alkt__rrequest(alkt_relay_server *r, alkt__rconn *c)
+{
+    size_t tl = c->req[6], gl = c->req[7 + tl];
+    int tok;
+    uint32_t i;
+    if (memcmp(c->req, alkt__relay_magic, 4) != 0 || c->req[4] != 1 ||
+        (c->req[5] != ALKT__RELAY_CLIENT && c->req[5] != ALKT__RELAY_OFFER) ||
+        alkt__check_token((const char *)c->req + 7, tl) != ALKT_OK ||
+        alkt__check_id((const char *)c->req + 8 + tl, gl) != ALKT_OK) {
+        r->stats.refused++;
+        alkt__rend(r, c, ALKT__RST_BAD_REQUEST);
+        return;
+    }
+    tok = alkt__rtoken(r, c->req + 7, tl);
+    if (tok < 0) {
+        r->stats.refused++;
+        alkt__rend(r, c, ALKT__RST_BAD_TOKEN);
+        return;
+    }
+    c->token = (uint32_t)tok;
+    c->kind = c->req[5];
+    /* the oldest partner first: the slot order is not the age, so pick
+     * the earliest deadline among the matches */
+    {
+        alkt__rconn *best = NULL;
+        unsigned want = c->kind == ALKT__RELAY_CLIENT ? ALKT__R_OFFER : ALKT__R_WAITING;
+        for (i = 0; i < r->cfg.max_conns; i++) {
+            alkt__rconn *o = &r->conns[i];
+            if (!o->handle || o->closing || o->state != want || !alkt__rsame(o, c))
+                continue;
+            if (!best || o->deadline < best->deadline) best = o;
+        }
+        if (best) {
+            if (c->kind == ALKT__RELAY_CLIENT) alkt__rjoin(r, c, best);
+            else alkt__rjoin(r, best, c);
+            return;
+        }
+    }
+    if (c->kind == ALKT__RELAY_CLIENT) {
+        c->state = ALKT__R_WAITING;
+        c->deadline = r->now + r->cfg.wait_ns;
+    } else {
+        c->state = ALKT__R_OFFER;
+        c->deadline = r->now + r->cfg.offer_lifetime_ns;
+    }
+}
+
+/* The request's bytes: as many as it still needs. */
+static size_t alkt__rrequest_bytes(alkt_relay_server *r, alkt__rconn *c,
+                                   const unsigned char *d, size_t len)
+{
+    size_t used = 0;
+    while (used < len && c->state == ALKT__R_REQUEST && !c->closing) {
+        size_t need = 7;
+        if (c->req_len >= 7) need = 8u + c->req[6];
+        if (c->req_len >= 8u + c->req[6]) need = 8u + c->req[6] + c->req[7 + c->req[6]];
+        if (c->req_len >= 7 && (c->req[6] == 0 || c->req[6] > ALKT_TOKEN_MAX)) {
+            alkt__rend(r, c, ALKT__RST_BAD_REQUEST);
+            r->stats.refused++;
+            break;
+        }
+        if (c->req_len >= 8u + c->req[6] &&
+            (c->req[7 + c->req[6]] == 0 || c->req[7 + c->req[6]] > ALKT_ID_MAX)) {
+            alkt__rend(r, c, ALKT__RST_BAD_REQUEST);
+            r->stats.refused++;
+            break;
+        }
+        if (c->req_len == need) {
+            alkt__rrequest(r, c);
+            break;
+        }
+        c->req[c->req_len++] = d[used++];
+        if (c->req_len == 4 && memcmp(c->req, alkt__relay_magic, 4) != 0) {
+            alkt__rend(r, c, ALKT__RST_BAD_REQUEST);   /* not a relay client */
+            r->stats.refused++;
+            break;
+        }
+    }
+    if (c->state == ALKT__R_REQUEST && !c->closing && c->req_len >= 8) {
+        size_t need = 8u + c->req[6] + c->req[7 + c->req[6]];
+        if (c->req_len == need) alkt__rrequest(r, c);
+    }
+    return used;
+}
+
+/* The contiguous free run of a ring at its write position. */
+static size_t alkt__ring_room(const unsigned char *ring, uint32_t size,
+                              uint32_t head, uint32_t len, unsigned char **at)
+{
+    uint32_t w = (uint32_t)(((uint64_t)head + len) % size);
+    size_t contig = w >= head ? (size_t)(size - w) : (size_t)(head - w);
+    size_t room = (size_t)(size - len);
+    *at = (unsigned char *)ring + w;
+    return contig < room ? contig : room;
+}
+
+ALKTDEF size_t alkt_relay_read_buffer(alkt_relay_server *r, uint32_t conn, void **buf)
+{
+    alkt__rconn *c = alkt__rfind(r, conn), *o;
+    unsigned char *at;
+    size_t n;
+    if (buf) *buf = NULL;
+    if (!c || !buf || c->state != ALKT__R_JOINED || c->closing || c->discard_refresh)
+        return 0;
+    o = alkt__rother(r, c);
+    if (!o) return 0;
+    n = alkt__ring_room(o->ring, r->cfg.buffer_size, o->head, o->len, &at);
+    if (n) *buf = at;
+    return n;
+}
+
+ALKTDEF int alkt_relay_handle_read(alkt_relay_server *r, uint32_t conn, size_t n,
+                                   uint64_t now)
+{
+    alkt__rconn *c = alkt__rfind(r, conn), *o;
+    unsigned char *at;
+    if (!c) return ALKT_ERR_ARG;
+    if (now > r->now) r->now = now;
+    if (n == 0) return ALKT_OK;
+    o = c->state == ALKT__R_JOINED && !c->closing && !c->discard_refresh
+            ? alkt__rother(r, c) : NULL;
+    if (!o || n > alkt__ring_room(o->ring, r->cfg.buffer_size, o->head, o->len, &at))
+        return ALKT_ERR_ARG;
+    o->len += (uint32_t)n;
+    r->stats.bytes += n;
+    c->deadline = o->deadline = r->now + r->cfg.idle_timeout_ns;
+    return ALKT_OK;
+}
+
+ALKTDEF ptrdiff_t alkt_relay_handle_input(alkt_relay_server *r, uint32_t conn,
+                                          const void *data, size_t len,
+                                          uint64_t now)
+{
+    alkt__rconn *c = alkt__rfind(r, conn);
+    const unsigned char *d = (const unsigned char *)data;
+    size_t used = 0;
+    if (!c || (!data && len)) return ALKT_ERR_ARG;
+    if (now > r->now) r->now = now;
+    if (c->closing) return (ptrdiff_t)len;   /* going: its input is dropped */
+    if (c->state == ALKT__R_REQUEST) used = alkt__rrequest_bytes(r, c, d, len);
+    while (used < len && !c->closing) {
+        if (c->state == ALKT__R_OFFER) {
+            /* a spare connection says only 'R': it is still there */
+            if (d[used] != 'R') {
+                r->stats.refused++;
+                alkt__rend(r, c, ALKT__RST_BAD_REQUEST);
+                break;
+            }
+            c->deadline = r->now + r->cfg.offer_lifetime_ns;
+            used++;
+        } else if (c->state == ALKT__R_JOINED && c->discard_refresh) {
+            /* refreshes sent before the gateway read our status byte,
+             * then its 'S': what follows is the session */
+            if (d[used] == 'S') c->discard_refresh = 0;
+            else if (d[used] != 'R') {
+                r->stats.refused++;
+                alkt__rend(r, c, -1);
+                break;
+            }
+            used++;
+        } else if (c->state == ALKT__R_JOINED) {
+            void *buf;
+            size_t room = alkt_relay_read_buffer(r, conn, &buf);
+            if (room == 0) break;   /* backpressure: the rest waits */
+            if (room > len - used) room = len - used;
+            memcpy(buf, d + used, room);
+            (void)alkt_relay_handle_read(r, conn, room, now);
+            used += room;
+        } else {
+            break;   /* a client before its status byte: it should wait */
+        }
+    }
+    if (c->closing) used = len;
+    return (ptrdiff_t)used;
+}
+
+ALKTDEF size_t alkt_relay_transmit_peek(alkt_relay_server *r, uint32_t conn,
+                                        const void **data)
+{
+    alkt__rconn *c = alkt__rfind(r, conn);
+    size_t n;
+    if (data) *data = NULL;
+    if (!c || !data) return 0;
+    if (c->status_len) {
+        *data = &c->status;
+        c->peeked = 1;
+        return 1;
+    }
+    if (c->len == 0) return 0;
+    n = r->cfg.buffer_size - c->head < c->len ? r->cfg.buffer_size - c->head : c->len;
+    *data = c->ring + c->head;
+    c->peeked = (uint32_t)n;
+    return n;
+}
+
+ALKTDEF int alkt_relay_transmit_done(alkt_relay_server *r, uint32_t conn, size_t n)
+{
+    alkt__rconn *c = alkt__rfind(r, conn), *o;
+    if (!c || n > c->peeked) return ALKT_ERR_ARG;
+    c->peeked = 0;
+    if (n == 0) return ALKT_OK;
+    if (c->status_len) {
+        c->status_len = 0;
+        return ALKT_OK;
+    }
+    c->head = (uint32_t)((c->head + n) % r->cfg.buffer_size);
+    c->len -= (uint32_t)n;
+    if (c->len == 0) c->head = 0;
+    o = alkt__rother(r, c);
+    if (o) o->deadline = c->deadline = r->now + r->cfg.idle_timeout_ns;
+    return ALKT_OK;
+}
+
+static void alkt__rfree(alkt__rconn *c)
+{
+    memset(c, 0, offsetof(alkt__rconn, ring));
+}
+
+ALKTDEF void alkt_relay_handle_closed(alkt_relay_server *r, uint32_t conn,
+                                      uint64_t now)
+{
+    alkt__rconn *c = alkt__rfind(r, conn), *o;
+    if (!c) return;
+    if (now > r->now) r->now = now;
+    o = alkt__rother(r, c);
+    if (o) {              /* what c sent still goes to o, then o closes */
+        o->other = 0;
+        o->closing = 1;
+    }
+    alkt__rfree(c);
+}
+
+ALKTDEF uint64_t alkt_relay_poll_timeout(const alkt_relay_server *r)
+{
+    uint64_t t = UINT64_MAX;
+    uint32_t i;
+    if (!r || !r->conns) return t;
+    for (i = 0; i < r->cfg.max_conns; i++) {
+        const alkt__rconn *c = &r->conns[i];
+        if (!c->handle) continue;
+        /* output or a close due is due now */
+        if (c->status_len || c->len || c->spliced_event || c->closing) return r->now;
+        if (c->deadline < t) t = c->deadline;
+    }
+    return t;
+}
+
+ALKTDEF void alkt_relay_handle_timeout(alkt_relay_server *r, uint64_t now)
+{
+    uint32_t i;
+    if (!r || !r->conns) return;
+    if (now > r->now) r->now = now;
+    for (i = 0; i < r->cfg.max_conns; i++) {
+        alkt__rconn *c = &r->conns[i];
+        if (!c->handle || c->closing || r->now < c->deadline) continue;
+        if (c->state == ALKT__R_WAITING) {
+            r->stats.refused++;
+            alkt__rend(r, c, ALKT__RST_NO_GATEWAY);
+        } else if (c->state == ALKT__R_OFFER) {
+            r->stats.expired++;
+            alkt__rend(r, c, ALKT__RST_EXPIRED);
+        } else if (c->state == ALKT__R_REQUEST) {
+            r->stats.refused++;
+            alkt__rend(r, c, -1);
+        } else {
+            alkt__rend(r, c, -1);   /* a pair idle too long: both go */
+        }
+    }
+}
+
+ALKTDEF int alkt_relay_poll_event(alkt_relay_server *r, alkt_role_event *ev)
+{
+    uint32_t i;
+    if (!r || !ev || !r->conns) return 0;
+    memset(ev, 0, sizeof *ev);
+    for (i = 0; i < r->cfg.max_conns; i++) {
+        alkt__rconn *c = &r->conns[i];
+        if (!c->handle) continue;
+        if (c->spliced_event) {
+            alkt__rconn *o = alkt__rother(r, c);
+            c->spliced_event = 0;
+            ev->type = ALKT_REV_SPLICED;
+            ev->conn = c->handle;
+            ev->conn2 = o ? o->handle : 0;
+            return 1;
+        }
+        /* closing: once its status byte and bytes are out */
+        if (c->closing && !c->status_len && c->len == 0) {
+            ev->type = ALKT_REV_CLOSE;
+            ev->conn = c->handle;
+            alkt__rfree(c);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+ALKTDEF void alkt_relay_stats_get(const alkt_relay_server *r, alkt_relay_stats *st)
+{
+    uint32_t i;
+    if (!st) return;
+    memset(st, 0, sizeof *st);
+    if (!r || !r->conns) return;
+    *st = r->stats;
+    st->conns = st->offers = st->waiting = st->pairs = 0;
+    for (i = 0; i < r->cfg.max_conns; i++) {
+        const alkt__rconn *c = &r->conns[i];
+        if (!c->handle) continue;
+        st->conns++;
+        st->offers += c->state == ALKT__R_OFFER && !c->closing;
+        st->waiting += c->state == ALKT__R_WAITING && !c->closing;
+        st->pairs += c->state == ALKT__R_JOINED && c->other && c->kind == ALKT__RELAY_CLIENT;
+    }
+}
+
+/* ---- client and gateway ---------------------------------------------------- */
+enum { ALKT__P_FREE = 0, ALKT__P_KNOWN, ALKT__P_LIVE };
+enum {
+    ALKT__N_CONNECTING = 1, /* CONNECT asked, not connected yet */
+    ALKT__N_RELAY_REQ,      /* client: the relay request out, status awaited */
+    ALKT__N_OFFER,          /* gateway: a spare at a relay, status awaited */
+    ALKT__N_ROUTE,          /* gateway: reading the client's HELLO */
+    ALKT__N_SESSION         /* a session's connection */
+};
+#define ALKT__HELLO_IN_MAX (ALKT_FRAME_HEADER + ALKT__HELLO_FIXED + ALKT_IDENTITY_MAX)
+
+static int alkt__node_cfg(const alkt_node_config *c, alkt_node_config *o)
+{
+    alkt_session_config sc;
+    size_t idn;
+    *o = *c;
+    if (!o->max_peers) o->max_peers = 8;
+    if (!o->max_resources) o->max_resources = 32;
+    if (!o->max_authorizations) o->max_authorizations = 64;
+    if (!o->max_relays) o->max_relays = 4;
+    if (!o->offers_per_relay) o->offers_per_relay = 2;
+    if (!o->connect_timeout_ns) o->connect_timeout_ns = 5000000000ull;
+    if (!o->backoff_min_ns) o->backoff_min_ns = 100000000ull;
+    if (!o->backoff_max_ns) o->backoff_max_ns = 10000000000ull;
+    if (!o->offer_refresh_ns) o->offer_refresh_ns = 10000000000ull;
+    if (!c->id || !c->seed || c->seed_len < 32) return 0;
+    idn = alkt__bounded_len(c->id, ALKT_ID_MAX + 1);
+    if (idn == 0 || idn > ALKT_ID_MAX || alkt__check_id(c->id, idn) != ALKT_OK) return 0;
+    if (o->max_peers > 1024 || o->max_resources > 65535 ||
+        o->max_authorizations > 65535 || o->max_relays > 64 ||
+        o->offers_per_relay > 16 || o->backoff_min_ns > o->backoff_max_ns)
+        return 0;
+    /* the session template with a stand-in secret: its limits are checked */
+    sc = c->session;
+    sc.secret = (const unsigned char *)"0123456789abcdef";
+    sc.secret_len = 16;
+    sc.identity = "x";
+    sc.identity_len = 1;
+    if (!alkt__cfg(&sc, &sc)) return 0;
+    o->session = sc;
+    o->session.secret = NULL;
+    o->session.identity = NULL;
+    return 1;
+}
+
+static uint32_t alkt__node_conns(const alkt_node_config *c)
+{
+    return 2 * c->max_peers + c->max_relays * c->offers_per_relay;
+}
+
+ALKTDEF size_t alkt_node_mem_size(const alkt_node_config *cfg)
+{
+    alkt_node_config c;
+    alkt_session_config sc;
+    size_t per;
+    if (!cfg || !alkt__node_cfg(cfg, &c)) return 0;
+    sc = c.session;
+    sc.secret = (const unsigned char *)"0123456789abcdef";
+    sc.secret_len = 16;
+    sc.identity = "x";
+    sc.identity_len = 1;
+    per = alkt__align8(alkt_session_mem_size(&sc)) +
+          alkt__align8((size_t)sc.max_channels * sizeof(alkt__grant));
+    return alkt__align8((size_t)c.max_peers * sizeof(alkt__peer)) +
+           (size_t)c.max_peers * per +
+           alkt__align8((size_t)alkt__node_conns(&c) * sizeof(alkt__nconn)) +
+           alkt__align8((size_t)c.max_resources * sizeof(alkt_resource)) +
+           alkt__align8((size_t)c.max_authorizations * sizeof(alkt_authorization)) +
+           alkt__align8((size_t)c.max_relays * sizeof(alkt_relay)) +
+           (size_t)c.max_relays * (8 + 4) + 16;
+}
+
+static int alkt__node_init(alkt_node *n, const alkt_node_config *cfg, void *mem,
+                           size_t mem_len, uint64_t now, int is_gateway)
+{
+    alkt_node_config c;
+    alkt_session_config sc;
+    unsigned char *p;
+    uint32_t i;
+    if (!n || !cfg || !mem || !alkt__node_cfg(cfg, &c)) return ALKT_ERR_ARG;
+    if (mem_len < alkt_node_mem_size(cfg)) return ALKT_ERR_NOMEM;
+    memset(n, 0, sizeof *n);
+    n->is_gateway = is_gateway;
+    n->cfg = c;
+    n->cfg.seed = NULL;   /* kept as HMAC pads only */
+    memcpy(n->id, c.id, alkt__bounded_len(c.id, ALKT_ID_MAX));
+    alkt_hmac_sha256_init(&n->drbg, cfg->seed, cfg->seed_len);
+    n->now = now;
+    n->max_conns = alkt__node_conns(&c);
+    sc = c.session;
+    sc.secret = (const unsigned char *)"0123456789abcdef";
+    sc.secret_len = 16;
+    sc.identity = "x";
+    sc.identity_len = 1;
+    n->session_mem = alkt_session_mem_size(&sc);
+    p = (unsigned char *)(((uintptr_t)mem + 7u) & ~(uintptr_t)7u);
+    memset(p, 0, mem_len - (size_t)(p - (unsigned char *)mem));
+    n->peers = (alkt__peer *)(void *)p;
+    p += alkt__align8((size_t)c.max_peers * sizeof(alkt__peer));
+    for (i = 0; i < c.max_peers; i++) {
+        n->peers[i].grants = (alkt__grant *)(void *)p;
+        p += alkt__align8((size_t)sc.max_channels * sizeof(alkt__grant));
+        /* the session's memory follows; its pointer is p again at init */
+        p += alkt__align8(n->session_mem);
+    }
+    n->conns = (alkt__nconn *)(void *)p;
+    p += alkt__align8((size_t)n->max_conns * sizeof(alkt__nconn));
+    n->resources = (alkt_resource *)(void *)p;
+    p += alkt__align8((size_t)c.max_resources * sizeof(alkt_resource));
+    n->authorizations = (alkt_authorization *)(void *)p;
+    p += alkt__align8((size_t)c.max_authorizations * sizeof(alkt_authorization));
+    n->relays = (alkt_relay *)(void *)p;
+    p += alkt__align8((size_t)c.max_relays * sizeof(alkt_relay));
+    n->relay_retry_at = (uint64_t *)(void *)p;
+    p += (size_t)c.max_relays * 8;
+    n->relay_failures = (uint32_t *)(void *)p;
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_client_init(alkt_client *c, const alkt_node_config *cfg,
+                             void *mem, size_t mem_len, uint64_t now)
+{
+    return alkt__node_init(c, cfg, mem, mem_len, now, 0);
+}
+
+ALKTDEF int alkt_gateway_init(alkt_gateway *g, const alkt_node_config *cfg,
+                              void *mem, size_t mem_len, uint64_t now)
+{
+    return alkt__node_init(g, cfg, mem, mem_len, now, 1);
+}
+
+static void *alkt__peer_mem(const alkt__peer *p, const alkt_node *n)
+{
+    return (unsigned char *)p->grants +
+           alkt__align8((size_t)n->cfg.session.max_channels * sizeof(alkt__grant));
+}
+
+/* 32 bytes from the seed: HMAC(seed, "alkt1 drbg" || counter). */
+static void alkt__draw(alkt_node *n, unsigned char out[32])
+{
+    unsigned char ctr[8];
+    alkt__put64(ctr, n->drbg_counter++);
+    alkt__mac(&n->drbg, "alkt1 drbg", ctr, 8, NULL, 0, out);
+}
+
+/* ---- authorization: one rule for the client's choice and the gateway's
+ * check ---- */
+static int alkt__ip_in(const alkt_ip *ip, const alkt_ip *net, unsigned prefix)
+{
+    unsigned full = prefix / 8, rest = prefix % 8;
+    if (ip->family != net->family) return 0;
+    if (memcmp(ip->bytes, net->bytes, full) != 0) return 0;
+    if (rest) {
+        unsigned mask = (0xffu << (8 - rest)) & 0xffu;
+        if ((ip->bytes[full] & mask) != (net->bytes[full] & mask)) return 0;
+    }
+    return 1;
+}
+
+static int alkt__res_covers(const alkt_resource *r, const alkt_open_params *p)
+{
+    alkt_ip any;
+    const alkt_ip *ip;
+    uint16_t port;
+    unsigned proto;
+    size_t i;
+    if (p->substrate == ALKT_SUBSTRATE_TCP) proto = ALKT_PROTO_TCP;
+    else if (p->substrate == ALKT_SUBSTRATE_UDP) proto = ALKT_PROTO_UDP;
+    else return 0;   /* unix sockets are no resource */
+    if (p->kind == ALKT_OPEN_DIRECT) {
+        if (p->host.kind != ALKT_HOST_IP) return 0;   /* names: resolve first */
+        ip = &p->host.ip;
+        port = p->port;
+    } else if (p->kind == ALKT_OPEN_FORWARDED) {
+        memset(&any, 0, sizeof any);
+        any.family = 4;
+        ip = p->host.kind == ALKT_HOST_IP ? &p->host.ip : &any;
+        port = p->listen;
+    } else {
+        return 0;
+    }
+    if (!alkt__ip_in(ip, &r->network, r->prefix_len)) return 0;
+    if (r->protocols && !(r->protocols & proto)) return 0;
+    if (r->port_range_count == 0) return 1;
+    for (i = 0; i < r->port_range_count && i < ALKT_PORT_RANGES_MAX; i++)
+        if (port >= r->port_ranges[i].from && port <= r->port_ranges[i].to)
+            return 1;
+    return 0;
+}
+
+static int alkt__auth_live(const alkt_node *n, const alkt_authorization *a,
+                           uint64_t now)
+{
+    uint64_t unix_s = (n->cfg.epoch_ns + now) / 1000000000u;
+    return unix_s < a->expires;
+}
+
+static const alkt_authorization *alkt__auth_find(const alkt_node *n,
+                                                 const char *client,
+                                                 const char *resource,
+                                                 uint64_t now)
+{
+    size_t i;
+    for (i = 0; i < n->authorization_count; i++) {
+        const alkt_authorization *a = &n->authorizations[i];
+        if (strcmp(a->client, client) == 0 && strcmp(a->resource, resource) == 0 &&
+            alkt__auth_live(n, a, now))
+            return a;
+    }
+    return NULL;
+}
+
+/* 0 and *res when a live authorization of client covers p (on a gateway,
+ * only its own resources count), else ALKT_CODE_UNAUTHORIZED. */
+static int alkt__authorize(const alkt_node *n, const char *client,
+                           const alkt_open_params *p, uint64_t now, size_t *res)
+{
+    size_t i;
+    for (i = 0; i < n->resource_count; i++) {
+        const alkt_resource *r = &n->resources[i];
+        if (n->is_gateway && strcmp(r->gateway, n->id) != 0) continue;
+        if (!alkt__res_covers(r, p)) continue;
+        if (!alkt__auth_find(n, client, r->id, now)) continue;
+        if (res) *res = i;
+        return 0;
+    }
+    return (int)ALKT_CODE_UNAUTHORIZED;
+}
+
+ALKTDEF int alkt_gateway_authorize(const alkt_gateway *g, const char *client,
+                                   const alkt_open_params *params,
+                                   uint64_t now, size_t *resource)
+{
+    if (!g || !client || !params) return ALKT_ERR_ARG;
+    return alkt__authorize(g, client, params, now, resource);
+}
+
+/* ---- connections ---- */
+static alkt__nconn *alkt__nfind(const alkt_node *n, uint32_t h)
+{
+    uint32_t slot = h & 0xffffu;
+    if (!n || !n->conns || slot == 0 || slot > n->max_conns) return NULL;
+    if (n->conns[slot - 1].handle != h) return NULL;
+    return &n->conns[slot - 1];
+}
+
+static alkt__nconn *alkt__nnew(alkt_node *n, int state)
+{
+    uint32_t i;
+    for (i = 0; i < n->max_conns; i++) {
+        alkt__nconn *c = &n->conns[i];
+        if (c->handle) continue;
+        memset(c, 0, sizeof *c);
+        c->handle = alkt__handle(&n->gen, i);
+        c->state = (uint8_t)state;
+        c->deadline = n->now + n->cfg.connect_timeout_ns;
+        return c;
+    }
+    return NULL;
+}
+
+static alkt__peer *alkt__npeer(alkt_node *n, const alkt__nconn *c)
+{
+    return c->peer ? &n->peers[c->peer - 1] : NULL;
+}
+
+static uint32_t alkt__nslot(const alkt_node *n, const alkt__nconn *c)
+{
+    return (uint32_t)(c - n->conns) + 1u;
+}
+
+/* The node is done with c: the app closes it at the CLOSE event. */
+static void alkt__nclose(alkt_node *n, alkt__nconn *c)
+{
+    alkt__peer *p = alkt__npeer(n, c);
+    if (p && p->conn == alkt__nslot(n, c)) p->conn = 0;
+    c->close_wanted = 1;
+    c->connect_wanted = 0;
+    c->state = 0;
+    c->peer = 0;
+    c->out_len = c->out_off = 0;
+}
+
+/* Client: the next attempt for p - at once after a working connection,
+ * the next path after a failed one, backoff with jitter after a round. */
+static void alkt__schedule(alkt_node *n, alkt__peer *p, int was_up)
+{
+    uint32_t paths = 1u + (uint32_t)n->relay_count;
+    if (was_up) {
+        p->failures = 0;
+        p->path = 0;
+        p->retry_at = n->now;
+        return;
+    }
+    p->path++;
+    if (p->path < paths) {
+        p->retry_at = n->now;
+        return;
+    }
+    p->path = 0;
+    p->failures++;
+    {
+        unsigned char r[32];
+        uint64_t b = n->cfg.backoff_min_ns, jitter;
+        uint32_t k;
+        for (k = 1; k < p->failures && b < n->cfg.backoff_max_ns; k++) b *= 2;
+        if (b > n->cfg.backoff_max_ns) b = n->cfg.backoff_max_ns;
+        alkt__draw(n, r);
+        /* half fixed, half drawn: [b/2, b] */
+        jitter = alkt__get64(r) % (b / 2 + 1);
+        p->retry_at = n->now + b / 2 + jitter;
+    }
+}
+
+/* A connection of a peer ended (closed by the app or by us). */
+static void alkt__nlost(alkt_node *n, alkt__nconn *c, int app_closed)
+{
+    alkt__peer *p = alkt__npeer(n, c);
+    int was_up = c->was_up;
+    int session_conn = c->state == ALKT__N_SESSION;
+    uint32_t relay = c->relay;
+    int offer = n->is_gateway && (c->state == ALKT__N_OFFER ||
+                                  (c->state == ALKT__N_CONNECTING && relay));
+    if (app_closed) memset(c, 0, sizeof *c);
+    else alkt__nclose(n, c);
+    if (p && p->conn == (uint32_t)(c - n->conns) + 1u) p->conn = 0;
+    if (p && session_conn) alkt_session_handle_disconnected(&p->session, n->now);
+    if (p && !n->is_gateway && p->state == ALKT__P_LIVE) alkt__schedule(n, p, was_up);
+    if (offer && relay && relay <= n->cfg.max_relays) {
+        uint32_t k = relay - 1, f = ++n->relay_failures[k];
+        uint64_t b = n->cfg.backoff_min_ns;
+        while (--f && b < n->cfg.backoff_max_ns) b *= 2;
+        if (b > n->cfg.backoff_max_ns) b = n->cfg.backoff_max_ns;
+        n->relay_retry_at[k] = n->now + b;
+    }
+}
+
+ALKTDEF int alkt_node_accept(alkt_node *n, uint64_t now, uint32_t *conn)
+{
+    alkt__nconn *c;
+    if (!n || !conn || !n->conns) return ALKT_ERR_ARG;
+    *conn = 0;
+    if (!n->is_gateway) return ALKT_ERR_STATE;
+    if (now > n->now) n->now = now;
+    c = alkt__nnew(n, ALKT__N_ROUTE);
+    if (!c) return ALKT_ERR_CHANNELS_FULL;
+    *conn = c->handle;
+    return ALKT_OK;
+}
+
+static size_t alkt__relay_request(unsigned char *out, unsigned kind,
+                                  const char *token, const char *id)
+{
+    size_t tl = alkt__bounded_len(token, ALKT_TOKEN_MAX);
+    size_t il = alkt__bounded_len(id, ALKT_ID_MAX);
+    memcpy(out, alkt__relay_magic, 4);
+    out[4] = 1;
+    out[5] = (unsigned char)kind;
+    out[6] = (unsigned char)tl;
+    memcpy(out + 7, token, tl);
+    out[7 + tl] = (unsigned char)il;
+    memcpy(out + 8 + tl, id, il);
+    return 8 + tl + il;
+}
+
+static void alkt__session_start(alkt_node *n, alkt__nconn *c, alkt__peer *p)
+{
+    unsigned char nonce[32];
+    alkt__draw(n, nonce);
+    c->state = ALKT__N_SESSION;
+    p->conn = alkt__nslot(n, c);
+    (void)alkt_session_connect(&p->session, n->now, nonce);
+}
+
+ALKTDEF int alkt_node_handle_connected(alkt_node *n, uint32_t conn, uint64_t now)
+{
+    alkt__nconn *c = alkt__nfind(n, conn);
+    if (!c) return ALKT_ERR_ARG;
+    if (now > n->now) n->now = now;
+    if (c->state != ALKT__N_CONNECTING) return ALKT_ERR_STATE;
+    if (c->relay) {
+        const alkt_relay *rl = &n->relays[c->relay - 1];
+        alkt__peer *p = alkt__npeer(n, c);
+        c->out_len = alkt__relay_request(c->out,
+                                         n->is_gateway ? ALKT__RELAY_OFFER : ALKT__RELAY_CLIENT,
+                                         rl->token, n->is_gateway ? n->id : p->id);
+        c->out_off = 0;
+        c->state = n->is_gateway ? ALKT__N_OFFER : ALKT__N_RELAY_REQ;
+        c->refresh_at = n->now + n->cfg.offer_refresh_ns;
+        if (n->is_gateway) {
+            c->deadline = UINT64_MAX;   /* refreshed, not timed */
+            n->relay_failures[c->relay - 1] = 0;
+        }
+        return ALKT_OK;
+    }
+    alkt__session_start(n, c, alkt__npeer(n, c));
+    return ALKT_OK;
+}
+
+ALKTDEF void alkt_node_handle_closed(alkt_node *n, uint32_t conn, uint64_t now)
+{
+    alkt__nconn *c = alkt__nfind(n, conn);
+    if (!c) return;
+    if (now > n->now) n->now = now;
+    alkt__nlost(n, c, 1);
+}
+
+/* Gateway: the client's HELLO is whole - find or make its session. */
+static void alkt__route(alkt_node *n, alkt__nconn *c)
+{
+    const unsigned char *h = c->in + ALKT_FRAME_HEADER;
+    size_t idl = h[108], cut;
+    char client[ALKT_ID_MAX + 1], resource[ALKT_ID_MAX + 1];
+    const alkt_authorization *a;
+    alkt__peer *p = NULL;
+    alkt_session_config sc;
+    uint32_t i;
+    size_t res;
+    for (cut = 0; cut < idl && h[109 + cut] != '/'; cut++) {}
+    if (cut == 0 || cut >= idl - 1 || cut > ALKT_ID_MAX || idl - cut - 1 > ALKT_ID_MAX ||
+        alkt__check_id((const char *)h + 109, cut) != ALKT_OK ||
+        alkt__check_id((const char *)h + 110 + cut, idl - cut - 1) != ALKT_OK) {
+        alkt__nlost(n, c, 0);
+        return;
+    }
+    memcpy(client, h + 109, cut);
+    client[cut] = 0;
+    memcpy(resource, h + 110 + cut, idl - cut - 1);
+    resource[idl - cut - 1] = 0;
+    if (h[7] & 1) {   /* a resume: the live session with that id */
+        for (i = 0; i < n->cfg.max_peers; i++) {
+            alkt__peer *q = &n->peers[i];
+            if (q->state == ALKT__P_LIVE && strcmp(q->id, client) == 0 &&
+                q->session.established_once &&
+                memcmp(q->session.session_id, h + 40, ALKT_SESSION_ID_SIZE) == 0) {
+                p = q;
+                break;
+            }
+        }
+        if (p && p->conn) {   /* the old connection goes */
+            alkt__nconn *old = &n->conns[p->conn - 1];
+            p->conn = 0;
+            alkt__nclose(n, old);
+        }
+    }
+    if (!p) {
+        /* a new session (or a resume of one we do not have: the fresh
+         * session refuses it with the protocol's own code) */
+        for (res = 0; res < n->resource_count; res++)
+            if (strcmp(n->resources[res].id, resource) == 0 &&
+                strcmp(n->resources[res].gateway, n->id) == 0)
+                break;
+        a = res < n->resource_count ? alkt__auth_find(n, client, resource, n->now) : NULL;
+        for (i = 0; a && i < n->cfg.max_peers; i++)
+            if (n->peers[i].state == ALKT__P_FREE) {
+                p = &n->peers[i];
+                break;
+            }
+        if (!a || !p) {
+            alkt__nlost(n, c, 0);
+            return;
+        }
+        sc = n->cfg.session;
+        sc.is_server = 1;
+        sc.secret = a->secret;
+        sc.secret_len = a->secret_len;
+        sc.identity = n->id;
+        sc.identity_len = strlen(n->id);
+        if (alkt_session_init(&p->session, &sc, alkt__peer_mem(p, n), n->session_mem,
+                              n->now) != ALKT_OK) {
+            alkt__nlost(n, c, 0);
+            return;
+        }
+        memset(p->grants, 0, (size_t)sc.max_channels * sizeof(alkt__grant));
+        p->state = ALKT__P_LIVE;
+        p->up_event = p->down_event = 0;
+        memcpy(p->id, client, sizeof client);
+        memcpy(p->key, resource, sizeof resource);
+    }
+    c->peer = (uint32_t)(p - n->peers) + 1u;
+    alkt__session_start(n, c, p);
+    (void)alkt_session_handle_input(&p->session, c->in, c->in_len, n->now);
+    c->in_len = 0;
+}
+
+ALKTDEF ptrdiff_t alkt_node_handle_input(alkt_node *n, uint32_t conn,
+                                         const void *data, size_t len,
+                                         uint64_t now)
+{
+    alkt__nconn *c = alkt__nfind(n, conn);
+    const unsigned char *d = (const unsigned char *)data;
+    size_t used = 0;
+    if (!c || (!data && len)) return ALKT_ERR_ARG;
+    if (now > n->now) n->now = now;
+    while (used < len && c->handle == conn && !c->close_wanted) {
+        if (c->state == ALKT__N_RELAY_REQ || c->state == ALKT__N_OFFER) {
+            /* the relay's status byte: 0 joined, else it refuses */
+            if (d[used++] != ALKT__RST_JOINED) {
+                alkt__nlost(n, c, 0);
+                break;
+            }
+            if (c->state == ALKT__N_OFFER) {
+                unsigned k = c->relay - 1;
+                n->relay_failures[k] = 0;
+                c->out[c->out_len++] = 'S';   /* our refreshes end here */
+                c->state = ALKT__N_ROUTE;
+                c->relay = 0;                  /* an inbound connection now */
+                c->deadline = n->now + n->cfg.connect_timeout_ns;
+            } else {
+                alkt__session_start(n, c, alkt__npeer(n, c));
+            }
+        } else if (c->state == ALKT__N_ROUTE) {
+            size_t need = ALKT_FRAME_HEADER, k;
+            if (c->in_len >= ALKT_FRAME_HEADER) need += alkt__get16(c->in + 2);
+            k = need - c->in_len < len - used ? need - c->in_len : len - used;
+            memcpy(c->in + c->in_len, d + used, k);
+            c->in_len += k;
+            used += k;
+            if (c->in_len == ALKT_FRAME_HEADER) {
+                size_t pl = alkt__get16(c->in + 2);
+                if (c->in[0] != ALKT_FRAME_HELLO || c->in[1] != 0 ||
+                    alkt__get32(c->in + 4) != 0 || pl <= ALKT__HELLO_FIXED ||
+                    pl > ALKT__HELLO_FIXED + ALKT_IDENTITY_MAX) {
+                    alkt__nlost(n, c, 0);
+                    break;
+                }
+            } else if (c->in_len > ALKT_FRAME_HEADER && c->in_len == need) {
+                if (c->in[ALKT_FRAME_HEADER + 108] != need - ALKT_FRAME_HEADER - ALKT__HELLO_FIXED) {
+                    alkt__nlost(n, c, 0);
+                    break;
+                }
+                alkt__route(n, c);
+            }
+        } else if (c->state == ALKT__N_SESSION) {
+            alkt__peer *p = alkt__npeer(n, c);
+            (void)alkt_session_handle_input(&p->session, d + used, len - used, n->now);
+            used = len;
+        } else {
+            used = len;   /* not connected yet, or going: nothing to read */
+        }
+    }
+    return (ptrdiff_t)len;
+}
+
+ALKTDEF size_t alkt_node_transmit_peek(alkt_node *n, uint32_t conn,
+                                       const void **data)
+{
+    alkt__nconn *c = alkt__nfind(n, conn);
+    if (data) *data = NULL;
+    if (!c || !data || c->close_wanted) return 0;
+    c->out_peeked = 0;
+    if (c->out_off < c->out_len) {
+        *data = c->out + c->out_off;
+        c->out_peeked = c->out_len - c->out_off;
+        return c->out_peeked;
+    }
+    if (c->state == ALKT__N_SESSION) {
+        alkt__peer *p = alkt__npeer(n, c);
+        return alkt_session_transmit_peek(&p->session, data);
+    }
+    return 0;
+}
+
+ALKTDEF int alkt_node_transmit_done(alkt_node *n, uint32_t conn, size_t n_sent)
+{
+    alkt__nconn *c = alkt__nfind(n, conn);
+    if (!c) return ALKT_ERR_ARG;
+    if (c->out_peeked) {
+        if (n_sent > c->out_peeked) return ALKT_ERR_ARG;
+        c->out_peeked = 0;
+        c->out_off += n_sent;
+        if (c->out_off == c->out_len) c->out_off = c->out_len = 0;
+        return ALKT_OK;
+    }
+    if (c->state == ALKT__N_SESSION)
+        return alkt_session_transmit_done(&alkt__npeer(n, c)->session, n_sent);
+    return n_sent ? ALKT_ERR_ARG : ALKT_OK;
+}
+
+/* ---- the node's own work: paths, offers, expiry ---- */
+static void alkt__client_work(alkt_node *n)
+{
+    uint32_t i;
+    for (i = 0; i < n->cfg.max_peers; i++) {
+        alkt__peer *p = &n->peers[i];
+        alkt__nconn *c;
+        uint32_t paths = 1u + (uint32_t)n->relay_count, path;
+        if (p->state != ALKT__P_LIVE || p->conn || n->now < p->retry_at ||
+            p->session.state == ALKT__S_CLOSED)
+            continue;
+        c = alkt__nnew(n, ALKT__N_CONNECTING);
+        if (!c) return;
+        /* path 0 is the preferred one: direct, or with relay_first the
+         * first relay (and direct last) */
+        path = n->cfg.relay_first ? (p->path + 1) % paths : p->path;
+        c->peer = i + 1;
+        c->connect_wanted = 1;
+        p->conn = alkt__nslot(n, c);
+        if (path == 0) {
+            c->ip = p->ip;
+            c->port = p->port;
+        } else {
+            const alkt_relay *rl = &n->relays[path - 1];
+            if (rl->address.kind != ALKT_HOST_IP) {   /* names: not ours */
+                memset(c, 0, sizeof *c);
+                p->conn = 0;
+                alkt__schedule(n, p, 0);
+                continue;
+            }
+            c->relay = path;
+            c->ip = rl->address.ip;
+            c->port = rl->port;
+        }
+    }
+}
+
+static void alkt__gateway_work(alkt_node *n)
+{
+    size_t k;
+    uint32_t i;
+    for (k = 0; k < n->relay_count; k++) {
+        const alkt_relay *rl = &n->relays[k];
+        uint32_t have = 0;
+        if (rl->address.kind != ALKT_HOST_IP || n->now < n->relay_retry_at[k]) continue;
+        for (i = 0; i < n->max_conns; i++)
+            have += n->conns[i].handle && !n->conns[i].close_wanted &&
+                    n->conns[i].relay == k + 1;
+        while (have < n->cfg.offers_per_relay) {
+            alkt__nconn *c = alkt__nnew(n, ALKT__N_CONNECTING);
+            if (!c) return;
+            c->relay = (uint32_t)k + 1;
+            c->ip = rl->address.ip;
+            c->port = rl->port;
+            c->connect_wanted = 1;
+            have++;
+        }
+    }
+}
+
+/* Every granted channel checked again; what is no longer covered is reset. */
+static void alkt__recheck(alkt_node *n)
+{
+    uint32_t i, k;
+    if (!n->is_gateway) return;
+    for (i = 0; i < n->cfg.max_peers; i++) {
+        alkt__peer *p = &n->peers[i];
+        if (p->state != ALKT__P_LIVE) continue;
+        for (k = 0; k < p->session.max_channels; k++) {
+            alkt__grant *gr = &p->grants[k];
+            if (!gr->channel) continue;
+            if (alkt__authorize(n, p->id, &gr->params, n->now, NULL) != 0) {
+                (void)alkt_channel_reset(&p->session, gr->channel,
+                                         (uint16_t)ALKT_CODE_REVOKED);
+                gr->channel = 0;
+            }
+        }
+    }
+}
+
+static alkt__grant *alkt__grant_find(alkt__peer *p, uint32_t channel)
+{
+    uint32_t k;
+    for (k = 0; k < p->session.max_channels; k++)
+        if (p->grants[k].channel == channel) return &p->grants[k];
+    return NULL;
+}
+
+ALKTDEF int alkt_node_control(alkt_node *n, const alkt_control *ctl, uint64_t now)
+{
+    size_t i, j;
+    if (!n || !ctl || !n->peers) return ALKT_ERR_ARG;
+    if (now > n->now) n->now = now;
+    if ((ctl->has_resources && ctl->resource_count > n->cfg.max_resources) ||
+        (ctl->has_authorizations && ctl->authorization_count > n->cfg.max_authorizations) ||
+        (ctl->has_relays && ctl->relay_count > n->cfg.max_relays))
+        return ALKT_ERR_TOO_MANY;
+    if ((ctl->has_resources && ctl->resource_count && !ctl->resources) ||
+        (ctl->has_authorizations && ctl->authorization_count && !ctl->authorizations) ||
+        (ctl->has_relays && ctl->relay_count && !ctl->relays) ||
+        (ctl->has_revocations && ctl->revocation_count && !ctl->revocations))
+        return ALKT_ERR_ARG;
+    if (ctl->has_resources) {
+        if (ctl->resource_count)
+            memcpy(n->resources, ctl->resources, ctl->resource_count * sizeof(alkt_resource));
+        n->resource_count = ctl->resource_count;
+    }
+    if (ctl->has_authorizations) {
+        if (ctl->authorization_count)
+            memcpy(n->authorizations, ctl->authorizations,
+                   ctl->authorization_count * sizeof(alkt_authorization));
+        n->authorization_count = ctl->authorization_count;
+    }
+    if (ctl->has_relays) {
+        if (ctl->relay_count)
+            memcpy(n->relays, ctl->relays, ctl->relay_count * sizeof(alkt_relay));
+        n->relay_count = ctl->relay_count;
+        memset(n->relay_retry_at, 0, n->cfg.max_relays * sizeof(uint64_t));
+        memset(n->relay_failures, 0, n->cfg.max_relays * sizeof(uint32_t));
+    }
+    if (ctl->has_revocations)
+        for (i = 0; i < ctl->revocation_count; i++)
+            for (j = 0; j < n->authorization_count;) {
+                alkt_authorization *a = &n->authorizations[j];
+                if (strcmp(a->client, ctl->revocations[i].client) == 0 &&
+                    strcmp(a->resource, ctl->revocations[i].resource) == 0) {
+                    *a = n->authorizations[--n->authorization_count];
+                } else {
+                    j++;
+                }
+            }
+    alkt__recheck(n);
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_client_add_gateway(alkt_client *c, const char *gateway_id,
+                                    const alkt_ip *ip, uint16_t port)
+{
+    uint32_t i;
+    size_t idn;
+    alkt__peer *free_slot = NULL;
+    if (!c || !gateway_id || !ip || !port || c->is_gateway || !c->peers)
+        return ALKT_ERR_ARG;
+    idn = alkt__bounded_len(gateway_id, ALKT_ID_MAX + 1);
+    if (idn == 0 || idn > ALKT_ID_MAX || alkt__check_id(gateway_id, idn) != ALKT_OK ||
+        alkt__check_ip(ip) != ALKT_OK)
+        return ALKT_ERR_ARG;
+    for (i = 0; i < c->cfg.max_peers; i++) {
+        alkt__peer *p = &c->peers[i];
+        if (p->state != ALKT__P_FREE && strcmp(p->id, gateway_id) == 0) {
+            p->ip = *ip;      /* a new address: the next attempt uses it */
+            p->port = port;
+            return ALKT_OK;
+        }
+        if (p->state == ALKT__P_FREE && !free_slot) free_slot = p;
+    }
+    if (!free_slot) return ALKT_ERR_TOO_MANY;
+    memcpy(free_slot->id, gateway_id, idn + 1);
+    free_slot->ip = *ip;
+    free_slot->port = port;
+    free_slot->state = ALKT__P_KNOWN;
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_client_open(alkt_client *c, const alkt_open_params *params,
+                             uint64_t now, uint32_t *peer, uint32_t *channel,
+                             int *code)
+{
+    size_t res;
+    uint32_t i;
+    alkt__peer *p = NULL;
+    const alkt_resource *r;
+    if (code) *code = 0;
+    if (!c || !params || !peer || !channel || c->is_gateway || !c->peers)
+        return ALKT_ERR_ARG;
+    *peer = *channel = 0;
+    if (now > c->now) c->now = now;
+    if (alkt__authorize(c, c->id, params, c->now, &res) != 0) {
+        if (code) *code = (int)ALKT_CODE_UNAUTHORIZED;
+        return ALKT_ERR_NO_CHANNEL;
+    }
+    r = &c->resources[res];
+    for (i = 0; i < c->cfg.max_peers; i++)
+        if (c->peers[i].state != ALKT__P_FREE && strcmp(c->peers[i].id, r->gateway) == 0)
+            p = &c->peers[i];
+    if (!p) {
+        if (code) *code = (int)ALKT_CODE_NO_PATH;
+        return ALKT_ERR_NO_CHANNEL;
+    }
+    *peer = (uint32_t)(p - c->peers) + 1u;
+    if (p->state == ALKT__P_KNOWN) {
+        /* the first open to this gateway: a session keyed by the secret of
+         * the authorization that allows it, named "client/resource" */
+        const alkt_authorization *a = alkt__auth_find(c, c->id, r->id, c->now);
+        alkt_session_config sc = c->cfg.session;
+        char ident[ALKT_IDENTITY_MAX + 1];
+        size_t il = strlen(c->id), rl = strlen(r->id);
+        memcpy(ident, c->id, il);
+        ident[il] = '/';
+        memcpy(ident + il + 1, r->id, rl);
+        sc.is_server = 0;
+        sc.secret = a->secret;
+        sc.secret_len = a->secret_len;
+        sc.identity = ident;
+        sc.identity_len = il + 1 + rl;
+        if (alkt_session_init(&p->session, &sc, alkt__peer_mem(p, c), c->session_mem,
+                              c->now) != ALKT_OK)
+            return ALKT_ERR_ARG;
+        memcpy(p->key, r->id, rl + 1);
+        p->state = ALKT__P_LIVE;
+        p->path = p->failures = 0;
+        p->retry_at = c->now;
+        p->up_event = p->down_event = 0;
+        return ALKT_ERR_NOT_CONNECTED;
+    }
+    if (!p->session.established_once) return ALKT_ERR_NOT_CONNECTED;
+    return alkt_channel_open(&p->session, params, channel);
+}
+
+ALKTDEF int alkt_client_answer(alkt_client *c, uint32_t peer, uint32_t channel,
+                               int ok, uint16_t code)
+{
+    alkt_session *s = alkt_node_session(c, peer);
+    if (!s || c->is_gateway) return ALKT_ERR_ARG;
+    return ok ? alkt_channel_accept(s, channel, NULL)
+              : alkt_channel_refuse(s, channel, code, "refused by the client");
+}
+
+ALKTDEF void alkt_client_roamed(alkt_client *c, uint64_t now)
+{
+    uint32_t i;
+    if (!c || !c->peers || c->is_gateway) return;
+    if (now > c->now) c->now = now;
+    for (i = 0; i < c->cfg.max_peers; i++) {
+        alkt__peer *p = &c->peers[i];
+        if (p->state != ALKT__P_LIVE) continue;
+        if (p->conn) {
+            alkt__nconn *k = &c->conns[p->conn - 1];
+            int session_conn = k->state == ALKT__N_SESSION;
+            alkt__nclose(c, k);
+            if (session_conn) alkt_session_handle_disconnected(&p->session, c->now);
+        }
+        p->failures = 0;
+        p->path = 0;
+        p->retry_at = c->now;
+    }
+}
+
+ALKTDEF alkt_session *alkt_node_session(alkt_node *n, uint32_t peer)
+{
+    if (!n || !n->peers || peer == 0 || peer > n->cfg.max_peers ||
+        n->peers[peer - 1].state != ALKT__P_LIVE)
+        return NULL;
+    return &n->peers[peer - 1].session;
+}
+
+ALKTDEF int alkt_gateway_target_result(alkt_gateway *g, uint32_t peer,
+                                       uint32_t channel, int ok, uint16_t code)
+{
+    alkt_session *s = alkt_node_session(g, peer);
+    alkt__grant *gr;
+    if (!s || !g->is_gateway) return ALKT_ERR_ARG;
+    if (ok) return alkt_channel_accept(s, channel, NULL);
+    gr = alkt__grant_find(&g->peers[peer - 1], channel);
+    if (gr) gr->channel = 0;
+    return alkt_channel_refuse(s, channel, code, "the target refused");
+}
+
+ALKTDEF int alkt_gateway_listen_result(alkt_gateway *g, uint32_t peer,
+                                       uint32_t channel,
+                                       const alkt_listen_reply *reply,
+                                       uint16_t code)
+{
+    alkt_session *s = alkt_node_session(g, peer);
+    alkt__grant *gr;
+    if (!s || !g->is_gateway) return ALKT_ERR_ARG;
+    if (reply) return alkt_channel_accept(s, channel, reply);
+    gr = alkt__grant_find(&g->peers[peer - 1], channel);
+    if (gr) gr->channel = 0;
+    return alkt_channel_refuse(s, channel, code, "the gateway could not listen");
+}
+
+ALKTDEF int alkt_gateway_forward(alkt_gateway *g, uint32_t peer,
+                                 uint32_t listen_channel,
+                                 const alkt_ip *origin, uint32_t *channel)
+{
+    alkt_session *s = alkt_node_session(g, peer);
+    alkt__grant *lg, *gr;
+    alkt_open_params op;
+    int rc;
+    if (!s || !g->is_gateway || !origin || !channel) return ALKT_ERR_ARG;
+    *channel = 0;
+    lg = alkt__grant_find(&g->peers[peer - 1], listen_channel);
+    if (!lg || lg->params.kind != ALKT_OPEN_FORWARDED) return ALKT_ERR_NO_CHANNEL;
+    if (alkt__authorize(g, g->peers[peer - 1].id, &lg->params, g->now, NULL) != 0)
+        return ALKT_ERR_NO_CHANNEL;
+    gr = alkt__grant_find(&g->peers[peer - 1], 0);
+    if (!gr) return ALKT_ERR_CHANNELS_FULL;
+    memset(&op, 0, sizeof op);
+    op.kind = ALKT_OPEN_FORWARDED;
+    op.substrate = lg->params.substrate;
+    op.listen = lg->params.listen;
+    op.host.kind = ALKT_HOST_IP;
+    op.host.ip = *origin;
+    rc = alkt_channel_open(s, &op, channel);
+    if (rc != ALKT_OK) return rc;
+    gr->channel = *channel;
+    gr->params = lg->params;   /* checked as the listen it came through */
+    return ALKT_OK;
+}
+
+static uint64_t alkt__next_expiry(const alkt_node *n)
+{
+    uint64_t t = UINT64_MAX;
+    size_t i;
+    for (i = 0; i < n->authorization_count; i++) {
+        uint64_t e = n->authorizations[i].expires, at;
+        if (e > (UINT64_MAX - n->cfg.epoch_ns) / 1000000000u) continue;
+        at = e * 1000000000u;
+        at = at > n->cfg.epoch_ns ? at - n->cfg.epoch_ns : 0;
+        if (at > n->expiry_checked && at < t) t = at;
+    }
+    return t;
+}
+
+ALKTDEF uint64_t alkt_node_poll_timeout(const alkt_node *n)
+{
+    uint64_t t = UINT64_MAX;
+    uint32_t i;
+    if (!n || !n->peers) return t;
+    for (i = 0; i < n->max_conns; i++) {
+        const alkt__nconn *c = &n->conns[i];
+        if (!c->handle) continue;
+        if (c->connect_wanted || c->close_wanted || c->out_off < c->out_len) return n->now;
+        if (c->state != ALKT__N_SESSION && c->deadline < t) t = c->deadline;
+        if (c->state == ALKT__N_OFFER && c->refresh_at < t) t = c->refresh_at;
+    }
+    for (i = 0; i < n->cfg.max_peers; i++) {
+        const alkt__peer *p = &n->peers[i];
+        uint64_t st;
+        if (p->state != ALKT__P_LIVE) continue;
+        if (p->session.session_events) return n->now;
+        st = alkt_session_poll_timeout(&p->session);
+        if (st < t) t = st;
+        if (!n->is_gateway && !p->conn && p->session.state != ALKT__S_CLOSED &&
+            p->retry_at < t)
+            t = p->retry_at;
+    }
+    if (n->is_gateway) {
+        size_t k;
+        uint64_t e = alkt__next_expiry(n);
+        if (e < t) t = e;
+        for (k = 0; k < n->relay_count; k++)
+            if (n->relays[k].address.kind == ALKT_HOST_IP && n->relay_retry_at[k] > n->now &&
+                n->relay_retry_at[k] < t)
+                t = n->relay_retry_at[k];
+    }
+    return t < n->now ? n->now : t;
+}
+
+ALKTDEF void alkt_node_handle_timeout(alkt_node *n, uint64_t now)
+{
+    uint32_t i;
+    if (!n || !n->peers) return;
+    if (now > n->now) n->now = now;
+    for (i = 0; i < n->cfg.max_peers; i++)
+        if (n->peers[i].state == ALKT__P_LIVE)
+            alkt_session_handle_timeout(&n->peers[i].session, n->now);
+    for (i = 0; i < n->max_conns; i++) {
+        alkt__nconn *c = &n->conns[i];
+        if (!c->handle || c->close_wanted) continue;
+        if (c->state == ALKT__N_OFFER && n->now >= c->refresh_at) {
+            if (c->out_len < sizeof c->out) c->out[c->out_len++] = 'R';
+            c->refresh_at = n->now + n->cfg.offer_refresh_ns;
+        }
+        if (c->state != ALKT__N_SESSION && c->state != ALKT__N_OFFER &&
+            n->now >= c->deadline)
+            alkt__nlost(n, c, 0);   /* too slow: the next path */
+    }
+    if (n->is_gateway && alkt__next_expiry(n) <= n->now) {
+        n->expiry_checked = n->now;
+        alkt__recheck(n);
+    }
+    if (n->is_gateway) alkt__gateway_work(n);
+    else alkt__client_work(n);
+}
+
+/* One session event, handled or handed on. 1: *ev is for the app. */
+static int alkt__peer_event(alkt_node *n, alkt__peer *p, const alkt_event *se,
+                            alkt_role_event *ev)
+{
+    uint32_t slot = (uint32_t)(p - n->peers) + 1u;
+    alkt_channel_info info;
+    ev->peer = slot;
+    ev->channel = se->channel;
+    switch (se->type) {
+    case ALKT_EV_ESTABLISHED:
+    case ALKT_EV_RESUMED:
+        if (p->conn) n->conns[p->conn - 1].was_up = 1;
+        p->failures = 0;
+        p->path = 0;
+        ev->type = ALKT_REV_PEER_UP;
+        ev->code = se->type == ALKT_EV_RESUMED;
+        return 1;
+    case ALKT_EV_DISCONNECTED:
+        /* (only about the session's own connection: one the app closed is
+         * handled already, and a new attempt may be on its way) */
+        if (p->conn && n->conns[p->conn - 1].state == ALKT__N_SESSION) {
+            alkt__nconn *c = &n->conns[p->conn - 1];
+            int was_up = c->was_up;
+            p->conn = 0;
+            alkt__nclose(n, c);
+            if (!n->is_gateway) alkt__schedule(n, p, was_up);
+        }
+        return 0;
+    case ALKT_EV_CLOSED:
+        if (p->conn) {
+            alkt__nconn *c = &n->conns[p->conn - 1];
+            p->conn = 0;
+            alkt__nclose(n, c);
+        }
+        p->state = n->is_gateway ? ALKT__P_FREE : ALKT__P_KNOWN;
+        ev->type = ALKT_REV_PEER_DOWN;
+        ev->code = se->code;
+        return 1;
+    case ALKT_EV_OPEN_REQUEST:
+        if (alkt_channel_info_get(&p->session, se->channel, &info) != ALKT_OK) return 0;
+        if (n->is_gateway) {
+            alkt__grant *gr = alkt__grant_find(p, 0);
+            if (alkt__authorize(n, p->id, &info.params, n->now, NULL) != 0 || !gr) {
+                (void)alkt_channel_refuse(&p->session, se->channel,
+                                          (uint16_t)ALKT_CODE_UNAUTHORIZED,
+                                          "not authorized");
+                return 0;
+            }
+            gr->channel = se->channel;
+            gr->params = info.params;
+            ev->type = info.params.kind == ALKT_OPEN_DIRECT ? ALKT_REV_TARGET_CONNECT
+                                                            : ALKT_REV_LISTEN;
+            ev->params = info.params;
+            return 1;
+        } else {
+            /* a gateway opens only for a listen we asked for */
+            uint32_t k;
+            int ours = 0;
+            for (k = 0; info.params.kind == ALKT_OPEN_FORWARDED && k < p->session.max_channels; k++) {
+                const alkt__chan *ch = &p->session.chans[k];
+                ours |= ch->state == ALKT_CHANNEL_OPEN && (ch->flags & ALKT__CF_LOCAL) &&
+                        ch->params.kind == ALKT_OPEN_FORWARDED &&
+                        ch->params.listen == info.params.listen &&
+                        ch->params.substrate == info.params.substrate;
+            }
+            if (!ours) {
+                (void)alkt_channel_refuse(&p->session, se->channel,
+                                          (uint16_t)ALKT_CODE_UNAUTHORIZED,
+                                          "no such listen");
+                return 0;
+            }
+            ev->type = ALKT_REV_INCOMING;
+            ev->params = info.params;
+            return 1;
+        }
+    case ALKT_EV_CHANNEL_DONE:
+        if (n->is_gateway) {
+            alkt__grant *gr = alkt__grant_find(p, se->channel);
+            if (gr) gr->channel = 0;
+        }
+        /* fall through */
+    default:
+        ev->type = ALKT_REV_CHANNEL;
+        ev->channel_event = se->type;
+        ev->code = se->code;
+        return 1;
+    }
+}
+
+ALKTDEF int alkt_node_poll_event(alkt_node *n, alkt_role_event *ev)
+{
+    uint32_t i, k;
+    if (!n || !ev || !n->peers) return 0;
+    memset(ev, 0, sizeof *ev);
+    if (n->is_gateway) alkt__gateway_work(n);
+    else alkt__client_work(n);
+    for (i = 0; i < n->max_conns; i++) {
+        alkt__nconn *c = &n->conns[i];
+        if (!c->handle) continue;
+        if (c->close_wanted) {
+            ev->type = ALKT_REV_CLOSE;
+            ev->conn = c->handle;
+            memset(c, 0, sizeof *c);
+            return 1;
+        }
+        if (c->connect_wanted) {
+            c->connect_wanted = 0;
+            ev->type = ALKT_REV_CONNECT;
+            ev->conn = c->handle;
+            ev->peer = c->peer;
+            ev->ip = c->ip;
+            ev->port = c->port;
+            return 1;
+        }
+    }
+    for (k = 0; k < n->cfg.max_peers; k++) {
+        alkt__peer *p = &n->peers[(n->ev_cursor + k) % n->cfg.max_peers];
+        alkt_event se;
+        if (p->state != ALKT__P_LIVE) continue;
+        while (p->state == ALKT__P_LIVE && alkt_session_poll_event(&p->session, &se)) {
+            if (alkt__peer_event(n, p, &se, ev)) {
+                n->ev_cursor = (n->ev_cursor + k + 1) % n->cfg.max_peers;
+                return 1;
+            }
+        }
+    }
+    /* work the events made (a CLOSE, a new path) comes out at once */
+    for (i = 0; i < n->max_conns; i++)
+        if (n->conns[i].handle && (n->conns[i].close_wanted || n->conns[i].connect_wanted))
+            return alkt_node_poll_event(n, ev);
+    return 0;
 }
 
 ALKTDEF const char *alkt_substrate_name(alkt_substrate s)

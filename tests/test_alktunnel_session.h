@@ -1086,9 +1086,9 @@ TEST session_memory_is_the_documented_formula(void)
     /* every limit: taken at its edge, refused one past it */
     {
         static unsigned char big_secret[65];
-        static const char big_id[65] = "0123456789012345678901234567890123456789"
-                                       "012345678901234567890123";
+        static char big_id[ALKT_IDENTITY_MAX + 1];
         int edge;
+        memset(big_id, 'a', sizeof big_id);
         for (edge = 0; edge < 2; edge++) {
             uint32_t d = (uint32_t)edge;   /* 0: at the limit, 1: past it */
 #define T_LIMIT(stmt)                                                         \
@@ -1099,7 +1099,7 @@ TEST session_memory_is_the_documented_formula(void)
     } while (0)
             T_LIMIT((c.secret = big_secret, c.secret_len = 16 - d));
             T_LIMIT((c.secret = big_secret, c.secret_len = 64 + d));
-            T_LIMIT((c.identity = big_id, c.identity_len = 64 + d));
+            T_LIMIT((c.identity = big_id, c.identity_len = ALKT_IDENTITY_MAX + d));
             T_LIMIT(c.identity_len = 1 - d);
             T_LIMIT((c.max_channels = 4096 + d, c.channel_window = 256));
             T_LIMIT((c.max_frame = 256 - d, c.log_size = 4 * (8 + 256)));
