@@ -7,6 +7,9 @@
  *   test_alktunnel_session.h SHA-256 / HMAC vectors, the session: wire
  *                            format in hex, windows, duplicate opens,
  *                            forged handshakes, resumption, deadlines
+ *   test_alktunnel_roles.h   relay, client and gateway in the world of
+ *                            fuzz/tunnel_world.h: paths, fallback, backoff,
+ *                            authorization, revocation, expiry
  *   this file                seeded round-trip properties over generated
  *                            valid structs (ALK_SEED=N, default 1; the seed
  *                            is printed on failure)
@@ -24,6 +27,7 @@
 #include "test_alktunnel_reader.h"
 #include "test_alktunnel_params.h"
 #include "test_alktunnel_session.h"
+#include "test_alktunnel_roles.h"
 
 static uint64_t test_seed = 1;
 
@@ -786,5 +790,6 @@ int main(int argc, char **argv)
     RUN_SUITE(alkt_encode_suite);
     RUN_SUITE(alkt_properties);
     RUN_SUITE(alkt_session_suite);
+    RUN_SUITE(alkt_roles_suite);
     GREATEST_MAIN_END();
 }

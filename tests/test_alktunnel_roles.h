@@ -1,0 +1,496 @@
+/* test_alktunnel_roles.h - the relay, client and gateway roles in the
+ * in-process world of fuzz/tunnel_world.h: paths, fallback, backoff,
+ * authorization, revocation, expiry, the relay's rules. Included by
+ * test_alktunnel.c. */
+#include "../fuzz/tunnel_world.h"
+
+#define TR_FAR 4102444800ull   /* 2100-01-01: an authorization that stays */
+
+static void tr_params(alkt_open_params *p, unsigned a, unsigned b, unsigned c,
+                      unsigned d, uint16_t port)
+{
+    memset(p, 0, sizeof *p);
+    p->kind = ALKT_OPEN_DIRECT;
+    p->substrate = ALKT_SUBSTRATE_TCP;
+    p->host.kind = ALKT_HOST_IP;
+    tw_ip4(&p->host.ip, a, b, c, d);
+    p->port = port;
+}
+
+/* Opens 10.1.2.3:80 through the world's client: the first try starts the
+ * session, the second (once it is up) opens. */
+static int tr_open(tw_world *w, uint32_t *peer, uint32_t *ch)
+{
+    alkt_open_params p;
+    int code, rc;
+    tr_params(&p, 10, 1, 2, 3, 80);
+    rc = alkt_client_open(&w->client, &p, w->now, peer, ch, &code);
+    if (rc == ALKT_ERR_NOT_CONNECTED) {
+        tw_run(w, w->now + TW_SEC);
+        rc = alkt_client_open(&w->client, &p, w->now, peer, ch, &code);
+    }
+    if (rc == ALKT_OK) tw_run(w, w->now + TW_SEC / 10);
+    return rc;
+}
+
+/* Sends len bytes of a pattern from `from` on, runs the world, reads the
+ * echo back; 1 when every byte came back in order. */
+static int tr_echo(tw_world *w, uint32_t peer, uint32_t ch, size_t from, size_t len,
+                   void (*midway)(tw_world *))
+{
+    alkt_session *s = alkt_node_session(&w->client, peer);
+    size_t sent = 0, got = 0;
+    int rounds = 0, eof = 0, mid = 0;
+    while (got < len && rounds++ < 20000) {
+        unsigned char b[700];
+        ptrdiff_t n;
+        size_t i, k = len - sent < sizeof b ? len - sent : sizeof b;
+        for (i = 0; i < k; i++) b[i] = (unsigned char)((from + sent + i) * 7 + 3);
+        if (!s) return 0;
+        n = k ? alkt_channel_send(s, ch, b, k) : 0;
+        if (n < 0) return 0;
+        sent += (size_t)n;
+        if (midway && !mid && sent > len / 2) {
+            mid = 1;
+            midway(w);
+        }
+        tw_step(w);
+        tw_advance(w, w->now + TW_SEC / 100);
+        s = alkt_node_session(&w->client, peer);
+        for (;;) {
+            n = s ? alkt_channel_recv(s, ch, b, sizeof b, &eof) : -1;
+            if (n <= 0) break;
+            for (i = 0; i < (size_t)n; i++)
+                if (b[i] != (unsigned char)((from + got + i) * 7 + 3)) return 0;
+            got += (size_t)n;
+        }
+        if (n < 0) return 0;
+    }
+    return got == len;
+}
+
+TEST roles_direct_echo_and_half_close(void)
+{
+    tw_world w;
+    uint32_t peer, ch;
+    alkt_session *s;
+    unsigned char b[16];
+    int eof = 0, i;
+    tw_init(&w, 0, TR_FAR);
+    ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+    ASSERT_EQ(1u, w.peer_up[TW_CLIENT]);
+    ASSERT_EQ(1u, w.peer_up[TW_GATEWAY]);
+    ASSERT_EQ(0u, w.spliced);                 /* direct: no relay */
+    ASSERT_EQ(1u, w.channel_events[TW_CLIENT][ALKT_EV_OPENED]);
+    ASSERT(tr_echo(&w, peer, ch, 0, 20000, NULL));
+    s = alkt_node_session(&w.client, peer);
+    ASSERT_EQ(ALKT_OK, alkt_channel_shutdown_write(s, ch));
+    for (i = 0; i < 50 && !eof; i++) {
+        tw_run(&w, w.now + TW_SEC / 10);
+        ASSERT_EQ(0, (int)alkt_channel_recv(s, ch, b, sizeof b, &eof));
+    }
+    ASSERT(eof);                              /* the echo's EOF came back */
+    tw_run(&w, w.now + TW_SEC);
+    ASSERT(w.channel_events[TW_CLIENT][ALKT_EV_CHANNEL_DONE] >= 1);
+    ASSERT_EQ(0, w.last_code[TW_CLIENT]);     /* two EOFs, no reset */
+    tw_free(&w);
+    PASS();
+}
+
+TEST roles_authorization_decides_every_open(void)
+{
+    tw_world w;
+    alkt_open_params p;
+    uint32_t peer, ch;
+    size_t res;
+    int code;
+    tw_init(&w, 0, TR_FAR);
+    /* inside: the CIDR's edges, both port ranges' edges */
+    tr_params(&p, 10, 1, 0, 0, 80);
+    ASSERT_EQ(0, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, &res));
+    ASSERT_EQ((size_t)0, res);
+    tr_params(&p, 10, 1, 255, 255, 8000);
+    ASSERT_EQ(0, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    tr_params(&p, 10, 1, 255, 255, 8100);
+    ASSERT_EQ(0, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    /* outside: one address past each edge, ports beside the ranges, udp,
+     * another client, a host name, a unix socket */
+    tr_params(&p, 10, 0, 255, 255, 80);
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    tr_params(&p, 10, 2, 0, 0, 80);
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    tr_params(&p, 10, 1, 0, 1, 81);
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    tr_params(&p, 10, 1, 0, 1, 7999);
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    tr_params(&p, 10, 1, 0, 1, 8101);
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    tr_params(&p, 10, 1, 0, 1, 80);
+    p.substrate = ALKT_SUBSTRATE_UDP;
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    tr_params(&p, 10, 1, 0, 1, 80);
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop2", &p, 0, NULL));
+    p.host.kind = ALKT_HOST_NAME;
+    strcpy(p.host.name, "web.internal");
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    /* expiry: live one second before, not at the second itself */
+    tr_params(&p, 10, 1, 0, 1, 80);
+    w.auth[0].expires = 1700000100ull;
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.gateway, &w.ctl, 0));
+    ASSERT_EQ(0, alkt_gateway_authorize(&w.gateway, "laptop", &p, 99 * TW_SEC, NULL));
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED,
+              alkt_gateway_authorize(&w.gateway, "laptop", &p, 100 * TW_SEC, NULL));
+    /* a resource of another gateway does not count on this one */
+    strcpy(w.res[0].gateway, "gw2");
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.gateway, &w.ctl, 0));
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    /* the client applies the same rule before it opens */
+    tr_params(&p, 10, 2, 0, 0, 80);
+    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_client_open(&w.client, &p, 0, &peer, &ch, &code));
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, code);
+    tw_free(&w);
+    PASS();
+}
+
+/* A client that skips its own check meets the gateway's. */
+TEST roles_gateway_refuses_what_the_client_should_not_open(void)
+{
+    tw_world w;
+    alkt_open_params p;
+    uint32_t peer, ch, rogue;
+    tw_init(&w, 0, TR_FAR);
+    ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+    tr_params(&p, 10, 9, 9, 9, 22);
+    ASSERT_EQ(ALKT_OK, alkt_channel_open(alkt_node_session(&w.client, peer), &p, &rogue));
+    tw_run(&w, w.now + TW_SEC);
+    ASSERT_EQ(1u, w.channel_events[TW_CLIENT][ALKT_EV_OPEN_FAILED]);
+    ASSERT_EQ(0u, (unsigned)w.channel_events[TW_GATEWAY][ALKT_EV_OPENED]);
+    /* nothing reached a target: only the authorized channel has one */
+    ASSERT(tw_target_find(&w, 1, ch) != NULL || tw_target_find(&w, 2, ch) != NULL);
+    ASSERT_EQ(NULL, (void *)tw_target_find(&w, 1, rogue));
+    ASSERT(tr_echo(&w, peer, ch, 0, 3000, NULL));   /* the live one goes on */
+    tw_free(&w);
+    PASS();
+}
+
+static void tr_revoke(tw_world *w)
+{
+    alkt_control c;
+    memset(&c, 0, sizeof c);
+    strcpy(w->revs[0].client, "laptop");
+    strcpy(w->revs[0].resource, "web");
+    c.has_revocations = 1;
+    c.revocations = w->revs;
+    c.revocation_count = 1;
+    ALK_CHECK(alkt_node_control(&w->gateway, &c, w->now) == ALKT_OK, "revoke");
+}
+
+TEST roles_revocation_resets_live_channels_at_once(void)
+{
+    tw_world w;
+    uint32_t peer, ch, ch2;
+    alkt_open_params p;
+    alkt_channel_info info;
+    tw_init(&w, 0, TR_FAR);
+    ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+    ASSERT(tr_echo(&w, peer, ch, 0, 5000, NULL));
+    tr_revoke(&w);   /* only the gateway hears of it */
+    tw_run(&w, w.now + TW_SEC);
+    ASSERT_EQ(1u, w.channel_events[TW_CLIENT][ALKT_EV_RESET]);
+    ASSERT_EQ((int)ALKT_CODE_REVOKED, w.last_code[TW_CLIENT]);
+    ASSERT_EQ(ALKT_ERR_NO_CHANNEL,
+              alkt_channel_info_get(alkt_node_session(&w.client, peer), ch, &info));
+    /* a new open (the client still believes it may) is refused */
+    tr_params(&p, 10, 1, 2, 3, 80);
+    ASSERT_EQ(ALKT_OK, alkt_client_open(&w.client, &p, w.now, &peer, &ch2, NULL));
+    tw_run(&w, w.now + TW_SEC);
+    ASSERT_EQ(1u, w.channel_events[TW_CLIENT][ALKT_EV_OPEN_FAILED]);
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, w.last_code[TW_CLIENT]);
+    tw_free(&w);
+    PASS();
+}
+
+TEST roles_expiry_resets_live_channels(void)
+{
+    tw_world w;
+    uint32_t peer, ch;
+    uint64_t expires_at = 1700000000ull + 300;   /* 300 s after now == 0 */
+    tw_init(&w, 0, expires_at);
+    ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+    ASSERT(tr_echo(&w, peer, ch, 0, 2000, NULL));
+    tw_run(&w, 299 * TW_SEC);
+    ASSERT_EQ(0u, w.channel_events[TW_CLIENT][ALKT_EV_RESET]);
+    tw_run(&w, 301 * TW_SEC);
+    ASSERT_EQ(1u, w.channel_events[TW_CLIENT][ALKT_EV_RESET]);
+    ASSERT_EQ((int)ALKT_CODE_REVOKED, w.last_code[TW_CLIENT]);
+    tw_free(&w);
+    PASS();
+}
+
+static void tr_kill_relay(tw_world *w)
+{
+    tw_kill_relay(w);
+}
+
+/* The relay dies mid-transfer: the session resumes on the direct path and
+ * every byte arrives once, in order. */
+TEST roles_relay_death_resumes_on_the_direct_path(void)
+{
+    tw_world w;
+    uint32_t peer, ch;
+    tw_init(&w, 1, TR_FAR);
+    tw_run(&w, TW_SEC);                        /* the gateway's offer is in */
+    ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+    ASSERT_EQ(1u, w.spliced);                  /* through the relay */
+    ASSERT(tr_echo(&w, peer, ch, 0, 60000, tr_kill_relay));
+    ASSERT(w.peer_up[TW_CLIENT] >= 2);         /* established, then resumed */
+    ASSERT_EQ(0u, w.peer_down[TW_CLIENT]);
+    ASSERT_EQ(0u, w.channel_events[TW_CLIENT][ALKT_EV_RESET]);
+    tw_free(&w);
+    PASS();
+}
+
+/* The direct path is blocked: the client falls back to the relay. */
+TEST roles_direct_failure_falls_back_to_the_relay(void)
+{
+    tw_world w;
+    uint32_t peer, ch;
+    tw_init(&w, 0, TR_FAR);
+    tw_partition_direct(&w, 1);
+    tw_run(&w, TW_SEC);
+    ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+    ASSERT(w.connects_refused >= 1);
+    ASSERT_EQ(1u, w.spliced);
+    ASSERT(tr_echo(&w, peer, ch, 0, 10000, NULL));
+    tw_free(&w);
+    PASS();
+}
+
+/* Every path down: attempts come in rounds (direct, relay), the gap
+ * between rounds doubles from backoff_min up to backoff_max, each drawn
+ * in [b/2, b]. */
+TEST roles_backoff_is_bounded_and_grows(void)
+{
+    tw_world w;
+    alkt_open_params p;
+    uint32_t peer, ch;
+    uint64_t last_round = 0, b = 100000000ull;
+    unsigned rounds = 0, seen_refused = 0;
+    int code;
+    tw_init(&w, 0, TR_FAR);
+    tw_partition_direct(&w, 1);
+    tw_kill_relay(&w);
+    tr_params(&p, 10, 1, 2, 3, 80);
+    ASSERT_EQ(ALKT_ERR_NOT_CONNECTED, alkt_client_open(&w.client, &p, 0, &peer, &ch, &code));
+    while (w.now < 120 * TW_SEC && rounds < 14) {
+        tw_step(&w);
+        if (w.connects_refused >= seen_refused + 2) {   /* a round: both paths */
+            seen_refused = w.connects_refused;
+            if (rounds > 0) {
+                uint64_t gap = w.now - last_round;
+                ASSERTm("gap below half the backoff", gap >= b / 2);
+                ASSERTm("gap above the backoff", gap <= b);
+                if (b < 10000000000ull) b *= 2;
+                if (b > 10000000000ull) b = 10000000000ull;
+            }
+            last_round = w.now;
+            rounds++;
+        }
+        tw_advance(&w, 200 * TW_SEC);
+    }
+    ASSERT_EQ(14u, rounds);
+    ASSERT_EQ(10000000000ull, b);   /* it reached the ceiling and stayed */
+    /* the paths heal: the next round gets in */
+    tw_partition_direct(&w, 0);
+    tw_run(&w, w.now + 11 * TW_SEC);
+    ASSERT_EQ(1u, w.peer_up[TW_CLIENT]);
+    tw_free(&w);
+    PASS();
+}
+
+/* ---- the relay alone ---- */
+typedef struct tr_relay {
+    alkt_relay_server r;
+    alkt_relay_config cfg;
+    const char *tokens[2];
+    void *mem;
+} tr_relay;
+
+static void tr_relay_init(tr_relay *t)
+{
+    size_t need;
+    memset(t, 0, sizeof *t);
+    t->tokens[0] = "tok-one";
+    t->tokens[1] = "tok-two";
+    t->cfg.tokens = t->tokens;
+    t->cfg.token_count = 2;
+    t->cfg.max_conns = 4;
+    t->cfg.buffer_size = 64;
+    need = alkt_relay_mem_size(&t->cfg);
+    t->mem = malloc(need);
+    ALK_CHECK(t->mem && alkt_relay_init(&t->r, &t->cfg, t->mem, need, 0) == ALKT_OK,
+              "relay init");
+}
+
+static size_t tr_req(unsigned char *b, unsigned kind, const char *tok, const char *id)
+{
+    size_t tl = strlen(tok), il = strlen(id);
+    memcpy(b, "ALKR", 4);
+    b[4] = 1;
+    b[5] = (unsigned char)kind;
+    b[6] = (unsigned char)tl;
+    memcpy(b + 7, tok, tl);
+    b[7 + tl] = (unsigned char)il;
+    memcpy(b + 8 + tl, id, il);
+    return 8 + tl + il;
+}
+
+/* The status byte the relay sends on conn, or -1 when none is due. */
+static int tr_status(tr_relay *t, uint32_t conn)
+{
+    const void *d;
+    size_t n = alkt_relay_transmit_peek(&t->r, conn, &d);
+    int st;
+    if (n == 0) return -1;
+    st = *(const unsigned char *)d;
+    ALK_CHECK(alkt_relay_transmit_done(&t->r, conn, 1) == ALKT_OK, "status done");
+    return st;
+}
+
+static int tr_closes(tr_relay *t, uint32_t conn)
+{
+    alkt_role_event ev;
+    while (alkt_relay_poll_event(&t->r, &ev))
+        if (ev.type == ALKT_REV_CLOSE && ev.conn == conn) return 1;
+    return 0;
+}
+
+TEST relay_refuses_bad_requests_with_a_status(void)
+{
+    tr_relay t;
+    unsigned char b[256];
+    uint32_t c;
+    size_t n;
+    tr_relay_init(&t);
+    /* not a relay request at all: refused at the fourth byte */
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
+    ASSERT_EQ((ptrdiff_t)9, alkt_relay_handle_input(&t.r, c, "GET / HTT", 9, 0));
+    ASSERT_EQ(1, tr_status(&t, c));
+    ASSERT(tr_closes(&t, c));
+    /* an unknown token (a prefix of a good one too) */
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
+    n = tr_req(b, 1, "tok-on", "gw1");
+    ASSERT_EQ((ptrdiff_t)n, alkt_relay_handle_input(&t.r, c, b, n, 0));
+    ASSERT_EQ(2, tr_status(&t, c));
+    ASSERT(tr_closes(&t, c));
+    /* a bad kind, a bad id */
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
+    n = tr_req(b, 3, "tok-one", "gw1");
+    alkt_relay_handle_input(&t.r, c, b, n, 0);
+    ASSERT_EQ(1, tr_status(&t, c));
+    ASSERT(tr_closes(&t, c));
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
+    n = tr_req(b, 1, "tok-one", "gw/1");
+    alkt_relay_handle_input(&t.r, c, b, n, 0);
+    ASSERT_EQ(1, tr_status(&t, c));
+    ASSERT(tr_closes(&t, c));
+    /* silence: the request timeout closes without a status */
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
+    ASSERT_EQ(5000000000ull, alkt_relay_poll_timeout(&t.r));
+    alkt_relay_handle_timeout(&t.r, 5000000000ull);
+    ASSERT_EQ(-1, tr_status(&t, c));
+    ASSERT(tr_closes(&t, c));
+    free(t.mem);
+    PASS();
+}
+
+TEST relay_joins_by_token_and_id_and_expires_offers(void)
+{
+    tr_relay t;
+    unsigned char b[256];
+    uint32_t g, g2, cl, cl2, spare;
+    size_t n;
+    alkt_relay_stats st;
+    tr_relay_init(&t);
+    /* an offer for gw1 under tok-two; a client for gw1 under tok-one does
+     * not meet it, and gives up after wait_ns */
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &g));
+    n = tr_req(b, 2, "tok-two", "gw1");
+    alkt_relay_handle_input(&t.r, g, b, n, 0);
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &cl));
+    n = tr_req(b, 1, "tok-one", "gw1");
+    alkt_relay_handle_input(&t.r, cl, b, n, 0);
+    ASSERT_EQ(-1, tr_status(&t, cl));
+    alkt_relay_stats_get(&t.r, &st);
+    ASSERT_EQ(1u, st.offers);
+    ASSERT_EQ(1u, st.waiting);
+    alkt_relay_handle_timeout(&t.r, 5000000000ull);
+    ASSERT_EQ(3, tr_status(&t, cl));
+    ASSERT(tr_closes(&t, cl));
+    /* refreshes keep the offer past its lifetime; silence ends it */
+    ASSERT_EQ((ptrdiff_t)1, alkt_relay_handle_input(&t.r, g, "R", 1, 20000000000ull));
+    alkt_relay_handle_timeout(&t.r, 40000000000ull);
+    ASSERT_EQ(-1, tr_status(&t, g));
+    alkt_relay_handle_timeout(&t.r, 50000000000ull);
+    ASSERT_EQ(4, tr_status(&t, g));
+    ASSERT(tr_closes(&t, g));
+    /* a matching pair joins; bytes cross, the offer's late refreshes and
+     * its 'S' are not passed on */
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &g2));
+    n = tr_req(b, 2, "tok-one", "gw1");
+    alkt_relay_handle_input(&t.r, g2, b, n, 50000000000ull);
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &spare));
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &cl2));
+    n = tr_req(b, 1, "tok-one", "gw1");
+    alkt_relay_handle_input(&t.r, cl2, b, n, 50000000000ull);
+    ASSERT_EQ(0, tr_status(&t, cl2));
+    ASSERT_EQ(0, tr_status(&t, g2));
+    ASSERT_EQ((ptrdiff_t)4, alkt_relay_handle_input(&t.r, g2, "RRSx", 4, 50000000000ull));
+    ASSERT_EQ((ptrdiff_t)5, alkt_relay_handle_input(&t.r, cl2, "hello", 5, 50000000000ull));
+    {
+        const void *d;
+        ASSERT_EQ((size_t)1, alkt_relay_transmit_peek(&t.r, cl2, &d));
+        ASSERT_EQ('x', *(const char *)d);
+        ASSERT_EQ(ALKT_OK, alkt_relay_transmit_done(&t.r, cl2, 1));
+        ASSERT_EQ((size_t)5, alkt_relay_transmit_peek(&t.r, g2, &d));
+        ASSERT_EQ(0, memcmp(d, "hello", 5));
+        ASSERT_EQ(ALKT_OK, alkt_relay_transmit_done(&t.r, g2, 5));
+    }
+    /* backpressure: 64 bytes of room toward the gateway, no more */
+    memset(b, 'z', sizeof b);
+    ASSERT_EQ((ptrdiff_t)64, alkt_relay_handle_input(&t.r, cl2, b, 200, 50000000000ull));
+    ASSERT_EQ((ptrdiff_t)0, alkt_relay_handle_input(&t.r, cl2, b, 200, 50000000000ull));
+    /* the client goes: what it sent still reaches the gateway, then the
+     * gateway's connection is closed too */
+    alkt_relay_handle_closed(&t.r, cl2, 50000000000ull);
+    ASSERT_EQ(0, tr_closes(&t, g2));
+    {
+        const void *d;
+        ASSERT_EQ((size_t)64, alkt_relay_transmit_peek(&t.r, g2, &d));
+        ASSERT_EQ(ALKT_OK, alkt_relay_transmit_done(&t.r, g2, 64));
+    }
+    ASSERT(tr_closes(&t, g2));
+    /* a full relay refuses */
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &g));
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &g));
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &g));
+    ASSERT_EQ(ALKT_ERR_CHANNELS_FULL, alkt_relay_accept(&t.r, 0, &g));
+    /* stale handles are refused */
+    ASSERT_EQ(ALKT_ERR_ARG, (int)alkt_relay_handle_input(&t.r, cl2, "a", 1, 0));
+    free(t.mem);
+    PASS();
+}
+
+SUITE(alkt_roles_suite)
+{
+    RUN_TEST(roles_direct_echo_and_half_close);
+    RUN_TEST(roles_authorization_decides_every_open);
+    RUN_TEST(roles_gateway_refuses_what_the_client_should_not_open);
+    RUN_TEST(roles_revocation_resets_live_channels_at_once);
+    RUN_TEST(roles_expiry_resets_live_channels);
+    RUN_TEST(roles_relay_death_resumes_on_the_direct_path);
+    RUN_TEST(roles_direct_failure_falls_back_to_the_relay);
+    RUN_TEST(roles_backoff_is_bounded_and_grows);
+    RUN_TEST(relay_refuses_bad_requests_with_a_status);
+    RUN_TEST(relay_joins_by_token_and_id_and_expires_offers);
+}
