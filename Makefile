@@ -28,7 +28,7 @@ endif
 
 HEADERS      := $(wildcard alkcodec.h alksim.h alktunnel.h qcow2w.h)
 FUZZ_TARGETS := codec sim_core sim_arq params qcow2_write qcow2_open qcow2_growth qcow2_crash \
-                inflate session pump
+                inflate session pump roles
 UNIT_TESTS   := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
 EXAMPLES     := $(patsubst examples/%.c,%,$(wildcard examples/*.c))
 BENCHES      := $(patsubst tests/bench_%.c,%,$(wildcard tests/bench_*.c))
@@ -129,6 +129,7 @@ ZLIB_OK := $(shell printf '\043include <zlib.h>\nint main(void){return zlibVersi
 $(B)/replay_inflate: qcow2w.h
 $(B)/replay_session: alktunnel.h alksim.h
 $(B)/replay_pump: alktunnel.h alksim.h
+$(B)/replay_roles: alktunnel.h alksim.h fuzz/tunnel_world.h
 $(B)/replay_inflate: CPPFLAGS += $(if $(ZLIB_OK),-DALK_HAVE_ZLIB)
 $(B)/replay_inflate: LDFLAGS += $(if $(ZLIB_OK),-lz)
 
@@ -167,7 +168,7 @@ fast-gate: unit replay
 # targets'
 # generated seeds are seed-mode inputs written by their replay driver. Both
 # are byte-stable: seeds-check regenerates them and compares.
-SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth qcow2_crash session pump
+SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth qcow2_crash session pump roles
 SEED_ARGS = --seed 1 --runs 32 --max-len 2048
 
 $(B)/codec_seeds: fuzz/codec_seeds.c fuzz/codec_layout.h | $(B)

@@ -946,6 +946,8 @@ typedef struct alkt_session {
     size_t peer_identity_len;
     uint32_t peer_max_frame, peer_log_size, peer_max_channels;
     int resuming, conn_was_up;
+    int hs_half;                /* server: a first handshake got as far as
+                                   our AUTH (the token is known) */
     uint64_t rx_peer_has;       /* frames the peer's HELLO says it has */
     int peer_goaway;            /* the code of the peer's GOAWAY */
     /* channels */
@@ -5078,6 +5080,7 @@ static void alkt__up(alkt_session *s)
     } else {
         s->state = ALKT__S_ACTIVE;
         s->established_once = 1;
+        s->hs_half = 0;
         alkt__mac(&s->key, "alkt1 token", s->transcript, 32,
                   s->session_id, ALKT_SESSION_ID_SIZE, s->token);
         s->session_events |= ALKT__SEV_ESTABLISHED;
@@ -5099,13 +5102,22 @@ static int alkt__on_hello(alkt_session *s, const unsigned char *p, size_t n)
         if (s->hs_step != 0) return ALKT_ERR_PROTOCOL;
         if (resume) {
             unsigned char proof[32];
-            if (!s->established_once ||
+            if ((!s->established_once && !s->hs_half) ||
                 memcmp(p + 40, s->session_id, ALKT_SESSION_ID_SIZE) != 0)
                 return ALKT_ERR_RESUME_REFUSED;
             alkt__resume_proof(s, p + 8, proof);
             if (!alkt_ct_equal(proof, p + 64, 32)) return ALKT_ERR_RESUME_REFUSED;
             if (peer_has < s->seq_head || peer_has > s->seq_sent)
                 return ALKT_ERR_RESUME_REFUSED;
+            if (!s->established_once) {
+                /* the proof stands for the client's lost AUTH: the first
+                 * handshake is complete, and this one resumes it */
+                s->state = ALKT__S_ACTIVE;
+                s->established_once = 1;
+                s->hs_half = 0;
+                s->session_events |= ALKT__SEV_ESTABLISHED;
+                s->deadline_resume = s->now + s->resume_ns;
+            }
         } else if (s->established_once) {
             return ALKT_ERR_STATE;   /* a new session needs a new object */
         }
@@ -5132,6 +5144,15 @@ static int alkt__on_hello(alkt_session *s, const unsigned char *p, size_t n)
                   NULL, 0, mac);
         alkt__ctl_frame(s, ALKT_FRAME_AUTH, mac, 32);
         s->hs_step = 1;
+        if (!resume) {
+            /* the token is known from here on: a client that got our AUTH
+             * counts the session as established, and if its AUTH is lost
+             * with the connection it resumes - its proof completes this
+             * handshake then */
+            alkt__mac(&s->key, "alkt1 token", s->transcript, 32,
+                      s->session_id, ALKT_SESSION_ID_SIZE, s->token);
+            s->hs_half = 1;
+        }
         return ALKT_OK;
     }
     if (s->hs_step != 0) return ALKT_ERR_PROTOCOL;
@@ -6242,9 +6263,11 @@ static void alkt__rend(alkt_relay_server *r, alkt__rconn *c, int status)
     if (o) {
         o->other = 0;
         o->closing = 1;
+        o->deadline = r->now + r->cfg.request_timeout_ns;
     }
     c->other = 0;
     c->closing = 1;
+    c->deadline = r->now + r->cfg.request_timeout_ns;   /* to drain, at most */
     c->len = 0;            /* bytes for c are dropped: it is going */
     c->head = c->peeked = 0;
     if (status >= 0) {
@@ -6517,6 +6540,7 @@ ALKTDEF void alkt_relay_handle_closed(alkt_relay_server *r, uint32_t conn,
     if (o) {              /* what c sent still goes to o, then o closes */
         o->other = 0;
         o->closing = 1;
+        o->deadline = r->now + r->cfg.request_timeout_ns;
     }
     alkt__rfree(c);
 }
@@ -6529,8 +6553,9 @@ ALKTDEF uint64_t alkt_relay_poll_timeout(const alkt_relay_server *r)
     for (i = 0; i < r->cfg.max_conns; i++) {
         const alkt__rconn *c = &r->conns[i];
         if (!c->handle) continue;
-        /* output or a close due is due now */
-        if (c->status_len || c->len || c->spliced_event || c->closing) return r->now;
+        /* an event due is due now (queued bytes wait for the socket to
+         * take them: transmit_peek says when there are any) */
+        if (c->spliced_event || (c->closing && !c->status_len && !c->len)) return r->now;
         if (c->deadline < t) t = c->deadline;
     }
     return t;
@@ -6543,8 +6568,13 @@ ALKTDEF void alkt_relay_handle_timeout(alkt_relay_server *r, uint64_t now)
     if (now > r->now) r->now = now;
     for (i = 0; i < r->cfg.max_conns; i++) {
         alkt__rconn *c = &r->conns[i];
-        if (!c->handle || c->closing || r->now < c->deadline) continue;
-        if (c->state == ALKT__R_WAITING) {
+        if (!c->handle || r->now < c->deadline) continue;
+        if (c->closing) {
+            /* a peer that does not read its last bytes: they are dropped */
+            c->len = 0;
+            c->status_len = 0;
+            c->deadline = UINT64_MAX;
+        } else if (c->state == ALKT__R_WAITING) {
             r->stats.refused++;
             alkt__rend(r, c, ALKT__RST_NO_GATEWAY);
         } else if (c->state == ALKT__R_OFFER) {
@@ -6918,6 +6948,15 @@ static void alkt__schedule(alkt_node *n, alkt__peer *p, int was_up)
     }
 }
 
+/* Gateway: a session that lost its connection before it was established
+ * is kept for the client's resume (its AUTH may be what was lost) as long
+ * as the resume window, then forgotten; retry_at holds that moment. */
+static void alkt__gateway_orphan(alkt_node *n, alkt__peer *p)
+{
+    if (p->state == ALKT__P_LIVE && !p->conn && !p->session.established_once)
+        p->retry_at = n->now + p->session.resume_ns;
+}
+
 /* A connection of a peer ended (closed by the app or by us). */
 static void alkt__nlost(alkt_node *n, alkt__nconn *c, int app_closed)
 {
@@ -6932,6 +6971,7 @@ static void alkt__nlost(alkt_node *n, alkt__nconn *c, int app_closed)
     if (p && p->conn == (uint32_t)(c - n->conns) + 1u) p->conn = 0;
     if (p && session_conn) alkt_session_handle_disconnected(&p->session, n->now);
     if (p && !n->is_gateway && p->state == ALKT__P_LIVE) alkt__schedule(n, p, was_up);
+    if (p && n->is_gateway) alkt__gateway_orphan(n, p);
     if (offer && relay && relay <= n->cfg.max_relays) {
         uint32_t k = relay - 1, f = ++n->relay_failures[k];
         uint64_t b = n->cfg.backoff_min_ns;
@@ -7037,7 +7077,7 @@ static void alkt__route(alkt_node *n, alkt__nconn *c)
         for (i = 0; i < n->cfg.max_peers; i++) {
             alkt__peer *q = &n->peers[i];
             if (q->state == ALKT__P_LIVE && strcmp(q->id, client) == 0 &&
-                q->session.established_once &&
+                (q->session.established_once || q->session.hs_half) &&
                 memcmp(q->session.session_id, h + 40, ALKT_SESSION_ID_SIZE) == 0) {
                 p = q;
                 break;
@@ -7527,8 +7567,8 @@ ALKTDEF uint64_t alkt_node_poll_timeout(const alkt_node *n)
         if (p->session.session_events) return n->now;
         st = alkt_session_poll_timeout(&p->session);
         if (st < t) t = st;
-        if (!n->is_gateway && !p->conn && p->session.state != ALKT__S_CLOSED &&
-            p->retry_at < t)
+        if (!p->conn && p->session.state != ALKT__S_CLOSED &&
+            (!n->is_gateway || !p->session.established_once) && p->retry_at < t)
             t = p->retry_at;
     }
     if (n->is_gateway) {
@@ -7548,9 +7588,14 @@ ALKTDEF void alkt_node_handle_timeout(alkt_node *n, uint64_t now)
     uint32_t i;
     if (!n || !n->peers) return;
     if (now > n->now) n->now = now;
-    for (i = 0; i < n->cfg.max_peers; i++)
-        if (n->peers[i].state == ALKT__P_LIVE)
-            alkt_session_handle_timeout(&n->peers[i].session, n->now);
+    for (i = 0; i < n->cfg.max_peers; i++) {
+        alkt__peer *p = &n->peers[i];
+        if (p->state != ALKT__P_LIVE) continue;
+        alkt_session_handle_timeout(&p->session, n->now);
+        if (n->is_gateway && !p->conn && !p->session.established_once &&
+            n->now >= p->retry_at)
+            p->state = ALKT__P_FREE;   /* never established: nothing to tell */
+    }
     for (i = 0; i < n->max_conns; i++) {
         alkt__nconn *c = &n->conns[i];
         if (!c->handle || c->close_wanted) continue;
@@ -7596,6 +7641,7 @@ static int alkt__peer_event(alkt_node *n, alkt__peer *p, const alkt_event *se,
             p->conn = 0;
             alkt__nclose(n, c);
             if (!n->is_gateway) alkt__schedule(n, p, was_up);
+            else alkt__gateway_orphan(n, p);
         }
         return 0;
     case ALKT_EV_CLOSED:

@@ -70,7 +70,8 @@ typedef struct tw_world {
     /* what happened, for the checks */
     unsigned peer_up[2], peer_down[2], spliced, connects_refused;
     unsigned channel_events[2][16];
-    int last_code[2];
+    int last_code[2];          /* of the last RESET / OPEN_FAILED / DONE */
+    int last_reset_code[2];    /* of the last RESET */
     uint32_t last_event_channel[2];
     alkt_control ctl;          /* the control plane's view, both nodes */
     alkt_resource res[4];
@@ -144,6 +145,7 @@ static ALK_UNUSED void tw_node_config(alkt_node_config *c, const char *id,
     c->session.channel_window = 4096;
     c->session.max_frame = 1024;
     c->session.log_size = 16384;
+    c->session.resume_window_ns = 600 * TW_SEC;   /* longer than a scenario */
 }
 
 static ALK_UNUSED void tw_relay_restart(tw_world *w)
@@ -282,6 +284,7 @@ static ALK_UNUSED void tw_kill_relay(tw_world *w)
     alk_trace("relay killed");
     tw_reset_links(w, 1);
     w->relay_down = 1;
+    tw_relay_restart(w);   /* a dead relay keeps nothing */
 }
 
 static ALK_UNUSED void tw_partition_direct(tw_world *w, int down)
@@ -417,6 +420,7 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
             if (ev.channel_event == ALKT_EV_RESET || ev.channel_event == ALKT_EV_OPEN_FAILED ||
                 ev.channel_event == ALKT_EV_CHANNEL_DONE)
                 w->last_code[side] = ev.code;
+            if (ev.channel_event == ALKT_EV_RESET) w->last_reset_code[side] = ev.code;
             if (ev.channel_event == ALKT_EV_CHANNEL_DONE && side == TW_GATEWAY) {
                 tw_target *t = tw_target_find(w, ev.peer, ev.channel);
                 if (t) t->used = 0;
@@ -539,6 +543,26 @@ static ALK_UNUSED void tw_advance(tw_world *w, uint64_t limit)
     alkt_relay_handle_timeout(&w->relay, w->now);
 }
 
+/* Bytes in flight or waiting to be sent: the world is not quiet. */
+static ALK_UNUSED int tw_busy(tw_world *w)
+{
+    int i, k;
+    for (i = 0; i < TW_LINKS; i++) {
+        tw_link *l = &w->links[i];
+        if (!l->used) continue;
+        for (k = 0; k < 2; k++) {
+            const void *d;
+            if (l->pipe[k].len && l->h[1 - k]) return 1;
+            if (!l->h[k] || l->closed[1 - k]) continue;
+            if (l->side[k] == TW_RELAY ? alkt_relay_transmit_peek(&w->relay, l->h[k], &d) > 0
+                                       : alkt_node_transmit_peek(tw_node(w, l->side[k]), l->h[k],
+                                                                 &d) > 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* Run until quiet or `until`: steps, and time jumps when nothing moves. */
 static ALK_UNUSED void tw_run(tw_world *w, uint64_t until)
 {
@@ -551,7 +575,13 @@ static ALK_UNUSED void tw_run(tw_world *w, uint64_t until)
         t = alkt_node_poll_timeout(&w->client);
         if (alkt_node_poll_timeout(&w->gateway) < t) t = alkt_node_poll_timeout(&w->gateway);
         if (alkt_relay_poll_timeout(&w->relay) < t) t = alkt_relay_poll_timeout(&w->relay);
-        if (t <= w->now) {
+        if (guard > 199990)
+            alk_trace("busy: client %llu gateway %llu relay %llu now %llu",
+                      (unsigned long long)alkt_node_poll_timeout(&w->client),
+                      (unsigned long long)alkt_node_poll_timeout(&w->gateway),
+                      (unsigned long long)alkt_relay_poll_timeout(&w->relay),
+                      (unsigned long long)w->now);
+        if (t <= w->now || tw_busy(w)) {
             /* something due now: run the timeouts, step again (bounded by
              * the guard: a deadline stuck at now is a busy loop) */
             alkt_node_handle_timeout(&w->client, w->now);

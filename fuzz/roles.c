@@ -1,0 +1,679 @@
+/* roles.c - fuzz target `roles`: alktunnel.h's relay, client and gateway.
+ *
+ * The first input byte picks the mode (its low two bits); the rest drives it.
+ *
+ * Mode 0, a hostile relay: connections come and go sending drawn bytes -
+ * well-formed requests with drawn kinds, tokens and ids, refreshes, or
+ * noise - and read drawn amounts; time jumps. After every step:
+ *   - a connection is joined only to one whose request had the other kind,
+ *     a token the relay serves and the same id (the model parses every
+ *     request itself);
+ *   - the first byte a connection gets is its status (0 joined, 1..4),
+ *     and the status agrees with the model: a malformed request 1, an
+ *     unknown token 2; after status 0, what it gets is exactly what its
+ *     partner sent after its own request (an offer's 'R' and 'S' excepted),
+ *     in order, never more;
+ *   - the relay never holds more connections than max_conns, and its next
+ *     deadline is never in the past after handle_timeout.
+ *
+ * Mode 1, authorization: drawn resources (IPv4/IPv6 networks, port ranges,
+ * protocols, two gateways), authorizations (two clients, expiries around
+ * now) and open params (direct or forwarded, tcp/udp/unix, IP, name or no
+ * host). alkt_gateway_authorize must agree with the reference below,
+ * written bit by bit and separately from the header's rule.
+ *
+ * Mode 2, the world of fuzz/tunnel_world.h: channels opened, bytes sent,
+ * echoes read, half-closes and resets, the relay killed and restarted, the
+ * direct path partitioned and healed, the authorization revoked and given
+ * back, the client roaming, segment sizes and time changing. After every
+ * step each channel's echo is a prefix of what it sent; a channel's EOF
+ * comes only after its whole echo; a channel ends with a reset only when
+ * the model allows one (revocation: ALKT_CODE_REVOKED; our own reset).
+ * Liveness at the end: heal, authorize, run - every live channel's echo
+ * is complete. */
+#define ALKTUNNEL_IMPLEMENTATION
+#include "../alktunnel.h"
+#define ALKSIM_IMPLEMENTATION
+#include "../alksim.h"
+#include "alk_check.h"
+#include "tunnel_world.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* ---- mode 0: a hostile relay ---- */
+#define RR_CONNS 6
+#define RR_STREAM 2048
+
+static const char *const rr_tokens[] = {"tok-a", "tok-b"};
+static const char *const rr_token_pool[] = {"tok-a", "tok-b", "tok-c", "tok-", "t"};
+static const char *const rr_id_pool[] = {"gw1", "gw2", "g", "bad/id"};
+
+typedef struct rr_conn {
+    uint32_t h;                /* 0: none */
+    unsigned char req[ALKT_RELAY_REQUEST_MAX];
+    size_t req_len;            /* request bytes sent so far (model) */
+    int parsed;                /* request complete in the model */
+    int valid, kind, token_ok; /* the model's reading of it */
+    char id[ALKT_ID_MAX + 1];
+    int token;
+    int status;                /* -1: none yet */
+    int after_s;               /* offer: its 'S' sent (what follows is data) */
+    int bad_byte;              /* offer: sent something but 'R' unjoined */
+    int partner;               /* model index + 1 once joined */
+    unsigned char sent[RR_STREAM];   /* data it sent after joining */
+    size_t sent_len;
+    size_t got;                /* data it received after its status */
+    int gone;
+} rr_conn;
+
+typedef struct rr {
+    alksim_source *src;
+    alkt_relay_server r;
+    alkt_relay_config cfg;
+    void *mem;
+    uint64_t now;
+    rr_conn c[RR_CONNS];
+} rr;
+
+static int rr_find(rr *t, uint32_t h)
+{
+    int i;
+    for (i = 0; i < RR_CONNS; i++)
+        if (t->c[i].h == h && h) return i;
+    return -1;
+}
+
+/* The model's reading of a whole request. */
+static void rr_parse(rr_conn *c)
+{
+    size_t tl = c->req[6], il;
+    size_t i;
+    int ok = memcmp(c->req, "ALKR", 4) == 0 && c->req[4] == 1 &&
+             (c->req[5] == 1 || c->req[5] == 2) && tl >= 1 && tl <= ALKT_TOKEN_MAX;
+    il = c->req[7 + tl];
+    ok = ok && il >= 1 && il <= ALKT_ID_MAX;
+    for (i = 0; ok && i < tl; i++) ok = c->req[7 + i] >= 0x21 && c->req[7 + i] <= 0x7e;
+    for (i = 0; ok && i < il; i++) {
+        unsigned char b = c->req[8 + tl + i];
+        ok = (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') ||
+             b == '.' || b == '_' || b == ':' || b == '-';
+    }
+    c->valid = ok;
+    c->kind = c->req[5];
+    c->token = -1;
+    for (i = 0; ok && i < 2; i++)
+        if (strlen(rr_tokens[i]) == tl && memcmp(rr_tokens[i], c->req + 7, tl) == 0)
+            c->token = (int)i;
+    c->token_ok = c->token >= 0;
+    if (ok) {
+        memcpy(c->id, c->req + 8 + tl, il);
+        c->id[il] = 0;
+    }
+    c->parsed = 1;
+}
+
+/* Bytes the model's connection i sends. */
+static void rr_send(rr *t, int i, const unsigned char *b, size_t n)
+{
+    rr_conn *c = &t->c[i];
+    size_t k;
+    ptrdiff_t took;
+    if (!c->h || c->gone) return;
+    took = alkt_relay_handle_input(&t->r, c->h, b, n, t->now);
+    ALK_CHECK(took >= 0 && (size_t)took <= n, "relay took %ld of %zu", (long)took, n);
+    for (k = 0; k < (size_t)took; k++) {
+        if (!c->parsed) {
+            if (c->req_len < sizeof c->req) c->req[c->req_len++] = b[k];
+            if (c->req_len >= 8 && c->req_len >= 8u + c->req[6] &&
+                c->req_len == 8u + c->req[6] + c->req[7 + c->req[6]] && c->req[7 + c->req[6]])
+                rr_parse(c);
+        } else if (c->kind == 2 && !c->partner) {
+            if (b[k] != 'R') c->bad_byte = 1;   /* an offer says only 'R' */
+        } else if (c->kind == 2 && c->partner && !c->after_s) {
+            if (b[k] == 'S') c->after_s = 1;   /* (its 'R's are not data) */
+        } else if (c->partner && c->sent_len < RR_STREAM) {
+            c->sent[c->sent_len++] = b[k];
+        }
+    }
+}
+
+static void rr_drain(rr *t, int i, size_t max)
+{
+    rr_conn *c = &t->c[i];
+    while (c->h && max) {
+        const void *d;
+        size_t n = alkt_relay_transmit_peek(&t->r, c->h, &d), k;
+        const unsigned char *p = (const unsigned char *)d;
+        if (n == 0) break;
+        if (n > max) n = max;
+        for (k = 0; k < n; k++) {
+            if (c->status < 0) {
+                c->status = p[k];
+                ALK_CHECK(c->status <= 4, "status %d", c->status);
+                ALK_CHECK(c->parsed || c->status == 1 || c->req_len >= 4,
+                          "a status before a whole request: %d", c->status);
+                if (c->status == 1)
+                    ALK_CHECK(!c->parsed || !c->valid || c->bad_byte,
+                              "a valid request refused as malformed");
+                if (c->status == 2) ALK_CHECK(c->parsed && c->valid && !c->token_ok, "token status");
+                if (c->status == 0)   /* (the match itself: at SPLICED) */
+                    ALK_CHECK(c->parsed && c->valid && c->token_ok && c->partner,
+                              "status 0 without a good request and a partner");
+            } else {
+                rr_conn *o = c->partner ? &t->c[c->partner - 1] : NULL;
+                ALK_CHECK(c->status == 0 && o, "data to a connection that is not joined");
+                ALK_CHECK(c->got < o->sent_len, "more data than the partner sent");
+                ALK_CHECK(p[k] == o->sent[c->got], "byte %zu differs", c->got);
+                c->got++;
+            }
+        }
+        ALK_CHECK(alkt_relay_transmit_done(&t->r, c->h, n) == ALKT_OK, "tx done");
+        max -= n;
+    }
+}
+
+static void rr_events(rr *t)
+{
+    alkt_role_event ev;
+    int guard = 0;
+    while (alkt_relay_poll_event(&t->r, &ev)) {
+        int a, b;
+        ALK_CHECK(++guard < 1000, "endless relay events");
+        if (ev.type == ALKT_REV_SPLICED) {
+            a = rr_find(t, ev.conn);
+            b = rr_find(t, ev.conn2);
+            ALK_CHECK(a >= 0 && b >= 0, "spliced unknown connections");
+            ALK_CHECK(t->c[a].parsed && t->c[b].parsed && t->c[a].valid && t->c[b].valid &&
+                          t->c[a].token_ok && t->c[a].token == t->c[b].token &&
+                          t->c[a].kind == 1 && t->c[b].kind == 2 &&
+                          strcmp(t->c[a].id, t->c[b].id) == 0,
+                      "a join the rules do not allow");
+            t->c[a].partner = b + 1;
+            t->c[b].partner = a + 1;
+            alk_trace("joined %d and %d", a, b);
+        } else {
+            ALK_CHECK(ev.type == ALKT_REV_CLOSE, "relay event %d", (int)ev.type);
+            a = rr_find(t, ev.conn);
+            ALK_CHECK(a >= 0, "close of an unknown connection");
+            t->c[a].h = 0;
+            alk_trace("relay closed %d", a);
+        }
+    }
+}
+
+static void rr_request(rr *t, int i)
+{
+    unsigned char b[ALKT_RELAY_REQUEST_MAX + 8];
+    const char *tok = rr_token_pool[alksim_pick(t->src, 5)];
+    const char *id = rr_id_pool[alksim_pick(t->src, 4)];
+    size_t tl = strlen(tok), il = strlen(id), n;
+    memcpy(b, "ALKR", 4);
+    b[4] = 1;
+    b[5] = (unsigned char)alksim_range(t->src, 1, 3);
+    b[6] = (unsigned char)tl;
+    memcpy(b + 7, tok, tl);
+    b[7 + tl] = (unsigned char)il;
+    memcpy(b + 8 + tl, id, il);
+    n = 8 + tl + il;
+    if (alksim_chance(t->src, 1, 8)) b[alksim_pick(t->src, n)] ^= (unsigned char)(1u << alksim_pick(t->src, 8));
+    rr_send(t, i, b, n);
+}
+
+static void rr_run(alksim_source *src)
+{
+    static const char *tokens[2] = {"tok-a", "tok-b"};
+    rr t;
+    int step;
+    memset(&t, 0, sizeof t);
+    t.src = src;
+    t.cfg.tokens = tokens;
+    t.cfg.token_count = 2;
+    t.cfg.max_conns = 4;
+    t.cfg.buffer_size = (uint32_t)alksim_range(src, 1, 512);
+    t.mem = malloc(alkt_relay_mem_size(&t.cfg));
+    ALK_CHECK(t.mem && alkt_relay_init(&t.r, &t.cfg, t.mem, alkt_relay_mem_size(&t.cfg), 0) == ALKT_OK,
+              "relay init");
+    alk_trace("relay: buffer %u", t.cfg.buffer_size);
+    for (step = 0; step < 200 && !alksim_source_done(src); step++) {
+        int i = (int)alksim_pick(src, RR_CONNS);
+        rr_conn *c = &t.c[i];
+        unsigned op = (unsigned)alksim_pick(src, 8);
+        int referenced = 0, j;
+        for (j = 0; j < RR_CONNS; j++)
+            referenced |= t.c[j].h && t.c[j].partner == i + 1;
+        if (op == 0 && !c->h && !referenced) {
+            uint32_t h;
+            int rc = alkt_relay_accept(&t.r, t.now, &h);
+            alkt_relay_stats st;
+            alkt_relay_stats_get(&t.r, &st);
+            if (rc == ALKT_OK) {
+                memset(c, 0, sizeof *c);
+                c->h = h;
+                c->status = -1;
+            } else {
+                ALK_CHECK(rc == ALKT_ERR_CHANNELS_FULL && st.conns == t.cfg.max_conns,
+                          "accept refused below the limit");
+            }
+            alk_trace("accept %d -> %d", i, rc);
+        } else if (op == 1 && c->h) {
+            rr_request(&t, i);
+        } else if (op == 2 && c->h) {
+            unsigned char b[300];
+            size_t n = alksim_len(src, sizeof b);
+            alksim_bytes(src, b, n);
+            if (c->parsed && c->kind == 2 && c->status < 0 && alksim_bool(src)) memset(b, 'R', n);
+            if (c->parsed && c->kind == 2 && c->status == 0 && !c->after_s && n && alksim_bool(src))
+                b[0] = 'S';
+            rr_send(&t, i, b, n);
+            alk_trace("send %d: %zu bytes", i, n);
+        } else if (op == 3 && c->h) {
+            rr_drain(&t, i, alksim_range(src, 1, 600));
+        } else if (op == 4 && c->h && alksim_chance(src, 1, 3)) {
+            /* (what it sent still reaches its partner: its model stays) */
+            alkt_relay_handle_closed(&t.r, c->h, t.now);
+            alk_trace("closed %d", i);
+            c->h = 0;
+        } else if (op == 5) {
+            uint64_t dl = alkt_relay_poll_timeout(&t.r);
+            t.now += alksim_range(src, 0, 3) * 2000000000ull;
+            if (dl != UINT64_MAX && dl > t.now && alksim_bool(src)) t.now = dl;
+            alkt_relay_handle_timeout(&t.r, t.now);
+            alk_trace("time %llu", (unsigned long long)t.now);
+        } else {
+            int k;
+            for (k = 0; k < RR_CONNS; k++)
+                if (t.c[k].h) rr_drain(&t, k, 4096);
+        }
+        rr_events(&t);
+        {
+            alkt_relay_stats st;
+            alkt_relay_stats_get(&t.r, &st);
+            ALK_CHECK(st.conns <= t.cfg.max_conns, "%u connections", st.conns);
+            ALK_CHECK(alkt_relay_poll_timeout(&t.r) >= t.now, "a deadline in the past");
+        }
+    }
+    free(t.mem);
+}
+
+/* ---- mode 1: authorization against a reference ---- */
+static int ra_bit(const unsigned char *b, unsigned i)
+{
+    return (b[i / 8] >> (7 - i % 8)) & 1;
+}
+
+/* The reference: what a user reads in the docs, nothing shared with the
+ * header's code. */
+static int ra_allowed(const alkt_resource *res, size_t nres, const alkt_authorization *au,
+                      size_t nau, const char *gw, const char *client,
+                      const alkt_open_params *p, uint64_t unix_s)
+{
+    size_t i, j, k;
+    for (i = 0; i < nres; i++) {
+        const alkt_resource *r = &res[i];
+        alkt_ip ip;
+        unsigned proto, port, b;
+        int in = 1, port_ok, auth_ok = 0;
+        if (strcmp(r->gateway, gw) != 0) continue;
+        if (p->substrate == ALKT_SUBSTRATE_TCP) proto = ALKT_PROTO_TCP;
+        else if (p->substrate == ALKT_SUBSTRATE_UDP) proto = ALKT_PROTO_UDP;
+        else continue;
+        if (p->kind == ALKT_OPEN_DIRECT) {
+            if (p->host.kind != ALKT_HOST_IP) continue;
+            ip = p->host.ip;
+            port = p->port;
+        } else {
+            if (p->host.kind == ALKT_HOST_IP) ip = p->host.ip;
+            else {
+                memset(&ip, 0, sizeof ip);
+                ip.family = 4;
+            }
+            port = p->listen;
+        }
+        if (ip.family != r->network.family) continue;
+        for (b = 0; b < r->prefix_len; b++)
+            if (ra_bit(ip.bytes, b) != ra_bit(r->network.bytes, b)) in = 0;
+        if (!in) continue;
+        if (r->protocols != 0 && (r->protocols & proto) == 0) continue;
+        port_ok = r->port_range_count == 0;
+        for (k = 0; k < r->port_range_count; k++)
+            if (r->port_ranges[k].from <= port && port <= r->port_ranges[k].to) port_ok = 1;
+        if (!port_ok) continue;
+        for (j = 0; j < nau; j++)
+            if (!strcmp(au[j].client, client) && !strcmp(au[j].resource, r->id) &&
+                unix_s < au[j].expires)
+                auth_ok = 1;
+        if (auth_ok) return 1;
+    }
+    return 0;
+}
+
+static void ra_ip(alksim_source *src, alkt_ip *ip, int family)
+{
+    static const unsigned char pool[4] = {0, 10, 0xff, 0x80};
+    int i;
+    memset(ip, 0, sizeof *ip);
+    ip->family = (unsigned char)family;
+    for (i = 0; i < (family == 4 ? 4 : 16); i++)
+        ip->bytes[i] = alksim_bool(src) ? pool[alksim_pick(src, 4)] : alksim_u8(src);
+}
+
+static void ra_run(alksim_source *src)
+{
+    static const unsigned char seed[32] = "authorization mode seed 32 bytes";
+    static const char *const ids[] = {"web", "db", "any"};
+    static const char *const clients[] = {"laptop", "phone"};
+    alkt_node_config cfg;
+    alkt_gateway g;
+    alkt_resource res[3];
+    alkt_authorization au[3];
+    alkt_control ctl;
+    void *mem;
+    size_t nres = alksim_range(src, 0, 3), nau = alksim_range(src, 0, 3), i, k;
+    uint64_t now = alksim_range(src, 0, 4) * 1000000000ull;
+    int round;
+    tw_node_config(&cfg, "gw1", seed);
+    mem = malloc(alkt_node_mem_size(&cfg));
+    ALK_CHECK(mem && alkt_gateway_init(&g, &cfg, mem, alkt_node_mem_size(&cfg), 0) == ALKT_OK,
+              "gateway init");
+    memset(res, 0, sizeof res);
+    memset(au, 0, sizeof au);
+    for (i = 0; i < nres; i++) {
+        alkt_resource *r = &res[i];
+        unsigned b;
+        strcpy(r->id, ids[alksim_pick(src, 3)]);
+        ra_ip(src, &r->network, alksim_chance(src, 1, 4) ? 6 : 4);
+        r->prefix_len = (unsigned char)alksim_range(src, 0, r->network.family == 4 ? 32 : 128);
+        for (b = r->prefix_len; b < (r->network.family == 4 ? 32u : 128u); b++)
+            r->network.bytes[b / 8] &= (unsigned char)~(0x80u >> (b % 8));
+        r->port_range_count = alksim_range(src, 0, 3);
+        for (k = 0; k < r->port_range_count; k++) {
+            uint16_t a = (uint16_t)alksim_range(src, 1, 100), z = (uint16_t)alksim_range(src, 1, 100);
+            r->port_ranges[k].from = a < z ? a : z;
+            r->port_ranges[k].to = a < z ? z : a;
+        }
+        r->protocols = (unsigned)alksim_range(src, 0, 7);
+        strcpy(r->gateway, alksim_chance(src, 1, 4) ? "gw2" : "gw1");
+    }
+    for (i = 0; i < nau; i++) {
+        strcpy(au[i].client, clients[alksim_pick(src, 2)]);
+        strcpy(au[i].resource, ids[alksim_pick(src, 3)]);
+        au[i].secret_len = 16;
+        au[i].expires = 1700000000ull + alksim_range(src, 0, 5);
+    }
+    memset(&ctl, 0, sizeof ctl);
+    ctl.has_resources = ctl.has_authorizations = 1;
+    ctl.resources = res;
+    ctl.resource_count = nres;
+    ctl.authorizations = au;
+    ctl.authorization_count = nau;
+    ALK_CHECK(alkt_node_control(&g, &ctl, 0) == ALKT_OK, "control");
+    alk_trace("%zu resources, %zu authorizations, now %llu", nres, nau, (unsigned long long)now);
+    for (round = 0; round < 16 && !alksim_source_done(src); round++) {
+        alkt_open_params p;
+        const char *client = clients[alksim_pick(src, 2)];
+        size_t which = 99;
+        int got, want;
+        memset(&p, 0, sizeof p);
+        p.kind = alksim_chance(src, 1, 4) ? ALKT_OPEN_FORWARDED : ALKT_OPEN_DIRECT;
+        p.substrate = (alkt_substrate)alksim_range(src, 1, 3);
+        switch (alksim_pick(src, 4)) {
+        case 0:
+            p.host.kind = ALKT_HOST_NAME;
+            strcpy(p.host.name, "web.internal");
+            break;
+        case 1:
+            p.host.kind = ALKT_HOST_NONE;
+            break;
+        default:
+            p.host.kind = ALKT_HOST_IP;
+            if (nres && alksim_bool(src)) {   /* near a resource's network */
+                p.host.ip = res[alksim_pick(src, nres)].network;
+                p.host.ip.bytes[alksim_pick(src, p.host.ip.family == 4 ? 4 : 16)] ^=
+                    (unsigned char)(1u << alksim_pick(src, 8));
+                if (alksim_bool(src)) p.host.ip = res[alksim_pick(src, nres)].network;
+            } else {
+                ra_ip(src, &p.host.ip, alksim_chance(src, 1, 4) ? 6 : 4);
+            }
+        }
+        p.port = (uint16_t)alksim_range(src, 1, 101);
+        if (p.kind == ALKT_OPEN_FORWARDED) {
+            p.listen = p.port;
+            p.port = 0;
+        }
+        want = ra_allowed(res, nres, au, nau, "gw1", client, &p,
+                          (1700000000ull * 1000000000ull + now) / 1000000000ull);
+        got = alkt_gateway_authorize(&g, client, &p, now, &which);
+        alk_trace("open kind %d sub %d host %d port %u listen %u client %s: want %d got %d",
+                  (int)p.kind, (int)p.substrate, (int)p.host.kind, p.port, p.listen, client,
+                  want, got);
+        ALK_CHECK((got == 0) == want, "authorize says %d, the reference %d", got, want);
+        if (got == 0) {
+            ALK_CHECK(which < nres && strcmp(res[which].gateway, "gw1") == 0,
+                      "the resource named is not ours");
+        } else {
+            ALK_CHECK(got == (int)ALKT_CODE_UNAUTHORIZED, "refusal code %d", got);
+        }
+    }
+    free(mem);
+}
+
+/* ---- mode 2: the world ---- */
+#define RW_CH 4
+#define RW_MAX 6000
+
+typedef struct rw_ch {
+    int used, open, eof_sent, eof_got, reset, done;
+    uint32_t peer, id;
+    size_t sent, got;
+} rw_ch;
+
+static unsigned char rw_byte(uint32_t id, size_t at)
+{
+    return (unsigned char)(id * 131u + at * 7u + (at >> 8));
+}
+
+static void rw_read(tw_world *w, rw_ch *c)
+{
+    alkt_session *s = alkt_node_session(&w->client, c->peer);
+    unsigned char b[512];
+    int eof = 0;
+    ptrdiff_t n;
+    size_t i;
+    if (!c->open || c->done) return;
+    if (!s) {
+        c->done = 1;
+        return;
+    }
+    for (;;) {
+        n = alkt_channel_recv(s, c->id, b, sizeof b, &eof);
+        if (n <= 0) break;
+        for (i = 0; i < (size_t)n; i++)
+            ALK_CHECK(b[i] == rw_byte(c->id, c->got + i), "channel %u: echo byte %zu differs",
+                      c->id, c->got + i);
+        c->got += (size_t)n;
+        ALK_CHECK(c->got <= c->sent, "channel %u: more echo (%zu) than sent (%zu)", c->id,
+                  c->got, c->sent);
+    }
+    if (n < 0) {
+        c->done = 1;   /* reset or gone: the events say why */
+        return;
+    }
+    if (eof && !c->eof_got) {
+        c->eof_got = 1;
+        ALK_CHECK(c->eof_sent && c->got == c->sent, "channel %u: EOF before the whole echo",
+                  c->id);
+    }
+}
+
+static void rw_revoke(tw_world *w, int back)
+{
+    alkt_control c;
+    memset(&c, 0, sizeof c);
+    if (back) {
+        c.has_authorizations = 1;
+        c.authorizations = w->auth;
+        c.authorization_count = 1;
+    } else {
+        strcpy(w->revs[0].client, "laptop");
+        strcpy(w->revs[0].resource, "web");
+        c.has_revocations = 1;
+        c.revocations = w->revs;
+        c.revocation_count = 1;
+    }
+    ALK_CHECK(alkt_node_control(&w->gateway, &c, w->now) == ALKT_OK, "control");
+}
+
+static void rw_run(alksim_source *src)
+{
+    tw_world w;
+    rw_ch ch[RW_CH];
+    int step, revoked = 0, i, k;
+    unsigned resets_seen = 0, own_resets = 0, revocations = 0;
+    tw_init(&w, alksim_bool(src), 4102444800ull);
+    w.segment = (size_t)alksim_range(src, 1, 2000);
+    memset(ch, 0, sizeof ch);
+    alk_trace("world: relay_first %d segment %zu", w.client.cfg.relay_first, w.segment);
+    for (step = 0; step < 120 && !alksim_source_done(src); step++) {
+        rw_ch *c = &ch[alksim_pick(src, RW_CH)];
+        unsigned op = (unsigned)alksim_pick(src, 12);
+        if (op == 0 && !c->used) {
+            alkt_open_params p;
+            int rc, code;
+            uint32_t peer = 0, id = 0;
+            memset(&p, 0, sizeof p);
+            p.kind = ALKT_OPEN_DIRECT;
+            p.substrate = ALKT_SUBSTRATE_TCP;
+            p.host.kind = ALKT_HOST_IP;
+            tw_ip4(&p.host.ip, 10, 1, 0, (unsigned)alksim_range(src, 1, 9));
+            p.port = 80;
+            rc = alkt_client_open(&w.client, &p, w.now, &peer, &id, &code);
+            alk_trace("open -> %d (%u/%u)", rc, peer, id);
+            if (rc == ALKT_OK) {
+                memset(c, 0, sizeof *c);
+                c->used = c->open = 1;
+                c->peer = peer;
+                c->id = id;
+            } else {
+                ALK_CHECK(rc == ALKT_ERR_NOT_CONNECTED || rc == ALKT_ERR_CHANNELS_FULL ||
+                              rc == ALKT_ERR_WOULD_BLOCK,
+                          "open: %d", rc);
+            }
+        } else if (op <= 3 && c->used && c->open && !c->done && !c->eof_sent) {
+            alkt_session *s = alkt_node_session(&w.client, c->peer);
+            unsigned char b[1024];
+            size_t n = alksim_len(src, sizeof b), j;
+            ptrdiff_t took;
+            if (c->sent + n > RW_MAX) n = RW_MAX - c->sent;
+            for (j = 0; j < n; j++) b[j] = rw_byte(c->id, c->sent + j);
+            took = s ? alkt_channel_send(s, c->id, b, n) : -1;
+            if (took > 0) c->sent += (size_t)took;
+            alk_trace("send %u: %zu -> %ld", c->id, n, (long)took);
+        } else if (op == 4 && c->used && c->open && !c->done && !c->eof_sent) {
+            alkt_session *s = alkt_node_session(&w.client, c->peer);
+            if (s && alkt_channel_shutdown_write(s, c->id) == ALKT_OK) c->eof_sent = 1;
+            alk_trace("shutdown %u", c->id);
+        } else if (op == 5 && c->used && c->open && !c->done && alksim_chance(src, 1, 4)) {
+            alkt_session *s = alkt_node_session(&w.client, c->peer);
+            if (s && alkt_channel_reset(s, c->id, 7) == ALKT_OK) {
+                c->done = c->reset = 1;
+                own_resets++;
+            }
+            alk_trace("reset %u", c->id);
+        } else if (op == 6) {
+            switch (alksim_pick(src, 6)) {
+            case 0:
+                if (!w.relay_down) tw_kill_relay(&w);
+                break;
+            case 1:
+                if (w.relay_down) {
+                    tw_relay_restart(&w);
+                    w.relay_down = 0;
+                    alk_trace("relay restarted");
+                }
+                break;
+            case 2:
+                tw_partition_direct(&w, !w.direct_down);
+                break;
+            case 3:
+                alk_trace("client roamed");
+                alkt_client_roamed(&w.client, w.now);
+                break;
+            case 4:
+                rw_revoke(&w, revoked);
+                revoked = !revoked;
+                revocations += (unsigned)revoked;
+                alk_trace("authorization %s", revoked ? "revoked" : "given back");
+                break;
+            default:
+                w.segment = (size_t)alksim_range(src, 1, 2000);
+                break;
+            }
+        } else if (op == 7) {
+            tw_run(&w, w.now + alksim_range(src, 1, 40) * (TW_SEC / 10));
+        } else {
+            tw_step(&w);
+        }
+        tw_step(&w);
+        for (i = 0; i < RW_CH; i++) rw_read(&w, &ch[i]);
+        if (w.channel_events[TW_CLIENT][ALKT_EV_RESET] > resets_seen) {
+            resets_seen = w.channel_events[TW_CLIENT][ALKT_EV_RESET];
+            /* (a reset may still be in flight when the authorization is
+             * given back: any revocation so far allows one) */
+            ALK_CHECK(revocations && w.last_reset_code[TW_CLIENT] == (int)ALKT_CODE_REVOKED,
+                      "a reset the model did not expect (code %d)",
+                      w.last_reset_code[TW_CLIENT]);
+        }
+        ALK_CHECK(alkt_node_poll_timeout(&w.client) >= w.now &&
+                      alkt_node_poll_timeout(&w.gateway) >= w.now,
+                  "a deadline in the past");
+        ALK_CHECK(w.peer_down[TW_CLIENT] == 0, "the client's session ended (%d)",
+                  w.last_code[TW_CLIENT]);
+    }
+    /* liveness: heal everything, authorize, let it settle */
+    if (w.direct_down) tw_partition_direct(&w, 0);
+    if (w.relay_down) {
+        tw_relay_restart(&w);
+        w.relay_down = 0;
+    }
+    if (revoked) rw_revoke(&w, 1);
+    w.segment = 1500;
+    for (k = 0; k < 40; k++) {
+        tw_run(&w, w.now + TW_SEC / 2);
+        for (i = 0; i < RW_CH; i++) rw_read(&w, &ch[i]);
+    }
+    for (i = 0; i < RW_CH; i++) {
+        rw_ch *c = &ch[i];
+        if (!c->used || c->done) continue;
+        ALK_CHECK(c->got == c->sent, "channel %u: %zu of %zu echoed after healing", c->id,
+                  c->got, c->sent);
+        if (c->eof_sent) ALK_CHECK(c->eof_got, "channel %u: no EOF after healing", c->id);
+    }
+    (void)own_resets;
+    tw_free(&w);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    alksim_source src;
+    if (size < 1) return 0;
+    alk_trace_reset();
+    alksim_source_init_bytes(&src, data + 1, size - 1);
+    switch (data[0] & 3) {
+    case 0:
+        alk_trace("mode: hostile relay");
+        rr_run(&src);
+        break;
+    case 1:
+        alk_trace("mode: authorization");
+        ra_run(&src);
+        break;
+    default:
+        alk_trace("mode: world");
+        rw_run(&src);
+        break;
+    }
+    return 0;
+}
