@@ -10,8 +10,10 @@
  * byte delivered once, and pumps joining a channel to an endpoint the
  * caller owns. SHA-256 and HMAC-SHA-256 are included. No malloc, no I/O,
  * no clock, no randomness of its own, no mutable globals but one cached
- * CPU-feature answer (the SHA extensions, x86-64 only). (The client,
- * gateway and relay roles come in a later part and reuse these types.)
+ * CPU-feature answer (the SHA extensions, x86-64 only). On top, the
+ * roles: a relay that joins two connections by token, and client and
+ * gateway nodes that keep sessions over direct or relayed paths, authorize
+ * every open against the control plane, and revoke at once.
  *
  * QUICK START
  *
@@ -167,6 +169,19 @@
  *   Pumps (PUMPS below): alkt_pump_init / _poll / _read_buffer /
  *     _endpoint_read / _endpoint_eof / _write_peek / _endpoint_wrote /
  *     _endpoint_shut / _endpoint_failed
+ *   Datagram pumps (DATAGRAMS below): alkt_dgram_pump_init / _poll /
+ *     _send / _recv / _delivered / _endpoint_eof / _endpoint_failed
+ *   Relay (RELAY below): alkt_relay_mem_size / _init / _accept /
+ *     _handle_input / _read_buffer / _handle_read / _transmit_peek /
+ *     _transmit_done / _handle_closed / _poll_timeout / _handle_timeout /
+ *     _poll_event / _stats_get
+ *   Client and gateway (CLIENT AND GATEWAY below): alkt_node_mem_size,
+ *     alkt_client_init, alkt_gateway_init, alkt_node_control / _accept /
+ *     _handle_connected / _handle_closed / _handle_input /
+ *     _transmit_peek / _transmit_done / _poll_timeout / _handle_timeout /
+ *     _poll_event / _session; alkt_client_add_gateway / _open / _answer /
+ *     _roamed; alkt_gateway_authorize / _target_result / _listen_result /
+ *     _forward
  *
  * SCHEMAS (every object: unknown fields and duplicate keys rejected)
  *
@@ -357,6 +372,100 @@
  *   last byte; the peer's EOF asks for SHUT_WRITE after the last byte was
  *   written. Counters: from_endpoint == to_channel once done; to_endpoint
  *   counts what the endpoint took. Memory: the buffer, nothing else.
+ *
+ * DATAGRAMS
+ *
+ *   An alkt_dgram_pump carries UDP-style datagrams over a channel, each
+ *   framed [u16 BE length][payload] - alkcodec.h's wire format, so either
+ *   end may use alkcodec instead (alktunnel.h does not need it; the fuzz
+ *   oracle decodes with it). A datagram of 0 bytes is a datagram: the
+ *   channel's EOF, and only that, ends a direction. Datagrams are whole
+ *   or nothing: send takes one into the pump's memory (READ is off until
+ *   it is in the channel: backpressure, no queue), recv hands out one only
+ *   when its last byte is in. A frame longer than max_datagram, or cut by
+ *   the EOF, resets the channel with ALKT_CODE_BAD_DATAGRAM. Memory:
+ *   2 * (max_datagram + 2) bytes of the caller's. DONE once our EOF is
+ *   out and the peer's came at a frame boundary.
+ *
+ * RELAY
+ *
+ *   A relay joins a client's connection to a spare connection a gateway
+ *   keeps open at it, and then copies bytes both ways without reading
+ *   them (the session's MACs make anything it changes fail). Every
+ *   connection starts with a request:
+ *     "ALKR"(4) version(1: 1) kind(1: 1 client, 2 gateway offer)
+ *     token_len(1) token(1..128, printable) id_len(1) id(1..64, an ID:
+ *     the gateway's)
+ *   and gets one status byte: 0 joined (bytes follow), 1 malformed
+ *   request, 2 unknown token, 3 no offer came within wait_ns, 4 the offer
+ *   expired - then the relay closes it. A client's request meets the
+ *   oldest offer with the same token and id; it waits up to wait_ns for
+ *   one. An offer lives offer_lifetime_ns from its request or its last
+ *   'R' byte (a refresh); once joined the gateway sends 'S' and the relay
+ *   drops the 'R's before it. A pair ends when either side closes (what
+ *   it sent still reaches the other), or after idle_timeout_ns with no
+ *   byte either way; a connection that does not take its last bytes is
+ *   closed after request_timeout_ns. Bounds: max_conns connections and
+ *   buffer_size bytes held toward each (handle_input takes what fits: the
+ *   caller stops reading that socket until the other side drains).
+ *   Memory: alkt_relay_mem_size(cfg), about max_conns * (buffer_size +
+ *   300) bytes. Queued bytes are not a deadline: poll the socket for
+ *   writing while transmit_peek has any.
+ *
+ * CLIENT AND GATEWAY
+ *
+ *   Both are an alkt_node holding up to max_peers sessions, each with its
+ *   own connection; the node asks the caller to CONNECT and CLOSE sockets
+ *   (events) and takes their bytes. One loop serves both roles: after
+ *   any input, timeout or command, alkt_node_poll_event until 0; sleep
+ *   until alkt_node_poll_timeout.
+ *
+ *   Control plane: alkt_node_control takes decoded control messages. A
+ *   section present replaces the node's; each revocation removes one
+ *   authorization. Authorizations expire at their `expires` second:
+ *   cfg.epoch_ns is the Unix time (ns) at now == 0.
+ *
+ *   The rule (alkt_gateway_authorize; the client applies the same one
+ *   before it opens): an open is allowed when a live authorization of
+ *   the client names a resource of this gateway that covers it - a
+ *   direct tcp/udp open whose host is an IP inside the resource's CIDR
+ *   with the port in its ranges (none: every port) and the protocol in
+ *   its list (none: all); a forwarded open whose bind address (absent:
+ *   0.0.0.0) and listen port are covered the same way. Host names and
+ *   unix sockets are never covered (resolve names before opening). The
+ *   gateway checks every open; after every control message and at every
+ *   expiry it checks its open channels again and resets those no longer
+ *   covered with ALKT_CODE_REVOKED (ALKT_CODE_UNAUTHORIZED refuses opens).
+ *
+ *   Sessions: the client opens a session per gateway, keyed by the
+ *   secret of the authorization of the first resource it opens there,
+ *   and names itself "client/resource" in its HELLO; the gateway finds
+ *   that authorization (it must be live) and keys its side with it. A
+ *   resume goes to the session it names.
+ *
+ *   Paths (client): the direct address (alkt_client_add_gateway), then
+ *   each relay of the control plane (relays with an IP address), in that
+ *   order or relays first (cfg.relay_first). A path fails when its
+ *   connect fails, the relay refuses, the connection closes or stalls
+ *   (connect_timeout_ns) before the handshake, or the handshake fails;
+ *   then the next path is tried at once. After a whole round fails the
+ *   client waits b/2 + a drawn part of b/2, b = backoff_min_ns doubling
+ *   per failed round up to backoff_max_ns. A connection that worked and
+ *   dropped is made again at once, from the first path, and the session
+ *   resumes: open channels survive relay deaths, path changes and
+ *   roaming (alkt_client_roamed). The gateway keeps offers_per_relay
+ *   spare connections at each relay, refreshed every offer_refresh_ns.
+ *
+ *   Forwarded opens (ssh -R): the gateway asks the caller to LISTEN; per
+ *   connection it accepts, alkt_gateway_forward opens a channel back with
+ *   {"listen":port,"substrate":...,"host":origin IP}; the client is told
+ *   (ALKT_REV_INCOMING) only for a listen it asked for, and refuses the
+ *   rest itself.
+ *
+ *   Entropy: 32 bytes of seed at init; nonces and jitter are
+ *   HMAC-SHA-256(seed, "alkt1 drbg" || counter). Memory:
+ *   alkt_node_mem_size(cfg), about max_peers * (alkt_session_mem_size +
+ *   max_channels * 700) + the control tables; nothing grows.
  *
  * DESIGN NOTES
  *
@@ -1109,6 +1218,48 @@ ALKTDEF int alkt_pump_endpoint_shut(alkt_pump *p);
  * the pump aborts. After DONE or ABORT: nothing (ALKT_OK). */
 ALKTDEF int alkt_pump_endpoint_failed(alkt_pump *p, uint16_t code);
 
+/* ---- datagram pumps: one channel <-> one datagram endpoint (a UDP socket),
+ * each datagram framed as [u16 BE length][payload] - alkcodec.h's wire
+ * format - so an empty datagram is a datagram, never EOF (DATAGRAMS in
+ * the top comment) */
+#define ALKT_DATAGRAM_MAX 65535u
+
+typedef struct alkt_dgram_pump {
+    alkt_session *s;
+    uint32_t channel;
+    unsigned flags;
+    int code;                  /* ABORT: the reset's or session's code */
+    size_t max;                /* largest datagram either way */
+    unsigned char *out;        /* a framed datagram for the channel */
+    size_t out_off, out_len;
+    unsigned char *in;         /* the frame arriving from the channel */
+    size_t in_len;
+    uint64_t to_channel, to_endpoint;   /* datagrams */
+} alkt_dgram_pump;
+
+/* mem: at least 2 * (max_datagram + 2) bytes, the caller's;
+ * max_datagram 0..ALKT_DATAGRAM_MAX. */
+ALKTDEF int alkt_dgram_pump_init(alkt_dgram_pump *p, alkt_session *s,
+                                 uint32_t channel, void *mem, size_t mem_len,
+                                 size_t max_datagram);
+/* ALKT_PUMP_READ (send may take a datagram), ALKT_PUMP_WRITE (recv has
+ * one), ALKT_PUMP_DONE, ALKT_PUMP_ABORT. */
+ALKTDEF unsigned alkt_dgram_pump_poll(alkt_dgram_pump *p);
+/* A datagram from the endpoint, taken whole: ALKT_OK, ALKT_ERR_WOULD_BLOCK
+ * (the last one is still going in: wait for READ), ALKT_ERR_TOO_LARGE
+ * (over max_datagram: nothing taken), ALKT_ERR_STATE after endpoint_eof. */
+ALKTDEF int alkt_dgram_pump_send(alkt_dgram_pump *p, const void *data,
+                                 size_t len);
+/* The next datagram for the endpoint: its length (0 is an empty datagram)
+ * and *data, or ALKT_ERR_WOULD_BLOCK when none is whole yet. It stays
+ * until alkt_dgram_pump_delivered. */
+ALKTDEF ptrdiff_t alkt_dgram_pump_recv(alkt_dgram_pump *p, const void **data);
+ALKTDEF int alkt_dgram_pump_delivered(alkt_dgram_pump *p);
+/* No more datagrams from the endpoint: the channel's EOF follows the last. */
+ALKTDEF int alkt_dgram_pump_endpoint_eof(alkt_dgram_pump *p);
+/* The endpoint failed: the channel is reset with code, the pump aborts. */
+ALKTDEF int alkt_dgram_pump_endpoint_failed(alkt_dgram_pump *p, uint16_t code);
+
 /* ---- roles: relay, gateway, client (ROLES in the top comment) -------------
  * A role drives sessions over connections the caller owns. Each connection
  * has a handle (nonzero; a slot and a generation, so a stale handle is
@@ -1123,6 +1274,8 @@ ALKTDEF int alkt_pump_endpoint_failed(alkt_pump *p, uint16_t code);
 #define ALKT_CODE_ENDPOINT_ERROR 0x0105u /* an endpoint failed mid-stream */
 #define ALKT_CODE_SHUTDOWN 0x0106u       /* the program is going away */
 #define ALKT_CODE_NO_PATH 0x0107u        /* no path to the gateway worked */
+#define ALKT_CODE_BAD_DATAGRAM 0x0108u   /* a datagram frame over the limit, or
+                                            cut by the EOF */
 
 typedef enum alkt_role_event_type {
     ALKT_REV_NONE = 0,
@@ -6145,6 +6298,158 @@ ALKTDEF int alkt_pump_endpoint_failed(alkt_pump *p, uint16_t code)
         (p->flags & ALKT__PF_CH_EOF))
         rc = ALKT_OK;
     return rc;
+}
+
+/* ---- datagram pumps ---- */
+#define ALKT__DF_EP_EOF 1u       /* no more datagrams from the endpoint */
+#define ALKT__DF_CH_SHUT 2u      /* ... and the channel has its EOF */
+#define ALKT__DF_CH_EOF 4u       /* the peer's EOF, at a frame boundary */
+#define ALKT__DF_ABORT 8u
+#define ALKT__DF_READY 16u       /* in holds a whole datagram */
+
+ALKTDEF int alkt_dgram_pump_init(alkt_dgram_pump *p, alkt_session *s,
+                                 uint32_t channel, void *mem, size_t mem_len,
+                                 size_t max_datagram)
+{
+    if (!p) return ALKT_ERR_ARG;
+    memset(p, 0, sizeof *p);
+    if (!s || !mem || max_datagram > ALKT_DATAGRAM_MAX ||
+        mem_len < 2 * (max_datagram + 2))
+        return ALKT_ERR_ARG;
+    p->s = s;
+    p->channel = channel;
+    p->max = max_datagram;
+    p->out = (unsigned char *)mem;
+    p->in = p->out + max_datagram + 2;
+    return ALKT_OK;
+}
+
+static void alkt__dgram_abort(alkt_dgram_pump *p, int code)
+{
+    if (p->flags & ALKT__DF_ABORT) return;
+    p->flags |= ALKT__DF_ABORT;
+    p->code = code;
+}
+
+ALKTDEF unsigned alkt_dgram_pump_poll(alkt_dgram_pump *p)
+{
+    unsigned want = 0;
+    if (!p || !p->s) return ALKT_PUMP_ABORT;
+    if (!(p->flags & ALKT__DF_ABORT)) {
+        /* endpoint -> channel: the framed datagram, as far as it goes */
+        while (p->out_off < p->out_len) {
+            ptrdiff_t t = alkt_channel_send(p->s, p->channel, p->out + p->out_off,
+                                            p->out_len - p->out_off);
+            if (t < 0) {
+                alkt__dgram_abort(p, (int)t);
+                break;
+            }
+            if (t == 0) break;
+            p->out_off += (size_t)t;
+        }
+        if (p->out_len && p->out_off == p->out_len) {
+            p->out_off = p->out_len = 0;
+            p->to_channel++;
+        }
+        if (p->out_len == 0 && (p->flags & ALKT__DF_EP_EOF) &&
+            !(p->flags & (ALKT__DF_CH_SHUT | ALKT__DF_ABORT))) {
+            int rc = alkt_channel_shutdown_write(p->s, p->channel);
+            if (rc != ALKT_OK) alkt__dgram_abort(p, rc);
+            else p->flags |= ALKT__DF_CH_SHUT;
+        }
+    }
+    /* channel -> endpoint: the header, then exactly its payload */
+    while (!(p->flags & (ALKT__DF_ABORT | ALKT__DF_READY | ALKT__DF_CH_EOF))) {
+        size_t need = p->in_len < 2 ? 2 : 2 + ((size_t)p->in[0] << 8 | p->in[1]);
+        int eof = 0;
+        ptrdiff_t n;
+        if (p->in_len >= 2 && need - 2 > p->max) {
+            /* over the limit: never cut, never queued - the channel goes */
+            alkt__dgram_abort(p, (int)ALKT_CODE_BAD_DATAGRAM);
+            (void)alkt_channel_reset(p->s, p->channel, (uint16_t)ALKT_CODE_BAD_DATAGRAM);
+            break;
+        }
+        if (p->in_len == need) {
+            p->flags |= ALKT__DF_READY;
+            break;
+        }
+        n = alkt_channel_recv(p->s, p->channel, p->in + p->in_len, need - p->in_len, &eof);
+        if (n < 0) {
+            alkt__dgram_abort(p, (int)n);
+            break;
+        }
+        p->in_len += (size_t)n;
+        if (n == 0) {
+            if (eof && p->in_len == 0) p->flags |= ALKT__DF_CH_EOF;
+            else if (eof) {   /* the EOF cut a frame */
+                alkt__dgram_abort(p, (int)ALKT_CODE_BAD_DATAGRAM);
+                (void)alkt_channel_reset(p->s, p->channel, (uint16_t)ALKT_CODE_BAD_DATAGRAM);
+            }
+            break;
+        }
+    }
+    if (p->flags & ALKT__DF_ABORT) return ALKT_PUMP_ABORT;
+    if ((p->flags & ALKT__DF_CH_SHUT) && (p->flags & ALKT__DF_CH_EOF)) return ALKT_PUMP_DONE;
+    if (!(p->flags & ALKT__DF_EP_EOF) && p->out_len == 0) want |= ALKT_PUMP_READ;
+    if (p->flags & ALKT__DF_READY) want |= ALKT_PUMP_WRITE;
+    return want;
+}
+
+ALKTDEF int alkt_dgram_pump_send(alkt_dgram_pump *p, const void *data, size_t len)
+{
+    if (!p || !p->s || (!data && len)) return ALKT_ERR_ARG;
+    if (p->flags & ALKT__DF_ABORT) return ALKT_ERR_RESET;
+    if (p->flags & ALKT__DF_EP_EOF) return ALKT_ERR_STATE;
+    if (len > p->max) return ALKT_ERR_TOO_LARGE;
+    if (p->out_len) return ALKT_ERR_WOULD_BLOCK;
+    p->out[0] = (unsigned char)(len >> 8);
+    p->out[1] = (unsigned char)len;
+    if (len) memcpy(p->out + 2, data, len);
+    p->out_off = 0;
+    p->out_len = len + 2;
+    (void)alkt_dgram_pump_poll(p);
+    return ALKT_OK;
+}
+
+ALKTDEF ptrdiff_t alkt_dgram_pump_recv(alkt_dgram_pump *p, const void **data)
+{
+    if (data) *data = NULL;
+    if (!p || !p->s || !data) return ALKT_ERR_ARG;
+    if (!(p->flags & ALKT__DF_READY)) (void)alkt_dgram_pump_poll(p);
+    if (!(p->flags & ALKT__DF_READY)) return ALKT_ERR_WOULD_BLOCK;
+    *data = p->in + 2;
+    return (ptrdiff_t)(p->in_len - 2);
+}
+
+ALKTDEF int alkt_dgram_pump_delivered(alkt_dgram_pump *p)
+{
+    if (!p || !p->s) return ALKT_ERR_ARG;
+    if (!(p->flags & ALKT__DF_READY)) return ALKT_ERR_STATE;
+    p->flags &= ~ALKT__DF_READY;
+    p->in_len = 0;
+    p->to_endpoint++;
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_dgram_pump_endpoint_eof(alkt_dgram_pump *p)
+{
+    if (!p || !p->s) return ALKT_ERR_ARG;
+    if (p->flags & ALKT__DF_ABORT) return ALKT_ERR_RESET;
+    p->flags |= ALKT__DF_EP_EOF;
+    (void)alkt_dgram_pump_poll(p);
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_dgram_pump_endpoint_failed(alkt_dgram_pump *p, uint16_t code)
+{
+    int rc;
+    if (!p || !p->s) return ALKT_ERR_ARG;
+    if ((p->flags & ALKT__DF_ABORT) ||
+        ((p->flags & ALKT__DF_CH_SHUT) && (p->flags & ALKT__DF_CH_EOF)))
+        return ALKT_OK;
+    alkt__dgram_abort(p, (int)code);
+    rc = alkt_channel_reset(p->s, p->channel, code);
+    return rc == ALKT_ERR_NO_CHANNEL ? ALKT_OK : rc;
 }
 
 /* ---- relay ------------------------------------------------------------------- */

@@ -481,6 +481,98 @@ TEST relay_joins_by_token_and_id_and_expires_offers(void)
     PASS();
 }
 
+
+/* ---- datagram pumps (through the echo target: framed bytes come back) */
+TEST dgram_pump_carries_empty_and_full_datagrams_in_order(void)
+{
+    static unsigned char mem[2 * (300 + 2)];
+    tw_world w;
+    alkt_dgram_pump d;
+    uint32_t peer, ch;
+    size_t sizes[] = {0, 1, 0, 300, 2, 0, 299, 17}, next = 0, got = 0, i;
+    int rounds;
+    tw_init(&w, 0, TR_FAR);
+    ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+    ASSERT_EQ(ALKT_OK, alkt_dgram_pump_init(&d, alkt_node_session(&w.client, peer), ch,
+                                            mem, sizeof mem, 300));
+    ASSERT_EQ(ALKT_ERR_TOO_LARGE, alkt_dgram_pump_send(&d, mem, 301));
+    for (rounds = 0; rounds < 2000 && got < 8; rounds++) {
+        unsigned bits = alkt_dgram_pump_poll(&d);
+        unsigned char b[300];
+        ASSERT_FALSE(bits & (ALKT_PUMP_ABORT | ALKT_PUMP_DONE));
+        if ((bits & ALKT_PUMP_READ) && next < 8) {
+            for (i = 0; i < sizes[next]; i++) b[i] = (unsigned char)(next * 31 + i);
+            ASSERT_EQ(ALKT_OK, alkt_dgram_pump_send(&d, b, sizes[next]));
+            next++;
+            /* one at a time: the next waits until this one is in */
+            if (!(alkt_dgram_pump_poll(&d) & ALKT_PUMP_READ))
+                ASSERT_EQ(ALKT_ERR_WOULD_BLOCK, alkt_dgram_pump_send(&d, b, 1));
+        }
+        if (bits & ALKT_PUMP_WRITE) {
+            const void *p;
+            ptrdiff_t n = alkt_dgram_pump_recv(&d, &p);
+            ASSERT_EQ((ptrdiff_t)sizes[got], n);   /* empty ones too, as datagrams */
+            for (i = 0; i < (size_t)n; i++)
+                ASSERT_EQ((unsigned char)(got * 31 + i), ((const unsigned char *)p)[i]);
+            ASSERT_EQ(ALKT_OK, alkt_dgram_pump_delivered(&d));
+            got++;
+        }
+        tw_step(&w);
+    }
+    ASSERT_EQ((size_t)8, got);
+    {
+        const void *none;
+        ASSERT_EQ(ALKT_ERR_WOULD_BLOCK, (int)alkt_dgram_pump_recv(&d, &none));
+    }
+    /* our EOF after the last one; the echo's EOF ends the other way: DONE */
+    ASSERT_EQ(ALKT_OK, alkt_dgram_pump_endpoint_eof(&d));
+    ASSERT_EQ(ALKT_ERR_STATE, alkt_dgram_pump_send(&d, mem, 1));
+    for (rounds = 0; rounds < 200 && alkt_dgram_pump_poll(&d) != ALKT_PUMP_DONE; rounds++)
+        tw_step(&w);
+    ASSERT_EQ((unsigned)ALKT_PUMP_DONE, alkt_dgram_pump_poll(&d));
+    ASSERT_EQ((uint64_t)8, d.to_channel);
+    ASSERT_EQ((uint64_t)8, d.to_endpoint);
+    tw_free(&w);
+    PASS();
+}
+
+/* A frame that declares more than the limit, or that the EOF cuts, is
+ * never handed out: the channel is reset. */
+TEST dgram_pump_refuses_oversize_and_cut_frames(void)
+{
+    static unsigned char mem[2 * (100 + 2)];
+    int cut;
+    for (cut = 0; cut < 2; cut++) {
+        tw_world w;
+        alkt_dgram_pump d;
+        uint32_t peer, ch;
+        alkt_session *s;
+        unsigned char hdr[3] = {0, 101, 'x'};   /* 101 > 100 */
+        const void *p;
+        int rounds;
+        tw_init(&w, 0, TR_FAR);
+        ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+        s = alkt_node_session(&w.client, peer);
+        ASSERT_EQ(ALKT_OK, alkt_dgram_pump_init(&d, s, ch, mem, sizeof mem, 100));
+        if (cut) {
+            hdr[1] = 5;   /* 5 declared, 1 sent, then the EOF */
+            ASSERT_EQ((ptrdiff_t)3, alkt_channel_send(s, ch, hdr, 3));
+            ASSERT_EQ(ALKT_OK, alkt_channel_shutdown_write(s, ch));
+        } else {
+            ASSERT_EQ((ptrdiff_t)3, alkt_channel_send(s, ch, hdr, 3));
+        }
+        for (rounds = 0; rounds < 200 && !(alkt_dgram_pump_poll(&d) & ALKT_PUMP_ABORT); rounds++) {
+            ASSERT_EQ(ALKT_ERR_WOULD_BLOCK, (int)alkt_dgram_pump_recv(&d, &p));
+            tw_step(&w);
+        }
+        ASSERT_EQ((unsigned)ALKT_PUMP_ABORT, alkt_dgram_pump_poll(&d));
+        ASSERT_EQ((int)ALKT_CODE_BAD_DATAGRAM, d.code);
+        ASSERT_EQ((uint64_t)0, d.to_endpoint);
+        tw_free(&w);
+    }
+    PASS();
+}
+
 SUITE(alkt_roles_suite)
 {
     RUN_TEST(roles_direct_echo_and_half_close);
@@ -493,4 +585,6 @@ SUITE(alkt_roles_suite)
     RUN_TEST(roles_backoff_is_bounded_and_grows);
     RUN_TEST(relay_refuses_bad_requests_with_a_status);
     RUN_TEST(relay_joins_by_token_and_id_and_expires_offers);
+    RUN_TEST(dgram_pump_carries_empty_and_full_datagrams_in_order);
+    RUN_TEST(dgram_pump_refuses_oversize_and_cut_frames);
 }
