@@ -6153,6 +6153,13 @@ ALKTDEF int alkt_pump_init(alkt_pump *p, alkt_session *s, uint32_t channel,
     return ALKT_OK;
 }
 
+/* A pump may start on a channel still OPENING: it waits for the answer. */
+static int alkt__opening(const alkt_session *s, uint32_t channel)
+{
+    const alkt__chan *c = alkt__find(s, channel);
+    return c && c->state == ALKT_CHANNEL_OPENING;
+}
+
 static void alkt__pump_abort(alkt_pump *p, int code)
 {
     if (p->flags & ALKT__PF_ABORT) return;
@@ -6172,7 +6179,7 @@ ALKTDEF unsigned alkt_pump_poll(alkt_pump *p)
     if (alkt__pump_done(p)) return ALKT_PUMP_DONE;
     if (!(p->flags & ALKT__PF_ABORT)) {
         /* endpoint -> channel: as far as credit and the log go */
-        while (p->len) {
+        while (p->len && !alkt__opening(p->s, p->channel)) {
             ptrdiff_t t = alkt_channel_send(p->s, p->channel, p->buf + p->off, p->len);
             if (t < 0) {
                 alkt__pump_abort(p, (int)t);
@@ -6185,7 +6192,8 @@ ALKTDEF unsigned alkt_pump_poll(alkt_pump *p)
         }
         if (p->len == 0) p->off = 0;
         if (p->len == 0 && (p->flags & ALKT__PF_EP_EOF) &&
-            !(p->flags & ALKT__PF_CH_SHUT) && !(p->flags & ALKT__PF_ABORT)) {
+            !(p->flags & ALKT__PF_CH_SHUT) && !(p->flags & ALKT__PF_ABORT) &&
+            !alkt__opening(p->s, p->channel)) {
             int rc = alkt_channel_shutdown_write(p->s, p->channel);
             if (rc != ALKT_OK) alkt__pump_abort(p, rc);
             else p->flags |= ALKT__PF_CH_SHUT;
@@ -6337,7 +6345,7 @@ ALKTDEF unsigned alkt_dgram_pump_poll(alkt_dgram_pump *p)
     if (!p || !p->s) return ALKT_PUMP_ABORT;
     if (!(p->flags & ALKT__DF_ABORT)) {
         /* endpoint -> channel: the framed datagram, as far as it goes */
-        while (p->out_off < p->out_len) {
+        while (p->out_off < p->out_len && !alkt__opening(p->s, p->channel)) {
             ptrdiff_t t = alkt_channel_send(p->s, p->channel, p->out + p->out_off,
                                             p->out_len - p->out_off);
             if (t < 0) {
@@ -6352,7 +6360,8 @@ ALKTDEF unsigned alkt_dgram_pump_poll(alkt_dgram_pump *p)
             p->to_channel++;
         }
         if (p->out_len == 0 && (p->flags & ALKT__DF_EP_EOF) &&
-            !(p->flags & (ALKT__DF_CH_SHUT | ALKT__DF_ABORT))) {
+            !(p->flags & (ALKT__DF_CH_SHUT | ALKT__DF_ABORT)) &&
+            !alkt__opening(p->s, p->channel)) {
             int rc = alkt_channel_shutdown_write(p->s, p->channel);
             if (rc != ALKT_OK) alkt__dgram_abort(p, rc);
             else p->flags |= ALKT__DF_CH_SHUT;
@@ -6379,17 +6388,25 @@ ALKTDEF unsigned alkt_dgram_pump_poll(alkt_dgram_pump *p)
             break;
         }
         p->in_len += (size_t)n;
-        if (n == 0) {
-            if (eof && p->in_len == 0) p->flags |= ALKT__DF_CH_EOF;
-            else if (eof) {   /* the EOF cut a frame */
+        if (eof) {   /* nothing after these bytes: a frame boundary, or a cut */
+            if (p->in_len >= 2)
+                need = 2 + ((size_t)p->in[0] << 8 | p->in[1]);
+            if (p->in_len == 0) {
+                p->flags |= ALKT__DF_CH_EOF;
+            } else if (p->in_len >= 2 && p->in_len == need && need - 2 <= p->max) {
+                p->flags |= ALKT__DF_READY | ALKT__DF_CH_EOF;
+            } else {
                 alkt__dgram_abort(p, (int)ALKT_CODE_BAD_DATAGRAM);
                 (void)alkt_channel_reset(p->s, p->channel, (uint16_t)ALKT_CODE_BAD_DATAGRAM);
             }
             break;
         }
+        if (n == 0) break;
     }
     if (p->flags & ALKT__DF_ABORT) return ALKT_PUMP_ABORT;
-    if ((p->flags & ALKT__DF_CH_SHUT) && (p->flags & ALKT__DF_CH_EOF)) return ALKT_PUMP_DONE;
+    if ((p->flags & ALKT__DF_CH_SHUT) && (p->flags & ALKT__DF_CH_EOF) &&
+        !(p->flags & ALKT__DF_READY))
+        return ALKT_PUMP_DONE;
     if (!(p->flags & ALKT__DF_EP_EOF) && p->out_len == 0) want |= ALKT_PUMP_READ;
     if (p->flags & ALKT__DF_READY) want |= ALKT_PUMP_WRITE;
     return want;
@@ -6445,7 +6462,8 @@ ALKTDEF int alkt_dgram_pump_endpoint_failed(alkt_dgram_pump *p, uint16_t code)
     int rc;
     if (!p || !p->s) return ALKT_ERR_ARG;
     if ((p->flags & ALKT__DF_ABORT) ||
-        ((p->flags & ALKT__DF_CH_SHUT) && (p->flags & ALKT__DF_CH_EOF)))
+        ((p->flags & ALKT__DF_CH_SHUT) && (p->flags & ALKT__DF_CH_EOF) &&
+         !(p->flags & ALKT__DF_READY)))
         return ALKT_OK;
     alkt__dgram_abort(p, (int)code);
     rc = alkt_channel_reset(p->s, p->channel, code);

@@ -30,16 +30,27 @@
  * comes only after its whole echo; a channel ends with a reset only when
  * the model allows one (revocation: ALKT_CODE_REVOKED; our own reset).
  * Liveness at the end: heal, authorize, run - every live channel's echo
- * is complete. */
+ * is complete.
+ *
+ * Mode 3, datagrams: an alkt_dgram_pump on a world channel sends drawn
+ * datagrams (0..max bytes, empty ones often) through the echo target,
+ * with drawn segment sizes and a relay death on the way. The bytes the
+ * target receives are decoded by alkcodec.h - an independent decoder of
+ * the same wire format - and must give exactly the datagrams sent, in
+ * order; the pump hands back exactly those datagrams, an empty one as an
+ * empty datagram, and DONE only after both EOFs. */
 #define ALKTUNNEL_IMPLEMENTATION
 #include "../alktunnel.h"
 #define ALKSIM_IMPLEMENTATION
 #include "../alksim.h"
+#define ALKCODEC_IMPLEMENTATION
+#include "../alkcodec.h"
 #include "alk_check.h"
 #include "tunnel_world.h"
 
 #include <stdlib.h>
 #include <string.h>
+
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -655,6 +666,128 @@ static void rw_run(alksim_source *src)
     tw_free(&w);
 }
 
+
+/* ---- mode 3: datagrams ---- */
+#define RD_MAX 600
+#define RD_COUNT 48
+
+typedef struct rd {
+    size_t len[RD_COUNT];
+    unsigned seed[RD_COUNT];
+    size_t sent, got, tapped;
+    alkc_decoder dec;
+    unsigned char dec_mem[ALKC_DECODER_MEM_SIZE(RD_MAX)];
+} rd;
+
+static unsigned char rd_byte(unsigned seed, size_t i)
+{
+    return (unsigned char)(seed * 29u + i * 13u + (i >> 5));
+}
+
+static void rd_check(const rd *t, size_t k, const unsigned char *d, size_t n, const char *who)
+{
+    size_t i;
+    ALK_CHECK(k < t->sent, "%s: datagram %zu never sent", who, k);
+    ALK_CHECK(n == t->len[k], "%s: datagram %zu is %zu bytes, sent %zu", who, k, n, t->len[k]);
+    for (i = 0; i < n; i++)
+        ALK_CHECK(d[i] == rd_byte(t->seed[k], i), "%s: datagram %zu byte %zu", who, k, i);
+}
+
+static void rd_tap(void *ctx, const unsigned char *d, size_t n)
+{
+    rd *t = (rd *)ctx;
+    alkc_datagram dg;
+    int rc;
+    ALK_CHECK(alkc_decoder_feed(&t->dec, d, n) == ALKC_OK, "alkcodec feed");
+    while ((rc = alkc_decoder_next(&t->dec, &dg)) == ALKC_OK) {
+        rd_check(t, t->tapped, dg.data, dg.len, "on the wire (alkcodec)");
+        t->tapped++;
+    }
+    ALK_CHECK(rc == ALKC_NEED_MORE, "alkcodec: %s", alkc_strerror(rc));
+}
+
+static void rd_run(alksim_source *src)
+{
+    static unsigned char mem[2 * (RD_MAX + 2)];
+    tw_world w;
+    rd t;
+    alkt_dgram_pump d;
+    alkc_decoder_config dc;
+    uint32_t peer = 0, ch = 0;
+    alkt_open_params p;
+    size_t count = alksim_range(src, 0, RD_COUNT), max = alksim_range(src, 0, RD_MAX), k;
+    int step, rc, eof_given = 0, killed = 0;
+    memset(&t, 0, sizeof t);
+    for (k = 0; k < count; k++) {
+        t.len[k] = alksim_chance(src, 1, 3) ? 0 : alksim_range(src, 0, max);
+        t.seed[k] = (unsigned)k;
+    }
+    dc.max_datagram = RD_MAX;
+    ALK_CHECK(alkc_decoder_init(&t.dec, &dc, t.dec_mem, sizeof t.dec_mem) == ALKC_OK,
+              "alkcodec init");
+    tw_init(&w, alksim_bool(src), 4102444800ull);
+    w.segment = (size_t)alksim_range(src, 1, 1500);
+    w.tap = rd_tap;
+    w.tap_ctx = &t;
+    alk_trace("datagrams: %zu, max %zu, segment %zu", count, max, w.segment);
+    memset(&p, 0, sizeof p);
+    p.kind = ALKT_OPEN_DIRECT;
+    p.substrate = ALKT_SUBSTRATE_TCP;   /* (the echo target speaks bytes) */
+    p.host.kind = ALKT_HOST_IP;
+    tw_ip4(&p.host.ip, 10, 1, 0, 1);
+    p.port = 80;
+    tw_run(&w, TW_SEC);
+    rc = alkt_client_open(&w.client, &p, w.now, &peer, &ch, NULL);
+    if (rc == ALKT_ERR_NOT_CONNECTED) {
+        tw_run(&w, w.now + 2 * TW_SEC);
+        rc = alkt_client_open(&w.client, &p, w.now, &peer, &ch, NULL);
+    }
+    ALK_CHECK(rc == ALKT_OK, "open: %d", rc);
+    ALK_CHECK(alkt_dgram_pump_init(&d, alkt_node_session(&w.client, peer), ch, mem,
+                                   sizeof mem, max) == ALKT_OK, "dgram pump init");
+    for (step = 0; step < 4000; step++) {
+        unsigned bits = alkt_dgram_pump_poll(&d);
+        int live;
+        ALK_CHECK(!(bits & ALKT_PUMP_ABORT), "the datagram pump aborted (%d)", d.code);
+        if (bits & ALKT_PUMP_DONE) break;
+        live = alksim_source_done(src);   /* out of input: no more stalls */
+        if (live) w.segment = 1500;
+        if ((bits & ALKT_PUMP_READ) && t.sent < count && (live || alksim_chance(src, 3, 4))) {
+            unsigned char b[RD_MAX];
+            size_t i;
+            for (i = 0; i < t.len[t.sent]; i++) b[i] = rd_byte(t.seed[t.sent], i);
+            ALK_CHECK(alkt_dgram_pump_send(&d, b, t.len[t.sent]) == ALKT_OK, "send");
+            t.sent++;
+        }
+        if (t.sent == count && !eof_given && !(alkt_dgram_pump_poll(&d) & ALKT_PUMP_WRITE) &&
+            alkt_dgram_pump_poll(&d) & ALKT_PUMP_READ) {
+            ALK_CHECK(alkt_dgram_pump_endpoint_eof(&d) == ALKT_OK, "eof");
+            eof_given = 1;
+        }
+        if ((bits & ALKT_PUMP_WRITE) && (live || alksim_chance(src, 3, 4))) {
+            const void *dp;
+            ptrdiff_t n = alkt_dgram_pump_recv(&d, &dp);
+            ALK_CHECK(n >= 0, "WRITE but no datagram (%ld)", (long)n);
+            rd_check(&t, t.got, (const unsigned char *)dp, (size_t)n, "handed back");
+            ALK_CHECK(alkt_dgram_pump_delivered(&d) == ALKT_OK, "delivered");
+            t.got++;
+        }
+        if (!killed && w.client.cfg.relay_first && t.sent > count / 2 && alksim_chance(src, 1, 8)) {
+            tw_kill_relay(&w);
+            killed = 1;
+        }
+        if (alksim_chance(src, 1, 16)) w.segment = (size_t)alksim_range(src, 1, 1500);
+        tw_step(&w);
+        if (alksim_source_done(src) || step % 8 == 0) tw_advance(&w, w.now + TW_SEC / 50);
+        ALK_CHECK(t.got <= t.sent && t.tapped <= t.sent, "more datagrams than sent");
+    }
+    ALK_CHECK(alkt_dgram_pump_poll(&d) == ALKT_PUMP_DONE, "not DONE after %d steps (%zu/%zu/%zu)",
+              step, t.sent, t.tapped, t.got);
+    ALK_CHECK(t.got == count && t.tapped == count, "%zu handed back, %zu on the wire, of %zu",
+              t.got, t.tapped, count);
+    tw_free(&w);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     alksim_source src;
@@ -670,9 +803,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         alk_trace("mode: authorization");
         ra_run(&src);
         break;
-    default:
+    case 2:
         alk_trace("mode: world");
         rw_run(&src);
+        break;
+    default:
+        alk_trace("mode: datagrams");
+        rd_run(&src);
         break;
     }
     return 0;

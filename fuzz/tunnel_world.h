@@ -78,6 +78,9 @@ typedef struct tw_world {
     alkt_authorization auth[4];
     alkt_relay relays[2];
     alkt_revocation revs[2];
+    /* optional: every byte the echo targets take, in order */
+    void (*tap)(void *ctx, const unsigned char *d, size_t n);
+    void *tap_ctx;
 } tw_world;
 
 static ALK_UNUSED void tw_ip4(alkt_ip *ip, unsigned a, unsigned b, unsigned c, unsigned d)
@@ -304,7 +307,7 @@ static ALK_UNUSED tw_target *tw_target_find(tw_world *w, uint32_t peer, uint32_t
     return NULL;
 }
 
-static ALK_UNUSED void tw_target_step(tw_target *t)
+static ALK_UNUSED void tw_target_step(tw_world *w, tw_target *t)
 {
     unsigned bits;
     int rounds;
@@ -324,6 +327,7 @@ static ALK_UNUSED void tw_target_step(tw_target *t)
             size_t n = alkt_pump_write_peek(&t->p, &d);
             if (n > sizeof t->echo - t->echo_len) n = sizeof t->echo - t->echo_len;
             if (n) {
+                if (w->tap) w->tap(w->tap_ctx, (const unsigned char *)d, n);
                 memcpy(t->echo + t->echo_len, d, n);
                 t->echo_len += n;
                 ALK_CHECK(alkt_pump_endpoint_wrote(&t->p, n) == ALKT_OK, "target wrote");
@@ -515,7 +519,7 @@ static ALK_UNUSED void tw_step(tw_world *w)
     tw_node_events(w, TW_GATEWAY);
     tw_relay_events(w);
     for (i = 0; i < TW_TARGETS; i++)
-        if (w->targets[i].used) tw_target_step(&w->targets[i]);
+        if (w->targets[i].used) tw_target_step(w, &w->targets[i]);
     for (i = 0; i < TW_LINKS; i++) {
         tw_link *l = &w->links[i];
         if (!l->used) continue;
