@@ -41,7 +41,7 @@ FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
         crash-qemu crash-soak \
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench install install-check uninstall oss-fuzz-check \
-        firmware-check valgrind deps clean help planted-bug-check
+        firmware-check valgrind deps clean help planted-bug-check tunnel-process
 
 all: $(UNIT_TESTS:%=$(B)/test_%) $(FUZZ_TARGETS:%=$(B)/replay_%) \
      $(EXAMPLES:%=$(B)/%)
@@ -60,6 +60,8 @@ help:
 	@echo "  make crash-soak [RUNS=n] [SEED=s]  qcow2w.h power-loss scenarios, distinct points"
 	@echo "  make crash-qemu [RUNS=n] [SEED=s]  crashed images judged by qemu-img check"
 	@echo "  make fast-gate       unit + replay (what mutants are judged by)"
+	@echo "  make tunnel-process  the alktunnel tool as processes: relay killed"
+	@echo "                       mid-transfer, revocation by SIGHUP"
 	@echo "  make compile-matrix  gcc/clang C99 pedantic, g++ plain/impl, _STATIC,"
 	@echo "                       include orders, licence texts, quick starts"
 	@echo "  make seeds           regenerate the generated seeds in corpus/"
@@ -277,6 +279,11 @@ demo: $(EXAMPLES:%=$(B)/%) $(B)/arq_demo_bug
 	    echo "== demo: $$e"; \
 	    B="$(B)" sh examples/$$e.demo.sh || { echo "demo $$e FAILED"; rc=1; }; \
 	done; exit $$rc
+
+# The tunnel tool as real processes on 127.0.0.1: relay killed mid-transfer,
+# revocation by SIGHUP (tests/tunnel_process.sh).
+tunnel-process: $(B)/alktunnel
+	@B="$(B)" sh tests/tunnel_process.sh
 
 # ---- fuzzing ----------------------------------------------------------------
 # `make fuzz` builds every target for the engine; with TARGET=x it then

@@ -62,6 +62,7 @@ stage conformance counts $MAKE -s conformance B="$B"
 stage seeds-stable single $MAKE -s seeds-check B="$B"
 stage planted-bug single $MAKE -s planted-bug-check B="$B"
 stage demo single $MAKE -s demo B="$B"
+stage tunnel-process counts $MAKE -s tunnel-process B="$B"
 stage install single $MAKE -s install-check B="$B"
 if command -v "${CLANG:-clang}" >/dev/null 2>&1; then
     stage oss-fuzz counts $MAKE -s oss-fuzz-check B="$B"
