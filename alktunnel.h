@@ -639,7 +639,9 @@ extern "C" {
     X(ALKT_ERR_NOMEM, -45, "caller memory too small")                         \
     X(ALKT_ERR_NOT_CONNECTED, -46, "the connection is gone")                  \
     X(ALKT_ERR_WOULD_BLOCK, -47, "no room now: try after the peer's acks")    \
-    X(ALKT_ERR_RESET, -48, "the channel was reset")
+    X(ALKT_ERR_RESET, -48, "the channel was reset")                           \
+    X(ALKT_ERR_RELAY_REFUSED, -49, "the relay refused the request or token")  \
+    X(ALKT_ERR_NO_OFFER, -50, "the relay had no connection from the gateway")
 
 typedef enum alkt_result {
 #define ALKT__ENUM(name, value, text) name = value,
@@ -649,7 +651,7 @@ typedef enum alkt_result {
 } alkt_result;
 /* The lowest code (the list's last entry: keep new codes below it and
  * move this along); a wire code outside [LOWEST, 0) is no library code. */
-#define ALKT__RESULT_LOWEST ALKT_ERR_RESET
+#define ALKT__RESULT_LOWEST ALKT_ERR_NO_OFFER
 
 #define ALKT_PATH_MAX 128
 typedef struct alkt_error {
@@ -1282,7 +1284,8 @@ typedef enum alkt_role_event_type {
     ALKT_REV_CONNECT,        /* open a TCP connection to ip:port for `conn`,
                                 then handle_connected (or handle_closed when
                                 it fails) */
-    ALKT_REV_CLOSE,          /* close `conn`'s socket; the handle is gone */
+    ALKT_REV_CLOSE,          /* close `conn`'s socket; the handle is gone
+                                (code: why the node ends it, 0 normal) */
     ALKT_REV_PEER_UP,        /* the session with `peer` is established
                                 (code 0) or resumed (code 1) */
     ALKT_REV_PEER_DOWN,      /* the session with `peer` is over (code): its
@@ -1297,7 +1300,12 @@ typedef enum alkt_role_event_type {
                                 forwarded listen (`params`: listen port and
                                 origin); accept (connect the local side)
                                 or refuse with alkt_client_answer */
-    ALKT_REV_SPLICED         /* relay: `conn` and `conn2` are joined */
+    ALKT_REV_SPLICED,        /* relay: `conn` and `conn2` are joined */
+    ALKT_REV_PATH_FAILED     /* client: an attempt on a path to `peer`
+                                (ip:port) failed (code: why; the next path
+                                or a backoff follows). Attempts that fail
+                                between two polls are told once, the
+                                latest with its code. */
 } alkt_role_event_type;
 
 typedef struct alkt_role_event {
@@ -1419,6 +1427,9 @@ typedef struct alkt_node_config {
 typedef struct alkt__nconn {
     uint32_t handle;           /* 0: free */
     uint8_t state, close_wanted, connect_wanted, was_up;
+    uint8_t route_wait;        /* gateway: a whole HELLO, waiting for a
+                                  session slot to be freed */
+    int close_code;            /* why the node closes it */
     uint32_t peer;             /* slot + 1, 0: none yet */
     uint32_t relay;            /* relay index + 1 for relay paths */
     uint64_t deadline, refresh_at;
@@ -1446,6 +1457,11 @@ typedef struct alkt__peer {
     uint32_t conn;                /* the connection's slot + 1, 0: none */
     uint32_t path, failures;
     uint64_t retry_at;
+    uint64_t lost_at;             /* gateway: when its connection went */
+    uint8_t fail_event;           /* client: PATH_FAILED to report */
+    int fail_code;
+    alkt_ip fail_ip;
+    uint16_t fail_port;
     alkt_session session;
     alkt__grant *grants;   /* gateway: per channel, the open its
                                      authorization is checked against */
@@ -7229,12 +7245,14 @@ static uint32_t alkt__nslot(const alkt_node *n, const alkt__nconn *c)
 }
 
 /* The node is done with c: the app closes it at the CLOSE event. */
-static void alkt__nclose(alkt_node *n, alkt__nconn *c)
+static void alkt__nclose(alkt_node *n, alkt__nconn *c, int code)
 {
     alkt__peer *p = alkt__npeer(n, c);
     if (p && p->conn == alkt__nslot(n, c)) p->conn = 0;
     c->close_wanted = 1;
+    c->close_code = code;
     c->connect_wanted = 0;
+    c->route_wait = 0;
     c->state = 0;
     c->peer = 0;
     c->out_len = c->out_off = 0;
@@ -7242,9 +7260,18 @@ static void alkt__nclose(alkt_node *n, alkt__nconn *c)
 
 /* Client: the next attempt for p - at once after a working connection,
  * the next path after a failed one, backoff with jitter after a round. */
-static void alkt__schedule(alkt_node *n, alkt__peer *p, int was_up)
+static void alkt__schedule(alkt_node *n, alkt__peer *p, int was_up,
+                           const alkt__nconn *c, int code)
 {
     uint32_t paths = 1u + (uint32_t)n->relay_count;
+    if (!was_up) {   /* the app hears of every failed attempt */
+        p->fail_event = 1;
+        p->fail_code = code;
+        if (c) {
+            p->fail_ip = c->ip;
+            p->fail_port = c->port;
+        }
+    }
     if (was_up) {
         p->failures = 0;
         p->path = 0;
@@ -7276,12 +7303,13 @@ static void alkt__schedule(alkt_node *n, alkt__peer *p, int was_up)
  * as the resume window, then forgotten; retry_at holds that moment. */
 static void alkt__gateway_orphan(alkt_node *n, alkt__peer *p)
 {
-    if (p->state == ALKT__P_LIVE && !p->conn && !p->session.established_once)
-        p->retry_at = n->now + p->session.resume_ns;
+    if (p->state != ALKT__P_LIVE || p->conn) return;
+    p->lost_at = n->now;
+    if (!p->session.established_once) p->retry_at = n->now + p->session.resume_ns;
 }
 
 /* A connection of a peer ended (closed by the app or by us). */
-static void alkt__nlost(alkt_node *n, alkt__nconn *c, int app_closed)
+static void alkt__nlost(alkt_node *n, alkt__nconn *c, int app_closed, int code)
 {
     alkt__peer *p = alkt__npeer(n, c);
     int was_up = c->was_up;
@@ -7289,11 +7317,13 @@ static void alkt__nlost(alkt_node *n, alkt__nconn *c, int app_closed)
     uint32_t relay = c->relay;
     int offer = n->is_gateway && (c->state == ALKT__N_OFFER ||
                                   (c->state == ALKT__N_CONNECTING && relay));
+    alkt__nconn before = *c;
     if (app_closed) memset(c, 0, sizeof *c);
-    else alkt__nclose(n, c);
+    else alkt__nclose(n, c, code);
     if (p && p->conn == (uint32_t)(c - n->conns) + 1u) p->conn = 0;
     if (p && session_conn) alkt_session_handle_disconnected(&p->session, n->now);
-    if (p && !n->is_gateway && p->state == ALKT__P_LIVE) alkt__schedule(n, p, was_up);
+    if (p && !n->is_gateway && p->state == ALKT__P_LIVE)
+        alkt__schedule(n, p, was_up, &before, code);
     if (p && n->is_gateway) alkt__gateway_orphan(n, p);
     if (offer && relay && relay <= n->cfg.max_relays) {
         uint32_t k = relay - 1, f = ++n->relay_failures[k];
@@ -7371,7 +7401,7 @@ ALKTDEF void alkt_node_handle_closed(alkt_node *n, uint32_t conn, uint64_t now)
     alkt__nconn *c = alkt__nfind(n, conn);
     if (!c) return;
     if (now > n->now) n->now = now;
-    alkt__nlost(n, c, 1);
+    alkt__nlost(n, c, 1, ALKT_ERR_NOT_CONNECTED);
 }
 
 /* Gateway: the client's HELLO is whole - find or make its session. */
@@ -7389,7 +7419,7 @@ static void alkt__route(alkt_node *n, alkt__nconn *c)
     if (cut == 0 || cut >= idl - 1 || cut > ALKT_ID_MAX || idl - cut - 1 > ALKT_ID_MAX ||
         alkt__check_id((const char *)h + 109, cut) != ALKT_OK ||
         alkt__check_id((const char *)h + 110 + cut, idl - cut - 1) != ALKT_OK) {
-        alkt__nlost(n, c, 0);
+        alkt__nlost(n, c, 0, ALKT_ERR_PROTOCOL);
         return;
     }
     memcpy(client, h + 109, cut);
@@ -7409,7 +7439,7 @@ static void alkt__route(alkt_node *n, alkt__nconn *c)
         if (p && p->conn) {   /* the old connection goes */
             alkt__nconn *old = &n->conns[p->conn - 1];
             p->conn = 0;
-            alkt__nclose(n, old);
+            alkt__nclose(n, old, ALKT_ERR_NOT_CONNECTED);
         }
     }
     if (!p) {
@@ -7420,14 +7450,43 @@ static void alkt__route(alkt_node *n, alkt__nconn *c)
                 strcmp(n->resources[res].gateway, n->id) == 0)
                 break;
         a = res < n->resource_count ? alkt__auth_find(n, client, resource, n->now) : NULL;
-        for (i = 0; a && i < n->cfg.max_peers; i++)
+        if (!a) {
+            alkt__nlost(n, c, 0, ALKT_ERR_AUTH);
+            return;
+        }
+        for (i = 0; i < n->cfg.max_peers; i++)
             if (n->peers[i].state == ALKT__P_FREE) {
                 p = &n->peers[i];
                 break;
             }
-        if (!a || !p) {
-            alkt__nlost(n, c, 0);
-            return;
+        if (!p) {
+            /* full: a session without a connection makes room - the same
+             * client's first (it started again), else the one that lost
+             * its connection first. A session never established goes at
+             * once; an established one is closed (its channels end, the
+             * app hears PEER_DOWN) and this HELLO waits for the slot. */
+            alkt__peer *v = NULL;
+            for (i = 0; i < n->cfg.max_peers; i++) {
+                alkt__peer *q = &n->peers[i];
+                int same, vsame;
+                if (q->state != ALKT__P_LIVE || q->conn) continue;
+                same = strcmp(q->id, client) == 0;
+                vsame = v && strcmp(v->id, client) == 0;
+                if (!v || (same && !vsame) || (same == vsame && q->lost_at < v->lost_at))
+                    v = q;
+            }
+            if (!v) {
+                alkt__nlost(n, c, 0, ALKT_ERR_CHANNELS_FULL);
+                return;
+            }
+            if (v->session.established_once) {
+                if (v->session.state != ALKT__S_CLOSED)
+                    (void)alkt_session_close(&v->session, (uint16_t)ALKT_CODE_SHUTDOWN);
+                c->route_wait = 1;
+                return;
+            }
+            v->state = ALKT__P_FREE;
+            p = v;
         }
         sc = n->cfg.session;
         sc.is_server = 1;
@@ -7437,7 +7496,7 @@ static void alkt__route(alkt_node *n, alkt__nconn *c)
         sc.identity_len = strlen(n->id);
         if (alkt_session_init(&p->session, &sc, alkt__peer_mem(p, n), n->session_mem,
                               n->now) != ALKT_OK) {
-            alkt__nlost(n, c, 0);
+            alkt__nlost(n, c, 0, ALKT_ERR_ARG);
             return;
         }
         memset(p->grants, 0, (size_t)sc.max_channels * sizeof(alkt__grant));
@@ -7446,6 +7505,7 @@ static void alkt__route(alkt_node *n, alkt__nconn *c)
         memcpy(p->id, client, sizeof client);
         memcpy(p->key, resource, sizeof resource);
     }
+    c->route_wait = 0;
     c->peer = (uint32_t)(p - n->peers) + 1u;
     alkt__session_start(n, c, p);
     (void)alkt_session_handle_input(&p->session, c->in, c->in_len, n->now);
@@ -7465,7 +7525,7 @@ ALKTDEF ptrdiff_t alkt_node_handle_input(alkt_node *n, uint32_t conn,
         if (c->state == ALKT__N_RELAY_REQ || c->state == ALKT__N_OFFER) {
             /* the relay's status byte: 0 joined, else it refuses */
             if (d[used++] != ALKT__RST_JOINED) {
-                alkt__nlost(n, c, 0);
+                alkt__nlost(n, c, 0, d[used - 1] <= ALKT__RST_BAD_TOKEN ? ALKT_ERR_RELAY_REFUSED : ALKT_ERR_NO_OFFER);
                 break;
             }
             if (c->state == ALKT__N_OFFER) {
@@ -7478,6 +7538,10 @@ ALKTDEF ptrdiff_t alkt_node_handle_input(alkt_node *n, uint32_t conn,
             } else {
                 alkt__session_start(n, c, alkt__npeer(n, c));
             }
+        } else if (c->state == ALKT__N_ROUTE && c->route_wait) {
+            /* a client says nothing after its HELLO until we answer */
+            alkt__nlost(n, c, 0, ALKT_ERR_PROTOCOL);
+            break;
         } else if (c->state == ALKT__N_ROUTE) {
             size_t need = ALKT_FRAME_HEADER, k;
             if (c->in_len >= ALKT_FRAME_HEADER) need += alkt__get16(c->in + 2);
@@ -7490,12 +7554,12 @@ ALKTDEF ptrdiff_t alkt_node_handle_input(alkt_node *n, uint32_t conn,
                 if (c->in[0] != ALKT_FRAME_HELLO || c->in[1] != 0 ||
                     alkt__get32(c->in + 4) != 0 || pl <= ALKT__HELLO_FIXED ||
                     pl > ALKT__HELLO_FIXED + ALKT_IDENTITY_MAX) {
-                    alkt__nlost(n, c, 0);
+                    alkt__nlost(n, c, 0, ALKT_ERR_PROTOCOL);
                     break;
                 }
             } else if (c->in_len > ALKT_FRAME_HEADER && c->in_len == need) {
                 if (c->in[ALKT_FRAME_HEADER + 108] != need - ALKT_FRAME_HEADER - ALKT__HELLO_FIXED) {
-                    alkt__nlost(n, c, 0);
+                    alkt__nlost(n, c, 0, ALKT_ERR_PROTOCOL);
                     break;
                 }
                 alkt__route(n, c);
@@ -7573,7 +7637,7 @@ static void alkt__client_work(alkt_node *n)
             if (rl->address.kind != ALKT_HOST_IP) {   /* names: not ours */
                 memset(c, 0, sizeof *c);
                 p->conn = 0;
-                alkt__schedule(n, p, 0);
+                alkt__schedule(n, p, 0, NULL, ALKT_ERR_ARG);
                 continue;
             }
             c->relay = path;
@@ -7583,10 +7647,22 @@ static void alkt__client_work(alkt_node *n)
     }
 }
 
+static void alkt__route(alkt_node *n, alkt__nconn *c);
+
 static void alkt__gateway_work(alkt_node *n)
 {
     size_t k;
     uint32_t i;
+    for (i = 0; i < n->max_conns; i++) {
+        alkt__nconn *c = &n->conns[i];
+        uint32_t j;
+        if (!c->handle || !c->route_wait || c->close_wanted) continue;
+        for (j = 0; j < n->cfg.max_peers; j++)
+            if (n->peers[j].state == ALKT__P_FREE) {
+                alkt__route(n, c);   /* a slot came free */
+                break;
+            }
+    }
     for (k = 0; k < n->relay_count; k++) {
         const alkt_relay *rl = &n->relays[k];
         uint32_t have = 0;
@@ -7785,7 +7861,7 @@ ALKTDEF void alkt_client_roamed(alkt_client *c, uint64_t now)
         if (p->conn) {
             alkt__nconn *k = &c->conns[p->conn - 1];
             int session_conn = k->state == ALKT__N_SESSION;
-            alkt__nclose(c, k);
+            alkt__nclose(c, k, 0);
             if (session_conn) alkt_session_handle_disconnected(&p->session, c->now);
         }
         p->failures = 0;
@@ -7928,7 +8004,7 @@ ALKTDEF void alkt_node_handle_timeout(alkt_node *n, uint64_t now)
         }
         if (c->state != ALKT__N_SESSION && c->state != ALKT__N_OFFER &&
             n->now >= c->deadline)
-            alkt__nlost(n, c, 0);   /* too slow: the next path */
+            alkt__nlost(n, c, 0, ALKT_ERR_HANDSHAKE_TIMEOUT);   /* too slow: the next path */
     }
     if (n->is_gateway && alkt__next_expiry(n) <= n->now) {
         n->expiry_checked = n->now;
@@ -7962,8 +8038,8 @@ static int alkt__peer_event(alkt_node *n, alkt__peer *p, const alkt_event *se,
             alkt__nconn *c = &n->conns[p->conn - 1];
             int was_up = c->was_up;
             p->conn = 0;
-            alkt__nclose(n, c);
-            if (!n->is_gateway) alkt__schedule(n, p, was_up);
+            alkt__nclose(n, c, se->code);
+            if (!n->is_gateway) alkt__schedule(n, p, was_up, c, se->code);
             else alkt__gateway_orphan(n, p);
         }
         return 0;
@@ -7971,7 +8047,7 @@ static int alkt__peer_event(alkt_node *n, alkt__peer *p, const alkt_event *se,
         if (p->conn) {
             alkt__nconn *c = &n->conns[p->conn - 1];
             p->conn = 0;
-            alkt__nclose(n, c);
+            alkt__nclose(n, c, se->code);
         }
         p->state = n->is_gateway ? ALKT__P_FREE : ALKT__P_KNOWN;
         ev->type = ALKT_REV_PEER_DOWN;
@@ -8041,6 +8117,7 @@ ALKTDEF int alkt_node_poll_event(alkt_node *n, alkt_role_event *ev)
         if (c->close_wanted) {
             ev->type = ALKT_REV_CLOSE;
             ev->conn = c->handle;
+            ev->code = c->close_code;
             memset(c, 0, sizeof *c);
             return 1;
         }
@@ -8053,6 +8130,17 @@ ALKTDEF int alkt_node_poll_event(alkt_node *n, alkt_role_event *ev)
             ev->port = c->port;
             return 1;
         }
+    }
+    for (k = 0; k < n->cfg.max_peers; k++) {
+        alkt__peer *p = &n->peers[k];
+        if (!p->fail_event) continue;
+        p->fail_event = 0;
+        ev->type = ALKT_REV_PATH_FAILED;
+        ev->peer = k + 1;
+        ev->code = p->fail_code;
+        ev->ip = p->fail_ip;
+        ev->port = p->fail_port;
+        return 1;
     }
     for (k = 0; k < n->cfg.max_peers; k++) {
         alkt__peer *p = &n->peers[(n->ev_cursor + k) % n->cfg.max_peers];

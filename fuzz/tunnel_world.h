@@ -43,7 +43,7 @@ typedef struct tw_link {
 } tw_link;
 
 typedef struct tw_target {
-    int used;
+    int used, side;            /* behind the gateway, or the client (-R) */
     uint32_t peer, channel;
     alkt_pump p;
     unsigned char buf[2048];
@@ -63,12 +63,15 @@ typedef struct tw_world {
     uint64_t now;
     size_t segment;          /* bytes per crossing, >= 1 */
     int relay_down, direct_down, refuse_targets;
+    int accept_listens;        /* gateway: LISTEN answered "listening" */
+    int accept_incoming;       /* client: INCOMING gets an echo behind it */
+    uint32_t listen_peer, listen_channel;   /* the last listen granted */
     tw_link links[TW_LINKS];
     tw_target targets[TW_TARGETS];
     alkt_ip gw_ip, relay_ip;
     uint16_t gw_port, relay_port;
     /* what happened, for the checks */
-    unsigned peer_up[2], peer_down[2], spliced, connects_refused;
+    unsigned peer_up[2], peer_down[2], spliced, connects_refused, path_failures;
     unsigned channel_events[2][16];
     int last_code[2];          /* of the last RESET / OPEN_FAILED / DONE */
     int last_reset_code[2];    /* of the last RESET */
@@ -298,12 +301,37 @@ static ALK_UNUSED void tw_partition_direct(tw_world *w, int down)
 }
 
 /* ---- targets (echo behind a pump) ---- */
-static ALK_UNUSED tw_target *tw_target_find(tw_world *w, uint32_t peer, uint32_t channel)
+static ALK_UNUSED tw_target *tw_target_find_on(tw_world *w, int side, uint32_t peer,
+                                                uint32_t channel)
 {
     int i;
     for (i = 0; i < TW_TARGETS; i++)
-        if (w->targets[i].used && w->targets[i].peer == peer && w->targets[i].channel == channel)
+        if (w->targets[i].used && w->targets[i].side == side && w->targets[i].peer == peer &&
+            w->targets[i].channel == channel)
             return &w->targets[i];
+    return NULL;
+}
+
+static ALK_UNUSED tw_target *tw_target_find(tw_world *w, uint32_t peer, uint32_t channel)
+{
+    return tw_target_find_on(w, TW_GATEWAY, peer, channel);
+}
+
+/* An echo endpoint behind (side, peer, channel); NULL when all are used. */
+static ALK_UNUSED tw_target *tw_target_new(tw_world *w, int side, uint32_t peer,
+                                           uint32_t channel)
+{
+    int i;
+    for (i = 0; i < TW_TARGETS; i++) {
+        tw_target *t = &w->targets[i];
+        if (t->used) continue;
+        memset(t, 0, sizeof *t);
+        t->used = 1;
+        t->side = side;
+        t->peer = peer;
+        t->channel = channel;
+        return t;
+    }
     return NULL;
 }
 
@@ -389,20 +417,13 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
             alk_trace("side %d peer %u down %d", side, ev.peer, ev.code);
             break;
         case ALKT_REV_TARGET_CONNECT: {
-            int i;
-            tw_target *t = NULL;
-            for (i = 0; i < TW_TARGETS && !t; i++)
-                if (!w->targets[i].used) t = &w->targets[i];
-            if (w->refuse_targets || !t) {
+            tw_target *t = w->refuse_targets ? NULL : tw_target_new(w, side, ev.peer, ev.channel);
+            if (!t) {
                 ALK_CHECK(alkt_gateway_target_result(n, ev.peer, ev.channel, 0,
                                                      ALKT_CODE_TARGET_REFUSED) == ALKT_OK,
                           "refuse target");
                 break;
             }
-            memset(t, 0, sizeof *t);
-            t->used = 1;
-            t->peer = ev.peer;
-            t->channel = ev.channel;
             ALK_CHECK(alkt_gateway_target_result(n, ev.peer, ev.channel, 1, 0) == ALKT_OK,
                       "accept target");
             ALK_CHECK(alkt_pump_init(&t->p, alkt_node_session(n, ev.peer), ev.channel,
@@ -410,13 +431,47 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
             break;
         }
         case ALKT_REV_LISTEN:
-            ALK_CHECK(alkt_gateway_listen_result(n, ev.peer, ev.channel, NULL,
-                                                 ALKT_CODE_LISTEN_FAILED) == ALKT_OK,
-                      "refuse listen");
+            if (w->accept_listens) {
+                alkt_listen_reply r;
+                memset(&r, 0, sizeof r);
+                tw_ip4(&r.address, 192, 0, 2, 10);
+                r.port = ev.params.listen;
+                ALK_CHECK(alkt_gateway_listen_result(n, ev.peer, ev.channel, &r, 0) == ALKT_OK,
+                          "grant listen");
+                w->listen_peer = ev.peer;
+                w->listen_channel = ev.channel;
+            } else {
+                ALK_CHECK(alkt_gateway_listen_result(n, ev.peer, ev.channel, NULL,
+                                                     ALKT_CODE_LISTEN_FAILED) == ALKT_OK,
+                          "refuse listen");
+            }
             break;
-        case ALKT_REV_INCOMING:
-            ALK_CHECK(alkt_client_answer(n, ev.peer, ev.channel, 0,
-                                         ALKT_CODE_TARGET_REFUSED) == ALKT_OK, "refuse incoming");
+        case ALKT_REV_INCOMING: {
+            tw_target *t = w->accept_incoming ? tw_target_new(w, side, ev.peer, ev.channel) : NULL;
+            ALK_CHECK(ev.params.kind == ALKT_OPEN_FORWARDED, "incoming: not a forwarded open");
+            if (!t) {
+                ALK_CHECK(alkt_client_answer(n, ev.peer, ev.channel, 0,
+                                             ALKT_CODE_TARGET_REFUSED) == ALKT_OK,
+                          "refuse incoming");
+                break;
+            }
+            ALK_CHECK(alkt_client_answer(n, ev.peer, ev.channel, 1, 0) == ALKT_OK,
+                      "accept incoming");
+            ALK_CHECK(alkt_pump_init(&t->p, alkt_node_session(n, ev.peer), ev.channel,
+                                     t->buf, sizeof t->buf) == ALKT_OK, "incoming pump");
+            break;
+        }
+        case ALKT_REV_PATH_FAILED:
+            /* a real path, a library code saying why */
+            w->path_failures++;
+            ALK_CHECK(side == TW_CLIENT && ev.peer == 1, "path failure on side %d", side);
+            ALK_CHECK(ev.code < 0 && ev.code >= ALKT__RESULT_LOWEST, "path failure code %d",
+                      ev.code);
+            ALK_CHECK((memcmp(&ev.ip, &w->gw_ip, sizeof ev.ip) == 0 && ev.port == w->gw_port) ||
+                          (memcmp(&ev.ip, &w->relay_ip, sizeof ev.ip) == 0 &&
+                           ev.port == w->relay_port),
+                      "path failure at an address no path has");
+            alk_trace("path failed: port %u, %s", ev.port, alkt_strerror(ev.code));
             break;
         case ALKT_REV_CHANNEL:
             if ((unsigned)ev.channel_event < 16) w->channel_events[side][ev.channel_event]++;
@@ -425,8 +480,8 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
                 ev.channel_event == ALKT_EV_CHANNEL_DONE)
                 w->last_code[side] = ev.code;
             if (ev.channel_event == ALKT_EV_RESET) w->last_reset_code[side] = ev.code;
-            if (ev.channel_event == ALKT_EV_CHANNEL_DONE && side == TW_GATEWAY) {
-                tw_target *t = tw_target_find(w, ev.peer, ev.channel);
+            if (ev.channel_event == ALKT_EV_CHANNEL_DONE) {
+                tw_target *t = tw_target_find_on(w, side, ev.peer, ev.channel);
                 if (t) t->used = 0;
             }
             break;

@@ -300,6 +300,9 @@ TEST roles_backoff_is_bounded_and_grows(void)
     }
     ASSERT_EQ(14u, rounds);
     ASSERT_EQ(10000000000ull, b);   /* it reached the ceiling and stayed */
+    /* every round is heard of (failures between two polls are told once,
+     * with the latest code) */
+    ASSERT(w.path_failures >= rounds && w.path_failures <= w.connects_refused);
     /* the paths heal: the next round gets in */
     tw_partition_direct(&w, 0);
     tw_run(&w, w.now + 11 * TW_SEC);
@@ -482,6 +485,203 @@ TEST relay_joins_by_token_and_id_and_expires_offers(void)
 }
 
 
+/* ssh -R: the client asks the gateway to listen; each connection there
+ * comes back as a channel the client accepts; revoking the listen's
+ * resource ends the listen and what came through it. */
+TEST roles_forwarded_listen_opens_channels_back(void)
+{
+    tw_world w;
+    alkt_open_params p;
+    alkt_channel_info info;
+    alkt_ip origin;
+    uint32_t peer = 0, lch = 0, back = 0, rogue;
+    alkt_session *gs, *cs;
+    unsigned char b[64];
+    size_t got = 0;
+    int code, i, eof = 0;
+    tw_init(&w, 0, TR_FAR);
+    w.accept_listens = w.accept_incoming = 1;
+    /* a resource for the listen: bind 0.0.0.0 (absent host), port 8080 */
+    strcpy(w.res[1].id, "fwd");
+    tw_ip4(&w.res[1].network, 0, 0, 0, 0);
+    w.res[1].prefix_len = 32;
+    w.res[1].port_range_count = 1;
+    w.res[1].port_ranges[0].from = w.res[1].port_ranges[0].to = 8080;
+    strcpy(w.res[1].gateway, "gw1");
+    w.auth[1] = w.auth[0];
+    strcpy(w.auth[1].resource, "fwd");
+    w.ctl.resource_count = w.ctl.authorization_count = 2;
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.client, &w.ctl, 0));
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.gateway, &w.ctl, 0));
+    memset(&p, 0, sizeof p);
+    p.kind = ALKT_OPEN_FORWARDED;
+    p.substrate = ALKT_SUBSTRATE_TCP;
+    p.listen = 8081;   /* not covered */
+    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_client_open(&w.client, &p, 0, &peer, &lch, &code));
+    p.listen = 8080;
+    ASSERT_EQ(ALKT_ERR_NOT_CONNECTED, alkt_client_open(&w.client, &p, 0, &peer, &lch, &code));
+    tw_run(&w, TW_SEC);
+    ASSERT_EQ(ALKT_OK, alkt_client_open(&w.client, &p, w.now, &peer, &lch, &code));
+    tw_run(&w, w.now + TW_SEC);
+    cs = alkt_node_session(&w.client, peer);
+    ASSERT_EQ(ALKT_OK, alkt_channel_info_get(cs, lch, &info));
+    ASSERT_EQ(ALKT_CHANNEL_OPEN, info.state);
+    ASSERT_EQ(8080, info.reply.port);          /* where the gateway listens */
+    ASSERT_EQ(lch, w.listen_channel);
+    /* a connection at the listener: a channel back, accepted by the client */
+    tw_ip4(&origin, 203, 0, 113, 5);
+    gs = alkt_node_session(&w.gateway, w.listen_peer);
+    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_gateway_forward(&w.gateway, w.listen_peer, 999,
+                                                        &origin, &back));
+    ASSERT_EQ(ALKT_OK, alkt_gateway_forward(&w.gateway, w.listen_peer, lch, &origin, &back));
+    tw_run(&w, w.now + TW_SEC);
+    ASSERT(tw_target_find_on(&w, TW_CLIENT, peer, back) != NULL);
+    ASSERT_EQ((ptrdiff_t)5, alkt_channel_send(gs, back, "hello", 5));
+    for (i = 0; i < 50 && got < 5; i++) {
+        ptrdiff_t n;
+        tw_run(&w, w.now + TW_SEC / 10);
+        n = alkt_channel_recv(gs, back, b + got, sizeof b - got, &eof);
+        ASSERT(n >= 0);
+        got += (size_t)n;
+    }
+    ASSERT_EQ((size_t)5, got);
+    ASSERT_EQ(0, memcmp(b, "hello", 5));
+    /* the gateway may open back only for a listen the client asked for */
+    p.listen = 9999;
+    p.host.kind = ALKT_HOST_IP;
+    p.host.ip = origin;
+    ASSERT_EQ(ALKT_OK, alkt_channel_open(gs, &p, &rogue));
+    tw_run(&w, w.now + TW_SEC);
+    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_channel_info_get(gs, rogue, &info));
+    ASSERT_EQ(NULL, (void *)tw_target_find_on(&w, TW_CLIENT, peer, rogue));
+    /* the listen's resource goes: listen and forwarded channel reset */
+    strcpy(w.revs[0].client, "laptop");
+    strcpy(w.revs[0].resource, "fwd");
+    {
+        alkt_control c;
+        memset(&c, 0, sizeof c);
+        c.has_revocations = 1;
+        c.revocations = w.revs;
+        c.revocation_count = 1;
+        ASSERT_EQ(ALKT_OK, alkt_node_control(&w.gateway, &c, w.now));
+    }
+    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_gateway_forward(&w.gateway, w.listen_peer, lch,
+                                                        &origin, &back));
+    tw_run(&w, w.now + TW_SEC);
+    ASSERT_EQ(2u, w.channel_events[TW_CLIENT][ALKT_EV_RESET]);
+    ASSERT_EQ((int)ALKT_CODE_REVOKED, w.last_reset_code[TW_CLIENT]);
+    tw_free(&w);
+    PASS();
+}
+
+/* A client that crashes and starts again, over and over, opens a new
+ * session each time; the old ones wait out their resume window without a
+ * connection. With every slot taken that way the gateway makes room (the
+ * same client's oldest first) rather than shutting everyone out. */
+TEST roles_restarting_client_is_not_locked_out(void)
+{
+    static const unsigned char seeds[2][32] = {"another client seed, 32 bytes!!",
+                                               "and a third client seed, 32 b.."};
+    tw_world w;
+    alkt_node_config cc;
+    uint32_t peer, ch;
+    int round;
+    tw_init(&w, 0, TR_FAR);
+    for (round = 0; round < 5; round++) {
+        unsigned before = w.peer_up[TW_GATEWAY];
+        ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+        ASSERT_EQ(before + 1, w.peer_up[TW_GATEWAY]);   /* a new session got in */
+        ASSERT(tr_echo(&w, peer, ch, 0, 1000, NULL));
+        /* the crash: its connection is reset, its state is gone */
+        tw_partition_direct(&w, 1);
+        tw_partition_direct(&w, 0);
+        tw_node_config(&cc, "laptop", seeds[round % 2]);
+        ASSERT_EQ(ALKT_OK, alkt_client_init(&w.client, &cc, w.cmem, alkt_node_mem_size(&cc),
+                                            w.now));
+        ASSERT_EQ(ALKT_OK, alkt_node_control(&w.client, &w.ctl, w.now));
+        ASSERT_EQ(ALKT_OK, alkt_client_add_gateway(&w.client, "gw1", &w.gw_ip, w.gw_port));
+    }
+    /* max_peers is 2: three sessions made room, each told to the app */
+    ASSERT_EQ(3u, w.peer_down[TW_GATEWAY]);
+    tw_free(&w);
+    PASS();
+}
+
+/* Every call refuses what it cannot use, and changes nothing. */
+TEST roles_refuse_bad_arguments(void)
+{
+    static const unsigned char seed[32] = "0123456789abcdef0123456789abcdef";
+    static unsigned char mem[1 << 16];
+    alkt_node_config c;
+    alkt_relay_config rc;
+    alkt_relay_server r;
+    alkt_node n;
+    alkt_role_event ev;
+    alkt_ip ip;
+    alkt_control ctl;
+    const char *bad_tokens[1] = {"has space"};
+    const char *good_tokens[1] = {"ok"};
+    const void *d;
+    uint32_t h, peer, ch;
+    tw_world w;
+    tw_node_config(&c, "laptop", seed);
+    c.id = "bad/id";
+    ASSERT_EQ((size_t)0, alkt_node_mem_size(&c));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_init(&n, &c, mem, sizeof mem, 0));
+    c.id = "laptop";
+    c.seed_len = 31;
+    ASSERT_EQ((size_t)0, alkt_node_mem_size(&c));
+    c.seed_len = 32;
+    c.session.max_frame = 100;   /* the session template is checked too */
+    ASSERT_EQ((size_t)0, alkt_node_mem_size(&c));
+    c.session.max_frame = 1024;
+    c.backoff_min_ns = 2;
+    c.backoff_max_ns = 1;
+    ASSERT_EQ((size_t)0, alkt_node_mem_size(&c));
+    c.backoff_min_ns = c.backoff_max_ns = 0;
+    ASSERT_EQ(ALKT_ERR_NOMEM, alkt_client_init(&n, &c, mem, 16, 0));
+    ASSERT_EQ(ALKT_ERR_NOMEM, alkt_client_init(&n, &c, mem, alkt_node_mem_size(&c) - 1, 0));
+    memset(&rc, 0, sizeof rc);
+    ASSERT_EQ((size_t)0, alkt_relay_mem_size(&rc));
+    rc.tokens = bad_tokens;
+    rc.token_count = 1;
+    ASSERT_EQ((size_t)0, alkt_relay_mem_size(&rc));
+    rc.tokens = good_tokens;
+    ASSERT_EQ(ALKT_ERR_NOMEM, alkt_relay_init(&r, &rc, mem, 64, 0));
+    /* stale and foreign handles; calls that are not this role's */
+    tw_init(&w, 0, TR_FAR);
+    ASSERT_EQ(ALKT_ERR_ARG, (int)alkt_node_handle_input(&w.client, 0x10001u, "x", 1, 0));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_node_handle_connected(&w.client, 0x10001u, 0));
+    ASSERT_EQ((size_t)0, alkt_node_transmit_peek(&w.client, 0x10001u, &d));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_node_transmit_done(&w.client, 0x10001u, 0));
+    alkt_node_handle_closed(&w.client, 0x10001u, 0);   /* nothing happens */
+    ASSERT_EQ(ALKT_ERR_STATE, alkt_node_accept(&w.client, 0, &h));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_add_gateway(&w.gateway, "gw1", &w.gw_ip, 443));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_add_gateway(&w.client, "gw 1", &w.gw_ip, 443));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_add_gateway(&w.client, "gw1", &w.gw_ip, 0));
+    memset(&ip, 0, sizeof ip);
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_add_gateway(&w.client, "gw1", &ip, 443));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_gateway_target_result(&w.gateway, 1, 1, 1, 0));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_gateway_listen_result(&w.gateway, 1, 1, NULL, 1));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_answer(&w.client, 1, 1, 1, 0));
+    ASSERT_EQ(NULL, (void *)alkt_node_session(&w.client, 0));
+    ASSERT_EQ(NULL, (void *)alkt_node_session(&w.client, 99));
+    /* a control message over the capacity changes nothing */
+    memset(&ctl, 0, sizeof ctl);
+    ctl.has_resources = 1;
+    ctl.resources = w.res;
+    ctl.resource_count = 33;
+    ASSERT_EQ(ALKT_ERR_TOO_MANY, alkt_node_control(&w.gateway, &ctl, 0));
+    ctl.resource_count = 1;
+    ctl.resources = NULL;
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_node_control(&w.gateway, &ctl, 0));
+    ASSERT(tr_open(&w, &peer, &ch) == ALKT_OK);   /* the old view stands */
+    ASSERT_EQ(0, alkt_node_poll_event(NULL, &ev));
+    ASSERT_EQ(UINT64_MAX, alkt_node_poll_timeout(NULL));
+    tw_free(&w);
+    PASS();
+}
+
 /* ---- datagram pumps (through the echo target: framed bytes come back) */
 TEST dgram_pump_carries_empty_and_full_datagrams_in_order(void)
 {
@@ -583,6 +783,9 @@ SUITE(alkt_roles_suite)
     RUN_TEST(roles_relay_death_resumes_on_the_direct_path);
     RUN_TEST(roles_direct_failure_falls_back_to_the_relay);
     RUN_TEST(roles_backoff_is_bounded_and_grows);
+    RUN_TEST(roles_forwarded_listen_opens_channels_back);
+    RUN_TEST(roles_refuse_bad_arguments);
+    RUN_TEST(roles_restarting_client_is_not_locked_out);
     RUN_TEST(relay_refuses_bad_requests_with_a_status);
     RUN_TEST(relay_joins_by_token_and_id_and_expires_offers);
     RUN_TEST(dgram_pump_carries_empty_and_full_datagrams_in_order);
