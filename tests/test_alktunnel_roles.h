@@ -580,8 +580,8 @@ TEST roles_forwarded_listen_opens_channels_back(void)
  * same client's oldest first) rather than shutting everyone out. */
 TEST roles_restarting_client_is_not_locked_out(void)
 {
-    static const unsigned char seeds[2][32] = {"another client seed, 32 bytes!!",
-                                               "and a third client seed, 32 b.."};
+    static const unsigned char seeds[2][32] = {"another client seed, 32 bytes!",
+                                               "and a third client seed, 32 b."};
     tw_world w;
     alkt_node_config cc;
     uint32_t peer, ch;
@@ -610,7 +610,7 @@ TEST roles_restarting_client_is_not_locked_out(void)
 /* Every call refuses what it cannot use, and changes nothing. */
 TEST roles_refuse_bad_arguments(void)
 {
-    static const unsigned char seed[32] = "0123456789abcdef0123456789abcdef";
+    static const unsigned char seed[32] = "0123456789abcdef0123456789abcde";
     static unsigned char mem[1 << 16];
     alkt_node_config c;
     alkt_relay_config rc;
