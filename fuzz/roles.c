@@ -519,24 +519,6 @@ static void rw_read(tw_world *w, rw_ch *c)
     }
 }
 
-static void rw_revoke(tw_world *w, int back)
-{
-    alkt_control c;
-    memset(&c, 0, sizeof c);
-    if (back) {
-        c.has_authorizations = 1;
-        c.authorizations = w->auth;
-        c.authorization_count = 1;
-    } else {
-        strcpy(w->revs[0].client, "laptop");
-        strcpy(w->revs[0].resource, "web");
-        c.has_revocations = 1;
-        c.revocations = w->revs;
-        c.revocation_count = 1;
-    }
-    ALK_CHECK(alkt_node_control(&w->gateway, &c, w->now) == ALKT_OK, "control");
-}
-
 static void rw_run(alksim_source *src)
 {
     tw_world w;
@@ -613,7 +595,7 @@ static void rw_run(alksim_source *src)
                 alkt_client_roamed(&w.client, w.now);
                 break;
             case 4:
-                rw_revoke(&w, revoked);
+                tw_revoke(&w, "web", revoked);
                 revoked = !revoked;
                 revocations += (unsigned)revoked;
                 alk_trace("authorization %s", revoked ? "revoked" : "given back");
@@ -649,7 +631,7 @@ static void rw_run(alksim_source *src)
         tw_relay_restart(&w);
         w.relay_down = 0;
     }
-    if (revoked) rw_revoke(&w, 1);
+    if (revoked) tw_revoke(&w, "web", 1);
     w.segment = 1500;
     for (k = 0; k < 40; k++) {
         tw_run(&w, w.now + TW_SEC / 2);

@@ -300,6 +300,26 @@ static ALK_UNUSED void tw_partition_direct(tw_world *w, int down)
     w->direct_down = down;
 }
 
+/* The control plane revokes (client "laptop", resource) at the gateway
+ * only; back = 1 gives the standard authorization back instead. */
+static ALK_UNUSED void tw_revoke(tw_world *w, const char *resource, int back)
+{
+    alkt_control c;
+    memset(&c, 0, sizeof c);
+    if (back) {
+        c.has_authorizations = 1;
+        c.authorizations = w->auth;
+        c.authorization_count = 1;
+    } else {
+        strcpy(w->revs[0].client, "laptop");
+        strcpy(w->revs[0].resource, resource);
+        c.has_revocations = 1;
+        c.revocations = w->revs;
+        c.revocation_count = 1;
+    }
+    ALK_CHECK(alkt_node_control(&w->gateway, &c, w->now) == ALKT_OK, "control");
+}
+
 /* ---- targets (echo behind a pump) ---- */
 static ALK_UNUSED tw_target *tw_target_find_on(tw_world *w, int side, uint32_t peer,
                                                 uint32_t channel)
@@ -317,7 +337,8 @@ static ALK_UNUSED tw_target *tw_target_find(tw_world *w, uint32_t peer, uint32_t
     return tw_target_find_on(w, TW_GATEWAY, peer, channel);
 }
 
-/* An echo endpoint behind (side, peer, channel); NULL when all are used. */
+/* An echo endpoint behind (side, peer, channel) once the open is
+ * accepted; NULL when all are used. */
 static ALK_UNUSED tw_target *tw_target_new(tw_world *w, int side, uint32_t peer,
                                            uint32_t channel)
 {
@@ -416,18 +437,22 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
             w->last_code[side] = ev.code;
             alk_trace("side %d peer %u down %d", side, ev.peer, ev.code);
             break;
-        case ALKT_REV_TARGET_CONNECT: {
-            tw_target *t = w->refuse_targets ? NULL : tw_target_new(w, side, ev.peer, ev.channel);
-            if (!t) {
-                ALK_CHECK(alkt_gateway_target_result(n, ev.peer, ev.channel, 0,
-                                                     ALKT_CODE_TARGET_REFUSED) == ALKT_OK,
-                          "refuse target");
-                break;
-            }
-            ALK_CHECK(alkt_gateway_target_result(n, ev.peer, ev.channel, 1, 0) == ALKT_OK,
-                      "accept target");
-            ALK_CHECK(alkt_pump_init(&t->p, alkt_node_session(n, ev.peer), ev.channel,
-                                     t->buf, sizeof t->buf) == ALKT_OK, "target pump");
+        case ALKT_REV_TARGET_CONNECT:
+        case ALKT_REV_INCOMING: {
+            int incoming = ev.type == ALKT_REV_INCOMING;
+            int want = incoming ? w->accept_incoming : !w->refuse_targets;
+            tw_target *t = want ? tw_target_new(w, side, ev.peer, ev.channel) : NULL;
+            int ok = t != NULL;
+            uint16_t code = ok ? 0 : (uint16_t)ALKT_CODE_TARGET_REFUSED;
+            ALK_CHECK(!incoming || ev.params.kind == ALKT_OPEN_FORWARDED,
+                      "incoming: not a forwarded open");
+            ALK_CHECK((incoming ? alkt_client_answer(n, ev.peer, ev.channel, ok, code)
+                                : alkt_gateway_target_result(n, ev.peer, ev.channel, ok, code)) ==
+                          ALKT_OK,
+                      "answer an open");
+            if (t)
+                ALK_CHECK(alkt_pump_init(&t->p, alkt_node_session(n, ev.peer), ev.channel,
+                                         t->buf, sizeof t->buf) == ALKT_OK, "target pump");
             break;
         }
         case ALKT_REV_LISTEN:
@@ -446,21 +471,6 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
                           "refuse listen");
             }
             break;
-        case ALKT_REV_INCOMING: {
-            tw_target *t = w->accept_incoming ? tw_target_new(w, side, ev.peer, ev.channel) : NULL;
-            ALK_CHECK(ev.params.kind == ALKT_OPEN_FORWARDED, "incoming: not a forwarded open");
-            if (!t) {
-                ALK_CHECK(alkt_client_answer(n, ev.peer, ev.channel, 0,
-                                             ALKT_CODE_TARGET_REFUSED) == ALKT_OK,
-                          "refuse incoming");
-                break;
-            }
-            ALK_CHECK(alkt_client_answer(n, ev.peer, ev.channel, 1, 0) == ALKT_OK,
-                      "accept incoming");
-            ALK_CHECK(alkt_pump_init(&t->p, alkt_node_session(n, ev.peer), ev.channel,
-                                     t->buf, sizeof t->buf) == ALKT_OK, "incoming pump");
-            break;
-        }
         case ALKT_REV_PATH_FAILED:
             /* a real path, a library code saying why */
             w->path_failures++;

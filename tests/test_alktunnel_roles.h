@@ -173,18 +173,6 @@ TEST roles_gateway_refuses_what_the_client_should_not_open(void)
     PASS();
 }
 
-static void tr_revoke(tw_world *w)
-{
-    alkt_control c;
-    memset(&c, 0, sizeof c);
-    strcpy(w->revs[0].client, "laptop");
-    strcpy(w->revs[0].resource, "web");
-    c.has_revocations = 1;
-    c.revocations = w->revs;
-    c.revocation_count = 1;
-    ALK_CHECK(alkt_node_control(&w->gateway, &c, w->now) == ALKT_OK, "revoke");
-}
-
 TEST roles_revocation_resets_live_channels_at_once(void)
 {
     tw_world w;
@@ -194,7 +182,7 @@ TEST roles_revocation_resets_live_channels_at_once(void)
     tw_init(&w, 0, TR_FAR);
     ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
     ASSERT(tr_echo(&w, peer, ch, 0, 5000, NULL));
-    tr_revoke(&w);   /* only the gateway hears of it */
+    tw_revoke(&w, "web", 0);   /* only the gateway hears of it */
     tw_run(&w, w.now + TW_SEC);
     ASSERT_EQ(1u, w.channel_events[TW_CLIENT][ALKT_EV_RESET]);
     ASSERT_EQ((int)ALKT_CODE_REVOKED, w.last_code[TW_CLIENT]);
@@ -555,16 +543,7 @@ TEST roles_forwarded_listen_opens_channels_back(void)
     ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_channel_info_get(gs, rogue, &info));
     ASSERT_EQ(NULL, (void *)tw_target_find_on(&w, TW_CLIENT, peer, rogue));
     /* the listen's resource goes: listen and forwarded channel reset */
-    strcpy(w.revs[0].client, "laptop");
-    strcpy(w.revs[0].resource, "fwd");
-    {
-        alkt_control c;
-        memset(&c, 0, sizeof c);
-        c.has_revocations = 1;
-        c.revocations = w.revs;
-        c.revocation_count = 1;
-        ASSERT_EQ(ALKT_OK, alkt_node_control(&w.gateway, &c, w.now));
-    }
+    tw_revoke(&w, "fwd", 0);
     ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_gateway_forward(&w.gateway, w.listen_peer, lch,
                                                         &origin, &back));
     tw_run(&w, w.now + TW_SEC);
