@@ -7611,6 +7611,8 @@ ALKTDEF int alkt_node_transmit_done(alkt_node *n, uint32_t conn, size_t n_sent)
 }
 
 /* ---- the node's own work: paths, offers, expiry ---- */
+static int alkt__client_key(alkt_node *c, alkt__peer *p);
+
 static void alkt__client_work(alkt_node *n)
 {
     uint32_t i;
@@ -7621,6 +7623,16 @@ static void alkt__client_work(alkt_node *n)
         if (p->state != ALKT__P_LIVE || p->conn || n->now < p->retry_at ||
             p->session.state == ALKT__S_CLOSED)
             continue;
+        /* a session never established has nothing to keep: it takes the
+         * control plane's current secret (it may have changed since) */
+        if (!p->session.established_once && alkt__client_key(n, p) != ALKT_OK) {
+            p->state = ALKT__P_KNOWN;   /* no authorization left */
+            p->fail_event = 1;
+            p->fail_code = ALKT_ERR_AUTH;
+            p->fail_ip = p->ip;
+            p->fail_port = p->port;
+            continue;
+        }
         c = alkt__nnew(n, ALKT__N_CONNECTING);
         if (!c) return;
         /* path 0 is the preferred one: direct, or with relay_first the
@@ -7786,6 +7798,26 @@ ALKTDEF int alkt_client_add_gateway(alkt_client *c, const char *gateway_id,
     return ALKT_OK;
 }
 
+/* Client: a fresh session for p, keyed by the secret of the live
+ * authorization of p->key's resource, named "client/resource". */
+static int alkt__client_key(alkt_node *c, alkt__peer *p)
+{
+    const alkt_authorization *a = alkt__auth_find(c, c->id, p->key, c->now);
+    alkt_session_config sc = c->cfg.session;
+    char ident[ALKT_IDENTITY_MAX + 1];
+    size_t il = strlen(c->id), rl = strlen(p->key);
+    if (!a) return ALKT_ERR_AUTH;
+    memcpy(ident, c->id, il);
+    ident[il] = '/';
+    memcpy(ident + il + 1, p->key, rl);
+    sc.is_server = 0;
+    sc.secret = a->secret;
+    sc.secret_len = a->secret_len;
+    sc.identity = ident;
+    sc.identity_len = il + 1 + rl;
+    return alkt_session_init(&p->session, &sc, alkt__peer_mem(p, c), c->session_mem, c->now);
+}
+
 ALKTDEF int alkt_client_open(alkt_client *c, const alkt_open_params *params,
                              uint64_t now, uint32_t *peer, uint32_t *channel,
                              int *code)
@@ -7813,24 +7845,10 @@ ALKTDEF int alkt_client_open(alkt_client *c, const alkt_open_params *params,
     }
     *peer = (uint32_t)(p - c->peers) + 1u;
     if (p->state == ALKT__P_KNOWN) {
-        /* the first open to this gateway: a session keyed by the secret of
-         * the authorization that allows it, named "client/resource" */
-        const alkt_authorization *a = alkt__auth_find(c, c->id, r->id, c->now);
-        alkt_session_config sc = c->cfg.session;
-        char ident[ALKT_IDENTITY_MAX + 1];
-        size_t il = strlen(c->id), rl = strlen(r->id);
-        memcpy(ident, c->id, il);
-        ident[il] = '/';
-        memcpy(ident + il + 1, r->id, rl);
-        sc.is_server = 0;
-        sc.secret = a->secret;
-        sc.secret_len = a->secret_len;
-        sc.identity = ident;
-        sc.identity_len = il + 1 + rl;
-        if (alkt_session_init(&p->session, &sc, alkt__peer_mem(p, c), c->session_mem,
-                              c->now) != ALKT_OK)
-            return ALKT_ERR_ARG;
-        memcpy(p->key, r->id, rl + 1);
+        /* the first open to this gateway: its session is keyed by this
+         * resource's authorization */
+        memcpy(p->key, r->id, strlen(r->id) + 1);
+        if (alkt__client_key(c, p) != ALKT_OK) return ALKT_ERR_ARG;
         p->state = ALKT__P_LIVE;
         p->path = p->failures = 0;
         p->retry_at = c->now;

@@ -586,6 +586,73 @@ TEST roles_restarting_client_is_not_locked_out(void)
     PASS();
 }
 
+/* What can go wrong on the way, and what the app is told. */
+TEST roles_failures_are_refused_and_reported(void)
+{
+    static unsigned char mem[2 * (100 + 2)];
+    tw_world w;
+    alkt_open_params p;
+    alkt_dgram_pump d;
+    uint32_t peer, ch;
+    int code, k;
+    tw_init(&w, 0, TR_FAR);
+    /* a gateway the client has no address for */
+    strcpy(w.res[1].id, "far");
+    tw_ip4(&w.res[1].network, 10, 9, 0, 0);
+    w.res[1].prefix_len = 16;
+    strcpy(w.res[1].gateway, "gw9");
+    w.auth[1] = w.auth[0];
+    strcpy(w.auth[1].resource, "far");
+    /* a relay known by name only: never tried */
+    w.relays[1] = w.relays[0];
+    strcpy(w.relays[1].id, "r2");
+    w.relays[1].address.kind = ALKT_HOST_NAME;
+    strcpy(w.relays[1].address.name, "relay.example");
+    w.ctl.resource_count = w.ctl.authorization_count = w.ctl.relay_count = 2;
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.client, &w.ctl, 0));
+    tr_params(&p, 10, 9, 1, 1, 80);
+    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_client_open(&w.client, &p, 0, &peer, &ch, &code));
+    ASSERT_EQ((int)ALKT_CODE_NO_PATH, code);
+    /* the client's secret differs from the gateway's: every handshake
+     * fails; each attempt is reported with the code */
+    w.auth[0].secret[0] ^= 1;
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.client, &w.ctl, 0));
+    tr_params(&p, 10, 1, 2, 3, 80);
+    ASSERT_EQ(ALKT_ERR_NOT_CONNECTED, alkt_client_open(&w.client, &p, 0, &peer, &ch, &code));
+    tw_run(&w, 3 * TW_SEC);
+    ASSERT_EQ(0u, w.peer_up[TW_CLIENT]);
+    ASSERT(w.path_failures >= 2);
+    /* a new address for the gateway is taken at the next attempt; with the
+     * right secret the session comes up (a fresh one: nothing to resume) */
+    ASSERT_EQ(ALKT_OK, alkt_client_add_gateway(&w.client, "gw1", &w.gw_ip, w.gw_port));
+    w.auth[0].secret[0] ^= 1;
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.client, &w.ctl, w.now));
+    tw_run(&w, w.now + 12 * TW_SEC);
+    ASSERT_EQ(1u, w.peer_up[TW_CLIENT]);
+    /* a target that refuses, a listen that fails: refusals with codes */
+    w.refuse_targets = 1;
+    ASSERT_EQ(ALKT_OK, alkt_client_open(&w.client, &p, w.now, &peer, &ch, &code));
+    tw_run(&w, w.now + TW_SEC);
+    ASSERT_EQ(1u, w.channel_events[TW_CLIENT][ALKT_EV_OPEN_FAILED]);
+    ASSERT_EQ((int)ALKT_CODE_TARGET_REFUSED, w.last_code[TW_CLIENT]);
+    w.refuse_targets = 0;
+    /* a datagram pump whose endpoint fails resets the channel */
+    ASSERT_EQ(ALKT_OK, alkt_client_open(&w.client, &p, w.now, &peer, &ch, &code));
+    tw_run(&w, w.now + TW_SEC);
+    ASSERT_EQ(ALKT_OK, alkt_dgram_pump_init(&d, alkt_node_session(&w.client, peer), ch, mem,
+                                            sizeof mem, 100));
+    ASSERT_EQ(ALKT_OK, alkt_dgram_pump_send(&d, "x", 1));
+    ASSERT_EQ(ALKT_OK, alkt_dgram_pump_endpoint_failed(&d, 9));
+    ASSERT_EQ((unsigned)ALKT_PUMP_ABORT, alkt_dgram_pump_poll(&d));
+    ASSERT_EQ(ALKT_OK, alkt_dgram_pump_endpoint_failed(&d, 9));   /* once is enough */
+    ASSERT_EQ(ALKT_ERR_RESET, alkt_dgram_pump_send(&d, "x", 1));
+    for (k = 0; k < 10; k++) tw_step(&w);
+    ASSERT_EQ(1u, w.channel_events[TW_GATEWAY][ALKT_EV_RESET]);
+    ASSERT_EQ(9, w.last_reset_code[TW_GATEWAY]);
+    tw_free(&w);
+    PASS();
+}
+
 /* Every call refuses what it cannot use, and changes nothing. */
 TEST roles_refuse_bad_arguments(void)
 {
@@ -764,6 +831,7 @@ SUITE(alkt_roles_suite)
     RUN_TEST(roles_backoff_is_bounded_and_grows);
     RUN_TEST(roles_forwarded_listen_opens_channels_back);
     RUN_TEST(roles_refuse_bad_arguments);
+    RUN_TEST(roles_failures_are_refused_and_reported);
     RUN_TEST(roles_restarting_client_is_not_locked_out);
     RUN_TEST(relay_refuses_bad_requests_with_a_status);
     RUN_TEST(relay_joins_by_token_and_id_and_expires_offers);
