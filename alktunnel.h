@@ -438,17 +438,26 @@
  *   covered with ALKT_CODE_REVOKED (ALKT_CODE_UNAUTHORIZED refuses opens).
  *
  *   Sessions: the client opens a session per gateway, keyed by the
- *   secret of the authorization of the first resource it opens there,
- *   and names itself "client/resource" in its HELLO; the gateway finds
- *   that authorization (it must be live) and keys its side with it. A
- *   resume goes to the session it names.
+ *   secret of the authorization of the first resource it opens there
+ *   (taken again before every attempt until the session is established,
+ *   so a changed secret is used), and names itself "client/resource" in
+ *   its HELLO; the gateway finds that authorization (it must be live) and
+ *   keys its side with it. A resume goes to the session it names. A
+ *   gateway with every slot taken makes room from the sessions waiting
+ *   without a connection - the same client's first, then the one that
+ *   lost its connection first (an established one is closed: PEER_DOWN);
+ *   with none to take the new connection is closed (CLOSE with
+ *   ALKT_ERR_CHANNELS_FULL).
  *
  *   Paths (client): the direct address (alkt_client_add_gateway), then
  *   each relay of the control plane (relays with an IP address), in that
  *   order or relays first (cfg.relay_first). A path fails when its
  *   connect fails, the relay refuses, the connection closes or stalls
  *   (connect_timeout_ns) before the handshake, or the handshake fails;
- *   then the next path is tried at once. After a whole round fails the
+ *   then the next path is tried at once and the app is told
+ *   (ALKT_REV_PATH_FAILED: where, and the code - ALKT_ERR_NOT_CONNECTED,
+ *   _RELAY_REFUSED, _NO_OFFER, _HANDSHAKE_TIMEOUT, _AUTH, ...). After a
+ *   whole round fails the
  *   client waits b/2 + a drawn part of b/2, b = backoff_min_ns doubling
  *   per failed round up to backoff_max_ns. A connection that worked and
  *   dropped is made again at once, from the first path, and the session
@@ -1536,7 +1545,10 @@ ALKTDEF int alkt_client_add_gateway(alkt_client *c, const char *gateway_id,
  * when that gateway's session is not up yet (connecting has started: try
  * again at ALKT_REV_PEER_UP); ALKT_ERR_NO_CHANNEL with *code set when no
  * authorization covers the target (ALKT_CODE_UNAUTHORIZED) or the
- * gateway's address is unknown (ALKT_CODE_NO_PATH). */
+ * gateway's address is unknown (ALKT_CODE_NO_PATH); ALKT_ERR_WOULD_BLOCK
+ * or ALKT_ERR_CHANNELS_FULL from alkt_channel_open (the resend log is
+ * full, or the gateway's channel limit is reached: try again after the
+ * session's next events - acks free the log, CHANNEL_DONE a channel). */
 ALKTDEF int alkt_client_open(alkt_client *c, const alkt_open_params *params,
                              uint64_t now, uint32_t *peer, uint32_t *channel,
                              int *code);
