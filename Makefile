@@ -364,9 +364,12 @@ $(B)/bench_qcow2w_cli: examples/qcow2w.c qcow2w.h | $(B)
 	$(CC) $(CPPFLAGS) -O2 -g -DNDEBUG $(WARN) $< -o $@ $(LDFLAGS)
 $(B)/bench_qcow2w: $(B)/bench_qcow2w_cli
 
-bench: $(BENCHES:%=$(B)/bench_%)
+# tests/bench_tunnel.sh: the alktunnel tool's processes against socat and
+# ssh -L with the same hops (SKIPPED rows when they are not installed).
+bench: $(BENCHES:%=$(B)/bench_%) $(B)/alktunnel
 	@missed=""; for b in $(BENCHES); do \
 	    B=$(B) ./$(B)/bench_$$b || missed="$$missed $$b"; done; \
+	B=$(B) sh tests/bench_tunnel.sh || missed="$$missed tunnel"; \
 	if [ -n "$$missed" ]; then echo "bench: targets missed in:$$missed"; exit 1; fi
 
 # ---- install ----------------------------------------------------------------

@@ -302,7 +302,8 @@
  *   buffer) - nothing else grows, whatever the peer sends.
  *
  *   Zero copy: alkt_session_transmit_peek points at the next bytes due in
- *   the session's own memory (a frame, or its rest) - write them to the
+ *   the session's own memory (a frame or its rest, and the whole frames
+ *   queued behind it up to 256 KiB or the ring's end) - write them to the
  *   socket from there and say how many went with transmit_done;
  *   poll_transmit is the same with a copy into the caller's buffer.
  *   alkt_channel_peek points at a channel's buffered bytes in its ring
@@ -1129,7 +1130,9 @@ ALKTDEF int alkt_session_handle_input(alkt_session *s, const void *data,
 ALKTDEF size_t alkt_session_poll_transmit(alkt_session *s, void *buf,
                                           size_t cap);
 /* poll_transmit without the copy: *data points at the next bytes due (a
- * frame or its rest, in the session's memory) and their count is returned,
+ * frame or its rest, and the whole log frames queued behind it up to 256
+ * KiB or the ring's end, in the session's memory) and their count is
+ * returned,
  * 0 when nothing is due. Send any part of them, then say how much with
  * transmit_done (n <= that count; ALKT_ERR_ARG otherwise, and when no peek
  * came first). The pointer is good until the next call on the session. */
@@ -1254,7 +1257,9 @@ ALKTDEF int alkt_dgram_pump_init(alkt_dgram_pump *p, alkt_session *s,
                                  uint32_t channel, void *mem, size_t mem_len,
                                  size_t max_datagram);
 /* ALKT_PUMP_READ (send may take a datagram), ALKT_PUMP_WRITE (recv has
- * one), ALKT_PUMP_DONE, ALKT_PUMP_ABORT. */
+ * one), ALKT_PUMP_SHUT_WRITE (the peer's EOF came after its last datagram:
+ * end ours too with endpoint_eof when the flow is done), ALKT_PUMP_DONE,
+ * ALKT_PUMP_ABORT. */
 ALKTDEF unsigned alkt_dgram_pump_poll(alkt_dgram_pump *p);
 /* A datagram from the endpoint, taken whole: ALKT_OK, ALKT_ERR_WOULD_BLOCK
  * (the last one is still going in: wait for READ), ALKT_ERR_TOO_LARGE
@@ -1294,7 +1299,9 @@ typedef enum alkt_role_event_type {
                                 then handle_connected (or handle_closed when
                                 it fails) */
     ALKT_REV_CLOSE,          /* close `conn`'s socket; the handle is gone
-                                (code: why the node ends it, 0 normal) */
+                                (code: 0, or the ALKT_ERR_* that ended it
+                                - ALKT_ERR_GOAWAY when the peer said
+                                goodbye) */
     ALKT_REV_PEER_UP,        /* the session with `peer` is established
                                 (code 0) or resumed (code 1) */
     ALKT_REV_PEER_DOWN,      /* the session with `peer` is over (code): its
@@ -1567,7 +1574,10 @@ ALKTDEF void alkt_client_roamed(alkt_client *c, uint64_t now);
 ALKTDEF int alkt_gateway_authorize(const alkt_gateway *g, const char *client,
                                    const alkt_open_params *params,
                                    uint64_t now, size_t *resource);
-/* The answer to ALKT_REV_TARGET_CONNECT: ok, or the refusal code. */
+/* The answer to ALKT_REV_TARGET_CONNECT: ok, or the refusal code.
+ * ALKT_ERR_RESET (here, in listen_result and in alkt_client_answer): the
+ * opener reset the channel while we were connecting - close the endpoint;
+ * a connect may take its time, so this is a normal outcome. */
 ALKTDEF int alkt_gateway_target_result(alkt_gateway *g, uint32_t peer,
                                        uint32_t channel, int ok,
                                        uint16_t code);
@@ -4692,6 +4702,7 @@ enum {
 #define ALKT__CODE_FULL 0xff03u
 
 #define ALKT__HELLO_FIXED 109u
+#define ALKT__TX_RUN_MAX 262144u     /* bytes of log frames per transmit run */
 #define ALKT__WIRE_MAX ((uint64_t)1 << 40)   /* credit and counters */
 
 static const unsigned char alkt__magic[4] = {'A', 'L', 'K', 'T'};
@@ -5720,6 +5731,18 @@ static size_t alkt__tx_next(alkt_session *s, const unsigned char **p)
     }
     at = (size_t)(s->log_sent % s->log_size);
     k = s->tx_frame_left;
+    {
+        /* the whole frames queued behind it go in the same run, up to the
+         * ring's end (one write per run, not per frame: the syscalls are
+         * what a bulk transfer pays for); connection frames wait at most
+         * one run */
+        uint64_t pos = s->log_sent + s->tx_frame_left;
+        while (k < s->log_size - at && pos < s->log_tail && k < ALKT__TX_RUN_MAX) {
+            size_t f = alkt__log_frame_len(s, pos);
+            k += f;
+            pos += f;
+        }
+    }
     if (k > s->log_size - at) k = s->log_size - at;
     *p = s->log + at;
     s->tx_from_log = 1;
@@ -5730,9 +5753,16 @@ static size_t alkt__tx_next(alkt_session *s, const unsigned char **p)
 static void alkt__tx_advance(alkt_session *s, size_t n)
 {
     if (s->tx_from_log) {
-        s->log_sent += n;
-        s->tx_frame_left -= n;
-        if (s->tx_frame_left == 0) s->seq_sent++;
+        while (n) {   /* frame by frame: seq_sent counts whole frames */
+            size_t m;
+            if (s->tx_frame_left == 0)
+                s->tx_frame_left = alkt__log_frame_len(s, s->log_sent);
+            m = n < s->tx_frame_left ? n : s->tx_frame_left;
+            s->log_sent += m;
+            s->tx_frame_left -= m;
+            n -= m;
+            if (s->tx_frame_left == 0) s->seq_sent++;
+        }
     } else {
         s->ctl_off += n;
     }
@@ -6437,6 +6467,11 @@ ALKTDEF unsigned alkt_dgram_pump_poll(alkt_dgram_pump *p)
         return ALKT_PUMP_DONE;
     if (!(p->flags & ALKT__DF_EP_EOF) && p->out_len == 0) want |= ALKT_PUMP_READ;
     if (p->flags & ALKT__DF_READY) want |= ALKT_PUMP_WRITE;
+    /* the peer's direction is over (its last datagram handed out): a UDP
+     * flow has no half-close, so the app may end ours (endpoint_eof) */
+    if ((p->flags & ALKT__DF_CH_EOF) && !(p->flags & ALKT__DF_READY) &&
+        !(p->flags & ALKT__DF_EP_EOF))
+        want |= ALKT_PUMP_SHUT_WRITE;
     return want;
 }
 
@@ -7871,11 +7906,19 @@ ALKTDEF int alkt_client_open(alkt_client *c, const alkt_open_params *params,
     return alkt_channel_open(&p->session, params, channel);
 }
 
+/* An open the peer withdrew (reset) before we answered it. */
+static int alkt__withdrawn(alkt_session *s, uint32_t channel)
+{
+    const alkt__chan *c = alkt__find(s, channel);
+    return !c || c->state != ALKT_CHANNEL_INCOMING;
+}
+
 ALKTDEF int alkt_client_answer(alkt_client *c, uint32_t peer, uint32_t channel,
                                int ok, uint16_t code)
 {
     alkt_session *s = alkt_node_session(c, peer);
     if (!s || c->is_gateway) return ALKT_ERR_ARG;
+    if (alkt__withdrawn(s, channel)) return ALKT_ERR_RESET;
     return ok ? alkt_channel_accept(s, channel, NULL)
               : alkt_channel_refuse(s, channel, code, "refused by the client");
 }
@@ -7914,6 +7957,7 @@ ALKTDEF int alkt_gateway_target_result(alkt_gateway *g, uint32_t peer,
     alkt_session *s = alkt_node_session(g, peer);
     alkt__grant *gr;
     if (!s || !g->is_gateway) return ALKT_ERR_ARG;
+    if (alkt__withdrawn(s, channel)) return ALKT_ERR_RESET;
     if (ok) return alkt_channel_accept(s, channel, NULL);
     gr = alkt__grant_find(&g->peers[peer - 1], channel);
     if (gr) gr->channel = 0;
@@ -7928,6 +7972,7 @@ ALKTDEF int alkt_gateway_listen_result(alkt_gateway *g, uint32_t peer,
     alkt_session *s = alkt_node_session(g, peer);
     alkt__grant *gr;
     if (!s || !g->is_gateway) return ALKT_ERR_ARG;
+    if (alkt__withdrawn(s, channel)) return ALKT_ERR_RESET;
     if (reply) return alkt_channel_accept(s, channel, reply);
     gr = alkt__grant_find(&g->peers[peer - 1], channel);
     if (gr) gr->channel = 0;
@@ -8084,7 +8129,10 @@ static int alkt__peer_event(alkt_node *n, alkt__peer *p, const alkt_event *se,
         ev->code = se->code;
         return 1;
     case ALKT_EV_OPEN_REQUEST:
-        if (alkt_channel_info_get(&p->session, se->channel, &info) != ALKT_OK) return 0;
+        /* (an open the peer reset before we looked is gone already) */
+        if (alkt_channel_info_get(&p->session, se->channel, &info) != ALKT_OK ||
+            info.state != ALKT_CHANNEL_INCOMING)
+            return 0;
         if (n->is_gateway) {
             alkt__grant *gr = alkt__grant_find(p, 0);
             if (alkt__authorize(n, p->id, &info.params, n->now, NULL) != 0 || !gr) {

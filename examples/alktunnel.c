@@ -1,11 +1,12 @@
-/* alktunnel.c - a TCP tunnel tool on alktunnel.h's roles: relay, gateway and
- * client over real sockets, one poll() loop per process, no threads; plus a
- * plain echo server for demos and tests.
+/* alktunnel.c - a TCP and UDP tunnel tool on alktunnel.h's roles: relay,
+ * gateway and client over real sockets, one poll() loop per process, no
+ * threads; plus a plain echo server (TCP or UDP) for demos and tests.
  *
  * The roles are sans-IO state machines in alktunnel.h. This program is only
  * their I/O: it listens, accepts and connects when a role asks, feeds what
  * the sockets give, writes what the roles peek, runs their timers, and joins
- * every open channel to its local socket with an alkt_pump. Every tunnel
+ * every open channel to its local socket with an alkt_pump (TCP) or an
+ * alkt_dgram_pump (UDP: the header frames the datagrams). Every tunnel
  * decision - paths and backoff, relay pairing, authorization, revocation -
  * is the header's.
  *
@@ -16,15 +17,17 @@
  *   alktunnel client  --id ID --config client.json --gateway GWID=ADDR:PORT
  *                     [-L [BIND:]PORT:HOST:HOSTPORT ...]
  *                     [-R [BIND:]PORT:LOCALHOST:LOCALPORT ...]
- *                     [--via-relay] [--stats SECONDS]
- *   alktunnel echo    --listen ADDR:PORT
+ *                     [-U [BIND:]PORT:HOST:HOSTPORT ...] [--udp-idle SECONDS]
+ *                     [--udp-port-file FILE] [--via-relay] [--stats SECONDS]
+ *   alktunnel echo    --listen ADDR:PORT [--udp]
  *   alktunnel --help
  *
  *   Every subcommand also takes --port-file FILE (after binding, the actual
- *   port of its listen - the client's first -L; a client without -L writes
- *   none - is written there, so tests can bind port 0) and -v (every
- *   connection in the log too); relay, gateway and client take --stats
- *   SECONDS (throughput on stderr every SECONDS).
+ *   port of its listen - the client's first -L, or without -L its first
+ *   -U; a client with neither writes none - is written there, so tests can
+ *   bind port 0) and -v (every connection in the log too); the client's
+ *   --udp-port-file FILE gets its first -U's port. Relay, gateway and
+ *   client take --stats SECONDS (throughput on stderr every SECONDS).
  *
  *   ADDR, HOST, BIND: IPv4 or IPv6 literals (IPv6 in brackets: [::1]:80);
  *   no names are resolved. -L listens on BIND (default 127.0.0.1) PORT (0:
@@ -34,6 +37,32 @@
  *   LOCALHOST:LOCALPORT. --via-relay tries the config's relays before the
  *   direct path. The relay serves the --token values, or with --config
  *   the tokens of the file's relays entries.
+ *
+ *   UDP. -U binds a UDP socket on BIND (default 127.0.0.1) PORT; each
+ *   source address sending to it is a flow with its own channel (substrate
+ *   udp to HOST:HOSTPORT - the resource's protocols must allow udp), its
+ *   datagrams go through as datagrams (an empty one arrives empty) and the
+ *   answers go back to that source. A flow with no datagram either way for
+ *   --udp-idle SECONDS (default 60) ends with the channel's EOF; the next
+ *   datagram from that source opens a new one. The gateway sends each
+ *   udp channel's datagrams from a connected UDP socket of its own to the
+ *   target, and ends the flow when the client does. Backpressure, not
+ *   drops, where the wait is everyone's: a datagram the flow cannot take
+ *   yet (the session with the gateway is not up - the client connects at
+ *   its first open -, the flow's open is on its way, the channel's window
+ *   is full) waits, and the -U socket is not read until it is in - the
+ *   kernel's socket buffer queues behind it, and drops when full, as UDP
+ *   may. Datagrams the tool itself drops are counted, and the count is in
+ *   the flow's close line: those of a flow whose open finds no room (the
+ *   session's channel table or resend log full: that may last while the
+ *   other flows go on), the one waiting when the flow ended, those whose
+ *   send to the source or target failed (an ICMP "port unreachable" from
+ *   the target included). Datagrams that never got a flow (no free slot,
+ *   the -U refused by our own config - then it drops every datagram until
+ *   a reload, logging it once -, shutting down) are counted per -U and
+ *   logged at exit. --udp-idle applies on the client (a flow still
+ *   waiting for its open too); a gateway flow ends with the client's EOF
+ *   or the session. echo --udp sends every datagram back to its sender.
  *
  *   Configs are control-plane documents (alkt_control: resources,
  *   authorizations, revocations, relays - SCHEMAS in alktunnel.h). The file
@@ -45,7 +74,8 @@
  *   (ALKT_CODE_REVOKED). A bad file on reload is logged, the old view kept.
  *
  *   SIGINT / SIGTERM: a gateway or client ends its channels with EOF, not
- *   a reset (every local endpoint is taken as read to its end), waits until
+ *   a reset (every local endpoint is taken as read to its end; -U sockets
+ *   are not read any more), waits until
  *   every pump is done or 3 s pass, says GOAWAY on its sessions and exits
  *   0. Relay and echo exit at once.
  *
@@ -63,21 +93,36 @@
  *                     --gateway gw1=127.0.0.1:7100 -L 8080:127.0.0.1:9000 &
  *   echo hello | nc -N 127.0.0.1 8080       # hello: client, relay, gateway, echo
  *
+ *   For UDP: "protocols":["tcp","udp"] in the resource, an
+ *   `alktunnel echo --listen 127.0.0.1:9001 --udp` target and
+ *   `-U 5353:127.0.0.1:9001` on the client; then
+ *   echo hi | nc -u -w1 127.0.0.1 5353      # hi, back as one datagram
+ *
  * LIMITS (compile-time; memory is allocated at start - only echo allocates
  * per connection)
  *
  *   sockets per process       1024 (listeners, connections, endpoints)
- *   channels with a pump      256 per process, 64 KiB of pump buffer each
+ *   channels with a pump      256 per process (TCP and UDP together), 256
+ *                             KiB each (64 MiB reserved at start, touched
+ *                             as used): a TCP pump reads up to 256 KiB at
+ *                             a time, a datagram pump holds two datagrams
+ *                             of up to 65535 bytes (every UDP payload
+ *                             fits: no datagram is cut or refused for its
+ *                             size)
  *   sessions                  client: one per --gateway (at most 8);
  *                             gateway: 8 clients at once; each session
  *                             64 channels x 256 KiB windows + 1 MiB resend
  *                             log (~17 MiB)
- *   -L, -R                    16 each
+ *   -L, -R, -U                16 each; -U: one datagram waiting per -U
+ *                             (64 KiB each)
  *   config sections           256 resources, authorizations, revocations;
  *                             64 relays; 1 MiB of JSON
  *   relay                     128 connections, 256 KiB held toward each
- *   echo                      64 KiB buffered per connection
- *   substrates                TCP only (udp and unix opens are refused)
+ *   echo                      64 KiB buffered per connection; UDP: one
+ *                             datagram held while its send would block
+ *   substrates                tcp and udp direct opens; forwarded (-R)
+ *                             listens TCP only; unix and host-name opens
+ *                             are refused
  */
 #define _POSIX_C_SOURCE 200809L
 #define ALKTUNNEL_IMPLEMENTATION
@@ -102,7 +147,13 @@
 /* ---- limits ---- */
 #define MAX_SOCKS 1024
 #define MAX_TUNNELS 256
-#define PUMP_BUF 65536u
+#define PUMP_BUF 262144u
+#define UDP_MAX ALKT_DATAGRAM_MAX   /* every UDP payload fits (65507 on IPv4) */
+#define TUNNEL_MEM PUMP_BUF        /* a TCP pump's buffer, or a datagram
+                                      pump's 2 * (UDP_MAX + 2) */
+#define UDP_IDLE_S 60u
+#define UDP_BURST 64             /* datagrams read per socket per wakeup */
+#define UDP_SOCK_BUF (1 << 20)   /* SO_RCVBUF / SO_SNDBUF asked for */
 #define MAX_FORWARDS 16
 #define MAX_GATEWAYS 8
 #define MAX_TOKENS 64
@@ -114,6 +165,9 @@
 #define RELAY_BUF (256u * 1024u)
 #define RELAY_HELD 512           /* relay: read before a connection is joined */
 #define ECHO_BUF 65536u
+#if TUNNEL_MEM < PUMP_BUF || TUNNEL_MEM < 2 * (UDP_MAX + 2)
+#error "a tunnel's area must hold a TCP pump's buffer and a datagram pump's"
+#endif
 #define GATEWAY_PEERS 8u
 #define SESSION_CHANNELS 64u
 #define SESSION_WINDOW 262144u
@@ -150,10 +204,11 @@ typedef struct options {
     size_t token_count;
     gateway_spec gateways[MAX_GATEWAYS];
     size_t gateway_count;
-    forward_spec local[MAX_FORWARDS], remote[MAX_FORWARDS];
-    size_t local_count, remote_count;
-    int via_relay, verbose;
-    unsigned stats_s;
+    forward_spec local[MAX_FORWARDS], remote[MAX_FORWARDS], udp[MAX_FORWARDS];
+    size_t local_count, remote_count, udp_count;
+    int via_relay, verbose, udp_echo;
+    unsigned stats_s, udp_idle_s;
+    const char *udp_port_file;
 } options;
 
 /* ---- sockets and tunnels ---- */
@@ -166,6 +221,9 @@ enum sock_kind {
     K_RELAY,        /* relay: a connection (handle) */
     K_ENDPOINT,     /* a channel's local side (owner: tunnel) */
     K_ECHO,         /* echo: a connection */
+    K_UDP_L,        /* client: a -U socket, shared by its flows (owner: the
+                       -U index) */
+    K_UDP_ECHO,     /* echo --udp: the socket */
     K_WAKE          /* the signal handler's pipe: poll wakes at once */
 };
 
@@ -201,7 +259,6 @@ typedef struct tunnel {
     int code;                   /* reset or refusal code from the events */
     int peer_reset;             /* ... and it was the peer's RESET */
     int want_read;              /* the pump's last poll asked for READ */
-    int stop_eof;               /* shutdown: the local EOF is given */
     int retry_soon;             /* T_WAIT: the open found the resend log
                                    or the channel table full: again after
                                    the next input, not at PEER_UP */
@@ -209,7 +266,34 @@ typedef struct tunnel {
     uint64_t started, deadline;
     alkt_pump pump;
     char what[160];             /* the endpoints, for the log */
+    /* UDP flows (udp set): the datagram pump instead of the byte pump */
+    int udp;
+    int udp_index;              /* client: the -U (its socket is shared);
+                                   gateway: -1 (tunnel.sock is the flow's own
+                                   connected socket) */
+    struct sockaddr_storage src;/* client: the flow's source */
+    socklen_t src_len;
+    int udp_eof;                /* our side ended it (idle, the peer's EOF,
+                                   shutdown): no new datagram joins it */
+    int udp_blocked;            /* client: sendto to the source would block */
+    uint64_t last_active;       /* a datagram either way: for --udp-idle */
+    uint64_t dgrams_in, bytes_in;   /* local -> tunnel */
+    uint64_t dgrams_out, bytes_out; /* tunnel -> local */
+    uint64_t dropped;
+    alkt_dgram_pump dpump;
 } tunnel;
+
+/* Client: a -U socket's state; one datagram may wait for its flow. */
+typedef struct udp_forward {
+    int sock;
+    int held;                   /* our own config refused its opens: every
+                                   datagram is dropped until a reload */
+    int pending;                /* a datagram waits in buf ... */
+    int pending_flow;           /* ... for this tunnel */
+    size_t pending_len;
+    uint64_t turned_away;       /* datagrams that never got a flow */
+    unsigned char buf[UDP_MAX];
+} udp_forward;
 
 typedef struct control_store {
     alkt_resource resources[CONTROL_CAP];
@@ -225,7 +309,7 @@ static struct app {
     sock socks[MAX_SOCKS];
     int sock_high;              /* slots in use are below this */
     tunnel tunnels[MAX_TUNNELS];
-    unsigned char *pump_mem;    /* MAX_TUNNELS * PUMP_BUF */
+    unsigned char *pump_mem;    /* MAX_TUNNELS * TUNNEL_MEM */
     alkt_node *node;
     int is_gateway;
     int remote_tunnel[MAX_FORWARDS];      /* client: -R's tunnel or -1 */
@@ -242,6 +326,7 @@ static struct app {
 } A;
 
 static control_store config_store, reload_store;
+static udp_forward udp_fw[MAX_FORWARDS];
 static volatile sig_atomic_t got_stop, got_hup;
 static int wake_pipe[2] = {-1, -1};
 
@@ -486,13 +571,59 @@ fail:
     return -1;
 }
 
-/* A non-blocking connect: the fd (*now_done 1 when it connected at once),
- * or -1 and errno. */
-static int connect_start(const alkt_ip *ip, uint16_t port, int *now_done)
+/* A UDP socket bound to ip:port (non-blocking), *actual its port; -1 and
+ * errno on failure. */
+static int udp_bind(const alkt_ip *ip, uint16_t port, uint16_t *actual)
 {
     struct sockaddr_storage ss;
     socklen_t len = make_sockaddr(ip, port, &ss);
-    int fd = socket(ss.ss_family, SOCK_STREAM, 0), e;
+    int size = UDP_SOCK_BUF, e;
+    int fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+    if (fd < 0) return -1;
+    /* a burst queues in the kernel while a flow's open is on its way
+     * (capped by the system's maximum: no error when it is lower) */
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+    if (bind(fd, (struct sockaddr *)&ss, len) < 0 || set_nonblocking(fd) < 0) goto fail;
+    len = (socklen_t)sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0) goto fail;
+    {
+        alkt_ip got;
+        read_sockaddr(&ss, &got, actual);
+    }
+    return fd;
+fail:
+    e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+}
+
+/* The same UDP source: family, address and port. */
+static int same_source(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family) return 0;
+    if (a->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)(const void *)a;
+        const struct sockaddr_in6 *y = (const struct sockaddr_in6 *)(const void *)b;
+        return x->sin6_port == y->sin6_port &&
+               memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0 &&
+               x->sin6_scope_id == y->sin6_scope_id;
+    } else {
+        const struct sockaddr_in *x = (const struct sockaddr_in *)(const void *)a;
+        const struct sockaddr_in *y = (const struct sockaddr_in *)(const void *)b;
+        return x->sin_port == y->sin_port &&
+               memcmp(&x->sin_addr, &y->sin_addr, sizeof x->sin_addr) == 0;
+    }
+}
+
+/* A non-blocking connect (type SOCK_STREAM, or SOCK_DGRAM: done at once):
+ * the fd (*now_done 1 when it connected at once), or -1 and errno. */
+static int connect_start(const alkt_ip *ip, uint16_t port, int type, int *now_done)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = make_sockaddr(ip, port, &ss);
+    int fd = socket(ss.ss_family, type, 0), e;
     *now_done = 0;
     if (fd < 0) return -1;
     if (set_nonblocking(fd) < 0) goto fail;
@@ -668,7 +799,7 @@ static int tunnel_new(enum tunnel_state state, int sock_index)
         memset(tu, 0, sizeof *tu);
         tu->state = state;
         tu->sock = sock_index;
-        tu->local = tu->remote = -1;
+        tu->local = tu->remote = tu->udp_index = -1;
         tu->started = now_ns();
         if (sock_index >= 0) A.socks[sock_index].owner = t;
         return t;
@@ -707,6 +838,8 @@ static const char *peer_name(uint32_t peer, char *out, size_t cap)
     if (id) snprintf(out, cap, "%.*s", (int)len, id);
     else if (peer <= GATEWAY_PEERS && A.peer_names[peer][0])
         snprintf(out, cap, "%s", A.peer_names[peer]);   /* the session is gone */
+    else if (!A.is_gateway && peer >= 1 && peer <= A.opt.gateway_count)
+        snprintf(out, cap, "%s", A.opt.gateways[peer - 1].id);   /* none yet */
     else snprintf(out, cap, "peer %u", (unsigned)peer);
     return out;
 }
@@ -721,30 +854,60 @@ static void remote_idle(int r, int held)
     A.remote_retry_at[r] = now_ns() + REMOTE_RETRY_NS;
 }
 
+/* Client: the datagram waiting in the flow's -U for it is dropped. */
+static void udp_drop_pending(int t)
+{
+    tunnel *tu = &A.tunnels[t];
+    udp_forward *u;
+    if (!tu->udp || tu->udp_index < 0) return;
+    u = &udp_fw[tu->udp_index];
+    if (u->pending && u->pending_flow == t) {
+        u->pending = 0;
+        tu->dropped++;
+    }
+}
+
 /* Ends a tunnel: the log line for a pumped channel, the socket closed
  * (with a reset when aborted), the -R slot freed. */
 static void tunnel_end(int t, int aborted, const char *why)
 {
     tunnel *tu = &A.tunnels[t];
     char buf[96], name[ALKT_IDENTITY_MAX + 16];
+    udp_drop_pending(t);
     if (tu->state == T_PUMP) {
         double secs = (double)(now_ns() - tu->started) / 1e9;
         const char *reason = "done", *by = "";
         if (aborted) {
-            int code = tu->code ? tu->code : tu->pump.code;
+            int code = tu->code ? tu->code : tu->udp ? tu->dpump.code : tu->pump.code;
             reason = why ? why : code_text(code, buf, sizeof buf);
             /* whose: the peer's RESET, our endpoint's failure, or ours */
             by = why ? "" : tu->peer_reset ? "reset by the peer: "
                  : tu->endpoint_errno ? "local endpoint failed: " : "reset: ";
         }
-        say("ch %u (%s) closed: %s%s%s%s; %llu bytes local->tunnel, %llu tunnel->local, "
-            "%.2f s [%s]", (unsigned)tu->channel, peer_name(tu->peer, name, sizeof name),
-            by, reason, tu->endpoint_errno ? ": " : "",
-            tu->endpoint_errno ? strerror(tu->endpoint_errno) : "",
-            (unsigned long long)tu->pump.from_endpoint,
-            (unsigned long long)tu->pump.to_endpoint, secs, tu->what);
-        A.done_from += tu->pump.from_endpoint;
-        A.done_to += tu->pump.to_endpoint;
+        if (tu->udp) {
+            say("ch %u (%s) closed: %s%s%s%s; %llu datagrams (%llu bytes) local->tunnel, "
+                "%llu datagrams (%llu bytes) tunnel->local, %llu dropped, %.2f s [%s]",
+                (unsigned)tu->channel, peer_name(tu->peer, name, sizeof name), by, reason,
+                tu->endpoint_errno ? ": " : "",
+                tu->endpoint_errno ? strerror(tu->endpoint_errno) : "",
+                (unsigned long long)tu->dgrams_in, (unsigned long long)tu->bytes_in,
+                (unsigned long long)tu->dgrams_out, (unsigned long long)tu->bytes_out,
+                (unsigned long long)tu->dropped, secs, tu->what);
+            A.done_from += tu->bytes_in;
+            A.done_to += tu->bytes_out;
+        } else {
+            say("ch %u (%s) closed: %s%s%s%s; %llu bytes local->tunnel, %llu tunnel->local, "
+                "%.2f s [%s]", (unsigned)tu->channel, peer_name(tu->peer, name, sizeof name),
+                by, reason, tu->endpoint_errno ? ": " : "",
+                tu->endpoint_errno ? strerror(tu->endpoint_errno) : "",
+                (unsigned long long)tu->pump.from_endpoint,
+                (unsigned long long)tu->pump.to_endpoint, secs, tu->what);
+            A.done_from += tu->pump.from_endpoint;
+            A.done_to += tu->pump.to_endpoint;
+        }
+    } else if (why && tu->udp && tu->dropped) {
+        say("%s: %s; %llu datagram(s) dropped", tu->what, why,
+            (unsigned long long)tu->dropped);
     } else if (why) {
         say("%s: %s", tu->what, why);
     }
@@ -759,21 +922,29 @@ static void pump_start(int t)
 {
     tunnel *tu = &A.tunnels[t];
     alkt_session *s = alkt_node_session(A.node, tu->peer);
+    unsigned char *mem = A.pump_mem + (size_t)t * TUNNEL_MEM;
     char name[ALKT_IDENTITY_MAX + 16];
-    if (!s || alkt_pump_init(&tu->pump, s, tu->channel,
-                             A.pump_mem + (size_t)t * PUMP_BUF, PUMP_BUF) != ALKT_OK) {
+    int rc = !s ? ALKT_ERR_NOT_CONNECTED
+             : tu->udp ? alkt_dgram_pump_init(&tu->dpump, s, tu->channel, mem, TUNNEL_MEM,
+                                              UDP_MAX)
+                       : alkt_pump_init(&tu->pump, s, tu->channel, mem, PUMP_BUF);
+    if (rc != ALKT_OK) {
         if (s) (void)alkt_channel_reset(s, tu->channel, (uint16_t)ALKT_CODE_ENDPOINT_ERROR);
         tunnel_end(t, 1, "no session for the pump");
         return;
     }
     tu->state = T_PUMP;
-    tu->started = now_ns();
+    tu->started = tu->last_active = now_ns();
     tu->want_read = 1;
     say("ch %u (%s) open [%s]", (unsigned)tu->channel,
         peer_name(tu->peer, name, sizeof name), tu->what);
-    if (A.stopping) {
-        tu->stop_eof = 1;
-        (void)alkt_pump_endpoint_eof(&tu->pump);
+    if (A.stopping) {   /* opened late */
+        if (!tu->udp) {
+            (void)alkt_pump_endpoint_eof(&tu->pump);
+        } else {
+            tu->udp_eof = 1;
+            (void)alkt_dgram_pump_endpoint_eof(&tu->dpump);
+        }
     }
 }
 
@@ -851,6 +1022,239 @@ static void pump_read(int t)
     }
 }
 
+/* ---- UDP flows ---- */
+
+/* Our side of a flow ends: the channel's EOF follows its last datagram;
+ * the flow is DONE once the peer's EOF came too. */
+static void udp_end_flow(int t)
+{
+    tunnel *tu = &A.tunnels[t];
+    if (tu->udp_eof) return;
+    tu->udp_eof = 1;
+    (void)alkt_dgram_pump_endpoint_eof(&tu->dpump);
+}
+
+/* A datagram from the flow's endpoint into its pump: 1 taken, 0 it must
+ * wait (the last one is still going in), -1 dropped (counted). */
+static int udp_in(int t, const void *data, size_t len)
+{
+    tunnel *tu = &A.tunnels[t];
+    int rc = alkt_dgram_pump_send(&tu->dpump, data, len);
+    if (rc == ALKT_ERR_WOULD_BLOCK) return 0;
+    if (rc != ALKT_OK) {   /* the flow is ending or reset */
+        tu->dropped++;
+        return -1;
+    }
+    tu->dgrams_in++;
+    tu->bytes_in += len;
+    tu->last_active = now_ns();
+    return 1;
+}
+
+/* Runs one datagram pump as far as it goes without waiting: datagrams to
+ * the endpoint (the client's -U source, or the gateway's target), the end.
+ * 1 when anything moved. */
+static int dgram_service(int t)
+{
+    tunnel *tu = &A.tunnels[t];
+    int moved = 0, round, fd;
+    const struct sockaddr *to = NULL;
+    socklen_t to_len = 0;
+    int *blocked;
+    if (tu->udp_index >= 0) {
+        fd = A.socks[udp_fw[tu->udp_index].sock].fd;
+        to = (const struct sockaddr *)&tu->src;
+        to_len = tu->src_len;
+        blocked = &tu->udp_blocked;
+    } else {
+        fd = A.socks[tu->sock].fd;
+        blocked = &A.socks[tu->sock].out_blocked;
+    }
+    *blocked = 0;
+    for (round = 0; round < UDP_BURST; round++) {
+        unsigned bits = alkt_dgram_pump_poll(&tu->dpump);
+        const void *d;
+        ptrdiff_t n;
+        ssize_t w;
+        if (bits & ALKT_PUMP_ABORT) {
+            tunnel_end(t, 1, NULL);
+            return 1;
+        }
+        if (bits & ALKT_PUMP_DONE) {
+            tunnel_end(t, 0, NULL);
+            return 1;
+        }
+        tu->want_read = (bits & ALKT_PUMP_READ) != 0;
+        if (!(bits & ALKT_PUMP_WRITE) || (n = alkt_dgram_pump_recv(&tu->dpump, &d)) < 0)
+            break;
+        /* (an empty datagram is sent as one: sendto of 0 bytes) */
+        w = to ? sendto(fd, d, (size_t)n, 0, to, to_len) : send(fd, d, (size_t)n, 0);
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            *blocked = 1;
+            break;
+        }
+        if (w < 0) {
+            /* the endpoint may come back (a target not up yet answers
+             * ICMP port unreachable): this datagram is lost, not the flow */
+            tu->dropped++;
+            if (A.opt.verbose) say("ch %u: send: %s [%s]", (unsigned)tu->channel,
+                                   strerror(errno), tu->what);
+        } else {
+            tu->dgrams_out++;
+            tu->bytes_out += (uint64_t)n;
+            tu->last_active = now_ns();
+        }
+        (void)alkt_dgram_pump_delivered(&tu->dpump);
+        moved = 1;
+    }
+    return moved;
+}
+
+/* Gateway: POLLIN on a flow's connected socket - datagrams into the pump
+ * while it takes them. */
+static void udp_target_read(int t)
+{
+    tunnel *tu = &A.tunnels[t];
+    int k;
+    for (k = 0; k < UDP_BURST && tu->state == T_PUMP && tu->want_read; k++) {
+        ssize_t r = recv(A.socks[tu->sock].fd, A.io, UDP_MAX, 0);
+        if (r < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+            /* ICMP for an earlier datagram (ECONNREFUSED: the target port
+             * is closed): that one was lost */
+            tu->dropped++;
+            if (A.opt.verbose) say("ch %u: recv: %s [%s]", (unsigned)tu->channel,
+                                   strerror(errno), tu->what);
+            continue;
+        }
+        /* (r == 0 is an empty datagram, not an end) */
+        if (udp_in(t, A.io, (size_t)r) == 0) {
+            tu->dropped++;   /* READ said it would take one: not expected */
+            return;
+        }
+        tu->want_read = (alkt_dgram_pump_poll(&tu->dpump) & ALKT_PUMP_READ) != 0;
+    }
+}
+
+/* Client: the datagram waiting in -U k goes into its flow when that can
+ * take it. 1 when it moved (or was dropped). */
+static int udp_push(int k)
+{
+    udp_forward *u = &udp_fw[k];
+    tunnel *tu;
+    int r;
+    if (!u->pending) return 0;
+    tu = &A.tunnels[u->pending_flow];
+    if (tu->state == T_WAIT && tu->retry_soon) {
+        /* no room for the open (the resend log, the channel table): that
+         * may last, and the other flows of this -U must not wait. (The
+         * session being made is waited for: every flow of a -U goes to
+         * the same gateway - nothing else could move.) */
+        udp_drop_pending(u->pending_flow);
+        return 1;
+    }
+    if (tu->state != T_PUMP) return 0;   /* the session or the open is on its way */
+    r = udp_in(u->pending_flow, u->buf, u->pending_len);
+    if (r == 0) return 0;
+    u->pending = 0;
+    return 1;
+}
+
+/* Client: a flow for this source on -U k - the one there is, or a new one
+ * (*fresh: its open is to start): the tunnel, or -1 (no slot, the -U is
+ * held, stopping). */
+static int udp_flow(int k, const struct sockaddr_storage *src, socklen_t src_len,
+                    int *fresh)
+{
+    const forward_spec *f = &A.opt.udp[k];
+    char a[64], b[64];
+    alkt_ip ip;
+    uint16_t port;
+    int t;
+    *fresh = 0;
+    for (t = 0; t < MAX_TUNNELS; t++) {
+        const tunnel *tu = &A.tunnels[t];
+        if (tu->state != T_FREE && tu->udp && tu->udp_index == k && !tu->udp_eof &&
+            same_source(&tu->src, src))
+            return t;
+    }
+    *fresh = 1;
+    if (A.stopping || udp_fw[k].held || (t = tunnel_new(T_WAIT, -1)) < 0) return -1;
+    A.tunnels[t].udp = 1;
+    A.tunnels[t].udp_index = k;
+    A.tunnels[t].src = *src;
+    A.tunnels[t].src_len = src_len;
+    A.tunnels[t].last_active = now_ns();
+    read_sockaddr(src, &ip, &port);
+    describe(t, "-U udp %s => %s", ip_port_text(&ip, port, a, sizeof a),
+             ip_port_text(&f->host, f->host_port, b, sizeof b));
+    return t;
+}
+
+static void client_try_open(int t);
+
+/* Client: POLLIN on -U k's socket: each datagram to its source's flow,
+ * until one has to wait. */
+static void udp_listen_read(int k)
+{
+    udp_forward *u = &udp_fw[k];
+    int n;
+    for (n = 0; n < UDP_BURST && !u->pending && !A.stopping; n++) {
+        struct sockaddr_storage src;
+        socklen_t src_len = (socklen_t)sizeof src;
+        ssize_t r = recvfrom(A.socks[u->sock].fd, u->buf, sizeof u->buf, 0,
+                             (struct sockaddr *)&src, &src_len);
+        int t, fresh;
+        if (r < 0) return;   /* EAGAIN; an error of an unconnected socket is no flow's */
+        t = udp_flow(k, &src, src_len, &fresh);
+        if (t < 0) {
+            if (u->turned_away++ == 0) {
+                char a[64];
+                alkt_ip ip;
+                uint16_t port;
+                read_sockaddr(&src, &ip, &port);
+                say("-U %u: a datagram from %s turned away: %s (counted from now on, "
+                    "logged at exit)", (unsigned)A.opt.udp[k].port,
+                    ip_port_text(&ip, port, a, sizeof a),
+                    u->held ? "refused by our own config" : A.stopping ? "stopping"
+                                                                        : "no free slot");
+            }
+            continue;
+        }
+        u->pending = 1;
+        u->pending_flow = t;
+        u->pending_len = (size_t)r;
+        A.tunnels[t].last_active = now_ns();
+        if (fresh) client_try_open(t);   /* (a refusal ends it: the datagram is dropped) */
+        (void)udp_push(k);
+    }
+}
+
+/* Client: flows idle for --udp-idle end (a flow waiting for its session
+ * too); the earliest next deadline, UINT64_MAX when none. */
+static uint64_t udp_idle_check(uint64_t now)
+{
+    uint64_t idle = (uint64_t)A.opt.udp_idle_s * SEC, next = UINT64_MAX;
+    int t;
+    for (t = 0; t < MAX_TUNNELS; t++) {
+        tunnel *tu = &A.tunnels[t];
+        uint64_t due;
+        if (!tu->udp || tu->udp_index < 0 || tu->udp_eof ||
+            (tu->state != T_PUMP && tu->state != T_WAIT))
+            continue;
+        due = tu->last_active + idle;
+        if (now < due) {
+            if (due < next) next = due;
+            continue;
+        }
+        if (A.opt.verbose) say("ch %u idle for %u s: ends [%s]", (unsigned)tu->channel,
+                               A.opt.udp_idle_s, tu->what);
+        if (tu->state == T_WAIT) tunnel_end(t, 0, "idle before its open went out");
+        else udp_end_flow(t);
+    }
+    return next;
+}
+
 static int live_pumps(void)
 {
     int t, n = 0;
@@ -867,8 +1271,14 @@ static void client_try_open(int t)
     int code = 0, rc;
     char buf[96];
     memset(&op, 0, sizeof op);
-    op.substrate = ALKT_SUBSTRATE_TCP;
-    if (tu->remote >= 0) {
+    op.substrate = tu->udp ? ALKT_SUBSTRATE_UDP : ALKT_SUBSTRATE_TCP;
+    if (tu->udp) {
+        const forward_spec *f = &A.opt.udp[tu->udp_index];
+        op.kind = ALKT_OPEN_DIRECT;
+        op.host.kind = ALKT_HOST_IP;
+        op.host.ip = f->host;
+        op.port = f->host_port;
+    } else if (tu->remote >= 0) {
         const forward_spec *f = &A.opt.remote[tu->remote];
         op.kind = ALKT_OPEN_FORWARDED;
         op.listen = f->port;
@@ -904,11 +1314,16 @@ static void client_try_open(int t)
         tu->retry_soon = 1;
         tu->peer = peer;
     } else {
-        int remote = tu->remote;
-        char why[128];
-        snprintf(why, sizeof why, "open refused here: %s",
+        int remote = tu->remote, udp = tu->udp ? tu->udp_index : -1;
+        char why[192];
+        snprintf(why, sizeof why, "open refused here: %s%s",
                  rc == ALKT_ERR_NO_CHANNEL ? code_text(code, buf, sizeof buf)
-                                           : alkt_strerror(rc));
+                                           : alkt_strerror(rc),
+                 udp >= 0 && rc == ALKT_ERR_NO_CHANNEL
+                     ? " (this -U drops every datagram until a reload)" : "");
+        /* our own config said no: only a reload can change that, so a
+         * flood of datagrams is not a flood of opens and log lines */
+        if (udp >= 0 && rc == ALKT_ERR_NO_CHANNEL) udp_fw[udp].held = 1;
         tunnel_end(t, 0, why);
         if (remote >= 0) remote_idle(remote, rc == ALKT_ERR_NO_CHANNEL);
     }
@@ -939,7 +1354,7 @@ static void client_open_remote(int r)
 static void node_connect(const alkt_role_event *ev)
 {
     char a[64];
-    int done, i, fd = connect_start(&ev->ip, ev->port, &done);
+    int done, i, fd = connect_start(&ev->ip, ev->port, SOCK_STREAM, &done);
     ip_port_text(&ev->ip, ev->port, a, sizeof a);
     if (fd < 0 || (i = sock_add(fd, K_NODE)) < 0) {
         if (A.opt.verbose) say("connect %s: %s", a, fd < 0 ? strerror(errno) : "no socket slot");
@@ -982,9 +1397,10 @@ static void endpoint_answer(int t, int ok, int err)
     }
 }
 
-/* The peer opened a channel to a local target: connect to it. */
+/* The peer opened a channel to a local target: connect to it (udp: a
+ * connected UDP socket, ready at once). */
 static void endpoint_connect(const alkt_role_event *ev, const alkt_ip *ip, uint16_t port,
-                             const char *what)
+                             int udp, const char *what)
 {
     int done = 0, i = -1, t, fd = -1;
     char name[ALKT_IDENTITY_MAX + 16];
@@ -993,12 +1409,18 @@ static void endpoint_connect(const alkt_role_event *ev, const alkt_ip *ip, uint1
     if (A.stopping) {
         code = (uint16_t)ALKT_CODE_SHUTDOWN;
         why = "shutting down";
-    } else if ((fd = connect_start(ip, port, &done)) < 0) {
+    } else if ((fd = connect_start(ip, port, udp ? SOCK_DGRAM : SOCK_STREAM, &done)) < 0) {
         why = strerror(errno);
     } else if ((i = sock_add(fd, K_ENDPOINT)) < 0 || (t = tunnel_new(T_CONNECTING, i)) < 0) {
         why = "no free socket or channel slot";
     } else {
         tunnel *tu = &A.tunnels[t];
+        if (udp) {
+            int size = UDP_SOCK_BUF;
+            (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+            (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+            tu->udp = 1;
+        }
         tu->peer = ev->peer;
         tu->channel = ev->channel;
         tu->deadline = now_ns() + ENDPOINT_CONNECT_NS;
@@ -1019,16 +1441,17 @@ static void gateway_target(const alkt_role_event *ev)
 {
     char what[160], a[64], name[ALKT_IDENTITY_MAX + 16];
     const alkt_open_params *p = &ev->params;
-    if (p->substrate != ALKT_SUBSTRATE_TCP || p->host.kind != ALKT_HOST_IP) {
-        say("ch %u (%s) refused: only TCP to an IP literal is served",
+    int udp = p->substrate == ALKT_SUBSTRATE_UDP;
+    if ((p->substrate != ALKT_SUBSTRATE_TCP && !udp) || p->host.kind != ALKT_HOST_IP) {
+        say("ch %u (%s) refused: only TCP and UDP to an IP literal are served",
             (unsigned)ev->channel, peer_name(ev->peer, name, sizeof name));
         (void)alkt_gateway_target_result(A.node, ev->peer, ev->channel, 0,
                                          (uint16_t)ALKT_CODE_TARGET_REFUSED);
         return;
     }
-    snprintf(what, sizeof what, "%s => target %s", peer_name(ev->peer, name, sizeof name),
-             ip_port_text(&p->host.ip, p->port, a, sizeof a));
-    endpoint_connect(ev, &p->host.ip, p->port, what);
+    snprintf(what, sizeof what, "%s => target %s%s", peer_name(ev->peer, name, sizeof name),
+             udp ? "udp " : "", ip_port_text(&p->host.ip, p->port, a, sizeof a));
+    endpoint_connect(ev, &p->host.ip, p->port, udp, what);
 }
 
 static void gateway_listen(const alkt_role_event *ev)
@@ -1113,6 +1536,14 @@ static void client_incoming(const alkt_role_event *ev)
     size_t r;
     for (r = 0; r < A.opt.remote_count; r++)
         if (A.opt.remote[r].port == ev->params.listen) break;
+    if (ev->params.substrate != ALKT_SUBSTRATE_TCP) {   /* -R is TCP only */
+        say("ch %u (%s) refused: a forwarded %s open (-R is TCP only)",
+            (unsigned)ev->channel, peer_name(ev->peer, name, sizeof name),
+            alkt_substrate_name(ev->params.substrate));
+        (void)alkt_client_answer(A.node, ev->peer, ev->channel, 0,
+                                 (uint16_t)ALKT_CODE_TARGET_REFUSED);
+        return;
+    }
     if (r == A.opt.remote_count) {
         say("ch %u (%s) refused: no -R for port %u", (unsigned)ev->channel,
             peer_name(ev->peer, name, sizeof name), (unsigned)ev->params.listen);
@@ -1124,7 +1555,7 @@ static void client_incoming(const alkt_role_event *ev)
     else snprintf(b, sizeof b, "?");
     snprintf(what, sizeof what, "-R %u from %s => %s", (unsigned)ev->params.listen, b,
              ip_port_text(&A.opt.remote[r].host, A.opt.remote[r].host_port, a, sizeof a));
-    endpoint_connect(ev, &A.opt.remote[r].host, A.opt.remote[r].host_port, what);
+    endpoint_connect(ev, &A.opt.remote[r].host, A.opt.remote[r].host_port, 0, what);
 }
 
 static void channel_event(const alkt_role_event *ev)
@@ -1137,7 +1568,7 @@ static void channel_event(const alkt_role_event *ev)
     switch (ev->channel_event) {
     case ALKT_EV_OPENED:
         if (tu->state != T_OPENING) break;
-        if (tu->sock >= 0) {
+        if (tu->sock >= 0 || tu->udp) {   /* (a -U flow shares its socket) */
             pump_start(t);
         } else {
             alkt_channel_info info;
@@ -1175,14 +1606,28 @@ static void channel_event(const alkt_role_event *ev)
             tunnel_end(t, tu->state != T_LISTEN, why);
         }
         break;
+    case ALKT_EV_READABLE:
+        /* a UDP flow ends when either side ends it: the peer's EOF (its
+         * idle timeout, its shutdown) ends ours too - the datagram pump
+         * does not tell, the channel does */
+        if (tu->udp && tu->state == T_PUMP && !tu->udp_eof) {
+            alkt_channel_info info;
+            alkt_session *s = alkt_node_session(A.node, tu->peer);
+            if (s && alkt_channel_info_get(s, tu->channel, &info) == ALKT_OK && info.peer_eof) {
+                if (A.opt.verbose) say("ch %u: the peer ended the flow [%s]",
+                                       (unsigned)tu->channel, tu->what);
+                udp_end_flow(t);
+            }
+        }
+        break;
     default:
-        break;   /* READABLE, WRITABLE: the pumps are polled after events */
+        break;   /* WRITABLE: the pumps are polled after events */
     }
 }
 
 static void node_event(const alkt_role_event *ev)
 {
-    char name[ALKT_IDENTITY_MAX + 16], buf[96];
+    char name[ALKT_IDENTITY_MAX + 16], buf[96], a[64];
     int t, i;
     switch (ev->type) {
     case ALKT_REV_CONNECT:
@@ -1190,8 +1635,17 @@ static void node_event(const alkt_role_event *ev)
         break;
     case ALKT_REV_CLOSE:
         i = sock_by_handle(K_NODE, ev->conn);
-        if (A.opt.verbose) say("conn %08x: closed", (unsigned)ev->conn);
+        if (ev->code)
+            say("conn %08x%s%s: closed by the node: %s", (unsigned)ev->conn,
+                i >= 0 && A.socks[i].addr[0] ? " to " : "", i >= 0 ? A.socks[i].addr : "",
+                code_text(ev->code, buf, sizeof buf));
+        else if (A.opt.verbose)
+            say("conn %08x: closed", (unsigned)ev->conn);
         if (i >= 0) sock_close(i, 0);
+        break;
+    case ALKT_REV_PATH_FAILED:
+        say("path to %s via %s failed: %s", peer_name(ev->peer, name, sizeof name),
+            ip_port_text(&ev->ip, ev->port, a, sizeof a), code_text(ev->code, buf, sizeof buf));
         break;
     case ALKT_REV_PEER_UP:
         peer_name(ev->peer, name, sizeof name);
@@ -1271,6 +1725,7 @@ static void node_flush(void)
 static void node_settle(void)
 {
     int round, t;
+    size_t k;
     for (round = 0; round < 64; round++) {
         alkt_role_event ev;
         int progress = 0;
@@ -1279,7 +1734,11 @@ static void node_settle(void)
             progress = 1;
         }
         for (t = 0; t < MAX_TUNNELS; t++)
-            if (A.tunnels[t].state == T_PUMP && pump_service(t)) progress = 1;
+            if (A.tunnels[t].state == T_PUMP &&
+                (A.tunnels[t].udp ? dgram_service(t) : pump_service(t)))
+                progress = 1;
+        for (k = 0; k < A.opt.udp_count; k++)
+            if (udp_push((int)k)) progress = 1;
         node_flush();
         if (!progress) break;
     }
@@ -1314,6 +1773,7 @@ static void node_reload(void)
         reload_store.ctl.resource_count, reload_store.ctl.authorization_count,
         reload_store.ctl.revocation_count, reload_store.ctl.relay_count, revoked);
     for (k = 0; k < A.opt.remote_count; k++) A.remote_hold[k] = 0;
+    for (k = 0; k < A.opt.udp_count; k++) udp_fw[k].held = 0;
 }
 
 static void begin_stop(uint64_t now)
@@ -1331,16 +1791,16 @@ static void begin_stop(uint64_t now)
         alkt_session *s;
         switch (tu->state) {
         case T_PUMP:
-            tu->stop_eof = 1;
-            (void)alkt_pump_endpoint_eof(&tu->pump);
+            if (tu->udp) udp_end_flow(t);
+            else (void)alkt_pump_endpoint_eof(&tu->pump);
             break;
         case T_OPENING:
             s = alkt_node_session(A.node, tu->peer);
             if (s) (void)alkt_channel_reset(s, tu->channel, (uint16_t)ALKT_CODE_SHUTDOWN);
-            tunnel_end(t, 1, NULL);
+            tunnel_end(t, 1, tu->udp ? "shutting down before its open was answered" : NULL);
             break;
         case T_WAIT:
-            tunnel_end(t, 1, NULL);
+            tunnel_end(t, 1, tu->udp ? "shutting down before its open went out" : NULL);
             break;
         default:
             break;   /* connects finish or time out; listens end with the session */
@@ -1355,8 +1815,9 @@ static void print_stats(uint64_t now)
     int t, live = 0;
     for (t = 0; t < MAX_TUNNELS; t++)
         if (A.tunnels[t].state == T_PUMP) {
-            from += A.tunnels[t].pump.from_endpoint;
-            to += A.tunnels[t].pump.to_endpoint;
+            const tunnel *tu = &A.tunnels[t];
+            from += tu->udp ? tu->bytes_in : tu->pump.from_endpoint;
+            to += tu->udp ? tu->bytes_out : tu->pump.to_endpoint;
             live++;
         }
     if (secs <= 0) secs = 1e-9;
@@ -1407,7 +1868,7 @@ static int node_setup(void)
     }
     A.node = (alkt_node *)malloc(sizeof *A.node);
     mem = malloc(need);
-    A.pump_mem = (unsigned char *)malloc((size_t)MAX_TUNNELS * PUMP_BUF);
+    A.pump_mem = (unsigned char *)malloc((size_t)MAX_TUNNELS * TUNNEL_MEM);
     if (!A.node || !mem || !A.pump_mem) {
         fprintf(stderr, "alktunnel: out of memory (%zu bytes for the node)\n", need);
         return 1;
@@ -1440,7 +1901,7 @@ static int run_node(void)
     char a[64];
     int rc, i, t, first_port = -1;
     size_t k;
-    uint64_t now;
+    uint64_t now, udp_due = UINT64_MAX;
     if ((rc = node_setup()) != 0) return rc;
     for (k = 0; k < MAX_FORWARDS; k++) A.remote_tunnel[k] = -1;
     if (A.is_gateway) {
@@ -1482,6 +1943,33 @@ static int run_node(void)
                 ip_port_text(&f->host, f->host_port, b, sizeof b));
         }
     }
+    for (k = 0; k < A.opt.udp_count; k++) {
+        forward_spec *f = &A.opt.udp[k];
+        alkt_ip lo;
+        uint16_t port;
+        int fd;
+        char b[64];
+        memset(&lo, 0, sizeof lo);
+        lo.family = 4;
+        lo.bytes[0] = 127;
+        lo.bytes[3] = 1;
+        if (!f->has_bind) f->bind = lo;
+        fd = udp_bind(&f->bind, f->port, &port);
+        if (fd < 0 || (i = sock_add(fd, K_UDP_L)) < 0) {
+            say("-U bind %s: %s", ip_port_text(&f->bind, f->port, a, sizeof a),
+                fd < 0 ? strerror(errno) : "no socket slot");
+            return 1;
+        }
+        f->port = port;
+        A.socks[i].owner = (int)k;
+        udp_fw[k].sock = i;
+        if (first_port < 0) first_port = port;
+        if (k == 0 && A.opt.udp_port_file &&
+            write_port_file(A.opt.udp_port_file, (unsigned)port) != 0)
+            return 1;
+        say("-U udp %s => %s", ip_port_text(&f->bind, port, a, sizeof a),
+            ip_port_text(&f->host, f->host_port, b, sizeof b));
+    }
     if (A.opt.port_file && first_port >= 0 &&
         write_port_file(A.opt.port_file, (unsigned)first_port) != 0)
         return 1;
@@ -1508,6 +1996,7 @@ static int run_node(void)
                 client_open_remote((int)k);
         for (t = 0; t < MAX_TUNNELS; t++)
             if (A.tunnels[t].state == T_WAIT && A.tunnels[t].retry_soon) client_try_open(t);
+        udp_due = A.opt.udp_count ? udp_idle_check(now) : UINT64_MAX;
         node_settle();
         if (A.stopping && live_pumps() == 0) break;
         if (A.opt.stats_s && now >= A.stats_at) {
@@ -1535,6 +2024,14 @@ static int run_node(void)
                     ev = (short)((A.tunnels[t].want_read ? POLLIN : 0) |
                                  (so->out_blocked ? POLLOUT : 0));
                 break;   /* waiting for the open: not read yet */
+            case K_UDP_L:
+                /* a datagram waiting for its flow: the kernel queues the rest */
+                ev = udp_fw[so->owner].pending || A.stopping ? 0 : POLLIN;
+                for (t = 0; t < MAX_TUNNELS; t++)
+                    if (A.tunnels[t].state == T_PUMP && A.tunnels[t].udp &&
+                        A.tunnels[t].udp_index == so->owner && A.tunnels[t].udp_blocked)
+                        ev = (short)(ev | POLLOUT);
+                break;
             default:
                 break;
             }
@@ -1559,6 +2056,7 @@ static int run_node(void)
         for (k = 0; k < A.opt.remote_count; k++)
             if (A.remote_tunnel[k] < 0 && !A.remote_hold[k] && !A.stopping)
                 ms = ms_until(now, A.remote_retry_at[k], ms);
+        ms = ms_until(now, udp_due, ms);
         polled = A.sock_high;   /* (accepts below may add slots) */
         n = poll(pfd, (nfds_t)polled, ms);
         if (n < 0 && errno != EINTR) {
@@ -1623,6 +2121,9 @@ static int run_node(void)
             case K_LISTEN_FWD:
                 gateway_forward_accept(so->owner);
                 break;
+            case K_UDP_L:
+                if (re & (POLLIN | POLLERR)) udp_listen_read(so->owner);
+                break;   /* POLLOUT: the flows' service at the top */
             case K_WAKE:
                 wake_drain(so->fd);
                 break;
@@ -1658,6 +2159,14 @@ static int run_node(void)
                 if (A.tunnels[t].state == T_CONNECTING) {
                     int err = connect_result(so->fd);
                     endpoint_answer(t, err == 0, err);
+                } else if (A.tunnels[t].state == T_PUMP && A.tunnels[t].udp) {
+                    if (A.tunnels[t].want_read && (re & (POLLIN | POLLERR))) {
+                        udp_target_read(t);
+                    } else if (re & POLLERR) {
+                        /* ICMP for a datagram sent: lost; the flow goes on */
+                        A.tunnels[t].dropped++;
+                        (void)connect_result(so->fd);   /* (reading clears it) */
+                    }
                 } else if (A.tunnels[t].state == T_PUMP) {
                     if (A.tunnels[t].want_read && (re & (POLLIN | POLLHUP | POLLERR))) {
                         pump_read(t);
@@ -1687,6 +2196,10 @@ static int run_node(void)
                 tunnel_end(t, 1, A.tunnels[t].state == T_PUMP ? "cut at the stop deadline"
                                                               : NULL);
         for (i = 0; i < A.sock_high; i++) sock_close(i, 0);
+        for (k = 0; k < A.opt.udp_count; k++)
+            if (udp_fw[k].turned_away)
+                say("-U %u: %llu datagram(s) turned away without a flow",
+                    (unsigned)A.opt.udp[k].port, (unsigned long long)udp_fw[k].turned_away);
         say("stopped (%d session(s) closed)", closed);
     }
     return 0;
@@ -2023,6 +2536,64 @@ static int run_echo(void)
     return 0;
 }
 
+/* echo --udp: every datagram back to its sender, an empty one as an empty
+ * one. One datagram is held while the socket will not take it (no read
+ * until it is out): the kernel's buffer queues the rest. */
+static int run_echo_udp(void)
+{
+    static unsigned char buf[UDP_MAX];
+    struct pollfd pfd[2];
+    struct sockaddr_storage from;
+    socklen_t from_len = 0;
+    ssize_t held = -1;           /* the datagram in buf, waiting to go back */
+    uint64_t echoed = 0, dropped = 0;
+    char a[64];
+    uint16_t port;
+    int fd = udp_bind(&A.opt.listen_ip, A.opt.listen_port, &port);
+    if (fd < 0) {
+        say("bind %s: %s", ip_port_text(&A.opt.listen_ip, A.opt.listen_port, a, sizeof a),
+            strerror(errno));
+        return 1;
+    }
+    (void)sock_add(fd, K_UDP_ECHO);
+    say("udp echo listening on %s", ip_port_text(&A.opt.listen_ip, port, a, sizeof a));
+    if (A.opt.port_file && write_port_file(A.opt.port_file, port) != 0) return 1;
+    while (!got_stop) {
+        int k, n;
+        pfd[0].fd = fd;
+        pfd[0].events = held >= 0 ? POLLOUT : POLLIN;
+        pfd[0].revents = 0;
+        pfd[1].fd = wake_pipe[0];
+        pfd[1].events = POLLIN;
+        pfd[1].revents = 0;
+        n = poll(pfd, 2, POLL_MAX_MS);
+        if (n < 0 && errno != EINTR) {
+            say("poll: %s", strerror(errno));
+            return 1;
+        }
+        if (n <= 0) continue;
+        if (pfd[1].revents) wake_drain(wake_pipe[0]);
+        for (k = 0; k < UDP_BURST; k++) {
+            if (held < 0) {
+                from_len = (socklen_t)sizeof from;
+                held = recvfrom(fd, buf, sizeof buf, 0, (struct sockaddr *)&from, &from_len);
+                if (held < 0) break;   /* EAGAIN (or an ICMP error: no one's) */
+            }
+            if (sendto(fd, buf, (size_t)held, 0, (struct sockaddr *)&from, from_len) < 0) {
+                if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
+                dropped++;
+                if (A.opt.verbose) say("sendto: %s", strerror(errno));
+            } else {
+                echoed++;
+            }
+            held = -1;
+        }
+    }
+    say("stopped (%llu datagram(s) echoed, %llu dropped)", (unsigned long long)echoed,
+        (unsigned long long)dropped);
+    return 0;
+}
+
 /* ---- main ---- */
 static void usage(FILE *f)
 {
@@ -2032,10 +2603,13 @@ static void usage(FILE *f)
         "       alktunnel client  --id ID --config client.json --gateway GWID=ADDR:PORT ...\n"
         "                         [-L [BIND:]PORT:HOST:HOSTPORT ...]\n"
         "                         [-R [BIND:]PORT:LOCALHOST:LOCALPORT ...] [--via-relay]\n"
-        "       alktunnel echo    --listen ADDR:PORT\n"
+        "                         [-U [BIND:]PORT:HOST:HOSTPORT ...] [--udp-idle SECONDS]\n"
+        "                         [--udp-port-file FILE]\n"
+        "       alktunnel echo    --listen ADDR:PORT [--udp]\n"
         "every subcommand: [--port-file FILE] [-v]; relay, gateway, client: [--stats SECONDS]\n"
-        "ADDR, HOST, BIND: IP literals, IPv6 in brackets ([::1]:80). -L binds\n"
+        "ADDR, HOST, BIND: IP literals, IPv6 in brackets ([::1]:80). -L and -U bind\n"
         "127.0.0.1 by default; PORT 0 picks a free port (--port-file tells it).\n"
+        "-U: a UDP flow per source, ended after --udp-idle seconds (default 60).\n"
         "Signals: SIGHUP reloads a gateway's or client's config; SIGINT/SIGTERM end\n"
         "channels with EOF and exit within 3 s. Exit: 0 ok, 1 runtime, 2 usage/config.\n");
 }
@@ -2069,7 +2643,7 @@ static int parse_args(int argc, char **argv)
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = strcmp(arg, "--via-relay") != 0 && strcmp(arg, "-v") != 0 &&
                     strcmp(arg, "--verbose") != 0 && strcmp(arg, "--help") != 0 &&
-                    strcmp(arg, "-h") != 0;
+                    strcmp(arg, "-h") != 0 && strcmp(arg, "--udp") != 0;
         if (takes && !val) return bad_usage("missing value for", arg);
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             usage(stdout);
@@ -2107,6 +2681,21 @@ static int parse_args(int argc, char **argv)
             if (parse_forward(val, 0, &o->remote[o->remote_count]) != 0)
                 return bad_usage("bad -R [BIND:]PORT:LOCALHOST:LOCALPORT", val);
             o->remote_count++;
+        } else if (strcmp(arg, "-U") == 0) {
+            if (o->udp_count == MAX_FORWARDS) return bad_usage("too many -U", NULL);
+            if (parse_forward(val, 1, &o->udp[o->udp_count]) != 0)
+                return bad_usage("bad -U [BIND:]PORT:HOST:HOSTPORT", val);
+            o->udp_count++;
+        } else if (strcmp(arg, "--udp-idle") == 0) {
+            char *end;
+            unsigned long v = strtoul(val, &end, 10);
+            if (*val == 0 || *end || v == 0 || v > 86400)
+                return bad_usage("bad --udp-idle SECONDS (1..86400)", val);
+            o->udp_idle_s = (unsigned)v;
+        } else if (strcmp(arg, "--udp-port-file") == 0) {
+            o->udp_port_file = val;
+        } else if (strcmp(arg, "--udp") == 0) {
+            o->udp_echo = 1;
         } else if (strcmp(arg, "--via-relay") == 0) {
             o->via_relay = 1;
         } else if (strcmp(arg, "--stats") == 0) {
@@ -2124,6 +2713,12 @@ static int parse_args(int argc, char **argv)
         }
         if (takes) i++;
     }
+    if (strcmp(role, "client") != 0 &&
+        (o->udp_count || o->udp_idle_s || o->udp_port_file))
+        return bad_usage("-U, --udp-idle and --udp-port-file are the client's", NULL);
+    if (strcmp(role, "echo") != 0 && o->udp_echo)
+        return bad_usage("--udp is echo's", NULL);
+    if (!o->udp_idle_s) o->udp_idle_s = UDP_IDLE_S;
     if (strcmp(role, "relay") == 0) {
         if (!o->has_listen) return bad_usage("relay needs --listen", NULL);
         if (!o->token_count && !o->config) return bad_usage("relay needs --token or --config", NULL);
@@ -2144,7 +2739,7 @@ static int parse_args(int argc, char **argv)
         if (!o->has_listen) return bad_usage("echo needs --listen", NULL);
         if (o->id || o->config || o->token_count || o->gateway_count || o->local_count ||
             o->remote_count || o->via_relay || o->stats_s)
-            return bad_usage("echo takes --listen, --port-file, -v only", NULL);
+            return bad_usage("echo takes --listen, --udp, --port-file, -v only", NULL);
     } else {
         return bad_usage("unknown subcommand", role);
     }
@@ -2179,7 +2774,7 @@ int main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     if (strcmp(A.role, "relay") == 0) return run_relay();
-    if (strcmp(A.role, "echo") == 0) return run_echo();
+    if (strcmp(A.role, "echo") == 0) return A.opt.udp_echo ? run_echo_udp() : run_echo();
     A.is_gateway = strcmp(A.role, "gateway") == 0;
     return run_node();
 }

@@ -731,6 +731,8 @@ static void rd_run(alksim_source *src)
         unsigned bits = alkt_dgram_pump_poll(&d);
         int live;
         ALK_CHECK(!(bits & ALKT_PUMP_ABORT), "the datagram pump aborted (%d)", d.code);
+        /* the echo ends only after us: never a "peer done" before that */
+        ALK_CHECK(!(bits & ALKT_PUMP_SHUT_WRITE), "SHUT_WRITE before the echo's EOF");
         if (bits & ALKT_PUMP_DONE) break;
         live = alksim_source_done(src);   /* out of input: no more stalls */
         if (live) w.segment = 1500;

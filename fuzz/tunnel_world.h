@@ -446,29 +446,39 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
             uint16_t code = ok ? 0 : (uint16_t)ALKT_CODE_TARGET_REFUSED;
             ALK_CHECK(!incoming || ev.params.kind == ALKT_OPEN_FORWARDED,
                       "incoming: not a forwarded open");
-            ALK_CHECK((incoming ? alkt_client_answer(n, ev.peer, ev.channel, ok, code)
-                                : alkt_gateway_target_result(n, ev.peer, ev.channel, ok, code)) ==
-                          ALKT_OK,
-                      "answer an open");
+            {
+                int rc = incoming ? alkt_client_answer(n, ev.peer, ev.channel, ok, code)
+                                  : alkt_gateway_target_result(n, ev.peer, ev.channel, ok, code);
+                /* (withdrawn by the opener: the endpoint goes) */
+                ALK_CHECK(rc == ALKT_OK || rc == ALKT_ERR_RESET,
+                          "answer to the open of %u on side %d: %s", ev.channel, side,
+                          alkt_strerror(rc));
+                if (rc == ALKT_ERR_RESET && t) {
+                    t->used = 0;
+                    t = NULL;
+                }
+            }
             if (t)
                 ALK_CHECK(alkt_pump_init(&t->p, alkt_node_session(n, ev.peer), ev.channel,
                                          t->buf, sizeof t->buf) == ALKT_OK, "target pump");
             break;
         }
         case ALKT_REV_LISTEN:
-            if (w->accept_listens) {
+            {
                 alkt_listen_reply r;
+                int rc;
                 memset(&r, 0, sizeof r);
                 tw_ip4(&r.address, 192, 0, 2, 10);
                 r.port = ev.params.listen;
-                ALK_CHECK(alkt_gateway_listen_result(n, ev.peer, ev.channel, &r, 0) == ALKT_OK,
-                          "grant listen");
-                w->listen_peer = ev.peer;
-                w->listen_channel = ev.channel;
-            } else {
-                ALK_CHECK(alkt_gateway_listen_result(n, ev.peer, ev.channel, NULL,
-                                                     ALKT_CODE_LISTEN_FAILED) == ALKT_OK,
-                          "refuse listen");
+                rc = alkt_gateway_listen_result(n, ev.peer, ev.channel,
+                                                w->accept_listens ? &r : NULL,
+                                                ALKT_CODE_LISTEN_FAILED);
+                ALK_CHECK(rc == ALKT_OK || rc == ALKT_ERR_RESET, "answer a listen: %s",
+                          alkt_strerror(rc));
+                if (w->accept_listens && rc == ALKT_OK) {
+                    w->listen_peer = ev.peer;
+                    w->listen_channel = ev.channel;
+                }
             }
             break;
         case ALKT_REV_PATH_FAILED:

@@ -771,6 +771,7 @@ TEST dgram_pump_carries_empty_and_full_datagrams_in_order(void)
         ASSERT_EQ(ALKT_ERR_WOULD_BLOCK, (int)alkt_dgram_pump_recv(&d, &none));
     }
     /* our EOF after the last one; the echo's EOF ends the other way: DONE */
+    ASSERT_FALSE(alkt_dgram_pump_poll(&d) & ALKT_PUMP_SHUT_WRITE);   /* the peer goes on */
     ASSERT_EQ(ALKT_OK, alkt_dgram_pump_endpoint_eof(&d));
     ASSERT_EQ(ALKT_ERR_STATE, alkt_dgram_pump_send(&d, mem, 1));
     for (rounds = 0; rounds < 200 && alkt_dgram_pump_poll(&d) != ALKT_PUMP_DONE; rounds++)
