@@ -1463,8 +1463,7 @@ typedef struct alkt__grant {
 } alkt__grant;
 
 typedef struct alkt__peer {
-    uint8_t state, up_event, down_event, resumed;
-    int down_code;
+    uint8_t state;
     char id[ALKT_ID_MAX + 1];     /* client: the gateway; gateway: the client */
     char key[ALKT_ID_MAX + 1];    /* the resource whose authorization's
                                      secret keys the session */
@@ -7548,7 +7547,6 @@ static void alkt__route(alkt_node *n, alkt__nconn *c)
         }
         memset(p->grants, 0, (size_t)sc.max_channels * sizeof(alkt__grant));
         p->state = ALKT__P_LIVE;
-        p->up_event = p->down_event = 0;
         memcpy(p->id, client, sizeof client);
         memcpy(p->key, resource, sizeof resource);
     }
@@ -7899,7 +7897,6 @@ ALKTDEF int alkt_client_open(alkt_client *c, const alkt_open_params *params,
         p->state = ALKT__P_LIVE;
         p->path = p->failures = 0;
         p->retry_at = c->now;
-        p->up_event = p->down_event = 0;
         return ALKT_ERR_NOT_CONNECTED;
     }
     if (!p->session.established_once) return ALKT_ERR_NOT_CONNECTED;
