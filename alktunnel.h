@@ -6744,40 +6744,28 @@ static void alkt__rrequest(alkt_relay_server *r, alkt__rconn *c)
     }
 }
 
-/* The request's bytes: as many as it still needs. */
+/* The request's bytes, one at a time, each field checked at the byte
+ * where it is known; the request ends at its last byte. */
 static size_t alkt__rrequest_bytes(alkt_relay_server *r, alkt__rconn *c,
                                    const unsigned char *d, size_t len)
 {
     size_t used = 0;
     while (used < len && c->state == ALKT__R_REQUEST && !c->closing) {
-        size_t need = 7;
-        if (c->req_len >= 7) need = 8u + c->req[6];
-        if (c->req_len >= 8u + c->req[6]) need = 8u + c->req[6] + c->req[7 + c->req[6]];
-        if (c->req_len >= 7 && (c->req[6] == 0 || c->req[6] > ALKT_TOKEN_MAX)) {
-            alkt__rend(r, c, ALKT__RST_BAD_REQUEST);
-            r->stats.refused++;
-            break;
-        }
-        if (c->req_len >= 8u + c->req[6] &&
-            (c->req[7 + c->req[6]] == 0 || c->req[7 + c->req[6]] > ALKT_ID_MAX)) {
-            alkt__rend(r, c, ALKT__RST_BAD_REQUEST);
-            r->stats.refused++;
-            break;
-        }
-        if (c->req_len == need) {
-            alkt__rrequest(r, c);
-            break;
-        }
+        size_t n, tl;
+        int bad;
         c->req[c->req_len++] = d[used++];
-        if (c->req_len == 4 && memcmp(c->req, alkt__relay_magic, 4) != 0) {
-            alkt__rend(r, c, ALKT__RST_BAD_REQUEST);   /* not a relay client */
+        n = c->req_len;
+        tl = c->req[6];
+        if (n == 4) bad = memcmp(c->req, alkt__relay_magic, 4) != 0;  /* not ours */
+        else if (n == 7) bad = tl == 0 || tl > ALKT_TOKEN_MAX;
+        else if (n >= 8 && n == 8 + tl) bad = c->req[7 + tl] == 0 || c->req[7 + tl] > ALKT_ID_MAX;
+        else bad = 0;
+        if (bad) {
             r->stats.refused++;
-            break;
+            alkt__rend(r, c, ALKT__RST_BAD_REQUEST);
+        } else if (n > 8 + tl && n == 8 + tl + c->req[7 + tl]) {
+            alkt__rrequest(r, c);
         }
-    }
-    if (c->state == ALKT__R_REQUEST && !c->closing && c->req_len >= 8) {
-        size_t need = 8u + c->req[6] + c->req[7 + c->req[6]];
-        if (c->req_len == need) alkt__rrequest(r, c);
     }
     return used;
 }

@@ -385,6 +385,23 @@ TEST relay_refuses_bad_requests_with_a_status(void)
     alkt_relay_handle_input(&t.r, c, b, n, 0);
     ASSERT_EQ(1, tr_status(&t, c));
     ASSERT(tr_closes(&t, c));
+    /* lengths: a token of 0 bytes is refused at its length byte, an id of
+     * 65 at its length byte, before any byte of it arrives */
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
+    ASSERT_EQ((ptrdiff_t)7, alkt_relay_handle_input(&t.r, c, "ALKR\1\1\0", 7, 0));
+    ASSERT_EQ(1, tr_status(&t, c));
+    ASSERT(tr_closes(&t, c));
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
+    n = tr_req(b, 1, "tok-one", "gw1");
+    b[7 + 7] = 65;
+    ASSERT_EQ((ptrdiff_t)(8 + 7), alkt_relay_handle_input(&t.r, c, b, 8 + 7, 0));
+    ASSERT_EQ(1, tr_status(&t, c));
+    ASSERT(tr_closes(&t, c));
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
+    b[7 + 7] = 64;   /* 64 is fine: the request goes on */
+    ASSERT_EQ((ptrdiff_t)(8 + 7), alkt_relay_handle_input(&t.r, c, b, 8 + 7, 0));
+    ASSERT_EQ(-1, tr_status(&t, c));
+    alkt_relay_handle_closed(&t.r, c, 0);
     /* silence: the request timeout closes without a status */
     ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
     ASSERT_EQ(5000000000ull, alkt_relay_poll_timeout(&t.r));
@@ -406,6 +423,11 @@ TEST relay_joins_by_token_and_id_and_expires_offers(void)
     /* an offer for gw1 under tok-two; a client for gw1 under tok-one does
      * not meet it, and gives up after wait_ns */
     ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &g));
+    {   /* not joined: no room to read into, and no pointer either */
+        void *room = &t;
+        ASSERT_EQ((size_t)0, alkt_relay_read_buffer(&t.r, g, &room));
+        ASSERT_EQ(NULL, room);
+    }
     n = tr_req(b, 2, "tok-two", "gw1");
     alkt_relay_handle_input(&t.r, g, b, n, 0);
     ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &cl));
