@@ -7103,7 +7103,8 @@ static int alkt__node_init(alkt_node *n, const alkt_node_config *cfg, void *mem,
     sc.identity_len = 1;
     n->session_mem = alkt_session_mem_size(&sc);
     p = (unsigned char *)(((uintptr_t)mem + 7u) & ~(uintptr_t)7u);
-    memset(p, 0, mem_len - (size_t)(p - (unsigned char *)mem));
+    /* (what the layout uses, not the rest of a larger area) */
+    memset(p, 0, alkt_node_mem_size(cfg) - 16);
     n->peers = (alkt__peer *)(void *)p;
     p += alkt__align8((size_t)c.max_peers * sizeof(alkt__peer));
     for (i = 0; i < c.max_peers; i++) {
