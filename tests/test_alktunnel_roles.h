@@ -432,12 +432,15 @@ TEST relay_joins_by_token_and_id_and_expires_offers(void)
     alkt_relay_handle_input(&t.r, g, b, n, 0);
     ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &cl));
     n = tr_req(b, 1, "tok-one", "gw1");
-    alkt_relay_handle_input(&t.r, cl, b, n, 0);
+    alkt_relay_handle_input(&t.r, cl, b, n, 2000000000ull);   /* at 2 s */
     ASSERT_EQ(-1, tr_status(&t, cl));
     alkt_relay_stats_get(&t.r, &st);
     ASSERT_EQ(1u, st.offers);
     ASSERT_EQ(1u, st.waiting);
-    alkt_relay_handle_timeout(&t.r, 5000000000ull);
+    /* waiting is timed from the request, not from the accept */
+    alkt_relay_handle_timeout(&t.r, 6999999999ull);
+    ASSERT_EQ(-1, tr_status(&t, cl));
+    alkt_relay_handle_timeout(&t.r, 7000000000ull);
     ASSERT_EQ(3, tr_status(&t, cl));
     ASSERT(tr_closes(&t, cl));
     /* refreshes keep the offer past its lifetime; silence ends it */
