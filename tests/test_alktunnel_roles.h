@@ -678,6 +678,33 @@ TEST roles_failures_are_refused_and_reported(void)
     PASS();
 }
 
+/* The gateway's offers back off while a relay is down, and start from the
+ * bottom again once one got through: a relay that comes back and dies
+ * again is retried within backoff_min, not after the old long wait. */
+TEST roles_offer_backoff_resets_when_the_relay_is_back(void)
+{
+    tw_world w;
+    unsigned before;
+    tw_init(&w, 0, TR_FAR);
+    tw_run(&w, TW_SEC);                 /* an offer is at the relay */
+    tw_kill_relay(&w);
+    tw_run(&w, w.now + 20 * TW_SEC);    /* many failed offers: long backoff */
+    ASSERT(w.connects_refused >= 6);
+    w.relay_down = 0;                   /* back */
+    tw_run(&w, w.now + 12 * TW_SEC);
+    {
+        alkt_relay_stats st;
+        alkt_relay_stats_get(&w.relay, &st);
+        ASSERT_EQ(1u, st.offers);       /* the offer got in again */
+    }
+    before = w.connects_refused;
+    tw_kill_relay(&w);
+    tw_run(&w, w.now + 350000000ull);   /* 0.35 s: retries at 0.1 and 0.3 s */
+    ASSERT_EQ(before + 2, w.connects_refused);
+    tw_free(&w);
+    PASS();
+}
+
 /* Every call refuses what it cannot use, and changes nothing. */
 TEST roles_refuse_bad_arguments(void)
 {
@@ -857,6 +884,7 @@ SUITE(alkt_roles_suite)
     RUN_TEST(roles_backoff_is_bounded_and_grows);
     RUN_TEST(roles_forwarded_listen_opens_channels_back);
     RUN_TEST(roles_refuse_bad_arguments);
+    RUN_TEST(roles_offer_backoff_resets_when_the_relay_is_back);
     RUN_TEST(roles_failures_are_refused_and_reported);
     RUN_TEST(roles_restarting_client_is_not_locked_out);
     RUN_TEST(relay_refuses_bad_requests_with_a_status);
