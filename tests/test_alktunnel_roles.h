@@ -737,6 +737,25 @@ TEST roles_refuse_bad_arguments(void)
     c.backoff_max_ns = 1;
     ASSERT_EQ((size_t)0, alkt_node_mem_size(&c));
     c.backoff_min_ns = c.backoff_max_ns = 0;
+    {   /* every limit: taken at its edge, refused one past it */
+        int past;
+        for (past = 0; past < 2; past++) {
+            uint32_t one = (uint32_t)past;
+            alkt_node_config e;
+#define TN_LIMIT(field, edge)                                                 \
+    do {                                                                      \
+        e = c;                                                                \
+        e.field = (edge) + one;                                               \
+        ASSERTm(#field, (alkt_node_mem_size(&e) > 0) == !past);               \
+    } while (0)
+            TN_LIMIT(max_peers, 1024u);
+            TN_LIMIT(max_resources, 65535u);
+            TN_LIMIT(max_authorizations, 65535u);
+            TN_LIMIT(max_relays, 64u);
+            TN_LIMIT(offers_per_relay, 16u);
+#undef TN_LIMIT
+        }
+    }
     ASSERT_EQ(ALKT_ERR_NOMEM, alkt_client_init(&n, &c, mem, 16, 0));
     ASSERT_EQ(ALKT_ERR_NOMEM, alkt_client_init(&n, &c, mem, alkt_node_mem_size(&c) - 1, 0));
     memset(&rc, 0, sizeof rc);
