@@ -7937,17 +7937,26 @@ ALKTDEF alkt_session *alkt_node_session(alkt_node *n, uint32_t peer)
     return &n->peers[peer - 1].session;
 }
 
-ALKTDEF int alkt_gateway_target_result(alkt_gateway *g, uint32_t peer,
-                                       uint32_t channel, int ok, uint16_t code)
+/* The gateway's answer to an open it asked the app about: accept (with a
+ * listen reply for forwarded opens) or refuse, releasing its grant. */
+static int alkt__gateway_answer(alkt_gateway *g, uint32_t peer, uint32_t channel, int ok,
+                                const alkt_listen_reply *reply, uint16_t code,
+                                const char *reason)
 {
     alkt_session *s = alkt_node_session(g, peer);
     alkt__grant *gr;
     if (!s || !g->is_gateway) return ALKT_ERR_ARG;
     if (alkt__withdrawn(s, channel)) return ALKT_ERR_RESET;
-    if (ok) return alkt_channel_accept(s, channel, NULL);
+    if (ok) return alkt_channel_accept(s, channel, reply);
     gr = alkt__grant_find(&g->peers[peer - 1], channel);
     if (gr) gr->channel = 0;
-    return alkt_channel_refuse(s, channel, code, "the target refused");
+    return alkt_channel_refuse(s, channel, code, reason);
+}
+
+ALKTDEF int alkt_gateway_target_result(alkt_gateway *g, uint32_t peer,
+                                       uint32_t channel, int ok, uint16_t code)
+{
+    return alkt__gateway_answer(g, peer, channel, ok, NULL, code, "the target refused");
 }
 
 ALKTDEF int alkt_gateway_listen_result(alkt_gateway *g, uint32_t peer,
@@ -7955,14 +7964,8 @@ ALKTDEF int alkt_gateway_listen_result(alkt_gateway *g, uint32_t peer,
                                        const alkt_listen_reply *reply,
                                        uint16_t code)
 {
-    alkt_session *s = alkt_node_session(g, peer);
-    alkt__grant *gr;
-    if (!s || !g->is_gateway) return ALKT_ERR_ARG;
-    if (alkt__withdrawn(s, channel)) return ALKT_ERR_RESET;
-    if (reply) return alkt_channel_accept(s, channel, reply);
-    gr = alkt__grant_find(&g->peers[peer - 1], channel);
-    if (gr) gr->channel = 0;
-    return alkt_channel_refuse(s, channel, code, "the gateway could not listen");
+    return alkt__gateway_answer(g, peer, channel, reply != NULL, reply, code,
+                                "the gateway could not listen");
 }
 
 ALKTDEF int alkt_gateway_forward(alkt_gateway *g, uint32_t peer,
