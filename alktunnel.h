@@ -924,6 +924,60 @@ ALKTDEF void alkt_hmac_sha256(const void *key, size_t key_len, const void *data,
 /* 1 when equal; time depends on len only, never on the contents */
 ALKTDEF int alkt_ct_equal(const void *a, const void *b, size_t len);
 
+/* ---- ChaCha20-Poly1305 (RFC 8439), X25519 (RFC 7748), HKDF (RFC 5869) ----
+ * The encrypted session's primitives, usable on their own. Constant time:
+ * no branch and no memory index depends on a key, a scalar, a plaintext or
+ * a tag (checked under valgrind with the secrets marked undefined, see
+ * tests/ctgrind.c); the lengths are public. */
+#define ALKT_AEAD_KEY 32
+#define ALKT_AEAD_NONCE 12
+#define ALKT_AEAD_TAG 16
+#define ALKT_X25519_SIZE 32
+
+/* out = in XOR the ChaCha20 key stream from block `counter` (RFC 8439
+ * 2.4); out may equal in. At most 2^32 - counter blocks of 64 bytes. */
+ALKTDEF void alkt_chacha20(unsigned char *out, const unsigned char *in,
+                           size_t len, const unsigned char key[ALKT_AEAD_KEY],
+                           const unsigned char nonce[ALKT_AEAD_NONCE],
+                           uint32_t counter);
+/* The Poly1305 tag of msg under a one-time key (RFC 8439 2.5). */
+ALKTDEF void alkt_poly1305(unsigned char tag[ALKT_AEAD_TAG], const void *msg,
+                           size_t len, const unsigned char key[32]);
+/* AEAD_CHACHA20_POLY1305 (RFC 8439 2.8): out gets len bytes of ciphertext
+ * and the 16-byte tag after them; out may equal plain. A (key, nonce)
+ * pair must never seal twice. */
+ALKTDEF void alkt_aead_seal(unsigned char *out,
+                            const unsigned char key[ALKT_AEAD_KEY],
+                            const unsigned char nonce[ALKT_AEAD_NONCE],
+                            const void *aad, size_t aad_len,
+                            const void *plain, size_t len);
+/* ALKT_OK and sealed_len - 16 bytes of plaintext in out; ALKT_ERR_AUTH when
+ * the tag does not match (or sealed_len < 16), and then out is not written
+ * at all: the tag is checked before anything is decrypted. out may equal
+ * sealed. */
+ALKTDEF int alkt_aead_open(unsigned char *out,
+                           const unsigned char key[ALKT_AEAD_KEY],
+                           const unsigned char nonce[ALKT_AEAD_NONCE],
+                           const void *aad, size_t aad_len,
+                           const void *sealed, size_t sealed_len);
+/* X25519 (RFC 7748 5): out = scalar * point (u-coordinates, 32 bytes little
+ * endian; the scalar is clamped, the point's top bit ignored). An all-zero
+ * out means the point had small order: refuse it. */
+ALKTDEF void alkt_x25519(unsigned char out[ALKT_X25519_SIZE],
+                         const unsigned char scalar[ALKT_X25519_SIZE],
+                         const unsigned char point[ALKT_X25519_SIZE]);
+/* The public key of a private scalar: scalar * 9. */
+ALKTDEF void alkt_x25519_base(unsigned char out[ALKT_X25519_SIZE],
+                              const unsigned char scalar[ALKT_X25519_SIZE]);
+/* HKDF-SHA-256 (RFC 5869): extract, then expand up to 255 * 32 bytes
+ * (ALKT_ERR_ARG past that, nothing written). */
+ALKTDEF void alkt_hkdf_extract(unsigned char prk[ALKT_SHA256_SIZE],
+                               const void *salt, size_t salt_len,
+                               const void *ikm, size_t ikm_len);
+ALKTDEF int alkt_hkdf_expand(unsigned char *okm, size_t okm_len,
+                             const unsigned char prk[ALKT_SHA256_SIZE],
+                             const void *info, size_t info_len);
+
 /* ---- session: one authenticated channel mux over one byte stream ----------
  * See SESSION in the top comment for the wire format and the rules. */
 #define ALKT_PROTOCOL_VERSION 1u
@@ -1607,6 +1661,9 @@ ALKTDEF int alkt_gateway_forward(alkt_gateway *g, uint32_t peer,
 #ifndef ALKTUNNEL_ASSERT
 #include <assert.h>
 #define ALKTUNNEL_ASSERT(c) assert(c)
+#endif
+#ifndef ALKTUNNEL_CT_COUNT
+#define ALKTUNNEL_CT_COUNT(n) ((void)0)
 #endif
 #ifndef ALKTUNNEL_PLANTED_BUG
 #define ALKTUNNEL_PLANTED_BUG 0
@@ -4657,10 +4714,567 @@ ALKTDEF int alkt_ct_equal(const void *a, const void *b, size_t len)
     unsigned int d = 0;
     size_t i;
 
+    ALKTUNNEL_CT_COUNT(len);
     for (i = 0; i < len; i++)
         d |= (unsigned int)(x[i] ^ y[i]);
     /* d is 0..255: (d - 1) >> 8 has bit 0 set only when d == 0 */
     return (int)(1u & ((d - 1u) >> 8));
+}
+
+/* ---- ChaCha20 (RFC 8439 2.3, 2.4) ------------------------------------------- */
+static uint32_t alkt__le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static void alkt__putle32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+
+#define ALKT__ROTL32(x, n) (((x) << (n)) | ((x) >> (32 - (n))))
+#define ALKT__QROUND(a, b, c, d)                                              \
+    do {                                                                     \
+        a += b; d ^= a; d = ALKT__ROTL32(d, 16);                             \
+        c += d; b ^= c; b = ALKT__ROTL32(b, 12);                             \
+        a += b; d ^= a; d = ALKT__ROTL32(d, 8);                              \
+        c += d; b ^= c; b = ALKT__ROTL32(b, 7);                              \
+    } while (0)
+
+/* One 64-byte block of key stream for the state st (st[12] the counter). */
+static void alkt__chacha20_block(uint32_t ks[16], const uint32_t st[16])
+{
+    uint32_t x0 = st[0], x1 = st[1], x2 = st[2], x3 = st[3], x4 = st[4],
+             x5 = st[5], x6 = st[6], x7 = st[7], x8 = st[8], x9 = st[9],
+             x10 = st[10], x11 = st[11], x12 = st[12], x13 = st[13],
+             x14 = st[14], x15 = st[15];
+    int i;
+    for (i = 0; i < 10; i++) {
+        ALKT__QROUND(x0, x4, x8, x12);  /* columns */
+        ALKT__QROUND(x1, x5, x9, x13);
+        ALKT__QROUND(x2, x6, x10, x14);
+        ALKT__QROUND(x3, x7, x11, x15);
+        ALKT__QROUND(x0, x5, x10, x15); /* diagonals */
+        ALKT__QROUND(x1, x6, x11, x12);
+        ALKT__QROUND(x2, x7, x8, x13);
+        ALKT__QROUND(x3, x4, x9, x14);
+    }
+    ks[0] = x0 + st[0]; ks[1] = x1 + st[1]; ks[2] = x2 + st[2];
+    ks[3] = x3 + st[3]; ks[4] = x4 + st[4]; ks[5] = x5 + st[5];
+    ks[6] = x6 + st[6]; ks[7] = x7 + st[7]; ks[8] = x8 + st[8];
+    ks[9] = x9 + st[9]; ks[10] = x10 + st[10]; ks[11] = x11 + st[11];
+    ks[12] = x12 + st[12]; ks[13] = x13 + st[13]; ks[14] = x14 + st[14];
+    ks[15] = x15 + st[15];
+}
+
+ALKTDEF void alkt_chacha20(unsigned char *out, const unsigned char *in,
+                           size_t len, const unsigned char key[ALKT_AEAD_KEY],
+                           const unsigned char nonce[ALKT_AEAD_NONCE],
+                           uint32_t counter)
+{
+    uint32_t st[16], ks[16];
+    unsigned char tail[64];
+    int i;
+    st[0] = 0x61707865u; /* "expand 32-byte k" */
+    st[1] = 0x3320646eu;
+    st[2] = 0x79622d32u;
+    st[3] = 0x6b206574u;
+    for (i = 0; i < 8; i++) st[4 + i] = alkt__le32(key + 4 * i);
+    st[12] = counter;
+    for (i = 0; i < 3; i++) st[13 + i] = alkt__le32(nonce + 4 * i);
+    while (len >= 64) {
+        alkt__chacha20_block(ks, st);
+        for (i = 0; i < 16; i++)
+            alkt__putle32(out + 4 * i, alkt__le32(in + 4 * i) ^ ks[i]);
+        st[12]++;
+        out += 64;
+        in += 64;
+        len -= 64;
+    }
+    if (len) {
+        size_t j;
+        alkt__chacha20_block(ks, st);
+        for (i = 0; i < 16; i++) alkt__putle32(tail + 4 * i, ks[i]);
+        for (j = 0; j < len; j++) out[j] = (unsigned char)(in[j] ^ tail[j]);
+        alkt__sha256_wipe(tail, sizeof tail);
+    }
+    alkt__sha256_wipe(st, sizeof st);
+    alkt__sha256_wipe(ks, sizeof ks);
+}
+
+/* ---- Poly1305 (RFC 8439 2.5): 26-bit limbs, 64-bit products ---------------- */
+typedef struct alkt__poly {
+    uint32_t r[5], h[5], pad[4];
+} alkt__poly;
+
+static void alkt__poly_init(alkt__poly *p, const unsigned char key[32])
+{
+    /* r clamped (RFC 8439 2.5.1) while it is split into limbs */
+    p->r[0] = alkt__le32(key + 0) & 0x3ffffffu;
+    p->r[1] = (alkt__le32(key + 3) >> 2) & 0x3ffff03u;
+    p->r[2] = (alkt__le32(key + 6) >> 4) & 0x3ffc0ffu;
+    p->r[3] = (alkt__le32(key + 9) >> 6) & 0x3f03fffu;
+    p->r[4] = (alkt__le32(key + 12) >> 8) & 0x00fffffu;
+    p->h[0] = p->h[1] = p->h[2] = p->h[3] = p->h[4] = 0;
+    p->pad[0] = alkt__le32(key + 16);
+    p->pad[1] = alkt__le32(key + 20);
+    p->pad[2] = alkt__le32(key + 24);
+    p->pad[3] = alkt__le32(key + 28);
+}
+
+/* h = (h + block) * r mod 2^130 - 5 for each 16-byte block; hibit is 2^128
+ * in limb 4 (1 << 24) for full blocks, 0 for the padded last one. */
+static void alkt__poly_blocks(alkt__poly *p, const unsigned char *m, size_t n,
+                              uint32_t hibit)
+{
+    const uint32_t M = 0x3ffffffu;
+    uint32_t r0 = p->r[0], r1 = p->r[1], r2 = p->r[2], r3 = p->r[3], r4 = p->r[4];
+    uint32_t s1 = r1 * 5, s2 = r2 * 5, s3 = r3 * 5, s4 = r4 * 5;
+    uint32_t h0 = p->h[0], h1 = p->h[1], h2 = p->h[2], h3 = p->h[3], h4 = p->h[4];
+    while (n >= 16) {
+        uint64_t d0, d1, d2, d3, d4;
+        uint32_t c;
+        h0 += alkt__le32(m + 0) & M;
+        h1 += (alkt__le32(m + 3) >> 2) & M;
+        h2 += (alkt__le32(m + 6) >> 4) & M;
+        h3 += (alkt__le32(m + 9) >> 6) & M;
+        h4 += (alkt__le32(m + 12) >> 8) | hibit;
+        d0 = (uint64_t)h0 * r0 + (uint64_t)h1 * s4 + (uint64_t)h2 * s3 +
+             (uint64_t)h3 * s2 + (uint64_t)h4 * s1;
+        d1 = (uint64_t)h0 * r1 + (uint64_t)h1 * r0 + (uint64_t)h2 * s4 +
+             (uint64_t)h3 * s3 + (uint64_t)h4 * s2;
+        d2 = (uint64_t)h0 * r2 + (uint64_t)h1 * r1 + (uint64_t)h2 * r0 +
+             (uint64_t)h3 * s4 + (uint64_t)h4 * s3;
+        d3 = (uint64_t)h0 * r3 + (uint64_t)h1 * r2 + (uint64_t)h2 * r1 +
+             (uint64_t)h3 * r0 + (uint64_t)h4 * s4;
+        d4 = (uint64_t)h0 * r4 + (uint64_t)h1 * r3 + (uint64_t)h2 * r2 +
+             (uint64_t)h3 * r1 + (uint64_t)h4 * r0;
+        c = (uint32_t)(d0 >> 26); h0 = (uint32_t)d0 & M;
+        d1 += c; c = (uint32_t)(d1 >> 26); h1 = (uint32_t)d1 & M;
+        d2 += c; c = (uint32_t)(d2 >> 26); h2 = (uint32_t)d2 & M;
+        d3 += c; c = (uint32_t)(d3 >> 26); h3 = (uint32_t)d3 & M;
+        d4 += c; c = (uint32_t)(d4 >> 26); h4 = (uint32_t)d4 & M;
+        h0 += c * 5; c = h0 >> 26; h0 &= M;
+        h1 += c;
+        m += 16;
+        n -= 16;
+    }
+    p->h[0] = h0; p->h[1] = h1; p->h[2] = h2; p->h[3] = h3; p->h[4] = h4;
+}
+
+/* data as whole blocks, the last one zero-padded to 16 (the AEAD's layout) */
+static void alkt__poly_padded(alkt__poly *p, const unsigned char *d, size_t n)
+{
+    unsigned char b[16];
+    size_t full = n & ~(size_t)15;
+    alkt__poly_blocks(p, d, full, 1u << 24);
+    if (n > full) {
+        memset(b, 0, sizeof b);
+        memcpy(b, d + full, n - full);
+        alkt__poly_blocks(p, b, 16, 1u << 24);
+    }
+}
+
+static void alkt__poly_finish(alkt__poly *p, unsigned char tag[16])
+{
+    const uint32_t M = 0x3ffffffu;
+    uint32_t h0 = p->h[0], h1 = p->h[1], h2 = p->h[2], h3 = p->h[3], h4 = p->h[4];
+    uint32_t g0, g1, g2, g3, g4, c, mask;
+    uint64_t f;
+    c = h1 >> 26; h1 &= M;
+    h2 += c; c = h2 >> 26; h2 &= M;
+    h3 += c; c = h3 >> 26; h3 &= M;
+    h4 += c; c = h4 >> 26; h4 &= M;
+    h0 += c * 5; c = h0 >> 26; h0 &= M;
+    h1 += c;
+    /* g = h + 5 - 2^130: when it does not go negative, h >= p and g is h
+     * reduced; choose without a branch */
+    g0 = h0 + 5; c = g0 >> 26; g0 &= M;
+    g1 = h1 + c; c = g1 >> 26; g1 &= M;
+    g2 = h2 + c; c = g2 >> 26; g2 &= M;
+    g3 = h3 + c; c = g3 >> 26; g3 &= M;
+    g4 = h4 + c - (1u << 26);
+    mask = (g4 >> 31) - 1u; /* all ones when g4 did not borrow */
+    h0 = (h0 & ~mask) | (g0 & mask);
+    h1 = (h1 & ~mask) | (g1 & mask);
+    h2 = (h2 & ~mask) | (g2 & mask);
+    h3 = (h3 & ~mask) | (g3 & mask);
+    h4 = (h4 & ~mask) | (g4 & mask);
+    /* h mod 2^128, plus the pad */
+    f = (uint64_t)(h0 | h1 << 26) + p->pad[0];
+    alkt__putle32(tag + 0, (uint32_t)f);
+    f = (uint64_t)(h1 >> 6 | h2 << 20) + p->pad[1] + (f >> 32);
+    alkt__putle32(tag + 4, (uint32_t)f);
+    f = (uint64_t)(h2 >> 12 | h3 << 14) + p->pad[2] + (f >> 32);
+    alkt__putle32(tag + 8, (uint32_t)f);
+    f = (uint64_t)(h3 >> 18 | h4 << 8) + p->pad[3] + (f >> 32);
+    alkt__putle32(tag + 12, (uint32_t)f);
+    alkt__sha256_wipe(p, sizeof *p);
+}
+
+ALKTDEF void alkt_poly1305(unsigned char tag[ALKT_AEAD_TAG], const void *msg,
+                           size_t len, const unsigned char key[32])
+{
+    const unsigned char *m = (const unsigned char *)msg;
+    size_t full = len & ~(size_t)15;
+    alkt__poly p;
+    alkt__poly_init(&p, key);
+    alkt__poly_blocks(&p, m, full, 1u << 24);
+    if (len > full) {
+        unsigned char b[16];
+        memset(b, 0, sizeof b);
+        memcpy(b, m + full, len - full);
+        b[len - full] = 1; /* the last block's own high bit */
+        alkt__poly_blocks(&p, b, 16, 0);
+    }
+    alkt__poly_finish(&p, tag);
+}
+
+/* ---- AEAD_CHACHA20_POLY1305 (RFC 8439 2.8) ---------------------------------- */
+static void alkt__aead_tag(unsigned char tag[16],
+                           const unsigned char key[ALKT_AEAD_KEY],
+                           const unsigned char nonce[ALKT_AEAD_NONCE],
+                           const void *aad, size_t aad_len,
+                           const unsigned char *ct, size_t len)
+{
+    static const unsigned char zero[32] = {0};
+    unsigned char otk[32], lens[16];
+    alkt__poly p;
+    alkt_chacha20(otk, zero, sizeof otk, key, nonce, 0); /* 2.6: block 0 */
+    alkt__poly_init(&p, otk);
+    alkt__poly_padded(&p, (const unsigned char *)aad, aad_len);
+    alkt__poly_padded(&p, ct, len);
+    alkt__putle32(lens + 0, (uint32_t)aad_len);
+    alkt__putle32(lens + 4, (uint32_t)((uint64_t)aad_len >> 32));
+    alkt__putle32(lens + 8, (uint32_t)len);
+    alkt__putle32(lens + 12, (uint32_t)((uint64_t)len >> 32));
+    alkt__poly_blocks(&p, lens, 16, 1u << 24);
+    alkt__poly_finish(&p, tag);
+    alkt__sha256_wipe(otk, sizeof otk);
+}
+
+ALKTDEF void alkt_aead_seal(unsigned char *out,
+                            const unsigned char key[ALKT_AEAD_KEY],
+                            const unsigned char nonce[ALKT_AEAD_NONCE],
+                            const void *aad, size_t aad_len,
+                            const void *plain, size_t len)
+{
+    alkt_chacha20(out, (const unsigned char *)plain, len, key, nonce, 1);
+    alkt__aead_tag(out + len, key, nonce, aad, aad_len, out, len);
+}
+
+#if ALKTUNNEL_PLANTED_BUG == 7
+/* planted: a tag comparison that stops at the first difference */
+static int alkt__tag_equal(const unsigned char *a, const unsigned char *b)
+{
+    size_t i;
+    for (i = 0; i < ALKT_AEAD_TAG; i++) {
+        ALKTUNNEL_CT_COUNT(1);
+        if (a[i] != b[i]) return 0;
+    }
+    return 1;
+}
+#else
+static int alkt__tag_equal(const unsigned char *a, const unsigned char *b)
+{
+    return alkt_ct_equal(a, b, ALKT_AEAD_TAG);
+}
+#endif
+
+ALKTDEF int alkt_aead_open(unsigned char *out,
+                           const unsigned char key[ALKT_AEAD_KEY],
+                           const unsigned char nonce[ALKT_AEAD_NONCE],
+                           const void *aad, size_t aad_len,
+                           const void *sealed, size_t sealed_len)
+{
+    const unsigned char *c = (const unsigned char *)sealed;
+    unsigned char tag[ALKT_AEAD_TAG];
+    size_t len;
+    int ok;
+    if (sealed_len < ALKT_AEAD_TAG) return ALKT_ERR_AUTH;
+    len = sealed_len - ALKT_AEAD_TAG;
+    alkt__aead_tag(tag, key, nonce, aad, aad_len, c, len);
+    if (ALKTUNNEL_PLANTED_BUG == 8) /* planted: plaintext out before the check */
+        alkt_chacha20(out, c, len, key, nonce, 1);
+    ok = alkt__tag_equal(tag, c + len);
+    alkt__sha256_wipe(tag, sizeof tag);
+    if (!ok) return ALKT_ERR_AUTH;
+    if (ALKTUNNEL_PLANTED_BUG != 8) alkt_chacha20(out, c, len, key, nonce, 1);
+    return ALKT_OK;
+}
+
+/* ---- X25519 (RFC 7748): GF(2^255 - 19) in ten limbs of 26 and 25 bits -----
+ * Limb i holds bits [ceil(25.5 i), ceil(25.5 (i + 1))). Limbs are unsigned
+ * and "carried" when below 2^26 (even) / 2^25 (odd) give or take a little;
+ * sums of two carried values, and differences (f + 2p - g), go straight
+ * into a multiplication: its 64-bit column sums stay below 2^63. */
+typedef uint64_t alkt__fe[10];
+
+static void alkt__fe_carry(uint64_t h[10])
+{
+    uint64_t c;
+    int i;
+    for (i = 0; i < 9; i++) {
+        unsigned w = 26u - (unsigned)(i & 1);
+        c = h[i] >> w;
+        h[i] &= ((uint64_t)1 << w) - 1;
+        h[i + 1] += c;
+    }
+    c = h[9] >> 25;
+    h[9] &= ((uint64_t)1 << 25) - 1;
+    h[0] += 19 * c;           /* 2^255 = 19 */
+    c = h[0] >> 26;
+    h[0] &= ((uint64_t)1 << 26) - 1;
+    h[1] += c;
+}
+
+static void alkt__fe_mul(alkt__fe h, const alkt__fe f, const alkt__fe g)
+{
+    uint64_t t[10], g19[10], f2[10];
+    int i, j;
+    for (i = 0; i < 10; i++) {
+        t[i] = 0;
+        g19[i] = 19 * g[i];
+        f2[i] = (i & 1) ? 2 * f[i] : f[i];
+    }
+    /* f_i g_j weighs 2^(off_i + off_j) = 2^off_(i+j), doubled when both
+     * are odd; past limb 9 it wraps around times 19 */
+    for (i = 0; i < 10; i++)
+        for (j = 0; j < 10; j++) {
+            uint64_t a = (j & 1) ? f2[i] : f[i];
+            if (i + j < 10)
+                t[i + j] += a * g[j];
+            else
+                t[i + j - 10] += a * g19[j];
+        }
+    alkt__fe_carry(t);
+    for (i = 0; i < 10; i++) h[i] = t[i];
+}
+
+static void alkt__fe_sq(alkt__fe h, const alkt__fe f)
+{
+    alkt__fe_mul(h, f, f);
+}
+
+static void alkt__fe_add(alkt__fe h, const alkt__fe f, const alkt__fe g)
+{
+    int i;
+    for (i = 0; i < 10; i++) h[i] = f[i] + g[i];
+}
+
+/* f - g as f + 2p - g (g carried), never negative */
+static void alkt__fe_sub(alkt__fe h, const alkt__fe f, const alkt__fe g)
+{
+    int i;
+    h[0] = f[0] + 0x7ffffdaU - g[0];
+    for (i = 1; i < 10; i++)
+        h[i] = f[i] + ((i & 1) ? 0x3fffffeU : 0x7fffffeU) - g[i];
+}
+
+static void alkt__fe_mul_small(alkt__fe h, const alkt__fe f, uint32_t k)
+{
+    int i;
+    for (i = 0; i < 10; i++) h[i] = f[i] * k;
+    alkt__fe_carry(h);
+}
+
+/* swap f and g when bit is 1, without a branch */
+static void alkt__fe_cswap(alkt__fe f, alkt__fe g, uint64_t bit)
+{
+    uint64_t m = 0 - bit;
+    int i;
+    for (i = 0; i < 10; i++) {
+        uint64_t x = m & (f[i] ^ g[i]);
+        f[i] ^= x;
+        g[i] ^= x;
+    }
+}
+
+static void alkt__fe_load(alkt__fe h, const unsigned char s[32])
+{
+    static const unsigned char off[10] = {0, 26, 51, 77, 102, 128, 153, 179, 204, 230};
+    int i, k;
+    for (i = 0; i < 10; i++) {
+        unsigned at = off[i] / 8u, w = 26u - (unsigned)(i & 1);
+        uint64_t v = 0;
+        for (k = 0; k < 5 && at + (unsigned)k < 32; k++)
+            v |= (uint64_t)s[at + (unsigned)k] << (8 * k);
+        h[i] = (v >> (off[i] % 8u)) & (((uint64_t)1 << w) - 1);
+    }   /* bit 255 is left out: RFC 7748 5 masks it */
+}
+
+/* the canonical 32 bytes of h (a carried value) */
+static void alkt__fe_store(unsigned char s[32], const alkt__fe f)
+{
+    static const uint64_t p[10] = {0x3ffffed, 0x1ffffff, 0x3ffffff, 0x1ffffff,
+                                   0x3ffffff, 0x1ffffff, 0x3ffffff, 0x1ffffff,
+                                   0x3ffffff, 0x1ffffff};
+    uint64_t h[10], g[10], borrow = 0, m, acc = 0;
+    unsigned bits = 0;
+    int i, n = 0;
+    for (i = 0; i < 10; i++) h[i] = f[i];
+    alkt__fe_carry(h);
+    alkt__fe_carry(h);
+    for (i = 0; i < 9; i++) { /* exact limbs; what is above 2^255 stays in h[9] */
+        unsigned w = 26u - (unsigned)(i & 1);
+        h[i + 1] += h[i] >> w;
+        h[i] &= ((uint64_t)1 << w) - 1;
+    }
+    /* the value is below 2p now: subtract p once when it fits */
+    for (i = 0; i < 10; i++) {
+        unsigned w = 26u - (unsigned)(i & 1);
+        g[i] = h[i] - p[i] - borrow;
+        borrow = g[i] >> 63;
+        g[i] += borrow << w;
+    }
+    m = borrow - 1; /* all ones when h >= p */
+    for (i = 0; i < 10; i++) h[i] = (h[i] & ~m) | (g[i] & m);
+    for (i = 0; i < 10; i++) {
+        acc |= h[i] << bits;
+        bits += 26u - (unsigned)(i & 1);
+        while (bits >= 8) {
+            s[n++] = (unsigned char)acc;
+            acc >>= 8;
+            bits -= 8;
+        }
+    }
+    s[n] = (unsigned char)acc; /* the last 7 bits (n is 31) */
+}
+
+static void alkt__fe_sqn(alkt__fe h, const alkt__fe f, int n)
+{
+    alkt__fe_sq(h, f);
+    while (--n > 0) alkt__fe_sq(h, h);
+}
+
+/* z^(p - 2) = z^(2^255 - 21), the inverse */
+static void alkt__fe_invert(alkt__fe out, const alkt__fe z)
+{
+    alkt__fe z2, z9, z11, a, b, c, t;
+    alkt__fe_sq(z2, z);
+    alkt__fe_sqn(t, z2, 2);      /* z^8 */
+    alkt__fe_mul(z9, t, z);
+    alkt__fe_mul(z11, z9, z2);
+    alkt__fe_sq(t, z11);          /* z^22 */
+    alkt__fe_mul(a, t, z9);       /* z^(2^5 - 1) */
+    alkt__fe_sqn(t, a, 5);
+    alkt__fe_mul(b, t, a);        /* 2^10 - 1 */
+    alkt__fe_sqn(t, b, 10);
+    alkt__fe_mul(c, t, b);        /* 2^20 - 1 */
+    alkt__fe_sqn(t, c, 20);
+    alkt__fe_mul(t, t, c);        /* 2^40 - 1 */
+    alkt__fe_sqn(t, t, 10);
+    alkt__fe_mul(b, t, b);        /* 2^50 - 1 */
+    alkt__fe_sqn(t, b, 50);
+    alkt__fe_mul(c, t, b);        /* 2^100 - 1 */
+    alkt__fe_sqn(t, c, 100);
+    alkt__fe_mul(t, t, c);        /* 2^200 - 1 */
+    alkt__fe_sqn(t, t, 50);
+    alkt__fe_mul(t, t, b);        /* 2^250 - 1 */
+    alkt__fe_sqn(t, t, 5);        /* 2^255 - 32 */
+    alkt__fe_mul(out, t, z11);    /* 2^255 - 21 */
+}
+
+ALKTDEF void alkt_x25519(unsigned char out[ALKT_X25519_SIZE],
+                         const unsigned char scalar[ALKT_X25519_SIZE],
+                         const unsigned char point[ALKT_X25519_SIZE])
+{
+    unsigned char k[32];
+    alkt__fe x1, x2, z2, x3, z3, a, aa, b, bb, e, c, d, da, cb;
+    uint64_t swap = 0;
+    int t, i;
+    memcpy(k, scalar, 32);
+    k[0] &= 248; /* RFC 7748 5: clamp */
+    k[31] &= 127;
+    k[31] |= 64;
+    alkt__fe_load(x1, point);
+    for (i = 0; i < 10; i++) {
+        x2[i] = 0; z2[i] = 0; x3[i] = x1[i]; z3[i] = 0;
+    }
+    x2[0] = 1;
+    z3[0] = 1;
+    /* the Montgomery ladder of RFC 7748 5 */
+    for (t = 254; t >= 0; t--) {
+        uint64_t bit = (uint64_t)(k[t >> 3] >> (t & 7)) & 1u;
+        swap ^= bit;
+        alkt__fe_cswap(x2, x3, swap);
+        alkt__fe_cswap(z2, z3, swap);
+        swap = bit;
+        alkt__fe_add(a, x2, z2);
+        alkt__fe_sq(aa, a);
+        alkt__fe_sub(b, x2, z2);
+        alkt__fe_sq(bb, b);
+        alkt__fe_sub(e, aa, bb);
+        alkt__fe_add(c, x3, z3);
+        alkt__fe_sub(d, x3, z3);
+        alkt__fe_mul(da, d, a);
+        alkt__fe_mul(cb, c, b);
+        alkt__fe_add(a, da, cb);
+        alkt__fe_sq(x3, a);
+        alkt__fe_sub(b, da, cb);
+        alkt__fe_sq(b, b);
+        alkt__fe_mul(z3, x1, b);
+        alkt__fe_mul(x2, aa, bb);
+        alkt__fe_mul_small(a, e, 121665);
+        alkt__fe_add(a, aa, a);
+        alkt__fe_mul(z2, e, a);
+    }
+    alkt__fe_cswap(x2, x3, swap);
+    alkt__fe_cswap(z2, z3, swap);
+    alkt__fe_invert(z2, z2);
+    alkt__fe_mul(x2, x2, z2);
+    alkt__fe_store(out, x2);
+    alkt__sha256_wipe(k, sizeof k);
+    alkt__sha256_wipe(x2, sizeof x2);
+    alkt__sha256_wipe(z2, sizeof z2);
+    alkt__sha256_wipe(x3, sizeof x3);
+    alkt__sha256_wipe(z3, sizeof z3);
+}
+
+ALKTDEF void alkt_x25519_base(unsigned char out[ALKT_X25519_SIZE],
+                              const unsigned char scalar[ALKT_X25519_SIZE])
+{
+    static const unsigned char nine[32] = {9};
+    alkt_x25519(out, scalar, nine);
+}
+
+/* ---- HKDF-SHA-256 (RFC 5869) -------------------------------------------------- */
+ALKTDEF void alkt_hkdf_extract(unsigned char prk[ALKT_SHA256_SIZE],
+                               const void *salt, size_t salt_len,
+                               const void *ikm, size_t ikm_len)
+{
+    /* an absent salt is HashLen zeros: the same HMAC key as an empty one */
+    alkt_hmac_sha256(salt, salt_len, ikm, ikm_len, prk);
+}
+
+ALKTDEF int alkt_hkdf_expand(unsigned char *okm, size_t okm_len,
+                             const unsigned char prk[ALKT_SHA256_SIZE],
+                             const void *info, size_t info_len)
+{
+    alkt_hmac_sha256_ctx key, m;
+    unsigned char t[ALKT_SHA256_SIZE];
+    unsigned char i = 0;
+    size_t done = 0;
+    if (okm_len > 255u * ALKT_SHA256_SIZE) return ALKT_ERR_ARG;
+    alkt_hmac_sha256_init(&key, prk, ALKT_SHA256_SIZE);
+    while (done < okm_len) {
+        size_t n = okm_len - done < sizeof t ? okm_len - done : sizeof t;
+        m = key;
+        if (i) alkt_hmac_sha256_update(&m, t, sizeof t);
+        alkt_hmac_sha256_update(&m, info, info_len);
+        i++;
+        alkt_hmac_sha256_update(&m, &i, 1);
+        alkt_hmac_sha256_final(&m, t);
+        memcpy(okm + done, t, n);
+        done += n;
+    }
+    alkt__sha256_wipe(t, sizeof t);
+    alkt__sha256_wipe(&key, sizeof key);
+    return ALKT_OK;
 }
 
 /* ---- session ---------------------------------------------------------------- */
