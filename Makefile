@@ -101,7 +101,8 @@ $(B)/test_%_cxx: tests/test_%.c $$(wildcard $$*.h) $$(wildcard tests/test_$$*_*.
 	    -x c++ $< -x none -o $@ $(LDFLAGS)
 
 $(B)/test_qcow2w $(B)/test_qcow2w_cxx: fuzz/qcow2_harness.h fuzz/alk_check.h alksim.h
-$(B)/test_alktunnel $(B)/test_alktunnel_cxx: fuzz/tunnel_world.h fuzz/alk_check.h
+$(B)/test_alktunnel $(B)/test_alktunnel_cxx: fuzz/tunnel_world.h fuzz/alk_check.h \
+                                          tests/aead_ref.h
 
 unit: $(UNIT_TESTS:%=$(B)/test_%) $(UNIT_TESTS:%=$(B)/test_%_cxx)
 	@rc=0; for t in $(UNIT_TESTS); do \

@@ -651,7 +651,11 @@ extern "C" {
     X(ALKT_ERR_WOULD_BLOCK, -47, "no room now: try after the peer's acks")    \
     X(ALKT_ERR_RESET, -48, "the channel was reset")                           \
     X(ALKT_ERR_RELAY_REFUSED, -49, "the relay refused the request or token")  \
-    X(ALKT_ERR_NO_OFFER, -50, "the relay had no connection from the gateway")
+    X(ALKT_ERR_NO_OFFER, -50, "the relay had no connection from the gateway")  \
+    X(ALKT_ERR_DECRYPT, -51, "a record failed authentication (changed, "      \
+      "replayed, reordered or cut on the path)")                             \
+    X(ALKT_ERR_CIPHER, -52, "one peer is encrypted, the other plaintext")     \
+    X(ALKT_ERR_NONCE_LIMIT, -53, "the record counter of a key ran out")
 
 typedef enum alkt_result {
 #define ALKT__ENUM(name, value, text) name = value,
@@ -661,7 +665,7 @@ typedef enum alkt_result {
 } alkt_result;
 /* The lowest code (the list's last entry: keep new codes below it and
  * move this along); a wire code outside [LOWEST, 0) is no library code. */
-#define ALKT__RESULT_LOWEST ALKT_ERR_NO_OFFER
+#define ALKT__RESULT_LOWEST ALKT_ERR_NONCE_LIMIT
 
 #define ALKT_PATH_MAX 128
 typedef struct alkt_error {
@@ -988,6 +992,10 @@ ALKTDEF int alkt_hkdf_expand(unsigned char *okm, size_t okm_len,
 #define ALKT_IDENTITY_MAX 129u  /* "client/resource": two IDs */
 #define ALKT_REASON_MAX 64u
 #define ALKT_CHANNELS_MAX 4096u
+/* HELLO: fixed fields, where the ephemeral key and identity length sit */
+#define ALKT__HELLO_FIXED 141u
+#define ALKT__HELLO_EPH 108u
+#define ALKT__HELLO_IDLEN 140u
 
 typedef enum alkt_frame_type {
     ALKT_FRAME_HELLO = 0x01,
@@ -1004,7 +1012,9 @@ typedef enum alkt_frame_type {
     ALKT_FRAME_ACK = 0x20,
     ALKT_FRAME_PING = 0x21,
     ALKT_FRAME_PONG = 0x22,
-    ALKT_FRAME_GOAWAY = 0x23
+    ALKT_FRAME_GOAWAY = 0x23,
+    ALKT_FRAME_REKEY = 0x24     /* encrypted: the sender's next record is
+                                   under its next key */
 } alkt_frame_type;
 
 typedef struct alkt_session_config {
@@ -1027,6 +1037,11 @@ typedef struct alkt_session_config {
     uint64_t handshake_timeout_ns; /* 0 = 10 s */
     uint64_t resume_window_ns;  /* how long a dropped session can resume;
                                    0 = 120 s */
+    int plaintext;              /* 1: no encryption (both sides must say
+                                   so: links already protected); 0, the
+                                   default: every frame sealed */
+    uint64_t rekey_records;     /* records sealed under one key before the
+                                   next key; 2..2^60, 0 = 2^32 */
 } alkt_session_config;
 
 typedef enum alkt_event_type {
@@ -1159,6 +1174,23 @@ typedef struct alkt_session {
     uint64_t ping_counter;
     int goaway_wanted, goaway_sent;
     int goaway_code;
+    /* encryption: records (SESSION / ENCRYPTION) */
+    int plaintext;
+    uint64_t rekey_records;
+    unsigned char eph[ALKT_X25519_SIZE];      /* this handshake's private key */
+    unsigned char eph_pub[ALKT_X25519_SIZE];
+    unsigned char peer_eph[ALKT_X25519_SIZE];
+    unsigned char auth_key[32];               /* the AUTH MACs' key */
+    unsigned char tx_key[ALKT_AEAD_KEY], rx_key[ALKT_AEAD_KEY];
+    uint64_t tx_ctr, rx_ctr;    /* records under the current keys */
+    uint64_t rekeys;            /* keys replaced (both directions) */
+    int tx_sealed, rx_sealed;   /* records from here on */
+    size_t ctl_clear;           /* control bytes below this go in clear (the
+                                   handshake's last frames) */
+    unsigned char *rec_out;     /* sealed records not yet sent */
+    size_t rec_cap, rec_len, rec_off;
+    unsigned char *rec_in;      /* one record arriving */
+    size_t rec_in_len;
 } alkt_session;
 
 /* Bytes of caller memory alkt_session_init needs for cfg (0 when cfg is
@@ -1507,7 +1539,7 @@ typedef struct alkt__nconn {
     uint16_t port;
     unsigned char out[ALKT_RELAY_REQUEST_MAX + 8];
     size_t out_len, out_off, out_peeked;   /* a relay request, 'R', 'S' */
-    unsigned char in[ALKT_FRAME_HEADER + 109u + ALKT_IDENTITY_MAX];
+    unsigned char in[ALKT_FRAME_HEADER + ALKT__HELLO_FIXED + ALKT_IDENTITY_MAX];
     size_t in_len;             /* gateway: a HELLO being read */
 } alkt__nconn;
 
@@ -5314,7 +5346,9 @@ enum {
 #define ALKT__CODE_BAD_PARAMS 0xff02u
 #define ALKT__CODE_FULL 0xff03u
 
-#define ALKT__HELLO_FIXED 109u
+/* a record: length(2) | sealed frame | tag(16) */
+#define ALKT__REC_OVERHEAD (2u + ALKT_AEAD_TAG)
+#define ALKT__REC_OUT_RECORDS 4u  /* records sealed per batch, at most */
 #define ALKT__TX_RUN_MAX 262144u     /* bytes of log frames per transmit run */
 #define ALKT__WIRE_MAX ((uint64_t)1 << 40)   /* credit and counters */
 
@@ -5396,6 +5430,114 @@ static size_t alkt__align8(size_t n)
     return (n + 7u) & ~(size_t)7u;
 }
 
+/* ---- encryption: keys and records ---- */
+/* The next key of a direction: HKDF-Expand(key, "alkt1 rekey"). */
+static void alkt__next_key(unsigned char key[ALKT_AEAD_KEY])
+{
+    unsigned char k[ALKT_AEAD_KEY];
+    (void)alkt_hkdf_expand(k, sizeof k, key, "alkt1 rekey", 11);
+    memcpy(key, k, sizeof k);
+    alkt__sha256_wipe(k, sizeof k);
+}
+
+/* The record nonce: 32 zero bits, then the record's counter (64 bits,
+ * little endian), as RFC 8439 2.8 suggests for a counter. */
+static void alkt__rec_nonce(unsigned char n[ALKT_AEAD_NONCE], uint64_t ctr)
+{
+    memset(n, 0, 4);
+    alkt__putle32(n + 4, (uint32_t)ctr);
+    alkt__putle32(n + 8, (uint32_t)(ctr >> 32));
+}
+
+/* One record into rec_out: the frame a (alen bytes) then b (blen). */
+static int alkt__seal_raw(alkt_session *s, const unsigned char *a, size_t alen,
+                          const unsigned char *b, size_t blen)
+{
+    unsigned char nonce[ALKT_AEAD_NONCE];
+    unsigned char *r = s->rec_out + s->rec_len;
+    size_t n = alen + blen;
+    ALKTUNNEL_ASSERT(s->rec_len + ALKT__REC_OVERHEAD + n <= s->rec_cap);
+    /* never a counter past the key's limit: the REKEY record is the last */
+    if (s->tx_ctr >= s->rekey_records) return ALKT_ERR_NONCE_LIMIT;
+    alkt__put16(r, (uint32_t)n);
+    alkt__rec_nonce(nonce, s->tx_ctr);
+    if (blen) {   /* a frame across the log's end: gathered first */
+        memcpy(r + 2, a, alen);
+        memcpy(r + 2 + alen, b, blen);
+        a = r + 2;
+    }
+    alkt_aead_seal(r + 2, s->tx_key, nonce, r, 2, a, n);
+    s->rec_len += ALKT__REC_OVERHEAD + n;
+    s->tx_ctr++;
+    return ALKT_OK;
+}
+
+/* A frame sealed; after the last record but one of a key, a REKEY record
+ * takes the last counter and the direction moves to the next key. */
+static int alkt__seal_frame(alkt_session *s, const unsigned char *a,
+                            size_t alen, const unsigned char *b, size_t blen)
+{
+    int rc = alkt__seal_raw(s, a, alen, b, blen);
+    if (rc == ALKT_OK && s->tx_ctr == s->rekey_records - 1) {
+        unsigned char h[ALKT_FRAME_HEADER];
+        alkt__frame_header(h, ALKT_FRAME_REKEY, 0, 0);
+        rc = alkt__seal_raw(s, h, sizeof h, NULL, 0);
+        alkt__next_key(s->tx_key);
+        s->tx_ctr = 0;
+        s->rekeys++;
+    }
+    return rc;
+}
+
+/* Both HELLOs are in (s->transcript): the keys of this connection from the
+ * ephemeral exchange and the secret, bound to the transcript:
+ *   dh  = X25519(our ephemeral, the peer's)
+ *   prk = HMAC(secret, "alkt1 keys" || H || dh)
+ *   client->server key | server->client key | AUTH key
+ *       = HKDF-Expand(prk, "alkt1 session keys", 96)
+ * The ephemeral private key is gone after this. */
+static int alkt__derive_keys(alkt_session *s)
+{
+    unsigned char dh[32], prk[32], okm[96];
+    unsigned char zero = 0;
+    size_t i;
+    int rc = ALKT_OK;
+    if (s->plaintext) return ALKT_OK;
+    alkt_x25519(dh, s->eph, s->peer_eph);
+    for (i = 0; i < sizeof dh; i++) zero |= dh[i];
+    if (!zero) rc = ALKT_ERR_AUTH;   /* a small-order point: no secret */
+    alkt__mac(&s->key, "alkt1 keys", s->transcript, 32, dh, sizeof dh, prk);
+    (void)alkt_hkdf_expand(okm, sizeof okm, prk, "alkt1 session keys", 18);
+    if (ALKTUNNEL_PLANTED_BUG == 6 && s->established_once) {
+        /* planted: a resume keeps the old keys and counts from 0 again */
+    } else {
+        memcpy(s->tx_key, okm + (s->is_server ? 32 : 0), ALKT_AEAD_KEY);
+        memcpy(s->rx_key, okm + (s->is_server ? 0 : 32), ALKT_AEAD_KEY);
+    }
+    memcpy(s->auth_key, okm + 64, 32);
+    s->tx_ctr = s->rx_ctr = 0;
+    alkt__sha256_wipe(s->eph, sizeof s->eph);
+    alkt__sha256_wipe(dh, sizeof dh);
+    alkt__sha256_wipe(prk, sizeof prk);
+    alkt__sha256_wipe(okm, sizeof okm);
+    return rc;
+}
+
+/* An AUTH MAC: under the secret in plaintext sessions, under the AUTH key
+ * (secret and ephemeral exchange both) in encrypted ones. */
+static void alkt__auth_mac(const alkt_session *s, const char *label,
+                           unsigned char out[32])
+{
+    if (s->plaintext) {
+        alkt__mac(&s->key, label, s->transcript, 32, NULL, 0, out);
+    } else {
+        alkt_hmac_sha256_ctx k;
+        alkt_hmac_sha256_init(&k, s->auth_key, sizeof s->auth_key);
+        alkt__mac(&k, label, s->transcript, 32, NULL, 0, out);
+        alkt__sha256_wipe(&k, sizeof k);
+    }
+}
+
 /* The configuration with defaults; 0 when it is invalid. */
 static int alkt__cfg(const alkt_session_config *c, alkt_session_config *o)
 {
@@ -5408,6 +5550,7 @@ static int alkt__cfg(const alkt_session_config *c, alkt_session_config *o)
     if (!o->idle_timeout_ns) o->idle_timeout_ns = 60000000000ull;
     if (!o->handshake_timeout_ns) o->handshake_timeout_ns = 10000000000ull;
     if (!o->resume_window_ns) o->resume_window_ns = 120000000000ull;
+    if (!o->rekey_records) o->rekey_records = (uint64_t)1 << 32;
     if (!o->session_window)
         o->session_window =
             o->max_channels * (uint64_t)o->channel_window > 0xffffffffu
@@ -5420,9 +5563,24 @@ static int alkt__cfg(const alkt_session_config *c, alkt_session_config *o)
         o->max_frame > ALKT_FRAME_PAYLOAD_MAX ||
         o->channel_window > (1u << 30) ||
         o->log_size < 4 * (ALKT_FRAME_HEADER + o->max_frame) ||
-        o->log_size > (1u << 30))
+        o->log_size > (1u << 30) || o->rekey_records < 2 ||
+        o->rekey_records > ((uint64_t)1 << 60))
         return 0;
     return 1;
+}
+
+static size_t alkt__rec_max(const alkt_session_config *c)
+{
+    return ALKT__REC_OVERHEAD + ALKT_FRAME_HEADER + c->max_frame;
+}
+
+/* the record buffers: one batch out (plus a REKEY record), one record in */
+static size_t alkt__rec_mem(const alkt_session_config *c)
+{
+    if (c->plaintext) return 0;
+    return 8 + alkt__align8(ALKT__REC_OUT_RECORDS * alkt__rec_max(c) +
+                        ALKT__REC_OVERHEAD + ALKT_FRAME_HEADER) +
+           alkt__align8(alkt__rec_max(c));
 }
 
 ALKTDEF size_t alkt_session_mem_size(const alkt_session_config *cfg)
@@ -5431,7 +5589,7 @@ ALKTDEF size_t alkt_session_mem_size(const alkt_session_config *cfg)
     if (!cfg || !alkt__cfg(cfg, &c)) return 0;
     return alkt__align8((size_t)c.max_channels * sizeof(alkt__chan)) +
            (size_t)c.max_channels * 8u + (size_t)c.max_channels * c.channel_window +
-           c.log_size + c.max_frame + 8;
+           c.log_size + c.max_frame + 8 + alkt__rec_mem(&c);
 }
 
 ALKTDEF int alkt_session_init(alkt_session *s, const alkt_session_config *cfg,
@@ -5470,6 +5628,17 @@ ALKTDEF int alkt_session_init(alkt_session *s, const alkt_session_config *cfg,
     s->log = p;
     p += c.log_size;
     s->in_buf = p;
+    p += c.max_frame;
+    s->plaintext = c.plaintext != 0;
+    s->rekey_records = c.rekey_records;
+    if (!s->plaintext) {
+        p = (unsigned char *)(((uintptr_t)p + 7u) & ~(uintptr_t)7u);
+        s->rec_out = p;
+        s->rec_cap = ALKT__REC_OUT_RECORDS * alkt__rec_max(&c) +
+                     ALKT__REC_OVERHEAD + ALKT_FRAME_HEADER;
+        p += alkt__align8(s->rec_cap);
+        s->rec_in = p;
+    }
     s->next_id = s->is_server ? 2 : 1;
     return ALKT_OK;
 }
@@ -5704,6 +5873,7 @@ static void alkt__peer_goaway(alkt_session *s, int wire)
     s->ctl_len = s->ctl_off = 0;
     s->tx_frame_left = 0;
     s->tx_peeked = 0;
+    s->rec_len = s->rec_off = 0;
 }
 
 static void alkt__close_session(alkt_session *s, int code)
@@ -5736,6 +5906,9 @@ static void alkt__conn_over(alkt_session *s, int code)
     s->ctl_len = s->ctl_off = 0;
     s->tx_frame_left = 0;
     s->tx_peeked = 0;
+    s->tx_sealed = s->rx_sealed = 0;
+    s->ctl_clear = 0;
+    s->rec_len = s->rec_off = s->rec_in_len = 0;
     s->goaway_wanted = s->ack_wanted = s->ping_wanted = s->pong_wanted = 0;
     /* The resume window runs from the loss of a working connection, not
      * from each failed attempt after it; a session that never got in has
@@ -5776,7 +5949,7 @@ static size_t alkt__hello(alkt_session *s, unsigned char *h, int resume,
     h[4] = ALKT_PROTOCOL_VERSION;  /* lowest */
     h[5] = ALKT_PROTOCOL_VERSION;  /* highest (the server: its choice) */
     h[6] = s->is_server ? 2 : 1;
-    h[7] = resume ? 1 : 0;
+    h[7] = (unsigned char)((resume ? 1 : 0) | (s->plaintext ? 2 : 0));
     memcpy(h + 8, s->nonce, ALKT_NONCE_SIZE);
     memcpy(h + 40, s->session_id, ALKT_SESSION_ID_SIZE);
     alkt__put64(h + 56, s->seq_received);
@@ -5785,8 +5958,9 @@ static size_t alkt__hello(alkt_session *s, unsigned char *h, int resume,
     alkt__put32(h + 96, s->max_frame);
     alkt__put32(h + 100, s->log_size);
     alkt__put32(h + 104, s->max_channels);
-    h[108] = (unsigned char)s->identity_len;
-    memcpy(h + 109, s->identity, s->identity_len);
+    memcpy(h + ALKT__HELLO_EPH, s->eph_pub, ALKT_X25519_SIZE); /* 0s in clear */
+    h[ALKT__HELLO_IDLEN] = (unsigned char)s->identity_len;
+    memcpy(h + ALKT__HELLO_FIXED, s->identity, s->identity_len);
     return ALKT__HELLO_FIXED + s->identity_len;
 }
 
@@ -5814,7 +5988,25 @@ ALKTDEF int alkt_session_connect(alkt_session *s, uint64_t now,
     s->tx_peeked = 0;
     s->goaway_wanted = s->goaway_sent = 0;
     s->ack_wanted = s->ping_wanted = s->pong_wanted = 0;
-    memcpy(s->nonce, nonce, ALKT_NONCE_SIZE);
+    s->tx_sealed = s->rx_sealed = 0;
+    s->ctl_clear = 0;
+    s->rec_len = s->rec_off = s->rec_in_len = 0;
+    {
+        /* the caller's 32 random bytes make the HELLO's nonce and, apart
+         * from it, this handshake's ephemeral key */
+        alkt_sha256_ctx h2;
+        alkt_sha256_init(&h2);
+        alkt_sha256_update(&h2, "alkt1 nonce", 11);
+        alkt_sha256_update(&h2, nonce, ALKT_NONCE_SIZE);
+        alkt_sha256_final(&h2, s->nonce);
+        if (!s->plaintext) {
+            alkt_sha256_init(&h2);
+            alkt_sha256_update(&h2, "alkt1 ephemeral", 15);
+            alkt_sha256_update(&h2, nonce, ALKT_NONCE_SIZE);
+            alkt_sha256_final(&h2, s->eph);
+            alkt_x25519_base(s->eph_pub, s->eph);
+        }
+    }
     s->resuming = s->state == ALKT__S_ACTIVE;
     alkt_sha256_init(&s->hs_hash);
     if (!s->is_server) {
@@ -5836,18 +6028,19 @@ static int alkt__parse_hello(alkt_session *s, const unsigned char *p,
     size_t idl;
     if (n < ALKT__HELLO_FIXED || memcmp(p, alkt__magic, 4) != 0)
         return ALKT_ERR_PROTOCOL;
-    idl = p[108];
+    idl = p[ALKT__HELLO_IDLEN];
     if (idl == 0 || idl > ALKT_IDENTITY_MAX || n != ALKT__HELLO_FIXED + idl)
         return ALKT_ERR_PROTOCOL;
-    if (p[6] != (s->is_server ? 1 : 2) || (p[7] & ~1u)) return ALKT_ERR_PROTOCOL;
+    if (p[6] != (s->is_server ? 1 : 2) || (p[7] & ~3u)) return ALKT_ERR_PROTOCOL;
     if (p[4] > ALKT_PROTOCOL_VERSION || p[5] < ALKT_PROTOCOL_VERSION)
         return ALKT_ERR_VERSION;
+    if (((p[7] >> 1) & 1u) != (unsigned)s->plaintext) return ALKT_ERR_CIPHER;
     if (alkt__get32(p + 96) < 256 || alkt__get32(p + 96) > ALKT_FRAME_PAYLOAD_MAX ||
         alkt__get32(p + 100) < 4 * (ALKT_FRAME_HEADER + alkt__get32(p + 96)) ||
         alkt__get32(p + 104) == 0 || alkt__get32(p + 104) > ALKT_CHANNELS_MAX)
         return ALKT_ERR_PROTOCOL;
     if (s->established_once &&
-        (idl != s->peer_identity_len || memcmp(p + 109, s->peer_identity, idl)))
+        (idl != s->peer_identity_len || memcmp(p + ALKT__HELLO_FIXED, s->peer_identity, idl)))
         return ALKT_ERR_AUTH;
     return ALKT_OK;
 }
@@ -5858,8 +6051,9 @@ static void alkt__take_hello(alkt_session *s, const unsigned char *p)
     s->peer_max_frame = alkt__get32(p + 96);
     s->peer_log_size = alkt__get32(p + 100);
     s->peer_max_channels = alkt__get32(p + 104);
-    s->peer_identity_len = p[108];
-    memcpy(s->peer_identity, p + 109, s->peer_identity_len);
+    memcpy(s->peer_eph, p + ALKT__HELLO_EPH, ALKT_X25519_SIZE);
+    s->peer_identity_len = p[ALKT__HELLO_IDLEN];
+    memcpy(s->peer_identity, p + ALKT__HELLO_FIXED, s->peer_identity_len);
     s->peer_identity[s->peer_identity_len] = 0;
 }
 
@@ -5876,10 +6070,23 @@ static int alkt__rewind(alkt_session *s, uint64_t peer_has)
     return ALKT_OK;
 }
 
+/* Our own AUTH is queued: what we send after it is sealed (the frames
+ * queued so far go in clear). The server gets here before the client's
+ * AUTH is in - a GOAWAY it sends then is sealed, as the client, which has
+ * the keys once it checked our AUTH, expects. */
+static void alkt__seal_from_here(alkt_session *s)
+{
+    if (s->plaintext || s->tx_sealed) return;
+    s->tx_sealed = 1;
+    s->ctl_clear = s->ctl_len;
+}
+
 static void alkt__up(alkt_session *s)
 {
     s->conn = ALKT__C_UP;
     s->conn_was_up = 1;
+    alkt__seal_from_here(s);
+    alkt__sha256_wipe(s->auth_key, sizeof s->auth_key);
     if (s->resuming) {
         s->session_events |= ALKT__SEV_RESUMED;
     } else {
@@ -5945,9 +6152,10 @@ static int alkt__on_hello(alkt_session *s, const unsigned char *p, size_t n)
         alkt_sha256_update(&s->hs_hash, s->ctl + s->ctl_len - ALKT_FRAME_HEADER - hn,
                            ALKT_FRAME_HEADER + hn);
         alkt_sha256_final(&s->hs_hash, s->transcript);
-        alkt__mac(&s->key, "alkt1 server", s->transcript, 32,
-                  NULL, 0, mac);
+        if ((rc = alkt__derive_keys(s)) != ALKT_OK) return rc;
+        alkt__auth_mac(s, "alkt1 server", mac);
         alkt__ctl_frame(s, ALKT_FRAME_AUTH, mac, 32);
+        alkt__seal_from_here(s);
         s->hs_step = 1;
         if (!resume) {
             /* the token is known from here on: a client that got our AUTH
@@ -5974,6 +6182,7 @@ static int alkt__on_hello(alkt_session *s, const unsigned char *p, size_t n)
     s->rx_peer_has = peer_has;
     alkt__take_hello(s, p);
     alkt_sha256_final(&s->hs_hash, s->transcript);
+    if ((rc = alkt__derive_keys(s)) != ALKT_OK) return rc;
     s->hs_step = 1;
     return ALKT_OK;
 }
@@ -5982,15 +6191,14 @@ static int alkt__on_auth(alkt_session *s, const unsigned char *p, size_t n)
 {
     unsigned char want[32];
     if (n != 32 || s->hs_step != 1) return ALKT_ERR_PROTOCOL;
-    alkt__mac(&s->key,
-              s->is_server ? "alkt1 client" : "alkt1 server", s->transcript,
-              32, NULL, 0, want);
+    alkt__auth_mac(s, s->is_server ? "alkt1 client" : "alkt1 server", want);
     if (!alkt_ct_equal(want, p, 32)) return ALKT_ERR_AUTH;
     if (!s->is_server) {
-        alkt__mac(&s->key, "alkt1 client", s->transcript, 32,
-                  NULL, 0, want);
+        alkt__auth_mac(s, "alkt1 client", want);
         alkt__ctl_frame(s, ALKT_FRAME_AUTH, want, 32);
     }
+    /* the peer proved the keys: what it sends next is records */
+    s->rx_sealed = !s->plaintext;
     if (s->resuming && alkt__rewind(s, s->rx_peer_has) != ALKT_OK)
         return ALKT_ERR_RESUME_REFUSED;
     alkt__up(s);
@@ -6044,6 +6252,12 @@ static int alkt__on_frame(alkt_session *s, unsigned type, uint32_t id,
         return ALKT_OK;
     case ALKT_FRAME_PONG:
         return n == 8 ? ALKT_OK : ALKT_ERR_PROTOCOL;
+    case ALKT_FRAME_REKEY:
+        if (n != 0 || id != 0 || !s->rx_sealed) return ALKT_ERR_PROTOCOL;
+        alkt__next_key(s->rx_key);
+        s->rx_ctr = 0;
+        s->rekeys++;
+        return ALKT_OK;
     case ALKT_FRAME_GOAWAY:
         if (n != 2) return ALKT_ERR_PROTOCOL;
         alkt__peer_goaway(s, (int)alkt__get16(p));
@@ -6206,16 +6420,16 @@ static int alkt__on_header(alkt_session *s)
     return ALKT_OK;
 }
 
-ALKTDEF int alkt_session_handle_input(alkt_session *s, const void *data,
-                                      size_t len, uint64_t now)
+/* Frames from bytes: the connection's own in clear, or one record's
+ * plaintext. In clear, it stops after the frame that turns records on
+ * (the peer's AUTH); *used says how far it got. */
+static int alkt__input_frames(alkt_session *s, const unsigned char *d,
+                              size_t len, size_t *used, int clear)
 {
-    const unsigned char *d = (const unsigned char *)data;
+    const size_t len0 = len;
     int rc = ALKT_OK;
-    if (!s || (!data && len)) return ALKT_ERR_ARG;
-    s->now = now;
-    if (s->conn != ALKT__C_HANDSHAKE && s->conn != ALKT__C_UP) return ALKT_OK;
-    if (len) s->last_rx = now;
-    while (len && (s->conn == ALKT__C_HANDSHAKE || s->conn == ALKT__C_UP)) {
+    while (len && (s->conn == ALKT__C_HANDSHAKE || s->conn == ALKT__C_UP) &&
+           !(clear && s->rx_sealed)) {
         if (s->in_hdr_len < ALKT_FRAME_HEADER) {
             size_t k = ALKT_FRAME_HEADER - s->in_hdr_len;
             if (k > len) k = len;
@@ -6268,6 +6482,76 @@ ALKTDEF int alkt_session_handle_input(alkt_session *s, const void *data,
             }
         }
     }
+    *used = len0 - len;
+    return rc;
+}
+
+/* Records from bytes: each is opened whole (nothing of it is used before
+ * its tag is checked) and must hold exactly one frame. */
+static int alkt__input_records(alkt_session *s, const unsigned char *d,
+                               size_t len, size_t *used)
+{
+    const size_t len0 = len;
+    int rc = ALKT_OK;
+    while (len && s->conn == ALKT__C_UP) {
+        size_t need = 2, k, flen = 0, got;
+        unsigned char nonce[ALKT_AEAD_NONCE];
+        if (s->rec_in_len >= 2) {
+            flen = alkt__get16(s->rec_in);
+            need = ALKT__REC_OVERHEAD + flen;
+        }
+        k = need - s->rec_in_len < len ? need - s->rec_in_len : len;
+        memcpy(s->rec_in + s->rec_in_len, d, k);
+        s->rec_in_len += k;
+        d += k;
+        len -= k;
+        if (s->rec_in_len == 2) {
+            /* the length is the AAD: a changed one fails the tag later,
+             * and one no record can have fails now */
+            flen = alkt__get16(s->rec_in);
+            if (flen < ALKT_FRAME_HEADER || flen > ALKT_FRAME_HEADER + s->max_frame) {
+                rc = ALKT_ERR_DECRYPT;
+                break;
+            }
+            continue;
+        }
+        if (s->rec_in_len < need) break;
+        s->rec_in_len = 0;
+        alkt__rec_nonce(nonce, s->rx_ctr);
+        if (alkt_aead_open(s->rec_in + 2, s->rx_key, nonce, s->rec_in, 2,
+                           s->rec_in + 2, flen + ALKT_AEAD_TAG) != ALKT_OK) {
+            rc = ALKT_ERR_DECRYPT;
+            break;
+        }
+        s->rx_ctr++;
+        rc = alkt__input_frames(s, s->rec_in + 2, flen, &got, 0);
+        if (rc != ALKT_OK) break;
+        if (got != flen || s->in_hdr_len != 0) {
+            rc = ALKT_ERR_PROTOCOL;   /* not exactly one whole frame */
+            break;
+        }
+    }
+    *used = len0 - len;
+    return rc;
+}
+
+ALKTDEF int alkt_session_handle_input(alkt_session *s, const void *data,
+                                      size_t len, uint64_t now)
+{
+    const unsigned char *d = (const unsigned char *)data;
+    int rc = ALKT_OK;
+    if (!s || (!data && len)) return ALKT_ERR_ARG;
+    s->now = now;
+    if (s->conn != ALKT__C_HANDSHAKE && s->conn != ALKT__C_UP) return ALKT_OK;
+    if (len) s->last_rx = now;
+    while (len && rc == ALKT_OK &&
+           (s->conn == ALKT__C_HANDSHAKE || s->conn == ALKT__C_UP)) {
+        size_t used;
+        rc = s->rx_sealed ? alkt__input_records(s, d, len, &used)
+                          : alkt__input_frames(s, d, len, &used, 1);
+        d += used;
+        len -= used;
+    }
     if (rc != ALKT_OK) {
         if (s->conn == ALKT__C_HANDSHAKE) {
             /* this connection only - unless the server will not resume */
@@ -6317,10 +6601,68 @@ static void alkt__build_ctl(alkt_session *s)
 static int alkt__output_due(const alkt_session *s)
 {
     if (s->ctl_off < s->ctl_len || s->goaway_wanted) return 1;
+    if (s->rec_off < s->rec_len) return 1;
     if (s->conn == ALKT__C_DRAINING) return 1;   /* its end is due */
     if (s->conn != ALKT__C_UP) return 0;
     return s->pong_wanted || s->ack_wanted || s->ping_wanted ||
            s->log_sent < s->log_tail;
+}
+
+/* Encrypted: the records due, sealed in batches into rec_out - whole
+ * frames, connection frames first as in clear; a frame counts as sent
+ * once it is sealed (a drop rewinds to what the peer says it has). */
+static size_t alkt__tx_next_sealed(alkt_session *s, const unsigned char **p)
+{
+    if (s->ctl_off < s->ctl_clear) {   /* the handshake's last frames */
+        *p = s->ctl + s->ctl_off;
+        s->tx_from_log = 0;
+        return s->ctl_clear - s->ctl_off;
+    }
+    if (s->rec_off == s->rec_len) {
+        size_t max_rec = ALKT__REC_OVERHEAD + ALKT_FRAME_HEADER + s->max_frame;
+        int rc = ALKT_OK;
+        s->rec_off = s->rec_len = 0;
+        /* room for the largest record and a REKEY record after it */
+        while (rc == ALKT_OK &&
+               s->rec_cap - s->rec_len >= max_rec + ALKT__REC_OVERHEAD +
+                                              ALKT_FRAME_HEADER) {
+            if (s->ctl_off == s->ctl_len) {
+                if (s->conn == ALKT__C_DRAINING && s->goaway_sent) break;
+                s->ctl_clear = 0;
+                alkt__build_ctl(s);
+            }
+            if (s->ctl_off < s->ctl_len) {
+                size_t n = ALKT_FRAME_HEADER + alkt__get16(s->ctl + s->ctl_off + 2);
+                rc = alkt__seal_frame(s, s->ctl + s->ctl_off, n, NULL, 0);
+                s->ctl_off += n;
+            } else if (s->conn == ALKT__C_UP && s->log_sent < s->log_tail) {
+                size_t at = (size_t)(s->log_sent % s->log_size);
+                size_t n = alkt__log_frame_len(s, s->log_sent);
+                size_t first = s->log_size - at < n ? s->log_size - at : n;
+                rc = alkt__seal_frame(s, s->log + at, first, s->log, n - first);
+                s->log_sent += n;
+                s->seq_sent++;
+            } else {
+                break;
+            }
+        }
+        if (rc != ALKT_OK) {
+            /* (out of nonces: cannot happen while REKEY works; the session
+             * ends rather than reuse one) */
+            s->rec_len = 0;
+            alkt__close_session(s, rc);
+            s->conn = ALKT__C_DRAINING;
+            s->goaway_sent = 1;
+            s->ctl_off = s->ctl_len = 0;
+            s->conn_code = rc;
+        }
+    }
+    if (s->rec_off < s->rec_len) {
+        *p = s->rec_out + s->rec_off;
+        s->tx_from_log = 2;
+        return s->rec_len - s->rec_off;
+    }
+    return 0;
 }
 
 /* The next run of bytes due, in place: a connection frame (or its rest)
@@ -6328,6 +6670,7 @@ static int alkt__output_due(const alkt_session *s)
 static size_t alkt__tx_next(alkt_session *s, const unsigned char **p)
 {
     size_t at, k;
+    if (s->tx_sealed) return alkt__tx_next_sealed(s, p);
     if (s->tx_frame_left == 0) {
         /* a frame boundary: connection frames first */
         if (s->ctl_off == s->ctl_len) {
@@ -6365,7 +6708,9 @@ static size_t alkt__tx_next(alkt_session *s, const unsigned char **p)
 /* n bytes of the run alkt__tx_next offered are on their way. */
 static void alkt__tx_advance(alkt_session *s, size_t n)
 {
-    if (s->tx_from_log) {
+    if (s->tx_from_log == 2) {
+        s->rec_off += n;
+    } else if (s->tx_from_log) {
         while (n) {   /* frame by frame: seq_sent counts whole frames */
             size_t m;
             if (s->tx_frame_left == 0)
@@ -6386,7 +6731,7 @@ static void alkt__tx_advance(alkt_session *s, size_t n)
 static void alkt__tx_end(alkt_session *s)
 {
     if (s->conn == ALKT__C_DRAINING && s->goaway_sent &&
-        s->ctl_off == s->ctl_len)
+        s->ctl_off == s->ctl_len && s->rec_off == s->rec_len)
         alkt__conn_over(s, s->conn_code);
 }
 
@@ -8057,23 +8402,23 @@ ALKTDEF void alkt_node_handle_closed(alkt_node *n, uint32_t conn, uint64_t now)
 static void alkt__route(alkt_node *n, alkt__nconn *c)
 {
     const unsigned char *h = c->in + ALKT_FRAME_HEADER;
-    size_t idl = h[108], cut;
+    size_t idl = h[ALKT__HELLO_IDLEN], cut;
     char client[ALKT_ID_MAX + 1], resource[ALKT_ID_MAX + 1];
     const alkt_authorization *a;
     alkt__peer *p = NULL;
     alkt_session_config sc;
     uint32_t i;
     size_t res;
-    for (cut = 0; cut < idl && h[109 + cut] != '/'; cut++) {}
+    for (cut = 0; cut < idl && h[ALKT__HELLO_FIXED + cut] != '/'; cut++) {}
     if (cut == 0 || cut >= idl - 1 || cut > ALKT_ID_MAX || idl - cut - 1 > ALKT_ID_MAX ||
-        alkt__check_id((const char *)h + 109, cut) != ALKT_OK ||
-        alkt__check_id((const char *)h + 110 + cut, idl - cut - 1) != ALKT_OK) {
+        alkt__check_id((const char *)h + ALKT__HELLO_FIXED, cut) != ALKT_OK ||
+        alkt__check_id((const char *)h + ALKT__HELLO_FIXED + 1 + cut, idl - cut - 1) != ALKT_OK) {
         alkt__nlost(n, c, 0, ALKT_ERR_PROTOCOL);
         return;
     }
-    memcpy(client, h + 109, cut);
+    memcpy(client, h + ALKT__HELLO_FIXED, cut);
     client[cut] = 0;
-    memcpy(resource, h + 110 + cut, idl - cut - 1);
+    memcpy(resource, h + ALKT__HELLO_FIXED + 1 + cut, idl - cut - 1);
     resource[idl - cut - 1] = 0;
     if (h[7] & 1) {   /* a resume: the live session with that id */
         for (i = 0; i < n->cfg.max_peers; i++) {
@@ -8206,7 +8551,7 @@ ALKTDEF ptrdiff_t alkt_node_handle_input(alkt_node *n, uint32_t conn,
                     break;
                 }
             } else if (c->in_len > ALKT_FRAME_HEADER && c->in_len == need) {
-                if (c->in[ALKT_FRAME_HEADER + 108] != need - ALKT_FRAME_HEADER - ALKT__HELLO_FIXED) {
+                if (c->in[ALKT_FRAME_HEADER + ALKT__HELLO_IDLEN] != need - ALKT_FRAME_HEADER - ALKT__HELLO_FIXED) {
                     alkt__nlost(n, c, 0, ALKT_ERR_PROTOCOL);
                     break;
                 }

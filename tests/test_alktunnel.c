@@ -28,6 +28,7 @@
 #include "test_alktunnel_params.h"
 #include "test_alktunnel_session.h"
 #include "test_alktunnel_roles.h"
+#include "test_alktunnel_crypto.h"
 
 static uint64_t test_seed = 1;
 
@@ -791,5 +792,6 @@ int main(int argc, char **argv)
     RUN_SUITE(alkt_properties);
     RUN_SUITE(alkt_session_suite);
     RUN_SUITE(alkt_roles_suite);
+    RUN_SUITE(alkt_crypto_suite);
     GREATEST_MAIN_END();
 }

@@ -1,14 +1,31 @@
 /* test_alktunnel_session.h - SHA-256 / HMAC vectors and the session:
  * the wire format frozen in hex, flow control, duplicate opens, forged
  * and replayed handshakes, resumption, deadlines, the memory formula. */
-/* The AUTH frames of the frozen handshake below: HMAC-SHA-256 under the
- * secret of "alkt1 server" / "alkt1 client" and SHA-256(client HELLO frame
- * || server HELLO frame) - computed apart from this code (Python's hmac
- * and hashlib over the HELLO bytes) when the format was frozen. */
+/* The frozen handshakes below were computed apart from this code (Python:
+ * hashlib, hmac, and X25519 / ChaCha20-Poly1305 written out from RFC 7748
+ * and RFC 8439) when the format was frozen.
+ * Plaintext: the AUTH frames are HMAC-SHA-256 under the secret of "alkt1
+ * server" / "alkt1 client" || SHA-256(client HELLO frame || server HELLO
+ * frame). */
 #define T_SERVER_AUTH "0200002000000000" \
-    "fa499d93b6260e7e03fc3542b76d6dccc017f7625a681c8d06aa3e4339932b26"
+    "b3509a53ea5791e9041fcf9e734fbc561306f32b6a0d5ed44ef1b58719d87574"
 #define T_CLIENT_AUTH "0200002000000000" \
-    "9857776d756a33aa500342d7a346e24399c75c0ac499ddcb9c6aa5873434807c"
+    "b96eb09b47b0e89e5bde2463ed5f5f6c3fc6a404ec728bae58a73af948587c74"
+/* Encrypted: HELLOs carry X25519 public keys of SHA-256("alkt1 ephemeral"
+ * || the caller's random bytes); the AUTH key is the last 32 bytes of
+ * HKDF-Expand(HMAC(secret, "alkt1 keys" || H || X25519 shared), "alkt1
+ * session keys", 96), the client->server key the first 32; then the
+ * client's first two records (ACK 0, PING 1) sealed under counters 0, 1. */
+#define T_SEALED_SERVER_HELLO_EPH \
+    "050ad6eb43bcd4fa2c6c42a93b44ebdf49181041fe5b7c3141a6c0b84999d76c"
+#define T_SEALED_SERVER_AUTH "0200002000000000" \
+    "5051a6a91cbcff7b1de4a11284b95537005851bdf46c354add64709fc8914d01"
+#define T_SEALED_CLIENT_AUTH "0200002000000000" \
+    "19da24b75cebbbd69fe8f680e286d1d0334cd827e7542b9b79d6a77e66cf5609"
+#define T_SEALED_ACK0 \
+    "001005cf819783d4eb30adc48857eab432deb675a2297635fd26a6a08ff3c374907b"
+#define T_SEALED_PING1 \
+    "00100fd73b261ed9d256a68c83a866ad96c1aa803c7f42eaefafa4693a7f954f831e"
 /* FIPS 180-4 / NIST examples and RFC 4231 section 4, as published; keys
  * of 63, 64 and 65 bytes around the block size (only a longer key is
  * hashed first), computed apart with Python's hmac module. */
@@ -219,9 +236,14 @@ typedef struct t_pair {
     unsigned char nonce;
 } t_pair;
 
+/* 1: the next t_init makes plaintext sessions (tests that read frames on
+ * the wire); t_init resets it */
+static int t_plain;
+
 static void t_config(alkt_session_config *c, int server)
 {
     memset(c, 0, sizeof *c);
+    c->plaintext = t_plain;
     c->is_server = server;
     c->secret = t_secret;
     c->secret_len = sizeof t_secret;
@@ -245,10 +267,20 @@ static int t_init(t_pair *p)
         need = alkt_session_mem_size(&c);
         p->mem[k] = (unsigned char *)malloc(need);
         if (!p->mem[k] ||
-            alkt_session_init(&p->s[k], &c, p->mem[k], need, p->now) != ALKT_OK)
+            alkt_session_init(&p->s[k], &c, p->mem[k], need, p->now) != ALKT_OK) {
+            t_plain = 0;
             return 0;
+        }
     }
+    t_plain = 0;
     return 1;
+}
+
+/* A plaintext pair: frames on the wire as they are. */
+static int t_init_plain(t_pair *p)
+{
+    t_plain = 1;
+    return t_init(p);
 }
 
 static void t_free(t_pair *p)
@@ -363,24 +395,28 @@ TEST session_handshake_bytes_are_frozen(void)
     unsigned char buf[512];
     char hex[1025];
     size_t n;
-    ASSERT(t_init(&p));
+    ASSERT(t_init_plain(&p));
     ASSERT_EQ(NULL, alkt_session_peer_identity(NULL, NULL));
     ASSERT_EQ(NULL, alkt_session_peer_identity(&p.s[0], NULL));
     t_connect(&p);
     n = alkt_session_poll_transmit(&p.s[0], buf, sizeof buf);
     hex_encode(buf, n, hex);
-    /* HELLO: type 01, flags 0, length 0x0073, channel 0; "ALKT", versions
-     * 1..1, role 1 (client), no resume, nonce, session id 0, frames 0,
-     * proof 0, max frame 1024, log 16384, 4 channels, identity "laptop" */
-    ASSERT_STR_EQ("0100007300000000414c4b5401010100"
-                  "0202020202020202020202020202020202020202020202020202020202020202"
+    /* HELLO: type 01, flags 0, length 0x0093, channel 0; "ALKT", versions
+     * 1..1, role 1 (client), flags 2 (plaintext, no resume), nonce =
+     * SHA-256("alkt1 nonce" || 32 x 02), session id 0, frames 0, proof 0,
+     * max frame 1024, log 16384, 4 channels, no ephemeral key, identity
+     * "laptop" */
+    ASSERT_STR_EQ("0100009300000000414c4b5401010102"
+                  "ec4dda100844b15c3fc504e43c33117303368de8d42d132522662651acc9b674"
                   "00000000000000000000000000000000" "0000000000000000"
                   "0000000000000000000000000000000000000000000000000000000000000000"
-                  "00000400" "00004000" "00000004" "06" "6c6170746f70", hex);
+                  "00000400" "00004000" "00000004"
+                  "0000000000000000000000000000000000000000000000000000000000000000"
+                  "06" "6c6170746f70", hex);
     alkt_session_handle_input(&p.s[1], buf, n, p.now);
     n = alkt_session_poll_transmit(&p.s[1], buf, sizeof buf);
-    ASSERT_EQ(8 + 111 + 8 + 32, n);
-    hex_encode(buf + 8 + 111, 40, hex);
+    ASSERT_EQ(8 + 143 + 8 + 32, n);
+    hex_encode(buf + 8 + 143, 40, hex);
     /* AUTH: the server's MAC over SHA-256(client HELLO || server HELLO) */
     ASSERT_STR_EQ(T_SERVER_AUTH, hex);
     alkt_session_handle_input(&p.s[0], buf, n, p.now);
@@ -473,7 +509,7 @@ TEST session_refusal_carries_code_and_reason(void)
     alkt_channel_info info;
     alkt_event ev;
     uint32_t id;
-    ASSERT(t_init(&p));
+    ASSERT(t_init_plain(&p));
     t_connect(&p);
     t_settle(&p);
     t_drain(&p);
@@ -528,7 +564,7 @@ TEST session_window_is_enforced(void)
     unsigned char big[10000], frame[8 + 1000];
     alkt_event ev;
     int rc;
-    ASSERT(t_init(&p));
+    ASSERT(t_init_plain(&p));
     ASSERT(t_open(&p, &id));
     memset(big, 1, sizeof big);
     ASSERT_EQ(4096, (int)alkt_channel_send(&p.s[0], id, big, sizeof big));
@@ -574,7 +610,7 @@ TEST session_duplicate_open_keeps_the_live_channel(void)
     alkt_event ev;
     int eof;
     ASSERT(n > 0);
-    ASSERT(t_init(&p));
+    ASSERT(t_init_plain(&p));
     ASSERT(t_open(&p, &id));
     t_drain(&p);
     ASSERT_EQ(1, alkt__log_frame(&p.s[0], ALKT_FRAME_OPEN, id, json,
@@ -622,7 +658,7 @@ TEST session_injected_frame_is_detected(void)
     unsigned char frame[8 + 4] = {ALKT_FRAME_WINDOW, 0, 0, 4, 0, 0, 0, 1,
                                   0, 0, 1, 0};
     alkt_event ev;
-    ASSERT(t_init(&p));
+    ASSERT(t_init_plain(&p));
     ASSERT(t_open(&p, &id));
     t_drain(&p);
     ASSERT_EQ(ALKT_OK, alkt_session_handle_input(&p.s[1], frame, sizeof frame,
@@ -648,14 +684,16 @@ TEST session_hello_fields_are_checked(void)
         {8 + 4, 2, ALKT_ERR_VERSION},          /* only version 2 and up */
         {8 + 5, 0, ALKT_ERR_VERSION},          /* only version 0 */
         {8 + 6, 2, ALKT_ERR_PROTOCOL},         /* a "server" talking to us */
-        {8 + 7, 2, ALKT_ERR_PROTOCOL},         /* an unknown flag */
+        {8 + 7, 6, ALKT_ERR_PROTOCOL},         /* an unknown flag */
+        {8 + 7, 0, ALKT_ERR_CIPHER},           /* encrypted, to a plaintext
+                                                  server */
         {8 + 98, 0, ALKT_ERR_PROTOCOL},        /* max_frame 0x0000_0000+.. < 256 */
         {8 + 96, 1, ALKT_ERR_PROTOCOL},        /* max_frame past 16384 */
         {8 + 102, 0, ALKT_ERR_PROTOCOL},       /* log smaller than 4 frames */
         {8 + 107, 0, ALKT_ERR_PROTOCOL},       /* 0 channels */
         {8 + 106, 0x10, ALKT_ERR_PROTOCOL},    /* 4100 channels */
-        {8 + 108, 0, ALKT_ERR_PROTOCOL},       /* identity of 0 bytes */
-        {8 + 108, 7, ALKT_ERR_PROTOCOL},       /* identity longer than sent */
+        {8 + 140, 0, ALKT_ERR_PROTOCOL},       /* identity of 0 bytes */
+        {8 + 140, 7, ALKT_ERR_PROTOCOL},       /* identity longer than sent */
     };
     size_t i;
     for (i = 0; i <= sizeof bad / sizeof bad[0]; i++) {
@@ -663,10 +701,10 @@ TEST session_hello_fields_are_checked(void)
         unsigned char hello[512];
         size_t hn;
         int rc;
-        ASSERT(t_init(&p));
+        ASSERT(t_init_plain(&p));
         t_connect(&p);
         hn = alkt_session_poll_transmit(&p.s[0], hello, sizeof hello);
-        ASSERT_EQ(8 + 109 + 6, hn);
+        ASSERT_EQ(8 + 141 + 6, hn);
         if (i < sizeof bad / sizeof bad[0]) {
             hello[bad[i].at] = bad[i].value;
             if (bad[i].at == 8 + 106) hello[8 + 107] = 4;   /* 0x1004 */
@@ -694,7 +732,7 @@ TEST session_oversize_frame_is_refused_at_its_header(void)
         t_pair p;
         uint32_t id;
         unsigned char h[8];
-        ASSERT(t_init(&p));
+        ASSERT(t_init_plain(&p));
         ASSERT(t_open(&p, &id));
         h[0] = (unsigned char)types[i];
         h[1] = 0;
@@ -1060,8 +1098,16 @@ TEST session_memory_is_the_documented_formula(void)
     size_t need;
     t_config(&c, 0);
     need = alkt_session_mem_size(&c);
+    /* encrypted (the default): two record buffers more - four records of
+     * 2 + 8 + 1024 + 16 bytes and a REKEY record out, one record in */
     ASSERT_EQ(((4 * sizeof(alkt__chan) + 7) & ~(size_t)7) + 4 * 8 + 4 * 4096 +
-                  16384 + 1024 + 8, need);
+                  16384 + 1024 + 8 +
+                  8 + ((4 * (18 + 8 + 1024) + 18 + 8 + 7) & ~(size_t)7) +
+                  ((18 + 8 + 1024 + 7) & ~(size_t)7), need);
+    c.plaintext = 1;
+    ASSERT_EQ(((4 * sizeof(alkt__chan) + 7) & ~(size_t)7) + 4 * 8 + 4 * 4096 +
+                  16384 + 1024 + 8, alkt_session_mem_size(&c));
+    c.plaintext = 0;
     mem = (unsigned char *)malloc(need);
     ASSERT(mem != NULL);
     ASSERT_EQ(ALKT_ERR_NOMEM, alkt_session_init(&s, &c, mem, need - 1, 0));
