@@ -239,11 +239,13 @@ typedef struct t_pair {
 /* 1: the next t_init makes plaintext sessions (tests that read frames on
  * the wire); t_init resets it */
 static int t_plain;
+static uint64_t t_rekey;   /* rekey_records of the next t_init; reset */
 
 static void t_config(alkt_session_config *c, int server)
 {
     memset(c, 0, sizeof *c);
     c->plaintext = t_plain;
+    c->rekey_records = t_rekey;
     c->is_server = server;
     c->secret = t_secret;
     c->secret_len = sizeof t_secret;
@@ -269,10 +271,12 @@ static int t_init(t_pair *p)
         if (!p->mem[k] ||
             alkt_session_init(&p->s[k], &c, p->mem[k], need, p->now) != ALKT_OK) {
             t_plain = 0;
+            t_rekey = 0;
             return 0;
         }
     }
     t_plain = 0;
+    t_rekey = 0;
     return 1;
 }
 
