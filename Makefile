@@ -240,17 +240,27 @@ $(B)/replay_qcow2_crash_order%: fuzz/qcow2_crash.c tests/replay_main.c \
 # And for alktunnel.h's session: each ALKTUNNEL_PLANTED_BUG (a duplicate
 # open destroys the live channel, poll_timeout ignores queued output, EOF
 # as an empty data frame, the window not enforced, a resume resends an
-# acknowledged frame) must fail corpus/session.
-SESSION_BUGS := 1 2 3 4 5
+# acknowledged frame, a resume keeps the old keys and counts nonces from 0
+# again) must fail corpus/session.
+SESSION_BUGS := 1 2 3 4 5 6
+# The AEAD's planted bugs (the tag compared with an early exit, plaintext
+# written before the tag is checked) must fail the crypto unit suites.
+CRYPTO_BUGS := 7 8
 $(B)/replay_session_bug%: fuzz/session.c tests/replay_main.c alktunnel.h \
                           alksim.h fuzz/alk_check.h | $(B)
 	$(CC) $(CPPFLAGS) -O1 -g -std=c99 -DALKTUNNEL_PLANTED_BUG=$* \
 	    -DALK_TARGET='"replay_session_bug$*"' fuzz/session.c \
 	    tests/replay_main.c -o $@ $(LDFLAGS)
 
+$(B)/test_alktunnel_bug%: tests/test_alktunnel.c alktunnel.h \
+                          $(wildcard tests/test_alktunnel_*.h) tests/aead_ref.h | $(B)
+	$(CC) $(CPPFLAGS) -O1 -g -std=c99 -DALKTUNNEL_PLANTED_BUG=$* \
+	    $(GREATEST_INC) $< -o $@ $(LDFLAGS)
+
 planted-bug-check: $(B)/replay_sim_arq_bug \
                    $(ORDER_MUTANTS:%=$(B)/replay_qcow2_crash_order%) \
-                   $(SESSION_BUGS:%=$(B)/replay_session_bug%)
+                   $(SESSION_BUGS:%=$(B)/replay_session_bug%) \
+                   $(CRYPTO_BUGS:%=$(B)/test_alktunnel_bug%)
 	@if ./$(B)/replay_sim_arq_bug -q corpus/sim_arq > $(B)/planted.log 2>&1; \
 	then echo "corpus/sim_arq does not catch the planted bug"; exit 1; \
 	else grep -c '^FAIL' $(B)/planted.log | \
@@ -272,6 +282,16 @@ planted-bug-check: $(B)/replay_sim_arq_bug \
 	        exit 1; \
 	    else echo "session bug $$m caught by corpus/session:" \
 	        "$$(grep -c '^FAIL' $(B)/planted-session.log) failing inputs"; \
+	    fi; \
+	done
+	@for m in $(CRYPTO_BUGS); do \
+	    if ./$(B)/test_alktunnel_bug$$m -s alkt_crypto_suite \
+	        > $(B)/planted-crypto.log 2>&1 && \
+	       ./$(B)/test_alktunnel_bug$$m -s alkt_sealed_suite \
+	        >> $(B)/planted-crypto.log 2>&1; \
+	    then echo "the crypto suites do not catch AEAD bug $$m"; exit 1; \
+	    else echo "AEAD bug $$m caught by the crypto suites:" \
+	        "$$(grep -c '^FAIL' $(B)/planted-crypto.log) failing tests"; \
 	    fi; \
 	done
 

@@ -127,13 +127,19 @@
  *                             are used when the CPU has them (asked once
  *                             with cpuid; ~6x faster here, same results -
  *                             the tests compare the two)
- *   ALKTUNNEL_PLANTED_BUG     test builds only: 1..5 plants a session bug
+ *   ALKTUNNEL_PLANTED_BUG     test builds only: 1..6 plants a session bug
  *                             the committed corpus must catch (a duplicate
  *                             open destroys the live channel; poll_timeout
  *                             ignores queued output; EOF sent as an empty
  *                             data frame; the window not enforced; a
- *                             resume resends an acknowledged frame) - see
- *                             make planted-bug-check
+ *                             resume resends an acknowledged frame; a
+ *                             resume keeps the old keys and counts nonces
+ *                             from 0 again), 7..8 an AEAD bug the unit
+ *                             suites must catch (the tag compared with an
+ *                             early exit; plaintext written before the tag
+ *                             is checked) - see make planted-bug-check
+ *   ALKTUNNEL_CT_COUNT(n)     test builds only: called with the number of
+ *                             bytes each constant-time comparison reads
  *
  * API
  *

@@ -30,6 +30,20 @@
  * byte changes and cuts; the server may end up established exactly when
  * nothing was changed, and it drains its output and keeps its deadlines.
  *
+ * Mode 3 (first byte 0x70 with bits 2-3 free), records changed on the path:
+ * mode 0, encrypted, with one more transition that changes the records in
+ * flight to one side - a byte flipped, a range cut out, a record replayed
+ * later, two records swapped. The receiver must never take the record
+ * that held the first changed byte (once it is past it, between records,
+ * it is closed), must end with ALKT_ERR_DECRYPT or wait for a record that
+ * will not come (the connection is then dropped and resumed), and every
+ * byte read is still the sender's.
+ *
+ * In every mode, the first byte's bit 1 makes the sessions plaintext and
+ * bits 2-3 pick the records per key (the default, 2, 3, 7: rekeying all
+ * the time), and after every step the nonce oracle says: under one key the
+ * record counter only grows, and a key once replaced never seals again.
+ *
  * Mode 1, a hostile peer: a real client handshakes with the server
  * session, then the input's bytes go to the server as frames from the
  * peer (forged types, bad lengths, window overruns, data after EOF,
@@ -57,6 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 typedef struct ss_pipe {
     unsigned char buf[SS_PIPE];
     size_t head, len;
+    int tamper;          /* mode 3: bytes were changed on this pipe ... */
+    size_t tamper_at;    /* ... the first changed one this far from head */
 } ss_pipe;
 
 typedef struct ss_dir {
@@ -82,6 +98,12 @@ typedef struct ss_side {
     int established, closed, connected;
     unsigned tx_turn, rx_turn;  /* every other call takes the zero-copy
                                    path (no draw: inputs keep meaning) */
+    /* the nonce oracle: the sending key's fingerprint and its counter,
+     * and the keys retired before it */
+    unsigned char key_fp[8], retired[64][8];
+    uint64_t key_ctr;
+    unsigned n_retired;
+    int tampered;                /* its input was changed on the path */
 } ss_side;
 
 typedef struct ss {
@@ -94,6 +116,9 @@ typedef struct ss {
     uint32_t window, session_window;
     unsigned char nonce_ctr;
     int hostile;         /* mode 1: side 0 is the peer's vehicle only */
+    int plaintext;       /* first byte, bit 1: no encryption */
+    uint64_t rekey;      /* first byte, bits 2-3: records per key */
+    int tamper;          /* mode 3: records changed on the path */
 } ss;
 
 static unsigned char ss_byte(uint32_t id, int dir, uint64_t off)
@@ -123,11 +148,38 @@ static size_t ss_pipe_room(const ss_pipe *p);
 static void ss_transmit(ss *t, int k);
 
 /* ---- invariants after every step ---- */
+/* No (key, nonce) pair seals twice: under one key the record counter only
+ * grows; a key once replaced (rekey, a new connection) never comes back. */
+static void ss_check_nonces(ss *t, int k)
+{
+    ss_side *sd = &t->side[k];
+    const alkt_session *s = &sd->s;
+    static const unsigned char none[8] = {0};
+    unsigned i;
+    if (s->plaintext || memcmp(s->tx_key, none, 8) == 0) return;
+    if (memcmp(s->tx_key, sd->key_fp, 8) == 0) {
+        ALK_CHECK(s->tx_ctr >= sd->key_ctr,
+                  "side %d: the record counter went back from %llu to %llu "
+                  "under the same key: nonces used twice", k,
+                  (unsigned long long)sd->key_ctr,
+                  (unsigned long long)s->tx_ctr);
+    } else {
+        for (i = 0; i < sd->n_retired && i < 64; i++)
+            ALK_CHECK(memcmp(s->tx_key, sd->retired[i], 8) != 0,
+                      "side %d: a key retired before seals again", k);
+        if (memcmp(sd->key_fp, none, 8) != 0)
+            memcpy(sd->retired[sd->n_retired++ % 64], sd->key_fp, 8);
+        memcpy(sd->key_fp, s->tx_key, 8);
+    }
+    sd->key_ctr = s->tx_ctr;
+}
+
 static void ss_check_side(ss *t, int k)
 {
     alkt_session *s = &t->side[k].s;
     uint64_t d = alkt_session_poll_timeout(s);
     uint32_t i;
+    ss_check_nonces(t, k);
     ALK_CHECK(d >= s->now, "side %d: deadline %llu before now %llu", k,
               (unsigned long long)d, (unsigned long long)s->now);
     if (d > s->now && ss_pipe_room(&t->pipe[k]) > 0 && t->side[k].connected) {
@@ -218,12 +270,23 @@ static void ss_deliver(ss *t, int k, size_t n, size_t seg)
     while (n && p->len) {
         size_t m = n < seg ? n : seg, i;
         if (m > p->len) m = p->len;
+        int passed = 0;
+        alkt_session *r = &t->side[1 - k].s;
         for (i = 0; i < m; i++) buf[i] = p->buf[(p->head + i) % SS_PIPE];
         p->head = (p->head + m) % SS_PIPE;
         p->len -= m;
         n -= m;
-        (void)alkt_session_handle_input(&t->side[1 - k].s, buf, m, t->now);
+        if (p->tamper) {
+            passed = p->tamper_at < m;
+            p->tamper_at = passed ? 0 : p->tamper_at - m;
+        }
+        (void)alkt_session_handle_input(r, buf, m, t->now);
         ss_events(t, 1 - k);
+        if (passed && !t->side[1 - k].closed && r->conn == ALKT__C_UP)
+            /* at a record boundary past the changed byte: the record that
+             * held it went through */
+            ALK_CHECK(r->rec_in_len != 0,
+                      "side %d took a record changed on the path", 1 - k);
     }
 }
 
@@ -234,6 +297,8 @@ static void ss_drop(ss *t)
     alk_trace("drop the connection");
     for (k = 0; k < 2; k++) {
         t->pipe[k].head = t->pipe[k].len = 0;
+        t->pipe[k].tamper = 0;
+        t->side[k].tampered = 0;
         t->side[k].connected = 0;
         alkt_session_handle_disconnected(&t->side[k].s, t->now);
     }
@@ -321,7 +386,8 @@ static void ss_events(ss *t, int k)
             ALK_CHECK(t->hostile || ev.code == ALKT_ERR_CLOSED ||
                           ev.code == ALKT_ERR_GOAWAY ||
                           ev.code == ALKT_ERR_RESUME_EXPIRED ||
-                          ev.code == ALKT_ERR_RESUME_REFUSED,
+                          ev.code == ALKT_ERR_RESUME_REFUSED ||
+                          (ev.code == ALKT_ERR_DECRYPT && t->side[k].tampered),
                       "side %d: the session ended with %s", k,
                       alkt_strerror(ev.code));
             t->side[k].closed = 1;
@@ -576,6 +642,8 @@ static void ss_setup(ss *t, alkt_session_config *cfg, int k)
     cfg->secret_len = sizeof secret;
     cfg->identity = k ? "gateway-1" : "client-7";
     cfg->identity_len = strlen(cfg->identity);
+    cfg->plaintext = t->plaintext;
+    cfg->rekey_records = t->rekey;
     need = alkt_session_mem_size(cfg);
     ALK_CHECK(need > 0, "config refused");
     t->side[k].mem = malloc(need);
@@ -596,6 +664,15 @@ static void ss_quiesce(ss *t)
     int round, k;
     size_t i;
     if (t->side[0].closed || t->side[1].closed) return;
+    for (k = 0; k < 2; k++)
+        if (t->pipe[k].tamper) {
+            /* the changed bytes go in: the session ends, or waits for the
+             * rest of a record that will not come - a dead connection,
+             * which the idle timeout would find */
+            ss_deliver(t, k, SS_PIPE, 4096);
+            if (t->side[0].closed || t->side[1].closed) return;
+            if (t->side[1 - k].s.rec_in_len) ss_drop(t);
+        }
     if (!alkt_session_is_established(&t->side[0].s) ||
         !alkt_session_is_established(&t->side[1].s))
         ss_connect(t);
@@ -674,6 +751,74 @@ static void ss_quiesce(ss *t)
     }
 }
 
+/* Mode 3: the bytes in flight from side k, when they are whole records
+ * from a record boundary (the receiver is between records), changed the
+ * way a path can: a byte flipped, a range cut out (not the very end), a
+ * record replayed later, two records swapped. */
+static void ss_tamper(ss *t, int k)
+{
+    static unsigned char lin[SS_PIPE];
+    ss_pipe *p = &t->pipe[k];
+    const alkt_session *r = &t->side[1 - k].s;
+    size_t at[65], nrec = 0, off = 0, len = p->len, first = 0, i, j, n;
+    if (p->tamper || r->conn != ALKT__C_UP || !r->rx_sealed ||
+        r->rec_in_len != 0 || t->side[1 - k].closed || len < 3)
+        return;
+    for (i = 0; i < len; i++) lin[i] = p->buf[(p->head + i) % SS_PIPE];
+    while (off + 2 <= len && nrec < 64) {
+        size_t rl = 2 + ((size_t)lin[off] << 8 | lin[off + 1]) + ALKT_AEAD_TAG;
+        if (off + rl > len) break;
+        at[nrec++] = off;
+        off += rl;
+    }
+    at[nrec] = off;
+    switch (alksim_pick(&t->src, 4)) {
+    case 0:
+        first = (size_t)alksim_range(&t->src, 0, len - 1);
+        lin[first] ^= (unsigned char)alksim_range(&t->src, 1, 255);
+        alk_trace("tamper %d: byte %zu of %zu changed", k, first, len);
+        break;
+    case 1:
+        first = (size_t)alksim_range(&t->src, 0, len - 2);
+        j = (size_t)alksim_range(&t->src, first + 1, len - 1);
+        memmove(lin + first, lin + j, len - j);
+        alk_trace("tamper %d: bytes %zu..%zu of %zu cut", k, first, j, len);
+        len -= j - first;
+        break;
+    case 2:
+        if (!nrec) return;
+        i = alksim_pick(&t->src, nrec);
+        j = (size_t)alksim_range(&t->src, i, nrec - 1);
+        n = at[i + 1] - at[i];
+        if (len + n > SS_PIPE) return;
+        first = at[j + 1];
+        memmove(lin + first + n, lin + first, len - first);
+        memcpy(lin + first, lin + at[i], n);
+        len += n;
+        alk_trace("tamper %d: record %zu replayed after record %zu", k, i, j);
+        break;
+    default:
+        if (nrec < 2) return;
+        i = alksim_pick(&t->src, nrec - 1);
+        {
+            static unsigned char tmp[SS_PIPE];
+            size_t a = at[i + 1] - at[i], b = at[i + 2] - at[i + 1];
+            memcpy(tmp, lin + at[i], a + b);
+            memcpy(lin + at[i], tmp + a, b);
+            memcpy(lin + at[i] + b, tmp, a);
+        }
+        first = at[i];
+        alk_trace("tamper %d: records %zu and %zu swapped", k, i, i + 1);
+        break;
+    }
+    memcpy(p->buf, lin, len);
+    p->head = 0;
+    p->len = len;
+    p->tamper = 1;
+    p->tamper_at = first;
+    t->side[1 - k].tampered = 1;
+}
+
 static void ss_pair(ss *t)
 {
     static const uint32_t weights[] = {
@@ -690,6 +835,8 @@ static void ss_pair(ss *t)
         3,  /* reconnect */
         1,  /* close (only in the last tenth of the steps) */
     };
+    static const uint32_t tamper_weights[] = {6, 14, 10, 16, 12, 3, 2, 6, 5,
+                                              2, 3, 1, 8 /* tamper */};
     alkt_session_config cfg;
     unsigned step;
     int k;
@@ -713,8 +860,9 @@ static void ss_pair(ss *t)
     ss_setup(t, &cfg, 1);
     ss_connect(t);
     for (step = 0; step < SS_STEPS && !alksim_source_done(&t->src); step++) {
-        size_t op = alksim_weighted(&t->src, weights,
-                                    sizeof weights / sizeof weights[0]);
+        size_t op = t->tamper ? alksim_weighted(&t->src, tamper_weights, 13)
+                              : alksim_weighted(&t->src, weights,
+                                                sizeof weights / sizeof weights[0]);
         if (op == 11 && step < SS_STEPS - SS_STEPS / 10) op = 4;
         k = (int)alksim_pick(&t->src, 2);
         switch (op) {
@@ -736,6 +884,10 @@ static void ss_pair(ss *t)
             break;
         case 9: ss_drop(t); break;
         case 10: ss_connect(t); break;
+        case 12:
+            ss_transmit(t, k);   /* what the sender has queued, in flight */
+            ss_tamper(t, k);
+            break;
         default:
             (void)alkt_session_close(&t->side[k].s, 0x1234);
             ss_transmit(t, k);
@@ -953,6 +1105,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&t, 0, sizeof t);
     if (size == 0) return 0;
     alksim_source_init_bytes(&t.src, data + 1, size - 1);
+    /* the first byte's other bits: plaintext (bit 1), records per key
+     * (bits 2-3: the default, 2, 3, 7), mode 3 (bits 4-6 all set in mode 0) */
+    {
+        static const uint64_t rekey[4] = {0, 2, 3, 7};
+        t.plaintext = (data[0] >> 1) & 1;
+        t.rekey = rekey[(data[0] >> 2) & 3];
+        t.tamper = (data[0] & 0xf1) == 0x70;
+        if (t.tamper) t.plaintext = 0;
+    }
+    alk_trace("%s, %llu records per key", t.plaintext ? "plaintext" : "encrypted",
+              (unsigned long long)t.rekey);
     if ((data[0] & 0x81) == 0x80) {
         alk_trace("mode: handshake with changed bytes");
         ss_handshake_on_path(&t);
@@ -960,7 +1123,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         alk_trace("mode: hostile peer");
         ss_hostile(&t);
     } else {
-        alk_trace("mode: two sessions");
+        alk_trace(t.tamper ? "mode: two sessions, records changed on the path"
+                           : "mode: two sessions");
         ss_pair(&t);
     }
     if (getenv("SESSION_TRACE")) alk_trace_dump(stderr);
