@@ -41,7 +41,8 @@ FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
         crash-qemu crash-soak \
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench install install-check uninstall oss-fuzz-check \
-        firmware-check valgrind deps clean help planted-bug-check tunnel-process
+        firmware-check valgrind deps clean help planted-bug-check tunnel-process \
+        ctgrind
 
 all: $(UNIT_TESTS:%=$(B)/test_%) $(FUZZ_TARGETS:%=$(B)/replay_%) \
      $(EXAMPLES:%=$(B)/%)
@@ -439,6 +440,21 @@ firmware-check:
 	@ARM_CC="$(ARM_CC)" B="$(B)" sh tests/firmware_check.sh
 
 # ---- valgrind ---------------------------------------------------------------
+# Constant time, under valgrind: the secrets of every primitive marked
+# undefined, a branch or index on them reported (tests/ctgrind.c), at -O2
+# as users build it.
+$(B)/ctgrind: tests/ctgrind.c alktunnel.h | $(B)
+	$(CC) $(CPPFLAGS) -O2 -g $(WARN) $< -o $@ $(LDFLAGS)
+$(B)/ctgrind_bug7: tests/ctgrind.c alktunnel.h | $(B)
+	$(CC) $(CPPFLAGS) -O2 -g -std=c99 -DALKTUNNEL_PLANTED_BUG=7 $< -o $@ $(LDFLAGS)
+
+ctgrind: $(B)/ctgrind $(B)/ctgrind_bug7
+	@valgrind -q --log-file=$(B)/ctgrind.vg ./$(B)/ctgrind
+	@if valgrind -q --log-file=$(B)/ctgrind_bug7.vg ./$(B)/ctgrind_bug7 \
+	        > $(B)/ctgrind_bug7.log; \
+	then echo "ctgrind does not see the early-exit tag compare (bug 7)"; exit 1; \
+	else echo "planted early-exit tag compare: $$(grep -c '^FAIL' $(B)/ctgrind_bug7.log) checks fail, as they must"; fi
+
 valgrind: | $(B)
 	@rc=0; for t in $(UNIT_TESTS); do \
 	    $(CC) $(CPPFLAGS) -O1 -g $(WARN) $(GREATEST_INC) tests/test_$$t.c \

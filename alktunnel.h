@@ -140,6 +140,11 @@
  *                             is checked) - see make planted-bug-check
  *   ALKTUNNEL_CT_COUNT(n)     test builds only: called with the number of
  *                             bytes each constant-time comparison reads
+ *   ALKTUNNEL_CT_PUBLIC(p, n) test builds only: called where a value made
+ *                             from secrets becomes public (a tag matched
+ *                             or not, a shared secret was all zero), so
+ *                             tests/ctgrind.c can tell valgrind it may be
+ *                             branched on
  *
  * API
  *
@@ -1702,6 +1707,9 @@ ALKTDEF int alkt_gateway_forward(alkt_gateway *g, uint32_t peer,
 #endif
 #ifndef ALKTUNNEL_CT_COUNT
 #define ALKTUNNEL_CT_COUNT(n) ((void)0)
+#endif
+#ifndef ALKTUNNEL_CT_PUBLIC
+#define ALKTUNNEL_CT_PUBLIC(p, n) ((void)0)
 #endif
 #ifndef ALKTUNNEL_PLANTED_BUG
 #define ALKTUNNEL_PLANTED_BUG 0
@@ -5039,6 +5047,7 @@ ALKTDEF int alkt_aead_open(unsigned char *out,
     if (ALKTUNNEL_PLANTED_BUG == 8) /* planted: plaintext out before the check */
         alkt_chacha20(out, c, len, key, nonce, 1);
     ok = alkt__tag_equal(tag, c + len);
+    ALKTUNNEL_CT_PUBLIC(&ok, sizeof ok);   /* whether it matched: public */
     alkt__sha256_wipe(tag, sizeof tag);
     if (!ok) return ALKT_ERR_AUTH;
     if (ALKTUNNEL_PLANTED_BUG != 8) alkt_chacha20(out, c, len, key, nonce, 1);
@@ -5511,6 +5520,7 @@ static int alkt__derive_keys(alkt_session *s)
     if (s->plaintext) return ALKT_OK;
     alkt_x25519(dh, s->eph, s->peer_eph);
     for (i = 0; i < sizeof dh; i++) zero |= dh[i];
+    ALKTUNNEL_CT_PUBLIC(&zero, sizeof zero);
     if (!zero) rc = ALKT_ERR_AUTH;   /* a small-order point: no secret */
     alkt__mac(&s->key, "alkt1 keys", s->transcript, 32, dh, sizeof dh, prk);
     (void)alkt_hkdf_expand(okm, sizeof okm, prk, "alkt1 session keys", 18);

@@ -78,6 +78,12 @@ else
     echo "!!! SKIPPED differential tests: qemu-img / qemu-io not installed" \
          "(apt-get install qemu-utils); qcow2w.h was NOT checked against qemu"
 fi
+if command -v valgrind >/dev/null 2>&1; then
+    stage ctgrind counts $MAKE -s ctgrind B="$B"
+else
+    echo "!!! SKIPPED ctgrind: valgrind is not installed (apt-get install" \
+         "valgrind); constant time was NOT checked"
+fi
 if command -v "${ARM_CC:-arm-none-eabi-gcc}" >/dev/null 2>&1; then
     stage firmware single $MAKE -s firmware-check B="$B"
 else
