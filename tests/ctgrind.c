@@ -51,7 +51,7 @@ int main(void)
     static unsigned char key[32], nonce[12], msg[1000], out[1100], aad[20];
     static unsigned char scalar[32], point[32], shared[32], prk[32], okm[100];
     unsigned long e;
-    int rc, i, on = RUNNING_ON_VALGRIND;
+    int rc, i, on = (int)RUNNING_ON_VALGRIND;
     for (i = 0; i < 32; i++) key[i] = (unsigned char)(i * 7 + 1);
     for (i = 0; i < 12; i++) nonce[i] = (unsigned char)i;
     for (i = 0; i < (int)sizeof msg; i++) msg[i] = (unsigned char)(i * 13);
