@@ -42,7 +42,7 @@ FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench install install-check uninstall oss-fuzz-check \
         firmware-check valgrind deps clean help planted-bug-check tunnel-process \
-        ctgrind
+        ctgrind crypto-portable
 
 all: $(UNIT_TESTS:%=$(B)/test_%) $(FUZZ_TARGETS:%=$(B)/replay_%) \
      $(EXAMPLES:%=$(B)/%)
@@ -440,6 +440,18 @@ firmware-check:
 	@ARM_CC="$(ARM_CC)" B="$(B)" sh tests/firmware_check.sh
 
 # ---- valgrind ---------------------------------------------------------------
+# The crypto and encrypted-session suites built the portable way: the
+# ten-limb X25519 field (no 128-bit products), ChaCha20 and SHA-256
+# without SIMD - what a 32-bit target or another compiler runs.
+$(B)/test_alktunnel_portable: tests/test_alktunnel.c alktunnel.h \
+                              $(wildcard tests/test_alktunnel_*.h) tests/aead_ref.h | $(B)
+	$(CC) $(CPPFLAGS) -O1 -g $(WARN) $(SAN) -DALKTUNNEL_NO_INT128 \
+	    -DALKTUNNEL_NO_SIMD -DALKTUNNEL_NO_SHA_NI $(GREATEST_INC) $< -o $@ $(LDFLAGS)
+
+crypto-portable: $(B)/test_alktunnel_portable
+	@./$(B)/test_alktunnel_portable -s alkt_crypto_suite && \
+	    ./$(B)/test_alktunnel_portable -s alkt_sealed_suite
+
 # Constant time, under valgrind: the secrets of every primitive marked
 # undefined, a branch or index on them reported (tests/ctgrind.c), at -O2
 # as users build it.

@@ -122,6 +122,10 @@
  *   ALKTUNNEL_STATIC          make every function static (private copy per TU)
  *   ALKTUNNEL_ASSERT(c)       internal-invariant check, default assert(c);
  *                             never fires on malformed input
+ *   ALKTUNNEL_NO_SIMD         ChaCha20 in portable C only; by default, on
+ *                             x86-64, four blocks at a time with SSE2
+ *                             (~3x faster here, same results - the tests
+ *                             compare the two)
  *   ALKTUNNEL_NO_SHA_NI       SHA-256 in portable C only; by default, on
  *                             x86-64 with gcc or clang, the SHA extensions
  *                             are used when the CPU has them (asked once
@@ -1724,6 +1728,12 @@ ALKTDEF int alkt_gateway_forward(alkt_gateway *g, uint32_t peer,
 #include <immintrin.h>
 #else
 #define ALKT__SHA_NI 0
+#endif
+/* ChaCha20 four blocks at a time with SSE2 on x86-64 (ALKTUNNEL_NO_SIMD:
+ * the portable code only). */
+#if (defined(__SSE2__) || defined(_M_X64)) && !defined(ALKTUNNEL_NO_SIMD)
+#define ALKT__CHACHA_SIMD 1
+#include <emmintrin.h>
 #endif
 
 #ifdef __cplusplus
@@ -4817,6 +4827,61 @@ static void alkt__chacha20_block(uint32_t ks[16], const uint32_t st[16])
     ks[15] = x15 + st[15];
 }
 
+#ifdef ALKT__CHACHA_SIMD
+/* Four blocks at once with SSE2 (every x86-64 has it): each register holds
+ * one state word of the four blocks. 256 bytes of out = in ^ key stream;
+ * st[12] moves on by 4. Same results as the portable code (the tests
+ * compare the two). */
+static int alkt__chacha_portable_only; /* tests: force the portable path */
+#define ALKT__ROTV(v, n) \
+    _mm_or_si128(_mm_slli_epi32((v), (n)), _mm_srli_epi32((v), 32 - (n)))
+#define ALKT__QROUNDV(a, b, c, d)                                             \
+    do {                                                                     \
+        a = _mm_add_epi32(a, b); d = ALKT__ROTV(_mm_xor_si128(d, a), 16);    \
+        c = _mm_add_epi32(c, d); b = ALKT__ROTV(_mm_xor_si128(b, c), 12);    \
+        a = _mm_add_epi32(a, b); d = ALKT__ROTV(_mm_xor_si128(d, a), 8);     \
+        c = _mm_add_epi32(c, d); b = ALKT__ROTV(_mm_xor_si128(b, c), 7);     \
+    } while (0)
+static void alkt__chacha20_x4(unsigned char *out, const unsigned char *in,
+                              uint32_t st[16])
+{
+    __m128i x[16], o[16];
+    int i;
+    for (i = 0; i < 16; i++) o[i] = _mm_set1_epi32((int)st[i]);
+    o[12] = _mm_add_epi32(o[12], _mm_set_epi32(3, 2, 1, 0));
+    for (i = 0; i < 16; i++) x[i] = o[i];
+    for (i = 0; i < 10; i++) {
+        ALKT__QROUNDV(x[0], x[4], x[8], x[12]);
+        ALKT__QROUNDV(x[1], x[5], x[9], x[13]);
+        ALKT__QROUNDV(x[2], x[6], x[10], x[14]);
+        ALKT__QROUNDV(x[3], x[7], x[11], x[15]);
+        ALKT__QROUNDV(x[0], x[5], x[10], x[15]);
+        ALKT__QROUNDV(x[1], x[6], x[11], x[12]);
+        ALKT__QROUNDV(x[2], x[7], x[8], x[13]);
+        ALKT__QROUNDV(x[3], x[4], x[9], x[14]);
+    }
+    for (i = 0; i < 16; i += 4) {
+        /* words i..i+3 of the four blocks: a 4x4 transpose */
+        __m128i a = _mm_add_epi32(x[i], o[i]), b = _mm_add_epi32(x[i + 1], o[i + 1]);
+        __m128i c = _mm_add_epi32(x[i + 2], o[i + 2]), d = _mm_add_epi32(x[i + 3], o[i + 3]);
+        __m128i t0 = _mm_unpacklo_epi32(a, b), t1 = _mm_unpacklo_epi32(c, d);
+        __m128i t2 = _mm_unpackhi_epi32(a, b), t3 = _mm_unpackhi_epi32(c, d);
+        __m128i k[4];
+        int j;
+        k[0] = _mm_unpacklo_epi64(t0, t1);
+        k[1] = _mm_unpackhi_epi64(t0, t1);
+        k[2] = _mm_unpacklo_epi64(t2, t3);
+        k[3] = _mm_unpackhi_epi64(t2, t3);
+        for (j = 0; j < 4; j++) {   /* x86 is little endian: lanes as bytes */
+            const __m128i *src = (const __m128i *)(const void *)(in + 64 * j + 4 * i);
+            __m128i *dst = (__m128i *)(void *)(out + 64 * j + 4 * i);
+            _mm_storeu_si128(dst, _mm_xor_si128(_mm_loadu_si128(src), k[j]));
+        }
+    }
+    st[12] += 4;
+}
+#endif
+
 ALKTDEF void alkt_chacha20(unsigned char *out, const unsigned char *in,
                            size_t len, const unsigned char key[ALKT_AEAD_KEY],
                            const unsigned char nonce[ALKT_AEAD_NONCE],
@@ -4832,6 +4897,15 @@ ALKTDEF void alkt_chacha20(unsigned char *out, const unsigned char *in,
     for (i = 0; i < 8; i++) st[4 + i] = alkt__le32(key + 4 * i);
     st[12] = counter;
     for (i = 0; i < 3; i++) st[13 + i] = alkt__le32(nonce + 4 * i);
+#ifdef ALKT__CHACHA_SIMD
+    if (!alkt__chacha_portable_only)
+        while (len >= 256) {
+            alkt__chacha20_x4(out, in, st);
+            out += 256;
+            in += 256;
+            len -= 256;
+        }
+#endif
     while (len >= 64) {
         alkt__chacha20_block(ks, st);
         for (i = 0; i < 16; i++)
@@ -5054,12 +5128,138 @@ ALKTDEF int alkt_aead_open(unsigned char *out,
     return ALKT_OK;
 }
 
-/* ---- X25519 (RFC 7748): GF(2^255 - 19) in ten limbs of 26 and 25 bits -----
- * Limb i holds bits [ceil(25.5 i), ceil(25.5 (i + 1))). Limbs are unsigned
- * and "carried" when below 2^26 (even) / 2^25 (odd) give or take a little;
- * sums of two carried values, and differences (f + 2p - g), go straight
- * into a multiplication: its 64-bit column sums stay below 2^63. */
+/* ---- X25519 (RFC 7748): GF(2^255 - 19) ----------------------------------------
+ * Two representations of a field element, one chosen when compiling:
+ * five 51-bit limbs with 128-bit products where the compiler has them
+ * (gcc and clang on 64-bit targets; ~4x faster), else ten limbs of 26 and
+ * 25 bits with 64-bit products (any C99 compiler; ALKTUNNEL_NO_INT128
+ * forces it, and a gate stage runs the vectors that way). The ladder and
+ * the inversion above them are one code. In both, limbs are unsigned and
+ * "carried" when within their width give or take a little; sums of two
+ * carried values, and differences (f + 2p - g), go straight into a
+ * multiplication. */
+#if defined(__SIZEOF_INT128__) && !defined(ALKTUNNEL_NO_INT128)
+#define ALKT__FE51 1
+__extension__ typedef unsigned __int128 alkt__u128;
+typedef uint64_t alkt__fe[5];
+#define ALKT__FE_LIMBS 5
+#define ALKT__M51 ((((uint64_t)1) << 51) - 1)
+
+/* limbs below 2^51 (limb 1 up to 2^51 + 2^13), the value unchanged */
+static void alkt__fe_carry51(uint64_t h[5])
+{
+    uint64_t c;
+    c = h[0] >> 51; h[0] &= ALKT__M51; h[1] += c;
+    c = h[1] >> 51; h[1] &= ALKT__M51; h[2] += c;
+    c = h[2] >> 51; h[2] &= ALKT__M51; h[3] += c;
+    c = h[3] >> 51; h[3] &= ALKT__M51; h[4] += c;
+    c = h[4] >> 51; h[4] &= ALKT__M51; h[0] += 19 * c;
+    c = h[0] >> 51; h[0] &= ALKT__M51; h[1] += c;
+}
+
+/* limbs up to 2^54: the 128-bit columns stay below 2^116 */
+static void alkt__fe_mul(alkt__fe h, const alkt__fe f, const alkt__fe g)
+{
+    uint64_t g1 = 19 * g[1], g2 = 19 * g[2], g3 = 19 * g[3], g4 = 19 * g[4];
+    alkt__u128 r0, r1, r2, r3, r4;
+    uint64_t c;
+    r0 = (alkt__u128)f[0] * g[0] + (alkt__u128)f[1] * g4 + (alkt__u128)f[2] * g3 +
+         (alkt__u128)f[3] * g2 + (alkt__u128)f[4] * g1;
+    r1 = (alkt__u128)f[0] * g[1] + (alkt__u128)f[1] * g[0] + (alkt__u128)f[2] * g4 +
+         (alkt__u128)f[3] * g3 + (alkt__u128)f[4] * g2;
+    r2 = (alkt__u128)f[0] * g[2] + (alkt__u128)f[1] * g[1] + (alkt__u128)f[2] * g[0] +
+         (alkt__u128)f[3] * g4 + (alkt__u128)f[4] * g3;
+    r3 = (alkt__u128)f[0] * g[3] + (alkt__u128)f[1] * g[2] + (alkt__u128)f[2] * g[1] +
+         (alkt__u128)f[3] * g[0] + (alkt__u128)f[4] * g4;
+    r4 = (alkt__u128)f[0] * g[4] + (alkt__u128)f[1] * g[3] + (alkt__u128)f[2] * g[2] +
+         (alkt__u128)f[3] * g[1] + (alkt__u128)f[4] * g[0];
+    r1 += (uint64_t)(r0 >> 51);
+    r2 += (uint64_t)(r1 >> 51);
+    r3 += (uint64_t)(r2 >> 51);
+    r4 += (uint64_t)(r3 >> 51);
+    /* what is above 2^255 comes back times 19 (in 128 bits: it is large) */
+    r0 = (alkt__u128)((uint64_t)r0 & ALKT__M51) + (r4 >> 51) * 19;
+    h[1] = ((uint64_t)r1 & ALKT__M51) + (uint64_t)(r0 >> 51);
+    h[0] = (uint64_t)r0 & ALKT__M51;
+    h[2] = (uint64_t)r2 & ALKT__M51;
+    h[3] = (uint64_t)r3 & ALKT__M51;
+    h[4] = (uint64_t)r4 & ALKT__M51;
+    c = h[1] >> 51; h[1] &= ALKT__M51; h[2] += c;
+}
+
+static void alkt__fe_add(alkt__fe h, const alkt__fe f, const alkt__fe g)
+{
+    int i;
+    for (i = 0; i < 5; i++) h[i] = f[i] + g[i];
+}
+
+/* f - g as f + 2p - g (g carried), never negative */
+static void alkt__fe_sub(alkt__fe h, const alkt__fe f, const alkt__fe g)
+{
+    int i;
+    h[0] = f[0] + 0xfffffffffffdaULL - g[0];
+    for (i = 1; i < 5; i++) h[i] = f[i] + 0xffffffffffffeULL - g[i];
+}
+
+static void alkt__fe_mul_small(alkt__fe h, const alkt__fe f, uint32_t k)
+{
+    alkt__u128 c = 0;
+    int i;
+    for (i = 0; i < 5; i++) {
+        c += (alkt__u128)f[i] * k;
+        h[i] = (uint64_t)c & ALKT__M51;
+        c >>= 51;
+    }
+    h[0] += (uint64_t)c * 19;
+    alkt__fe_carry51(h);
+}
+
+static uint64_t alkt__le64(const unsigned char *p)
+{
+    return (uint64_t)alkt__le32(p) | (uint64_t)alkt__le32(p + 4) << 32;
+}
+
+static void alkt__fe_load(alkt__fe h, const unsigned char s[32])
+{
+    h[0] = alkt__le64(s) & ALKT__M51;
+    h[1] = (alkt__le64(s + 6) >> 3) & ALKT__M51;
+    h[2] = (alkt__le64(s + 12) >> 6) & ALKT__M51;
+    h[3] = (alkt__le64(s + 19) >> 1) & ALKT__M51;
+    h[4] = (alkt__le64(s + 24) >> 12) & ALKT__M51;   /* bit 255 left out */
+}
+
+/* the canonical 32 bytes of f (a carried value) */
+static void alkt__fe_store(unsigned char s[32], const alkt__fe f)
+{
+    uint64_t h[5], q, w[4];
+    int i;
+    for (i = 0; i < 5; i++) h[i] = f[i];
+    alkt__fe_carry51(h);
+    alkt__fe_carry51(h);
+    /* below 2p now: q = 1 when h >= p, i.e. when h + 19 reaches 2^255 */
+    q = (h[0] + 19) >> 51;
+    q = (h[1] + q) >> 51;
+    q = (h[2] + q) >> 51;
+    q = (h[3] + q) >> 51;
+    q = (h[4] + q) >> 51;
+    h[0] += 19 * q;   /* h - q p = h + 19 q - q 2^255 */
+    h[1] += h[0] >> 51; h[0] &= ALKT__M51;
+    h[2] += h[1] >> 51; h[1] &= ALKT__M51;
+    h[3] += h[2] >> 51; h[2] &= ALKT__M51;
+    h[4] += h[3] >> 51; h[3] &= ALKT__M51;
+    h[4] &= ALKT__M51;
+    w[0] = h[0] | h[1] << 51;
+    w[1] = h[1] >> 13 | h[2] << 38;
+    w[2] = h[2] >> 26 | h[3] << 25;
+    w[3] = h[3] >> 39 | h[4] << 12;
+    for (i = 0; i < 4; i++) {
+        alkt__putle32(s + 8 * i, (uint32_t)w[i]);
+        alkt__putle32(s + 8 * i + 4, (uint32_t)(w[i] >> 32));
+    }
+}
+#else
 typedef uint64_t alkt__fe[10];
+#define ALKT__FE_LIMBS 10
 
 static void alkt__fe_carry(uint64_t h[10])
 {
@@ -5102,11 +5302,6 @@ static void alkt__fe_mul(alkt__fe h, const alkt__fe f, const alkt__fe g)
     for (i = 0; i < 10; i++) h[i] = t[i];
 }
 
-static void alkt__fe_sq(alkt__fe h, const alkt__fe f)
-{
-    alkt__fe_mul(h, f, f);
-}
-
 static void alkt__fe_add(alkt__fe h, const alkt__fe f, const alkt__fe g)
 {
     int i;
@@ -5127,18 +5322,6 @@ static void alkt__fe_mul_small(alkt__fe h, const alkt__fe f, uint32_t k)
     int i;
     for (i = 0; i < 10; i++) h[i] = f[i] * k;
     alkt__fe_carry(h);
-}
-
-/* swap f and g when bit is 1, without a branch */
-static void alkt__fe_cswap(alkt__fe f, alkt__fe g, uint64_t bit)
-{
-    uint64_t m = 0 - bit;
-    int i;
-    for (i = 0; i < 10; i++) {
-        uint64_t x = m & (f[i] ^ g[i]);
-        f[i] ^= x;
-        g[i] ^= x;
-    }
 }
 
 static void alkt__fe_load(alkt__fe h, const unsigned char s[32])
@@ -5192,6 +5375,25 @@ static void alkt__fe_store(unsigned char s[32], const alkt__fe f)
     s[n] = (unsigned char)acc; /* the last 7 bits (n is 31) */
 }
 
+#endif /* the two representations */
+
+static void alkt__fe_sq(alkt__fe h, const alkt__fe f)
+{
+    alkt__fe_mul(h, f, f);
+}
+
+/* swap f and g when bit is 1, without a branch */
+static void alkt__fe_cswap(alkt__fe f, alkt__fe g, uint64_t bit)
+{
+    uint64_t m = 0 - bit;
+    int i;
+    for (i = 0; i < ALKT__FE_LIMBS; i++) {
+        uint64_t x = m & (f[i] ^ g[i]);
+        f[i] ^= x;
+        g[i] ^= x;
+    }
+}
+
 static void alkt__fe_sqn(alkt__fe h, const alkt__fe f, int n)
 {
     alkt__fe_sq(h, f);
@@ -5239,7 +5441,7 @@ ALKTDEF void alkt_x25519(unsigned char out[ALKT_X25519_SIZE],
     k[31] &= 127;
     k[31] |= 64;
     alkt__fe_load(x1, point);
-    for (i = 0; i < 10; i++) {
+    for (i = 0; i < ALKT__FE_LIMBS; i++) {
         x2[i] = 0; z2[i] = 0; x3[i] = x1[i]; z3[i] = 0;
     }
     x2[0] = 1;

@@ -22,6 +22,12 @@
  *   alktunnel echo    --listen ADDR:PORT [--udp]
  *   alktunnel --help
  *
+ *   Sessions are encrypted (ChaCha20-Poly1305 records, keys from an X25519
+ *   exchange bound to the authorization's secret): a relay on the path
+ *   sees only sealed records. --plaintext (gateway and client, both or
+ *   neither - they refuse each other otherwise) turns that off for links
+ *   that are protected already.
+ *
  *   Every subcommand also takes --port-file FILE (after binding, the actual
  *   port of its listen - the client's first -L, or without -L its first
  *   -U; a client with neither writes none - is written there, so tests can
@@ -206,7 +212,7 @@ typedef struct options {
     size_t gateway_count;
     forward_spec local[MAX_FORWARDS], remote[MAX_FORWARDS], udp[MAX_FORWARDS];
     size_t local_count, remote_count, udp_count;
-    int via_relay, verbose, udp_echo;
+    int via_relay, verbose, udp_echo, plaintext;
     unsigned stats_s, udp_idle_s;
     const char *udp_port_file;
 } options;
@@ -1856,6 +1862,7 @@ static int node_setup(void)
     cfg.session.channel_window = SESSION_WINDOW;
     cfg.session.log_size = SESSION_LOG;
     cfg.session.max_channels = SESSION_CHANNELS;
+    cfg.session.plaintext = A.opt.plaintext;
     cfg.max_peers = A.is_gateway ? GATEWAY_PEERS : (uint32_t)A.opt.gateway_count;
     cfg.max_resources = CONTROL_CAP;
     cfg.max_authorizations = CONTROL_CAP;
@@ -2607,6 +2614,7 @@ static void usage(FILE *f)
         "                         [--udp-port-file FILE]\n"
         "       alktunnel echo    --listen ADDR:PORT [--udp]\n"
         "every subcommand: [--port-file FILE] [-v]; relay, gateway, client: [--stats SECONDS]\n"
+        "gateway, client: [--plaintext] (no encryption: both ends, or neither)\n"
         "ADDR, HOST, BIND: IP literals, IPv6 in brackets ([::1]:80). -L and -U bind\n"
         "127.0.0.1 by default; PORT 0 picks a free port (--port-file tells it).\n"
         "-U: a UDP flow per source, ended after --udp-idle seconds (default 60).\n"
@@ -2642,6 +2650,7 @@ static int parse_args(int argc, char **argv)
     for (i = 2; i < argc; i++) {
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = strcmp(arg, "--via-relay") != 0 && strcmp(arg, "-v") != 0 &&
+                    strcmp(arg, "--plaintext") != 0 &&
                     strcmp(arg, "--verbose") != 0 && strcmp(arg, "--help") != 0 &&
                     strcmp(arg, "-h") != 0 && strcmp(arg, "--udp") != 0;
         if (takes && !val) return bad_usage("missing value for", arg);
@@ -2698,6 +2707,8 @@ static int parse_args(int argc, char **argv)
             o->udp_echo = 1;
         } else if (strcmp(arg, "--via-relay") == 0) {
             o->via_relay = 1;
+        } else if (strcmp(arg, "--plaintext") == 0) {
+            o->plaintext = 1;
         } else if (strcmp(arg, "--stats") == 0) {
             char *end;
             unsigned long v = strtoul(val, &end, 10);
@@ -2718,6 +2729,8 @@ static int parse_args(int argc, char **argv)
         return bad_usage("-U, --udp-idle and --udp-port-file are the client's", NULL);
     if (strcmp(role, "echo") != 0 && o->udp_echo)
         return bad_usage("--udp is echo's", NULL);
+    if (o->plaintext && strcmp(role, "gateway") != 0 && strcmp(role, "client") != 0)
+        return bad_usage("--plaintext is the gateway's and the client's", NULL);
     if (!o->udp_idle_s) o->udp_idle_s = UDP_IDLE_S;
     if (strcmp(role, "relay") == 0) {
         if (!o->has_listen) return bad_usage("relay needs --listen", NULL);

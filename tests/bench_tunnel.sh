@@ -4,15 +4,20 @@
 #
 #   1. Bulk: N MiB (BENCH_TUNNEL_MIB, default 256) one way from one python3
 #      sender to one python3 sink that counts and discards, through
-#        alktunnel  client -> gateway -> sink           (direct path)
-#        alktunnel  client -> relay -> gateway -> sink  (--via-relay)
+#        alktunnel  client -> gateway -> sink           (direct, encrypted)
+#        alktunnel  client -> gateway -> sink           (direct, --plaintext)
+#        alktunnel  client -> relay -> gateway -> sink  (--via-relay,
+#                                                        --plaintext)
 #        socat chains with the same number of forwarding processes
-#        ssh -L (client + sshd) when ssh and sshd are installed
+#        ssh -L (client + sshd, chacha20-poly1305) when ssh and sshd are
+#        installed
 #      and with no forwarder at all (the ceiling of the sender and sink).
 #      Timed from the sender's first byte to the sink's count reaching N,
 #      both on CLOCK_MONOTONIC. Each case BENCH_TUNNEL_REPS (default 5)
-#      times, interleaved; median and min-max. Target: alktunnel >= 1.0x
-#      socat with the same hops.
+#      times, interleaved; median and min-max. Targets, like with like:
+#      plaintext alktunnel >= 1.0x socat with the same hops; encrypted
+#      alktunnel >= 1.0x ssh -L (both encrypt every byte with
+#      ChaCha20-Poly1305).
 #   2. Latency: 64-byte ping-pong against `alktunnel echo`, 1000 round
 #      trips per path (5 interleaved rounds of 200), median round trip and
 #      the latency each forwarding process adds.
@@ -273,26 +278,33 @@ bg relay "$bin" relay --listen 127.0.0.1:0 --token bench-token --port-file "$tmp
 wait_file "$tmp/relay.port" || { echo "bench-tunnel: the relay did not start"; exit 1; }
 relay_port=$(cat "$tmp/relay.port")
 view "$tmp/gw_a.json" laptop
+view "$tmp/gw_p.json" laptop
 view "$tmp/gw_b.json" laptop "$relay_port"
 bg gw_a "$bin" gateway --id gw1 --config "$tmp/gw_a.json" --listen 127.0.0.1:0 \
     --port-file "$tmp/gw_a.port"
+bg gw_p "$bin" gateway --id gw1 --config "$tmp/gw_p.json" --listen 127.0.0.1:0 \
+    --port-file "$tmp/gw_p.port" --plaintext
 bg gw_b "$bin" gateway --id gw1 --config "$tmp/gw_b.json" --listen 127.0.0.1:0 \
-    --port-file "$tmp/gw_b.port"
-wait_file "$tmp/gw_a.port" && wait_file "$tmp/gw_b.port" || {
-    echo "bench-tunnel: a gateway did not start"; exit 1; }
-set -- $(timeout 10 "$PY" "$py" ports 2)
-alkt_a_echo=$1 alkt_b_echo=$2
+    --port-file "$tmp/gw_b.port" --plaintext
+wait_file "$tmp/gw_a.port" && wait_file "$tmp/gw_p.port" &&
+    wait_file "$tmp/gw_b.port" || { echo "bench-tunnel: a gateway did not start"; exit 1; }
+set -- $(timeout 10 "$PY" "$py" ports 3)
+alkt_a_echo=$1 alkt_b_echo=$2 alkt_p_echo=$3
 bg cl_a "$bin" client --id laptop --config "$tmp/gw_a.json" \
     --gateway "gw1=127.0.0.1:$(cat "$tmp/gw_a.port")" \
     -L "0:127.0.0.1:$sink" -L "$alkt_a_echo:127.0.0.1:$echo_port" --port-file "$tmp/cl_a.port"
-bg cl_b "$bin" client --id laptop --config "$tmp/gw_b.json" --via-relay \
+bg cl_p "$bin" client --id laptop --config "$tmp/gw_p.json" --plaintext \
+    --gateway "gw1=127.0.0.1:$(cat "$tmp/gw_p.port")" \
+    -L "0:127.0.0.1:$sink" -L "$alkt_p_echo:127.0.0.1:$echo_port" --port-file "$tmp/cl_p.port"
+bg cl_b "$bin" client --id laptop --config "$tmp/gw_b.json" --via-relay --plaintext \
     --gateway "gw1=127.0.0.1:$(cat "$tmp/gw_b.port")" \
     -L "0:127.0.0.1:$sink" -L "$alkt_b_echo:127.0.0.1:$echo_port" --port-file "$tmp/cl_b.port"
-wait_file "$tmp/cl_a.port" && wait_file "$tmp/cl_b.port" || {
+wait_file "$tmp/cl_a.port" && wait_file "$tmp/cl_p.port" && wait_file "$tmp/cl_b.port" || {
     echo "bench-tunnel: a client did not start"; exit 1; }
 alkt_a=$(cat "$tmp/cl_a.port")
+alkt_p=$(cat "$tmp/cl_p.port")
 alkt_b=$(cat "$tmp/cl_b.port")
-wait_listen "$alkt_a_echo" && wait_listen "$alkt_b_echo" || {
+wait_listen "$alkt_a_echo" && wait_listen "$alkt_p_echo" && wait_listen "$alkt_b_echo" || {
     echo "bench-tunnel: a client's -L to the echo is not listening"; exit 1; }
 
 # ---- socat chains of 2 and 3 processes, to the sink and to the echo -------
@@ -374,8 +386,9 @@ fi
 # ---- the cases -----------------------------------------------------------------
 # name|label|forwarding processes|TCP connections|bulk port|echo port
 cases="none|no forwarder|0|1|$sink|$echo_port
-alkt_a|alktunnel client -> gateway|2|3|$alkt_a|$alkt_a_echo
-alkt_b|alktunnel client -> relay -> gateway|3|4|$alkt_b|$alkt_b_echo"
+alkt_a|alktunnel client -> gateway (encrypted)|2|3|$alkt_a|$alkt_a_echo
+alkt_p|alktunnel client -> gateway (plaintext)|2|3|$alkt_p|$alkt_p_echo
+alkt_b|alktunnel client -> relay -> gateway (plain)|3|4|$alkt_b|$alkt_b_echo"
 [ $have_socat = 1 ] && cases="$cases
 socat_a|socat -> socat|2|3|$socat_a|$socat_a_echo
 socat_b|socat -> socat -> socat|3|4|$socat_b|$socat_b_echo"
@@ -418,7 +431,7 @@ for_cases ping_once
 rm -f "$tmp"/bulk.* "$tmp"/ping.* "$tmp"/pingmed.*
 if [ -s "$failed" ]; then
     echo "bench-tunnel: the warm-up failed through: $(sort -u "$failed" | tr '\n' ' ')"
-    for f in cl_a gw_a cl_b gw_b relay send ping; do
+    for f in cl_a gw_a cl_p gw_p cl_b gw_b relay send ping; do
         [ -s "$tmp/$f.log" ] && { echo "--- $f.log (last 10 lines)"; tail -10 "$tmp/$f.log"; }
     done
     exit 1
@@ -461,7 +474,7 @@ echo "forwarding processes between them, 'conns' the TCP connections. An"
 echo "alktunnel client and gateway are 2 processes joined by 1 connection, as"
 echo "are 2 chained socat (socat -b 262144 TCP-LISTEN:P,fork TCP:next) and as"
 echo "are ssh -L and its sshd; the relay path adds a third process and connection."
-echo "ssh encrypts (chacha20-poly1305); alktunnel does not yet."
+echo "ssh and alktunnel (unless --plaintext) encrypt with ChaCha20-Poly1305."
 echo
 echo "1. bulk: $MIB MiB one way, sender's first byte to the sink's count; MB/s = 10^6 B/s,"
 echo "   median (min-max) of $REPS, interleaved"
@@ -496,13 +509,24 @@ ratio_line() {   # ratio_line WHAT ALKT REF
     case $verdict in *MISSED) missed=1 ;; esac
 }
 echo
-ratio_line "alktunnel direct (2 procs)" alkt_a socat_a
-ratio_line "alktunnel via relay (3 procs)" alkt_b socat_b
-[ $have_ssh = 1 ] && [ -s "$tmp/bulk.ssh.$MIB" ] && {
+ratio_line "alktunnel direct, plaintext (2 procs)" alkt_p socat_a
+ratio_line "alktunnel via relay, plaintext (3 procs)" alkt_b socat_b
+if [ $have_ssh = 1 ] && [ -s "$tmp/bulk.ssh.$MIB" ]; then
     a=$(median_of "$tmp/bulk.alkt_a.$MIB") s=$(median_of "$tmp/bulk.ssh.$MIB")
-    [ -n "$a" ] && awk -v a="$a" -v s="$s" \
-        'BEGIN { printf "   reference: alktunnel direct / ssh -L: %.2fx (no target)\n", a / s }'
-}
+    if [ -n "$a" ]; then
+        verdict=$(awk -v a="$a" -v s="$s" 'BEGIN { x = a / s; printf "%.2fx %s", x, (x >= 1.0 ? "met" : "MISSED") }')
+        echo "   target: alktunnel direct, encrypted >= 1.00x ssh -L (chacha20-poly1305): $verdict"
+        case $verdict in *MISSED) missed=1 ;; esac
+    else
+        echo "   target: alktunnel direct, encrypted >= 1.00x ssh -L: FAILED (no figure)"
+        missed=1
+    fi
+    p=$(median_of "$tmp/bulk.alkt_p.$MIB")
+    [ -n "$a" ] && [ -n "$p" ] && awk -v a="$a" -v p="$p" \
+        'BEGIN { printf "   reference: alktunnel encrypted / plaintext: %.2fx\n", a / p }'
+else
+    echo "   target: alktunnel direct, encrypted >= 1.00x ssh -L: SKIPPED ($ssh_why)"
+fi
 
 echo
 echo "2. latency: 64 B ping-pong against alktunnel echo, median round trip in us of"

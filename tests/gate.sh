@@ -57,6 +57,7 @@ stage() {
 
 stage compile-matrix counts $MAKE -s compile-matrix B="$B"
 stage unit greatest $MAKE -s unit B="$B" GREATEST_DIR="$GREATEST_DIR"
+stage crypto-portable greatest $MAKE -s crypto-portable B="$B" GREATEST_DIR="$GREATEST_DIR"
 stage replay counts $MAKE -s replay B="$B"
 stage conformance counts $MAKE -s conformance B="$B"
 stage seeds-stable single $MAKE -s seeds-check B="$B"
