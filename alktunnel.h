@@ -6,11 +6,15 @@
  * pull parser and typed decoders / encoders for the tunnel's open params,
  * listen replies and control-plane messages. Then the session: many
  * channels over one reliable byte stream, both peers proven to hold the
- * shared secret, flow-controlled, resumable on a new connection with every
- * byte delivered once, and pumps joining a channel to an endpoint the
- * caller owns. SHA-256 and HMAC-SHA-256 are included. No malloc, no I/O,
- * no clock, no randomness of its own, no mutable globals but one cached
- * CPU-feature answer (the SHA extensions, x86-64 only). On top, the
+ * shared secret, every frame encrypted and authenticated with keys from
+ * an ephemeral X25519 exchange (forward secret; plaintext is an option),
+ * flow-controlled, resumable on a new connection with every byte
+ * delivered once, and pumps joining a channel to an endpoint the caller
+ * owns. Its primitives are included and usable alone: SHA-256, HMAC,
+ * HKDF, ChaCha20-Poly1305, X25519 (constant time, RFC test vectors). No
+ * malloc, no I/O, no clock, no randomness of its own, no mutable globals
+ * but one cached CPU-feature answer (the SHA extensions, x86-64 only). On
+ * top, the
  * roles: a relay that joins two connections by token, and client and
  * gateway nodes that keep sessions over direct or relayed paths, authorize
  * every open against the control plane, and revoke at once.
@@ -124,8 +128,13 @@
  *                             never fires on malformed input
  *   ALKTUNNEL_NO_SIMD         ChaCha20 in portable C only; by default, on
  *                             x86-64, four blocks at a time with SSE2
- *                             (~3x faster here, same results - the tests
+ *                             (~1.4x faster here, same results - the tests
  *                             compare the two)
+ *   ALKTUNNEL_NO_INT128       X25519 on ten 26/25-bit limbs (64-bit
+ *                             products, any C99 compiler); by default gcc
+ *                             and clang on 64-bit targets use five 51-bit
+ *                             limbs with 128-bit products (~3x faster; the
+ *                             gate runs the vectors both ways)
  *   ALKTUNNEL_NO_SHA_NI       SHA-256 in portable C only; by default, on
  *                             x86-64 with gcc or clang, the SHA extensions
  *                             are used when the CPU has them (asked once
@@ -249,9 +258,11 @@
  *     4      4     channel id, big-endian (0: the session itself)
  *   Handshake (channel 0):
  *     0x01 HELLO  "ALKT"(4) version_min(1) version_max(1) role(1: client,
- *                 2: server) flags(1: bit 0 resume) nonce(32) session_id(16)
- *                 frames_received(8) resume_proof(32) max_frame(4)
- *                 log_size(4) max_channels(4) identity_len(1) identity(1..64)
+ *                 2: server) flags(1: bit 0 resume, bit 1 plaintext)
+ *                 nonce(32) session_id(16) frames_received(8)
+ *                 resume_proof(32) max_frame(4) log_size(4) max_channels(4)
+ *                 ephemeral_key(32: X25519 public, zeros in plaintext)
+ *                 identity_len(1) identity(1..129)
  *     0x02 AUTH   MAC(32)
  *   Sequenced frames (kept in the sender's resend log until acknowledged;
  *   after a resume each side resends from the count the other's HELLO
@@ -270,30 +281,66 @@
  *     0x21 PING / 0x22 PONG  opaque(8), echoed
  *     0x23 GOAWAY   code(2): the library's error code negated, or the
  *                   application's from alkt_session_close
+ *     0x24 REKEY    empty: the sender's next record is under its next key
+ *                   (encrypted sessions only)
+ *   Records (encrypted sessions, the default): after its own AUTH each side
+ *   sends every frame as one record, and after the peer's AUTH takes only
+ *   records:
+ *     length(2, big-endian: the frame's, 8..8 + max_frame) | the frame
+ *     sealed with AEAD_CHACHA20_POLY1305 (RFC 8439) | tag(16)
+ *   under the direction's key, nonce = 4 zero bytes | the record's counter
+ *   (64 bits, little endian; never sent), AAD = the length. A record that
+ *   fails its tag (changed, cut, replayed, reordered: the counter is
+ *   implicit) or whose length no frame can have ends the session with
+ *   ALKT_ERR_DECRYPT; nothing of it is used - a record is opened whole
+ *   before its frame is looked at. After rekey_records - 1 records a key
+ *   seals a REKEY frame as its last record and the direction moves to
+ *   HKDF-Expand(key, "alkt1 rekey", 32), counting from 0: no key ever seals
+ *   past its limit (a session made to would end with ALKT_ERR_NONCE_LIMIT
+ *   rather than reuse a nonce).
  *
- *   Handshake: the client sends HELLO with a fresh nonce; the server
- *   answers HELLO (its nonce, the session id) and AUTH = HMAC-SHA-256(
- *   secret, "alkt1 server" || H), H = SHA-256(client HELLO frame || server
- *   HELLO frame); the client checks it and sends AUTH with "alkt1 client".
- *   H binds both nonces, identities, versions and parameters, so a forged,
- *   truncated or replayed handshake fails the MAC (ALKT_ERR_AUTH) and
- *   costs only that connection: the session keeps nothing from it. A new
- *   session's id is SHA-256("alkt1 session id" || both nonces)[0..16] and
- *   its resume token HMAC(secret, "alkt1 token" || H || id), never sent;
- *   a resuming client proves it holds the token with HMAC(token, "alkt1
- *   resume" || its new nonce || id). The versions in common: the highest
- *   (only 1 exists); none is ALKT_ERR_VERSION.
+ *   Handshake: the client sends HELLO; the server answers HELLO (with the
+ *   session id) and AUTH; the client checks it and sends its AUTH. H =
+ *   SHA-256(client HELLO frame || server HELLO frame) binds both nonces,
+ *   both ephemeral keys, identities, versions and parameters. The
+ *   caller's 32 random bytes per connection make the HELLO's nonce,
+ *   SHA-256("alkt1 nonce" || them), and apart from it the ephemeral key,
+ *   SHA-256("alkt1 ephemeral" || them) - they must be secret and fresh.
+ *   Encrypted (the pattern of Noise NNpsk0 - an ephemeral exchange both
+ *   ways, mixed with the pre-shared secret - on this handshake's frames):
+ *     dh  = X25519(our ephemeral, the peer's); all zero: ALKT_ERR_AUTH
+ *     prk = HMAC-SHA-256(secret, "alkt1 keys" || H || dh)
+ *     client->server key | server->client key | auth key
+ *         = HKDF-Expand(prk, "alkt1 session keys", 96)
+ *     AUTH = HMAC-SHA-256(auth key, "alkt1 server" / "alkt1 client" || H)
+ *   so each AUTH proves the secret and the keys, before any channel frame
+ *   in either direction; the ephemeral private keys are wiped once dh is
+ *   taken. Plaintext (both sides configured so): AUTH = HMAC-SHA-256(
+ *   secret, "alkt1 server" / "alkt1 client" || H). Encrypted and plaintext
+ *   peers refuse each other (ALKT_ERR_CIPHER) - the flag is in H too, so a
+ *   path cannot switch it. A forged, truncated or replayed handshake fails
+ *   the MAC (ALKT_ERR_AUTH) and costs only that connection: the session
+ *   keeps nothing from it. A new session's id is SHA-256("alkt1 session id"
+ *   || both nonces)[0..16] and its resume token HMAC(secret, "alkt1 token"
+ *   || H || id), never sent; a resuming client proves it holds the token
+ *   with HMAC(token, "alkt1 resume" || its new nonce || id). A resume runs
+ *   a new ephemeral exchange: new keys, counters from 0. The versions in
+ *   common: the highest (only 1 exists); none is ALKT_ERR_VERSION.
  *
- *   What is protected: who the peer is (it holds the secret; its identity
- *   and every handshake field are bound by the MACs); that a resumed
- *   session is the same one; the order and completeness of the frame
- *   stream (the frame counts of ACK and HELLO catch a frame added or
- *   dropped on the path). What is NOT: confidentiality and integrity of
- *   frames after the handshake - anyone on the path can read the channel
- *   bytes, and one who rewrites bytes of a frame without changing its
- *   length is not detected. Run the session inside TLS (over TCP) or over
- *   a WireGuard tunnel when the path is not trusted; a relay in between
- *   can read everything. (An encrypted session is a later part.)
+ *   What is protected, encrypted: who the peer is (it holds the secret;
+ *   its identity and every handshake field are bound by the MACs); that a
+ *   resumed session is the same one; every frame after the AUTHs, against
+ *   reading and against any change, cut, replay or reordering (a relay
+ *   on the path sees lengths and timing, nothing else); past sessions if
+ *   the secret leaks later (forward secrecy: their keys came from
+ *   ephemeral keys that are gone). A resume token alone is worth nothing
+ *   on the path: a resumption still needs the secret for its AUTH. Not
+ *   hidden: the HELLOs (identities, parameters), record lengths, timing.
+ *   Plaintext: the same authentication, and the order and completeness of
+ *   the frame stream (the frame counts of ACK and HELLO), but anyone on
+ *   the path reads the channel bytes, and one who rewrites bytes of a
+ *   frame without changing its length is not detected - for links that
+ *   are protected already.
  *
  *   Channels: the client opens odd ids, the server even ones, counting up,
  *   never reused. A second OPEN of a live or used id is refused with
@@ -314,12 +361,17 @@
  *     align8(max_channels * sizeof(alkt__chan)) + max_channels * 8
  *     + max_channels * channel_window + log_size + max_frame + 8
  *   (records, pending refusals, receive rings, the resend log, the frame
- *   buffer) - nothing else grows, whatever the peer sends.
+ *   buffer), and when encrypted, R = 2 + 8 + max_frame + 16 (a record):
+ *     + 8 + align8(4 R + 26) + align8(R)
+ *   (four records sealed per batch and a REKEY record, one record coming
+ *   in) - nothing else grows, whatever the peer sends.
  *
  *   Zero copy: alkt_session_transmit_peek points at the next bytes due in
  *   the session's own memory (a frame or its rest, and the whole frames
- *   queued behind it up to 256 KiB or the ring's end) - write them to the
- *   socket from there and say how many went with transmit_done;
+ *   queued behind it up to 256 KiB or the ring's end; encrypted: up to
+ *   four sealed records, sealed from the log into the record buffer) -
+ *   write them to the socket from there and say how many went with
+ *   transmit_done;
  *   poll_transmit is the same with a copy into the caller's buffer.
  *   alkt_channel_peek points at a channel's buffered bytes in its ring
  *   (the first run; after the wrap, peek again) and consume(n) releases
@@ -357,7 +409,13 @@
  *   (ALKT_EV_DISCONNECTED / ALKT_EV_CLOSED with the code).
  *     ALKT_ERR_PROTOCOL, _FRAME_TOO_LARGE, _FLOW_CONTROL  the peer broke a
  *                             rule (the session ends, GOAWAY sent)
- *     ALKT_ERR_AUTH, _VERSION, _HANDSHAKE_TIMEOUT  this connection failed
+ *     ALKT_ERR_DECRYPT        a record failed its tag, or has a length no
+ *                             frame can have (the session ends; nothing of
+ *                             the record was used)
+ *     ALKT_ERR_NONCE_LIMIT    a key would seal past rekey_records (cannot
+ *                             happen while REKEY works; the session ends)
+ *     ALKT_ERR_AUTH, _VERSION, _CIPHER, _HANDSHAKE_TIMEOUT  this connection
+ *                             failed (_CIPHER: one side is plaintext)
  *     ALKT_ERR_RESUME_REFUSED, _RESUME_EXPIRED, _GOAWAY, _CLOSED  the
  *                             session is over
  *     ALKT_ERR_IDLE_TIMEOUT, _NOT_CONNECTED  the connection is gone
@@ -1036,7 +1094,7 @@ typedef struct alkt_session_config {
     int is_server;              /* 0: client (opens odd ids), 1: server */
     const unsigned char *secret;/* the shared secret, 16..64 bytes */
     size_t secret_len;
-    const char *identity;       /* who we are, 1..64 bytes, bound by the MACs */
+    const char *identity;       /* who we are, 1..129 bytes, bound by the MACs */
     size_t identity_len;
     uint32_t max_channels;      /* live channels at once; 0 = 16 */
     uint32_t channel_window;    /* receive buffer per channel; 0 = 65536 */
@@ -1215,7 +1273,9 @@ ALKTDEF size_t alkt_session_mem_size(const alkt_session_config *cfg);
 ALKTDEF int alkt_session_init(alkt_session *s, const alkt_session_config *cfg,
                               void *mem, size_t mem_len, uint64_t now);
 /* A new connection (the first, or one to resume on): nonce is 32 fresh
- * random bytes from the caller. The client sends its HELLO at once. A
+ * random bytes from the caller (a CSPRNG: getrandom, arc4random,
+ * /dev/urandom), kept secret - the ephemeral key comes from them; the
+ * HELLO carries only a hash. The client sends its HELLO at once. A
  * DISCONNECTED event not yet polled is dropped (it was about the old
  * connection). */
 ALKTDEF int alkt_session_connect(alkt_session *s, uint64_t now,

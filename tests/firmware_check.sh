@@ -4,7 +4,9 @@
 # pointed at the firmware's own copy routine, NDEBUG (no assert runtime).
 # Fails if the object needs any symbol beyond the documented one (memcpy,
 # via ALKC_MEMCPY), and prints code and static-data size. Then the same for
-# alktunnel.h's session: its .text must stay within 24 KiB.
+# alktunnel.h's session: its .text must stay within 28 KiB (it was 20.0 KiB
+# before encryption; ChaCha20-Poly1305, X25519 on ten limbs, HKDF and the
+# record layer added 6.2 KiB).
 set -eu
 ARM_CC=${ARM_CC:-arm-none-eabi-gcc}
 B=${B:-build}
@@ -87,8 +89,8 @@ fi
 echo "session: C library symbols: $("$NM" -u "$B/firmware/session_fw.elf" | awk '{print $2}' | tr '\n' ' ')"
 text=$("$SIZE" -A "$B/firmware/session_fw.elf" | awk '$1 == ".text" { print $2 }')
 rodata=$("$SIZE" -A "$B/firmware/session_fw.elf" | awk '$1 == ".rodata" { print $2 }')
-echo "alktunnel.h session on Cortex-M4 (-Os, gc-sections): .text $text bytes, .rodata $rodata bytes (limit: .text <= 24576)"
-if [ "$text" -gt 24576 ]; then
-    echo "firmware-check: FAIL: the session's .text is over 24 KiB"
+echo "alktunnel.h encrypted session on Cortex-M4 (-Os, gc-sections): .text $text bytes, .rodata $rodata bytes (limit: .text <= 28672)"
+if [ "$text" -gt 28672 ]; then
+    echo "firmware-check: FAIL: the session's .text is over 28 KiB"
     exit 1
 fi
