@@ -165,7 +165,7 @@ conformance: $(B)/json_conformance $(B)/json_conformance_impl
 	    sed 's/^conformance:/conformance (alktunnel.h):/' || rc=1; \
 	exit $$rc
 
-fast-gate: unit replay
+fast-gate: unit replay $(if $(filter alktunnel,$(UNIT_TESTS)),crypto-portable)
 
 # ---- seeds ------------------------------------------------------------------
 # corpus/codec/ comes from a hand-written generator; the simulation and qcow2

@@ -3,6 +3,7 @@
 
     python3 tests/mutants.py --header alkcodec.h [--count 60] [--seed 1]
                              [--timeout 300] [--since REV] [--list]
+                             [--between START END]
 
 Makes one small source mutation at a time in a scratch copy of the tree
 (never the working tree): flip a comparison, swap && and ||, shift an integer
@@ -15,7 +16,9 @@ one that does not compile did not build (and does not count).
 Selection is deterministic: every candidate mutation of the implementation
 section is enumerated in file order, shuffled with --seed, and the first
 --count are run; with --since REV only the lines the change since REV added
-or rewrote are candidates (git diff -U0), so a change's own code is judged.
+or rewrote are candidates (git diff -U0), so a change's own code is judged;
+with --between START END only the lines from the first one holding START to
+the next one holding END (e.g. one section of the header).
 Survivors are listed with file:line and the mutation. A
 survivor that is equivalent to the original (no test can tell them apart)
 is documented in tests/mutants_equivalent.txt as
@@ -185,6 +188,9 @@ def main():
                     help="list the selected mutants without running them")
     ap.add_argument("--since", default=None,
                     help="only lines added or changed since this git revision")
+    ap.add_argument("--between", nargs=2, default=None, metavar=("START", "END"),
+                    help="only lines from the first holding START to the next "
+                         "holding END")
     args = ap.parse_args()
 
     header = args.header
@@ -196,6 +202,13 @@ def main():
     if args.since:
         changed = changed_lines(header, args.since)
         cands = [c for c in cands if c[0] in changed]
+    if args.between:
+        first = next((i for i in range(lo, hi) if args.between[0] in lines[i]), None)
+        last = next((i for i in range(first or lo, hi)
+                     if args.between[1] in lines[i]), None)
+        if first is None or last is None:
+            sys.exit("mutants: --between: no such lines")
+        cands = [c for c in cands if first <= c[0] < last]
     rnd = random.Random(args.seed)
     rnd.shuffle(cands)
     chosen = cands[:args.count]
