@@ -8,6 +8,8 @@
 #   2. With a channel open, the gateway's config loses the authorization
 #      (SIGHUP): the live channel is closed with the revocation code and a
 #      new connection through the tunnel is refused.
+#   3. A --plaintext client against the (encrypted) gateway: its opens get
+#      nothing through, and a log says one side is plaintext.
 #
 # Loopback only, every wait bounded; prints "tunnel-process: P passed, F
 # failed". Needs python3 (the traffic generator).
@@ -184,8 +186,26 @@ else
 fi
 grep -q "unauthorized\|UNAUTHORIZED\|not authorized" "$tmp/client.log" &&
     ok "the refusal says unauthorized" || bad "no refusal code in the client's log"
+# 3. a plaintext client against the encrypted gateway: refused, and said why
+write_view "$tmp/gateway.json" "$rport" 1
+kill -HUP "$pid_gateway"
+start plain client --id laptop --config "$tmp/client.json" --plaintext \
+    --gateway "gw1=127.0.0.1:$gport" -L "0:127.0.0.1:$eport" \
+    --port-file "$tmp/plain.port"
+if wait_file "$tmp/plain.port"; then
+    if timeout 20 python3 "$tmp/new.py" "$(cat "$tmp/plain.port")" > /dev/null; then
+        ok "a plaintext client gets nothing through an encrypted gateway"
+    else
+        bad "a plaintext client's open went through an encrypted gateway"
+    fi
+    grep -q "one peer is encrypted, the other plaintext" "$tmp/plain.log" "$tmp/gateway.log" &&
+        ok "the refusal says one side is plaintext" ||
+        bad "no plaintext-mismatch reason in the logs"
+else
+    bad "the plaintext client did not start"
+fi
 if [ "$fail" -ne 0 ]; then
-    for f in client gateway relay; do
+    for f in client gateway relay plain; do
         echo "--- $f.log (last 15 lines)"; tail -15 "$tmp/$f.log"
     done
 fi
