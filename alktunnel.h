@@ -127,9 +127,10 @@
  *   ALKTUNNEL_ASSERT(c)       internal-invariant check, default assert(c);
  *                             never fires on malformed input
  *   ALKTUNNEL_NO_SIMD         ChaCha20 in portable C only; by default, on
- *                             x86-64, four blocks at a time with SSE2
- *                             (~1.4x faster here, same results - the tests
- *                             compare the two)
+ *                             x86-64, eight blocks at a time with AVX2 when
+ *                             the CPU has it (asked once), else four with
+ *                             SSE2 (~2x faster here, same results - the
+ *                             tests compare them)
  *   ALKTUNNEL_NO_INT128       X25519 on ten 26/25-bit limbs (64-bit
  *                             products, any C99 compiler); by default gcc
  *                             and clang on 64-bit targets use five 51-bit
@@ -1794,6 +1795,9 @@ ALKTDEF int alkt_gateway_forward(alkt_gateway *g, uint32_t peer,
 #if (defined(__SSE2__) || defined(_M_X64)) && !defined(ALKTUNNEL_NO_SIMD)
 #define ALKT__CHACHA_SIMD 1
 #include <emmintrin.h>
+#if ALKT__SHA_NI   /* x86-64 with gcc or clang: AVX2 when the CPU has it */
+#define ALKT__CHACHA_AVX2 1
+#endif
 #endif
 
 #ifdef __cplusplus
@@ -4942,6 +4946,83 @@ static void alkt__chacha20_x4(unsigned char *out, const unsigned char *in,
 }
 #endif
 
+#ifdef ALKT__CHACHA_AVX2
+/* Eight blocks at once with AVX2, chosen at run time (asked once). The
+ * 16- and 8-bit rotations are byte shuffles. */
+__attribute__((target("avx2")))
+static void alkt__chacha20_x8(unsigned char *out, const unsigned char *in,
+                              uint32_t st[16])
+{
+    const __m256i r16 = _mm256_set_epi8(13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6,
+                                        1, 0, 3, 2, 13, 12, 15, 14, 9, 8, 11, 10,
+                                        5, 4, 7, 6, 1, 0, 3, 2);
+    const __m256i r8 = _mm256_set_epi8(14, 13, 12, 15, 10, 9, 8, 11, 6, 5, 4, 7,
+                                       2, 1, 0, 3, 14, 13, 12, 15, 10, 9, 8, 11,
+                                       6, 5, 4, 7, 2, 1, 0, 3);
+    __m256i x[16], o[16];
+    int i;
+    for (i = 0; i < 16; i++) o[i] = _mm256_set1_epi32((int)st[i]);
+    o[12] = _mm256_add_epi32(o[12], _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0));
+    for (i = 0; i < 16; i++) x[i] = o[i];
+#define ALKT__QROUND8(a, b, c, d)                                                   \
+    do {                                                                           \
+        a = _mm256_add_epi32(a, b);                                                \
+        d = _mm256_shuffle_epi8(_mm256_xor_si256(d, a), r16);                      \
+        c = _mm256_add_epi32(c, d);                                                \
+        b = _mm256_xor_si256(b, c);                                                \
+        b = _mm256_or_si256(_mm256_slli_epi32(b, 12), _mm256_srli_epi32(b, 20));   \
+        a = _mm256_add_epi32(a, b);                                                \
+        d = _mm256_shuffle_epi8(_mm256_xor_si256(d, a), r8);                       \
+        c = _mm256_add_epi32(c, d);                                                \
+        b = _mm256_xor_si256(b, c);                                                \
+        b = _mm256_or_si256(_mm256_slli_epi32(b, 7), _mm256_srli_epi32(b, 25));    \
+    } while (0)
+    for (i = 0; i < 10; i++) {
+        ALKT__QROUND8(x[0], x[4], x[8], x[12]);
+        ALKT__QROUND8(x[1], x[5], x[9], x[13]);
+        ALKT__QROUND8(x[2], x[6], x[10], x[14]);
+        ALKT__QROUND8(x[3], x[7], x[11], x[15]);
+        ALKT__QROUND8(x[0], x[5], x[10], x[15]);
+        ALKT__QROUND8(x[1], x[6], x[11], x[12]);
+        ALKT__QROUND8(x[2], x[7], x[8], x[13]);
+        ALKT__QROUND8(x[3], x[4], x[9], x[14]);
+    }
+#undef ALKT__QROUND8
+    for (i = 0; i < 16; i += 4) {
+        /* a 4x4 transpose in each 128-bit half: half 0 holds blocks 0-3,
+         * half 1 blocks 4-7 */
+        __m256i a = _mm256_add_epi32(x[i], o[i]), b = _mm256_add_epi32(x[i + 1], o[i + 1]);
+        __m256i c = _mm256_add_epi32(x[i + 2], o[i + 2]), d = _mm256_add_epi32(x[i + 3], o[i + 3]);
+        __m256i t0 = _mm256_unpacklo_epi32(a, b), t1 = _mm256_unpacklo_epi32(c, d);
+        __m256i t2 = _mm256_unpackhi_epi32(a, b), t3 = _mm256_unpackhi_epi32(c, d);
+        __m256i k[4];
+        int j;
+        k[0] = _mm256_unpacklo_epi64(t0, t1);
+        k[1] = _mm256_unpackhi_epi64(t0, t1);
+        k[2] = _mm256_unpacklo_epi64(t2, t3);
+        k[3] = _mm256_unpackhi_epi64(t2, t3);
+        for (j = 0; j < 4; j++) {
+            const unsigned char *s0 = in + 64 * j + 4 * i, *s1 = s0 + 256;
+            unsigned char *d0 = out + 64 * j + 4 * i, *d1 = d0 + 256;
+            _mm_storeu_si128((__m128i *)(void *)d0,
+                             _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)s0),
+                                           _mm256_castsi256_si128(k[j])));
+            _mm_storeu_si128((__m128i *)(void *)d1,
+                             _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)s1),
+                                           _mm256_extracti128_si256(k[j], 1)));
+        }
+    }
+    st[12] += 8;
+}
+
+static int alkt__have_avx2(void)
+{
+    static int have = -1;    /* (a race writes the same answer) */
+    if (have < 0) have = __builtin_cpu_supports("avx2") ? 1 : 0;
+    return have;
+}
+#endif
+
 ALKTDEF void alkt_chacha20(unsigned char *out, const unsigned char *in,
                            size_t len, const unsigned char key[ALKT_AEAD_KEY],
                            const unsigned char nonce[ALKT_AEAD_NONCE],
@@ -4957,6 +5038,15 @@ ALKTDEF void alkt_chacha20(unsigned char *out, const unsigned char *in,
     for (i = 0; i < 8; i++) st[4 + i] = alkt__le32(key + 4 * i);
     st[12] = counter;
     for (i = 0; i < 3; i++) st[13 + i] = alkt__le32(nonce + 4 * i);
+#ifdef ALKT__CHACHA_AVX2
+    if (!alkt__chacha_portable_only && len >= 512 && alkt__have_avx2())
+        while (len >= 512) {
+            alkt__chacha20_x8(out, in, st);
+            out += 512;
+            in += 512;
+            len -= 512;
+        }
+#endif
 #ifdef ALKT__CHACHA_SIMD
     if (!alkt__chacha_portable_only)
         while (len >= 256) {
