@@ -13,9 +13,8 @@
  * owns. Its primitives are included and usable alone: SHA-256, HMAC,
  * HKDF, ChaCha20-Poly1305, X25519 (constant time, RFC test vectors). No
  * malloc, no I/O, no clock, no randomness of its own, no mutable globals
- * but one cached CPU-feature answer (the SHA extensions, x86-64 only). On
- * top, the
- * roles: a relay that joins two connections by token, and client and
+ * but two cached CPU-feature answers (the SHA extensions and AVX2, x86-64
+ * only). On top, the roles: a relay that joins two connections by token, and client and
  * gateway nodes that keep sessions over direct or relayed paths, authorize
  * every open against the control plane, and revoke at once.
  *
