@@ -182,16 +182,21 @@ static uint64_t cycles(void)
 #endif
 }
 
+/* Two fresh sessions with the default window and log, one channel open. */
+static uint32_t fresh_channel(int plain)
+{
+    setup(0, 0, plain);
+    handshake();
+    return open_channel();
+}
+
 /* Bulk through two sessions (plaintext or not): bytes per second. */
 static double bulk_run(const unsigned char *src, unsigned char *dst, size_t total,
                        int plain)
 {
     double t[RUNS];
-    uint32_t id;
+    uint32_t id = fresh_channel(plain);
     int r;
-    setup(0, 0, plain);
-    handshake();
-    id = open_channel();
     verify(id, src, dst, 65536);
     for (r = 0; r < RUNS; r++) {
         double t0 = bench_now();
@@ -204,11 +209,8 @@ static double bulk_run(const unsigned char *src, unsigned char *dst, size_t tota
 static double small_run(const unsigned char *src, unsigned char *dst, int plain)
 {
     double t[RUNS];
-    uint32_t id;
+    uint32_t id = fresh_channel(plain);
     int r;
-    setup(0, 0, plain);
-    handshake();
-    id = open_channel();
     for (r = 0; r < RUNS; r++) {
         const size_t frames = plain ? 200000 : 50000;
         double t0 = bench_now();
@@ -250,9 +252,7 @@ int main(void)
     for (k = 0; k < sizeof src; k++) src[k] = (unsigned char)(k * 31);
 
     printf("alktunnel session (median of %d runs, same process)\n", RUNS);
-    setup(0, 0, 1);   /* the defaults: 64 KiB window, 256 KiB log */
-    handshake();
-    id = open_channel();
+    id = fresh_channel(1);   /* the defaults: 64 KiB window, 256 KiB log */
     verify(id, src, dst, sizeof src);
     for (r = 0; r < RUNS; r++) {
         double t0 = bench_now();
