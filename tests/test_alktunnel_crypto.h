@@ -970,8 +970,45 @@ TEST crypto_chacha20_simd_matches_portable(void)
     PASS();
 }
 
+/* The field's encoding is canonical: values from p to 2^255 - 1 (what a
+ * u-coordinate may be on the wire, and what a computation's last
+ * reduction can leave) come out reduced by p. DH outputs that land there
+ * are ~2^-250 rare, so no vector reaches this. */
+TEST crypto_x25519_field_encoding_is_canonical(void)
+{
+    static const struct { const char *in, *out; } v[] = {
+        /* p = 2^255 - 19 -> 0 */
+        {"edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+         "0000000000000000000000000000000000000000000000000000000000000000"},
+        /* p + 1 -> 1 */
+        {"eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+         "0100000000000000000000000000000000000000000000000000000000000000"},
+        /* 2^255 - 1 = p + 18 -> 18 */
+        {"ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+         "1200000000000000000000000000000000000000000000000000000000000000"},
+        /* p - 1 stays */
+        {"ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+         "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"},
+        /* bit 255 is not part of the value: 2^255 + 5 -> 5 */
+        {"0500000000000000000000000000000000000000000000000000000000000080",
+         "0500000000000000000000000000000000000000000000000000000000000000"},
+    };
+    size_t i;
+    for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+        unsigned char in[32], want[32], got[32];
+        alkt__fe f;
+        ct_hex(in, v[i].in);
+        ct_hex(want, v[i].out);
+        alkt__fe_load(f, in);
+        alkt__fe_store(got, f);
+        ASSERT_MEM_EQm(v[i].in, want, got, 32);
+    }
+    PASS();
+}
+
 SUITE(alkt_crypto_suite)
 {
+    RUN_TEST(crypto_x25519_field_encoding_is_canonical);
     RUN_TEST(crypto_chacha20_simd_matches_portable);
     RUN_TEST(crypto_chacha20_block_rfc8439_2_3_2);
     RUN_TEST(crypto_chacha20_encrypt_rfc8439_2_4_2);
