@@ -1006,9 +1006,48 @@ TEST crypto_x25519_field_encoding_is_canonical(void)
     PASS();
 }
 
+/* The same value with its limbs not carried - the top limb past its
+ * width (its excess folded back as 19 per 2^255), or one limb a full
+ * width over and the next one less - stores as the carried one does. */
+TEST crypto_x25519_field_store_takes_uncarried_limbs(void)
+{
+#ifdef ALKT__FE51
+    static const unsigned w[5] = {51, 51, 51, 51, 51};
+#else
+    static const unsigned w[10] = {26, 25, 26, 25, 26, 25, 26, 25, 26, 25};
+#endif
+    uint64_t s = 11;
+    int round, i;
+    for (round = 0; round < 64; round++) {
+        unsigned char in[32], want[32], got[32];
+        alkt__fe f, g;
+        ct_fill(&s, in, sizeof in);
+        in[31] &= 0x3f;   /* below p */
+        in[0] |= 0x20;    /* limb 0 >= 32: room for the -19 below */
+        alkt__fe_load(f, in);
+        alkt__fe_store(want, f);
+        ASSERT_MEM_EQ(in, want, 32);
+        for (i = 0; i < ALKT__FE_LIMBS; i++) {
+            memcpy(g, f, sizeof g);
+            if (i == ALKT__FE_LIMBS - 1) {
+                g[i] += (uint64_t)1 << w[i];   /* + 2^255 ... */
+                g[0] -= 19;                    /* ... - 19: the same value */
+            } else {
+                if (g[i + 1] == 0) continue;
+                g[i] += (uint64_t)1 << w[i];
+                g[i + 1] -= 1;
+            }
+            alkt__fe_store(got, g);
+            ASSERT_MEM_EQm("an uncarried limb changed the encoding", want, got, 32);
+        }
+    }
+    PASS();
+}
+
 SUITE(alkt_crypto_suite)
 {
     RUN_TEST(crypto_x25519_field_encoding_is_canonical);
+    RUN_TEST(crypto_x25519_field_store_takes_uncarried_limbs);
     RUN_TEST(crypto_chacha20_simd_matches_portable);
     RUN_TEST(crypto_chacha20_block_rfc8439_2_3_2);
     RUN_TEST(crypto_chacha20_encrypt_rfc8439_2_4_2);
