@@ -1023,10 +1023,16 @@ TEST crypto_x25519_field_store_takes_uncarried_limbs(void)
         alkt__fe f, g;
         ct_fill(&s, in, sizeof in);
         in[31] &= 0x3f;   /* below p */
+        if (round < 8) {  /* and near 2^255: p - 1 ... 2^255 - 1, carries
+                             running through every limb */
+            memset(in, 0xff, sizeof in);
+            in[31] = 0x7f;
+            in[0] = (unsigned char)(0xec + 2 * round);
+        }
         in[0] |= 0x20;    /* limb 0 >= 32: room for the -19 below */
         alkt__fe_load(f, in);
         alkt__fe_store(want, f);
-        ASSERT_MEM_EQ(in, want, 32);
+        if (round >= 8) ASSERT_MEM_EQ(in, want, 32);
         for (i = 0; i < ALKT__FE_LIMBS; i++) {
             memcpy(g, f, sizeof g);
             if (i == ALKT__FE_LIMBS - 1) {
