@@ -138,43 +138,71 @@ TEST sealed_channel_bytes_never_show_on_the_wire(void)
     PASS();
 }
 
-/* One byte changed anywhere in the records of a transfer: the records
- * before it are delivered, nothing of the changed one or after it, and
- * the session ends with ALKT_ERR_DECRYPT. */
+/* One transfer of 700 bytes in two sends, its records delivered one at a
+ * time, the channel read after each; the byte at `flip` (none past the
+ * end) changed first. at[]: where the records start (before the change);
+ * cum[r]: bytes read after record r; *fail_at: the record whose delivery
+ * failed (nrec: none), with its code in *rc. */
+static int s_transfer(const unsigned char *out, size_t flip, size_t cum[16],
+                      size_t at[17], size_t *nrec, size_t *wn, size_t *fail_at,
+                      int *rc)
+{
+    unsigned char wire[2048], got[700];
+    size_t r, have = 0;
+    t_pair p;
+    uint32_t id;
+    if (!t_init(&p) || !t_open(&p, &id)) return 0;
+    if (alkt_channel_send(&p.s[0], id, out, 350) != 350 ||
+        alkt_channel_send(&p.s[0], id, out + 350, 350) != 350)
+        return 0;
+    *wn = s_capture(&p, 0, wire, sizeof wire);
+    *nrec = s_records(wire, *wn, at, 16);
+    if (*nrec < 2 || at[*nrec] != *wn) return 0;
+    if (flip < *wn) wire[flip] ^= (unsigned char)(1u << (flip % 8));
+    *rc = ALKT_OK;
+    *fail_at = *nrec;
+    for (r = 0; r < *nrec; r++) {
+        *rc = alkt_session_handle_input(&p.s[1], wire + at[r], at[r + 1] - at[r],
+                                        p.now);
+        if (*rc != ALKT_OK) {
+            *fail_at = r;
+            break;
+        }
+        s_read(&p, 1, id, got, &have, sizeof got);
+        cum[r] = have;
+    }
+    /* whatever was read is the sender's, from the start */
+    if (memcmp(out, got, have) != 0) return 0;
+    if (*rc != ALKT_OK && !s_closed_with(&p, 1, *rc)) return 0;
+    t_free(&p);
+    return 1;
+}
+
+/* One byte changed anywhere in the records of a transfer: exactly what
+ * the records before it carried is read (as in the same transfer
+ * unchanged), nothing of the changed one, and the session ends with
+ * ALKT_ERR_DECRYPT at that record. */
 TEST sealed_changed_record_ends_the_session(void)
 {
-    static unsigned char out[700], wire[2048], w[2048], got[700];
-    size_t at[16], wn = 0, nrec, i;
+    static unsigned char out[700];
+    size_t clean[16], cum[16], at[17], at2[17], nrec, wn, fail_at, i, r;
+    int rc;
     for (i = 0; i < sizeof out; i++) out[i] = (unsigned char)(i * 31 + 5);
-    for (i = 0; i == 0 || i < wn; i++) {
-        t_pair p;
-        uint32_t id;
-        size_t r, have = 0, upto;
-        int rc = ALKT_OK;
-        ASSERT(t_init(&p));
-        ASSERT(t_open(&p, &id));
-        ASSERT_EQ(350, (int)alkt_channel_send(&p.s[0], id, out, 350));
-        ASSERT_EQ(350, (int)alkt_channel_send(&p.s[0], id, out + 350, 350));
-        wn = s_capture(&p, 0, wire, sizeof wire);
-        nrec = s_records(wire, wn, at, 16);
-        ASSERT(nrec >= 2);
-        ASSERT_EQ(wn, at[nrec]);
-        memcpy(w, wire, wn);
-        w[i] ^= (unsigned char)(1u << (i % 8));
-        /* record by record, reading after each */
-        for (r = 0; r < nrec && rc == ALKT_OK; r++) {
-            rc = alkt_session_handle_input(&p.s[1], w + at[r], at[r + 1] - at[r],
-                                           p.now);
-            if (rc == ALKT_OK) s_read(&p, 1, id, got, &have, sizeof got);
-        }
+    ASSERT(s_transfer(out, (size_t)-1, clean, at, &nrec, &wn, &fail_at, &rc));
+    ASSERT_EQ(ALKT_OK, rc);
+    ASSERT_EQ(sizeof out, clean[nrec - 1]);
+    for (i = 0; i < wn; i++) {
+        size_t n2, wn2, k;
+        ASSERT(s_transfer(out, i, cum, at2, &n2, &wn2, &fail_at, &rc));
         ASSERT_EQm("a changed byte went through", ALKT_ERR_DECRYPT, rc);
-        /* what was read is a prefix, from the records before the change */
-        for (upto = 0, r = 0; at[r + 1] <= i; r++) upto = at[r + 1];
-        ASSERT(have <= sizeof out);
-        ASSERT_MEM_EQ(out, got, have);
-        ASSERT(upto >= have || have == 0);
-        ASSERT(s_closed_with(&p, 1, ALKT_ERR_DECRYPT));
-        t_free(&p);
+        for (k = 0; at[k + 1] <= i; k++) {}   /* the record holding byte i */
+        /* it fails there - or later, when the change made its length
+         * longer and it took the next record's bytes - and until then
+         * only what the records before it carried is read */
+        ASSERTm("failed before the changed record", fail_at >= k && fail_at < nrec);
+        for (r = 0; r < fail_at; r++)
+            ASSERT_EQm("bytes read from a changed record",
+                       r < k ? clean[r] : (k ? clean[k - 1] : 0), cum[r]);
     }
     PASS();
 }
