@@ -138,12 +138,23 @@ $(B)/replay_inflate: CPPFLAGS += $(if $(ZLIB_OK),-DALK_HAVE_ZLIB)
 $(B)/replay_inflate: LDFLAGS += $(if $(ZLIB_OK),-lz)
 
 # The JSON conformance collection also goes through the params oracle.
+# Targets run REPLAY_JOBS at a time (the slowest first), each into its own
+# log; the logs are printed in a fixed order once all have ended.
+REPLAY_JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
+REPLAY_SLOW  := qcow2_crash qcow2_write codec qcow2_growth
+REPLAY_ORDER := $(foreach t,$(REPLAY_SLOW),$(filter $(t),$(FUZZ_TARGETS))) \
+                $(filter-out $(REPLAY_SLOW),$(FUZZ_TARGETS))
+REPLAY_RUNS  := $(foreach t,$(REPLAY_ORDER),$(t):corpus/$(t)) \
+                $(if $(filter params,$(FUZZ_TARGETS)),params:tests/json_conformance)
 replay: $(FUZZ_TARGETS:%=$(B)/replay_%)
-	@rc=0; for t in $(FUZZ_TARGETS); do \
-	    ./$(B)/replay_$$t -q corpus/$$t || rc=1; \
+	@rm -rf $(B)/replay-logs; mkdir -p $(B)/replay-logs; \
+	printf '%s\n' $(REPLAY_RUNS) | xargs -P $(REPLAY_JOBS) -I{} sh -c \
+	    't=$${1%%:*}; d=$${1#*:}; log=$(B)/replay-logs/$$(echo "$$1" | tr "/:" "__"); \
+	     ./$(B)/replay_$$t -q "$$d" > "$$log" 2>&1; echo $$? > "$$log.rc"' sh {}; \
+	rc=0; for r in $(REPLAY_RUNS); do \
+	    log=$(B)/replay-logs/$$(echo "$$r" | tr "/:" "__"); \
+	    cat "$$log"; [ "$$(cat "$$log.rc" 2>/dev/null)" = 0 ] || rc=1; \
 	done; \
-	$(if $(filter params,$(FUZZ_TARGETS)),./$(B)/replay_params -q \
-	    tests/json_conformance || rc=1;) \
 	$(if $(ZLIB_OK),,echo "replay_inflate: the comparison with zlib" \
 	    "SKIPPED (no zlib.h or -lz: apt-get install zlib1g-dev)";) exit $$rc
 

@@ -82,4 +82,174 @@ static ALK_UNUSED void alk_check_fail(const char *file, int line,
             alk_check_fail(__FILE__, __LINE__, #cond, __VA_ARGS__);           \
     } while (0)
 
+
+/* ---- large buffers kept across inputs ------------------------------------
+ * The replay gate and the engines run many inputs in one process. A harness
+ * that mallocs and frees buffers of megabytes per input pays a page fault
+ * per 4 KiB every time (the sanitizer's allocator maps and unmaps them), and
+ * that, not the checking, was most of the qcow2 harnesses' time. alk_malloc
+ * / alk_calloc / alk_realloc / alk_free keep blocks of ALK_POOL_MIN bytes
+ * or more in a small table instead of unmapping them. Under AddressSanitizer
+ * the bytes past the requested size, and a whole block while it is free, are
+ * poisoned, so an overflow or a use after free is still reported as with
+ * malloc. Smaller requests are plain malloc. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ALK__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ALK__ASAN 1
+#endif
+#endif
+#ifdef ALK__ASAN
+#include <sanitizer/asan_interface.h>
+#define ALK__POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define ALK__UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define ALK__POISON(p, n) ((void)(p), (void)(n))
+#define ALK__UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+#include <string.h>
+
+#define ALK_POOL_MIN ((size_t)256 << 10)
+#define ALK_POOL_SLOTS 24
+/* Free blocks are given back once the pool would hold more than this. */
+#define ALK_POOL_KEEP ((size_t)256 << 20)
+
+typedef struct alk__block {
+    unsigned char *p;
+    size_t cap, len;
+    int live;
+} alk__block;
+static alk__block alk__pool[ALK_POOL_SLOTS];
+
+static ALK_UNUSED alk__block *alk__pool_find(const void *p)
+{
+    int i;
+    for (i = 0; p && i < ALK_POOL_SLOTS; i++)
+        if (alk__pool[i].p == p && alk__pool[i].live)
+            return &alk__pool[i];
+    return NULL;
+}
+
+static ALK_UNUSED void alk__pool_hand_out(alk__block *b, size_t n)
+{
+    b->live = 1;
+    b->len = n;
+    ALK__UNPOISON(b->p, n);
+    ALK__POISON(b->p + n, b->cap - n);
+}
+
+static ALK_UNUSED void *alk_malloc(size_t n)
+{
+    alk__block *fit = NULL, *empty = NULL, *small = NULL;
+    int i;
+    if (n < ALK_POOL_MIN)
+        return malloc(n ? n : 1);
+    for (i = 0; i < ALK_POOL_SLOTS; i++) {
+        alk__block *b = &alk__pool[i];
+        if (!b->p) {
+            if (!empty) empty = b;
+        } else if (!b->live) {
+            if (b->cap >= n && (!fit || b->cap < fit->cap)) fit = b;
+            else if (b->cap < n && !small) small = b;
+        }
+    }
+    if (!fit) {
+        size_t held = n;
+        for (i = 0; i < ALK_POOL_SLOTS; i++)
+            held += alk__pool[i].cap;
+        for (i = 0; i < ALK_POOL_SLOTS && held > ALK_POOL_KEEP; i++) {
+            alk__block *b = &alk__pool[i];
+            if (b->p && !b->live && b != empty && b != small) {
+                held -= b->cap;
+                ALK__UNPOISON(b->p, b->cap);
+                free(b->p);
+                b->p = NULL;
+                b->cap = 0;
+            }
+        }
+    }
+    if (!fit && (empty || small)) {
+        fit = empty ? empty : small;
+        if (fit->p) {
+            ALK__UNPOISON(fit->p, fit->cap);
+            free(fit->p);
+        }
+        fit->p = (unsigned char *)malloc(n);
+        fit->cap = n;
+        if (!fit->p) {
+            fit->cap = 0;
+            return NULL;
+        }
+    }
+    if (!fit)
+        return malloc(n); /* every slot holds a live block */
+    alk__pool_hand_out(fit, n);
+    return fit->p;
+}
+
+static ALK_UNUSED void *alk_calloc(size_t count, size_t size)
+{
+    size_t n = count * size;
+    void *p;
+    if (size && n / size != count)
+        return NULL;
+    p = alk_malloc(n);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
+static ALK_UNUSED void alk_free(void *p)
+{
+    alk__block *b = alk__pool_find(p);
+    int i;
+    if (!b) {
+        for (i = 0; p && i < ALK_POOL_SLOTS; i++)
+            if (alk__pool[i].p == p)
+                alk_check_fail(__FILE__, __LINE__, "alk_free",
+                               "double free of a pooled %zu-byte block",
+                               alk__pool[i].cap);
+        free(p);
+        return;
+    }
+    b->live = 0;
+    ALK__POISON(b->p, b->cap);
+}
+
+static ALK_UNUSED void *alk_realloc(void *p, size_t n)
+{
+    alk__block *b = alk__pool_find(p);
+    void *q;
+    size_t keep;
+    if (!p)
+        return alk_malloc(n);
+    if (b && n <= b->cap && n >= ALK_POOL_MIN) {
+        alk__pool_hand_out(b, n);
+        return p;
+    }
+    if (!b && n < ALK_POOL_MIN)
+        return realloc(p, n ? n : 1);
+    q = alk_malloc(n);
+    if (!q)
+        return NULL;
+    /* an unpooled block's old size is unknown here: its owner asked for
+     * growth, and plain realloc keeps min(old, n) bytes - do the same for
+     * the pooled ones and copy the old block's length otherwise */
+    keep = b ? (b->len < n ? b->len : n) : n;
+    if (!b) {
+        void *grown = realloc(p, n);
+        if (!grown) {
+            alk_free(q);
+            return NULL;
+        }
+        memcpy(q, grown, n);
+        free(grown);
+        return q;
+    }
+    memcpy(q, p, keep);
+    alk_free(p);
+    return q;
+}
+
 #endif /* ALK_CHECK_H */

@@ -428,13 +428,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
               sc.max_datagram ? "set" : "default", sc.amplify, sc.pattern_len);
     s = sc.stream;
     n = sc.stream_len;
-    mem = (uint8_t *)malloc(ALKC_DECODER_MEM_SIZE(sc.max_datagram));
+    mem = (uint8_t *)alk_malloc(ALKC_DECODER_MEM_SIZE(sc.max_datagram));
     ALK_CHECK(mem != NULL, "out of memory");
     if (sc.amplify) {
         static const uint8_t zero_pair[2] = {0, 0};
         const uint8_t *unit = n ? sc.stream : zero_pair;
         size_t unit_len = n ? n : sizeof zero_pair, i;
-        amp = (uint8_t *)malloc(CODEC_AMPLIFY_BYTES);
+        amp = (uint8_t *)alk_malloc(CODEC_AMPLIFY_BYTES);
         ALK_CHECK(amp != NULL, "out of memory");
         for (i = 0; i < CODEC_AMPLIFY_BYTES; i++)
             amp[i] = unit[i % unit_len];
@@ -450,7 +450,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_same(&whole, &bytewise, "bytewise pass");
     }
     check_encoder(&sc, mem);
-    free(amp);
-    free(mem);
+    alk_free(amp);
+    alk_free(mem);
     return 0;
 }

@@ -169,7 +169,7 @@ static void *cr_reserve(void *arr, size_t *cap, size_t need, size_t size)
     size_t n = *cap ? *cap : 256;
     if (need <= *cap) return arr;
     while (n < need) n *= 2;
-    arr = realloc(arr, n * size);
+    arr = alk_realloc(arr, n * size);
     ALK_CHECK(arr != NULL, "out of memory for %zu x %zu bytes", n, size);
     *cap = n;
     return arr;
@@ -293,7 +293,7 @@ static cr_snap *cr_snap_take(cr *s, const char *name, int state)
 {
     cr_snap *sn = &s->snap[s->n_snaps++];
     snprintf(sn->name, sizeof sn->name, "%s", name);
-    sn->model = (unsigned char *)malloc((size_t)s->size);
+    sn->model = (unsigned char *)alk_malloc((size_t)s->size);
     ALK_CHECK(sn->model != NULL, "out of memory");
     memcpy(sn->model, s->model, (size_t)s->size);
     sn->size = s->size;
@@ -426,7 +426,7 @@ static unsigned cr_claim(cr *s, unsigned m, uint64_t *vc0, uint64_t *host)
     if (m > nv) m = (unsigned)nv;
     *vc0 = alksim_range(&s->src, 0, nv - m);
     if (*vc0 / per != (*vc0 + m - 1) / per) m = (unsigned)(per - *vc0 % per);
-    buf = (unsigned char *)malloc((size_t)(m * s->cs));
+    buf = (unsigned char *)alk_malloc((size_t)(m * s->cs));
     ALK_CHECK(buf != NULL, "out of memory");
     cr_fill(buf, m * s->cs, 77);
     rc = qh_open(&h, &s->fix, s->cs, 8, 16, 1, 0);
@@ -437,7 +437,7 @@ static unsigned cr_claim(cr *s, unsigned m, uint64_t *vc0, uint64_t *host)
     rc = qh_run(&h.img, &s->fix, q2w_close(&h.img));
     ALK_CHECK(rc == Q2W_OK, "fixture close: %s", q2w_strerror(rc));
     qh_close_handle(&h);
-    free(buf);
+    alk_free(buf);
     for (i = 0; i < m; i++)
         host[i] = cr_l2e(s, *vc0 + i, &where) & Q2W__OFF_MASK;
     return m;
@@ -456,8 +456,8 @@ static void cr_add_compressed(cr *s)
     uint64_t rmax = order == 6 ? ~0ull : (1ull << (1u << order)) - 1;
     uint32_t sbits = 62u - (q2w__be32(s->fix.buf + 20) - 8u);
     unsigned m = (unsigned)alksim_range(&s->src, 1, 8), j = 0, t;
-    unsigned char *content = (unsigned char *)malloc((size_t)cs);
-    unsigned char *stream = (unsigned char *)malloc((size_t)cs);
+    unsigned char *content = (unsigned char *)alk_malloc((size_t)cs);
+    unsigned char *stream = (unsigned char *)alk_malloc((size_t)cs);
     ALK_CHECK(content && stream, "out of memory");
     m = cr_claim(s, m, &vc0, host);
     cur = host[0];
@@ -491,8 +491,8 @@ static void cr_add_compressed(cr *s)
     for (t = 0; t < m; t++) cr_set_refcount(s, host[t] / cs, used[t]);
     alk_trace("fixture: %u compressed clusters at virtual cluster %llu",
               m, (unsigned long long)vc0);
-    free(content);
-    free(stream);
+    alk_free(content);
+    alk_free(stream);
 }
 
 /* A persistent bitmap, live (autoclear bit 0): its directory, table and
@@ -571,10 +571,10 @@ static void cr_setup(cr *s)
     if (s->fixture == CR_COMPRESSED && s->size < s->cs) s->size = s->cs;
     s->max_size = s->size * 2;
     s->size_hi = s->size;
-    s->model = (unsigned char *)calloc(1, (size_t)s->max_size);
-    s->base = (unsigned char *)malloc((size_t)s->max_size + 1);
-    s->view = (unsigned char *)malloc((size_t)s->max_size + 1);
-    s->acked = (uint64_t *)calloc((size_t)(s->max_size / CR_SECTOR),
+    s->model = (unsigned char *)alk_calloc(1, (size_t)s->max_size);
+    s->base = (unsigned char *)alk_malloc((size_t)s->max_size + 1);
+    s->view = (unsigned char *)alk_malloc((size_t)s->max_size + 1);
+    s->acked = (uint64_t *)alk_calloc((size_t)(s->max_size / CR_SECTOR),
                                   sizeof(uint64_t));
     ALK_CHECK(s->model && s->acked && s->base && s->view, "out of memory");
     o.size = s->size;
@@ -583,7 +583,7 @@ static void cr_setup(cr *s)
         s->has_backing = 1;
         o.backing = "base.img";
         s->backing_len = alksim_range(&s->src, 1, s->size);
-        s->backing = (unsigned char *)malloc((size_t)s->backing_len);
+        s->backing = (unsigned char *)alk_malloc((size_t)s->backing_len);
         ALK_CHECK(s->backing != NULL, "out of memory");
         for (i = 0; i < s->backing_len; i++)
             s->backing[i] = (unsigned char)(i * 7 + 3);
@@ -613,7 +613,7 @@ static void cr_setup(cr *s)
              * than one small write's metadata) */
             uint64_t target = (2u << 20) - alksim_range(&s->src, 1, 24) * 4096;
             uint64_t off = 0;
-            buf = (unsigned char *)malloc(16384);
+            buf = (unsigned char *)alk_malloc(16384);
             ALK_CHECK(buf != NULL, "out of memory");
             while (s->fix.len < target && off < s->size) {
                 uint64_t len = (target - s->fix.len) / 2;
@@ -626,7 +626,7 @@ static void cr_setup(cr *s)
                 memcpy(s->model + off, buf, (size_t)len);
                 off += len;
             }
-            free(buf);
+            alk_free(buf);
             alk_trace("fixture filled %llu bytes: file %zu of the table's "
                       "%u", (unsigned long long)off, s->fix.len, 2u << 20);
             n = s->fixture == CR_SNAP; /* then only the snapshot */
@@ -636,7 +636,7 @@ static void cr_setup(cr *s)
             uint64_t off = alksim_range(&s->src, 0, s->size - 1);
             uint64_t len = near ? 512 : alksim_range(&s->src, 1, 3 * (uint64_t)s->cs);
             if (len > s->size - off) len = s->size - off;
-            buf = (unsigned char *)malloc((size_t)len);
+            buf = (unsigned char *)alk_malloc((size_t)len);
             ALK_CHECK(buf != NULL, "out of memory");
             if (i && s->version == 3 && alksim_chance(&s->src, 1, 3)) {
                 /* zero-flagged clusters (and zeroed parts) */
@@ -650,7 +650,7 @@ static void cr_setup(cr *s)
             }
             ALK_CHECK(rc == Q2W_OK, "fixture write: %s", q2w_strerror(rc));
             memcpy(s->model + off, buf, (size_t)len);
-            free(buf);
+            alk_free(buf);
             if (s->fixture == CR_SNAP && s->n_snaps < 2 &&
                 (i == 0 || alksim_bool(&s->src))) {
                 char name[8];
@@ -714,7 +714,7 @@ static void cr_load_disk(cr *s)
     dc.sectors = s->disk_bytes / CR_SECTOR;
     dc.max_pending = CR_PENDING;
     need = alksim_disk_mem_size(&dc);
-    s->disk_mem = malloc(need);
+    s->disk_mem = alk_malloc(need);
     ALK_CHECK(s->disk_mem != NULL, "out of memory for the disk");
     rc = alksim_disk_init(&s->disk, &dc, s->disk_mem, need);
     ALK_CHECK(rc == ALKSIM_OK, "disk init %d", rc);
@@ -835,7 +835,7 @@ static int cr_op(cr *s, unsigned i, unsigned char *buf)
         rc = cr_run(s, q2w_snapshot_create(img, sn->name, 1, 2, 3));
         if (rc == Q2W_OK) sn->state = SN_LIVE;
         if (rc == Q2W_ERR_LIMIT) { /* refused, nothing changed */
-            free(sn->model);
+            alk_free(sn->model);
             s->n_snaps--;
             return Q2W_OK;
         }
@@ -1096,7 +1096,7 @@ static void cr_verify(cr *s)
         found[m - s->snap] = 1;
         ALK_CHECK(sn.disk_size == m->size, "snapshot %s: size %llu", sn.name,
                   (unsigned long long)sn.disk_size);
-        b = (unsigned char *)malloc((size_t)m->size + 1);
+        b = (unsigned char *)alk_malloc((size_t)m->size + 1);
         ALK_CHECK(b != NULL, "out of memory");
         rc = qh_run(&f.img, &s->fix,
                     q2w_read_snapshot(&f.img, &sn, 0, b, (size_t)m->size));
@@ -1107,7 +1107,7 @@ static void cr_verify(cr *s)
                 ALK_CHECK(b[k] == m->model[k],
                           "snapshot %s byte %llu reads %02x, was %02x", sn.name,
                           (unsigned long long)k, b[k], m->model[k]);
-        free(b);
+        alk_free(b);
     }
     for (i = 0; i < s->n_snaps; i++)
         ALK_CHECK(found[i] || s->snap[i].state != SN_LIVE,
@@ -1256,7 +1256,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         s.fix.ops_cap = ops_cap;
         rc = cr_run(&s, q2w_open(&s.h.img, &cfg));
     }
-    buf = (unsigned char *)malloc((size_t)s.max_size + 1);
+    buf = (unsigned char *)alk_malloc((size_t)s.max_size + 1);
     ALK_CHECK(buf != NULL, "out of memory");
     for (i = 0; i < nops && rc == Q2W_OK; i++) rc = cr_op(&s, i, buf);
     if (rc == Q2W_OK && s.err_kind < 0)
@@ -1285,19 +1285,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cr_report(&s, data, size);
     cr_verify(&s);
 
-    free(buf);
+    alk_free(buf);
     qh_close_handle(&s.h);
-    for (i = 0; i < s.n_snaps; i++) free(s.snap[i].model);
-    free(s.model);
-    free(s.acked);
-    free(s.ver);
-    free(s.backing);
-    free(s.disk_mem);
-    free(s.base);
-    free(s.view);
-    free(s.w);
-    free(s.wbuf);
-    free(s.undo);
+    for (i = 0; i < s.n_snaps; i++) alk_free(s.snap[i].model);
+    alk_free(s.model);
+    alk_free(s.acked);
+    alk_free(s.ver);
+    alk_free(s.backing);
+    alk_free(s.disk_mem);
+    alk_free(s.base);
+    alk_free(s.view);
+    alk_free(s.w);
+    alk_free(s.wbuf);
+    alk_free(s.undo);
     qh_disk_free(&s.aud);
     qh_disk_free(&s.prog);
     qh_disk_free(&s.fix);

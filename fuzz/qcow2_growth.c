@@ -91,8 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc = qh_create(&disk, &o);
     ALK_CHECK(rc == Q2W_OK, "create: %s", q2w_strerror(rc));
     disk.cluster_size = cs;
-    model = (unsigned char *)calloc(1, (size_t)vsize * 2);
-    buf = (unsigned char *)malloc((size_t)MAX_RUN * cs + cs);
+    model = (unsigned char *)alk_calloc(1, (size_t)vsize * 2);
+    buf = (unsigned char *)alk_malloc((size_t)MAX_RUN * cs + cs);
     ALK_CHECK(model && buf, "out of memory");
     rc = qh_open(&h, &disk, cs, slots, ops_cap, 1, 0);
     ALK_CHECK(rc == Q2W_OK, "open: %s", q2w_strerror(rc));
@@ -180,7 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_table_geometry(&disk, cs, order);
     qh_assert_fresh_view(&disk, cs, 0, model, vsize, "after close");
     qh_disk_free(&disk);
-    free(model);
-    free(buf);
+    alk_free(model);
+    alk_free(buf);
     return 0;
 }

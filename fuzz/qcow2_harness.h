@@ -33,7 +33,7 @@ static ALK_UNUSED void qh_disk_init(qh_disk *d, size_t cap)
     memset(d, 0, sizeof *d);
     d->cap = cap;
     d->alloc = cap < (1u << 20) ? cap : (1u << 20);
-    d->buf = (unsigned char *)calloc(1, d->alloc ? d->alloc : 1);
+    d->buf = (unsigned char *)alk_calloc(1, d->alloc ? d->alloc : 1);
     ALK_CHECK(d->buf != NULL, "out of memory for a %zu-byte disk", cap);
 }
 
@@ -46,7 +46,7 @@ static ALK_UNUSED void qh_disk_reserve(qh_disk *d, size_t end)
     ALK_CHECK(end <= d->cap, "disk of %zu bytes past its limit %zu", end,
               d->cap);
     while (n < end) n = n * 2 < d->cap ? n * 2 : d->cap;
-    p = (unsigned char *)realloc(d->buf, n);
+    p = (unsigned char *)alk_realloc(d->buf, n);
     ALK_CHECK(p != NULL, "out of memory for a %zu-byte disk", n);
     memset(p + d->alloc, 0, n - d->alloc);
     d->buf = p;
@@ -55,7 +55,7 @@ static ALK_UNUSED void qh_disk_reserve(qh_disk *d, size_t end)
 
 static ALK_UNUSED void qh_disk_free(qh_disk *d)
 {
-    free(d->buf);
+    alk_free(d->buf);
     d->buf = NULL;
 }
 
@@ -228,10 +228,10 @@ static ALK_UNUSED int qh_check(qh_disk *d, unsigned flags,
         res->error.code = rc;
         return rc;
     }
-    work = malloc(need ? need : 1);
+    work = alk_malloc(need ? need : 1);
     ALK_CHECK(work != NULL, "out of memory for check work");
     rc = q2w_check(&io, work, need, flags, res);
-    free(work);
+    alk_free(work);
     return rc;
 }
 
@@ -287,8 +287,8 @@ static ALK_UNUSED void qh_handle_config(qh_handle *h, q2w_config *cfg,
     cfg->max_frees = qh_max_frees;
     /* the slots, scratch and the two-cluster compressed-read buffer */
     h->mem_len = (slots + 4) * ((size_t)cluster_size + 64) + 8192;
-    h->mem = (unsigned char *)malloc(h->mem_len);
-    h->ops = (q2w_op *)malloc(ops_cap * sizeof(q2w_op));
+    h->mem = (unsigned char *)alk_malloc(h->mem_len);
+    h->ops = (q2w_op *)alk_malloc(ops_cap * sizeof(q2w_op));
     ALK_CHECK(h->mem && h->ops, "out of memory for a handle");
     cfg->mem = h->mem;
     cfg->mem_len = h->mem_len;
@@ -314,8 +314,8 @@ static ALK_UNUSED int qh_open(qh_handle *h, qh_disk *d, uint32_t cluster_size,
 
 static ALK_UNUSED void qh_close_handle(qh_handle *h)
 {
-    free(h->mem);
-    free(h->ops);
+    alk_free(h->mem);
+    alk_free(h->ops);
     h->mem = NULL;
     h->ops = NULL;
 }
@@ -342,7 +342,7 @@ static ALK_UNUSED void qh_assert_view(qh_handle *h, qh_disk *d,
                                       uint64_t off, uint64_t len,
                                       const char *when)
 {
-    unsigned char *got = (unsigned char *)malloc(len ? (size_t)len : 1);
+    unsigned char *got = (unsigned char *)alk_malloc(len ? (size_t)len : 1);
     int rc;
     uint64_t i;
     ALK_CHECK(got != NULL, "out of memory");
@@ -357,7 +357,7 @@ static ALK_UNUSED void qh_assert_view(qh_handle *h, qh_disk *d,
             ALK_CHECK(got[i] == model[off + i],
                       "%s: byte %llu reads %02x, model %02x", when,
                       (unsigned long long)(off + i), got[i], model[off + i]);
-    free(got);
+    alk_free(got);
 }
 
 /* A second, read-only handle opened on the disk as it is now sees model:

@@ -37,8 +37,8 @@ static int open_image(qh_handle *h, qh_disk *d, int writable)
     /* Enough for 8 slots of the largest cluster size and the buffer for
      * reading a compressed cluster. */
     h->mem_len = 12u * (2u << 20) + 8192;   /* + compressed-read buffer */
-    h->mem = (unsigned char *)malloc(h->mem_len);
-    h->ops = (q2w_op *)malloc(16 * sizeof(q2w_op));
+    h->mem = (unsigned char *)alk_malloc(h->mem_len);
+    h->ops = (q2w_op *)alk_malloc(16 * sizeof(q2w_op));
     ALK_CHECK(h->mem && h->ops, "out of memory");
     cfg.mem = h->mem;
     cfg.mem_len = h->mem_len;
@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     {
         size_t n = info.size < 65536 ? (size_t)info.size : 65536;
         uint64_t at = info.size > n ? (pick >> 16) % (info.size - n + 1) : 0;
-        buf = (unsigned char *)malloc(n ? n : 1);
+        buf = (unsigned char *)alk_malloc(n ? n : 1);
         ALK_CHECK(buf != NULL, "out of memory");
         rc = qh_run(&h.img, &disk, q2w_read(&h.img, at, buf, n));
         alk_trace("read [%llu,+%zu): %s", (unsigned long long)at, n,
@@ -110,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                       rc == Q2W_ERR_UNSUPPORTED, "read after refusal: %s",
                       q2w_strerror(rc));
         }
-        free(buf);
+        alk_free(buf);
     }
     qh_close_handle(&h);
 
@@ -140,14 +140,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (wlen > info.size) wlen = (size_t)info.size;
     woff = info.size > wlen ? (pick >> 24) % (info.size - wlen + 1) : 0;
     fillb = (unsigned char)(pick >> 8);
-    buf = (unsigned char *)malloc(wlen ? wlen : 1);
+    buf = (unsigned char *)alk_malloc(wlen ? wlen : 1);
     ALK_CHECK(buf != NULL, "out of memory");
     memset(buf, fillb, wlen);
     /* the window the model keeps: up to 256 KiB around the write */
     win_len = info.size < WINDOW ? (size_t)info.size : WINDOW;
     win_off = woff > (win_len - wlen) / 2 ? woff - (win_len - wlen) / 2 : 0;
     if (win_off > info.size - win_len) win_off = info.size - win_len;
-    before = (unsigned char *)malloc(win_len ? win_len : 1);
+    before = (unsigned char *)alk_malloc(win_len ? win_len : 1);
     ALK_CHECK(before != NULL, "out of memory");
     have_before = qh_run(&h.img, &disk, q2w_read(&h.img, win_off, before,
                                                  win_len)) == Q2W_OK;
@@ -175,7 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     qh_assert_consistent(&disk, rc == Q2W_OK && !stale_bitmaps,
                          "after the write");
     if (rc == Q2W_OK && wlen) {
-        unsigned char *got = (unsigned char *)malloc(win_len);
+        unsigned char *got = (unsigned char *)alk_malloc(win_len);
         ALK_CHECK(got != NULL, "out of memory");
         rc = open_image(&h, &disk, 1);
         ALK_CHECK(rc == Q2W_OK, "reopen: %s", q2w_strerror(rc));
@@ -214,10 +214,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ALK_CHECK(rc == Q2W_OK, "close: %s", q2w_strerror(rc));
         qh_close_handle(&h);
         qh_assert_consistent(&disk, !stale_bitmaps, "after the delete");
-        free(got);
+        alk_free(got);
     }
-    free(before);
-    free(buf);
+    alk_free(before);
+    alk_free(buf);
     qh_disk_free(&disk);
     return 0;
 }

@@ -153,7 +153,7 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
                 if (s->snap_id[j] >= s->snap_id[k])
                     s->snap_id[k] = s->snap_id[j] + 1;
             s->snap_date[k] = s->snap_serial;
-            s->snap_model[k] = (unsigned char *)malloc((size_t)s->size);
+            s->snap_model[k] = (unsigned char *)alk_malloc((size_t)s->size);
             ALK_CHECK(s->snap_model[k] != NULL, "out of memory");
             memcpy(s->snap_model[k], s->model, (size_t)s->size);
             s->snap_size[k] = s->size;
@@ -169,7 +169,7 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
         unsigned k = (unsigned)off;
         rc = qh_run(img, &s->disk, q2w_snapshot_delete(img, s->snap_name[k]));
         if (rc == Q2W_OK) {
-            free(s->snap_model[k]);
+            alk_free(s->snap_model[k]);
             for (; k + 1 < s->n_snaps; k++) {
                 s->snap_model[k] = s->snap_model[k + 1];
                 s->snap_size[k] = s->snap_size[k + 1];
@@ -208,7 +208,7 @@ static void check_snapshots(scenario *s, qh_handle *h, const char *when)
     for (k = 0; k < s->n_snaps; k++) {
         q2w_snapshot sn, by_index;
         char id[24];
-        unsigned char *got = (unsigned char *)malloc((size_t)s->snap_size[k] + 1);
+        unsigned char *got = (unsigned char *)alk_malloc((size_t)s->snap_size[k] + 1);
         int rc = qh_run(&h->img, &s->disk,
                         q2w_snapshot_find(&h->img, s->snap_name[k], &sn));
         ALK_CHECK(got != NULL, "out of memory");
@@ -243,7 +243,7 @@ static void check_snapshots(scenario *s, qh_handle *h, const char *when)
                           when, s->snap_name[k], (unsigned long long)i, got[i],
                           s->snap_model[k][i]);
         }
-        free(got);
+        alk_free(got);
     }
 }
 
@@ -318,11 +318,11 @@ static int setup(scenario *s)
               " ops %zu frees %zu", s->fixture, s->version, s->cs,
               o.refcount_bits, (unsigned long long)s->size, s->slots,
               s->ops_cap, qh_max_frees);
-    s->model = (unsigned char *)calloc(1, (size_t)s->max_size);
+    s->model = (unsigned char *)alk_calloc(1, (size_t)s->max_size);
     ALK_CHECK(s->model != NULL, "out of memory");
     if (s->has_backing) {
         s->backing_len = alksim_range(&s->src, 0, s->size * 5 / 4 / 512) * 512;
-        s->backing = (unsigned char *)malloc((size_t)s->backing_len + 1);
+        s->backing = (unsigned char *)alk_malloc((size_t)s->backing_len + 1);
         ALK_CHECK(s->backing != NULL, "out of memory");
         fill(s, s->backing, s->backing_len);
         for (i = 0; i < s->backing_len && i < s->size; i++)
@@ -347,7 +347,7 @@ static int setup(scenario *s)
         /* Pre-written data (and zeroed / discarded ranges), closed and
          * reopened so the fixture starts from a settled image. */
         unsigned n = (unsigned)alksim_range(&s->src, 1, 6);
-        unsigned char *buf = (unsigned char *)malloc(BUF_BYTES(s->cs));
+        unsigned char *buf = (unsigned char *)alk_malloc(BUF_BYTES(s->cs));
         ALK_CHECK(buf != NULL, "out of memory");
         for (i = 0; i < n; i++) {
             uint64_t off = pick_off(s), len = pick_len(s, s->size - off);
@@ -361,7 +361,7 @@ static int setup(scenario *s)
                 (i == 0 || alksim_bool(&s->src)))
                 do_op(s, 5, 0, 0, buf, "fixture snapshot");
         }
-        free(buf);
+        alk_free(buf);
         rc = qh_run(&s->h.img, &s->disk, q2w_close(&s->h.img));
         ALK_CHECK(rc == Q2W_OK, "fixture close: %s", q2w_strerror(rc));
         qh_close_handle(&s->h);
@@ -385,7 +385,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     alk_trace_reset();
     alksim_source_init_bytes(&s.src, data, size);
     setup(&s);
-    buf = (unsigned char *)malloc(BUF_BYTES(s.cs));
+    buf = (unsigned char *)alk_malloc(BUF_BYTES(s.cs));
     ALK_CHECK(buf != NULL, "out of memory");
     n_ops = (unsigned)alksim_range(&s.src, 1, MAX_OPS);
     for (i = 0; i < n_ops && !alksim_source_done(&s.src); i++) {
@@ -442,10 +442,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_snapshots(&s, &s.h, "after close");
         qh_close_handle(&s.h);
     }
-    for (i = 0; i < s.n_snaps; i++) free(s.snap_model[i]);
+    for (i = 0; i < s.n_snaps; i++) alk_free(s.snap_model[i]);
     qh_disk_free(&s.disk);
-    free(buf);
-    free(s.model);
-    free(s.backing);
+    alk_free(buf);
+    alk_free(s.model);
+    alk_free(s.backing);
     return 0;
 }

@@ -5,9 +5,11 @@
  *   replay_<target> [-q] PATH...
  *       Replay mode (the corpus gate, `make replay`): every regular file
  *       under each PATH (directories are walked, sorted by name, so the
- *       order is stable) is run through the harness in a forked child, so a
- *       crash or ALK_CHECK abort is attributed to its file and the rest still
- *       run. Ends with "<target>: N files, P passed, F failed (T s)".
+ *       order is stable) is run through the harness, all of them in one
+ *       forked child. If that child fails, each file is run again in its own
+ *       child, so a crash or ALK_CHECK abort is attributed to its file and
+ *       the rest still run. Ends with "<target>: N files, P passed, F failed
+ *       (T s)".
  *
  *   replay_<target> --seed N [--runs M] [--max-len L] [--run I] [--save DIR]
  *   replay_<target> --seed N --runs M [--max-len L] --write DIR
@@ -79,17 +81,6 @@ static int run_contained(void (*fn)(void *), void *arg, const char *label)
     return 0;
 }
 
-typedef struct one_input {
-    const uint8_t *data;
-    size_t size;
-} one_input;
-
-static void run_one(void *arg)
-{
-    const one_input *in = (const one_input *)arg;
-    LLVMFuzzerTestOneInput(in->data, in->size);
-}
-
 static uint8_t *read_file(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
@@ -130,78 +121,144 @@ typedef struct tally {
     unsigned long files, passed, failed;
 } tally;
 
+/* The files of one replay, in order. */
+typedef struct file_list {
+    char **paths;
+    size_t n, cap;
+    unsigned long unreadable;
+} file_list;
+
 static int name_cmp(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void replay_path(const char *path, tally *t)
+static void list_add(file_list *l, char *path)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        char **grown = (char **)realloc(l->paths, cap * sizeof *grown);
+        if (!grown) {
+            fprintf(stderr, "FAIL %s: out of memory\n", path);
+            free(path);
+            l->unreadable++;
+            return;
+        }
+        l->paths = grown;
+        l->cap = cap;
+    }
+    l->paths[l->n++] = path;
+}
+
+static char *dup_path(const char *a, const char *b)
+{
+    size_t len = strlen(a) + (b ? strlen(b) + 1 : 0) + 1;
+    char *full = (char *)malloc(len);
+    if (full)
+        snprintf(full, len, b ? "%s/%s" : "%s", a, b ? b : "");
+    return full;
+}
+
+/* Every regular file under path, directories walked sorted by name. */
+static void collect_path(const char *path, file_list *l)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
         fprintf(stderr, "FAIL %s: %s\n", path, strerror(errno));
-        t->failed++;
+        l->unreadable++;
         return;
     }
     if (S_ISDIR(st.st_mode)) {
         DIR *d = opendir(path);
         struct dirent *e;
-        char **names = NULL;
-        size_t n = 0, cap = 0, i;
+        file_list sub = {NULL, 0, 0, 0};
+        size_t i;
         if (!d) {
             fprintf(stderr, "FAIL %s: %s\n", path, strerror(errno));
-            t->failed++;
+            l->unreadable++;
             return;
         }
         while ((e = readdir(d)) != NULL) {
-            size_t len;
             char *full;
             if (e->d_name[0] == '.')
                 continue;
-            if (n == cap) {
-                char **grown;
-                cap = cap ? cap * 2 : 64;
-                grown = (char **)realloc(names, cap * sizeof *names);
-                if (!grown)
-                    break;
-                names = grown;
-            }
-            len = strlen(path) + strlen(e->d_name) + 2;
-            full = (char *)malloc(len);
-            if (!full)
-                break;
-            snprintf(full, len, "%s/%s", path, e->d_name);
-            names[n++] = full;
+            full = dup_path(path, e->d_name);
+            if (full)
+                list_add(&sub, full);
+            else
+                l->unreadable++;
         }
         closedir(d);
-        if (n)
-            qsort(names, n, sizeof *names, name_cmp);
-        for (i = 0; i < n; i++) {
-            replay_path(names[i], t);
-            free(names[i]);
+        if (sub.n)
+            qsort(sub.paths, sub.n, sizeof *sub.paths, name_cmp);
+        for (i = 0; i < sub.n; i++) {
+            collect_path(sub.paths[i], l);
+            free(sub.paths[i]);
         }
-        free(names);
+        l->unreadable += sub.unreadable;
+        free(sub.paths);
         return;
     }
     if (S_ISREG(st.st_mode)) {
+        char *copy = dup_path(path, NULL);
+        if (copy)
+            list_add(l, copy);
+        else
+            l->unreadable++;
+    }
+}
+
+/* Runs files [from, to) of the list through the harness, each in a buffer
+ * of exactly its size. A file that cannot be read exits the child with 3. */
+typedef struct file_range {
+    const file_list *l;
+    size_t from, to;
+} file_range;
+
+static void run_file_range(void *arg)
+{
+    const file_range *r = (const file_range *)arg;
+    size_t i;
+    for (i = r->from; i < r->to; i++) {
         size_t size = 0;
-        uint8_t *data = read_file(path, &size);
-        t->files++;
-        if (!data && st.st_size != 0) {
-            fprintf(stderr, "FAIL %s: cannot read\n", path);
-            t->failed++;
-            return;
+        uint8_t *data = read_file(r->l->paths[i], &size);
+        if (!data) {
+            fprintf(stderr, "FAIL %s: cannot read\n", r->l->paths[i]);
+            exit(3);
         }
         if (!quiet)
-            fprintf(stderr, "  %s (%zu bytes)\n", path, size);
-        one_input in;
-        in.data = data ? data : (const uint8_t *)"";
-        in.size = size;
-        if (run_contained(run_one, &in, path))
+            fprintf(stderr, "  %s (%zu bytes)\n", r->l->paths[i], size);
+        LLVMFuzzerTestOneInput(size ? data : (const uint8_t *)"", size);
+        free(data);
+    }
+}
+
+/* All files run in one child process: forking per file (and running the
+ * sanitizers' exit-time checks per file) cost far more than the harnesses.
+ * Only when that child fails is each file run in its own child, so the
+ * failure is attributed to its file and the rest still run. */
+static void replay_files(const file_list *l, tally *t)
+{
+    file_range r;
+    size_t i;
+    t->files += l->n;
+    if (!l->n)
+        return;
+    r.l = l;
+    r.from = 0;
+    r.to = l->n;
+    if (run_contained(run_file_range, &r, "the batch of every file")) {
+        t->passed += l->n;
+        return;
+    }
+    fprintf(stderr, "  isolating the failing files, each in its own child\n");
+    for (i = 0; i < l->n; i++) {
+        r.from = i;
+        r.to = i + 1;
+        if (run_contained(run_file_range, &r, l->paths[i]))
             t->passed++;
         else
             t->failed++;
-        free(data);
     }
 }
 
@@ -361,6 +418,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     tally t = {0, 0, 0};
+    file_list files = {NULL, 0, 0, 0};
     double t0;
     int i, have_seed = 0, single = 0, npaths = 0;
     uint64_t seed = 0, runs = 1000, only_run = 0;
@@ -414,8 +472,13 @@ int main(int argc, char **argv)
     for (i = 1; i < argc; i++) {
         if (argv[i][0] == '-')
             continue;
-        replay_path(argv[i], &t);
+        collect_path(argv[i], &files);
     }
+    replay_files(&files, &t);
+    t.failed += files.unreadable;
+    for (size_t k = 0; k < files.n; k++)
+        free(files.paths[k]);
+    free(files.paths);
     printf("%s: %lu files, %lu passed, %lu failed (%.2f s)\n", ALK_TARGET,
            t.files, t.passed, t.failed, now_seconds() - t0);
     return t.failed || !t.files ? 1 : 0;
