@@ -488,7 +488,7 @@ static unsigned char rw_byte(uint32_t id, size_t at)
 
 static void rw_read(tw_world *w, rw_ch *c)
 {
-    alkt_session *s = alkt_node_session(&w->client, c->peer);
+    alkt_session *s = alkt_node_session(&w->node[TW_CLIENT], c->peer);
     unsigned char b[512];
     int eof = 0;
     ptrdiff_t n;
@@ -528,7 +528,7 @@ static void rw_run(alksim_source *src)
     tw_init(&w, alksim_bool(src), 4102444800ull);
     w.segment = (size_t)alksim_range(src, 1, 2000);
     memset(ch, 0, sizeof ch);
-    alk_trace("world: relay_first %d segment %zu", w.client.cfg.relay_first, w.segment);
+    alk_trace("world: relay_first %d segment %zu", w.node[TW_CLIENT].cfg.relay_first, w.segment);
     for (step = 0; step < 120 && !alksim_source_done(src); step++) {
         rw_ch *c = &ch[alksim_pick(src, RW_CH)];
         unsigned op = (unsigned)alksim_pick(src, 12);
@@ -542,7 +542,7 @@ static void rw_run(alksim_source *src)
             p.host.kind = ALKT_HOST_IP;
             tw_ip4(&p.host.ip, 10, 1, 0, (unsigned)alksim_range(src, 1, 9));
             p.port = 80;
-            rc = alkt_client_open(&w.client, &p, w.now, &peer, &id, &code);
+            rc = alkt_client_open(&w.node[TW_CLIENT], &p, w.now, &peer, &id, &code);
             alk_trace("open -> %d (%u/%u)", rc, peer, id);
             if (rc == ALKT_OK) {
                 memset(c, 0, sizeof *c);
@@ -555,7 +555,7 @@ static void rw_run(alksim_source *src)
                           "open: %d", rc);
             }
         } else if (op <= 3 && c->used && c->open && !c->done && !c->eof_sent) {
-            alkt_session *s = alkt_node_session(&w.client, c->peer);
+            alkt_session *s = alkt_node_session(&w.node[TW_CLIENT], c->peer);
             unsigned char b[1024];
             size_t n = alksim_len(src, sizeof b), j;
             ptrdiff_t took;
@@ -565,11 +565,11 @@ static void rw_run(alksim_source *src)
             if (took > 0) c->sent += (size_t)took;
             alk_trace("send %u: %zu -> %ld", c->id, n, (long)took);
         } else if (op == 4 && c->used && c->open && !c->done && !c->eof_sent) {
-            alkt_session *s = alkt_node_session(&w.client, c->peer);
+            alkt_session *s = alkt_node_session(&w.node[TW_CLIENT], c->peer);
             if (s && alkt_channel_shutdown_write(s, c->id) == ALKT_OK) c->eof_sent = 1;
             alk_trace("shutdown %u", c->id);
         } else if (op == 5 && c->used && c->open && !c->done && alksim_chance(src, 1, 4)) {
-            alkt_session *s = alkt_node_session(&w.client, c->peer);
+            alkt_session *s = alkt_node_session(&w.node[TW_CLIENT], c->peer);
             if (s && alkt_channel_reset(s, c->id, 7) == ALKT_OK) {
                 c->done = c->reset = 1;
                 own_resets++;
@@ -578,21 +578,21 @@ static void rw_run(alksim_source *src)
         } else if (op == 6) {
             switch (alksim_pick(src, 6)) {
             case 0:
-                if (!w.relay_down) tw_kill_relay(&w);
+                if (!w.relay_down[0]) tw_kill_relay(&w);
                 break;
             case 1:
-                if (w.relay_down) {
+                if (w.relay_down[0]) {
                     tw_relay_restart(&w);
-                    w.relay_down = 0;
+                    w.relay_down[0] = 0;
                     alk_trace("relay restarted");
                 }
                 break;
             case 2:
-                tw_partition_direct(&w, !w.direct_down);
+                tw_partition_direct(&w, !w.direct_down[0]);
                 break;
             case 3:
                 alk_trace("client roamed");
-                alkt_client_roamed(&w.client, w.now);
+                alkt_client_roamed(&w.node[TW_CLIENT], w.now);
                 break;
             case 4:
                 tw_revoke(&w, "web", revoked);
@@ -619,17 +619,17 @@ static void rw_run(alksim_source *src)
                       "a reset the model did not expect (code %d)",
                       w.last_reset_code[TW_CLIENT]);
         }
-        ALK_CHECK(alkt_node_poll_timeout(&w.client) >= w.now &&
-                      alkt_node_poll_timeout(&w.gateway) >= w.now,
+        ALK_CHECK(alkt_node_poll_timeout(&w.node[TW_CLIENT]) >= w.now &&
+                      alkt_node_poll_timeout(&w.node[TW_GATEWAY]) >= w.now,
                   "a deadline in the past");
         ALK_CHECK(w.peer_down[TW_CLIENT] == 0, "the client's session ended (%d)",
                   w.last_code[TW_CLIENT]);
     }
     /* liveness: heal everything, authorize, let it settle */
-    if (w.direct_down) tw_partition_direct(&w, 0);
-    if (w.relay_down) {
+    if (w.direct_down[0]) tw_partition_direct(&w, 0);
+    if (w.relay_down[0]) {
         tw_relay_restart(&w);
-        w.relay_down = 0;
+        w.relay_down[0] = 0;
     }
     if (revoked) tw_revoke(&w, "web", 1);
     w.segment = 1500;
@@ -675,9 +675,10 @@ static void rd_check(const rd *t, size_t k, const unsigned char *d, size_t n, co
         ALK_CHECK(d[i] == rd_byte(t->seed[k], i), "%s: datagram %zu byte %zu", who, k, i);
 }
 
-static void rd_tap(void *ctx, const unsigned char *d, size_t n)
+static void rd_tap(void *ctx, const tw_target *target, const unsigned char *d, size_t n)
 {
     rd *t = (rd *)ctx;
+    (void)target;
     alkc_datagram dg;
     int rc;
     ALK_CHECK(alkc_decoder_feed(&t->dec, d, n) == ALKC_OK, "alkcodec feed");
@@ -719,13 +720,13 @@ static void rd_run(alksim_source *src)
     tw_ip4(&p.host.ip, 10, 1, 0, 1);
     p.port = 80;
     tw_run(&w, TW_SEC);
-    rc = alkt_client_open(&w.client, &p, w.now, &peer, &ch, NULL);
+    rc = alkt_client_open(&w.node[TW_CLIENT], &p, w.now, &peer, &ch, NULL);
     if (rc == ALKT_ERR_NOT_CONNECTED) {
         tw_run(&w, w.now + 2 * TW_SEC);
-        rc = alkt_client_open(&w.client, &p, w.now, &peer, &ch, NULL);
+        rc = alkt_client_open(&w.node[TW_CLIENT], &p, w.now, &peer, &ch, NULL);
     }
     ALK_CHECK(rc == ALKT_OK, "open: %d", rc);
-    ALK_CHECK(alkt_dgram_pump_init(&d, alkt_node_session(&w.client, peer), ch, mem,
+    ALK_CHECK(alkt_dgram_pump_init(&d, alkt_node_session(&w.node[TW_CLIENT], peer), ch, mem,
                                    sizeof mem, max) == ALKT_OK, "dgram pump init");
     for (step = 0; step < 4000; step++) {
         unsigned bits = alkt_dgram_pump_poll(&d);
@@ -756,7 +757,7 @@ static void rd_run(alksim_source *src)
             ALK_CHECK(alkt_dgram_pump_delivered(&d) == ALKT_OK, "delivered");
             t.got++;
         }
-        if (!killed && w.client.cfg.relay_first && t.sent > count / 2 && alksim_chance(src, 1, 8)) {
+        if (!killed && w.node[TW_CLIENT].cfg.relay_first && t.sent > count / 2 && alksim_chance(src, 1, 8)) {
             tw_kill_relay(&w);
             killed = 1;
         }

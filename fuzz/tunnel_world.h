@@ -1,21 +1,35 @@
-/* tunnel_world.h - an in-process world for alktunnel.h's roles: one client,
- * one gateway and one relay (alkt_node, alkt_node, alkt_relay_server)
- * joined by model TCP connections, with echo targets behind the gateway.
- * Deterministic and single-threaded: the unit tests and the `roles` fuzz
- * target drive the same world and check the same properties.
+/* tunnel_world.h - an in-process world for alktunnel.h's roles: clients,
+ * gateways and relays (alkt_node, alkt_node, alkt_relay_server) joined by
+ * model TCP connections, with targets behind the gateways. Deterministic
+ * and single-threaded: the unit tests, the `roles` fuzz target and the
+ * `tunnel_sim` fuzz target drive the same world.
  *
- * Connections: a CONNECT from the client (to the gateway's address or the
- * relay's) or from the gateway (to the relay) makes a link whose far end is
+ * Hosts: up to TW_MAX_CLIENTS clients (node 0..), TW_MAX_GATEWAYS gateways
+ * (node TW_GATEWAY + g) and TW_MAX_RELAYS relays. tw_init makes the small
+ * world (one of each: client "laptop", gateway "gw1", relay "r1");
+ * tw_init_shape any other. Gateway g listens at 192.0.2.(10+g):443, relay k
+ * at 198.51.100.(7+k):3478. Resource "web" (10.1.0.0/16) is on gw1, "db"
+ * (10.2.0.0/16) on gw2; every client is authorized to every resource.
+ *
+ * Connections: a CONNECT from a node makes a link whose far end is
  * accepted by the gateway (alkt_node_accept) or the relay
- * (alkt_relay_accept), unless that path is down (the relay killed, the
- * direct path partitioned): then the connect fails (handle_closed). Bytes
- * cross a link in segments of at most tw.segment bytes through bounded
- * pipes; a side's CLOSE delivers what it sent, then the other side sees
- * the end (handle_closed). Killing the relay or partitioning the direct
- * path resets its links at once (what was in flight is lost).
+ * (alkt_relay_accept), unless that path is down - the relay killed, the
+ * gateway's direct path partitioned, the gateway behind a NAT that takes
+ * no inbound connection (tw_world.nat), the gateway crashed - then the
+ * connect fails (handle_closed). Bytes cross a link in segments of at most
+ * tw.segment bytes through bounded pipes; a side's CLOSE delivers what it
+ * sent, then the other side sees the end (handle_closed). Killing a relay
+ * or partitioning a direct path resets its links at once (what was in
+ * flight is lost, both ends are told). A silent link (tw_drop_link) loses
+ * every byte both ways and nobody is told; a crashed node's links go
+ * silent for the far ends (tw_crash_node), the node starts again empty.
  *
  * Targets: the gateway's TARGET_CONNECT is answered by an echo endpoint
- * behind an alkt_pump (or refused when tw.refuse_targets is set); the echo
+ * behind an alkt_pump (or refused when tw.refuse_targets is set). With
+ * tw.behaviours set the target's kind comes from the last byte B of the
+ * destination IP 10.x.y.B: B % 8 == 3 refuses, 4 is a slow reader (64
+ * bytes a step), 5 ends early (echoes the first 16*y+1 bytes, then its
+ * EOF, and discards the rest), 6 never answers; the rest echo. An echo
  * returns every byte and, after the client's EOF, its own EOF. */
 #ifndef TUNNEL_WORLD_H
 #define TUNNEL_WORLD_H
@@ -23,11 +37,23 @@
 #include "alk_check.h"
 #include <string.h>
 
-#define TW_LINKS 24
+#define TW_MAX_CLIENTS 3
+#define TW_MAX_GATEWAYS 2
+#define TW_MAX_RELAYS 2
+#define TW_NODES (TW_MAX_CLIENTS + TW_MAX_GATEWAYS)
+#define TW_LINKS 40
 #define TW_PIPE 8192u
-#define TW_TARGETS 16
+#define TW_TARGETS 24
 #define TW_SEC 1000000000ull
-enum { TW_CLIENT = 0, TW_GATEWAY = 1, TW_RELAY = 2 };
+/* Link ends: nodes 0..TW_NODES-1 (clients, then gateways), relay k is
+ * TW_RELAY + k. */
+enum { TW_CLIENT = 0, TW_GATEWAY = TW_MAX_CLIENTS, TW_RELAY = TW_NODES };
+/* How a gateway is reached: public or a NAT with a port forward take a
+ * direct connection; a full-cone NAT (EIM/EIF in alksim's terms) has no
+ * mapping for an inbound first packet, a symmetric one (EDM/APDF) neither. */
+enum { TW_NAT_PUBLIC, TW_NAT_FORWARDED, TW_NAT_CONE, TW_NAT_SYMMETRIC, TW_NAT_KINDS };
+/* Target kinds (tw.behaviours) */
+enum { TW_T_ECHO, TW_T_REFUSE, TW_T_SLOW, TW_T_EARLY_EOF, TW_T_NEVER };
 
 typedef struct tw_pipe {
     unsigned char buf[TW_PIPE];
@@ -36,15 +62,22 @@ typedef struct tw_pipe {
 
 typedef struct tw_link {
     int used;
-    int side[2];           /* TW_CLIENT / TW_GATEWAY / TW_RELAY */
+    int side[2];           /* node index, or TW_RELAY + k */
     uint32_t h[2];         /* each side's handle (0: that side is gone) */
     int closed[2];         /* side k closed: its pipe drains, then the end */
+    int silent;            /* bytes are lost both ways, no end is seen */
+    uint64_t last_in[2];   /* when side k last took input (or connected) */
+    uint64_t out[2];       /* bytes side k has sent */
     tw_pipe pipe[2];       /* pipe[k]: what side k sent */
 } tw_link;
 
 typedef struct tw_target {
-    int used, side;            /* behind the gateway, or the client (-R) */
+    int used, side;            /* the node it is behind */
     uint32_t peer, channel;
+    int kind;                  /* TW_T_* */
+    size_t limit;              /* TW_T_EARLY_EOF: bytes echoed */
+    uint64_t received;         /* bytes the endpoint took */
+    alkt_open_params params;
     alkt_pump p;
     unsigned char buf[2048];
     unsigned char echo[4096];  /* bytes written to the endpoint, to echo */
@@ -52,39 +85,52 @@ typedef struct tw_target {
     int eof_seen, shut, done, aborted;
 } tw_target;
 
-typedef struct tw_world {
-    alkt_client client;
-    alkt_gateway gateway;
-    alkt_relay_server relay;
-    void *cmem, *gmem, *rmem;
-    size_t rmem_len;
+typedef struct tw_world tw_world;
+struct tw_world {
+    alkt_node node[TW_NODES];
+    int node_used[TW_NODES];
+    alkt_relay_server relay[TW_MAX_RELAYS];
+    void *mem[TW_NODES], *rmem[TW_MAX_RELAYS];
+    size_t mem_len[TW_NODES], rmem_len;
+    alkt_node_config ncfg[TW_NODES];
+    unsigned char seed[TW_NODES][32];
+    char ids[TW_NODES][16];
     alkt_relay_config rcfg;
     const char *tokens[1];
+    int n_clients, n_gateways, n_relays;
+    int plaintext;             /* sessions without encryption (speed) */
     uint64_t now;
-    size_t segment;          /* bytes per crossing, >= 1 */
-    int relay_down, direct_down, refuse_targets;
+    size_t segment;            /* bytes per crossing, >= 1 */
+    int relay_down[TW_MAX_RELAYS];
+    int direct_down[TW_MAX_GATEWAYS];   /* partitioned */
+    int nat[TW_MAX_GATEWAYS];           /* TW_NAT_* */
+    int refuse_targets, behaviours;
     int accept_listens;        /* gateway: LISTEN answered "listening" */
     int accept_incoming;       /* client: INCOMING gets an echo behind it */
     uint32_t listen_peer, listen_channel;   /* the last listen granted */
     tw_link links[TW_LINKS];
     tw_target targets[TW_TARGETS];
-    alkt_ip gw_ip, relay_ip;
+    alkt_ip gw_ip[TW_MAX_GATEWAYS], relay_ip[TW_MAX_RELAYS];
     uint16_t gw_port, relay_port;
     /* what happened, for the checks */
-    unsigned peer_up[2], peer_down[2], spliced, connects_refused, path_failures;
-    unsigned channel_events[2][16];
-    int last_code[2];          /* of the last RESET / OPEN_FAILED / DONE */
-    int last_reset_code[2];    /* of the last RESET */
-    uint32_t last_event_channel[2];
-    alkt_control ctl;          /* the control plane's view, both nodes */
+    unsigned peer_up[TW_NODES], peer_down[TW_NODES], spliced, connects_refused,
+        path_failures;
+    unsigned channel_events[TW_NODES][16];
+    int last_code[TW_NODES];          /* of the last RESET / OPEN_FAILED / DONE */
+    int last_reset_code[TW_NODES];    /* of the last RESET */
+    uint32_t last_event_channel[TW_NODES];
+    alkt_control ctl;          /* the control plane's view, every node */
     alkt_resource res[4];
-    alkt_authorization auth[4];
-    alkt_relay relays[2];
+    alkt_authorization auth[TW_MAX_CLIENTS * TW_MAX_GATEWAYS + 2];
+    alkt_relay relays[TW_MAX_RELAYS];
     alkt_revocation revs[2];
-    /* optional: every byte the echo targets take, in order */
-    void (*tap)(void *ctx, const unsigned char *d, size_t n);
+    /* optional: every byte a target takes, in order */
+    void (*tap)(void *ctx, const tw_target *t, const unsigned char *d, size_t n);
     void *tap_ctx;
-} tw_world;
+    /* optional: every node event, before the world handles it */
+    void (*watch)(void *ctx, int node, const alkt_role_event *ev);
+    void *watch_ctx;
+};
 
 static ALK_UNUSED void tw_ip4(alkt_ip *ip, unsigned a, unsigned b, unsigned c, unsigned d)
 {
@@ -96,44 +142,59 @@ static ALK_UNUSED void tw_ip4(alkt_ip *ip, unsigned a, unsigned b, unsigned c, u
     ip->bytes[3] = (unsigned char)d;
 }
 
-/* The standard view: resource "web" = 10.1.0.0/16, tcp ports 80 and
- * 8000..8100, on gateway "gw1"; client "laptop" authorized until
- * `expires` (Unix seconds); one relay with token "relay-token". */
+static ALK_UNUSED int tw_is_client(int node) { return node >= 0 && node < TW_GATEWAY; }
+static ALK_UNUSED int tw_is_gateway(int node) { return node >= TW_GATEWAY && node < TW_NODES; }
+static ALK_UNUSED alkt_node *tw_node(tw_world *w, int side) { return &w->node[side]; }
+
+/* The standard view: resource "web" = 10.1.0.0/16 (and "db" = 10.2.0.0/16
+ * with a second gateway), tcp and udp ports 80 and 8000..8100; every client
+ * authorized to every resource until `expires` (Unix seconds); every relay
+ * with token "relay-token". Authorization i*n_gateways+g is client i's to
+ * gateway g's resource. */
 static ALK_UNUSED void tw_default_control(tw_world *w, uint64_t expires)
 {
-    alkt_resource *r = &w->res[0];
-    alkt_authorization *a = &w->auth[0];
-    size_t i;
+    int g, i, k;
+    size_t j, na = 0;
     memset(&w->ctl, 0, sizeof w->ctl);
     memset(w->res, 0, sizeof w->res);
     memset(w->auth, 0, sizeof w->auth);
     memset(w->relays, 0, sizeof w->relays);
-    strcpy(r->id, "web");
-    tw_ip4(&r->network, 10, 1, 0, 0);
-    r->prefix_len = 16;
-    r->port_range_count = 2;
-    r->port_ranges[0].from = r->port_ranges[0].to = 80;
-    r->port_ranges[1].from = 8000;
-    r->port_ranges[1].to = 8100;
-    r->protocols = ALKT_PROTO_TCP;
-    strcpy(r->gateway, "gw1");
-    strcpy(a->client, "laptop");
-    strcpy(a->resource, "web");
-    a->secret_len = 32;
-    for (i = 0; i < 32; i++) a->secret[i] = (unsigned char)(0xA0 + i);
-    a->expires = expires;
-    strcpy(w->relays[0].id, "r1");
-    w->relays[0].address.kind = ALKT_HOST_IP;
-    w->relays[0].address.ip = w->relay_ip;
-    w->relays[0].port = w->relay_port;
-    strcpy(w->relays[0].token, "relay-token");
+    for (g = 0; g < w->n_gateways; g++) {
+        alkt_resource *r = &w->res[g];
+        strcpy(r->id, g == 0 ? "web" : "db");
+        tw_ip4(&r->network, 10, (unsigned)g + 1, 0, 0);
+        r->prefix_len = 16;
+        r->port_range_count = 2;
+        r->port_ranges[0].from = r->port_ranges[0].to = 80;
+        r->port_ranges[1].from = 8000;
+        r->port_ranges[1].to = 8100;
+        r->protocols = ALKT_PROTO_TCP | (g ? ALKT_PROTO_UDP : 0);
+        strcpy(r->gateway, w->ids[TW_GATEWAY + g]);
+    }
+    for (i = 0; i < w->n_clients; i++)
+        for (g = 0; g < w->n_gateways; g++) {
+            alkt_authorization *a = &w->auth[na++];
+            strcpy(a->client, w->ids[i]);
+            strcpy(a->resource, w->res[g].id);
+            a->secret_len = 32;
+            for (j = 0; j < 32; j++) a->secret[j] = (unsigned char)(0xA0u + j + 16u * (unsigned)i + 5u * (unsigned)g);
+            a->expires = expires;
+        }
+    for (k = 0; k < w->n_relays; k++) {
+        w->relays[k].id[0] = 'r';
+        w->relays[k].id[1] = (char)('1' + k);
+        w->relays[k].address.kind = ALKT_HOST_IP;
+        w->relays[k].address.ip = w->relay_ip[k];
+        w->relays[k].port = w->relay_port;
+        strcpy(w->relays[k].token, "relay-token");
+    }
     w->ctl.has_resources = w->ctl.has_authorizations = w->ctl.has_relays = 1;
     w->ctl.resources = w->res;
-    w->ctl.resource_count = 1;
+    w->ctl.resource_count = (size_t)w->n_gateways;
     w->ctl.authorizations = w->auth;
-    w->ctl.authorization_count = 1;
+    w->ctl.authorization_count = na;
     w->ctl.relays = w->relays;
-    w->ctl.relay_count = 1;
+    w->ctl.relay_count = (size_t)w->n_relays;
 }
 
 static ALK_UNUSED void tw_node_config(alkt_node_config *c, const char *id,
@@ -156,61 +217,98 @@ static ALK_UNUSED void tw_node_config(alkt_node_config *c, const char *id,
 
 static ALK_UNUSED void tw_relay_restart(tw_world *w)
 {
-    ALK_CHECK(alkt_relay_init(&w->relay, &w->rcfg, w->rmem, w->rmem_len, w->now) == ALKT_OK,
-              "relay init");
+    int k;
+    for (k = 0; k < w->n_relays; k++)
+        ALK_CHECK(alkt_relay_init(&w->relay[k], &w->rcfg, w->rmem[k], w->rmem_len, w->now) ==
+                      ALKT_OK,
+                  "relay init");
 }
 
-/* relay_first: the client tries the relay before the direct path. */
-static ALK_UNUSED void tw_init(tw_world *w, int relay_first, uint64_t expires)
+/* Node i (re)starts empty from its config, with the current view. */
+static ALK_UNUSED void tw_node_start(tw_world *w, int i)
 {
-    static const unsigned char cseed[32] = "client seed, 32 bytes of it....";
-    static const unsigned char gseed[32] = "gateway seed, 32 bytes of it...";
-    alkt_node_config cc, gc;
-    size_t need;
+    int g;
+    size_t need = alkt_node_mem_size(&w->ncfg[i]);
+    ALK_CHECK(need > 0, "node %d config", i);
+    if (!w->mem[i] || w->mem_len[i] < need) {
+        free(w->mem[i]);
+        w->mem[i] = malloc(need);
+        w->mem_len[i] = need;
+    }
+    ALK_CHECK(w->mem[i] != NULL, "node memory");
+    if (tw_is_client(i))
+        ALK_CHECK(alkt_client_init(&w->node[i], &w->ncfg[i], w->mem[i], need, w->now) == ALKT_OK,
+                  "client init");
+    else
+        ALK_CHECK(alkt_gateway_init(&w->node[i], &w->ncfg[i], w->mem[i], need, w->now) ==
+                      ALKT_OK,
+                  "gateway init");
+    ALK_CHECK(alkt_node_control(&w->node[i], &w->ctl, w->now) == ALKT_OK, "node %d control", i);
+    if (tw_is_client(i))
+        for (g = 0; g < w->n_gateways; g++)
+            ALK_CHECK(alkt_client_add_gateway(&w->node[i], w->ids[TW_GATEWAY + g], &w->gw_ip[g],
+                                              w->gw_port) == ALKT_OK,
+                      "add gateway");
+}
+
+/* Any world: clients, gateways, relays (1..TW_MAX_*); relay_first for
+ * every client; plaintext sessions or encrypted ones. */
+static ALK_UNUSED void tw_init_shape(tw_world *w, int clients, int gateways, int relays,
+                                     int relay_first, int plaintext, uint64_t expires)
+{
+    static const char *const cids[TW_MAX_CLIENTS] = {"laptop", "phone", "desk"};
+    static const char *const gids[TW_MAX_GATEWAYS] = {"gw1", "gw2"};
+    int i, k;
     memset(w, 0, sizeof *w);
+    w->n_clients = clients;
+    w->n_gateways = gateways;
+    w->n_relays = relays;
+    w->plaintext = plaintext;
     w->segment = 1500;
-    tw_ip4(&w->gw_ip, 192, 0, 2, 10);
     w->gw_port = 443;
-    tw_ip4(&w->relay_ip, 198, 51, 100, 7);
     w->relay_port = 3478;
-    tw_node_config(&cc, "laptop", cseed);
-    cc.relay_first = relay_first;
-    tw_node_config(&gc, "gw1", gseed);
-    need = alkt_node_mem_size(&cc);
-    ALK_CHECK(need > 0, "client config");
-    w->cmem = malloc(need);
-    ALK_CHECK(w->cmem && alkt_client_init(&w->client, &cc, w->cmem, need, 0) == ALKT_OK,
-              "client init");
-    need = alkt_node_mem_size(&gc);
-    w->gmem = malloc(need);
-    ALK_CHECK(w->gmem && alkt_gateway_init(&w->gateway, &gc, w->gmem, need, 0) == ALKT_OK,
-              "gateway init");
+    for (i = 0; i < gateways; i++) tw_ip4(&w->gw_ip[i], 192, 0, 2, 10 + (unsigned)i);
+    for (k = 0; k < relays; k++) tw_ip4(&w->relay_ip[k], 198, 51, 100, 7 + (unsigned)k);
+    for (i = 0; i < TW_NODES; i++) {
+        int client = tw_is_client(i);
+        int idx = client ? i : i - TW_GATEWAY;
+        if (client ? idx >= clients : idx >= gateways) continue;
+        w->node_used[i] = 1;
+        strcpy(w->ids[i], client ? cids[idx] : gids[idx]);
+        memcpy(w->seed[i], client ? "client seed, 32 bytes of it...." :
+                                    "gateway seed, 32 bytes of it...", 32);
+        if (idx) w->seed[i][31] = (unsigned char)('0' + idx);
+        tw_node_config(&w->ncfg[i], w->ids[i], w->seed[i]);
+        w->ncfg[i].relay_first = client && relay_first;
+        w->ncfg[i].session.plaintext = plaintext;
+    }
     w->tokens[0] = "relay-token";
     w->rcfg.tokens = w->tokens;
     w->rcfg.token_count = 1;
     w->rcfg.max_conns = 8;
     w->rcfg.buffer_size = 4096;
     w->rmem_len = alkt_relay_mem_size(&w->rcfg);
-    w->rmem = malloc(w->rmem_len);
-    ALK_CHECK(w->rmem != NULL, "relay memory");
+    for (k = 0; k < relays; k++) {
+        w->rmem[k] = malloc(w->rmem_len);
+        ALK_CHECK(w->rmem[k] != NULL, "relay memory");
+    }
     tw_relay_restart(w);
     tw_default_control(w, expires);
-    ALK_CHECK(alkt_node_control(&w->client, &w->ctl, 0) == ALKT_OK, "client control");
-    ALK_CHECK(alkt_node_control(&w->gateway, &w->ctl, 0) == ALKT_OK, "gateway control");
-    ALK_CHECK(alkt_client_add_gateway(&w->client, "gw1", &w->gw_ip, w->gw_port) == ALKT_OK,
-              "add gateway");
+    for (i = 0; i < TW_NODES; i++)
+        if (w->node_used[i]) tw_node_start(w, i);
+}
+
+/* relay_first: the client tries the relay before the direct path. */
+static ALK_UNUSED void tw_init(tw_world *w, int relay_first, uint64_t expires)
+{
+    tw_init_shape(w, 1, 1, 1, relay_first, 0, expires);
 }
 
 static ALK_UNUSED void tw_free(tw_world *w)
 {
-    free(w->cmem);
-    free(w->gmem);
-    free(w->rmem);
-}
-
-static ALK_UNUSED alkt_node *tw_node(tw_world *w, int side)
-{
-    return side == TW_CLIENT ? &w->client : &w->gateway;
+    int i;
+    for (i = 0; i < TW_NODES; i++) free(w->mem[i]);
+    for (i = 0; i < TW_MAX_RELAYS; i++) free(w->rmem[i]);
 }
 
 static ALK_UNUSED tw_link *tw_link_of(tw_world *w, int side, uint32_t h, int *k)
@@ -228,32 +326,50 @@ static ALK_UNUSED tw_link *tw_link_of(tw_world *w, int side, uint32_t h, int *k)
 /* side's socket for h saw the end: tell the role. */
 static ALK_UNUSED void tw_tell_closed(tw_world *w, int side, uint32_t h)
 {
-    if (side == TW_RELAY) alkt_relay_handle_closed(&w->relay, h, w->now);
+    if (side >= TW_RELAY) alkt_relay_handle_closed(&w->relay[side - TW_RELAY], h, w->now);
     else alkt_node_handle_closed(tw_node(w, side), h, w->now);
+}
+
+/* Which end a connect to ip:port reaches: a relay (TW_RELAY + k), a
+ * gateway (node), or -1. Only clients dial gateways. */
+static ALK_UNUSED int tw_dialled(tw_world *w, int side, const alkt_ip *ip, uint16_t port)
+{
+    int k;
+    for (k = 0; k < w->n_relays; k++)
+        if (memcmp(ip, &w->relay_ip[k], sizeof *ip) == 0 && port == w->relay_port)
+            return TW_RELAY + k;
+    for (k = 0; k < w->n_gateways; k++)
+        if (memcmp(ip, &w->gw_ip[k], sizeof *ip) == 0 && port == w->gw_port && tw_is_client(side))
+            return TW_GATEWAY + k;
+    return -1;
+}
+
+/* May a direct connection reach gateway g now? */
+static ALK_UNUSED int tw_direct_ok(const tw_world *w, int g)
+{
+    return !w->direct_down[g] && (w->nat[g] == TW_NAT_PUBLIC || w->nat[g] == TW_NAT_FORWARDED);
 }
 
 static ALK_UNUSED void tw_connect(tw_world *w, int side, uint32_t h, const alkt_ip *ip,
                                   uint16_t port)
 {
-    int to_relay = memcmp(ip, &w->relay_ip, sizeof *ip) == 0 && port == w->relay_port;
-    int to_gw = memcmp(ip, &w->gw_ip, sizeof *ip) == 0 && port == w->gw_port &&
-                side == TW_CLIENT;
+    int to = tw_dialled(w, side, ip, port);
     uint32_t far = 0;
     int i, rc;
     tw_link *l = NULL;
     for (i = 0; i < TW_LINKS && !l; i++)
         if (!w->links[i].used) l = &w->links[i];
-    if (to_relay && !w->relay_down) {
-        rc = alkt_relay_accept(&w->relay, w->now, &far);
+    if (to >= TW_RELAY && !w->relay_down[to - TW_RELAY]) {
+        rc = alkt_relay_accept(&w->relay[to - TW_RELAY], w->now, &far);
         if (rc != ALKT_OK) far = 0;
-    } else if (to_gw && !w->direct_down) {
-        rc = alkt_node_accept(&w->gateway, w->now, &far);
+    } else if (to >= 0 && to < TW_RELAY && tw_direct_ok(w, to - TW_GATEWAY)) {
+        rc = alkt_node_accept(&w->node[to], w->now, &far);
         if (rc != ALKT_OK) far = 0;
     }
     if (!far || !l) {
-        if (far) tw_tell_closed(w, to_relay ? TW_RELAY : TW_GATEWAY, far);
+        if (far) tw_tell_closed(w, to, far);
         w->connects_refused++;
-        alk_trace("connect side %d h %08x refused", side, (unsigned)h);
+        alk_trace("connect node %d h %08x refused", side, (unsigned)h);
         alkt_node_handle_closed(tw_node(w, side), h, w->now);
         return;
     }
@@ -261,43 +377,91 @@ static ALK_UNUSED void tw_connect(tw_world *w, int side, uint32_t h, const alkt_
     l->used = 1;
     l->side[0] = side;
     l->h[0] = h;
-    l->side[1] = to_relay ? TW_RELAY : TW_GATEWAY;
+    l->side[1] = to;
     l->h[1] = far;
-    alk_trace("connect side %d h %08x -> side %d h %08x", side, (unsigned)h,
-              l->side[1], (unsigned)far);
+    l->last_in[0] = l->last_in[1] = w->now;
+    alk_trace("connect node %d h %08x -> %d h %08x", side, (unsigned)h, to, (unsigned)far);
     ALK_CHECK(alkt_node_handle_connected(tw_node(w, side), h, w->now) == ALKT_OK,
               "handle_connected");
 }
 
-/* Reset every link with a side of this kind (relay) or the direct links. */
-static ALK_UNUSED void tw_reset_links(tw_world *w, int relay)
+/* Reset (both ends told) every link that touches end `who`; with `from`
+ * >= 0 only those between `from` and `who`. */
+static ALK_UNUSED void tw_reset_links_of(tw_world *w, int who, int from, int tell_who)
 {
     int i, k;
     for (i = 0; i < TW_LINKS; i++) {
         tw_link *l = &w->links[i];
         int hit;
         if (!l->used) continue;
-        hit = relay ? (l->side[1] == TW_RELAY) : (l->side[0] == TW_CLIENT && l->side[1] == TW_GATEWAY);
+        hit = (l->side[0] == who || l->side[1] == who) &&
+              (from < 0 || l->side[0] == from || l->side[1] == from);
         if (!hit) continue;
         for (k = 0; k < 2; k++)
-            if (l->h[k] && !(relay && l->side[k] == TW_RELAY)) tw_tell_closed(w, l->side[k], l->h[k]);
+            if (l->h[k] && (tell_who || l->side[k] != who)) tw_tell_closed(w, l->side[k], l->h[k]);
         l->used = 0;
     }
 }
 
-static ALK_UNUSED void tw_kill_relay(tw_world *w)
+/* Relay k dies (its links reset) and stays down until tw_relay_up. */
+static ALK_UNUSED void tw_kill_relay_k(tw_world *w, int k)
 {
-    alk_trace("relay killed");
-    tw_reset_links(w, 1);
-    w->relay_down = 1;
-    tw_relay_restart(w);   /* a dead relay keeps nothing */
+    alk_trace("relay %d killed", k);
+    tw_reset_links_of(w, TW_RELAY + k, -1, 0);
+    w->relay_down[k] = 1;
+    ALK_CHECK(alkt_relay_init(&w->relay[k], &w->rcfg, w->rmem[k], w->rmem_len, w->now) == ALKT_OK,
+              "relay init");   /* a dead relay keeps nothing */
+}
+
+static ALK_UNUSED void tw_kill_relay(tw_world *w) { tw_kill_relay_k(w, 0); }
+
+/* The direct path to gateway g partitioned (its direct links reset) or
+ * healed. */
+static ALK_UNUSED void tw_partition_gateway(tw_world *w, int g, int down)
+{
+    int c;
+    alk_trace("direct path to gateway %d %s", g, down ? "partitioned" : "healed");
+    if (down)
+        for (c = 0; c < w->n_clients; c++) tw_reset_links_of(w, TW_GATEWAY + g, c, 1);
+    w->direct_down[g] = down;
 }
 
 static ALK_UNUSED void tw_partition_direct(tw_world *w, int down)
 {
-    alk_trace("direct path %s", down ? "partitioned" : "healed");
-    if (down) tw_reset_links(w, 0);
-    w->direct_down = down;
+    tw_partition_gateway(w, 0, down);
+}
+
+/* Link i goes silent: what is in flight and everything after is lost, and
+ * neither end is told. */
+static ALK_UNUSED void tw_drop_link(tw_world *w, int i)
+{
+    tw_link *l = &w->links[i];
+    if (!l->used) return;
+    alk_trace("link %d (%d-%d) goes silent", i, l->side[0], l->side[1]);
+    l->silent = 1;
+    l->pipe[0].len = l->pipe[1].len = 0;
+}
+
+/* Node i crashes and starts again empty: its links go silent for the far
+ * ends (no FIN, no RST reaches them), its targets are gone. */
+static ALK_UNUSED void tw_crash_node(tw_world *w, int i)
+{
+    int j, k;
+    alk_trace("node %d crashes and restarts", i);
+    for (j = 0; j < TW_LINKS; j++) {
+        tw_link *l = &w->links[j];
+        if (!l->used) continue;
+        for (k = 0; k < 2; k++)
+            if (l->side[k] == i) {
+                l->h[k] = 0;
+                l->silent = 1;
+                l->pipe[0].len = l->pipe[1].len = 0;
+            }
+        if (!l->h[0] && !l->h[1]) l->used = 0;
+    }
+    for (j = 0; j < TW_TARGETS; j++)
+        if (w->targets[j].used && w->targets[j].side == i) w->targets[j].used = 0;
+    tw_node_start(w, i);
 }
 
 /* The control plane revokes (client "laptop", resource) at the gateway
@@ -317,7 +481,7 @@ static ALK_UNUSED void tw_revoke(tw_world *w, const char *resource, int back)
         c.revocations = w->revs;
         c.revocation_count = 1;
     }
-    ALK_CHECK(alkt_node_control(&w->gateway, &c, w->now) == ALKT_OK, "control");
+    ALK_CHECK(alkt_node_control(&w->node[TW_GATEWAY], &c, w->now) == ALKT_OK, "control");
 }
 
 /* ---- targets (echo behind a pump) ---- */
@@ -337,8 +501,21 @@ static ALK_UNUSED tw_target *tw_target_find(tw_world *w, uint32_t peer, uint32_t
     return tw_target_find_on(w, TW_GATEWAY, peer, channel);
 }
 
-/* An echo endpoint behind (side, peer, channel) once the open is
- * accepted; NULL when all are used. */
+/* The kind of target an open reaches (tw.behaviours). */
+static ALK_UNUSED int tw_target_kind(const tw_world *w, const alkt_open_params *p, size_t *limit)
+{
+    unsigned b;
+    *limit = 0;
+    if (!w->behaviours || p->host.kind != ALKT_HOST_IP || p->host.ip.family != 4)
+        return TW_T_ECHO;
+    b = p->host.ip.bytes[3] % 8u;
+    *limit = 16u * p->host.ip.bytes[2] + 1u;
+    return b == 3 ? TW_T_REFUSE : b == 4 ? TW_T_SLOW : b == 5 ? TW_T_EARLY_EOF
+         : b == 6 ? TW_T_NEVER : TW_T_ECHO;
+}
+
+/* An endpoint behind (side, peer, channel) once the open is accepted;
+ * NULL when all are used. */
 static ALK_UNUSED tw_target *tw_target_new(tw_world *w, int side, uint32_t peer,
                                            uint32_t channel)
 {
@@ -373,12 +550,18 @@ static ALK_UNUSED void tw_target_step(tw_world *w, tw_target *t)
         }
         if (bits & ALKT_PUMP_WRITE) {
             const void *d;
-            size_t n = alkt_pump_write_peek(&t->p, &d);
+            size_t n = alkt_pump_write_peek(&t->p, &d), keep;
             if (n > sizeof t->echo - t->echo_len) n = sizeof t->echo - t->echo_len;
+            if (t->kind == TW_T_SLOW && n > 64) n = 64;
             if (n) {
-                if (w->tap) w->tap(w->tap_ctx, (const unsigned char *)d, n);
-                memcpy(t->echo + t->echo_len, d, n);
-                t->echo_len += n;
+                if (w->tap) w->tap(w->tap_ctx, t, (const unsigned char *)d, n);
+                keep = n;
+                if (t->kind == TW_T_EARLY_EOF)   /* echoes up to its limit only */
+                    keep = t->received >= t->limit ? 0
+                         : n < t->limit - t->received ? n : (size_t)(t->limit - t->received);
+                memcpy(t->echo + t->echo_len, d, keep);
+                t->echo_len += keep;
+                t->received += n;
                 ALK_CHECK(alkt_pump_endpoint_wrote(&t->p, n) == ALKT_OK, "target wrote");
             }
         }
@@ -387,7 +570,7 @@ static ALK_UNUSED void tw_target_step(tw_world *w, tw_target *t)
             t->eof_seen = 1;
             ALK_CHECK(alkt_pump_endpoint_shut(&t->p) == ALKT_OK, "target shut");
         }
-        if ((bits & ALKT_PUMP_READ) && t->echo_len) {
+        if ((bits & ALKT_PUMP_READ) && t->echo_len && !t->shut) {
             void *b;
             size_t room = alkt_pump_read_buffer(&t->p, &b);
             if (room > t->echo_len) room = t->echo_len;
@@ -398,7 +581,8 @@ static ALK_UNUSED void tw_target_step(tw_world *w, tw_target *t)
                 ALK_CHECK(alkt_pump_endpoint_read(&t->p, room) == ALKT_OK, "target read");
             }
         }
-        if (t->eof_seen && t->echo_len == 0 && !t->shut) {
+        if (!t->shut && t->echo_len == 0 &&
+            (t->eof_seen || (t->kind == TW_T_EARLY_EOF && t->received >= t->limit))) {
             t->shut = 1;
             ALK_CHECK(alkt_pump_endpoint_eof(&t->p) == ALKT_OK, "target eof");
         }
@@ -412,7 +596,8 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
     alkt_role_event ev;
     int guard = 0;
     while (alkt_node_poll_event(n, &ev)) {
-        ALK_CHECK(++guard < 10000, "side %d: endless events", side);
+        ALK_CHECK(++guard < 10000, "node %d: endless events", side);
+        if (w->watch) w->watch(w->watch_ctx, side, &ev);
         switch (ev.type) {
         case ALKT_REV_CONNECT:
             tw_connect(w, side, ev.conn, &ev.ip, ev.port);
@@ -420,43 +605,53 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
         case ALKT_REV_CLOSE: {
             int k;
             tw_link *l = tw_link_of(w, side, ev.conn, &k);
-            alk_trace("side %d closes h %08x", side, (unsigned)ev.conn);
+            alk_trace("node %d closes h %08x", side, (unsigned)ev.conn);
             if (l) {
                 l->h[k] = 0;
                 l->closed[k] = 1;
                 l->pipe[1 - k].len = 0;   /* nothing more reaches it */
+                if (!l->h[1 - k]) l->used = 0;
             }
             break;
         }
         case ALKT_REV_PEER_UP:
             w->peer_up[side]++;
-            alk_trace("side %d peer %u up (%s)", side, ev.peer, ev.code ? "resumed" : "new");
+            alk_trace("node %d peer %u up (%s)", side, ev.peer, ev.code ? "resumed" : "new");
             break;
         case ALKT_REV_PEER_DOWN:
             w->peer_down[side]++;
             w->last_code[side] = ev.code;
-            alk_trace("side %d peer %u down %d", side, ev.peer, ev.code);
+            alk_trace("node %d peer %u down %d", side, ev.peer, ev.code);
             break;
         case ALKT_REV_TARGET_CONNECT:
         case ALKT_REV_INCOMING: {
             int incoming = ev.type == ALKT_REV_INCOMING;
-            int want = incoming ? w->accept_incoming : !w->refuse_targets;
-            tw_target *t = want ? tw_target_new(w, side, ev.peer, ev.channel) : NULL;
-            int ok = t != NULL;
-            uint16_t code = ok ? 0 : (uint16_t)ALKT_CODE_TARGET_REFUSED;
+            size_t limit;
+            int kind = incoming ? TW_T_ECHO : tw_target_kind(w, &ev.params, &limit);
+            int want = incoming ? w->accept_incoming : !w->refuse_targets && kind != TW_T_REFUSE;
+            tw_target *t;
+            int ok, rc;
+            uint16_t code;
+            if (kind == TW_T_NEVER) break;   /* no answer, ever */
+            t = want ? tw_target_new(w, side, ev.peer, ev.channel) : NULL;
+            ok = t != NULL;
+            code = ok ? 0 : (uint16_t)ALKT_CODE_TARGET_REFUSED;
             ALK_CHECK(!incoming || ev.params.kind == ALKT_OPEN_FORWARDED,
                       "incoming: not a forwarded open");
-            {
-                int rc = incoming ? alkt_client_answer(n, ev.peer, ev.channel, ok, code)
-                                  : alkt_gateway_target_result(n, ev.peer, ev.channel, ok, code);
-                /* (withdrawn by the opener: the endpoint goes) */
-                ALK_CHECK(rc == ALKT_OK || rc == ALKT_ERR_RESET,
-                          "answer to the open of %u on side %d: %s", ev.channel, side,
-                          alkt_strerror(rc));
-                if (rc == ALKT_ERR_RESET && t) {
-                    t->used = 0;
-                    t = NULL;
-                }
+            if (t) {
+                t->kind = kind;
+                t->limit = limit;
+                t->params = ev.params;
+            }
+            rc = incoming ? alkt_client_answer(n, ev.peer, ev.channel, ok, code)
+                          : alkt_gateway_target_result(n, ev.peer, ev.channel, ok, code);
+            /* (withdrawn by the opener: the endpoint goes) */
+            ALK_CHECK(rc == ALKT_OK || rc == ALKT_ERR_RESET,
+                      "answer to the open of %u on node %d: %s", ev.channel, side,
+                      alkt_strerror(rc));
+            if (rc == ALKT_ERR_RESET && t) {
+                t->used = 0;
+                t = NULL;
             }
             if (t)
                 ALK_CHECK(alkt_pump_init(&t->p, alkt_node_session(n, ev.peer), ev.channel,
@@ -481,18 +676,17 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
                 }
             }
             break;
-        case ALKT_REV_PATH_FAILED:
+        case ALKT_REV_PATH_FAILED: {
             /* a real path, a library code saying why */
+            int to = tw_dialled(w, side, &ev.ip, ev.port);
             w->path_failures++;
-            ALK_CHECK(side == TW_CLIENT && ev.peer == 1, "path failure on side %d", side);
+            ALK_CHECK(tw_is_client(side) && ev.peer >= 1, "path failure on node %d", side);
             ALK_CHECK(ev.code < 0 && ev.code >= ALKT__RESULT_LOWEST, "path failure code %d",
                       ev.code);
-            ALK_CHECK((memcmp(&ev.ip, &w->gw_ip, sizeof ev.ip) == 0 && ev.port == w->gw_port) ||
-                          (memcmp(&ev.ip, &w->relay_ip, sizeof ev.ip) == 0 &&
-                           ev.port == w->relay_port),
-                      "path failure at an address no path has");
-            alk_trace("path failed: port %u, %s", ev.port, alkt_strerror(ev.code));
+            ALK_CHECK(to >= 0, "path failure at an address no path has");
+            alk_trace("node %d: path to %d failed: %s", side, to, alkt_strerror(ev.code));
             break;
+        }
         case ALKT_REV_CHANNEL:
             if ((unsigned)ev.channel_event < 16) w->channel_events[side][ev.channel_event]++;
             w->last_event_channel[side] = ev.channel;
@@ -506,17 +700,17 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
             }
             break;
         default:
-            ALK_CHECK(0, "side %d: unexpected event %d", side, (int)ev.type);
+            ALK_CHECK(0, "node %d: unexpected event %d", side, (int)ev.type);
         }
     }
 }
 
-static ALK_UNUSED void tw_relay_events(tw_world *w)
+static ALK_UNUSED void tw_relay_events(tw_world *w, int k)
 {
     alkt_role_event ev;
     int guard = 0;
-    while (alkt_relay_poll_event(&w->relay, &ev)) {
-        int k;
+    while (alkt_relay_poll_event(&w->relay[k], &ev)) {
+        int j;
         tw_link *l;
         ALK_CHECK(++guard < 10000, "relay: endless events");
         if (ev.type == ALKT_REV_SPLICED) {
@@ -524,13 +718,20 @@ static ALK_UNUSED void tw_relay_events(tw_world *w)
             continue;
         }
         ALK_CHECK(ev.type == ALKT_REV_CLOSE, "relay event %d", (int)ev.type);
-        l = tw_link_of(w, TW_RELAY, ev.conn, &k);
+        l = tw_link_of(w, TW_RELAY + k, ev.conn, &j);
         if (l) {
-            l->h[k] = 0;
-            l->closed[k] = 1;
-            l->pipe[1 - k].len = 0;
+            l->h[j] = 0;
+            l->closed[j] = 1;
+            l->pipe[1 - j].len = 0;
+            if (!l->h[1 - j]) l->used = 0;
         }
     }
+}
+
+static ALK_UNUSED size_t tw_peek(tw_world *w, int side, uint32_t h, const void **d)
+{
+    if (side >= TW_RELAY) return alkt_relay_transmit_peek(&w->relay[side - TW_RELAY], h, d);
+    return alkt_node_transmit_peek(tw_node(w, side), h, d);
 }
 
 /* One side of a link sends what it can into its pipe. */
@@ -540,8 +741,7 @@ static ALK_UNUSED void tw_send(tw_world *w, tw_link *l, int k)
     const void *d;
     size_t n, room, at;
     if (!l->h[k]) return;
-    if (l->side[k] == TW_RELAY) n = alkt_relay_transmit_peek(&w->relay, l->h[k], &d);
-    else n = alkt_node_transmit_peek(tw_node(w, l->side[k]), l->h[k], &d);
+    n = tw_peek(w, l->side[k], l->h[k], &d);
     room = TW_PIPE - p->len;
     if (n > room) n = room;
     if (n > w->segment) n = w->segment;
@@ -552,9 +752,16 @@ static ALK_UNUSED void tw_send(tw_world *w, tw_link *l, int k)
         memcpy(p->buf + at, d, first);
         memcpy(p->buf, (const unsigned char *)d + first, n - first);
     }
-    if (!l->closed[1 - k]) p->len += n;   /* (into a closed socket: lost) */
-    if (l->side[k] == TW_RELAY) ALK_CHECK(alkt_relay_transmit_done(&w->relay, l->h[k], n) == ALKT_OK, "relay tx done");
-    else ALK_CHECK(alkt_node_transmit_done(tw_node(w, l->side[k]), l->h[k], n) == ALKT_OK, "node tx done");
+    /* (into a closed socket, or a silent link: lost) */
+    if (!l->closed[1 - k] && !l->silent) p->len += n;
+    l->out[k] += n;
+    if (l->side[k] >= TW_RELAY)
+        ALK_CHECK(alkt_relay_transmit_done(&w->relay[l->side[k] - TW_RELAY], l->h[k], n) ==
+                      ALKT_OK,
+                  "relay tx done");
+    else
+        ALK_CHECK(alkt_node_transmit_done(tw_node(w, l->side[k]), l->h[k], n) == ALKT_OK,
+                  "node tx done");
 }
 
 /* The other side reads from pipe k. */
@@ -566,19 +773,21 @@ static ALK_UNUSED void tw_recv(tw_world *w, tw_link *l, int k)
         size_t n = TW_PIPE - p->head < p->len ? TW_PIPE - p->head : p->len;
         ptrdiff_t took;
         if (n > w->segment) n = w->segment;
-        if (l->side[r] == TW_RELAY)
-            took = alkt_relay_handle_input(&w->relay, l->h[r], p->buf + p->head, n, w->now);
+        if (l->side[r] >= TW_RELAY)
+            took = alkt_relay_handle_input(&w->relay[l->side[r] - TW_RELAY], l->h[r],
+                                           p->buf + p->head, n, w->now);
         else
             took = alkt_node_handle_input(tw_node(w, l->side[r]), l->h[r], p->buf + p->head, n,
                                           w->now);
         ALK_CHECK(took >= 0 && (size_t)took <= n, "input took %ld of %zu", (long)took, n);
-        if (l->side[r] != TW_RELAY) ALK_CHECK((size_t)took == n, "a node takes everything");
+        if (l->side[r] < TW_RELAY) ALK_CHECK((size_t)took == n, "a node takes everything");
+        if (took) l->last_in[r] = w->now;
         p->head = (p->head + (size_t)took) % TW_PIPE;
         p->len -= (size_t)took;
         if ((size_t)took < n) break;   /* backpressure */
     }
     /* the sender closed and everything arrived: the end */
-    if (l->closed[k] && p->len == 0 && l->h[r]) {
+    if (l->closed[k] && p->len == 0 && l->h[r] && !l->silent) {
         uint32_t h = l->h[r];
         l->h[r] = 0;
         tw_tell_closed(w, l->side[r], h);
@@ -586,13 +795,19 @@ static ALK_UNUSED void tw_recv(tw_world *w, tw_link *l, int k)
     if (!l->h[0] && !l->h[1]) l->used = 0;
 }
 
+static ALK_UNUSED void tw_all_events(tw_world *w)
+{
+    int i;
+    for (i = 0; i < TW_NODES; i++)
+        if (w->node_used[i]) tw_node_events(w, i);
+    for (i = 0; i < w->n_relays; i++) tw_relay_events(w, i);
+}
+
 /* Everything moves once: events, targets, bytes. */
 static ALK_UNUSED void tw_step(tw_world *w)
 {
     int i, k;
-    tw_node_events(w, TW_CLIENT);
-    tw_node_events(w, TW_GATEWAY);
-    tw_relay_events(w);
+    tw_all_events(w);
     for (i = 0; i < TW_TARGETS; i++)
         if (w->targets[i].used) tw_target_step(w, &w->targets[i]);
     for (i = 0; i < TW_LINKS; i++) {
@@ -601,25 +816,36 @@ static ALK_UNUSED void tw_step(tw_world *w)
         for (k = 0; k < 2; k++) tw_send(w, l, k);
         for (k = 0; k < 2 && l->used; k++) tw_recv(w, l, k);
     }
-    tw_node_events(w, TW_CLIENT);
-    tw_node_events(w, TW_GATEWAY);
-    tw_relay_events(w);
+    tw_all_events(w);
 }
 
-/* Time moves to the earliest deadline (at most to `limit`); every role's
- * deadline is checked to be in the future afterwards. */
+/* The earliest deadline of any role. */
+static ALK_UNUSED uint64_t tw_next_deadline(tw_world *w)
+{
+    uint64_t t = UINT64_MAX, u;
+    int i;
+    for (i = 0; i < TW_NODES; i++)
+        if (w->node_used[i] && (u = alkt_node_poll_timeout(&w->node[i])) < t) t = u;
+    for (i = 0; i < w->n_relays; i++)
+        if ((u = alkt_relay_poll_timeout(&w->relay[i])) < t) t = u;
+    return t;
+}
+
+static ALK_UNUSED void tw_timeouts(tw_world *w)
+{
+    int i;
+    for (i = 0; i < TW_NODES; i++)
+        if (w->node_used[i]) alkt_node_handle_timeout(&w->node[i], w->now);
+    for (i = 0; i < w->n_relays; i++) alkt_relay_handle_timeout(&w->relay[i], w->now);
+}
+
+/* Time moves to the earliest deadline (at most to `limit`). */
 static ALK_UNUSED void tw_advance(tw_world *w, uint64_t limit)
 {
-    uint64_t t = alkt_node_poll_timeout(&w->client), u;
-    u = alkt_node_poll_timeout(&w->gateway);
-    if (u < t) t = u;
-    u = alkt_relay_poll_timeout(&w->relay);
-    if (u < t) t = u;
+    uint64_t t = tw_next_deadline(w);
     if (t > limit) t = limit;
     if (t > w->now) w->now = t;
-    alkt_node_handle_timeout(&w->client, w->now);
-    alkt_node_handle_timeout(&w->gateway, w->now);
-    alkt_relay_handle_timeout(&w->relay, w->now);
+    tw_timeouts(w);
 }
 
 /* Bytes in flight or waiting to be sent: the world is not quiet. */
@@ -633,10 +859,7 @@ static ALK_UNUSED int tw_busy(tw_world *w)
             const void *d;
             if (l->pipe[k].len && l->h[1 - k]) return 1;
             if (!l->h[k] || l->closed[1 - k]) continue;
-            if (l->side[k] == TW_RELAY ? alkt_relay_transmit_peek(&w->relay, l->h[k], &d) > 0
-                                       : alkt_node_transmit_peek(tw_node(w, l->side[k]), l->h[k],
-                                                                 &d) > 0)
-                return 1;
+            if (tw_peek(w, l->side[k], l->h[k], &d) > 0) return 1;
         }
     }
     return 0;
@@ -651,21 +874,14 @@ static ALK_UNUSED void tw_run(tw_world *w, uint64_t until)
         ALK_CHECK(++guard < 200000, "the world does not settle by %llu",
                   (unsigned long long)until);
         tw_step(w);
-        t = alkt_node_poll_timeout(&w->client);
-        if (alkt_node_poll_timeout(&w->gateway) < t) t = alkt_node_poll_timeout(&w->gateway);
-        if (alkt_relay_poll_timeout(&w->relay) < t) t = alkt_relay_poll_timeout(&w->relay);
+        t = tw_next_deadline(w);
         if (guard > 199990)
-            alk_trace("busy: client %llu gateway %llu relay %llu now %llu",
-                      (unsigned long long)alkt_node_poll_timeout(&w->client),
-                      (unsigned long long)alkt_node_poll_timeout(&w->gateway),
-                      (unsigned long long)alkt_relay_poll_timeout(&w->relay),
+            alk_trace("busy: next deadline %llu now %llu", (unsigned long long)t,
                       (unsigned long long)w->now);
         if (t <= w->now || tw_busy(w)) {
             /* something due now: run the timeouts, step again (bounded by
              * the guard: a deadline stuck at now is a busy loop) */
-            alkt_node_handle_timeout(&w->client, w->now);
-            alkt_node_handle_timeout(&w->gateway, w->now);
-            alkt_relay_handle_timeout(&w->relay, w->now);
+            tw_timeouts(w);
             continue;
         }
         tw_advance(w, until);

@@ -24,10 +24,10 @@ static int tr_open(tw_world *w, uint32_t *peer, uint32_t *ch)
     alkt_open_params p;
     int code, rc;
     tr_params(&p, 10, 1, 2, 3, 80);
-    rc = alkt_client_open(&w->client, &p, w->now, peer, ch, &code);
+    rc = alkt_client_open(&w->node[TW_CLIENT], &p, w->now, peer, ch, &code);
     if (rc == ALKT_ERR_NOT_CONNECTED) {
         tw_run(w, w->now + TW_SEC);
-        rc = alkt_client_open(&w->client, &p, w->now, peer, ch, &code);
+        rc = alkt_client_open(&w->node[TW_CLIENT], &p, w->now, peer, ch, &code);
     }
     if (rc == ALKT_OK) tw_run(w, w->now + TW_SEC / 10);
     return rc;
@@ -38,7 +38,7 @@ static int tr_open(tw_world *w, uint32_t *peer, uint32_t *ch)
 static int tr_echo(tw_world *w, uint32_t peer, uint32_t ch, size_t from, size_t len,
                    void (*midway)(tw_world *))
 {
-    alkt_session *s = alkt_node_session(&w->client, peer);
+    alkt_session *s = alkt_node_session(&w->node[TW_CLIENT], peer);
     size_t sent = 0, got = 0;
     int rounds = 0, eof = 0, mid = 0;
     while (got < len && rounds++ < 20000) {
@@ -56,7 +56,7 @@ static int tr_echo(tw_world *w, uint32_t peer, uint32_t ch, size_t from, size_t 
         }
         tw_step(w);
         tw_advance(w, w->now + TW_SEC / 100);
-        s = alkt_node_session(&w->client, peer);
+        s = alkt_node_session(&w->node[TW_CLIENT], peer);
         for (;;) {
             n = s ? alkt_channel_recv(s, ch, b, sizeof b, &eof) : -1;
             if (n <= 0) break;
@@ -83,7 +83,7 @@ TEST roles_direct_echo_and_half_close(void)
     ASSERT_EQ(0u, w.spliced);                 /* direct: no relay */
     ASSERT_EQ(1u, w.channel_events[TW_CLIENT][ALKT_EV_OPENED]);
     ASSERT(tr_echo(&w, peer, ch, 0, 20000, NULL));
-    s = alkt_node_session(&w.client, peer);
+    s = alkt_node_session(&w.node[TW_CLIENT], peer);
     ASSERT_EQ(ALKT_OK, alkt_channel_shutdown_write(s, ch));
     for (i = 0; i < 50 && !eof; i++) {
         tw_run(&w, w.now + TW_SEC / 10);
@@ -107,46 +107,46 @@ TEST roles_authorization_decides_every_open(void)
     tw_init(&w, 0, TR_FAR);
     /* inside: the CIDR's edges, both port ranges' edges */
     tr_params(&p, 10, 1, 0, 0, 80);
-    ASSERT_EQ(0, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, &res));
+    ASSERT_EQ(0, alkt_gateway_authorize(&w.node[TW_GATEWAY], "laptop", &p, 0, &res));
     ASSERT_EQ((size_t)0, res);
     tr_params(&p, 10, 1, 255, 255, 8000);
-    ASSERT_EQ(0, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    ASSERT_EQ(0, alkt_gateway_authorize(&w.node[TW_GATEWAY], "laptop", &p, 0, NULL));
     tr_params(&p, 10, 1, 255, 255, 8100);
-    ASSERT_EQ(0, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    ASSERT_EQ(0, alkt_gateway_authorize(&w.node[TW_GATEWAY], "laptop", &p, 0, NULL));
     /* outside: one address past each edge, ports beside the ranges, udp,
      * another client, a host name, a unix socket */
     tr_params(&p, 10, 0, 255, 255, 80);
-    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.node[TW_GATEWAY], "laptop", &p, 0, NULL));
     tr_params(&p, 10, 2, 0, 0, 80);
-    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.node[TW_GATEWAY], "laptop", &p, 0, NULL));
     tr_params(&p, 10, 1, 0, 1, 81);
-    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.node[TW_GATEWAY], "laptop", &p, 0, NULL));
     tr_params(&p, 10, 1, 0, 1, 7999);
-    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.node[TW_GATEWAY], "laptop", &p, 0, NULL));
     tr_params(&p, 10, 1, 0, 1, 8101);
-    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.node[TW_GATEWAY], "laptop", &p, 0, NULL));
     tr_params(&p, 10, 1, 0, 1, 80);
     p.substrate = ALKT_SUBSTRATE_UDP;
-    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.node[TW_GATEWAY], "laptop", &p, 0, NULL));
     tr_params(&p, 10, 1, 0, 1, 80);
-    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop2", &p, 0, NULL));
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.node[TW_GATEWAY], "laptop2", &p, 0, NULL));
     p.host.kind = ALKT_HOST_NAME;
     strcpy(p.host.name, "web.internal");
-    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.node[TW_GATEWAY], "laptop", &p, 0, NULL));
     /* expiry: live one second before, not at the second itself */
     tr_params(&p, 10, 1, 0, 1, 80);
     w.auth[0].expires = 1700000100ull;
-    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.gateway, &w.ctl, 0));
-    ASSERT_EQ(0, alkt_gateway_authorize(&w.gateway, "laptop", &p, 99 * TW_SEC, NULL));
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.node[TW_GATEWAY], &w.ctl, 0));
+    ASSERT_EQ(0, alkt_gateway_authorize(&w.node[TW_GATEWAY], "laptop", &p, 99 * TW_SEC, NULL));
     ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED,
-              alkt_gateway_authorize(&w.gateway, "laptop", &p, 100 * TW_SEC, NULL));
+              alkt_gateway_authorize(&w.node[TW_GATEWAY], "laptop", &p, 100 * TW_SEC, NULL));
     /* a resource of another gateway does not count on this one */
     strcpy(w.res[0].gateway, "gw2");
-    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.gateway, &w.ctl, 0));
-    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.gateway, "laptop", &p, 0, NULL));
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.node[TW_GATEWAY], &w.ctl, 0));
+    ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, alkt_gateway_authorize(&w.node[TW_GATEWAY], "laptop", &p, 0, NULL));
     /* the client applies the same rule before it opens */
     tr_params(&p, 10, 2, 0, 0, 80);
-    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_client_open(&w.client, &p, 0, &peer, &ch, &code));
+    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_client_open(&w.node[TW_CLIENT], &p, 0, &peer, &ch, &code));
     ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, code);
     tw_free(&w);
     PASS();
@@ -161,7 +161,7 @@ TEST roles_gateway_refuses_what_the_client_should_not_open(void)
     tw_init(&w, 0, TR_FAR);
     ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
     tr_params(&p, 10, 9, 9, 9, 22);
-    ASSERT_EQ(ALKT_OK, alkt_channel_open(alkt_node_session(&w.client, peer), &p, &rogue));
+    ASSERT_EQ(ALKT_OK, alkt_channel_open(alkt_node_session(&w.node[TW_CLIENT], peer), &p, &rogue));
     tw_run(&w, w.now + TW_SEC);
     ASSERT_EQ(1u, w.channel_events[TW_CLIENT][ALKT_EV_OPEN_FAILED]);
     ASSERT_EQ(0u, (unsigned)w.channel_events[TW_GATEWAY][ALKT_EV_OPENED]);
@@ -187,10 +187,10 @@ TEST roles_revocation_resets_live_channels_at_once(void)
     ASSERT_EQ(1u, w.channel_events[TW_CLIENT][ALKT_EV_RESET]);
     ASSERT_EQ((int)ALKT_CODE_REVOKED, w.last_code[TW_CLIENT]);
     ASSERT_EQ(ALKT_ERR_NO_CHANNEL,
-              alkt_channel_info_get(alkt_node_session(&w.client, peer), ch, &info));
+              alkt_channel_info_get(alkt_node_session(&w.node[TW_CLIENT], peer), ch, &info));
     /* a new open (the client still believes it may) is refused */
     tr_params(&p, 10, 1, 2, 3, 80);
-    ASSERT_EQ(ALKT_OK, alkt_client_open(&w.client, &p, w.now, &peer, &ch2, NULL));
+    ASSERT_EQ(ALKT_OK, alkt_client_open(&w.node[TW_CLIENT], &p, w.now, &peer, &ch2, NULL));
     tw_run(&w, w.now + TW_SEC);
     ASSERT_EQ(1u, w.channel_events[TW_CLIENT][ALKT_EV_OPEN_FAILED]);
     ASSERT_EQ((int)ALKT_CODE_UNAUTHORIZED, w.last_code[TW_CLIENT]);
@@ -269,7 +269,7 @@ TEST roles_backoff_is_bounded_and_grows(void)
     tw_partition_direct(&w, 1);
     tw_kill_relay(&w);
     tr_params(&p, 10, 1, 2, 3, 80);
-    ASSERT_EQ(ALKT_ERR_NOT_CONNECTED, alkt_client_open(&w.client, &p, 0, &peer, &ch, &code));
+    ASSERT_EQ(ALKT_ERR_NOT_CONNECTED, alkt_client_open(&w.node[TW_CLIENT], &p, 0, &peer, &ch, &code));
     while (w.now < 120 * TW_SEC && rounds < 14) {
         tw_step(&w);
         if (w.connects_refused >= seen_refused + 2) {   /* a round: both paths */
@@ -526,29 +526,29 @@ TEST roles_forwarded_listen_opens_channels_back(void)
     w.auth[1] = w.auth[0];
     strcpy(w.auth[1].resource, "fwd");
     w.ctl.resource_count = w.ctl.authorization_count = 2;
-    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.client, &w.ctl, 0));
-    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.gateway, &w.ctl, 0));
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.node[TW_CLIENT], &w.ctl, 0));
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.node[TW_GATEWAY], &w.ctl, 0));
     memset(&p, 0, sizeof p);
     p.kind = ALKT_OPEN_FORWARDED;
     p.substrate = ALKT_SUBSTRATE_TCP;
     p.listen = 8081;   /* not covered */
-    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_client_open(&w.client, &p, 0, &peer, &lch, &code));
+    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_client_open(&w.node[TW_CLIENT], &p, 0, &peer, &lch, &code));
     p.listen = 8080;
-    ASSERT_EQ(ALKT_ERR_NOT_CONNECTED, alkt_client_open(&w.client, &p, 0, &peer, &lch, &code));
+    ASSERT_EQ(ALKT_ERR_NOT_CONNECTED, alkt_client_open(&w.node[TW_CLIENT], &p, 0, &peer, &lch, &code));
     tw_run(&w, TW_SEC);
-    ASSERT_EQ(ALKT_OK, alkt_client_open(&w.client, &p, w.now, &peer, &lch, &code));
+    ASSERT_EQ(ALKT_OK, alkt_client_open(&w.node[TW_CLIENT], &p, w.now, &peer, &lch, &code));
     tw_run(&w, w.now + TW_SEC);
-    cs = alkt_node_session(&w.client, peer);
+    cs = alkt_node_session(&w.node[TW_CLIENT], peer);
     ASSERT_EQ(ALKT_OK, alkt_channel_info_get(cs, lch, &info));
     ASSERT_EQ(ALKT_CHANNEL_OPEN, info.state);
     ASSERT_EQ(8080, info.reply.port);          /* where the gateway listens */
     ASSERT_EQ(lch, w.listen_channel);
     /* a connection at the listener: a channel back, accepted by the client */
     tw_ip4(&origin, 203, 0, 113, 5);
-    gs = alkt_node_session(&w.gateway, w.listen_peer);
-    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_gateway_forward(&w.gateway, w.listen_peer, 999,
+    gs = alkt_node_session(&w.node[TW_GATEWAY], w.listen_peer);
+    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_gateway_forward(&w.node[TW_GATEWAY], w.listen_peer, 999,
                                                         &origin, &back));
-    ASSERT_EQ(ALKT_OK, alkt_gateway_forward(&w.gateway, w.listen_peer, lch, &origin, &back));
+    ASSERT_EQ(ALKT_OK, alkt_gateway_forward(&w.node[TW_GATEWAY], w.listen_peer, lch, &origin, &back));
     tw_run(&w, w.now + TW_SEC);
     ASSERT(tw_target_find_on(&w, TW_CLIENT, peer, back) != NULL);
     ASSERT_EQ((ptrdiff_t)5, alkt_channel_send(gs, back, "hello", 5));
@@ -571,7 +571,7 @@ TEST roles_forwarded_listen_opens_channels_back(void)
     ASSERT_EQ(NULL, (void *)tw_target_find_on(&w, TW_CLIENT, peer, rogue));
     /* the listen's resource goes: listen and forwarded channel reset */
     tw_revoke(&w, "fwd", 0);
-    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_gateway_forward(&w.gateway, w.listen_peer, lch,
+    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_gateway_forward(&w.node[TW_GATEWAY], w.listen_peer, lch,
                                                         &origin, &back));
     tw_run(&w, w.now + TW_SEC);
     ASSERT_EQ(2u, w.channel_events[TW_CLIENT][ALKT_EV_RESET]);
@@ -602,10 +602,10 @@ TEST roles_restarting_client_is_not_locked_out(void)
         tw_partition_direct(&w, 1);
         tw_partition_direct(&w, 0);
         tw_node_config(&cc, "laptop", seeds[round % 2]);
-        ASSERT_EQ(ALKT_OK, alkt_client_init(&w.client, &cc, w.cmem, alkt_node_mem_size(&cc),
+        ASSERT_EQ(ALKT_OK, alkt_client_init(&w.node[TW_CLIENT], &cc, w.mem[TW_CLIENT], alkt_node_mem_size(&cc),
                                             w.now));
-        ASSERT_EQ(ALKT_OK, alkt_node_control(&w.client, &w.ctl, w.now));
-        ASSERT_EQ(ALKT_OK, alkt_client_add_gateway(&w.client, "gw1", &w.gw_ip, w.gw_port));
+        ASSERT_EQ(ALKT_OK, alkt_node_control(&w.node[TW_CLIENT], &w.ctl, w.now));
+        ASSERT_EQ(ALKT_OK, alkt_client_add_gateway(&w.node[TW_CLIENT], "gw1", &w.gw_ip[0], w.gw_port));
     }
     /* max_peers is 2: three sessions made room, each told to the app */
     ASSERT_EQ(3u, w.peer_down[TW_GATEWAY]);
@@ -636,37 +636,37 @@ TEST roles_failures_are_refused_and_reported(void)
     w.relays[1].address.kind = ALKT_HOST_NAME;
     strcpy(w.relays[1].address.name, "relay.example");
     w.ctl.resource_count = w.ctl.authorization_count = w.ctl.relay_count = 2;
-    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.client, &w.ctl, 0));
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.node[TW_CLIENT], &w.ctl, 0));
     tr_params(&p, 10, 9, 1, 1, 80);
-    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_client_open(&w.client, &p, 0, &peer, &ch, &code));
+    ASSERT_EQ(ALKT_ERR_NO_CHANNEL, alkt_client_open(&w.node[TW_CLIENT], &p, 0, &peer, &ch, &code));
     ASSERT_EQ((int)ALKT_CODE_NO_PATH, code);
     /* the client's secret differs from the gateway's: every handshake
      * fails; each attempt is reported with the code */
     w.auth[0].secret[0] ^= 1;
-    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.client, &w.ctl, 0));
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.node[TW_CLIENT], &w.ctl, 0));
     tr_params(&p, 10, 1, 2, 3, 80);
-    ASSERT_EQ(ALKT_ERR_NOT_CONNECTED, alkt_client_open(&w.client, &p, 0, &peer, &ch, &code));
+    ASSERT_EQ(ALKT_ERR_NOT_CONNECTED, alkt_client_open(&w.node[TW_CLIENT], &p, 0, &peer, &ch, &code));
     tw_run(&w, 3 * TW_SEC);
     ASSERT_EQ(0u, w.peer_up[TW_CLIENT]);
     ASSERT(w.path_failures >= 2);
     /* a new address for the gateway is taken at the next attempt; with the
      * right secret the session comes up (a fresh one: nothing to resume) */
-    ASSERT_EQ(ALKT_OK, alkt_client_add_gateway(&w.client, "gw1", &w.gw_ip, w.gw_port));
+    ASSERT_EQ(ALKT_OK, alkt_client_add_gateway(&w.node[TW_CLIENT], "gw1", &w.gw_ip[0], w.gw_port));
     w.auth[0].secret[0] ^= 1;
-    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.client, &w.ctl, w.now));
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.node[TW_CLIENT], &w.ctl, w.now));
     tw_run(&w, w.now + 12 * TW_SEC);
     ASSERT_EQ(1u, w.peer_up[TW_CLIENT]);
     /* a target that refuses, a listen that fails: refusals with codes */
     w.refuse_targets = 1;
-    ASSERT_EQ(ALKT_OK, alkt_client_open(&w.client, &p, w.now, &peer, &ch, &code));
+    ASSERT_EQ(ALKT_OK, alkt_client_open(&w.node[TW_CLIENT], &p, w.now, &peer, &ch, &code));
     tw_run(&w, w.now + TW_SEC);
     ASSERT_EQ(1u, w.channel_events[TW_CLIENT][ALKT_EV_OPEN_FAILED]);
     ASSERT_EQ((int)ALKT_CODE_TARGET_REFUSED, w.last_code[TW_CLIENT]);
     w.refuse_targets = 0;
     /* a datagram pump whose endpoint fails resets the channel */
-    ASSERT_EQ(ALKT_OK, alkt_client_open(&w.client, &p, w.now, &peer, &ch, &code));
+    ASSERT_EQ(ALKT_OK, alkt_client_open(&w.node[TW_CLIENT], &p, w.now, &peer, &ch, &code));
     tw_run(&w, w.now + TW_SEC);
-    ASSERT_EQ(ALKT_OK, alkt_dgram_pump_init(&d, alkt_node_session(&w.client, peer), ch, mem,
+    ASSERT_EQ(ALKT_OK, alkt_dgram_pump_init(&d, alkt_node_session(&w.node[TW_CLIENT], peer), ch, mem,
                                             sizeof mem, 100));
     ASSERT_EQ(ALKT_OK, alkt_dgram_pump_send(&d, "x", 1));
     ASSERT_EQ(ALKT_OK, alkt_dgram_pump_endpoint_failed(&d, 9));
@@ -692,11 +692,11 @@ TEST roles_offer_backoff_resets_when_the_relay_is_back(void)
     tw_kill_relay(&w);
     tw_run(&w, w.now + 20 * TW_SEC);    /* many failed offers: long backoff */
     ASSERT(w.connects_refused >= 6);
-    w.relay_down = 0;                   /* back */
+    w.relay_down[0] = 0;                   /* back */
     tw_run(&w, w.now + 12 * TW_SEC);
     {
         alkt_relay_stats st;
-        alkt_relay_stats_get(&w.relay, &st);
+        alkt_relay_stats_get(&w.relay[0], &st);
         ASSERT_EQ(1u, st.offers);       /* the offer got in again */
     }
     before = w.connects_refused;
@@ -769,31 +769,31 @@ TEST roles_refuse_bad_arguments(void)
     ASSERT_EQ(ALKT_ERR_NOMEM, alkt_relay_init(&r, &rc, mem, 64, 0));
     /* stale and foreign handles; calls that are not this role's */
     tw_init(&w, 0, TR_FAR);
-    ASSERT_EQ(ALKT_ERR_ARG, (int)alkt_node_handle_input(&w.client, 0x10001u, "x", 1, 0));
-    ASSERT_EQ(ALKT_ERR_ARG, alkt_node_handle_connected(&w.client, 0x10001u, 0));
-    ASSERT_EQ((size_t)0, alkt_node_transmit_peek(&w.client, 0x10001u, &d));
-    ASSERT_EQ(ALKT_ERR_ARG, alkt_node_transmit_done(&w.client, 0x10001u, 0));
-    alkt_node_handle_closed(&w.client, 0x10001u, 0);   /* nothing happens */
-    ASSERT_EQ(ALKT_ERR_STATE, alkt_node_accept(&w.client, 0, &h));
-    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_add_gateway(&w.gateway, "gw1", &w.gw_ip, 443));
-    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_add_gateway(&w.client, "gw 1", &w.gw_ip, 443));
-    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_add_gateway(&w.client, "gw1", &w.gw_ip, 0));
+    ASSERT_EQ(ALKT_ERR_ARG, (int)alkt_node_handle_input(&w.node[TW_CLIENT], 0x10001u, "x", 1, 0));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_node_handle_connected(&w.node[TW_CLIENT], 0x10001u, 0));
+    ASSERT_EQ((size_t)0, alkt_node_transmit_peek(&w.node[TW_CLIENT], 0x10001u, &d));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_node_transmit_done(&w.node[TW_CLIENT], 0x10001u, 0));
+    alkt_node_handle_closed(&w.node[TW_CLIENT], 0x10001u, 0);   /* nothing happens */
+    ASSERT_EQ(ALKT_ERR_STATE, alkt_node_accept(&w.node[TW_CLIENT], 0, &h));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_add_gateway(&w.node[TW_GATEWAY], "gw1", &w.gw_ip[0], 443));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_add_gateway(&w.node[TW_CLIENT], "gw 1", &w.gw_ip[0], 443));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_add_gateway(&w.node[TW_CLIENT], "gw1", &w.gw_ip[0], 0));
     memset(&ip, 0, sizeof ip);
-    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_add_gateway(&w.client, "gw1", &ip, 443));
-    ASSERT_EQ(ALKT_ERR_ARG, alkt_gateway_target_result(&w.gateway, 1, 1, 1, 0));
-    ASSERT_EQ(ALKT_ERR_ARG, alkt_gateway_listen_result(&w.gateway, 1, 1, NULL, 1));
-    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_answer(&w.client, 1, 1, 1, 0));
-    ASSERT_EQ(NULL, (void *)alkt_node_session(&w.client, 0));
-    ASSERT_EQ(NULL, (void *)alkt_node_session(&w.client, 99));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_add_gateway(&w.node[TW_CLIENT], "gw1", &ip, 443));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_gateway_target_result(&w.node[TW_GATEWAY], 1, 1, 1, 0));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_gateway_listen_result(&w.node[TW_GATEWAY], 1, 1, NULL, 1));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_client_answer(&w.node[TW_CLIENT], 1, 1, 1, 0));
+    ASSERT_EQ(NULL, (void *)alkt_node_session(&w.node[TW_CLIENT], 0));
+    ASSERT_EQ(NULL, (void *)alkt_node_session(&w.node[TW_CLIENT], 99));
     /* a control message over the capacity changes nothing */
     memset(&ctl, 0, sizeof ctl);
     ctl.has_resources = 1;
     ctl.resources = w.res;
     ctl.resource_count = 33;
-    ASSERT_EQ(ALKT_ERR_TOO_MANY, alkt_node_control(&w.gateway, &ctl, 0));
+    ASSERT_EQ(ALKT_ERR_TOO_MANY, alkt_node_control(&w.node[TW_GATEWAY], &ctl, 0));
     ctl.resource_count = 1;
     ctl.resources = NULL;
-    ASSERT_EQ(ALKT_ERR_ARG, alkt_node_control(&w.gateway, &ctl, 0));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_node_control(&w.node[TW_GATEWAY], &ctl, 0));
     ASSERT(tr_open(&w, &peer, &ch) == ALKT_OK);   /* the old view stands */
     ASSERT_EQ(0, alkt_node_poll_event(NULL, &ev));
     ASSERT_EQ(UINT64_MAX, alkt_node_poll_timeout(NULL));
@@ -812,7 +812,7 @@ TEST dgram_pump_carries_empty_and_full_datagrams_in_order(void)
     int rounds;
     tw_init(&w, 0, TR_FAR);
     ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
-    ASSERT_EQ(ALKT_OK, alkt_dgram_pump_init(&d, alkt_node_session(&w.client, peer), ch,
+    ASSERT_EQ(ALKT_OK, alkt_dgram_pump_init(&d, alkt_node_session(&w.node[TW_CLIENT], peer), ch,
                                             mem, sizeof mem, 300));
     ASSERT_EQ(ALKT_ERR_TOO_LARGE, alkt_dgram_pump_send(&d, mem, 301));
     for (rounds = 0; rounds < 2000 && got < 8; rounds++) {
@@ -872,7 +872,7 @@ TEST dgram_pump_refuses_oversize_and_cut_frames(void)
         int rounds;
         tw_init(&w, 0, TR_FAR);
         ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
-        s = alkt_node_session(&w.client, peer);
+        s = alkt_node_session(&w.node[TW_CLIENT], peer);
         ASSERT_EQ(ALKT_OK, alkt_dgram_pump_init(&d, s, ch, mem, sizeof mem, 100));
         if (cut) {
             hdr[1] = 5;   /* 5 declared, 1 sent, then the EOF */
