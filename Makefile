@@ -134,6 +134,7 @@ $(B)/replay_inflate: qcow2w.h
 $(B)/replay_session: alktunnel.h alksim.h
 $(B)/replay_pump: alktunnel.h alksim.h
 $(B)/replay_roles: alktunnel.h alksim.h alkcodec.h fuzz/tunnel_world.h
+$(B)/replay_tunnel_sim: alktunnel.h alksim.h fuzz/tunnel_world.h fuzz/tunnel_sim.h
 $(B)/replay_inflate: CPPFLAGS += $(if $(ZLIB_OK),-DALK_HAVE_ZLIB)
 $(B)/replay_inflate: LDFLAGS += $(if $(ZLIB_OK),-lz)
 

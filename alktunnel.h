@@ -150,7 +150,12 @@
  *                             from 0 again), 7..8 an AEAD bug the unit
  *                             suites must catch (the tag compared with an
  *                             early exit; plaintext written before the tag
- *                             is checked) - see make planted-bug-check
+ *                             is checked), 9..11 a role bug
+ *                             corpus/tunnel_sim must catch (revocation
+ *                             not applied to open channels; the relays
+ *                             never tried after the direct path fails;
+ *                             a relay's offers never expire) - see make
+ *                             planted-bug-check
  *   ALKTUNNEL_CT_COUNT(n)     test builds only: called with the number of
  *                             bytes each constant-time comparison reads
  *   ALKTUNNEL_CT_PUBLIC(p, n) test builds only: called where a value made
@@ -537,7 +542,10 @@
  *   dropped is made again at once, from the first path, and the session
  *   resumes: open channels survive relay deaths, path changes and
  *   roaming (alkt_client_roamed). The gateway keeps offers_per_relay
- *   spare connections at each relay, refreshed every offer_refresh_ns.
+ *   spare connections at each relay, refreshed every offer_refresh_ns
+ *   and replaced by a new one (CLOSE, then CONNECT) when nobody joined
+ *   it for 4 * offer_refresh_ns: a spare dropped silently on the way (a
+ *   NAT or middlebox forgetting it) is never told to the gateway.
  *
  *   Forwarded opens (ssh -R): the gateway asks the caller to LISTEN; per
  *   connection it accepts, alkt_gateway_forward opens a channel back with
@@ -8277,6 +8285,10 @@ ALKTDEF void alkt_relay_handle_timeout(alkt_relay_server *r, uint64_t now)
             r->stats.refused++;
             alkt__rend(r, c, ALKT__RST_NO_GATEWAY);
         } else if (c->state == ALKT__R_OFFER) {
+            if (ALKTUNNEL_PLANTED_BUG == 11) { /* planted: offers never expire */
+                c->deadline = UINT64_MAX;
+                continue;
+            }
             r->stats.expired++;
             alkt__rend(r, c, ALKT__RST_EXPIRED);
         } else if (c->state == ALKT__R_REQUEST) {
@@ -8748,7 +8760,10 @@ ALKTDEF int alkt_node_handle_connected(alkt_node *n, uint32_t conn, uint64_t now
         c->state = n->is_gateway ? ALKT__N_OFFER : ALKT__N_RELAY_REQ;
         c->refresh_at = n->now + n->cfg.offer_refresh_ns;
         if (n->is_gateway) {
-            c->deadline = UINT64_MAX;   /* refreshed, not timed */
+            /* refreshed, and replaced when nobody joined it for four
+             * refresh periods: a spare dropped silently on the way (a NAT
+             * or a middlebox forgetting it) is never told to us */
+            c->deadline = n->now + 4 * n->cfg.offer_refresh_ns;
             n->relay_failures[c->relay - 1] = 0;
         }
         return ALKT_OK;
@@ -8998,6 +9013,7 @@ static void alkt__client_work(alkt_node *n)
         /* path 0 is the preferred one: direct, or with relay_first the
          * first relay (and direct last) */
         path = n->cfg.relay_first ? (p->path + 1) % paths : p->path;
+        if (ALKTUNNEL_PLANTED_BUG == 10 && !n->cfg.relay_first) path = 0; /* planted */
         c->peer = i + 1;
         c->connect_wanted = 1;
         p->conn = alkt__nslot(n, c);
@@ -9058,7 +9074,7 @@ static void alkt__gateway_work(alkt_node *n)
 static void alkt__recheck(alkt_node *n)
 {
     uint32_t i, k;
-    if (!n->is_gateway) return;
+    if (!n->is_gateway || ALKTUNNEL_PLANTED_BUG == 9) return; /* (planted) */
     for (i = 0; i < n->cfg.max_peers; i++) {
         alkt__peer *p = &n->peers[i];
         if (p->state != ALKT__P_LIVE) continue;
@@ -9388,6 +9404,10 @@ ALKTDEF void alkt_node_handle_timeout(alkt_node *n, uint64_t now)
     for (i = 0; i < n->max_conns; i++) {
         alkt__nconn *c = &n->conns[i];
         if (!c->handle || c->close_wanted) continue;
+        if (c->state == ALKT__N_OFFER && n->now >= c->deadline) {
+            alkt__nclose(n, c, ALKT_ERR_HANDSHAKE_TIMEOUT);   /* a fresh one follows */
+            continue;
+        }
         if (c->state == ALKT__N_OFFER && n->now >= c->refresh_at) {
             if (c->out_len < sizeof c->out) c->out[c->out_len++] = 'R';
             c->refresh_at = n->now + n->cfg.offer_refresh_ns;

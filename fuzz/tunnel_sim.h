@@ -1,0 +1,810 @@
+/* tunnel_sim.h - the whole tunnel under deterministic simulation: the
+ * clients, gateways and relays of fuzz/tunnel_world.h driven through
+ * random transitions by alksim's scenario runner, beside a reference model
+ * of what a user expects. One scenario, three drivers: fuzz/tunnel_sim.c
+ * (the engines, the replay gate, seed mode) and tests/tunnel_sim_shrink.c
+ * (shrinking a failing input to its shortest trace).
+ *
+ * World (drawn by setup): 1-3 clients, 1-2 gateways, 1-2 relays; each
+ * gateway public, port-forwarded, or behind a full-cone or symmetric NAT
+ * (then only a relay reaches it); relays tried first or last; plaintext or
+ * encrypted sessions; segment sizes; targets behind the gateways chosen by
+ * the destination address (echo, refuse, slow reader, early EOF, never
+ * answers).
+ *
+ * The model knows no protocol: two views of the control plane (what the
+ * gateways were told, what the clients were told: resource port filters
+ * widened, tightened or removed, authorizations given, revoked, expiring),
+ * which gateways crashed, and per channel the bytes sent, what the echo
+ * must be, and which outcomes are allowed and why.
+ *
+ * Transitions (kinds, weighted, swarm mode draws a subset): open, send,
+ * shutdown_write, reset, step, run a while, idle long (expiries,
+ * keepalives, offer lifetimes), relay killed / restarted, direct path
+ * partitioned / healed, a connection dropped silently, a client roams, a
+ * gateway or a client crashes and restarts, revoke (at the gateways only
+ * or everywhere), authorize again (new expiry), edit a resource (widen,
+ * tighten, remove, restore), segment size, targets refusing for a while.
+ *
+ * Invariants after every transition:
+ *   - an open the client's view does not cover is refused at once
+ *     (ALKT_CODE_UNAUTHORIZED), one it covers is not;
+ *   - every open has exactly one outcome, one the model allows: OPENED
+ *     only after a target took it; refused with TARGET_REFUSED only by a
+ *     refusing target; UNAUTHORIZED only when the gateways' view stopped
+ *     covering it; a reset only with REVOKED after the gateways' view
+ *     stopped covering it, or after a crash;
+ *   - a target is granted only inside the gateways' view; a target takes
+ *     no byte past what the client sent, and none after a revocation that
+ *     covers it;
+ *   - bytes arrive in order, exactly once, unchanged, both ways; the EOF
+ *     only after every byte; an early-EOF target's EOF exactly at its
+ *     limit;
+ *   - a session is lost only after its gateway crashed or its
+ *     authorization went away;
+ *   - no role's deadline is in the past after handle_timeout; a node with
+ *     output queued says so in poll_timeout (a loop sleeping until the
+ *     deadline would hold it back);
+ *   - a relay holds no gateway offer past its lifetime without a refresh.
+ * Liveness: heal everything, give every authorization back, then within
+ * 300 s of virtual time every channel still open has its whole echo and
+ * its EOF, every open is answered (but the never-answering targets), and
+ * every client reaches every gateway (an echo probe through each pair). */
+#ifndef TUNNEL_SIM_H
+#define TUNNEL_SIM_H
+
+#include "alk_check.h"
+#include "tunnel_world.h"
+
+#define TS_CH 16
+#define TS_MAX_SEND 6000u
+#define TS_UNIX0 1700000000ull   /* Unix seconds at now == 0 */
+
+enum { TS_FREE, TS_OPENING, TS_OPEN, TS_ENDED };
+/* resource port filters */
+enum { TS_V_DEFAULT, TS_V_TIGHT, TS_V_WIDE, TS_V_HIGH, TS_V_REMOVED, TS_VARIANTS };
+
+typedef struct ts_ch {
+    int state;
+    int client, gw;            /* node index; gateway index */
+    uint32_t peer, id;         /* the client's */
+    uint32_t tpeer;            /* the gateway's peer slot, once granted */
+    uint16_t port;
+    int kind;                  /* TW_T_* */
+    size_t limit;
+    uint32_t tag;              /* the byte pattern */
+    size_t sent, got;
+    uint64_t taken;            /* bytes the target took */
+    uint64_t frozen;           /* ... at most, after a revocation */
+    int frozen_set;
+    int eof_sent, eof_got, granted, probe;
+    int deny_ok, revoke_ok, refuse_ok, lost_ok;
+} ts_ch;
+
+typedef struct ts_view {
+    int variant[TW_MAX_GATEWAYS];
+    int auth[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];
+    uint64_t expires[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];   /* Unix seconds */
+} ts_view;
+
+typedef struct ts_sim {
+    alksim_ctx *ctx;
+    tw_world w;
+    ts_ch ch[TS_CH];
+    ts_view vg, vc;            /* the gateways' and the clients' views */
+    int gw_crashed[TW_MAX_GATEWAYS];
+    int shaky[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];  /* authorization gone once */
+    uint32_t tags;
+    int healed;
+    uint64_t heal_at;
+    int probed[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];
+    alkt_resource res[TW_MAX_GATEWAYS];
+    alkt_authorization auth[TW_MAX_CLIENTS * TW_MAX_GATEWAYS];
+    alkt_revocation revs[TW_MAX_CLIENTS];
+} ts_sim;
+
+static const char *const ts_kinds[] = {
+    "open", "send", "shutdown", "reset", "step", "run", "idle", "kill-relay",
+    "restart-relay", "partition", "heal", "drop-link", "roam", "crash-gateway",
+    "crash-client", "revoke", "authorize", "edit-resource", "segment", "targets-refuse"};
+enum { K_OPEN, K_SEND, K_SHUT, K_RESET, K_STEP, K_RUN, K_IDLE, K_KILL_RELAY,
+       K_RESTART_RELAY, K_PARTITION, K_HEAL, K_DROP, K_ROAM, K_CRASH_GW,
+       K_CRASH_CLIENT, K_REVOKE, K_AUTHORIZE, K_EDIT, K_SEGMENT, K_REFUSE, K_COUNT };
+
+static ts_sim ts__state;
+
+#define TS_FAIL(s, ...) ((void)alksim_fail((s)->ctx, __VA_ARGS__))
+
+static unsigned char ts_byte(uint32_t tag, size_t at)
+{
+    return (unsigned char)(tag * 131u + at * 7u + (at >> 8));
+}
+
+static int ts_covers(int variant, uint16_t port)
+{
+    int high = port >= 8000 && port <= 8100;
+    switch (variant) {
+    case TS_V_DEFAULT: return port == 80 || high;
+    case TS_V_TIGHT: return port == 80;
+    case TS_V_WIDE: return 1;
+    case TS_V_HIGH: return high;
+    default: return 0;
+    }
+}
+
+/* 1 covered, 0 not, 2 too close to the expiry second to tell. */
+static int ts_allowed(const ts_sim *s, const ts_view *v, int c, int g, uint16_t port)
+{
+    uint64_t now_ns = TS_UNIX0 * TW_SEC + s->w.now, exp_ns;
+    if (!v->auth[c][g] || !ts_covers(v->variant[g], port)) return 0;
+    exp_ns = v->expires[c][g] * TW_SEC;
+    if (now_ns + TW_SEC < exp_ns) return 1;
+    return now_ns >= exp_ns + TW_SEC ? 0 : 2;
+}
+
+/* A view as a control message: every section present. */
+static void ts_push(ts_sim *s, const ts_view *v, int to_gateways, int to_clients)
+{
+    alkt_control c;
+    int g, i, n;
+    size_t nr = 0, na = 0;
+    memset(&c, 0, sizeof c);
+    for (g = 0; g < s->w.n_gateways; g++) {
+        alkt_resource *r = &s->res[nr];
+        if (v->variant[g] == TS_V_REMOVED) continue;
+        *r = s->w.res[g];
+        r->port_range_count = 0;
+        if (v->variant[g] != TS_V_WIDE && v->variant[g] != TS_V_HIGH) {
+            r->port_ranges[r->port_range_count].from = 80;
+            r->port_ranges[r->port_range_count++].to = 80;
+        }
+        if (v->variant[g] == TS_V_DEFAULT || v->variant[g] == TS_V_HIGH) {
+            r->port_ranges[r->port_range_count].from = 8000;
+            r->port_ranges[r->port_range_count++].to = 8100;
+        }
+        nr++;
+    }
+    for (i = 0; i < s->w.n_clients; i++)
+        for (g = 0; g < s->w.n_gateways; g++) {
+            if (!v->auth[i][g]) continue;
+            s->auth[na] = s->w.auth[i * s->w.n_gateways + g];
+            s->auth[na++].expires = v->expires[i][g];
+        }
+    c.has_resources = c.has_authorizations = c.has_relays = 1;
+    c.resources = s->res;
+    c.resource_count = nr;
+    c.authorizations = s->auth;
+    c.authorization_count = na;
+    c.relays = s->w.relays;
+    c.relay_count = (size_t)s->w.n_relays;
+    for (n = 0; n < TW_NODES; n++)
+        if (s->w.node_used[n] && (tw_is_gateway(n) ? to_gateways : to_clients))
+            ALK_CHECK(alkt_node_control(&s->w.node[n], &c, s->w.now) == ALKT_OK,
+                      "control to node %d", n);
+}
+
+/* The gateways' view changed: what it no longer covers may be reset, and
+ * its target may take no more bytes. */
+static void ts_gateway_view_changed(ts_sim *s)
+{
+    int i;
+    for (i = 0; i < TS_CH; i++) {
+        ts_ch *h = &s->ch[i];
+        if (h->state != TS_OPENING && h->state != TS_OPEN) continue;
+        if (ts_allowed(s, &s->vg, h->client, h->gw, h->port) == 1) continue;
+        s->shaky[h->client][h->gw] = 1;
+        h->deny_ok = h->revoke_ok = 1;
+        if (h->granted && !h->frozen_set) {
+            h->frozen_set = 1;
+            h->frozen = h->taken;
+        }
+    }
+}
+
+static ts_ch *ts_find(ts_sim *s, int client, uint32_t peer, uint32_t id)
+{
+    int i;
+    for (i = 0; i < TS_CH; i++) {
+        ts_ch *h = &s->ch[i];
+        if ((h->state == TS_OPENING || h->state == TS_OPEN) && h->client == client &&
+            h->peer == peer && h->id == id)
+            return h;
+    }
+    return NULL;
+}
+
+static ts_ch *ts_find_granted(ts_sim *s, int g, uint32_t tpeer, uint32_t id)
+{
+    int i;
+    for (i = 0; i < TS_CH; i++) {
+        ts_ch *h = &s->ch[i];
+        if (h->state != TS_FREE && h->granted && h->gw == g && h->tpeer == tpeer && h->id == id)
+            return h;
+    }
+    return NULL;
+}
+
+/* Every byte a target takes. */
+static void ts_tap(void *ctx, const tw_target *t, const unsigned char *d, size_t n)
+{
+    ts_sim *s = (ts_sim *)ctx;
+    ts_ch *h = ts_find_granted(s, t->side - TW_GATEWAY, t->peer, t->channel);
+    size_t i;
+    if (!h) {
+        TS_FAIL(s, "a target behind gateway %d took %zu bytes of no open", t->side - TW_GATEWAY,
+                n);
+        return;
+    }
+    if (h->taken + n > h->sent)
+        TS_FAIL(s, "channel %u: the target took %llu bytes, %zu were sent", h->id,
+                (unsigned long long)(h->taken + n), h->sent);
+    if (h->frozen_set && h->taken + n > h->frozen)
+        TS_FAIL(s, "channel %u: the target took bytes after its authorization went (%llu > %llu)",
+                h->id, (unsigned long long)(h->taken + n), (unsigned long long)h->frozen);
+    for (i = 0; i < n; i++)
+        if (d[i] != ts_byte(h->tag, (size_t)h->taken + i)) {
+            TS_FAIL(s, "channel %u: target byte %llu differs", h->id,
+                    (unsigned long long)(h->taken + i));
+            break;
+        }
+    h->taken += n;
+}
+
+static int ts_client_of(ts_sim *s, const char *ident, size_t len)
+{
+    int i;
+    for (i = 0; i < s->w.n_clients; i++) {
+        size_t n = strlen(s->w.ids[i]);
+        if (len > n && memcmp(ident, s->w.ids[i], n) == 0 && ident[n] == '/') return i;
+    }
+    return -1;
+}
+
+/* Every node event, before the world answers it. */
+static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
+{
+    ts_sim *s = (ts_sim *)ctx;
+    ts_ch *h;
+    int i;
+    if (tw_is_gateway(node) && ev->type == ALKT_REV_TARGET_CONNECT) {
+        int g = node - TW_GATEWAY, c;
+        size_t len = 0;
+        const char *ident = alkt_session_peer_identity(alkt_node_session(&s->w.node[node],
+                                                                        ev->peer), &len);
+        c = ident ? ts_client_of(s, ident, len) : -1;
+        if (c < 0) {
+            TS_FAIL(s, "gateway %d: an open from an unknown client", g);
+            return;
+        }
+        for (i = 0; i < TS_CH; i++) {
+            h = &s->ch[i];
+            if (h->state == TS_OPENING && h->client == c && h->gw == g && h->id == ev->channel &&
+                !h->granted)
+                break;
+        }
+        if (i == TS_CH) {
+            TS_FAIL(s, "gateway %d: an open of channel %u nobody is waiting for", g, ev->channel);
+            return;
+        }
+        if (ts_allowed(s, &s->vg, c, g, h->port) == 0)
+            TS_FAIL(s, "gateway %d granted channel %u of client %d outside its view", g,
+                    ev->channel, c);
+        h->granted = 1;
+        h->tpeer = ev->peer;
+        alksim_log(s->ctx, "gateway %d: target for channel %u of client %d (kind %d)", g,
+                   ev->channel, c, h->kind);
+        return;
+    }
+    if (!tw_is_client(node)) return;
+    if (ev->type == ALKT_REV_PEER_DOWN) {
+        for (i = 0; i < TS_CH; i++) {
+            h = &s->ch[i];
+            if ((h->state != TS_OPENING && h->state != TS_OPEN) || h->client != node ||
+                h->peer != ev->peer)
+                continue;
+            if (!h->lost_ok && !s->shaky[node][h->gw] && !s->gw_crashed[h->gw])
+                TS_FAIL(s, "client %d lost its session to gateway %d (%d) with channel %u open",
+                        node, h->gw, ev->code, h->id);
+            h->state = TS_ENDED;
+        }
+        return;
+    }
+    if (ev->type != ALKT_REV_CHANNEL) return;
+    h = ts_find(s, node, ev->peer, ev->channel);
+    if (!h) return;
+    switch (ev->channel_event) {
+    case ALKT_EV_OPENED:
+        if (h->state != TS_OPENING || !h->granted || h->kind == TW_T_REFUSE ||
+            h->kind == TW_T_NEVER)
+            TS_FAIL(s, "channel %u opened (state %d, granted %d, target kind %d)", h->id,
+                    h->state, h->granted, h->kind);
+        h->state = TS_OPEN;
+        break;
+    case ALKT_EV_OPEN_FAILED:
+        if (!(h->lost_ok || (ev->code == (int)ALKT_CODE_TARGET_REFUSED &&
+                             (h->kind == TW_T_REFUSE || h->refuse_ok)) ||
+              (ev->code == (int)ALKT_CODE_UNAUTHORIZED && h->deny_ok) ||
+              (ev->code == (int)ALKT_CODE_REVOKED && h->revoke_ok && h->granted)))
+            TS_FAIL(s, "channel %u: open refused with %d (target kind %d, denied %d)", h->id,
+                    ev->code, h->kind, h->deny_ok);
+        h->state = TS_ENDED;
+        break;
+    case ALKT_EV_RESET:
+        if (!(h->lost_ok || (ev->code == (int)ALKT_CODE_REVOKED && h->revoke_ok)))
+            TS_FAIL(s, "channel %u: reset with %d the model did not expect", h->id, ev->code);
+        h->state = TS_ENDED;
+        break;
+    default:
+        break;
+    }
+}
+
+/* The client reads what is there; the echo is checked byte by byte. */
+static void ts_read(ts_sim *s, ts_ch *h)
+{
+    alkt_session *ss = alkt_node_session(&s->w.node[h->client], h->peer);
+    unsigned char b[512];
+    int eof = 0;
+    ptrdiff_t n;
+    size_t i, most = h->kind == TW_T_EARLY_EOF && h->limit < h->sent ? h->limit : h->sent;
+    if (h->state != TS_OPEN || !ss) return;
+    for (;;) {
+        n = alkt_channel_recv(ss, h->id, b, sizeof b, &eof);
+        if (n <= 0) break;
+        for (i = 0; i < (size_t)n; i++)
+            if (b[i] != ts_byte(h->tag, h->got + i)) {
+                TS_FAIL(s, "channel %u: echo byte %zu differs", h->id, h->got + i);
+                return;
+            }
+        h->got += (size_t)n;
+        if (h->got > most)
+            TS_FAIL(s, "channel %u: %zu echo bytes, at most %zu expected", h->id, h->got, most);
+    }
+    if (eof && !h->eof_got) {
+        int early = h->kind == TW_T_EARLY_EOF && h->sent >= h->limit;
+        h->eof_got = 1;
+        if (h->got != most || !(early || h->eof_sent))
+            TS_FAIL(s, "channel %u: EOF after %zu of %zu echo bytes (our EOF sent: %d)", h->id,
+                    h->got, most, h->eof_sent);
+    }
+}
+
+static void ts_read_all(ts_sim *s)
+{
+    int i;
+    for (i = 0; i < TS_CH; i++) ts_read(s, &s->ch[i]);
+}
+
+static int ts_gateway_node(int g) { return TW_GATEWAY + g; }
+
+/* ---- setup ---- */
+static void *ts_setup(alksim_ctx *ctx)
+{
+    ts_sim *s = &ts__state;
+    alksim_source *src = ctx->src;
+    int clients = (int)alksim_range(src, 1, TW_MAX_CLIENTS);
+    int gateways = (int)alksim_range(src, 1, TW_MAX_GATEWAYS);
+    int relays = (int)alksim_range(src, 1, TW_MAX_RELAYS);
+    int relay_first = alksim_chance(src, 1, 4);
+    int plaintext = !alksim_chance(src, 1, 8);
+    int c, g, n;
+    free(s->w.rmem[0]);
+    free(s->w.rmem[1]);
+    for (n = 0; n < TW_NODES; n++) free(s->w.mem[n]);
+    memset(s, 0, sizeof *s);
+    s->ctx = ctx;
+    tw_init_shape(&s->w, clients, gateways, relays, relay_first, plaintext, 4102444800ull);
+    s->w.behaviours = 1;
+    s->w.tap = ts_tap;
+    s->w.tap_ctx = s;
+    s->w.watch = ts_watch;
+    s->w.watch_ctx = s;
+    s->w.segment = alksim_chance(src, 1, 3) ? (size_t)alksim_range(src, 1, 200)
+                                             : (size_t)alksim_range(src, 200, 4000);
+    /* sessions survive any partition of a scenario: a lost one is a bug */
+    for (n = 0; n < TW_NODES; n++) {
+        if (!s->w.node_used[n]) continue;
+        s->w.ncfg[n].session.resume_window_ns = 100000 * TW_SEC;
+        s->w.ncfg[n].max_peers = tw_is_gateway(n) ? (uint32_t)clients : (uint32_t)gateways;
+    }
+    for (g = 0; g < gateways; g++) {
+        s->w.nat[g] = (int)alksim_weighted(src, (const uint32_t[]){4, 2, 2, 2}, TW_NAT_KINDS);
+        s->vg.variant[g] = s->vc.variant[g] = TS_V_DEFAULT;
+        for (c = 0; c < clients; c++) {
+            s->vg.auth[c][g] = s->vc.auth[c][g] = 1;
+            s->vg.expires[c][g] = s->vc.expires[c][g] = 4102444800ull;
+        }
+    }
+    for (n = 0; n < TW_NODES; n++)
+        if (s->w.node_used[n]) tw_node_start(&s->w, n);
+    /* send-heavy: the drawn weights of opens and sends count more */
+    ctx->weights[K_SEND] *= 4;
+    ctx->weights[K_OPEN] *= 2;
+    alksim_log(ctx, "world: %d clients, %d gateways (nat %d %d), %d relays, relay_first %d, "
+                    "plaintext %d, segment %zu",
+               clients, gateways, s->w.nat[0], s->w.nat[1], relays, relay_first, plaintext,
+               s->w.segment);
+    return s;
+}
+
+/* A fresh channel slot, or NULL. */
+static ts_ch *ts_slot(ts_sim *s)
+{
+    int i;
+    for (i = 0; i < TS_CH; i++)
+        if (s->ch[i].state == TS_FREE || s->ch[i].state == TS_ENDED) return &s->ch[i];
+    return NULL;
+}
+
+/* Client c opens a channel to gateway g's target; 1 when it is open(ing). */
+static int ts_open(ts_sim *s, int c, int g, unsigned last, unsigned third, uint16_t port,
+                   int probe)
+{
+    alkt_open_params p;
+    ts_ch *h = ts_slot(s);
+    uint32_t peer = 0, id = 0;
+    int rc, code = 0, allowed;
+    if (!h) return 0;
+    memset(&p, 0, sizeof p);
+    p.kind = ALKT_OPEN_DIRECT;
+    p.substrate = ALKT_SUBSTRATE_TCP;
+    p.host.kind = ALKT_HOST_IP;
+    tw_ip4(&p.host.ip, 10, (unsigned)g + 1, third, last);
+    p.port = port;
+    allowed = ts_allowed(s, &s->vc, c, g, port);
+    rc = alkt_client_open(&s->w.node[c], &p, s->w.now, &peer, &id, &code);
+    alksim_log(s->ctx, "client %d opens 10.%d.%u.%u:%u -> %s (%u/%u)", c, g + 1, third, last,
+               port, alkt_strerror(rc), peer, id);
+    if (rc == ALKT_ERR_NO_CHANNEL) {
+        if (allowed == 1 || code != (int)ALKT_CODE_UNAUTHORIZED)
+            TS_FAIL(s, "client %d: open to gateway %d refused (%d) though its view covers it", c,
+                    g, code);
+        return 0;
+    }
+    if (allowed == 0)
+        TS_FAIL(s, "client %d: open to gateway %d not refused (%s) though its view does not "
+                   "cover it", c, g, alkt_strerror(rc));
+    if (rc != ALKT_OK) {
+        if (rc != ALKT_ERR_NOT_CONNECTED && rc != ALKT_ERR_CHANNELS_FULL &&
+            rc != ALKT_ERR_WOULD_BLOCK)
+            TS_FAIL(s, "client %d: open gave %s", c, alkt_strerror(rc));
+        return 0;
+    }
+    memset(h, 0, sizeof *h);
+    h->state = TS_OPENING;
+    h->client = c;
+    h->gw = g;
+    h->peer = peer;
+    h->id = id;
+    h->port = port;
+    h->probe = probe;
+    h->tag = ++s->tags;
+    h->kind = tw_target_kind(&s->w, &p, &h->limit);
+    h->refuse_ok = s->w.refuse_targets;
+    if (ts_allowed(s, &s->vg, c, g, port) != 1) h->deny_ok = h->revoke_ok = 1;
+    if (s->gw_crashed[g]) h->lost_ok = 1;
+    return 1;
+}
+
+static void ts_send(ts_sim *s, ts_ch *h, size_t n)
+{
+    alkt_session *ss = alkt_node_session(&s->w.node[h->client], h->peer);
+    unsigned char b[1024];
+    size_t j;
+    ptrdiff_t took;
+    if (h->state != TS_OPEN || h->eof_sent || !ss) return;
+    if (n > sizeof b) n = sizeof b;
+    if (h->sent + n > TS_MAX_SEND) n = TS_MAX_SEND - h->sent;
+    for (j = 0; j < n; j++) b[j] = ts_byte(h->tag, h->sent + j);
+    took = alkt_channel_send(ss, h->id, b, n);
+    if (took > 0) h->sent += (size_t)took;
+    alksim_log(s->ctx, "client %d sends %zu on %u -> %ld", h->client, n, h->id, (long)took);
+}
+
+static ts_ch *ts_pick_open(ts_sim *s, alksim_source *src)
+{
+    int i, start = (int)alksim_pick(src, TS_CH);
+    for (i = 0; i < TS_CH; i++) {
+        ts_ch *h = &s->ch[(start + i) % TS_CH];
+        if (h->state == TS_OPEN) return h;
+    }
+    return NULL;
+}
+
+static void ts_settle(ts_sim *s)
+{
+    tw_step(&s->w);
+    ts_read_all(s);
+    tw_timeouts(&s->w);
+}
+
+static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
+{
+    ts_sim *s = (ts_sim *)state;
+    tw_world *w = &s->w;
+    alksim_source *src = ctx->src;
+    int c = (int)alksim_pick(src, (uint64_t)w->n_clients);
+    int g = (int)alksim_pick(src, (uint64_t)w->n_gateways);
+    ts_ch *h;
+    int i;
+    switch (kind) {
+    case K_OPEN: {
+        static const uint16_t ports[] = {80, 80, 8000, 8042, 22};
+        unsigned last = (unsigned)alksim_range(src, 1, 254);
+        ts_open(s, c, g, last, (unsigned)alksim_range(src, 0, 40), ports[alksim_pick(src, 5)], 0);
+        break;
+    }
+    case K_SEND:
+        if ((h = ts_pick_open(s, src)) != NULL) ts_send(s, h, alksim_len(src, 1024));
+        break;
+    case K_SHUT:
+        if ((h = ts_pick_open(s, src)) != NULL && !h->eof_sent) {
+            alkt_session *ss = alkt_node_session(&w->node[h->client], h->peer);
+            if (ss && alkt_channel_shutdown_write(ss, h->id) == ALKT_OK) h->eof_sent = 1;
+            alksim_log(ctx, "client %d shuts channel %u", h->client, h->id);
+        }
+        break;
+    case K_RESET:
+        if ((h = ts_pick_open(s, src)) != NULL) {
+            alkt_session *ss = alkt_node_session(&w->node[h->client], h->peer);
+            if (ss && alkt_channel_reset(ss, h->id, 7) == ALKT_OK) h->state = TS_ENDED;
+            alksim_log(ctx, "client %d resets channel %u", h->client, h->id);
+        }
+        break;
+    case K_STEP:
+        break;
+    case K_RUN:
+        tw_run(w, w->now + alksim_range(src, 1, 30) * (TW_SEC / 10));
+        break;
+    case K_IDLE:
+        alksim_log(ctx, "idle");
+        tw_run(w, w->now + alksim_range(src, 5, 70) * TW_SEC);
+        break;
+    case K_KILL_RELAY: {
+        int k = (int)alksim_pick(src, (uint64_t)w->n_relays);
+        if (!w->relay_down[k]) tw_kill_relay_k(w, k);
+        break;
+    }
+    case K_RESTART_RELAY: {
+        int k = (int)alksim_pick(src, (uint64_t)w->n_relays);
+        if (w->relay_down[k]) alksim_log(ctx, "relay %d restarted", k);
+        w->relay_down[k] = 0;
+        break;
+    }
+    case K_PARTITION:
+        if (!w->direct_down[g]) tw_partition_gateway(w, g, 1);
+        break;
+    case K_HEAL:
+        if (w->direct_down[g]) tw_partition_gateway(w, g, 0);
+        break;
+    case K_DROP: {
+        int start = (int)alksim_pick(src, TW_LINKS);
+        for (i = 0; i < TW_LINKS; i++)
+            if (w->links[(start + i) % TW_LINKS].used && !w->links[(start + i) % TW_LINKS].silent) {
+                tw_drop_link(w, (start + i) % TW_LINKS);
+                break;
+            }
+        break;
+    }
+    case K_ROAM:
+        alksim_log(ctx, "client %d roams", c);
+        for (i = 0; i < TW_LINKS; i++)
+            if (w->links[i].used && (w->links[i].side[0] == c || w->links[i].side[1] == c))
+                tw_drop_link(w, i);
+        alkt_client_roamed(&w->node[c], w->now);
+        break;
+    case K_CRASH_GW:
+        s->gw_crashed[g] = 1;
+        for (i = 0; i < TS_CH; i++)
+            if (s->ch[i].gw == g) s->ch[i].lost_ok = 1;
+        tw_crash_node(w, ts_gateway_node(g));
+        ts_push(s, &s->vg, 1, 0);   /* it starts with the control plane's view */
+        break;
+    case K_CRASH_CLIENT:
+        for (i = 0; i < TS_CH; i++)
+            if (s->ch[i].client == c && s->ch[i].state != TS_FREE) s->ch[i].state = TS_ENDED;
+        tw_crash_node(w, c);
+        ts_push(s, &s->vc, 0, 1);
+        break;
+    case K_REVOKE: {
+        int everywhere = alksim_bool(src);
+        alkt_control ctl;
+        int n;
+        alksim_log(ctx, "revoke client %d at gateway %d (%s)", c, g,
+                   everywhere ? "everywhere" : "gateways only");
+        memset(&ctl, 0, sizeof ctl);
+        strcpy(s->revs[0].client, w->ids[c]);
+        strcpy(s->revs[0].resource, w->res[g].id);
+        ctl.has_revocations = 1;
+        ctl.revocations = s->revs;
+        ctl.revocation_count = 1;
+        s->vg.auth[c][g] = 0;
+        if (everywhere) s->vc.auth[c][g] = 0;
+        for (n = 0; n < TW_NODES; n++)
+            if (w->node_used[n] && (tw_is_gateway(n) || everywhere))
+                ALK_CHECK(alkt_node_control(&w->node[n], &ctl, w->now) == ALKT_OK, "revoke");
+        ts_gateway_view_changed(s);
+        break;
+    }
+    case K_AUTHORIZE: {
+        uint64_t secs = alksim_chance(src, 1, 2) ? 4102444800ull
+                      : TS_UNIX0 + w->now / TW_SEC + alksim_range(src, 3, 120);
+        alksim_log(ctx, "authorize client %d at gateway %d until %llu", c, g,
+                   (unsigned long long)secs);
+        s->vg.auth[c][g] = s->vc.auth[c][g] = 1;
+        s->vg.expires[c][g] = s->vc.expires[c][g] = secs;
+        ts_push(s, &s->vg, 1, 0);
+        ts_push(s, &s->vc, 0, 1);
+        ts_gateway_view_changed(s);
+        break;
+    }
+    case K_EDIT: {
+        int v = (int)alksim_pick(src, TS_VARIANTS), everywhere = alksim_bool(src);
+        alksim_log(ctx, "resource of gateway %d: filter %d (%s)", g, v,
+                   everywhere ? "everywhere" : "gateways only");
+        s->vg.variant[g] = v;
+        if (everywhere) s->vc.variant[g] = v;
+        ts_push(s, &s->vg, 1, 0);
+        if (everywhere) ts_push(s, &s->vc, 0, 1);
+        ts_gateway_view_changed(s);
+        break;
+    }
+    case K_SEGMENT:
+        w->segment = (size_t)alksim_range(src, 1, 4000);
+        alksim_log(ctx, "segment %zu", w->segment);
+        break;
+    case K_REFUSE:
+        w->refuse_targets = !w->refuse_targets;
+        alksim_log(ctx, "targets %s", w->refuse_targets ? "refuse" : "accept");
+        if (w->refuse_targets)
+            for (i = 0; i < TS_CH; i++)
+                if (s->ch[i].state == TS_OPENING) s->ch[i].refuse_ok = 1;
+        break;
+    default:
+        break;
+    }
+    ts_settle(s);
+    /* what expired meanwhile at the gateways may be reset */
+    ts_gateway_view_changed(s);
+    ctx->now = w->now;
+    return ctx->failed ? ALKSIM_ERR_FAILED : 0;
+}
+
+/* ---- invariants ---- */
+static int ts_check(alksim_ctx *ctx, void *state)
+{
+    ts_sim *s = (ts_sim *)state;
+    tw_world *w = &s->w;
+    int n, i, k;
+    if (ctx->failed) return ALKSIM_ERR_FAILED;
+    ALKSIM_CHECK(ctx, tw_next_deadline(w) >= w->now, "a deadline in the past (%llu < %llu)",
+                 (unsigned long long)tw_next_deadline(w), (unsigned long long)w->now);
+    /* queued output is a deadline of now */
+    for (n = 0; n < TW_NODES; n++) {
+        uint64_t t;
+        if (!w->node_used[n]) continue;
+        t = alkt_node_poll_timeout(&w->node[n]);
+        for (i = 0; i < TW_LINKS; i++)
+            for (k = 0; k < 2; k++) {
+                tw_link *l = &w->links[i];
+                const void *d;
+                if (!l->used || l->side[k] != n || !l->h[k]) continue;
+                ALKSIM_CHECK(ctx, t <= w->now || tw_peek(w, n, l->h[k], &d) == 0,
+                             "node %d has output queued but sleeps until %llu (now %llu)", n,
+                             (unsigned long long)t, (unsigned long long)w->now);
+            }
+    }
+    /* a relay lets an offer go once its lifetime passed without a refresh */
+    for (i = 0; i < TW_LINKS; i++)
+        for (k = 0; k < 2; k++) {
+            tw_link *l = &w->links[i];
+            if (!l->used || l->side[k] < TW_RELAY || !l->h[k] || l->out[k] ||
+                !tw_is_gateway(l->side[1 - k]))
+                continue;
+            ALKSIM_CHECK(ctx, w->now <= l->last_in[k] + 30 * TW_SEC + TW_SEC / 1000,
+                         "relay %d holds a gateway's offer %llu ms after its last refresh",
+                         l->side[k] - TW_RELAY,
+                         (unsigned long long)((w->now - l->last_in[k]) / 1000000));
+        }
+    return 0;
+}
+
+/* ---- liveness ---- */
+static void ts_heal(alksim_ctx *ctx, void *state)
+{
+    ts_sim *s = (ts_sim *)state;
+    tw_world *w = &s->w;
+    int g, c, k;
+    alksim_log(ctx, "heal: paths, relays, targets, every authorization");
+    for (g = 0; g < w->n_gateways; g++) {
+        if (w->direct_down[g]) tw_partition_gateway(w, g, 0);
+        s->vg.variant[g] = s->vc.variant[g] = TS_V_DEFAULT;
+        for (c = 0; c < w->n_clients; c++) {
+            s->vg.auth[c][g] = s->vc.auth[c][g] = 1;
+            s->vg.expires[c][g] = s->vc.expires[c][g] = 4102444800ull;
+        }
+    }
+    for (k = 0; k < w->n_relays; k++) w->relay_down[k] = 0;
+    w->refuse_targets = 0;
+    w->segment = 1500;
+    ts_push(s, &s->vg, 1, 1);
+    s->healed = 1;
+    s->heal_at = w->now;
+}
+
+static int ts_quiesce(alksim_ctx *ctx, void *state)
+{
+    ts_sim *s = (ts_sim *)state;
+    tw_world *w = &s->w;
+    int i, c, g, pending = 0;
+    /* an echo probe through every client-gateway pair */
+    for (c = 0; c < w->n_clients; c++)
+        for (g = 0; g < w->n_gateways; g++) {
+            if (s->probed[c][g]) continue;
+            if (ts_open(s, c, g, 1, 0, 80, 1)) s->probed[c][g] = 1;
+            else pending = 1;
+        }
+    for (i = 0; i < TS_CH; i++) {
+        ts_ch *h = &s->ch[i];
+        if (h->state == TS_OPEN && h->probe && !h->eof_sent) {
+            if (h->sent < 300) ts_send(s, h, 300 - h->sent);
+            if (h->sent >= 300) {
+                alkt_session *ss = alkt_node_session(&w->node[h->client], h->peer);
+                if (ss && alkt_channel_shutdown_write(ss, h->id) == ALKT_OK) h->eof_sent = 1;
+            }
+        }
+    }
+    tw_run(w, w->now + TW_SEC / 2);
+    ts_read_all(s);
+    ctx->now = w->now;
+    if (ctx->failed) return ALKSIM_ERR_FAILED;
+    for (i = 0; i < TS_CH; i++) {
+        ts_ch *h = &s->ch[i];
+        size_t most = h->kind == TW_T_EARLY_EOF && h->limit < h->sent ? h->limit : h->sent;
+        int early = h->kind == TW_T_EARLY_EOF && h->sent >= h->limit;
+        if (h->lost_ok || h->state == TS_FREE || h->state == TS_ENDED) continue;
+        if (h->state == TS_OPENING && h->kind != TW_T_NEVER) pending = 1;
+        if (h->state == TS_OPEN &&
+            (h->got < most || ((h->eof_sent || early) && !h->eof_got) || (h->probe && !h->eof_got)))
+            pending = 1;
+    }
+    if (!pending) {
+        alksim_log(ctx, "quiet %llu ms after healing",
+                   (unsigned long long)((w->now - s->heal_at) / 1000000));
+        return 0;
+    }
+    if (w->now - s->heal_at > 300 * TW_SEC) {
+        for (i = 0; i < w->n_relays; i++) {
+            alkt_relay_stats st;
+            alkt_relay_stats_get(&w->relay[i], &st);
+            alksim_log(ctx, "relay %d: %u connections, %u offers, %u waiting, %u pairs", i,
+                       st.conns, st.offers, st.waiting, st.pairs);
+        }
+        if (ctx->flags & ALKSIM_RUN_VERBOSE) alk_trace_dump(stderr);
+        for (c = 0; c < w->n_clients; c++)
+            for (g = 0; g < w->n_gateways; g++)
+                ALKSIM_CHECK(ctx, s->probed[c][g],
+                             "client %d never reached gateway %d after healing (nat %d)", c, g,
+                             w->nat[g]);
+        for (i = 0; i < TS_CH; i++) {
+            ts_ch *h = &s->ch[i];
+            size_t most = h->kind == TW_T_EARLY_EOF && h->limit < h->sent ? h->limit : h->sent;
+            if (h->lost_ok || (h->state != TS_OPEN && h->state != TS_OPENING)) continue;
+            ALKSIM_CHECK(ctx, h->state == TS_OPEN || h->kind == TW_T_NEVER,
+                         "channel %u of client %d never answered (target kind %d)", h->id,
+                         h->client, h->kind);
+            ALKSIM_CHECK(ctx, h->state != TS_OPEN || (h->got == most && (h->eof_got || !h->eof_sent)),
+                         "channel %u of client %d: %zu of %zu echo bytes, EOF %d/%d after "
+                         "healing",
+                         h->id, h->client, h->got, most, h->eof_sent, h->eof_got);
+        }
+        return alksim_fail(ctx, "not quiet 300 s after healing");
+    }
+    return 1;
+}
+
+static const alksim_scenario ts_scenario = {
+    "tunnel_sim", ts_kinds, K_COUNT, ts_setup, ts_step, ts_check,
+    ts_heal, ts_quiesce, NULL, 120, 700, 1};
+
+#endif
