@@ -1540,9 +1540,10 @@ typedef struct alkt__rconn {
     uint64_t deadline;
     unsigned char req[ALKT_RELAY_REQUEST_MAX];
     size_t req_len;
-    unsigned char *ring;       /* bytes for this connection */
     uint32_t head, len, peeked;
     int discard_refresh;       /* gateway: 'R' bytes until its 'S' */
+    /* (everything above is cleared when the slot is freed or taken) */
+    unsigned char *ring;       /* bytes for this connection */
 } alkt__rconn;
 
 typedef struct alkt_relay_server {

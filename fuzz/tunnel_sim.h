@@ -417,6 +417,17 @@ static void *ts_setup(alksim_ctx *ctx)
     }
     for (n = 0; n < TW_NODES; n++)
         if (s->w.node_used[n]) tw_node_start(&s->w, n);
+    /* room at a relay for every pair and spare, and for pairs dropped
+     * silently until their idle timeout */
+    s->w.rcfg.max_conns = 24;
+    s->w.rcfg.idle_timeout_ns = 120 * TW_SEC;
+    s->w.rmem_len = alkt_relay_mem_size(&s->w.rcfg);
+    for (n = 0; n < relays; n++) {
+        free(s->w.rmem[n]);
+        s->w.rmem[n] = malloc(s->w.rmem_len);
+        ALK_CHECK(s->w.rmem[n] != NULL, "relay memory");
+    }
+    tw_relay_restart(&s->w);
     /* send-heavy: the drawn weights of opens and sends count more */
     ctx->weights[K_SEND] *= 4;
     ctx->weights[K_OPEN] *= 2;

@@ -605,7 +605,8 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
         case ALKT_REV_CLOSE: {
             int k;
             tw_link *l = tw_link_of(w, side, ev.conn, &k);
-            alk_trace("node %d closes h %08x", side, (unsigned)ev.conn);
+            alk_trace("node %d closes h %08x (%s)", side, (unsigned)ev.conn,
+                      alkt_strerror(ev.code));
             if (l) {
                 l->h[k] = 0;
                 l->closed[k] = 1;
@@ -718,6 +719,7 @@ static ALK_UNUSED void tw_relay_events(tw_world *w, int k)
             continue;
         }
         ALK_CHECK(ev.type == ALKT_REV_CLOSE, "relay event %d", (int)ev.type);
+        alk_trace("relay %d closes h %08x", k, (unsigned)ev.conn);
         l = tw_link_of(w, TW_RELAY + k, ev.conn, &j);
         if (l) {
             l->h[j] = 0;
