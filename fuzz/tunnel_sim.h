@@ -238,6 +238,8 @@ static void ts_tap(void *ctx, const tw_target *t, const unsigned char *d, size_t
     if (h->taken + n > h->sent)
         TS_FAIL(s, "channel %u: the target took %llu bytes, %zu were sent", h->id,
                 (unsigned long long)(h->taken + n), h->sent);
+    if (ts_allowed(s, &s->vg, h->client, h->gw, h->port) == 0)
+        TS_FAIL(s, "channel %u: the target took bytes outside the gateways' view", h->id);
     if (h->frozen_set && h->taken + n > h->frozen)
         TS_FAIL(s, "channel %u: the target took bytes after its authorization went (%llu > %llu)",
                 h->id, (unsigned long long)(h->taken + n), (unsigned long long)h->frozen);
@@ -278,8 +280,9 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
         }
         for (i = 0; i < TS_CH; i++) {
             h = &s->ch[i];
-            if (h->state == TS_OPENING && h->client == c && h->gw == g && h->id == ev->channel &&
-                !h->granted)
+            /* (an open the client gave up on may still reach the gateway) */
+            if ((h->state == TS_OPENING || h->state == TS_ENDED) && h->client == c &&
+                h->gw == g && h->id == ev->channel && !h->granted)
                 break;
         }
         if (i == TS_CH) {
@@ -312,6 +315,8 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
     if (ev->type != ALKT_REV_CHANNEL) return;
     h = ts_find(s, node, ev->peer, ev->channel);
     if (!h) return;
+    /* (an expiry passed since the last transition) */
+    if (ts_allowed(s, &s->vg, h->client, h->gw, h->port) != 1) h->deny_ok = h->revoke_ok = 1;
     switch (ev->channel_event) {
     case ALKT_EV_OPENED:
         if (h->state != TS_OPENING || !h->granted || h->kind == TW_T_REFUSE ||
@@ -449,7 +454,7 @@ static ts_ch *ts_slot(ts_sim *s)
 
 /* Client c opens a channel to gateway g's target; 1 when it is open(ing). */
 static int ts_open(ts_sim *s, int c, int g, unsigned last, unsigned third, uint16_t port,
-                   int probe)
+                   int probe, int *rc_out)
 {
     alkt_open_params p;
     ts_ch *h = ts_slot(s);
@@ -464,6 +469,7 @@ static int ts_open(ts_sim *s, int c, int g, unsigned last, unsigned third, uint1
     p.port = port;
     allowed = ts_allowed(s, &s->vc, c, g, port);
     rc = alkt_client_open(&s->w.node[c], &p, s->w.now, &peer, &id, &code);
+    if (rc_out) *rc_out = rc;
     alksim_log(s->ctx, "client %d opens 10.%d.%u.%u:%u -> %s (%u/%u)", c, g + 1, third, last,
                port, alkt_strerror(rc), peer, id);
     if (rc == ALKT_ERR_NO_CHANNEL) {
@@ -542,7 +548,8 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
     case K_OPEN: {
         static const uint16_t ports[] = {80, 80, 8000, 8042, 22};
         unsigned last = (unsigned)alksim_range(src, 1, 254);
-        ts_open(s, c, g, last, (unsigned)alksim_range(src, 0, 40), ports[alksim_pick(src, 5)], 0);
+        ts_open(s, c, g, last, (unsigned)alksim_range(src, 0, 40), ports[alksim_pick(src, 5)], 0,
+                NULL);
         break;
     }
     case K_SEND:
@@ -747,19 +754,37 @@ static int ts_quiesce(alksim_ctx *ctx, void *state)
 {
     ts_sim *s = (ts_sim *)state;
     tw_world *w = &s->w;
-    int i, c, g, pending = 0;
+    int i, c, g, rc, pending = 0;
     /* an echo probe through every client-gateway pair */
     for (c = 0; c < w->n_clients; c++)
         for (g = 0; g < w->n_gateways; g++) {
             if (s->probed[c][g]) continue;
-            if (ts_open(s, c, g, 1, 0, 80, 1)) s->probed[c][g] = 1;
-            else pending = 1;
+            /* (a channel the user keeps open, and which completes below,
+             * proves the path as well: the session may have no free one) */
+            if (ts_open(s, c, g, 1, 0, 80, 1, &rc)) {
+                s->probed[c][g] = 1;
+                continue;
+            }
+            pending = 1;
+            if (rc != ALKT_ERR_CHANNELS_FULL) continue;
+            /* every channel taken: the probe goes over one the user keeps
+             * open (or, with none that echoes, the full session is proof
+             * enough) */
+            s->probed[c][g] = 1;
+            for (i = 0; i < TS_CH; i++) {
+                ts_ch *h = &s->ch[i];
+                if (h->state == TS_OPEN && h->client == c && h->gw == g && !h->lost_ok &&
+                    !h->eof_sent && (h->kind == TW_T_ECHO || h->kind == TW_T_SLOW)) {
+                    h->probe = 1;
+                    break;
+                }
+            }
         }
     for (i = 0; i < TS_CH; i++) {
         ts_ch *h = &s->ch[i];
         if (h->state == TS_OPEN && h->probe && !h->eof_sent) {
             if (h->sent < 300) ts_send(s, h, 300 - h->sent);
-            if (h->sent >= 300) {
+            if (h->sent >= 300 || h->sent == TS_MAX_SEND) {
                 alkt_session *ss = alkt_node_session(&w->node[h->client], h->peer);
                 if (ss && alkt_channel_shutdown_write(ss, h->id) == ALKT_OK) h->eof_sent = 1;
             }
