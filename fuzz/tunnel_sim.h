@@ -56,7 +56,7 @@
 #include "alk_check.h"
 #include "tunnel_world.h"
 
-#define TS_CH 16
+#define TS_CH 64   /* more than every session's channels at once */
 #define TS_MAX_SEND 6000u
 #define TS_UNIX0 1700000000ull   /* Unix seconds at now == 0 */
 
@@ -447,8 +447,14 @@ static void *ts_setup(alksim_ctx *ctx)
 static ts_ch *ts_slot(ts_sim *s)
 {
     int i;
-    for (i = 0; i < TS_CH; i++)
-        if (s->ch[i].state == TS_FREE || s->ch[i].state == TS_ENDED) return &s->ch[i];
+    for (i = 0; i < TS_CH; i++) {
+        ts_ch *h = &s->ch[i];
+        /* an ended one whose target may still take bytes is kept */
+        if (h->state == TS_FREE ||
+            (h->state == TS_ENDED &&
+             (!h->granted || !tw_target_find_on(&s->w, TW_GATEWAY + h->gw, h->tpeer, h->id))))
+            return h;
+    }
     return NULL;
 }
 
@@ -460,6 +466,7 @@ static int ts_open(ts_sim *s, int c, int g, unsigned last, unsigned third, uint1
     ts_ch *h = ts_slot(s);
     uint32_t peer = 0, id = 0;
     int rc, code = 0, allowed;
+    if (rc_out) *rc_out = ALKT_ERR_WOULD_BLOCK;
     if (!h) return 0;
     memset(&p, 0, sizeof p);
     p.kind = ALKT_OPEN_DIRECT;
