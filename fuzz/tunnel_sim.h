@@ -113,7 +113,14 @@ enum { K_OPEN, K_SEND, K_SHUT, K_RESET, K_STEP, K_RUN, K_IDLE, K_KILL_RELAY,
 
 static ts_sim ts__state;
 
-#define TS_FAIL(s, ...) ((void)alksim_fail((s)->ctx, __VA_ARGS__))
+/* A failure seen in a callback: recorded for the runner (first one wins);
+ * the verbose rerun also shows the world's own trace. */
+#define TS_FAIL(s, ...)                                                        \
+    do {                                                                       \
+        if (!(s)->ctx->failed && ((s)->ctx->flags & ALKSIM_RUN_VERBOSE))        \
+            alk_trace_dump(stderr);                                            \
+        (void)alksim_fail((s)->ctx, __VA_ARGS__);                              \
+    } while (0)
 
 static unsigned char ts_byte(uint32_t tag, size_t at)
 {
@@ -213,13 +220,13 @@ static ts_ch *ts_find(ts_sim *s, int client, uint32_t peer, uint32_t id)
     return NULL;
 }
 
-static ts_ch *ts_find_granted(ts_sim *s, int g, uint32_t tpeer, uint32_t id)
+/* The channel a target was made for (its tag). */
+static ts_ch *ts_find_granted(ts_sim *s, uint32_t tag)
 {
     int i;
     for (i = 0; i < TS_CH; i++) {
         ts_ch *h = &s->ch[i];
-        if (h->state != TS_FREE && h->granted && h->gw == g && h->tpeer == tpeer && h->id == id)
-            return h;
+        if (h->state != TS_FREE && h->granted && h->tag == tag) return h;
     }
     return NULL;
 }
@@ -228,7 +235,7 @@ static ts_ch *ts_find_granted(ts_sim *s, int g, uint32_t tpeer, uint32_t id)
 static void ts_tap(void *ctx, const tw_target *t, const unsigned char *d, size_t n)
 {
     ts_sim *s = (ts_sim *)ctx;
-    ts_ch *h = ts_find_granted(s, t->side - TW_GATEWAY, t->peer, t->channel);
+    ts_ch *h = ts_find_granted(s, t->tag);
     size_t i;
     if (!h) {
         TS_FAIL(s, "a target behind gateway %d took %zu bytes of no open", t->side - TW_GATEWAY,
@@ -294,6 +301,13 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
                     ev->channel, c);
         h->granted = 1;
         h->tpeer = ev->peer;
+        s->w.grant_tag = h->tag;
+        {
+            /* no endpoint left for it: a refusal is what a user gets */
+            int free_target = 0;
+            for (i = 0; i < TW_TARGETS; i++) free_target |= !s->w.targets[i].used;
+            if (!free_target) h->refuse_ok = 1;
+        }
         alksim_log(s->ctx, "gateway %d: target for channel %u of client %d (kind %d)", g,
                    ev->channel, c, h->kind);
         return;
@@ -410,7 +424,7 @@ static void *ts_setup(alksim_ctx *ctx)
     for (n = 0; n < TW_NODES; n++) {
         if (!s->w.node_used[n]) continue;
         s->w.ncfg[n].session.resume_window_ns = 100000 * TW_SEC;
-        s->w.ncfg[n].max_peers = tw_is_gateway(n) ? (uint32_t)clients : (uint32_t)gateways;
+        s->w.ncfg[n].max_peers = tw_is_gateway(n) ? 2u * (uint32_t)clients : (uint32_t)gateways;
     }
     for (g = 0; g < gateways; g++) {
         s->w.nat[g] = (int)alksim_weighted(src, (const uint32_t[]){4, 2, 2, 2}, TW_NAT_KINDS);
@@ -450,10 +464,10 @@ static ts_ch *ts_slot(ts_sim *s)
     for (i = 0; i < TS_CH; i++) {
         ts_ch *h = &s->ch[i];
         /* an ended one whose target may still take bytes is kept */
-        if (h->state == TS_FREE ||
-            (h->state == TS_ENDED &&
-             (!h->granted || !tw_target_find_on(&s->w, TW_GATEWAY + h->gw, h->tpeer, h->id))))
-            return h;
+        int j, live = 0;
+        for (j = 0; h->state == TS_ENDED && h->granted && j < TW_TARGETS; j++)
+            live |= s->w.targets[j].used && s->w.targets[j].tag == h->tag;
+        if (h->state == TS_FREE || (h->state == TS_ENDED && !live)) return h;
     }
     return NULL;
 }

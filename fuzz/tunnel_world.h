@@ -43,7 +43,7 @@
 #define TW_NODES (TW_MAX_CLIENTS + TW_MAX_GATEWAYS)
 #define TW_LINKS 40
 #define TW_PIPE 8192u
-#define TW_TARGETS 24
+#define TW_TARGETS 48
 #define TW_SEC 1000000000ull
 /* Link ends: nodes 0..TW_NODES-1 (clients, then gateways), relay k is
  * TW_RELAY + k. */
@@ -75,6 +75,7 @@ typedef struct tw_target {
     int used, side;            /* the node it is behind */
     uint32_t peer, channel;
     int kind;                  /* TW_T_* */
+    uint32_t tag;              /* tw.grant_tag when it was made */
     size_t limit;              /* TW_T_EARLY_EOF: bytes echoed */
     uint64_t received;         /* bytes the endpoint took */
     alkt_open_params params;
@@ -130,6 +131,8 @@ struct tw_world {
     /* optional: every node event, before the world handles it */
     void (*watch)(void *ctx, int node, const alkt_role_event *ev);
     void *watch_ctx;
+    uint32_t grant_tag;        /* the watch may name the next target */
+    unsigned targets_exhausted;   /* opens refused for want of a target */
 };
 
 static ALK_UNUSED void tw_ip4(alkt_ip *ip, unsigned a, unsigned b, unsigned c, unsigned d)
@@ -597,7 +600,8 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
     int guard = 0;
     while (alkt_node_poll_event(n, &ev)) {
         ALK_CHECK(++guard < 10000, "node %d: endless events", side);
-        if (w->watch) w->watch(w->watch_ctx, side, &ev);
+        if (w->watch && ev.type != ALKT_REV_TARGET_CONNECT && ev.type != ALKT_REV_INCOMING)
+            w->watch(w->watch_ctx, side, &ev);
         switch (ev.type) {
         case ALKT_REV_CONNECT:
             tw_connect(w, side, ev.conn, &ev.ip, ev.port);
@@ -630,16 +634,20 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
             size_t limit;
             int kind = incoming ? TW_T_ECHO : tw_target_kind(w, &ev.params, &limit);
             int want = incoming ? w->accept_incoming : !w->refuse_targets && kind != TW_T_REFUSE;
+            w->grant_tag = 0;
+            if (w->watch) w->watch(w->watch_ctx, side, &ev);   /* (may set grant_tag) */
             tw_target *t;
             int ok, rc;
             uint16_t code;
             if (kind == TW_T_NEVER) break;   /* no answer, ever */
             t = want ? tw_target_new(w, side, ev.peer, ev.channel) : NULL;
             ok = t != NULL;
+            if (want && !t) w->targets_exhausted++;
             code = ok ? 0 : (uint16_t)ALKT_CODE_TARGET_REFUSED;
             ALK_CHECK(!incoming || ev.params.kind == ALKT_OPEN_FORWARDED,
                       "incoming: not a forwarded open");
             if (t) {
+                t->tag = w->grant_tag;
                 t->kind = kind;
                 t->limit = limit;
                 t->params = ev.params;
