@@ -363,10 +363,11 @@
  *   peer makes us hold more. alkt_channel_send takes what the credit and
  *   the resend log allow (0: wait for ALKT_EV_WRITABLE). Memory is the
  *   caller's, alkt_session_mem_size(cfg) bytes:
- *     align8(max_channels * sizeof(alkt__chan)) + max_channels * 8
+ *     align8(max_channels * sizeof(alkt__chan)) + max_channels * 24
  *     + max_channels * channel_window + log_size + max_frame + 8
- *   (records, pending refusals, receive rings, the resend log, the frame
- *   buffer), and when encrypted, R = 2 + 8 + max_frame + 16 (a record):
+ *   (records, pending refusals, the last events of finished channels
+ *   whose records a peer's open took, receive rings, the resend log, the
+ *   frame buffer), and when encrypted, R = 2 + 8 + max_frame + 16 (a record):
  *     + 8 + align8(4 R + 26) + align8(R)
  *   (four records sealed per batch and a REKEY record, one record coming
  *   in) - nothing else grows, whatever the peer sends.
@@ -1228,6 +1229,11 @@ typedef struct alkt_session {
     uint32_t *refusals;         /* opens refused without a record, owed to
                                    the log: (id, code) pairs, max_channels */
     uint32_t n_refusals;
+    uint32_t *retired;          /* finished channels that gave their record
+                                   to a peer's open before the app polled
+                                   their last events: (id, events, code, 0)
+                                   quads, max_channels */
+    uint32_t n_retired;
     uint32_t ev_cursor;
     unsigned session_events;
     int ev_code_disconnected, ev_code_closed;
@@ -5964,7 +5970,7 @@ ALKTDEF size_t alkt_session_mem_size(const alkt_session_config *cfg)
     alkt_session_config c;
     if (!cfg || !alkt__cfg(cfg, &c)) return 0;
     return alkt__align8((size_t)c.max_channels * sizeof(alkt__chan)) +
-           (size_t)c.max_channels * 8u + (size_t)c.max_channels * c.channel_window +
+           (size_t)c.max_channels * 24u + (size_t)c.max_channels * c.channel_window +
            c.log_size + c.max_frame + 8 + alkt__rec_mem(&c);
 }
 
@@ -5997,6 +6003,8 @@ ALKTDEF int alkt_session_init(alkt_session *s, const alkt_session_config *cfg,
     memset(s->chans, 0, (size_t)c.max_channels * sizeof(alkt__chan));
     s->refusals = (uint32_t *)(void *)p;
     p += (size_t)c.max_channels * 8u;
+    s->retired = (uint32_t *)(void *)p;
+    p += (size_t)c.max_channels * 16u;
     for (i = 0; i < c.max_channels; i++) {
         s->chans[i].ring = p;
         p += c.channel_window;
@@ -6035,6 +6043,36 @@ static alkt__chan *alkt__slot(alkt_session *s)
     uint32_t i;
     for (i = 0; i < s->max_channels; i++)
         if (s->chans[i].state == ALKT_CHANNEL_NONE) return &s->chans[i];
+    return NULL;
+}
+
+/* A peer's open finds every record taken: a finished channel whose only
+ * news left for the app is its refusal or reset and its DONE gives its
+ * record up, and those events wait in the retired queue (polled first).
+ * Without this a peer that stays within max_channels - it saw the
+ * channel end and opened another - is refused because our app has not
+ * polled yet (found by tunnel_sim: a reset and the next open in one
+ * read). */
+static alkt__chan *alkt__retire(alkt_session *s)
+{
+    const unsigned keep = ALKT__EV_OPEN_FAILED | ALKT__EV_RESET | ALKT__EV_DONE;
+    uint32_t i, *r;
+    if (s->n_retired >= s->max_channels) return NULL;
+    for (i = 0; i < s->max_channels; i++) {
+        alkt__chan *c = &s->chans[i];
+        /* (READABLE and WRITABLE say nothing once it is finished: a reset
+         * dropped what was buffered, two EOFs mean it was all read) */
+        if (c->state != ALKT_CHANNEL_FINISHED || !(c->events & ALKT__EV_DONE) ||
+            (c->events & ~(keep | ALKT__EV_READABLE | ALKT__EV_WRITABLE)))
+            continue;
+        r = s->retired + 4u * s->n_retired++;
+        r[0] = c->id;
+        r[1] = c->events & keep;
+        r[2] = (uint32_t)c->code;
+        r[3] = 0;
+        memset(c, 0, offsetof(alkt__chan, ring));
+        return c;
+    }
     return NULL;
 }
 
@@ -6661,6 +6699,7 @@ static int alkt__on_frame(alkt_session *s, unsigned type, uint32_t id,
             return alkt__refuse_later(s, id, ALKT__CODE_DUPLICATE);
         s->peer_high = id;
         c = alkt__slot(s);
+        if (!c) c = alkt__retire(s);
         if (!c) return alkt__refuse_later(s, id, ALKT__CODE_FULL);
         memset(c, 0, offsetof(alkt__chan, ring));
         if (alkt_open_params_decode((const char *)p, n, NULL, &c->params,
@@ -7227,6 +7266,19 @@ ALKTDEF int alkt_session_poll_event(alkt_session *s, alkt_event *ev)
         ev->type = (s->session_events & ALKT__SEV_ESTABLISHED)
                        ? ALKT_EV_ESTABLISHED : ALKT_EV_RESUMED;
         s->session_events &= ~(ALKT__SEV_ESTABLISHED | ALKT__SEV_RESUMED);
+        return 1;
+    }
+    if (s->n_retired) {   /* oldest first, each ending with its DONE */
+        uint32_t *r = s->retired;
+        ev->channel = r[0];
+        ev->code = (int)r[2];
+        if (r[1] & (ALKT__EV_OPEN_FAILED | ALKT__EV_RESET)) {
+            ev->type = (r[1] & ALKT__EV_OPEN_FAILED) ? ALKT_EV_OPEN_FAILED : ALKT_EV_RESET;
+            r[1] &= ~(ALKT__EV_OPEN_FAILED | ALKT__EV_RESET);
+            return 1;
+        }
+        ev->type = ALKT_EV_CHANNEL_DONE;
+        memmove(r, r + 4, (size_t)(--s->n_retired) * 4u * sizeof *r);
         return 1;
     }
     for (k = 0; k < s->max_channels; k++) {

@@ -1104,12 +1104,12 @@ TEST session_memory_is_the_documented_formula(void)
     need = alkt_session_mem_size(&c);
     /* encrypted (the default): two record buffers more - four records of
      * 2 + 8 + 1024 + 16 bytes and a REKEY record out, one record in */
-    ASSERT_EQ(((4 * sizeof(alkt__chan) + 7) & ~(size_t)7) + 4 * 8 + 4 * 4096 +
+    ASSERT_EQ(((4 * sizeof(alkt__chan) + 7) & ~(size_t)7) + 4 * 24 + 4 * 4096 +
                   16384 + 1024 + 8 +
                   8 + ((4 * (18 + 8 + 1024) + 18 + 8 + 7) & ~(size_t)7) +
                   ((18 + 8 + 1024 + 7) & ~(size_t)7), need);
     c.plaintext = 1;
-    ASSERT_EQ(((4 * sizeof(alkt__chan) + 7) & ~(size_t)7) + 4 * 8 + 4 * 4096 +
+    ASSERT_EQ(((4 * sizeof(alkt__chan) + 7) & ~(size_t)7) + 4 * 24 + 4 * 4096 +
                   16384 + 1024 + 8, alkt_session_mem_size(&c));
     c.plaintext = 0;
     mem = (unsigned char *)malloc(need);
