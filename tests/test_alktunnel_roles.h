@@ -254,6 +254,34 @@ TEST roles_direct_failure_falls_back_to_the_relay(void)
     PASS();
 }
 
+/* The gateway's spare at the relay is lost on the way without a word (a
+ * NAT forgets it): the gateway replaces it after 4 refresh periods, so a
+ * client that can only come through the relay gets in (it never did). */
+TEST roles_gateway_replaces_a_spare_lost_silently(void)
+{
+    tw_world w;
+    uint32_t peer, ch;
+    int i, dropped = 0;
+    tw_init(&w, 0, TR_FAR);
+    tw_partition_direct(&w, 1);
+    tw_run(&w, TW_SEC);
+    for (i = 0; i < TW_LINKS; i++)
+        if (w.links[i].used && w.links[i].side[0] == TW_GATEWAY &&
+            w.links[i].side[1] == TW_RELAY) {
+            tw_drop_link(&w, i);
+            dropped++;
+        }
+    ASSERT_EQ(1, dropped);
+    tw_run(&w, w.now + 35 * TW_SEC);   /* the relay let it go at 30 s */
+    ASSERT_EQ(0u, w.spliced);
+    tw_run(&w, w.now + 10 * TW_SEC);   /* the gateway at 40 s */
+    ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+    ASSERT_EQ(1u, w.spliced);
+    ASSERT(tr_echo(&w, peer, ch, 0, 3000, NULL));
+    tw_free(&w);
+    PASS();
+}
+
 /* Every path down: attempts come in rounds (direct, relay), the gap
  * between rounds doubles from backoff_min up to backoff_max, each drawn
  * in [b/2, b]. */
@@ -499,6 +527,51 @@ TEST relay_joins_by_token_and_id_and_expires_offers(void)
     PASS();
 }
 
+
+/* A slot a joined spare used keeps nothing for the next connection: a
+ * client landing there is joined and its bytes cross (the spare's "drop
+ * refreshes until 'S'" flag once stayed and cut it off at its first byte). */
+TEST relay_slot_reuse_keeps_nothing(void)
+{
+    tr_relay t;
+    unsigned char b[256];
+    uint32_t g, cl, cl2, g2;
+    size_t n;
+    tr_relay_init(&t);
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &g));    /* slot 0: a spare */
+    n = tr_req(b, 2, "tok-one", "gw1");
+    alkt_relay_handle_input(&t.r, g, b, n, 0);
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &cl));   /* slot 1: a client */
+    n = tr_req(b, 1, "tok-one", "gw1");
+    alkt_relay_handle_input(&t.r, cl, b, n, 0);
+    ASSERT_EQ(0, tr_status(&t, cl));
+    ASSERT_EQ(0, tr_status(&t, g));
+    /* the pair ends before the spare's 'S' came */
+    alkt_relay_handle_closed(&t.r, g, 0);
+    alkt_relay_handle_closed(&t.r, cl, 0);
+    alkt_relay_handle_timeout(&t.r, 6000000000ull);
+    while (tr_closes(&t, 0)) {
+    }
+    /* now a client takes slot 0 and a spare slot 1 */
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 6000000000ull, &cl2));
+    ASSERT_EQ(g & 0xffffu, cl2 & 0xffffu);
+    n = tr_req(b, 1, "tok-one", "gw1");
+    alkt_relay_handle_input(&t.r, cl2, b, n, 6000000000ull);
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 6000000000ull, &g2));
+    n = tr_req(b, 2, "tok-one", "gw1");
+    alkt_relay_handle_input(&t.r, g2, b, n, 6000000000ull);
+    ASSERT_EQ(0, tr_status(&t, cl2));
+    ASSERT_EQ(0, tr_status(&t, g2));
+    ASSERT_EQ((ptrdiff_t)5, alkt_relay_handle_input(&t.r, cl2, "hello", 5, 6000000000ull));
+    ASSERT_EQ(0, tr_closes(&t, cl2));
+    {
+        const void *d;
+        ASSERT_EQ((size_t)5, alkt_relay_transmit_peek(&t.r, g2, &d));
+        ASSERT_EQ(0, memcmp(d, "hello", 5));
+    }
+    free(t.mem);
+    PASS();
+}
 
 /* ssh -R: the client asks the gateway to listen; each connection there
  * comes back as a channel the client accepts; revoking the listen's
@@ -910,6 +983,8 @@ SUITE(alkt_roles_suite)
     RUN_TEST(roles_restarting_client_is_not_locked_out);
     RUN_TEST(relay_refuses_bad_requests_with_a_status);
     RUN_TEST(relay_joins_by_token_and_id_and_expires_offers);
+    RUN_TEST(relay_slot_reuse_keeps_nothing);
+    RUN_TEST(roles_gateway_replaces_a_spare_lost_silently);
     RUN_TEST(dgram_pump_carries_empty_and_full_datagrams_in_order);
     RUN_TEST(dgram_pump_refuses_oversize_and_cut_frames);
 }

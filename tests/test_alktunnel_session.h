@@ -1060,6 +1060,43 @@ TEST session_refusal_queue_is_bounded(void)
     PASS();
 }
 
+/* The peer resets a channel and opens the next one in the same read,
+ * before our app polled the first one's end: the open is within
+ * max_channels for the peer, so it is accepted (the finished channel's
+ * record is retired, its RESET and DONE still come, first). */
+TEST session_reset_then_open_in_one_read_is_accepted(void)
+{
+    t_pair p;
+    uint32_t ids[4], fresh = 0;
+    alkt_open_params o = t_params(5432);
+    alkt_event ev;
+    ASSERT(t_init(&p));
+    ASSERT(t_open_all(&p, ids));
+    ASSERT_EQ(ALKT_OK, alkt_channel_reset(&p.s[0], ids[1], 9));
+    while (alkt_session_poll_event(&p.s[0], &ev)) {   /* the client's side only */
+    }
+    ASSERT_EQ(ALKT_OK, alkt_channel_open(&p.s[0], &o, &fresh));
+    t_move(&p, 0);   /* RESET and OPEN arrive together */
+    ev = t_event(&p, 1);
+    ASSERT_EQ(ALKT_EV_RESET, ev.type);
+    ASSERT_EQ(ids[1], ev.channel);
+    ASSERT_EQ(9, ev.code);
+    ev = t_event(&p, 1);
+    ASSERT_EQ(ALKT_EV_CHANNEL_DONE, ev.type);
+    ASSERT_EQ(ids[1], ev.channel);
+    ev = t_event(&p, 1);
+    ASSERT_EQ(ALKT_EV_OPEN_REQUEST, ev.type);
+    ASSERT_EQ(fresh, ev.channel);
+    ASSERT_EQ(ALKT_OK, alkt_channel_accept(&p.s[1], fresh, NULL));
+    t_settle(&p);
+    ev = t_event(&p, 0);
+    ASSERT_EQ(ALKT_EV_OPENED, ev.type);
+    ASSERT_EQ(fresh, ev.channel);
+    ASSERT_EQ(0u, p.s[1].n_retired);
+    t_free(&p);
+    PASS();
+}
+
 /* A send the resend log stopped (credit left, no room) is told when acks
  * make room: ALKT_EV_WRITABLE, not only when credit comes back. */
 TEST session_writable_after_the_log_frees(void)
@@ -1435,6 +1472,7 @@ SUITE(alkt_session_suite)
     RUN_TEST(session_zero_copy_paths_match_the_copying_ones);
     RUN_TEST(session_connect_drops_a_stale_disconnect);
     RUN_TEST(session_refusal_queue_is_bounded);
+    RUN_TEST(session_reset_then_open_in_one_read_is_accepted);
     RUN_TEST(session_writable_after_the_log_frees);
     RUN_TEST(session_memory_is_the_documented_formula);
     RUN_TEST(session_keepalive_pings_keep_a_quiet_link_up);
