@@ -78,6 +78,8 @@ typedef struct ts_ch {
     uint64_t frozen;           /* ... at most, after a revocation */
     int frozen_set;
     int eof_sent, eof_got, granted, probe;
+    int overrun;               /* a hostile client wrote past its window:
+                                  the gateway must end the session */
     int deny_ok, revoke_ok, refuse_ok, lost_ok;
 } ts_ch;
 
@@ -94,6 +96,7 @@ typedef struct ts_sim {
     ts_view vg, vc;            /* the gateways' and the clients' views */
     int gw_crashed[TW_MAX_GATEWAYS];
     int shaky[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];  /* authorization gone once */
+    int hostile[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];   /* its session must end */
     uint32_t tags;
     int healed;
     uint64_t heal_at;
@@ -106,10 +109,12 @@ typedef struct ts_sim {
 static const char *const ts_kinds[] = {
     "open", "send", "shutdown", "reset", "step", "run", "idle", "kill-relay",
     "restart-relay", "partition", "heal", "drop-link", "roam", "crash-gateway",
-    "crash-client", "revoke", "authorize", "edit-resource", "segment", "targets-refuse"};
+    "crash-client", "revoke", "authorize", "edit-resource", "segment", "targets-refuse",
+    "hostile-client"};
 enum { K_OPEN, K_SEND, K_SHUT, K_RESET, K_STEP, K_RUN, K_IDLE, K_KILL_RELAY,
        K_RESTART_RELAY, K_PARTITION, K_HEAL, K_DROP, K_ROAM, K_CRASH_GW,
-       K_CRASH_CLIENT, K_REVOKE, K_AUTHORIZE, K_EDIT, K_SEGMENT, K_REFUSE, K_COUNT };
+       K_CRASH_CLIENT, K_REVOKE, K_AUTHORIZE, K_EDIT, K_SEGMENT, K_REFUSE, K_HOSTILE,
+       K_COUNT };
 
 static ts_sim ts__state;
 
@@ -319,7 +324,7 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
             if ((h->state != TS_OPENING && h->state != TS_OPEN) || h->client != node ||
                 h->peer != ev->peer)
                 continue;
-            if (!h->lost_ok && !s->shaky[node][h->gw] && !s->gw_crashed[h->gw])
+            if (!h->lost_ok && !h->overrun && !s->shaky[node][h->gw] && !s->gw_crashed[h->gw])
                 TS_FAIL(s, "client %d lost its session to gateway %d (%d) with channel %u open",
                         node, h->gw, ev->code, h->id);
             h->state = TS_ENDED;
@@ -349,7 +354,7 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
         h->state = TS_ENDED;
         break;
     case ALKT_EV_RESET:
-        if (!(h->lost_ok || (ev->code == (int)ALKT_CODE_REVOKED && h->revoke_ok)))
+        if (!(h->lost_ok || h->overrun || (ev->code == (int)ALKT_CODE_REVOKED && h->revoke_ok)))
             TS_FAIL(s, "channel %u: reset with %d the model did not expect", h->id, ev->code);
         h->state = TS_ENDED;
         break;
@@ -520,7 +525,7 @@ static int ts_open(ts_sim *s, int c, int g, unsigned last, unsigned third, uint1
     h->kind = tw_target_kind(&s->w, &p, &h->limit);
     h->refuse_ok = s->w.refuse_targets;
     if (ts_allowed(s, &s->vg, c, g, port) != 1) h->deny_ok = h->revoke_ok = 1;
-    if (s->gw_crashed[g]) h->lost_ok = 1;
+    if (s->gw_crashed[g] || s->hostile[c][g]) h->lost_ok = 1;
     return 1;
 }
 
@@ -537,6 +542,75 @@ static void ts_send(ts_sim *s, ts_ch *h, size_t n)
     took = alkt_channel_send(ss, h->id, b, n);
     if (took > 0) h->sent += (size_t)took;
     alksim_log(s->ctx, "client %d sends %zu on %u -> %ld", h->client, n, h->id, (long)took);
+}
+
+/* An authenticated client that breaks the protocol on a live channel:
+ * a second OPEN of its id (the gateway refuses it and leaves the channel
+ * as it was), or DATA frames beyond any window the gateway can have
+ * granted, delivered in one read (the gateway must end the session: no
+ * byte past its credit is ever taken). */
+static void ts_hostile(ts_sim *s, ts_ch *h, int overrun)
+{
+    tw_world *w = &s->w;
+    alkt_session *ss = alkt_node_session(&w->node[h->client], h->peer);
+    unsigned char b[1024];
+    size_t total = 0, want = 4097, i;
+    if (!ss || !alkt_session_is_established(ss)) return;
+    if (!overrun) {
+        alkt_open_params p;
+        alkt_error err;
+        ptrdiff_t n;
+        memset(&p, 0, sizeof p);
+        p.kind = ALKT_OPEN_DIRECT;
+        p.substrate = ALKT_SUBSTRATE_TCP;
+        p.host.kind = ALKT_HOST_IP;
+        tw_ip4(&p.host.ip, 10, (unsigned)h->gw + 1, 0, 1);
+        p.port = 80;
+        n = alkt_open_params_encode(&p, (char *)b, sizeof b, &err);
+        if (n > 0 && alkt__log_frame(ss, ALKT_FRAME_OPEN, h->id, b, (size_t)n, NULL, 0))
+            alksim_log(s->ctx, "client %d opens its live channel %u again", h->client, h->id);
+        return;
+    }
+    if (h->eof_sent || alkt__log_room(ss) < want + 64 || h->sent + want > TS_MAX_SEND) return;
+    while (total < want) {
+        size_t k = want - total < ss->max_frame ? want - total : ss->max_frame;
+        for (i = 0; i < k; i++) b[i] = ts_byte(h->tag, h->sent + total + i);
+        ALK_CHECK(alkt__log_frame(ss, ALKT_FRAME_DATA, h->id, b, k, NULL, 0), "log room");
+        total += k;
+    }
+    h->sent += total;
+    s->shaky[h->client][h->gw] = s->hostile[h->client][h->gw] = 1;
+    for (i = 0; i < TS_CH; i++)
+        if (s->ch[i].client == h->client && s->ch[i].gw == h->gw && &s->ch[i] != h)
+            s->ch[i].lost_ok = 1;
+    {   /* all of it in one read: no endpoint reads (and gives credit)
+         * while it crosses */
+        size_t seg = w->segment;
+        int j, k, round;
+        w->segment = TW_PIPE;
+        for (round = 0; round < 4; round++)
+            for (j = 0; j < TW_LINKS; j++)
+                for (k = 0; k < 2; k++)
+                    if (w->links[j].used) tw_send(w, &w->links[j], k);
+        for (j = 0; j < TW_LINKS; j++)
+            for (k = 0; k < 2; k++)
+                if (w->links[j].used) tw_recv(w, &w->links[j], k);
+        w->segment = seg;
+        /* judged only when it all crossed at once (a silent link, a path
+         * being made, a full pipe: then any outcome is allowed) */
+        h->overrun = 1;
+        for (j = 0; j < TW_LINKS; j++)
+            for (k = 0; k < 2; k++) {
+                tw_link *l = &w->links[j];
+                const void *d;
+                if (l->used && l->side[k] == h->client && l->h[k] &&
+                    (l->silent || l->pipe[k].len || tw_peek(w, h->client, l->h[k], &d)))
+                    h->overrun = 0;
+            }
+        if (!h->overrun) h->lost_ok = 1;
+    }
+    alksim_log(s->ctx, "client %d writes %zu bytes past its window on channel %u%s", h->client,
+               total, h->id, h->overrun ? "" : " (not in one read)");
 }
 
 static ts_ch *ts_pick_open(ts_sim *s, alksim_source *src)
@@ -692,6 +766,10 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
         w->segment = (size_t)alksim_range(src, 1, 4000);
         alksim_log(ctx, "segment %zu", w->segment);
         break;
+    case K_HOSTILE:
+        if ((h = ts_pick_open(s, src)) != NULL)
+            ts_hostile(s, h, alksim_bool(src));
+        break;
     case K_REFUSE:
         w->refuse_targets = !w->refuse_targets;
         alksim_log(ctx, "targets %s", w->refuse_targets ? "refuse" : "accept");
@@ -820,6 +898,10 @@ static int ts_quiesce(alksim_ctx *ctx, void *state)
         size_t most = h->kind == TW_T_EARLY_EOF && h->limit < h->sent ? h->limit : h->sent;
         int early = h->kind == TW_T_EARLY_EOF && h->sent >= h->limit;
         if (h->lost_ok || h->state == TS_FREE || h->state == TS_ENDED) continue;
+        if (h->overrun) {   /* open still: its session was not ended */
+            pending = 1;
+            continue;
+        }
         if (h->state == TS_OPENING && h->kind != TW_T_NEVER) pending = 1;
         if (h->state == TS_OPEN &&
             (h->got < most || ((h->eof_sent || early) && !h->eof_got) || (h->probe && !h->eof_got)))
@@ -847,6 +929,9 @@ static int ts_quiesce(alksim_ctx *ctx, void *state)
             ts_ch *h = &s->ch[i];
             size_t most = h->kind == TW_T_EARLY_EOF && h->limit < h->sent ? h->limit : h->sent;
             if (h->lost_ok || (h->state != TS_OPEN && h->state != TS_OPENING)) continue;
+            ALKSIM_CHECK(ctx, !h->overrun,
+                         "channel %u of client %d: the gateway took a write past its window "
+                         "and kept the session", h->id, h->client);
             ALKSIM_CHECK(ctx, h->state == TS_OPEN || h->kind == TW_T_NEVER,
                          "channel %u of client %d never answered (target kind %d)", h->id,
                          h->client, h->kind);
