@@ -412,12 +412,11 @@ static void *ts_setup(alksim_ctx *ctx)
     int relay_first = alksim_chance(src, 1, 4);
     int plaintext = !alksim_chance(src, 1, 8);
     int c, g, n;
-    free(s->w.rmem[0]);
-    free(s->w.rmem[1]);
-    for (n = 0; n < TW_NODES; n++) free(s->w.mem[n]);
-    memset(s, 0, sizeof *s);
+    memset(s, 0, offsetof(ts_sim, w));
+    memset(&s->ch, 0, sizeof *s - offsetof(ts_sim, ch));
     s->ctx = ctx;
-    tw_init_shape(&s->w, clients, gateways, relays, relay_first, plaintext, 4102444800ull);
+    /* (the world's memory is kept from the last input) */
+    tw_init_shape(&s->w, clients, gateways, relays, relay_first, plaintext, 4102444800ull, 1);
     s->w.behaviours = 1;
     s->w.tap = ts_tap;
     s->w.tap_ctx = s;
@@ -445,12 +444,6 @@ static void *ts_setup(alksim_ctx *ctx)
      * silently until their idle timeout */
     s->w.rcfg.max_conns = 24;
     s->w.rcfg.idle_timeout_ns = 120 * TW_SEC;
-    s->w.rmem_len = alkt_relay_mem_size(&s->w.rcfg);
-    for (n = 0; n < relays; n++) {
-        free(s->w.rmem[n]);
-        s->w.rmem[n] = malloc(s->w.rmem_len);
-        ALK_CHECK(s->w.rmem[n] != NULL, "relay memory");
-    }
     tw_relay_restart(&s->w);
     /* send-heavy: the drawn weights of opens and sends count more */
     ctx->weights[K_SEND] *= 4;

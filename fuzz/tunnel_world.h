@@ -35,6 +35,7 @@
 #define TUNNEL_WORLD_H
 
 #include "alk_check.h"
+#include <stddef.h>
 #include <string.h>
 
 #define TW_MAX_CLIENTS 3
@@ -56,8 +57,8 @@ enum { TW_NAT_PUBLIC, TW_NAT_FORWARDED, TW_NAT_CONE, TW_NAT_SYMMETRIC, TW_NAT_KI
 enum { TW_T_ECHO, TW_T_REFUSE, TW_T_SLOW, TW_T_EARLY_EOF, TW_T_NEVER };
 
 typedef struct tw_pipe {
-    unsigned char buf[TW_PIPE];
     size_t head, len;
+    unsigned char buf[TW_PIPE];
 } tw_pipe;
 
 typedef struct tw_link {
@@ -68,7 +69,9 @@ typedef struct tw_link {
     int silent;            /* bytes are lost both ways, no end is seen */
     uint64_t last_in[2];   /* when side k last took input (or connected) */
     uint64_t out[2];       /* bytes side k has sent */
-    tw_pipe pipe[2];       /* pipe[k]: what side k sent */
+    tw_pipe pipe[2];       /* pipe[k]: what side k sent (last: a new link
+                              clears what comes before and the pipes'
+                              counters, not their bytes) */
 } tw_link;
 
 typedef struct tw_target {
@@ -80,10 +83,10 @@ typedef struct tw_target {
     uint64_t received;         /* bytes the endpoint took */
     alkt_open_params params;
     alkt_pump p;
-    unsigned char buf[2048];
-    unsigned char echo[4096];  /* bytes written to the endpoint, to echo */
     size_t echo_len;
     int eof_seen, shut, done, aborted;
+    unsigned char buf[2048];   /* (the buffers last: not cleared) */
+    unsigned char echo[4096];  /* bytes written to the endpoint, to echo */
 } tw_target;
 
 typedef struct tw_world tw_world;
@@ -92,7 +95,7 @@ struct tw_world {
     int node_used[TW_NODES];
     alkt_relay_server relay[TW_MAX_RELAYS];
     void *mem[TW_NODES], *rmem[TW_MAX_RELAYS];
-    size_t mem_len[TW_NODES], rmem_len;
+    size_t mem_len[TW_NODES], rmem_len, rmem_cap[TW_MAX_RELAYS];
     alkt_node_config ncfg[TW_NODES];
     unsigned char seed[TW_NODES][32];
     char ids[TW_NODES][16];
@@ -109,8 +112,6 @@ struct tw_world {
     int accept_listens;        /* gateway: LISTEN answered "listening" */
     int accept_incoming;       /* client: INCOMING gets an echo behind it */
     uint32_t listen_peer, listen_channel;   /* the last listen granted */
-    tw_link links[TW_LINKS];
-    tw_target targets[TW_TARGETS];
     alkt_ip gw_ip[TW_MAX_GATEWAYS], relay_ip[TW_MAX_RELAYS];
     uint16_t gw_port, relay_port;
     /* what happened, for the checks */
@@ -133,6 +134,9 @@ struct tw_world {
     void *watch_ctx;
     uint32_t grant_tag;        /* the watch may name the next target */
     unsigned targets_exhausted;   /* opens refused for want of a target */
+    /* last, and cleared field by field (a world is made per fuzz input) */
+    tw_link links[TW_LINKS];
+    tw_target targets[TW_TARGETS];
 };
 
 static ALK_UNUSED void tw_ip4(alkt_ip *ip, unsigned a, unsigned b, unsigned c, unsigned d)
@@ -221,10 +225,43 @@ static ALK_UNUSED void tw_node_config(alkt_node_config *c, const char *id,
 static ALK_UNUSED void tw_relay_restart(tw_world *w)
 {
     int k;
+    w->rmem_len = alkt_relay_mem_size(&w->rcfg);
+    for (k = 0; k < w->n_relays; k++)
+        if (!w->rmem[k] || w->rmem_cap[k] < w->rmem_len) {
+            free(w->rmem[k]);
+            w->rmem[k] = malloc(w->rmem_len);
+            w->rmem_cap[k] = w->rmem_len;
+            ALK_CHECK(w->rmem[k] != NULL, "relay memory");
+        }
     for (k = 0; k < w->n_relays; k++)
         ALK_CHECK(alkt_relay_init(&w->relay[k], &w->rcfg, w->rmem[k], w->rmem_len, w->now) ==
                       ALKT_OK,
                   "relay init");
+}
+
+/* A zeroed world but for the pipes' and targets' bytes (nothing reads
+ * them before writing); keep_mem: the roles' memory of the last world
+ * stays allocated (a world made again per fuzz input). */
+static ALK_UNUSED void tw_clear(tw_world *w, int keep_mem)
+{
+    void *mem[TW_NODES], *rmem[TW_MAX_RELAYS];
+    size_t mem_len[TW_NODES], rmem_cap[TW_MAX_RELAYS];
+    int i;
+    if (keep_mem) {
+        memcpy(mem, w->mem, sizeof mem);
+        memcpy(rmem, w->rmem, sizeof rmem);
+        memcpy(mem_len, w->mem_len, sizeof mem_len);
+        memcpy(rmem_cap, w->rmem_cap, sizeof rmem_cap);
+    }
+    memset(w, 0, offsetof(tw_world, links));
+    if (keep_mem) {
+        memcpy(w->mem, mem, sizeof mem);
+        memcpy(w->rmem, rmem, sizeof rmem);
+        memcpy(w->mem_len, mem_len, sizeof mem_len);
+        memcpy(w->rmem_cap, rmem_cap, sizeof rmem_cap);
+    }
+    for (i = 0; i < TW_LINKS; i++) memset(&w->links[i], 0, offsetof(tw_link, pipe[0].buf));
+    for (i = 0; i < TW_TARGETS; i++) memset(&w->targets[i], 0, offsetof(tw_target, buf));
 }
 
 /* Node i (re)starts empty from its config, with the current view. */
@@ -255,14 +292,16 @@ static ALK_UNUSED void tw_node_start(tw_world *w, int i)
 }
 
 /* Any world: clients, gateways, relays (1..TW_MAX_*); relay_first for
- * every client; plaintext sessions or encrypted ones. */
+ * every client; plaintext sessions or encrypted ones. keep_mem: w is a
+ * world made before (its memory is used again), else w is uninitialized. */
 static ALK_UNUSED void tw_init_shape(tw_world *w, int clients, int gateways, int relays,
-                                     int relay_first, int plaintext, uint64_t expires)
+                                     int relay_first, int plaintext, uint64_t expires,
+                                     int keep_mem)
 {
     static const char *const cids[TW_MAX_CLIENTS] = {"laptop", "phone", "desk"};
     static const char *const gids[TW_MAX_GATEWAYS] = {"gw1", "gw2"};
     int i, k;
-    memset(w, 0, sizeof *w);
+    tw_clear(w, keep_mem);
     w->n_clients = clients;
     w->n_gateways = gateways;
     w->n_relays = relays;
@@ -290,11 +329,6 @@ static ALK_UNUSED void tw_init_shape(tw_world *w, int clients, int gateways, int
     w->rcfg.token_count = 1;
     w->rcfg.max_conns = 8;
     w->rcfg.buffer_size = 4096;
-    w->rmem_len = alkt_relay_mem_size(&w->rcfg);
-    for (k = 0; k < relays; k++) {
-        w->rmem[k] = malloc(w->rmem_len);
-        ALK_CHECK(w->rmem[k] != NULL, "relay memory");
-    }
     tw_relay_restart(w);
     tw_default_control(w, expires);
     for (i = 0; i < TW_NODES; i++)
@@ -304,7 +338,7 @@ static ALK_UNUSED void tw_init_shape(tw_world *w, int clients, int gateways, int
 /* relay_first: the client tries the relay before the direct path. */
 static ALK_UNUSED void tw_init(tw_world *w, int relay_first, uint64_t expires)
 {
-    tw_init_shape(w, 1, 1, 1, relay_first, 0, expires);
+    tw_init_shape(w, 1, 1, 1, relay_first, 0, expires, 0);
 }
 
 static ALK_UNUSED void tw_free(tw_world *w)
@@ -376,7 +410,8 @@ static ALK_UNUSED void tw_connect(tw_world *w, int side, uint32_t h, const alkt_
         alkt_node_handle_closed(tw_node(w, side), h, w->now);
         return;
     }
-    memset(l, 0, sizeof *l);
+    memset(l, 0, offsetof(tw_link, pipe[0].buf));
+    l->pipe[1].head = l->pipe[1].len = 0;
     l->used = 1;
     l->side[0] = side;
     l->h[0] = h;
@@ -526,7 +561,7 @@ static ALK_UNUSED tw_target *tw_target_new(tw_world *w, int side, uint32_t peer,
     for (i = 0; i < TW_TARGETS; i++) {
         tw_target *t = &w->targets[i];
         if (t->used) continue;
-        memset(t, 0, sizeof *t);
+        memset(t, 0, offsetof(tw_target, buf));
         t->used = 1;
         t->side = side;
         t->peer = peer;
