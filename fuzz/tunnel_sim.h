@@ -463,7 +463,7 @@ static ts_ch *ts_slot(ts_sim *s)
         ts_ch *h = &s->ch[i];
         /* an ended one whose target may still take bytes is kept */
         int j, live = 0;
-        for (j = 0; h->state == TS_ENDED && h->granted && j < TW_TARGETS; j++)
+        for (j = 0; h->state == TS_ENDED && h->granted && j < s->w.n_targets; j++)
             live |= s->w.targets[j].used && s->w.targets[j].tag == h->tag;
         if (h->state == TS_FREE || (h->state == TS_ENDED && !live)) return h;
     }
@@ -582,17 +582,17 @@ static void ts_hostile(ts_sim *s, ts_ch *h, int overrun)
         int j, k, round;
         w->segment = TW_PIPE;
         for (round = 0; round < 4; round++)
-            for (j = 0; j < TW_LINKS; j++)
+            for (j = 0; j < w->n_links; j++)
                 for (k = 0; k < 2; k++)
                     if (w->links[j].used) tw_send(w, &w->links[j], k);
-        for (j = 0; j < TW_LINKS; j++)
+        for (j = 0; j < w->n_links; j++)
             for (k = 0; k < 2; k++)
                 if (w->links[j].used) tw_recv(w, &w->links[j], k);
         w->segment = seg;
         /* judged only when it all crossed at once (a silent link, a path
          * being made, a full pipe: then any outcome is allowed) */
         h->overrun = 1;
-        for (j = 0; j < TW_LINKS; j++)
+        for (j = 0; j < w->n_links; j++)
             for (k = 0; k < 2; k++) {
                 tw_link *l = &w->links[j];
                 const void *d;
@@ -694,7 +694,7 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
     }
     case K_ROAM:
         alksim_log(ctx, "client %d roams", c);
-        for (i = 0; i < TW_LINKS; i++)
+        for (i = 0; i < w->n_links; i++)
             if (w->links[i].used && (w->links[i].side[0] == c || w->links[i].side[1] == c))
                 tw_drop_link(w, i);
         alkt_client_roamed(&w->node[c], w->now);
@@ -794,7 +794,7 @@ static int ts_check(alksim_ctx *ctx, void *state)
         uint64_t t;
         if (!w->node_used[n]) continue;
         t = alkt_node_poll_timeout(&w->node[n]);
-        for (i = 0; i < TW_LINKS; i++)
+        for (i = 0; i < w->n_links; i++)
             for (k = 0; k < 2; k++) {
                 tw_link *l = &w->links[i];
                 const void *d;
@@ -805,7 +805,7 @@ static int ts_check(alksim_ctx *ctx, void *state)
             }
     }
     /* a relay lets an offer go once its lifetime passed without a refresh */
-    for (i = 0; i < TW_LINKS; i++)
+    for (i = 0; i < w->n_links; i++)
         for (k = 0; k < 2; k++) {
             tw_link *l = &w->links[i];
             if (!l->used || l->side[k] < TW_RELAY || !l->h[k] || l->out[k] ||

@@ -134,6 +134,7 @@ struct tw_world {
     void *watch_ctx;
     uint32_t grant_tag;        /* the watch may name the next target */
     unsigned targets_exhausted;   /* opens refused for want of a target */
+    int n_links, n_targets;    /* slots used so far (loops stop there) */
     /* last, and cleared field by field (a world is made per fuzz input) */
     tw_link links[TW_LINKS];
     tw_target targets[TW_TARGETS];
@@ -351,7 +352,7 @@ static ALK_UNUSED void tw_free(tw_world *w)
 static ALK_UNUSED tw_link *tw_link_of(tw_world *w, int side, uint32_t h, int *k)
 {
     int i, j;
-    for (i = 0; i < TW_LINKS; i++)
+    for (i = 0; i < w->n_links; i++)
         for (j = 0; j < 2; j++)
             if (w->links[i].used && w->links[i].side[j] == side && w->links[i].h[j] == h) {
                 *k = j;
@@ -412,6 +413,7 @@ static ALK_UNUSED void tw_connect(tw_world *w, int side, uint32_t h, const alkt_
     }
     memset(l, 0, offsetof(tw_link, pipe[0].buf));
     l->pipe[1].head = l->pipe[1].len = 0;
+    if (l - w->links >= w->n_links) w->n_links = (int)(l - w->links) + 1;
     l->used = 1;
     l->side[0] = side;
     l->h[0] = h;
@@ -428,7 +430,7 @@ static ALK_UNUSED void tw_connect(tw_world *w, int side, uint32_t h, const alkt_
 static ALK_UNUSED void tw_reset_links_of(tw_world *w, int who, int from, int tell_who)
 {
     int i, k;
-    for (i = 0; i < TW_LINKS; i++) {
+    for (i = 0; i < w->n_links; i++) {
         tw_link *l = &w->links[i];
         int hit;
         if (!l->used) continue;
@@ -486,7 +488,7 @@ static ALK_UNUSED void tw_crash_node(tw_world *w, int i)
 {
     int j, k;
     alk_trace("node %d crashes and restarts", i);
-    for (j = 0; j < TW_LINKS; j++) {
+    for (j = 0; j < w->n_links; j++) {
         tw_link *l = &w->links[j];
         if (!l->used) continue;
         for (k = 0; k < 2; k++)
@@ -497,7 +499,7 @@ static ALK_UNUSED void tw_crash_node(tw_world *w, int i)
             }
         if (!l->h[0] && !l->h[1]) l->used = 0;
     }
-    for (j = 0; j < TW_TARGETS; j++)
+    for (j = 0; j < w->n_targets; j++)
         if (w->targets[j].used && w->targets[j].side == i) w->targets[j].used = 0;
     tw_node_start(w, i);
 }
@@ -527,7 +529,7 @@ static ALK_UNUSED tw_target *tw_target_find_on(tw_world *w, int side, uint32_t p
                                                 uint32_t channel)
 {
     int i;
-    for (i = 0; i < TW_TARGETS; i++)
+    for (i = 0; i < w->n_targets; i++)
         if (w->targets[i].used && w->targets[i].side == side && w->targets[i].peer == peer &&
             w->targets[i].channel == channel)
             return &w->targets[i];
@@ -562,6 +564,7 @@ static ALK_UNUSED tw_target *tw_target_new(tw_world *w, int side, uint32_t peer,
         tw_target *t = &w->targets[i];
         if (t->used) continue;
         memset(t, 0, offsetof(tw_target, buf));
+        if (i >= w->n_targets) w->n_targets = i + 1;
         t->used = 1;
         t->side = side;
         t->peer = peer;
@@ -853,9 +856,9 @@ static ALK_UNUSED void tw_step(tw_world *w)
 {
     int i, k;
     tw_all_events(w);
-    for (i = 0; i < TW_TARGETS; i++)
+    for (i = 0; i < w->n_targets; i++)
         if (w->targets[i].used) tw_target_step(w, &w->targets[i]);
-    for (i = 0; i < TW_LINKS; i++) {
+    for (i = 0; i < w->n_links; i++) {
         tw_link *l = &w->links[i];
         if (!l->used) continue;
         for (k = 0; k < 2; k++) tw_send(w, l, k);
@@ -897,7 +900,7 @@ static ALK_UNUSED void tw_advance(tw_world *w, uint64_t limit)
 static ALK_UNUSED int tw_busy(tw_world *w)
 {
     int i, k;
-    for (i = 0; i < TW_LINKS; i++) {
+    for (i = 0; i < w->n_links; i++) {
         tw_link *l = &w->links[i];
         if (!l->used) continue;
         for (k = 0; k < 2; k++) {
