@@ -292,17 +292,22 @@ static ALK_UNUSED void tw_node_start(tw_world *w, int i)
                       "add gateway");
 }
 
+/* tw_init_shape flags */
+#define TW_KEEP_MEM 1u  /* w is a world made before: its memory is used
+                           again (else w is uninitialized) */
+#define TW_NO_START 2u  /* the caller edits w->ncfg, then starts the nodes
+                           (tw_node_start) */
+
 /* Any world: clients, gateways, relays (1..TW_MAX_*); relay_first for
- * every client; plaintext sessions or encrypted ones. keep_mem: w is a
- * world made before (its memory is used again), else w is uninitialized. */
+ * every client; plaintext sessions or encrypted ones. */
 static ALK_UNUSED void tw_init_shape(tw_world *w, int clients, int gateways, int relays,
                                      int relay_first, int plaintext, uint64_t expires,
-                                     int keep_mem)
+                                     unsigned flags)
 {
     static const char *const cids[TW_MAX_CLIENTS] = {"laptop", "phone", "desk"};
     static const char *const gids[TW_MAX_GATEWAYS] = {"gw1", "gw2"};
     int i, k;
-    tw_clear(w, keep_mem);
+    tw_clear(w, (flags & TW_KEEP_MEM) != 0);
     w->n_clients = clients;
     w->n_gateways = gateways;
     w->n_relays = relays;
@@ -332,7 +337,7 @@ static ALK_UNUSED void tw_init_shape(tw_world *w, int clients, int gateways, int
     w->rcfg.buffer_size = 4096;
     tw_relay_restart(w);
     tw_default_control(w, expires);
-    for (i = 0; i < TW_NODES; i++)
+    for (i = 0; i < TW_NODES && !(flags & TW_NO_START); i++)
         if (w->node_used[i]) tw_node_start(w, i);
 }
 
