@@ -80,6 +80,10 @@ typedef struct ts_ch {
     int eof_sent, eof_got, granted, probe;
     int overrun;               /* a hostile client wrote past its window:
                                   the gateway must end the session */
+    int udp;                   /* datagrams through a pump each end */
+    uint64_t dsent, dgot, dtaken;   /* datagrams sent, echoed, at the target */
+    alkt_dgram_pump dp;
+    unsigned char dmem[2 * (TW_DGRAM_MAX + 2)];
     int deny_ok, revoke_ok, refuse_ok, lost_ok;
 } ts_ch;
 
@@ -145,13 +149,41 @@ static int ts_covers(int variant, uint16_t port)
 }
 
 /* 1 covered, 0 not, 2 too close to the expiry second to tell. */
-static int ts_allowed(const ts_sim *s, const ts_view *v, int c, int g, uint16_t port)
+static int ts_allowed_udp(const ts_sim *s, const ts_view *v, int c, int g, uint16_t port,
+                          int udp)
 {
     uint64_t now_ns = TS_UNIX0 * TW_SEC + s->w.now, exp_ns;
     if (!v->auth[c][g] || !ts_covers(v->variant[g], port)) return 0;
+    if (udp && !(s->w.res[g].protocols & ALKT_PROTO_UDP)) return 0;
     exp_ns = v->expires[c][g] * TW_SEC;
     if (now_ns + TW_SEC < exp_ns) return 1;
     return now_ns >= exp_ns + TW_SEC ? 0 : 2;
+}
+
+/* The same for a channel of the model. */
+#define ts_allowed(s, v, c, g, port) ts_allowed_udp(s, v, c, g, port, 0)
+#define ts_allowed_ch(s, v, h) ts_allowed_udp(s, v, (h)->client, (h)->gw, (h)->port, (h)->udp)
+
+/* Datagram i of a channel: its length (a fifth of them empty) and bytes. */
+static size_t ts_dlen(uint32_t tag, uint64_t i)
+{
+    uint32_t x = tag * 2654435761u + (uint32_t)i * 40503u;
+    return (x >> 7) % 5 == 0 ? 0 : (size_t)((x >> 11) % (TW_DGRAM_MAX + 1));
+}
+
+static unsigned char ts_dbyte(uint32_t tag, uint64_t i, size_t at)
+{
+    return ts_byte(tag ^ (uint32_t)(i * 977u), at);
+}
+
+/* 1 when d is datagram i of the channel, whole. */
+static int ts_dgram_is(const ts_ch *h, uint64_t i, const unsigned char *d, size_t n)
+{
+    size_t k;
+    if (n != ts_dlen(h->tag, i)) return 0;
+    for (k = 0; k < n; k++)
+        if (d[k] != ts_dbyte(h->tag, i, k)) return 0;
+    return 1;
 }
 
 /* A view as a control message: every section present. */
@@ -203,7 +235,7 @@ static void ts_gateway_view_changed(ts_sim *s)
     for (i = 0; i < TS_CH; i++) {
         ts_ch *h = &s->ch[i];
         if (h->state != TS_OPENING && h->state != TS_OPEN) continue;
-        if (ts_allowed(s, &s->vg, h->client, h->gw, h->port) == 1) continue;
+        if (ts_allowed_ch(s, &s->vg, h) == 1) continue;
         s->shaky[h->client][h->gw] = 1;
         h->deny_ok = h->revoke_ok = 1;
         if (h->granted && !h->frozen_set) {
@@ -250,7 +282,7 @@ static void ts_tap(void *ctx, const tw_target *t, const unsigned char *d, size_t
     if (h->taken + n > h->sent)
         TS_FAIL(s, "channel %u: the target took %llu bytes, %zu were sent", h->id,
                 (unsigned long long)(h->taken + n), h->sent);
-    if (ts_allowed(s, &s->vg, h->client, h->gw, h->port) == 0)
+    if (ts_allowed_ch(s, &s->vg, h) == 0)
         TS_FAIL(s, "channel %u: the target took bytes outside the gateways' view", h->id);
     if (h->frozen_set && h->taken + n > h->frozen)
         TS_FAIL(s, "channel %u: the target took bytes after its authorization went (%llu > %llu)",
@@ -262,6 +294,24 @@ static void ts_tap(void *ctx, const tw_target *t, const unsigned char *d, size_t
             break;
         }
     h->taken += n;
+}
+
+/* Every datagram a datagram target takes: the next one sent, whole. */
+static void ts_dtap(void *ctx, const tw_target *t, const unsigned char *d, size_t n)
+{
+    ts_sim *s = (ts_sim *)ctx;
+    ts_ch *h = ts_find_granted(s, t->tag);
+    if (!h || !h->udp) {
+        TS_FAIL(s, "a datagram target took a datagram of no datagram open");
+        return;
+    }
+    if (h->dtaken >= h->dsent || !ts_dgram_is(h, h->dtaken, d, n))
+        TS_FAIL(s, "channel %u: datagram %llu at the target (%zu bytes) is not the one sent "
+                   "(%llu sent)", h->id, (unsigned long long)h->dtaken, n,
+                (unsigned long long)h->dsent);
+    if (ts_allowed_ch(s, &s->vg, h) == 0)
+        TS_FAIL(s, "channel %u: a datagram taken outside the gateways' view", h->id);
+    h->dtaken++;
 }
 
 static int ts_client_of(ts_sim *s, const char *ident, size_t len)
@@ -301,7 +351,7 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
             TS_FAIL(s, "gateway %d: an open of channel %u nobody is waiting for", g, ev->channel);
             return;
         }
-        if (ts_allowed(s, &s->vg, c, g, h->port) == 0)
+        if (ts_allowed_ch(s, &s->vg, h) == 0)
             TS_FAIL(s, "gateway %d granted channel %u of client %d outside its view", g,
                     ev->channel, c);
         h->granted = 1;
@@ -335,7 +385,7 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
     h = ts_find(s, node, ev->peer, ev->channel);
     if (!h) return;
     /* (an expiry passed since the last transition) */
-    if (ts_allowed(s, &s->vg, h->client, h->gw, h->port) != 1) h->deny_ok = h->revoke_ok = 1;
+    if (ts_allowed_ch(s, &s->vg, h) != 1) h->deny_ok = h->revoke_ok = 1;
     switch (ev->channel_event) {
     case ALKT_EV_OPENED:
         if (h->state != TS_OPENING || !h->granted || h->kind == TW_T_REFUSE ||
@@ -364,6 +414,35 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
 }
 
 /* The client reads what is there; the echo is checked byte by byte. */
+/* A datagram channel's pump moves; each datagram back is the next one
+ * sent, whole, an empty one included; the EOF only after the last. */
+static void ts_read_dgrams(ts_sim *s, ts_ch *h)
+{
+    int rounds;
+    for (rounds = 0; rounds < 8; rounds++) {
+        unsigned bits = alkt_dgram_pump_poll(&h->dp);
+        const void *d;
+        ptrdiff_t n;
+        if (bits & ALKT_PUMP_ABORT) return;
+        /* (DONE: both directions ended, so the peer's EOF came too) */
+        if ((bits & (ALKT_PUMP_SHUT_WRITE | ALKT_PUMP_DONE)) && !h->eof_got) {
+            h->eof_got = 1;
+            if (!h->eof_sent || h->dgot != h->dsent)
+                TS_FAIL(s, "channel %u: EOF after %llu of %llu datagrams (our EOF sent: %d)",
+                        h->id, (unsigned long long)h->dgot, (unsigned long long)h->dsent,
+                        h->eof_sent);
+        }
+        if (!(bits & ALKT_PUMP_WRITE) || (bits & ALKT_PUMP_DONE)) return;
+        n = alkt_dgram_pump_recv(&h->dp, &d);
+        if (n < 0) return;
+        if (h->dgot >= h->dsent || !ts_dgram_is(h, h->dgot, (const unsigned char *)d, (size_t)n))
+            TS_FAIL(s, "channel %u: datagram %llu back (%ld bytes) is not the one sent", h->id,
+                    (unsigned long long)h->dgot, (long)n);
+        h->dgot++;
+        ALK_CHECK(alkt_dgram_pump_delivered(&h->dp) == ALKT_OK, "delivered");
+    }
+}
+
 static void ts_read(ts_sim *s, ts_ch *h)
 {
     alkt_session *ss = alkt_node_session(&s->w.node[h->client], h->peer);
@@ -372,6 +451,10 @@ static void ts_read(ts_sim *s, ts_ch *h)
     ptrdiff_t n;
     size_t i, most = h->kind == TW_T_EARLY_EOF && h->limit < h->sent ? h->limit : h->sent;
     if (h->state != TS_OPEN || !ss) return;
+    if (h->udp) {
+        ts_read_dgrams(s, h);
+        return;
+    }
     for (;;) {
         n = alkt_channel_recv(ss, h->id, b, sizeof b, &eof);
         if (n <= 0) break;
@@ -422,6 +505,7 @@ static void *ts_setup(alksim_ctx *ctx)
                   TW_KEEP_MEM | TW_NO_START);
     s->w.behaviours = 1;
     s->w.tap = ts_tap;
+    s->w.dtap = ts_dtap;
     s->w.tap_ctx = s;
     s->w.watch = ts_watch;
     s->w.watch_ctx = s;
@@ -475,7 +559,7 @@ static ts_ch *ts_slot(ts_sim *s)
 
 /* Client c opens a channel to gateway g's target; 1 when it is open(ing). */
 static int ts_open(ts_sim *s, int c, int g, unsigned last, unsigned third, uint16_t port,
-                   int probe, int *rc_out)
+                   int udp, int probe, int *rc_out)
 {
     alkt_open_params p;
     ts_ch *h = ts_slot(s);
@@ -485,15 +569,15 @@ static int ts_open(ts_sim *s, int c, int g, unsigned last, unsigned third, uint1
     if (!h) return 0;
     memset(&p, 0, sizeof p);
     p.kind = ALKT_OPEN_DIRECT;
-    p.substrate = ALKT_SUBSTRATE_TCP;
+    p.substrate = udp ? ALKT_SUBSTRATE_UDP : ALKT_SUBSTRATE_TCP;
     p.host.kind = ALKT_HOST_IP;
     tw_ip4(&p.host.ip, 10, (unsigned)g + 1, third, last);
     p.port = port;
-    allowed = ts_allowed(s, &s->vc, c, g, port);
+    allowed = ts_allowed_udp(s, &s->vc, c, g, port, udp);
     rc = alkt_client_open(&s->w.node[c], &p, s->w.now, &peer, &id, &code);
     if (rc_out) *rc_out = rc;
-    alksim_log(s->ctx, "client %d opens 10.%d.%u.%u:%u -> %s (%u/%u)", c, g + 1, third, last,
-               port, alkt_strerror(rc), peer, id);
+    alksim_log(s->ctx, "client %d opens %s 10.%d.%u.%u:%u -> %s (%u/%u)", c, udp ? "udp" : "tcp",
+               g + 1, third, last, port, alkt_strerror(rc), peer, id);
     if (rc == ALKT_ERR_NO_CHANNEL) {
         if (allowed == 1 || code != (int)ALKT_CODE_UNAUTHORIZED)
             TS_FAIL(s, "client %d: open to gateway %d refused (%d) though its view covers it", c,
@@ -519,8 +603,15 @@ static int ts_open(ts_sim *s, int c, int g, unsigned last, unsigned third, uint1
     h->probe = probe;
     h->tag = ++s->tags;
     h->kind = tw_target_kind(&s->w, &p, &h->limit);
+    h->udp = udp;
+    if (udp) {
+        if (h->kind == TW_T_SLOW || h->kind == TW_T_EARLY_EOF) h->kind = TW_T_ECHO;
+        ALK_CHECK(alkt_dgram_pump_init(&h->dp, alkt_node_session(&s->w.node[c], peer), id,
+                                       h->dmem, sizeof h->dmem, TW_DGRAM_MAX) == ALKT_OK,
+                  "client datagram pump");
+    }
     h->refuse_ok = s->w.refuse_targets;
-    if (ts_allowed(s, &s->vg, c, g, port) != 1) h->deny_ok = h->revoke_ok = 1;
+    if (ts_allowed_ch(s, &s->vg, h) != 1) h->deny_ok = h->revoke_ok = 1;
     if (s->gw_crashed[g] || s->hostile[c][g]) h->lost_ok = 1;
     return 1;
 }
@@ -532,6 +623,21 @@ static void ts_send(ts_sim *s, ts_ch *h, size_t n)
     size_t j;
     ptrdiff_t took;
     if (h->state != TS_OPEN || h->eof_sent || !ss) return;
+    if (h->udp) {   /* n datagrams, while the pump takes them */
+        uint64_t k;
+        for (k = 0; k < n % 6 + 1; k++) {
+            size_t len = ts_dlen(h->tag, h->dsent), q;
+            int rc;
+            for (q = 0; q < len; q++) b[q] = ts_dbyte(h->tag, h->dsent, q);
+            (void)alkt_dgram_pump_poll(&h->dp);
+            rc = alkt_dgram_pump_send(&h->dp, b, len);
+            alksim_log(s->ctx, "client %d sends datagram %llu (%zu bytes) on %u -> %s", h->client,
+                       (unsigned long long)h->dsent, len, h->id, alkt_strerror(rc));
+            if (rc != ALKT_OK) break;
+            h->dsent++;
+        }
+        return;
+    }
     if (n > sizeof b) n = sizeof b;
     if (h->sent + n > TS_MAX_SEND) n = TS_MAX_SEND - h->sent;
     for (j = 0; j < n; j++) b[j] = ts_byte(h->tag, h->sent + j);
@@ -551,7 +657,7 @@ static void ts_hostile(ts_sim *s, ts_ch *h, int overrun)
     alkt_session *ss = alkt_node_session(&w->node[h->client], h->peer);
     unsigned char b[1024];
     size_t total = 0, want = 4097, i;
-    if (!ss || !alkt_session_is_established(ss)) return;
+    if (!ss || !alkt_session_is_established(ss) || h->udp) return;
     if (!overrun) {
         alkt_open_params p;
         alkt_error err;
@@ -639,8 +745,8 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
     case K_OPEN: {
         static const uint16_t ports[] = {80, 80, 8000, 8042, 22};
         unsigned last = (unsigned)alksim_range(src, 1, 254);
-        ts_open(s, c, g, last, (unsigned)alksim_range(src, 0, 40), ports[alksim_pick(src, 5)], 0,
-                NULL);
+        ts_open(s, c, g, last, (unsigned)alksim_range(src, 0, 40), ports[alksim_pick(src, 5)],
+                alksim_chance(src, 1, 4), 0, NULL);
         break;
     }
     case K_SEND:
@@ -649,14 +755,19 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
     case K_SHUT:
         if ((h = ts_pick_open(s, src)) != NULL && !h->eof_sent) {
             alkt_session *ss = alkt_node_session(&w->node[h->client], h->peer);
-            if (ss && alkt_channel_shutdown_write(ss, h->id) == ALKT_OK) h->eof_sent = 1;
+            if (h->udp) h->eof_sent = alkt_dgram_pump_endpoint_eof(&h->dp) == ALKT_OK;
+            else if (ss && alkt_channel_shutdown_write(ss, h->id) == ALKT_OK) h->eof_sent = 1;
             alksim_log(ctx, "client %d shuts channel %u", h->client, h->id);
         }
         break;
     case K_RESET:
         if ((h = ts_pick_open(s, src)) != NULL) {
             alkt_session *ss = alkt_node_session(&w->node[h->client], h->peer);
-            if (ss && alkt_channel_reset(ss, h->id, 7) == ALKT_OK) h->state = TS_ENDED;
+            if (h->udp) {
+                if (alkt_dgram_pump_endpoint_failed(&h->dp, 7) == ALKT_OK) h->state = TS_ENDED;
+            } else if (ss && alkt_channel_reset(ss, h->id, 7) == ALKT_OK) {
+                h->state = TS_ENDED;
+            }
             alksim_log(ctx, "client %d resets channel %u", h->client, h->id);
         }
         break;
@@ -856,7 +967,7 @@ static int ts_quiesce(alksim_ctx *ctx, void *state)
             if (s->probed[c][g]) continue;
             /* (a channel the user keeps open, and which completes below,
              * proves the path as well: the session may have no free one) */
-            if (ts_open(s, c, g, 1, 0, 80, 1, &rc)) {
+            if (ts_open(s, c, g, 1, 0, 80, 0, 1, &rc)) {
                 s->probed[c][g] = 1;
                 continue;
             }
@@ -869,7 +980,7 @@ static int ts_quiesce(alksim_ctx *ctx, void *state)
             for (i = 0; i < TS_CH; i++) {
                 ts_ch *h = &s->ch[i];
                 if (h->state == TS_OPEN && h->client == c && h->gw == g && !h->lost_ok &&
-                    !h->eof_sent && (h->kind == TW_T_ECHO || h->kind == TW_T_SLOW)) {
+                    !h->eof_sent && !h->udp && (h->kind == TW_T_ECHO || h->kind == TW_T_SLOW)) {
                     h->probe = 1;
                     break;
                 }
@@ -900,7 +1011,8 @@ static int ts_quiesce(alksim_ctx *ctx, void *state)
         }
         if (h->state == TS_OPENING && h->kind != TW_T_NEVER) pending = 1;
         if (h->state == TS_OPEN &&
-            (h->got < most || ((h->eof_sent || early) && !h->eof_got) || (h->probe && !h->eof_got)))
+            (h->got < most || h->dgot < h->dsent || ((h->eof_sent || early) && !h->eof_got) ||
+             (h->probe && !h->eof_got)))
             pending = 1;
     }
     if (!pending) {
@@ -931,6 +1043,10 @@ static int ts_quiesce(alksim_ctx *ctx, void *state)
             ALKSIM_CHECK(ctx, h->state == TS_OPEN || h->kind == TW_T_NEVER,
                          "channel %u of client %d never answered (target kind %d)", h->id,
                          h->client, h->kind);
+            ALKSIM_CHECK(ctx, h->state != TS_OPEN || h->dgot == h->dsent,
+                         "channel %u of client %d: %llu of %llu datagrams back after healing",
+                         h->id, h->client, (unsigned long long)h->dgot,
+                         (unsigned long long)h->dsent);
             ALKSIM_CHECK(ctx, h->state != TS_OPEN || (h->got == most && (h->eof_got || !h->eof_sent)),
                          "channel %u of client %d: %zu of %zu echo bytes, EOF %d/%d after "
                          "healing",

@@ -83,6 +83,9 @@ typedef struct tw_target {
     uint64_t received;         /* bytes the endpoint took */
     alkt_open_params params;
     alkt_pump p;
+    int dgram;                 /* a UDP open: a datagram pump, and every
+                                  datagram echoed as it came */
+    alkt_dgram_pump dp;
     size_t echo_len;
     int eof_seen, shut, done, aborted;
     unsigned char buf[2048];   /* (the buffers last: not cleared) */
@@ -126,8 +129,10 @@ struct tw_world {
     alkt_authorization auth[TW_MAX_CLIENTS * TW_MAX_GATEWAYS + 2];
     alkt_relay relays[TW_MAX_RELAYS];
     alkt_revocation revs[2];
-    /* optional: every byte a target takes, in order */
+    /* optional: every byte a target takes, in order, and every datagram
+     * (whole) a datagram target takes */
     void (*tap)(void *ctx, const tw_target *t, const unsigned char *d, size_t n);
+    void (*dtap)(void *ctx, const tw_target *t, const unsigned char *d, size_t n);
     void *tap_ctx;
     /* optional: every node event, before the world handles it */
     void (*watch)(void *ctx, int node, const alkt_role_event *ev);
@@ -579,11 +584,64 @@ static ALK_UNUSED tw_target *tw_target_new(tw_world *w, int side, uint32_t peer,
     return NULL;
 }
 
+#define TW_DGRAM_MAX 600   /* the datagram targets' largest */
+
+/* A datagram target: each datagram the channel brings is echoed back
+ * whole (queued framed in t->echo while the pump is busy); the client's
+ * EOF is answered with ours once the queue is empty. */
+static ALK_UNUSED void tw_dgram_target_step(tw_world *w, tw_target *t)
+{
+    unsigned bits;
+    int rounds;
+    for (rounds = 0; rounds < 8; rounds++) {
+        bits = alkt_dgram_pump_poll(&t->dp);
+        if (bits & ALKT_PUMP_ABORT) {
+            t->aborted = 1;
+            return;
+        }
+        if (bits & ALKT_PUMP_DONE) {
+            t->done = 1;
+            return;
+        }
+        if ((bits & ALKT_PUMP_WRITE) && t->echo_len + 2 + TW_DGRAM_MAX <= sizeof t->echo) {
+            const void *d;
+            ptrdiff_t n = alkt_dgram_pump_recv(&t->dp, &d);
+            if (n >= 0) {
+                if (w->dtap) w->dtap(w->tap_ctx, t, (const unsigned char *)d, (size_t)n);
+                t->echo[t->echo_len] = (unsigned char)(n >> 8);
+                t->echo[t->echo_len + 1] = (unsigned char)n;
+                memcpy(t->echo + t->echo_len + 2, d, (size_t)n);
+                t->echo_len += 2 + (size_t)n;
+                t->received++;
+                ALK_CHECK(alkt_dgram_pump_delivered(&t->dp) == ALKT_OK, "delivered");
+            }
+        }
+        if (bits & ALKT_PUMP_SHUT_WRITE) t->eof_seen = 1;
+        if ((bits & ALKT_PUMP_READ) && t->echo_len && !t->shut) {
+            size_t n = ((size_t)t->echo[0] << 8) | t->echo[1];
+            int rc = alkt_dgram_pump_send(&t->dp, t->echo + 2, n);
+            ALK_CHECK(rc == ALKT_OK || rc == ALKT_ERR_WOULD_BLOCK, "dgram echo: %d", rc);
+            if (rc == ALKT_OK) {
+                memmove(t->echo, t->echo + 2 + n, t->echo_len - 2 - n);
+                t->echo_len -= 2 + n;
+            }
+        }
+        if (!t->shut && t->echo_len == 0 && t->eof_seen) {
+            t->shut = 1;
+            ALK_CHECK(alkt_dgram_pump_endpoint_eof(&t->dp) == ALKT_OK, "dgram target eof");
+        }
+    }
+}
+
 static ALK_UNUSED void tw_target_step(tw_world *w, tw_target *t)
 {
     unsigned bits;
     int rounds;
     if (t->done || t->aborted) return;
+    if (t->dgram) {
+        tw_dgram_target_step(w, t);
+        return;
+    }
     for (rounds = 0; rounds < 4; rounds++) {
         bits = alkt_pump_poll(&t->p);
         if (bits & ALKT_PUMP_ABORT) {
@@ -705,9 +763,16 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
                 t->used = 0;
                 t = NULL;
             }
-            if (t)
+            if (t && ev.params.substrate == ALKT_SUBSTRATE_UDP) {
+                t->dgram = 1;
+                t->kind = TW_T_ECHO;   /* (a datagram target only echoes) */
+                ALK_CHECK(alkt_dgram_pump_init(&t->dp, alkt_node_session(n, ev.peer),
+                                               ev.channel, t->buf, sizeof t->buf,
+                                               TW_DGRAM_MAX) == ALKT_OK, "datagram pump");
+            } else if (t) {
                 ALK_CHECK(alkt_pump_init(&t->p, alkt_node_session(n, ev.peer), ev.channel,
                                          t->buf, sizeof t->buf) == ALKT_OK, "target pump");
+            }
             break;
         }
         case ALKT_REV_LISTEN:
