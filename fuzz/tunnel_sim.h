@@ -234,11 +234,14 @@ static void ts_gateway_view_changed(ts_sim *s)
     int i;
     for (i = 0; i < TS_CH; i++) {
         ts_ch *h = &s->ch[i];
+        int allowed;
         if (h->state != TS_OPENING && h->state != TS_OPEN) continue;
-        if (ts_allowed_ch(s, &s->vg, h) == 1) continue;
+        allowed = ts_allowed_ch(s, &s->vg, h);
+        if (allowed == 1) continue;
         s->shaky[h->client][h->gw] = 1;
         h->deny_ok = h->revoke_ok = 1;
-        if (h->granted && !h->frozen_set) {
+        /* (within a second of an expiry: it may still go either way) */
+        if (allowed == 0 && h->granted && !h->frozen_set) {
             h->frozen_set = 1;
             h->frozen = h->taken;
         }
