@@ -370,6 +370,18 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
                    ev->channel, c, h->kind);
         return;
     }
+    if (tw_is_gateway(node) &&
+        (ev->type == ALKT_REV_PEER_DOWN ||
+         (ev->type == ALKT_REV_CLOSE && ev->code == ALKT_ERR_CHANNELS_FULL))) {
+        /* every session slot taken (crashed clients' sessions wait out
+         * their idle timeout): the gateway makes room as documented, and
+         * a client's session may go - any outcome is allowed there */
+        int g = node - TW_GATEWAY, c;
+        for (c = 0; c < s->w.n_clients; c++) s->shaky[c][g] = 1;
+        for (i = 0; i < TS_CH; i++)
+            if (s->ch[i].gw == g) s->ch[i].lost_ok = 1;
+        return;
+    }
     if (!tw_is_client(node)) return;
     if (ev->type == ALKT_REV_PEER_DOWN) {
         for (i = 0; i < TS_CH; i++) {
