@@ -81,10 +81,21 @@ typedef struct ts_ch {
     int overrun;               /* a hostile client wrote past its window:
                                   the gateway must end the session */
     int udp;                   /* datagrams through a pump each end */
+    int listen;                /* a forwarded open (ssh -R): the gateway
+                                  listens, nothing flows on it */
+    int fwd;                   /* a connection that came to a listen: the
+                                  gateway opened it, an echo behind the
+                                  client answers */
+    int node;                  /* whose session the model writes and reads
+                                  (the client's; the gateway's for fwd) */
     uint64_t dsent, dgot, dtaken;   /* datagrams sent, echoed, at the target */
     alkt_dgram_pump dp;
     unsigned char dmem[2 * (TW_DGRAM_MAX + 2)];
     int deny_ok, revoke_ok, refuse_ok, lost_ok;
+    int full_ok;               /* a channel of the session had ended at our
+                                  end: the gateway's app may hold it still
+                                  (not read its EOF yet), so "no free
+                                  channel" is an outcome a user can get */
 } ts_ch;
 
 typedef struct ts_view {
@@ -101,6 +112,11 @@ typedef struct ts_sim {
     int gw_crashed[TW_MAX_GATEWAYS];
     int shaky[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];  /* authorization gone once */
     int hostile[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];   /* its session must end */
+    int forwarded[TW_MAX_CLIENTS][TW_MAX_GATEWAYS]; /* the gateway opened one */
+    int any_crash;             /* a gateway crashed: its sessions' channel
+                                  ids come again in new sessions, and the
+                                  model may not tell an old channel from a
+                                  new one with the same id */
     uint32_t tags;
     int healed;
     uint64_t heal_at;
@@ -114,11 +130,11 @@ static const char *const ts_kinds[] = {
     "open", "send", "shutdown", "reset", "step", "run", "idle", "kill-relay",
     "restart-relay", "partition", "heal", "drop-link", "roam", "crash-gateway",
     "crash-client", "revoke", "authorize", "edit-resource", "segment", "targets-refuse",
-    "hostile-client"};
+    "hostile-client", "forward"};
 enum { K_OPEN, K_SEND, K_SHUT, K_RESET, K_STEP, K_RUN, K_IDLE, K_KILL_RELAY,
        K_RESTART_RELAY, K_PARTITION, K_HEAL, K_DROP, K_ROAM, K_CRASH_GW,
        K_CRASH_CLIENT, K_REVOKE, K_AUTHORIZE, K_EDIT, K_SEGMENT, K_REFUSE, K_HOSTILE,
-       K_COUNT };
+       K_FORWARD, K_COUNT };
 
 static ts_sim ts__state;
 
@@ -241,7 +257,7 @@ static void ts_gateway_view_changed(ts_sim *s)
         s->shaky[h->client][h->gw] = 1;
         h->deny_ok = h->revoke_ok = 1;
         /* (within a second of an expiry: it may still go either way) */
-        if (allowed == 0 && h->granted && !h->frozen_set) {
+        if (allowed == 0 && h->granted && !h->frozen_set && !h->fwd) {
             h->frozen_set = 1;
             h->frozen = h->taken;
         }
@@ -250,14 +266,15 @@ static void ts_gateway_view_changed(ts_sim *s)
 
 static ts_ch *ts_find(ts_sim *s, int client, uint32_t peer, uint32_t id)
 {
+    ts_ch *best = NULL;
     int i;
-    for (i = 0; i < TS_CH; i++) {
+    for (i = 0; i < TS_CH; i++) {   /* the newest (ids come again) */
         ts_ch *h = &s->ch[i];
-        if ((h->state == TS_OPENING || h->state == TS_OPEN) && h->client == client &&
-            h->peer == peer && h->id == id)
-            return h;
+        if ((h->state == TS_OPENING || h->state == TS_OPEN) && h->node == client &&
+            h->peer == peer && h->id == id && (!best || h->tag > best->tag))
+            best = h;
     }
-    return NULL;
+    return best;
 }
 
 /* The channel a target was made for (its tag). */
@@ -277,6 +294,7 @@ static void ts_tap(void *ctx, const tw_target *t, const unsigned char *d, size_t
     ts_sim *s = (ts_sim *)ctx;
     ts_ch *h = ts_find_granted(s, t->tag);
     size_t i;
+    if (!h && s->any_crash) return;
     if (!h) {
         TS_FAIL(s, "a target behind gateway %d took %zu bytes of no open", t->side - TW_GATEWAY,
                 n);
@@ -285,7 +303,9 @@ static void ts_tap(void *ctx, const tw_target *t, const unsigned char *d, size_t
     if (h->taken + n > h->sent)
         TS_FAIL(s, "channel %u: the target took %llu bytes, %zu were sent", h->id,
                 (unsigned long long)(h->taken + n), h->sent);
-    if (ts_allowed_ch(s, &s->vg, h) == 0)
+    /* (a forwarded channel's bytes come from the gateway's side, which
+     * checks them as they go; what was in flight at a revocation lands) */
+    if (ts_allowed_ch(s, &s->vg, h) == 0 && !h->fwd)
         TS_FAIL(s, "channel %u: the target took bytes outside the gateways' view", h->id);
     if (h->frozen_set && h->taken + n > h->frozen)
         TS_FAIL(s, "channel %u: the target took bytes after its authorization went (%llu > %llu)",
@@ -333,7 +353,38 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
     ts_sim *s = (ts_sim *)ctx;
     ts_ch *h;
     int i;
-    if (tw_is_gateway(node) && ev->type == ALKT_REV_TARGET_CONNECT) {
+    if (tw_is_client(node) && ev->type == ALKT_REV_INCOMING) {
+        /* (the gateway may have given it up since it sent the open: an
+         * ended one matches after any still opening) */
+        {
+            int k, best = -1;
+            for (k = 0; k < 2 * TS_CH && best < 0; k += TS_CH)
+                for (i = 0; i < TS_CH; i++) {
+                    h = &s->ch[i];
+                    if (h->fwd && h->state == (k ? TS_ENDED : TS_OPENING) &&
+                        h->client == node && h->id == ev->channel && !h->granted &&
+                        (best < 0 || h->tag > s->ch[best].tag))
+                        best = i;
+                }
+            i = best < 0 ? TS_CH : best;
+            h = &s->ch[i < TS_CH ? i : 0];
+        }
+        if (i == TS_CH && s->any_crash) return;   /* (ids of a lost session) */
+        if (i == TS_CH) {
+            TS_FAIL(s, "client %d: a forwarded channel %u nobody made", node, ev->channel);
+            return;
+        }
+        h->granted = 1;
+        s->w.grant_tag = h->tag;
+        {
+            int free_target = 0;
+            for (i = 0; i < TW_TARGETS; i++) free_target |= !s->w.targets[i].used;
+            if (!free_target) h->refuse_ok = 1;
+        }
+        alksim_log(s->ctx, "client %d: echo for forwarded channel %u", node, ev->channel);
+        return;
+    }
+    if (tw_is_gateway(node) && (ev->type == ALKT_REV_TARGET_CONNECT || ev->type == ALKT_REV_LISTEN)) {
         int g = node - TW_GATEWAY, c;
         size_t len = 0;
         const char *ident = alkt_session_peer_identity(alkt_node_session(&s->w.node[node],
@@ -343,12 +394,21 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
             TS_FAIL(s, "gateway %d: an open from an unknown client", g);
             return;
         }
-        for (i = 0; i < TS_CH; i++) {
-            h = &s->ch[i];
-            /* (an open the client gave up on may still reach the gateway) */
-            if ((h->state == TS_OPENING || h->state == TS_ENDED) && h->client == c &&
-                h->gw == g && h->id == ev->channel && !h->granted)
-                break;
+        /* (an open the client gave up on may still reach the gateway: an
+         * ended one matches after any still opening) */
+        {   /* (the newest: a session made again reuses channel ids) */
+            int k, best = -1;
+            for (k = 0; k < 2 * TS_CH && best < 0; k += TS_CH)
+                for (i = 0; i < TS_CH; i++) {
+                    h = &s->ch[i];
+                    if (h->state == (k ? TS_ENDED : TS_OPENING) && h->client == c &&
+                        h->gw == g && h->id == ev->channel && !h->granted && !h->fwd &&
+                        h->listen == (ev->type == ALKT_REV_LISTEN) &&
+                        (best < 0 || h->tag > s->ch[best].tag))
+                        best = i;
+                }
+            i = best < 0 ? TS_CH : best;
+            h = &s->ch[i < TS_CH ? i : 0];
         }
         if (i == TS_CH) {
             TS_FAIL(s, "gateway %d: an open of channel %u nobody is waiting for", g, ev->channel);
@@ -360,6 +420,7 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
         h->granted = 1;
         h->tpeer = ev->peer;
         s->w.grant_tag = h->tag;
+        if (h->listen) return;
         {
             /* no endpoint left for it: a refusal is what a user gets */
             int free_target = 0;
@@ -382,11 +443,10 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
             if (s->ch[i].gw == g) s->ch[i].lost_ok = 1;
         return;
     }
-    if (!tw_is_client(node)) return;
-    if (ev->type == ALKT_REV_PEER_DOWN) {
+    if (tw_is_client(node) && ev->type == ALKT_REV_PEER_DOWN) {
         for (i = 0; i < TS_CH; i++) {
             h = &s->ch[i];
-            if ((h->state != TS_OPENING && h->state != TS_OPEN) || h->client != node ||
+            if ((h->state != TS_OPENING && h->state != TS_OPEN) || h->node != node ||
                 h->peer != ev->peer)
                 continue;
             if (!h->lost_ok && !h->overrun && !s->shaky[node][h->gw] && !s->gw_crashed[h->gw])
@@ -403,13 +463,21 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
     if (ts_allowed_ch(s, &s->vg, h) != 1) h->deny_ok = h->revoke_ok = 1;
     switch (ev->channel_event) {
     case ALKT_EV_OPENED:
-        if (h->state != TS_OPENING || !h->granted || h->kind == TW_T_REFUSE ||
-            h->kind == TW_T_NEVER)
+        if ((h->state != TS_OPENING || !h->granted || h->kind == TW_T_REFUSE ||
+             h->kind == TW_T_NEVER) && !(h->fwd && s->gw_crashed[h->gw]))
             TS_FAIL(s, "channel %u opened (state %d, granted %d, target kind %d)", h->id,
                     h->state, h->granted, h->kind);
         h->state = TS_OPEN;
         break;
-    case ALKT_EV_OPEN_FAILED:
+    case ALKT_EV_OPEN_FAILED: {
+        /* both ends opening at once (a forwarded channel the gateway
+         * opened crossing ours) may fill the session's table */
+        int crossing = s->forwarded[h->client][h->gw];
+        if (ev->code == (int)ALKT__CODE_FULL &&
+            (crossing || h->fwd || h->full_ok || s->gw_crashed[h->gw])) {
+            h->state = TS_ENDED;
+            break;
+        }
         if (!(h->lost_ok || (ev->code == (int)ALKT_CODE_TARGET_REFUSED &&
                              (h->kind == TW_T_REFUSE || h->refuse_ok)) ||
               (ev->code == (int)ALKT_CODE_UNAUTHORIZED && h->deny_ok) ||
@@ -417,6 +485,14 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
             TS_FAIL(s, "channel %u: open refused with %d (target kind %d, denied %d)", h->id,
                     ev->code, h->kind, h->deny_ok);
         h->state = TS_ENDED;
+        break;
+    }
+    case ALKT_EV_CHANNEL_DONE:
+        /* a forwarded channel the gateway itself reset (its listen's
+         * authorization went) ends here, with no RESET from the peer */
+        if (h->fwd && !(h->lost_ok || h->revoke_ok || (h->eof_sent && h->eof_got)))
+            TS_FAIL(s, "forwarded channel %u ended (%d) with no reason", h->id, ev->code);
+        h->state = TS_ENDED;   /* (two EOFs, or the gateway's own reset) */
         break;
     case ALKT_EV_RESET:
         if (!(h->lost_ok || h->overrun || (ev->code == (int)ALKT_CODE_REVOKED && h->revoke_ok)))
@@ -460,12 +536,12 @@ static void ts_read_dgrams(ts_sim *s, ts_ch *h)
 
 static void ts_read(ts_sim *s, ts_ch *h)
 {
-    alkt_session *ss = alkt_node_session(&s->w.node[h->client], h->peer);
+    alkt_session *ss = alkt_node_session(&s->w.node[h->node], h->peer);
     unsigned char b[512];
     int eof = 0;
     ptrdiff_t n;
     size_t i, most = h->kind == TW_T_EARLY_EOF && h->limit < h->sent ? h->limit : h->sent;
-    if (h->state != TS_OPEN || !ss) return;
+    if (h->state != TS_OPEN || !ss || h->listen) return;
     if (h->udp) {
         ts_read_dgrams(s, h);
         return;
@@ -485,7 +561,9 @@ static void ts_read(ts_sim *s, ts_ch *h)
     if (eof && !h->eof_got) {
         int early = h->kind == TW_T_EARLY_EOF && h->sent >= h->limit;
         h->eof_got = 1;
-        if (h->got != most || !(early || h->eof_sent))
+        /* (a hostile client's made-up EOF is an EOF of ours) */
+        if ((h->got != most || !(early || h->eof_sent)) && !(h->lost_ok && s->gw_crashed[h->gw]) &&
+            !s->hostile[h->client][h->gw])
             TS_FAIL(s, "channel %u: EOF after %zu of %zu echo bytes (our EOF sent: %d)", h->id,
                     h->got, most, h->eof_sent);
     }
@@ -519,6 +597,7 @@ static void *ts_setup(alksim_ctx *ctx)
     tw_init_shape(&s->w, clients, gateways, relays, relay_first, plaintext, 4102444800ull,
                   TW_KEEP_MEM | TW_NO_START);
     s->w.behaviours = 1;
+    s->w.accept_listens = s->w.accept_incoming = 1;
     s->w.tap = ts_tap;
     s->w.dtap = ts_dtap;
     s->w.tap_ctx = s;
@@ -561,6 +640,8 @@ static void *ts_setup(alksim_ctx *ctx)
 static ts_ch *ts_slot(ts_sim *s)
 {
     int i;
+    for (i = 0; i < TS_CH; i++)   /* a free one first */
+        if (s->ch[i].state == TS_FREE) return &s->ch[i];
     for (i = 0; i < TS_CH; i++) {
         ts_ch *h = &s->ch[i];
         /* an ended one whose target may still take bytes is kept */
@@ -574,7 +655,7 @@ static ts_ch *ts_slot(ts_sim *s)
 
 /* Client c opens a channel to gateway g's target; 1 when it is open(ing). */
 static int ts_open(ts_sim *s, int c, int g, unsigned last, unsigned third, uint16_t port,
-                   int udp, int probe, int *rc_out)
+                   int udp, int listen, int probe, int *rc_out)
 {
     alkt_open_params p;
     ts_ch *h = ts_slot(s);
@@ -588,6 +669,12 @@ static int ts_open(ts_sim *s, int c, int g, unsigned last, unsigned third, uint1
     p.host.kind = ALKT_HOST_IP;
     tw_ip4(&p.host.ip, 10, (unsigned)g + 1, third, last);
     p.port = port;
+    if (listen) {   /* the gateway listens on port at bind address host */
+        p.kind = ALKT_OPEN_FORWARDED;
+        p.listen = port;
+        p.port = 0;
+        p.host.ip.bytes[3] = 1;
+    }
     allowed = ts_allowed_udp(s, &s->vc, c, g, port, udp);
     rc = alkt_client_open(&s->w.node[c], &p, s->w.now, &peer, &id, &code);
     if (rc_out) *rc_out = rc;
@@ -610,7 +697,8 @@ static int ts_open(ts_sim *s, int c, int g, unsigned last, unsigned third, uint1
     }
     memset(h, 0, sizeof *h);
     h->state = TS_OPENING;
-    h->client = c;
+    h->client = h->node = c;
+    h->listen = listen;
     h->gw = g;
     h->peer = peer;
     h->id = id;
@@ -627,13 +715,19 @@ static int ts_open(ts_sim *s, int c, int g, unsigned last, unsigned third, uint1
     }
     h->refuse_ok = s->w.refuse_targets;
     if (ts_allowed_ch(s, &s->vg, h) != 1) h->deny_ok = h->revoke_ok = 1;
+    {
+        int j;
+        for (j = 0; j < TS_CH; j++)
+            h->full_ok |= &s->ch[j] != h && s->ch[j].state == TS_ENDED && s->ch[j].granted &&
+                          s->ch[j].client == c && s->ch[j].gw == g;
+    }
     if (s->gw_crashed[g] || s->hostile[c][g]) h->lost_ok = 1;
     return 1;
 }
 
 static void ts_send(ts_sim *s, ts_ch *h, size_t n)
 {
-    alkt_session *ss = alkt_node_session(&s->w.node[h->client], h->peer);
+    alkt_session *ss = alkt_node_session(&s->w.node[h->node], h->peer);
     unsigned char b[1024];
     size_t j;
     ptrdiff_t took;
@@ -669,10 +763,10 @@ static void ts_send(ts_sim *s, ts_ch *h, size_t n)
 static void ts_hostile(ts_sim *s, ts_ch *h, int overrun)
 {
     tw_world *w = &s->w;
-    alkt_session *ss = alkt_node_session(&w->node[h->client], h->peer);
+    alkt_session *ss = alkt_node_session(&w->node[h->node], h->peer);
     unsigned char b[1024];
     size_t total = 0, want = 4097, i;
-    if (!ss || !alkt_session_is_established(ss) || h->udp) return;
+    if (!ss || !alkt_session_is_established(ss) || h->udp || h->fwd) return;
     if (!overrun) {
         alkt_open_params p;
         alkt_error err;
@@ -730,14 +824,74 @@ static void ts_hostile(ts_sim *s, ts_ch *h, int overrun)
                total, h->id, h->overrun ? "" : " (not in one read)");
 }
 
-static ts_ch *ts_pick_open(ts_sim *s, alksim_source *src)
+/* Any frame at all from an authenticated client: a made-up type, an id
+ * of a live channel or none, drawn bytes. The gateway may end the session
+ * (any outcome is allowed on it from then on); its memory stays its own
+ * and no byte reaches a target that the client did not send. */
+static void ts_hostile_frame(ts_sim *s, ts_ch *h, alksim_source *src)
+{
+    static const unsigned types[] = {
+        ALKT_FRAME_OPEN, ALKT_FRAME_OPEN_OK, ALKT_FRAME_OPEN_ERR, ALKT_FRAME_EOF,
+        ALKT_FRAME_RESET, ALKT_FRAME_WINDOW, ALKT_FRAME_HELLO, ALKT_FRAME_ACK,
+        ALKT_FRAME_GOAWAY, 0x17, 0xff};
+    alkt_session *ss = h->fwd ? NULL : alkt_node_session(&s->w.node[h->node], h->peer);
+    unsigned char b[64];
+    unsigned type = types[alksim_pick(src, sizeof types / sizeof types[0])];
+    uint32_t id = alksim_bool(src) ? h->id : (uint32_t)alksim_range(src, 0, 40);
+    size_t n = alksim_len(src, sizeof b), i;
+    if (!ss || !alkt_session_is_established(ss)) return;
+    alksim_bytes(src, b, n);
+    if (!alkt__log_frame(ss, type, id, b, n, NULL, 0)) return;
+    alksim_log(s->ctx, "client %d sends a made-up frame %#x for channel %u (%zu bytes)",
+               h->client, type, id, n);
+    s->shaky[h->client][h->gw] = s->hostile[h->client][h->gw] = 1;
+    for (i = 0; i < TS_CH; i++)
+        if (s->ch[i].client == h->client && s->ch[i].gw == h->gw) s->ch[i].lost_ok = 1;
+}
+
+/* An open channel: listens = 0 one that carries data, 1 a listen. */
+static ts_ch *ts_pick(ts_sim *s, alksim_source *src, int listens)
 {
     int i, start = (int)alksim_pick(src, TS_CH);
     for (i = 0; i < TS_CH; i++) {
         ts_ch *h = &s->ch[(start + i) % TS_CH];
-        if (h->state == TS_OPEN) return h;
+        if (h->state == TS_OPEN && h->listen == listens) return h;
     }
     return NULL;
+}
+
+#define ts_pick_open(s, src) ts_pick(s, src, 0)
+
+/* A connection comes to the gateway's listener of listen channel l: the
+ * gateway opens a channel back to the client, the model writes and reads
+ * it at the gateway's end (the client's echo answers). */
+static void ts_forward(ts_sim *s, ts_ch *l)
+{
+    ts_ch *h = ts_slot(s);
+    alkt_ip origin;
+    uint32_t fch = 0;
+    int rc;
+    if (!h) return;
+    tw_ip4(&origin, 203, 0, 113, 9);
+    rc = alkt_gateway_forward(&s->w.node[TW_GATEWAY + l->gw], l->tpeer, l->id, &origin, &fch);
+    alksim_log(s->ctx, "gateway %d: a connection to the listen of channel %u -> %s (%u)", l->gw,
+               l->id, alkt_strerror(rc), fch);
+    if (rc != ALKT_OK) return;
+    memset(h, 0, sizeof *h);
+    h->state = TS_OPENING;
+    h->fwd = 1;
+    h->node = TW_GATEWAY + l->gw;
+    h->client = l->client;
+    h->gw = l->gw;
+    h->peer = l->tpeer;
+    h->id = fch;
+    h->port = l->port;
+    h->kind = TW_T_ECHO;
+    h->tag = ++s->tags;
+    s->forwarded[h->client][h->gw] = 1;
+    if (ts_allowed_ch(s, &s->vg, h) != 1) h->deny_ok = h->revoke_ok = 1;
+    if (l->lost_ok || l->revoke_ok || s->gw_crashed[h->gw] || s->hostile[h->client][h->gw])
+        h->lost_ok = 1;
 }
 
 static void ts_settle(ts_sim *s)
@@ -760,8 +914,9 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
     case K_OPEN: {
         static const uint16_t ports[] = {80, 80, 8000, 8042, 22};
         unsigned last = (unsigned)alksim_range(src, 1, 254);
+        int how = (int)alksim_pick(src, 6);   /* tcp, udp, listen */
         ts_open(s, c, g, last, (unsigned)alksim_range(src, 0, 40), ports[alksim_pick(src, 5)],
-                alksim_chance(src, 1, 4), 0, NULL);
+                how == 4, how == 5, 0, NULL);
         break;
     }
     case K_SEND:
@@ -769,7 +924,7 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
         break;
     case K_SHUT:
         if ((h = ts_pick_open(s, src)) != NULL && !h->eof_sent) {
-            alkt_session *ss = alkt_node_session(&w->node[h->client], h->peer);
+            alkt_session *ss = alkt_node_session(&w->node[h->node], h->peer);
             if (h->udp) h->eof_sent = alkt_dgram_pump_endpoint_eof(&h->dp) == ALKT_OK;
             else if (ss && alkt_channel_shutdown_write(ss, h->id) == ALKT_OK) h->eof_sent = 1;
             alksim_log(ctx, "client %d shuts channel %u", h->client, h->id);
@@ -777,7 +932,7 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
         break;
     case K_RESET:
         if ((h = ts_pick_open(s, src)) != NULL) {
-            alkt_session *ss = alkt_node_session(&w->node[h->client], h->peer);
+            alkt_session *ss = alkt_node_session(&w->node[h->node], h->peer);
             if (h->udp) {
                 if (alkt_dgram_pump_endpoint_failed(&h->dp, 7) == ALKT_OK) h->state = TS_ENDED;
             } else if (ss && alkt_channel_reset(ss, h->id, 7) == ALKT_OK) {
@@ -829,9 +984,13 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
         alkt_client_roamed(&w->node[c], w->now);
         break;
     case K_CRASH_GW:
-        s->gw_crashed[g] = 1;
-        for (i = 0; i < TS_CH; i++)
+        s->gw_crashed[g] = s->any_crash = 1;
+        for (i = 0; i < TS_CH; i++) {
             if (s->ch[i].gw == g) s->ch[i].lost_ok = 1;
+            /* the gateway's own ends (forwarded channels) are gone */
+            if (s->ch[i].gw == g && s->ch[i].fwd && s->ch[i].state != TS_FREE)
+                s->ch[i].state = TS_ENDED;
+        }
         tw_crash_node(w, ts_gateway_node(g));
         ts_push(s, &s->vg, 1, 0);   /* it starts with the control plane's view */
         break;
@@ -888,9 +1047,15 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
         w->segment = (size_t)alksim_range(src, 1, 4000);
         alksim_log(ctx, "segment %zu", w->segment);
         break;
+    case K_FORWARD:
+        if ((h = ts_pick(s, src, 1)) != NULL) ts_forward(s, h);
+        break;
     case K_HOSTILE:
-        if ((h = ts_pick_open(s, src)) != NULL)
-            ts_hostile(s, h, alksim_bool(src));
+        if ((h = ts_pick_open(s, src)) != NULL) {
+            int how = (int)alksim_pick(src, 3);
+            if (how < 2) ts_hostile(s, h, how);
+            else ts_hostile_frame(s, h, src);
+        }
         break;
     case K_REFUSE:
         w->refuse_targets = !w->refuse_targets;
@@ -932,6 +1097,15 @@ static int ts_check(alksim_ctx *ctx, void *state)
                              "node %d has output queued but sleeps until %llu (now %llu)", n,
                              (unsigned long long)t, (unsigned long long)w->now);
             }
+    }
+    /* a relay stays within its configured connections */
+    for (i = 0; i < w->n_relays; i++) {
+        alkt_relay_stats st;
+        alkt_relay_stats_get(&w->relay[i], &st);
+        ALKSIM_CHECK(ctx, st.conns <= w->rcfg.max_conns &&
+                              st.offers + st.waiting + 2 * st.pairs <= st.conns,
+                     "relay %d: %u connections (%u offers, %u waiting, %u pairs), at most %u",
+                     i, st.conns, st.offers, st.waiting, st.pairs, w->rcfg.max_conns);
     }
     /* a relay lets an offer go once its lifetime passed without a refresh */
     for (i = 0; i < w->n_links; i++)
@@ -982,7 +1156,7 @@ static int ts_quiesce(alksim_ctx *ctx, void *state)
             if (s->probed[c][g]) continue;
             /* (a channel the user keeps open, and which completes below,
              * proves the path as well: the session may have no free one) */
-            if (ts_open(s, c, g, 1, 0, 80, 0, 1, &rc)) {
+            if (ts_open(s, c, g, 1, 0, 80, 0, 0, 1, &rc)) {
                 s->probed[c][g] = 1;
                 continue;
             }
@@ -995,7 +1169,8 @@ static int ts_quiesce(alksim_ctx *ctx, void *state)
             for (i = 0; i < TS_CH; i++) {
                 ts_ch *h = &s->ch[i];
                 if (h->state == TS_OPEN && h->client == c && h->gw == g && !h->lost_ok &&
-                    !h->eof_sent && !h->udp && (h->kind == TW_T_ECHO || h->kind == TW_T_SLOW)) {
+                    !h->eof_sent && !h->udp && !h->listen && !h->fwd &&
+                    (h->kind == TW_T_ECHO || h->kind == TW_T_SLOW)) {
                     h->probe = 1;
                     break;
                 }
@@ -1006,7 +1181,7 @@ static int ts_quiesce(alksim_ctx *ctx, void *state)
         if (h->state == TS_OPEN && h->probe && !h->eof_sent) {
             if (h->sent < 300) ts_send(s, h, 300 - h->sent);
             if (h->sent >= 300 || h->sent == TS_MAX_SEND) {
-                alkt_session *ss = alkt_node_session(&w->node[h->client], h->peer);
+                alkt_session *ss = alkt_node_session(&w->node[h->node], h->peer);
                 if (ss && alkt_channel_shutdown_write(ss, h->id) == ALKT_OK) h->eof_sent = 1;
             }
         }
