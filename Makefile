@@ -184,7 +184,8 @@ fast-gate: unit replay $(if $(filter alktunnel,$(UNIT_TESTS)),crypto-portable)
 # targets'
 # generated seeds are seed-mode inputs written by their replay driver. Both
 # are byte-stable: seeds-check regenerates them and compares.
-SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth qcow2_crash session pump roles
+SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth qcow2_crash session pump roles \
+                  tunnel_sim
 SEED_ARGS = --seed 1 --runs 32 --max-len 2048
 
 $(B)/codec_seeds: fuzz/codec_seeds.c fuzz/codec_layout.h | $(B)
@@ -280,10 +281,20 @@ $(B)/test_alktunnel_bug%: tests/test_alktunnel.c alktunnel.h \
 	$(CC) $(CPPFLAGS) -O1 -g -std=c99 -DALKTUNNEL_PLANTED_BUG=$* \
 	    $(GREATEST_INC) $< -o $@ $(LDFLAGS)
 
-planted-bug-check: $(B)/replay_sim_arq_bug \
+planted-bug-check: $(SIM_BUGS:%=$(B)/replay_tunnel_sim_bug%) \
+                   $(B)/replay_sim_arq_bug \
                    $(ORDER_MUTANTS:%=$(B)/replay_qcow2_crash_order%) \
                    $(SESSION_BUGS:%=$(B)/replay_session_bug%) \
                    $(CRYPTO_BUGS:%=$(B)/test_alktunnel_bug%)
+	@for m in $(SIM_BUGS); do \
+	    if ./$(B)/replay_tunnel_sim_bug$$m -q corpus/tunnel_sim \
+	        > $(B)/planted-sim.log 2>&1; \
+	    then echo "corpus/tunnel_sim does not catch planted bug $$m"; \
+	        exit 1; \
+	    else echo "planted bug $$m caught by corpus/tunnel_sim:" \
+	        "$$(grep -c '^FAIL' $(B)/planted-sim.log) failing inputs"; \
+	    fi; \
+	done
 	@if ./$(B)/replay_sim_arq_bug -q corpus/sim_arq > $(B)/planted.log 2>&1; \
 	then echo "corpus/sim_arq does not catch the planted bug"; exit 1; \
 	else grep -c '^FAIL' $(B)/planted.log | \
