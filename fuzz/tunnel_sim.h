@@ -337,6 +337,26 @@ static void ts_dtap(void *ctx, const tw_target *t, const unsigned char *d, size_
     h->dtaken++;
 }
 
+/* No endpoint left for a new target. */
+static int ts_targets_full(const ts_sim *s)
+{
+    int i;
+    for (i = 0; i < TW_TARGETS; i++)
+        if (!s->w.targets[i].used) return 0;
+    return 1;
+}
+
+/* A hostile client on (c, g): its session must end, so any outcome is
+ * allowed for the channels on it (but keep's). */
+static void ts_session_hostile(ts_sim *s, int c, int g, const ts_ch *keep)
+{
+    int i;
+    s->shaky[c][g] = s->hostile[c][g] = 1;
+    for (i = 0; i < TS_CH; i++)
+        if (s->ch[i].client == c && s->ch[i].gw == g && &s->ch[i] != keep)
+            s->ch[i].lost_ok = 1;
+}
+
 static int ts_client_of(ts_sim *s, const char *ident, size_t len)
 {
     int i;
@@ -376,11 +396,7 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
         }
         h->granted = 1;
         s->w.grant_tag = h->tag;
-        {
-            int free_target = 0;
-            for (i = 0; i < TW_TARGETS; i++) free_target |= !s->w.targets[i].used;
-            if (!free_target) h->refuse_ok = 1;
-        }
+        if (ts_targets_full(s)) h->refuse_ok = 1;   /* a refusal is what a user gets */
         alksim_log(s->ctx, "client %d: echo for forwarded channel %u", node, ev->channel);
         return;
     }
@@ -421,12 +437,7 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
         h->tpeer = ev->peer;
         s->w.grant_tag = h->tag;
         if (h->listen) return;
-        {
-            /* no endpoint left for it: a refusal is what a user gets */
-            int free_target = 0;
-            for (i = 0; i < TW_TARGETS; i++) free_target |= !s->w.targets[i].used;
-            if (!free_target) h->refuse_ok = 1;
-        }
+        if (ts_targets_full(s)) h->refuse_ok = 1;   /* a refusal is what a user gets */
         alksim_log(s->ctx, "gateway %d: target for channel %u of client %d (kind %d)", g,
                    ev->channel, c, h->kind);
         return;
@@ -790,10 +801,7 @@ static void ts_hostile(ts_sim *s, ts_ch *h, int overrun)
         total += k;
     }
     h->sent += total;
-    s->shaky[h->client][h->gw] = s->hostile[h->client][h->gw] = 1;
-    for (i = 0; i < TS_CH; i++)
-        if (s->ch[i].client == h->client && s->ch[i].gw == h->gw && &s->ch[i] != h)
-            s->ch[i].lost_ok = 1;
+    ts_session_hostile(s, h->client, h->gw, h);
     {   /* all of it in one read: no endpoint reads (and gives credit)
          * while it crosses */
         size_t seg = w->segment;
@@ -838,15 +846,13 @@ static void ts_hostile_frame(ts_sim *s, ts_ch *h, alksim_source *src)
     unsigned char b[64];
     unsigned type = types[alksim_pick(src, sizeof types / sizeof types[0])];
     uint32_t id = alksim_bool(src) ? h->id : (uint32_t)alksim_range(src, 0, 40);
-    size_t n = alksim_len(src, sizeof b), i;
+    size_t n = alksim_len(src, sizeof b);
     if (!ss || !alkt_session_is_established(ss)) return;
     alksim_bytes(src, b, n);
     if (!alkt__log_frame(ss, type, id, b, n, NULL, 0)) return;
     alksim_log(s->ctx, "client %d sends a made-up frame %#x for channel %u (%zu bytes)",
                h->client, type, id, n);
-    s->shaky[h->client][h->gw] = s->hostile[h->client][h->gw] = 1;
-    for (i = 0; i < TS_CH; i++)
-        if (s->ch[i].client == h->client && s->ch[i].gw == h->gw) s->ch[i].lost_ok = 1;
+    ts_session_hostile(s, h->client, h->gw, NULL);
 }
 
 /* An open channel: listens = 0 one that carries data, 1 a listen. */
