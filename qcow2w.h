@@ -1197,23 +1197,40 @@ static void q2w__drop(q2w_image *img, uint64_t key)
 }
 
 /* ---- checkpoint: dirty metadata written back in crash-safe order ---------- */
-/* Phases: 1 refcount blocks, 2 flush, 3 refcount-table pieces, 4 flush,
- * 5 L2 tables, 6 flush, 7 L1 pieces, 8 flush, 9 wait for the batch. */
+/* img->ckpt_phase. The write and flush phases run in this order, one after
+ * the other (q2w__checkpoint_run counts through them). */
+enum {
+    Q2W__CKPT_IDLE,                  /* no checkpoint in progress */
+    Q2W__CKPT_REFCOUNT_BLOCKS,
+    Q2W__CKPT_FLUSH_REFCOUNT_BLOCKS,
+    Q2W__CKPT_REFCOUNT_TABLE,        /* its cached pieces */
+    Q2W__CKPT_FLUSH_REFCOUNT_TABLE,
+    Q2W__CKPT_L2_TABLES,
+    Q2W__CKPT_FLUSH_L2_TABLES,
+    Q2W__CKPT_L1_TABLE,              /* its cached pieces */
+    Q2W__CKPT_FLUSH_L1_TABLE,
+    Q2W__CKPT_PLANNED,               /* every write and flush planned */
+    Q2W__CKPT_WAITING                /* the batch handed out: done next call */
+};
+
+/* The kind of cache slot a write phase writes back; 0 for a flush phase. */
 static int q2w__ckpt_kind(int phase)
 {
     switch (phase) {
-    case 1: return QCOW2W_ORDER_MUTANT == 1 ? Q2W__K_L2 : Q2W__K_RB;
-    case 3: return Q2W__K_RT;
-    case 5: return QCOW2W_ORDER_MUTANT == 1 ? Q2W__K_RB : Q2W__K_L2;
-    case 7: return Q2W__K_L1;
+    case Q2W__CKPT_REFCOUNT_BLOCKS:
+        return QCOW2W_ORDER_MUTANT == 1 ? Q2W__K_L2 : Q2W__K_RB;
+    case Q2W__CKPT_REFCOUNT_TABLE: return Q2W__K_RT;
+    case Q2W__CKPT_L2_TABLES:
+        return QCOW2W_ORDER_MUTANT == 1 ? Q2W__K_RB : Q2W__K_L2;
+    case Q2W__CKPT_L1_TABLE: return Q2W__K_L1;
     default: return 0;
     }
 }
 
 static int q2w__checkpoint_start(q2w_image *img)
 {
-    QCOW2W_ASSERT(img->ckpt_phase == 0);
-    img->ckpt_phase = 1;
+    QCOW2W_ASSERT(img->ckpt_phase == Q2W__CKPT_IDLE);
+    img->ckpt_phase = Q2W__CKPT_REFCOUNT_BLOCKS;
     img->ckpt_boundary = img->n_frees;
     return Q2W__AGAIN;
 }
@@ -1231,7 +1248,8 @@ static size_t q2w__slot_write_len(const q2w_image *img, const q2w__slot *s)
 
 static int q2w__checkpoint_run(q2w_image *img)
 {
-    while (img->ckpt_phase >= 1 && img->ckpt_phase <= 8) {
+    while (img->ckpt_phase >= Q2W__CKPT_REFCOUNT_BLOCKS &&
+           img->ckpt_phase <= Q2W__CKPT_FLUSH_L1_TABLE) {
         int kind = q2w__ckpt_kind(img->ckpt_phase);
         if (kind) {
             size_t i;
@@ -1245,18 +1263,19 @@ static int q2w__checkpoint_run(q2w_image *img)
                 s->dirty = 0;
             }
         } else if (img->writes_since_flush &&
-                   (QCOW2W_ORDER_MUTANT != 3 || img->ckpt_phase == 8)) {
+                   (QCOW2W_ORDER_MUTANT != 3 ||
+                    img->ckpt_phase == Q2W__CKPT_FLUSH_L1_TABLE)) {
             if (q2w__room(img) < 1) return Q2W_PENDING;
             q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
         }
         img->ckpt_phase++;
     }
-    if (img->ckpt_phase == 9) {
-        img->ckpt_phase = 10;
+    if (img->ckpt_phase == Q2W__CKPT_PLANNED) {
+        img->ckpt_phase = Q2W__CKPT_WAITING;
         if (img->n_ops) return Q2W_PENDING;
     }
     /* Executed: the references dropped before the start are durable. */
-    img->ckpt_phase = 0;
+    img->ckpt_phase = Q2W__CKPT_IDLE;
     img->n_safe_frees = img->ckpt_boundary;
     return Q2W_OK;
 }
@@ -1442,6 +1461,16 @@ static int q2w__apply_frees(q2w_image *img)
 /* New blocks and a new table go at P, the first cluster past what the old
  * table can describe; block j covers [P/epb + j] and counts whatever of
  * [P, P + B + T) lies in its range, itself included. */
+/* img->gr_phase, in order. */
+enum {
+    Q2W__GROW_CHECKPOINT,      /* cached metadata written back first */
+    Q2W__GROW_ZERO_NEW_TABLE,
+    Q2W__GROW_NEW_BLOCKS,      /* new blocks and the pieces naming them */
+    Q2W__GROW_COPY_OLD_TABLE,
+    Q2W__GROW_SWITCH_HEADER,
+    Q2W__GROW_FREE_OLD_TABLE
+};
+
 static int q2w__grow_rt_start(q2w_image *img)
 {
     uint64_t cs = img->cluster_size, epb_bits = q2w__epb_bits(img);
@@ -1469,7 +1498,7 @@ static int q2w__grow_rt_start(q2w_image *img)
                          "refcount table growth needs more cache slots", 0,
                          B + 6);
     img->sub = Q2W__SUB_GROW_RT;
-    img->gr_phase = 0;
+    img->gr_phase = Q2W__GROW_CHECKPOINT;
     img->gr_p = P;
     img->gr_b = B;
     img->gr_t = T;
@@ -1484,15 +1513,17 @@ static int q2w__grow_rt_run(q2w_image *img)
     uint64_t old_clusters = img->rt_clusters, j;
     int rc;
     switch (img->gr_phase) {
-    case 0: /* everything cached is written back first: the copy reads disk */
-        img->gr_phase = 1;
+    case Q2W__GROW_CHECKPOINT:
+        /* everything cached is written back first: the copy reads disk */
+        img->gr_phase = Q2W__GROW_ZERO_NEW_TABLE;
         return q2w__checkpoint_start(img);
-    case 1: /* the new table starts as zeros on disk, before its pieces */
+    case Q2W__GROW_ZERO_NEW_TABLE:
+        /* the new table starts as zeros on disk, before its pieces */
         if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
         q2w__emit(img, Q2W_OP_WRITE, new_rt, (size_t)(T * cs), NULL, NULL);
-        img->gr_phase = 2;
+        img->gr_phase = Q2W__GROW_NEW_BLOCKS;
         /* fall through */
-    case 2:
+    case Q2W__GROW_NEW_BLOCKS:
         /* New blocks and the pieces of the new table that name them, as
          * dirty cache slots; a checkpoint in between only writes them
          * early (they are not referenced yet). */
@@ -1525,10 +1556,11 @@ static int q2w__grow_rt_run(q2w_image *img)
             q2w__put64(d + (byte - piece), (P + j) << img->cluster_bits);
             q2w__mark_dirty(img, d);
         }
-        img->gr_phase = 3;
+        img->gr_phase = Q2W__GROW_COPY_OLD_TABLE;
         img->gr_idx = 0;
         /* fall through */
-    case 3: /* copy the old table, a cluster at a time through scratch */
+    case Q2W__GROW_COPY_OLD_TABLE:
+        /* copy the old table, a cluster at a time through scratch */
         while (img->gr_idx < old_clusters) {
             uint64_t at = img->gr_idx * cs;
             if (q2w__room(img) < 2) return Q2W_PENDING;
@@ -1538,19 +1570,20 @@ static int q2w__grow_rt_run(q2w_image *img)
                       img->scratch);
             img->gr_idx++;
         }
-        img->gr_phase = 4;
+        img->gr_phase = Q2W__GROW_SWITCH_HEADER;
         /* The new blocks and pieces (dirty) go out, flushed. */
         if (QCOW2W_ORDER_MUTANT == 7) return Q2W__AGAIN;
         return q2w__checkpoint_start(img);
-    case 4: {
+    case Q2W__GROW_SWITCH_HEADER: {
         unsigned char f[12];
         q2w__put64(f, new_rt);
         q2w__put32(f + 8, (uint32_t)T);
         if ((rc = q2w__switch_header(img, 48, f, sizeof f)) != Q2W_OK) return rc;
-        img->gr_phase = 5;
+        img->gr_phase = Q2W__GROW_FREE_OLD_TABLE;
         return Q2W_PENDING;
     }
-    default: { /* switched: the old table's pieces go, its clusters freed */
+    default: { /* FREE_OLD_TABLE: the old table's pieces go, its
+                  clusters freed */
         uint64_t old = img->rt_offset;
         if (img->n_frees >= img->cap_frees) return q2w__checkpoint_start(img);
         for (j = 0; j < old_clusters; j++) q2w__drop(img, old + j * cs);
@@ -2465,11 +2498,14 @@ static int q2w__step_read(q2w_image *img)
 
 
 /* ---- runs of clusters and copies through scratch ------------------------- */
+/* img->run_phase: the run is searched for, then its clusters taken. */
+enum { Q2W__RUN_SEARCH, Q2W__RUN_TAKE };
+
 static void q2w__run_begin(q2w_image *img)
 {
     img->g_start = img->g_cursor = img->free_hint;
     img->g_idx = 0;
-    img->run_phase = 0;
+    img->run_phase = Q2W__RUN_SEARCH;
 }
 
 /* n contiguous free clusters, found by a restartable search and taken;
@@ -2483,7 +2519,7 @@ static int q2w__run_alloc(q2w_image *img, uint64_t n)
     if (n >= (1ull << q2w__epb_bits(img)))
         return q2w__fail(img, Q2W_ERR_LIMIT,
                          "table larger than one refcount block's range", 0, n);
-    if (img->run_phase == 0) {
+    if (img->run_phase == Q2W__RUN_SEARCH) {
         while (img->g_idx < n) {
             rc = q2w__find_free(img, &img->g_cursor, &x);
             if (rc != Q2W_OK) return rc;
@@ -2495,7 +2531,7 @@ static int q2w__run_alloc(q2w_image *img, uint64_t n)
             img->g_cursor = img->g_start + img->g_idx;
             img->pin_epoch++;
         }
-        img->run_phase = 1;
+        img->run_phase = Q2W__RUN_TAKE;
         img->g_idx = 0;
     }
     while (img->g_idx < n) {
@@ -2815,12 +2851,25 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
 }
 
 
-/* Snapshot create. Phases: 0 checks, checkpoint; 1 overflow check over the
- * active tables; 2 a run for the L1 copy; 3 copy the L1 (from disk, current
- * after the checkpoint); 4 refcounts up, COPIED cleared, checkpoint; 5/6 a
- * run for the new table; 7 copy the old table and append the entry,
- * checkpoint; 8 switch the header pair (one write), flush; 9 free the old
- * table. Until 8 the snapshot is not visible: a crash leaks only. */
+/* Snapshot create, img->phase in order. Until the header switch the
+ * snapshot is not visible: a crash leaks only. */
+enum {
+    Q2W__SNAP_CREATE_CHECK_LIMITS,   /* count and entry size */
+    Q2W__SNAP_CREATE_FIND_MAX_ID,    /* walk the table; checkpoint */
+    Q2W__SNAP_CREATE_CHECK_OVERFLOW, /* over the active tables */
+    Q2W__SNAP_CREATE_ALLOC_L1_COPY,  /* a run for the L1 copy */
+    Q2W__SNAP_CREATE_COPY_L1,        /* from disk, current after the
+                                        checkpoint */
+    Q2W__SNAP_CREATE_BUMP_REFCOUNTS, /* COPIED cleared; checkpoint */
+    Q2W__SNAP_CREATE_UNDO_BUMP,      /* an overflow met during the bump */
+    Q2W__SNAP_CREATE_BUILD_ENTRY,
+    Q2W__SNAP_CREATE_ALLOC_TABLE,    /* a run for the new table */
+    Q2W__SNAP_CREATE_WRITE_TABLE,    /* the old entries and the new one;
+                                        checkpoint */
+    Q2W__SNAP_CREATE_SWITCH_HEADER,  /* one write, flushed */
+    Q2W__SNAP_CREATE_FREE_OLD_TABLE
+};
+
 static int q2w__step_snap_create(q2w_image *img)
 {
     uint64_t cs = img->cluster_size, cb = img->cluster_bits;
@@ -2841,7 +2890,7 @@ static int q2w__step_snap_create(q2w_image *img)
     new_len = img->snap_len + elen;
     m = (new_len + cs - 1) / cs;
     switch (img->phase) {
-    case 0:
+    case Q2W__SNAP_CREATE_CHECK_LIMITS:
         if (img->nb_snapshots >= Q2W_MAX_SNAPSHOTS)
             return q2w__fail(img, Q2W_ERR_LIMIT, "snapshot count", 60,
                              img->nb_snapshots);
@@ -2852,35 +2901,35 @@ static int q2w__step_snap_create(q2w_image *img)
          * walk the table again (a delete may have taken the largest). */
         img->snap_max_id = 0;
         q2w__walk_begin(img);
-        img->phase = 20;
+        img->phase = Q2W__SNAP_CREATE_FIND_MAX_ID;
         /* fall through */
-    case 20:
+    case Q2W__SNAP_CREATE_FIND_MAX_ID:
         rc = q2w__step_open_snapshots(img);
         if (rc != Q2W__DONE) return rc;
-        img->phase = 1;
+        img->phase = Q2W__SNAP_CREATE_CHECK_OVERFLOW;
         img->p_l1i = img->p_l2i = 0;
         return q2w__checkpoint_start(img);
-    case 1:
+    case Q2W__SNAP_CREATE_CHECK_OVERFLOW:
         rc = q2w__pass(img, Q2W__PASS_CHECK, img->l1_offset, img->l1_size,
                        Q2W__K_L1);
         if (rc != Q2W_OK) return rc;
-        img->phase = 2;
+        img->phase = Q2W__SNAP_CREATE_ALLOC_L1_COPY;
         q2w__run_begin(img);
         /* fall through */
-    case 2:
+    case Q2W__SNAP_CREATE_ALLOC_L1_COPY:
         if (n1 && (rc = q2w__run_alloc(img, n1)) != Q2W_OK) return rc;
         img->sn_l1_off = n1 ? img->g_start << cb : 0;
-        img->phase = 3;
+        img->phase = Q2W__SNAP_CREATE_COPY_L1;
         img->cp_done = 0;
         /* fall through */
-    case 3:
+    case Q2W__SNAP_CREATE_COPY_L1:
         rc = q2w__copy(img, img->l1_offset, img->sn_l1_off,
                        (uint64_t)img->l1_size * 8);
         if (rc != Q2W_OK) return rc;
-        img->phase = 4;
+        img->phase = Q2W__SNAP_CREATE_BUMP_REFCOUNTS;
         img->p_l1i = img->p_l2i = 0;
         /* fall through */
-    case 4:
+    case Q2W__SNAP_CREATE_BUMP_REFCOUNTS:
         rc = q2w__pass(img, Q2W__PASS_BUMP, img->l1_offset, img->l1_size,
                        Q2W__K_L1);
         if (rc == Q2W_ERR_LIMIT) {
@@ -2893,13 +2942,13 @@ static int q2w__step_snap_create(q2w_image *img)
             img->p_stop_l1i = img->p_l1i;
             img->p_stop_l2i = img->p_l2i;
             img->p_l1i = img->p_l2i = 0;
-            img->phase = 40;
+            img->phase = Q2W__SNAP_CREATE_UNDO_BUMP;
             return Q2W_OK;
         }
         if (rc != Q2W_OK) return rc;
-        img->phase = 5;
+        img->phase = Q2W__SNAP_CREATE_BUILD_ENTRY;
         return q2w__checkpoint_start(img);
-    case 40:
+    case Q2W__SNAP_CREATE_UNDO_BUMP:
         rc = q2w__pass(img, Q2W__PASS_UNBUMP, img->l1_offset, img->l1_size,
                        Q2W__K_L1);
         if (rc != Q2W_OK) return rc;
@@ -2909,7 +2958,7 @@ static int q2w__step_snap_create(q2w_image *img)
         }
         img->err = img->sn_err;
         return img->err.code;
-    case 5: {
+    case Q2W__SNAP_CREATE_BUILD_ENTRY: {
         unsigned char *e = img->snapbuf;
         memset(e, 0, (size_t)elen);
         q2w__put64(e, img->sn_l1_off);
@@ -2923,34 +2972,34 @@ static int q2w__step_snap_create(q2w_image *img)
         q2w__put64(e + 48, img->size);     /* disk size */
         memcpy(e + 64, id, idl);
         memcpy(e + 64 + idl, img->sn_name, img->sn_name_len);
-        img->phase = 6;
+        img->phase = Q2W__SNAP_CREATE_ALLOC_TABLE;
         q2w__run_begin(img);
     }
         /* fall through */
-    case 6:
+    case Q2W__SNAP_CREATE_ALLOC_TABLE:
         if ((rc = q2w__run_alloc(img, m)) != Q2W_OK) return rc;
         img->sn_new_off = img->g_start << cb;
-        img->phase = 7;
+        img->phase = Q2W__SNAP_CREATE_WRITE_TABLE;
         img->cp_done = 0;
         /* fall through */
-    case 7:
+    case Q2W__SNAP_CREATE_WRITE_TABLE:
         rc = q2w__copy(img, img->snapshots_offset, img->sn_new_off,
                        img->snap_len);
         if (rc != Q2W_OK) return rc;
         if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
         q2w__emit(img, Q2W_OP_WRITE, img->sn_new_off + img->snap_len,
                   (size_t)elen, NULL, img->snapbuf);
-        img->phase = 8;
+        img->phase = Q2W__SNAP_CREATE_SWITCH_HEADER;
         return q2w__checkpoint_start(img);
-    case 8: {
+    case Q2W__SNAP_CREATE_SWITCH_HEADER: {
         unsigned char f[12];
         q2w__put32(f, img->nb_snapshots + 1);
         q2w__put64(f + 4, img->sn_new_off);
         if ((rc = q2w__switch_header(img, 60, f, sizeof f)) != Q2W_OK) return rc;
-        img->phase = 9;
+        img->phase = Q2W__SNAP_CREATE_FREE_OLD_TABLE;
         return Q2W_PENDING;
     }
-    default: {
+    default: { /* Q2W__SNAP_CREATE_FREE_OLD_TABLE */
         uint64_t old_clu = (img->snap_len + cs - 1) / cs;
         if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
         if (old_clu && img->snapshots_offset)
@@ -2963,11 +3012,26 @@ static int q2w__step_snap_create(q2w_image *img)
     }
 }
 
-/* Snapshot delete. Phases: 0 find it; 1 checkpoint; 2/3 a run for the
- * table without it; 4/5 copy the entries before and after; 6 switch the
- * header pair, flush; 7 free the old table; 8 refcounts of the snapshot's
- * paths down (the references are gone from disk); 9 its L1 freed; 10
- * COPIED set again where a refcount came back to 1. */
+/* Snapshot delete, img->phase in order. */
+enum {
+    Q2W__SNAP_DELETE_FIND,
+    Q2W__SNAP_DELETE_VERIFY_SNAPSHOT_TABLES,
+    Q2W__SNAP_DELETE_VERIFY_ACTIVE_TABLES,
+    Q2W__SNAP_DELETE_VERIFY_L1_REFCOUNTS, /* then a checkpoint */
+    Q2W__SNAP_DELETE_START_RUN,           /* for the table without it */
+    Q2W__SNAP_DELETE_ALLOC_TABLE,
+    Q2W__SNAP_DELETE_COPY_ENTRIES_BEFORE,
+    Q2W__SNAP_DELETE_COPY_ENTRIES_AFTER,  /* then a checkpoint */
+    Q2W__SNAP_DELETE_SWITCH_HEADER,       /* one write, flushed */
+    Q2W__SNAP_DELETE_FREE_OLD_TABLE,
+    Q2W__SNAP_DELETE_DROP_REFCOUNTS,      /* of the snapshot's paths: the
+                                             references are gone from disk */
+    Q2W__SNAP_DELETE_FREE_L1,
+    Q2W__SNAP_DELETE_SET_COPIED,          /* where a refcount came back to
+                                             1; checkpoint */
+    Q2W__SNAP_DELETE_DONE
+};
+
 static int q2w__step_snap_delete(q2w_image *img)
 {
     uint64_t cs = img->cluster_size, cb = img->cluster_bits;
@@ -2976,7 +3040,7 @@ static int q2w__step_snap_delete(q2w_image *img)
     uint64_t n1 = ((uint64_t)img->sn_l1_size * 8 + cs - 1) / cs, v;
     int rc;
     switch (img->phase) {
-    case 0:
+    case Q2W__SNAP_DELETE_FIND:
         for (;;) {
             const unsigned char *e;
             uint64_t len, pos = img->w_pos;
@@ -2997,24 +3061,24 @@ static int q2w__step_snap_delete(q2w_image *img)
         /* Every refusal comes before the header switch: the snapshot's
          * tables and the active ones (their COPIED pass comes after it)
          * are verified, and so are the refcounts of the L1 clusters. */
-        img->phase = 20;
+        img->phase = Q2W__SNAP_DELETE_VERIFY_SNAPSHOT_TABLES;
         img->p_l1i = img->p_l2i = 0;
         /* fall through */
-    case 20:
+    case Q2W__SNAP_DELETE_VERIFY_SNAPSHOT_TABLES:
         rc = q2w__pass(img, Q2W__PASS_VERIFY, img->sn_l1_off, img->sn_l1_size,
                        Q2W__K_SL1);
         if (rc != Q2W_OK) return rc;
-        img->phase = 21;
+        img->phase = Q2W__SNAP_DELETE_VERIFY_ACTIVE_TABLES;
         img->p_l1i = img->p_l2i = 0;
         /* fall through */
-    case 21:
+    case Q2W__SNAP_DELETE_VERIFY_ACTIVE_TABLES:
         rc = q2w__pass(img, Q2W__PASS_VERIFY, img->l1_offset, img->l1_size,
                        Q2W__K_L1);
         if (rc != Q2W_OK) return rc;
-        img->phase = 22;
+        img->phase = Q2W__SNAP_DELETE_VERIFY_L1_REFCOUNTS;
         img->p_l1i = 0;
         /* fall through */
-    case 22:
+    case Q2W__SNAP_DELETE_VERIFY_L1_REFCOUNTS:
         while (img->p_l1i < n1) {
             uint64_t at = img->sn_l1_off + img->p_l1i * cs;
             img->pin_epoch++;
@@ -3025,59 +3089,59 @@ static int q2w__step_snap_delete(q2w_image *img)
                                  img->p_l1i);
             img->p_l1i++;
         }
-        img->phase = 1;
+        img->phase = Q2W__SNAP_DELETE_START_RUN;
         return q2w__checkpoint_start(img);
-    case 1:
-        img->phase = 2;
+    case Q2W__SNAP_DELETE_START_RUN:
+        img->phase = Q2W__SNAP_DELETE_ALLOC_TABLE;
         q2w__run_begin(img);
         /* fall through */
-    case 2:
+    case Q2W__SNAP_DELETE_ALLOC_TABLE:
         if (m && (rc = q2w__run_alloc(img, m)) != Q2W_OK) return rc;
         img->sn_new_off = m ? img->g_start << cb : 0;
-        img->phase = 3;
+        img->phase = Q2W__SNAP_DELETE_COPY_ENTRIES_BEFORE;
         img->cp_done = 0;
         /* fall through */
-    case 3:
+    case Q2W__SNAP_DELETE_COPY_ENTRIES_BEFORE:
         rc = q2w__copy(img, img->snapshots_offset, img->sn_new_off,
                        img->sn_pos);
         if (rc != Q2W_OK) return rc;
-        img->phase = 4;
+        img->phase = Q2W__SNAP_DELETE_COPY_ENTRIES_AFTER;
         img->cp_done = 0;
         /* fall through */
-    case 4:
+    case Q2W__SNAP_DELETE_COPY_ENTRIES_AFTER:
         rc = q2w__copy(img, img->snapshots_offset + img->sn_pos + img->sn_len,
                        img->sn_new_off + img->sn_pos,
                        img->snap_len - img->sn_pos - img->sn_len);
         if (rc != Q2W_OK) return rc;
-        img->phase = 5;
+        img->phase = Q2W__SNAP_DELETE_SWITCH_HEADER;
         return q2w__checkpoint_start(img);
-    case 5: {
+    case Q2W__SNAP_DELETE_SWITCH_HEADER: {
         unsigned char f[12];
         q2w__put32(f, img->nb_snapshots - 1);
         q2w__put64(f + 4, img->sn_new_off);
         if ((rc = q2w__switch_header(img, 60, f, sizeof f)) != Q2W_OK) return rc;
-        img->phase = 6;
+        img->phase = Q2W__SNAP_DELETE_FREE_OLD_TABLE;
         return Q2W_PENDING;
     }
-    case 6: {
+    case Q2W__SNAP_DELETE_FREE_OLD_TABLE: {
         uint64_t old_clu = (img->snap_len + cs - 1) / cs;
         if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
         if (old_clu) q2w__defer_free(img, img->snapshots_offset >> cb, old_clu);
         img->nb_snapshots--;
         img->snapshots_offset = img->sn_new_off;
         img->snap_len = new_len;
-        img->phase = 7;
+        img->phase = Q2W__SNAP_DELETE_DROP_REFCOUNTS;
         img->p_l1i = img->p_l2i = 0;
     }
         /* fall through */
-    case 7:
+    case Q2W__SNAP_DELETE_DROP_REFCOUNTS:
         rc = q2w__pass(img, Q2W__PASS_DROP, img->sn_l1_off, img->sn_l1_size,
                        Q2W__K_SL1);
         if (rc != Q2W_OK) return rc;
-        img->phase = 8;
+        img->phase = Q2W__SNAP_DELETE_FREE_L1;
         img->p_l1i = 0;
         /* fall through */
-    case 8:
+    case Q2W__SNAP_DELETE_FREE_L1:
         while (img->p_l1i < n1) {
             uint64_t at = img->sn_l1_off + img->p_l1i * cs;
             long f = q2w__find(img, at);
@@ -3088,18 +3152,18 @@ static int q2w__step_snap_delete(q2w_image *img)
                 return rc;
             img->p_l1i++;
         }
-        img->phase = 9;
+        img->phase = Q2W__SNAP_DELETE_SET_COPIED;
         img->p_l1i = img->p_l2i = 0;
         /* fall through */
-    case 9:
+    case Q2W__SNAP_DELETE_SET_COPIED:
         rc = q2w__pass(img, Q2W__PASS_COPIED, img->l1_offset, img->l1_size,
                        Q2W__K_L1);
         if (rc != Q2W_OK) return rc;
         /* End consistent on disk: the lowered refcounts and the COPIED
          * flags set again go out together, in order. */
-        img->phase = 10;
+        img->phase = Q2W__SNAP_DELETE_DONE;
         return q2w__checkpoint_start(img);
-    default:
+    default: /* Q2W__SNAP_DELETE_DONE */
         return Q2W__DONE;
     }
 }
@@ -3120,8 +3184,21 @@ static int q2w__resized(q2w_image *img)
     return Q2W_OK;
 }
 
-/* Resize (grow). Phases: 0 decide, 1 after checkpoint: a run of free
- * clusters for the new L1, 2 copy, 3 switch, 4 done; 10/11 size only. */
+/* Resize (grow), img->phase. A new L1 table: CHECK, VERIFY_BACKED_TABLES,
+ * a checkpoint, ALLOC_L1 .. FREE_OLD_L1; the old one big enough: CHECK,
+ * VERIFY_BACKED_TABLES, SWITCH_SIZE, SIZE_SWITCHED. */
+enum {
+    Q2W__RESIZE_CHECK,
+    Q2W__RESIZE_VERIFY_BACKED_TABLES, /* the tables over backing data the
+                                         new area will show */
+    Q2W__RESIZE_ALLOC_L1,             /* a run of free clusters, zeroed */
+    Q2W__RESIZE_COPY_L1,              /* then a checkpoint */
+    Q2W__RESIZE_SWITCH_HEADER,        /* size and L1 in one write */
+    Q2W__RESIZE_FREE_OLD_L1,
+    Q2W__RESIZE_SWITCH_SIZE,          /* the size alone */
+    Q2W__RESIZE_SIZE_SWITCHED
+};
+
 static int q2w__step_resize(q2w_image *img)
 {
     uint64_t cs = img->cluster_size, cb = img->cluster_bits;
@@ -3131,7 +3208,7 @@ static int q2w__step_resize(q2w_image *img)
     uint64_t old_clu = ((uint64_t)img->l1_size * 8 + cs - 1) / cs;
     int rc;
     switch (img->phase) {
-    case 0:
+    case Q2W__RESIZE_CHECK:
         if (img->op_arg < img->size)
             return q2w__fail(img, Q2W_ERR_UNSUPPORTED, "shrinking", 24,
                              img->op_arg);
@@ -3144,9 +3221,9 @@ static int q2w__step_resize(q2w_image *img)
          * of no return). */
         img->p_l1i = img->size / span;
         img->p_l2i = 0;
-        img->phase = 30;
+        img->phase = Q2W__RESIZE_VERIFY_BACKED_TABLES;
         /* fall through */
-    case 30:
+    case Q2W__RESIZE_VERIFY_BACKED_TABLES:
         if (img->has_backing && img->backing_size > img->size) {
             uint64_t end = img->op_arg < img->backing_size ? img->op_arg
                                                             : img->backing_size;
@@ -3156,41 +3233,41 @@ static int q2w__step_resize(q2w_image *img)
                            (uint32_t)last, Q2W__K_L1);
             if (rc != Q2W_OK) return rc;
         }
-        if (need <= img->l1_size) { img->phase = 10; return Q2W_OK; }
+        if (need <= img->l1_size) { img->phase = Q2W__RESIZE_SWITCH_SIZE; return Q2W_OK; }
         /* The new L1 is one run (see q2w__run_alloc): refuse up front. */
         if (nclu >= (1ull << q2w__epb_bits(img)))
             return q2w__fail(img, Q2W_ERR_LIMIT,
                              "table larger than one refcount block's range",
                              40, nclu);
-        img->phase = 1;
+        img->phase = Q2W__RESIZE_ALLOC_L1;
         q2w__run_begin(img);
         return q2w__checkpoint_start(img);
-    case 1:
+    case Q2W__RESIZE_ALLOC_L1:
         if ((rc = q2w__run_alloc(img, nclu)) != Q2W_OK) return rc;
         if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
         q2w__emit(img, Q2W_OP_WRITE, img->g_start << cb, (size_t)(nclu * cs),
                   NULL, NULL);
-        img->phase = 2;
+        img->phase = Q2W__RESIZE_COPY_L1;
         img->cp_done = 0;
         /* fall through */
-    case 2:
+    case Q2W__RESIZE_COPY_L1:
         rc = q2w__copy(img, img->l1_offset, img->g_start << cb,
                        (uint64_t)img->l1_size * 8);
         if (rc != Q2W_OK) return rc;
-        img->phase = 3;
+        img->phase = Q2W__RESIZE_SWITCH_HEADER;
         /* The new L1 and the refcounts of its clusters, durable first. */
         return q2w__checkpoint_start(img);
-    case 3: {
+    case Q2W__RESIZE_SWITCH_HEADER: {
         unsigned char f[24];
         q2w__put64(f, img->op_arg);
         q2w__put32(f + 8, 0);
         q2w__put32(f + 12, (uint32_t)need);
         q2w__put64(f + 16, img->g_start << cb);
         if ((rc = q2w__switch_header(img, 24, f, sizeof f)) != Q2W_OK) return rc;
-        img->phase = 4;
+        img->phase = Q2W__RESIZE_FREE_OLD_L1;
         return Q2W_PENDING;
     }
-    case 4: {
+    case Q2W__RESIZE_FREE_OLD_L1: {
         uint64_t j, old = img->l1_offset;
         if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
         for (j = 0; j < old_clu; j++) q2w__drop(img, old + j * cs);
@@ -3199,14 +3276,14 @@ static int q2w__step_resize(q2w_image *img)
         img->l1_size = (uint32_t)need;
         return q2w__resized(img);
     }
-    case 10: {
+    case Q2W__RESIZE_SWITCH_SIZE: {
         unsigned char f[8];
         q2w__put64(f, img->op_arg);
         if ((rc = q2w__switch_header(img, 24, f, sizeof f)) != Q2W_OK) return rc;
-        img->phase = 11;
+        img->phase = Q2W__RESIZE_SIZE_SWITCHED;
         return Q2W_PENDING;
     }
-    default:
+    default: /* Q2W__RESIZE_SIZE_SWITCHED */
         return q2w__resized(img);
     }
 }
@@ -3273,26 +3350,34 @@ static void q2w__copy_hdr(q2w_image *img, const q2w__hdr *h)
     img->backing_len = h->backing_len;
 }
 
+/* Open, img->phase in order. */
+enum {
+    Q2W__OPEN_READ_HEADER,         /* the fixed part */
+    Q2W__OPEN_READ_FIRST_CLUSTER,  /* header, extensions, backing name */
+    Q2W__OPEN_PARSE_FIRST_CLUSTER,
+    Q2W__OPEN_WALK_SNAPSHOTS
+};
+
 static int q2w__step_open(q2w_image *img)
 {
     q2w__hdr h;
     int rc;
-    if (img->phase == 3) return q2w__step_open_snapshots(img);
+    if (img->phase == Q2W__OPEN_WALK_SNAPSHOTS) return q2w__step_open_snapshots(img);
     switch (img->phase) {
-    case 0:
+    case Q2W__OPEN_READ_HEADER:
         q2w__emit(img, Q2W_OP_READ, 0, sizeof img->head, img->head, NULL);
-        img->phase = 1;
+        img->phase = Q2W__OPEN_READ_FIRST_CLUSTER;
         return Q2W_PENDING;
-    case 1:
+    case Q2W__OPEN_READ_FIRST_CLUSTER:
         rc = q2w__parse_fixed(img->head, sizeof img->head, &h, &img->err);
         if (rc != Q2W_OK) return rc;
         q2w__copy_hdr(img, &h);
         if ((rc = q2w__carve(img)) != Q2W_OK) return rc;
         q2w__emit(img, Q2W_OP_READ, 0, (size_t)img->cluster_size,
                   img->scratch, NULL);
-        img->phase = 2;
+        img->phase = Q2W__OPEN_PARSE_FIRST_CLUSTER;
         return Q2W_PENDING;
-    default:
+    default: /* Q2W__OPEN_PARSE_FIRST_CLUSTER */
         rc = q2w__parse_fixed(img->scratch, (size_t)img->cluster_size, &h,
                               &img->err);
         if (rc == Q2W_OK)
@@ -3324,13 +3409,22 @@ static int q2w__step_open(q2w_image *img)
                              8, 0);
         if (!img->has_backing_name) img->has_backing = 0;
         if (!img->nb_snapshots) return Q2W__DONE;
-        img->phase = 3;
+        img->phase = Q2W__OPEN_WALK_SNAPSHOTS;
         q2w__walk_begin(img);
         return Q2W_OK;
     }
 }
 
 /* ---- the driver ------------------------------------------------------------- */
+/* Flush and close, img->phase. */
+enum { Q2W__FLUSH_CHECKPOINT, Q2W__FLUSH_DONE };
+enum {
+    Q2W__CLOSE_CHECKPOINT,
+    Q2W__CLOSE_CHECKPOINT_AFTER_FREES,  /* the driver applied the frees the
+                                           first one made safe */
+    Q2W__CLOSE_DONE
+};
+
 static int q2w__op_step(q2w_image *img)
 {
     uint64_t cs = img->cluster_size;
@@ -3369,15 +3463,19 @@ static int q2w__op_step(q2w_image *img)
         return Q2W_OK;
     }
     case Q2W__OP_FLUSH:
-        if (img->phase == 0) {
-            img->phase = 1;
+        if (img->phase == Q2W__FLUSH_CHECKPOINT) {
+            img->phase = Q2W__FLUSH_DONE;
             return q2w__checkpoint_start(img);
         }
         return Q2W__DONE;
     case Q2W__OP_CLOSE:
         /* Checkpoint, frees applied by the driver, checkpoint again. */
-        if (img->phase < 2) {
-            img->phase++;
+        if (img->phase == Q2W__CLOSE_CHECKPOINT) {
+            img->phase = Q2W__CLOSE_CHECKPOINT_AFTER_FREES;
+            return q2w__checkpoint_start(img);
+        }
+        if (img->phase == Q2W__CLOSE_CHECKPOINT_AFTER_FREES) {
+            img->phase = Q2W__CLOSE_DONE;
             return q2w__checkpoint_start(img);
         }
         return Q2W__DONE;
@@ -3423,7 +3521,7 @@ static int q2w__drive(q2w_image *img)
 {
     for (;;) {
         int rc;
-        if (img->ckpt_phase) {
+        if (img->ckpt_phase != Q2W__CKPT_IDLE) {
             rc = q2w__checkpoint_run(img);
             if (rc == Q2W_PENDING) return rc;
             continue;
@@ -3479,7 +3577,8 @@ Q2WDEF int q2w_resume(q2w_image *img, int io_rc)
         img->deferred_err = 0;
         return rc;
     }
-    if (img->op == Q2W__OP_NONE && !img->ckpt_phase && !img->sub)
+    if (img->op == Q2W__OP_NONE && img->ckpt_phase == Q2W__CKPT_IDLE &&
+        !img->sub)
         return Q2W_OK;
     return q2w__drive(img);
 }
@@ -3490,7 +3589,8 @@ static int q2w__begin(q2w_image *img, int op, uint64_t off, uint64_t len)
     if (img->failed == 1) return Q2W_ERR_FAILED;
     if (img->failed == 2 || !img->opened)
         return q2w__fail(img, Q2W_ERR_ARG, "image not open", 0, 0);
-    if (img->op != Q2W__OP_NONE || img->n_ops || img->ckpt_phase || img->sub)
+    if (img->op != Q2W__OP_NONE || img->n_ops ||
+        img->ckpt_phase != Q2W__CKPT_IDLE || img->sub)
         return q2w__fail(img, Q2W_ERR_BUSY, "operation", 0, 0);
     if (q2w__is_change(op) && !img->writable)
         return q2w__fail(img, Q2W_ERR_READONLY, "operation", 0, 0);
@@ -3501,7 +3601,7 @@ static int q2w__begin(q2w_image *img, int op, uint64_t off, uint64_t len)
     img->op_off = off;
     img->op_len = len;
     img->op_pos = 0;
-    img->phase = 0;
+    img->phase = 0;      /* the first phase in every step's enum */
     img->cz_state = 0;   /* a change may have reused its clusters since */
     return Q2W_OK;
 }
