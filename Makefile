@@ -114,7 +114,7 @@ unit: $(UNIT_TESTS:%=$(B)/test_%) $(UNIT_TESTS:%=$(B)/test_%_cxx)
 	done; exit $$rc
 
 # ---- replay gate ------------------------------------------------------------
-$(B)/replay_%: fuzz/%.c tests/replay_main.c fuzz/alk_check.h | $(B)
+$(B)/replay_%: fuzz/%.c tests/replay_main.c alksim.h fuzz/alk_check.h | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) -DALK_TARGET='"replay_$*"' \
 	    fuzz/$*.c tests/replay_main.c -o $@ $(LDFLAGS)
 

@@ -82,7 +82,14 @@
  *   Runner        alksim_run (safety phase, then heal + bounded liveness
  *                 phase), swarm testing, trace output and trace hash,
  *                 alksim_shrink (delta debugging over the input bytes),
- *                 alksim_fuzz_one (the LLVMFuzzerTestOneInput body).
+ *                 alksim_fuzz_one (the LLVMFuzzerTestOneInput body),
+ *                 alksim_run_seed / alksim_seed_input (seed mode: run I of
+ *                 seed S, for soaks; a failure is an input to save and
+ *                 shrink). examples/sim_network.c puts these together.
+ *
+ *   Configs: every zero field of alksim_net_config, alksim_streams_config
+ *   and alksim_disk_config means its documented default
+ *   (ALKSIM_*_DEFAULT_*), and a NULL config means all of them.
  *
  * DESIGN NOTES
  *
@@ -119,8 +126,11 @@
  *   cached version; a crash keeps, per sector, the durable content or any
  *   one cached version.
  *
- * ERRORS: negative alksim_result codes; alksim_strerror(code).
- *   ALKSIM_ERR_INVALID_ARGUMENT  NULL, out-of-range host, too little memory
+ * ERRORS: negative alksim_result codes; alksim_strerror(code). An init that
+ * refuses says why in the object's `error` field (alksim_error_info: the
+ * rule, the value, the bound), e.g. "mem_len: less than *_mem_size()".
+ *   ALKSIM_ERR_INVALID_ARGUMENT  NULL, out-of-range host, too little or
+ *                                misaligned memory, a size that overflows
  *   ALKSIM_ERR_FULL              queue or connection slots exhausted
  *   ALKSIM_ERR_DEADLINE_PAST     alksim_node_deadline: a deadline before now
  *   ALKSIM_ERR_SPIN              alksim_node_fire: fired > spin_limit times
@@ -178,6 +188,17 @@ typedef enum alksim_result {
 } alksim_result;
 
 ALKSIMDEF const char *alksim_strerror(int code);
+
+/* Why an init refused: kept in the `error` field of the object it was asked
+ * to set up (net, streams, disk), as alkc_error_info and q2w_error do for
+ * the other headers. After a refusal only that field is meaningful; after a
+ * success it is zero (code ALKSIM_OK, what NULL). */
+typedef struct alksim_error_info {
+    int code;         /* the alksim_result init returned */
+    const char *what; /* static text naming the argument and the rule */
+    uint64_t value;   /* the offending value (bytes given, address bits) */
+    uint64_t limit;   /* the bound it broke (bytes needed); 0 when none */
+} alksim_error_info;
 
 /* ---- PRNG: xoshiro256**, seeded through splitmix64 ---------------------- */
 typedef struct alksim_rng {
@@ -317,11 +338,16 @@ typedef struct alksim_nat_config {
     uint64_t expiry_ns; /* idle mapping lifetime; 0 = never expires */
 } alksim_nat_config;
 
+/* A zero field means its default; a NULL config means every default. */
+#define ALKSIM_NET_DEFAULT_HOSTS 2
+#define ALKSIM_NET_DEFAULT_IN_FLIGHT 256
+#define ALKSIM_NET_DEFAULT_SLOT_SIZE 1500
+#define ALKSIM_NET_DEFAULT_NAT_MAPPINGS 16
 typedef struct alksim_net_config {
-    uint32_t hosts;         /* hosts 0..hosts-1 */
-    uint32_t max_in_flight; /* datagram slots */
-    uint32_t slot_size;     /* largest datagram the network can carry */
-    uint32_t nat_mappings;  /* mapping table entries per NATed host */
+    uint32_t hosts;         /* hosts 0..hosts-1 (0 = 2) */
+    uint32_t max_in_flight; /* datagram slots (0 = 256) */
+    uint32_t slot_size;     /* largest datagram carried (0 = 1500) */
+    uint32_t nat_mappings;  /* mapping entries per NATed host (0 = 16) */
 } alksim_net_config;
 
 typedef struct alksim_net_stats {
@@ -346,7 +372,8 @@ typedef struct alksim_net_slot alksim_net_slot;
 typedef struct alksim_nat_entry alksim_nat_entry;
 
 typedef struct alksim_net {
-    alksim_net_config cfg;
+    alksim_net_config cfg;       /* as used: zero fields filled in */
+    alksim_error_info error;     /* why init refused */
     alksim_link *links;          /* hosts x hosts */
     uint8_t *partitioned;        /* hosts x hosts, 1 = from cannot reach to */
     alksim_net_host *host;
@@ -363,7 +390,11 @@ typedef struct alksim_net {
     alksim_net_stats stats;
 } alksim_net;
 
+/* Bytes of caller memory for cfg (NULL = every default); 0 exactly when
+ * init would refuse the configuration itself (its size overflows). */
 ALKSIMDEF size_t alksim_net_mem_size(const alksim_net_config *cfg);
+/* ALKSIM_ERR_INVALID_ARGUMENT with net->error saying why: NULL, misaligned
+ * or too little memory, or a configuration too large to size. */
 ALKSIMDEF int alksim_net_init(alksim_net *net, const alksim_net_config *cfg,
                               void *mem, size_t mem_len);
 /* Host h starts with the address 0x0a000001 + h (10.0.0.h+1). A NAT hands
@@ -448,20 +479,35 @@ typedef struct alksim_stream_stats {
 
 typedef struct alksim_stream_conn alksim_stream_conn;
 
+/* A zero field means its default; a NULL config means every default. */
+#define ALKSIM_STREAMS_DEFAULT_CONNS 16
+#define ALKSIM_STREAMS_DEFAULT_BUFFER 65536
+typedef struct alksim_streams_config {
+    uint32_t max_conns;     /* connection slots (0 = 16) */
+    uint32_t buffer;        /* bytes per direction per connection
+                               (0 = 65536): what a write can queue */
+    uint32_t hosts;         /* hosts 0..hosts-1 (0 = the net's hosts, or 2
+                               without a net) */
+    const alksim_net *net;  /* partitions stall streams; may be NULL */
+} alksim_streams_config;
+
 typedef struct alksim_streams {
-    uint32_t max_conns, buffer, hosts;
+    uint32_t max_conns, buffer, hosts; /* as used: defaults filled in */
     const alksim_net *net;   /* partitions; may be NULL */
+    alksim_error_info error; /* why init refused */
     alksim_stream_conn *conns;
     uint8_t *bufs;           /* max_conns x 2 x buffer */
     uint8_t *listening;      /* per host */
     alksim_stream_stats stats;
 } alksim_streams;
 
-ALKSIMDEF size_t alksim_streams_mem_size(uint32_t max_conns, uint32_t buffer,
-                                         uint32_t hosts);
-ALKSIMDEF int alksim_streams_init(alksim_streams *st, uint32_t max_conns,
-                                  uint32_t buffer, const alksim_net *net,
-                                  uint32_t hosts, void *mem, size_t mem_len);
+/* Bytes of caller memory for cfg (NULL = every default); 0 exactly when
+ * the configuration's size overflows. */
+ALKSIMDEF size_t alksim_streams_mem_size(const alksim_streams_config *cfg);
+/* ALKSIM_ERR_INVALID_ARGUMENT with st->error saying why, as for the net. */
+ALKSIMDEF int alksim_streams_init(alksim_streams *st,
+                                  const alksim_streams_config *cfg, void *mem,
+                                  size_t mem_len);
 ALKSIMDEF int alksim_stream_listen(alksim_streams *st, uint32_t host, int on);
 /* Starts a connection from host `from` to host `to`; *conn is its id. The
  * outcome arrives as events: ACCEPTED (side 1) after one latency and
@@ -498,10 +544,15 @@ ALKSIMDEF size_t alksim_stream_buffered(const alksim_streams *st,
                                         uint32_t conn, int side);
 
 /* ---- Disk: sectors with a volatile write cache -------------------------- */
+/* A zero field means its default; a NULL config means every default. */
+#define ALKSIM_DISK_DEFAULT_SECTOR_SIZE 512
+#define ALKSIM_DISK_DEFAULT_SECTORS 2048
+#define ALKSIM_DISK_DEFAULT_PENDING 64
 typedef struct alksim_disk_config {
-    uint32_t sector_size;  /* bytes, >= 1 */
-    uint64_t sectors;
-    uint32_t max_pending;  /* cached sector writes before write-back */
+    uint32_t sector_size;  /* bytes (0 = 512) */
+    uint64_t sectors;      /* (0 = 2048: 1 MiB of 512-byte sectors) */
+    uint32_t max_pending;  /* cached sector writes before write-back
+                              (0 = 64) */
 } alksim_disk_config;
 
 enum alksim_disk_op { ALKSIM_DISK_READ, ALKSIM_DISK_WRITE, ALKSIM_DISK_FLUSH };
@@ -513,7 +564,8 @@ typedef struct alksim_disk_stats {
 } alksim_disk_stats;
 
 typedef struct alksim_disk {
-    alksim_disk_config cfg;
+    alksim_disk_config cfg;  /* as used: zero fields filled in */
+    alksim_error_info error; /* why init refused */
     uint8_t *durable;        /* what survives a crash */
     uint8_t *pending_data;   /* max_pending x sector_size, a ring */
     uint64_t *pending_sector;
@@ -523,6 +575,8 @@ typedef struct alksim_disk {
     alksim_disk_stats stats;
 } alksim_disk;
 
+/* Bytes of caller memory for cfg (NULL = every default); 0 exactly when
+ * the configuration's size overflows. init refuses as the net's does. */
 ALKSIMDEF size_t alksim_disk_mem_size(const alksim_disk_config *cfg);
 ALKSIMDEF int alksim_disk_init(alksim_disk *disk, const alksim_disk_config *cfg,
                                void *mem, size_t mem_len);
@@ -622,6 +676,24 @@ ALKSIMDEF int alksim_fail(alksim_ctx *ctx, const char *fmt, ...)
 ALKSIMDEF int alksim_run(const alksim_scenario *sc, const uint8_t *data,
                          size_t size, unsigned flags, void *out,
                          alksim_run_result *res);
+/* Seed mode: the input of run `run` of seed `seed` - a length drawn in
+ * 0..max_len, then that many bytes, all from splitmix64 - into buf (max_len
+ * bytes); returns the length. A seed-mode failure is then an input like any
+ * fuzzer's: save it, replay it with alksim_run, shrink it. The replay
+ * driver's --seed mode uses the same inputs. */
+ALKSIMDEF size_t alksim_seed_input(uint64_t seed, uint64_t run, uint8_t *buf,
+                                   size_t max_len);
+/* Runs the scenario on run `run` of seed `seed` (alksim_seed_input into buf,
+ * then alksim_run); *len (if not NULL) gets the input's length. A soak:
+ *     for (i = 0; i < runs; i++)
+ *         if (alksim_run_seed(&sc, seed, i, buf, sizeof buf, &n, 0, NULL,
+ *                             &r) != ALKSIM_OK)
+ *             break;   // buf[0..n) is the failing input
+ */
+ALKSIMDEF int alksim_run_seed(const alksim_scenario *sc, uint64_t seed,
+                              uint64_t run, uint8_t *buf, size_t max_len,
+                              size_t *len, unsigned flags, void *out,
+                              alksim_run_result *res);
 /* Delta debugging over the bytes: writes the smallest failing input found
  * into `out` (capacity >= size) and returns its size (0 when even the empty
  * input fails), or ALKSIM_SHRINK_PASSES if `data` does not fail. `work`
@@ -1046,39 +1118,84 @@ static void alksim__size_add(alksim__size *s, uint64_t count, size_t each)
     s->total += ALKSIM__ALIGN(part);
 }
 
-/* Caller memory must be 8-byte aligned (it holds 64-bit fields). */
-static int alksim__mem_ok(const void *mem, size_t mem_len, size_t need)
+static int alksim__refuse(alksim_error_info *e, const char *what,
+                          uint64_t value, uint64_t limit)
 {
-    return mem && need && mem_len >= need && ((uintptr_t)mem & 7u) == 0;
+    e->code = ALKSIM_ERR_INVALID_ARGUMENT;
+    e->what = what;
+    e->value = value;
+    e->limit = limit;
+    return ALKSIM_ERR_INVALID_ARGUMENT;
 }
 
-ALKSIMDEF size_t alksim_net_mem_size(const alksim_net_config *cfg)
+/* Caller memory must be 8-byte aligned (it holds 64-bit fields). `need` is
+ * 0 when the configuration's size overflowed. */
+static int alksim__check_mem(alksim_error_info *e, const void *mem,
+                             size_t mem_len, size_t need)
 {
-    uint64_t h = cfg->hosts, m = cfg->max_in_flight;
+    memset(e, 0, sizeof *e);
+    if (!need)
+        return alksim__refuse(e, "configuration: its memory size overflows "
+                                 "size_t", 0, 0);
+    if (!mem)
+        return alksim__refuse(e, "mem: NULL", 0, need);
+    if ((uintptr_t)mem & 7u)
+        return alksim__refuse(e, "mem: not 8-byte aligned",
+                              (uint64_t)((uintptr_t)mem & 7u), 8);
+    if (mem_len < need)
+        return alksim__refuse(e, "mem_len: less than *_mem_size()",
+                              (uint64_t)mem_len, (uint64_t)need);
+    return ALKSIM_OK;
+}
+
+static alksim_net_config alksim__net_config(const alksim_net_config *cfg)
+{
+    alksim_net_config c;
+    memset(&c, 0, sizeof c);
+    if (cfg)
+        c = *cfg;
+    if (!c.hosts)
+        c.hosts = ALKSIM_NET_DEFAULT_HOSTS;
+    if (!c.max_in_flight)
+        c.max_in_flight = ALKSIM_NET_DEFAULT_IN_FLIGHT;
+    if (!c.slot_size)
+        c.slot_size = ALKSIM_NET_DEFAULT_SLOT_SIZE;
+    if (!c.nat_mappings)
+        c.nat_mappings = ALKSIM_NET_DEFAULT_NAT_MAPPINGS;
+    return c;
+}
+
+ALKSIMDEF size_t alksim_net_mem_size(const alksim_net_config *config)
+{
+    alksim_net_config cfg = alksim__net_config(config);
+    uint64_t h = cfg.hosts, m = cfg.max_in_flight;
     alksim__size s = {0, 0};
     alksim__size_add(&s, h * h, sizeof(alksim_link));
     alksim__size_add(&s, h * h, 1);
     alksim__size_add(&s, h, sizeof(alksim_net_host));
-    alksim__size_add(&s, h * cfg->nat_mappings, sizeof(alksim_nat_entry));
+    alksim__size_add(&s, h * cfg.nat_mappings, sizeof(alksim_nat_entry));
     alksim__size_add(&s, m, sizeof(alksim_net_slot));
-    alksim__size_add(&s, m, cfg->slot_size);
+    alksim__size_add(&s, m, cfg.slot_size);
     alksim__size_add(&s, m, sizeof(alksim_event));
     alksim__size_add(&s, m, sizeof(uint32_t));
     return s.bad ? 0 : s.total;
 }
 
-ALKSIMDEF int alksim_net_init(alksim_net *net, const alksim_net_config *cfg,
+ALKSIMDEF int alksim_net_init(alksim_net *net, const alksim_net_config *config,
                               void *mem, size_t mem_len)
 {
     uint8_t *p = (uint8_t *)mem;
-    size_t h, m, i;
-    if (!net || !cfg || !cfg->hosts || !cfg->max_in_flight ||
-        !cfg->slot_size || !alksim__mem_ok(mem, mem_len, alksim_net_mem_size(cfg)))
+    alksim_net_config cfg_used = alksim__net_config(config);
+    const alksim_net_config *cfg = &cfg_used;
+    size_t h, m, i, need = alksim_net_mem_size(cfg);
+    if (!net)
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    if (alksim__check_mem(&net->error, mem, mem_len, need) != ALKSIM_OK)
         return ALKSIM_ERR_INVALID_ARGUMENT;
     h = cfg->hosts;
     m = cfg->max_in_flight;
     memset(net, 0, sizeof *net);
-    memset(mem, 0, alksim_net_mem_size(cfg));
+    memset(mem, 0, need);
     net->cfg = *cfg;
     net->links = (alksim_link *)(void *)p;
     p += ALKSIM__ALIGN(h * h * sizeof(alksim_link));
@@ -1467,35 +1584,53 @@ struct alksim_stream_conn {
     alksim_stream_dir dir[2];
 };
 
-ALKSIMDEF size_t alksim_streams_mem_size(uint32_t max_conns, uint32_t buffer,
-                                         uint32_t hosts)
+static alksim_streams_config
+alksim__streams_config(const alksim_streams_config *cfg)
 {
+    alksim_streams_config c;
+    memset(&c, 0, sizeof c);
+    if (cfg)
+        c = *cfg;
+    if (!c.max_conns)
+        c.max_conns = ALKSIM_STREAMS_DEFAULT_CONNS;
+    if (!c.buffer)
+        c.buffer = ALKSIM_STREAMS_DEFAULT_BUFFER;
+    if (!c.hosts)
+        c.hosts = c.net ? c.net->cfg.hosts : 2;
+    return c;
+}
+
+ALKSIMDEF size_t alksim_streams_mem_size(const alksim_streams_config *config)
+{
+    alksim_streams_config cfg = alksim__streams_config(config);
     alksim__size s = {0, 0};
-    alksim__size_add(&s, max_conns, sizeof(alksim_stream_conn));
-    alksim__size_add(&s, (uint64_t)max_conns * 2, buffer);
-    alksim__size_add(&s, hosts, 1);
+    alksim__size_add(&s, cfg.max_conns, sizeof(alksim_stream_conn));
+    alksim__size_add(&s, (uint64_t)cfg.max_conns * 2, cfg.buffer);
+    alksim__size_add(&s, cfg.hosts, 1);
     return s.bad ? 0 : s.total;
 }
 
-ALKSIMDEF int alksim_streams_init(alksim_streams *st, uint32_t max_conns,
-                                  uint32_t buffer, const alksim_net *net,
-                                  uint32_t hosts, void *mem, size_t mem_len)
+ALKSIMDEF int alksim_streams_init(alksim_streams *st,
+                                  const alksim_streams_config *config,
+                                  void *mem, size_t mem_len)
 {
     uint8_t *p = (uint8_t *)mem;
-    if (!st || !max_conns || !buffer || !hosts ||
-        !alksim__mem_ok(mem, mem_len,
-                        alksim_streams_mem_size(max_conns, buffer, hosts)))
+    alksim_streams_config cfg = alksim__streams_config(config);
+    size_t need = alksim_streams_mem_size(&cfg), max_conns = cfg.max_conns;
+    if (!st)
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    if (alksim__check_mem(&st->error, mem, mem_len, need) != ALKSIM_OK)
         return ALKSIM_ERR_INVALID_ARGUMENT;
     memset(st, 0, sizeof *st);
-    memset(mem, 0, alksim_streams_mem_size(max_conns, buffer, hosts));
-    st->max_conns = max_conns;
-    st->buffer = buffer;
-    st->hosts = hosts;
-    st->net = net;
+    memset(mem, 0, need);
+    st->max_conns = cfg.max_conns;
+    st->buffer = cfg.buffer;
+    st->hosts = cfg.hosts;
+    st->net = cfg.net;
     st->conns = (alksim_stream_conn *)(void *)p;
     p += ALKSIM__ALIGN((size_t)max_conns * sizeof(alksim_stream_conn));
     st->bufs = p;
-    p += ALKSIM__ALIGN((size_t)max_conns * 2 * buffer);
+    p += ALKSIM__ALIGN(max_conns * 2 * (size_t)cfg.buffer);
     st->listening = p;
     return ALKSIM_OK;
 }
@@ -1803,25 +1938,45 @@ ALKSIMDEF int alksim_stream_poll(alksim_streams *st, alksim_source *faults,
 }
 
 /* ---- Disk -------------------------------------------------------------------- */
-ALKSIMDEF size_t alksim_disk_mem_size(const alksim_disk_config *cfg)
+static alksim_disk_config alksim__disk_config(const alksim_disk_config *cfg)
 {
+    alksim_disk_config c;
+    memset(&c, 0, sizeof c);
+    if (cfg)
+        c = *cfg;
+    if (!c.sector_size)
+        c.sector_size = ALKSIM_DISK_DEFAULT_SECTOR_SIZE;
+    if (!c.sectors)
+        c.sectors = ALKSIM_DISK_DEFAULT_SECTORS;
+    if (!c.max_pending)
+        c.max_pending = ALKSIM_DISK_DEFAULT_PENDING;
+    return c;
+}
+
+ALKSIMDEF size_t alksim_disk_mem_size(const alksim_disk_config *config)
+{
+    alksim_disk_config cfg = alksim__disk_config(config);
     alksim__size s = {0, 0};
-    alksim__size_add(&s, cfg->sectors, cfg->sector_size);
-    alksim__size_add(&s, cfg->max_pending, cfg->sector_size);
-    alksim__size_add(&s, cfg->max_pending, sizeof(uint64_t));
+    alksim__size_add(&s, cfg.sectors, cfg.sector_size);
+    alksim__size_add(&s, cfg.max_pending, cfg.sector_size);
+    alksim__size_add(&s, cfg.max_pending, sizeof(uint64_t));
     return s.bad ? 0 : s.total;
 }
 
-ALKSIMDEF int alksim_disk_init(alksim_disk *disk, const alksim_disk_config *cfg,
-                               void *mem, size_t mem_len)
+ALKSIMDEF int alksim_disk_init(alksim_disk *disk,
+                               const alksim_disk_config *config, void *mem,
+                               size_t mem_len)
 {
     uint8_t *p = (uint8_t *)mem;
-    if (!disk || !cfg || !cfg->sector_size || !cfg->sectors ||
-        !cfg->max_pending ||
-        !alksim__mem_ok(mem, mem_len, alksim_disk_mem_size(cfg)))
+    alksim_disk_config cfg_used = alksim__disk_config(config);
+    const alksim_disk_config *cfg = &cfg_used;
+    size_t need = alksim_disk_mem_size(cfg);
+    if (!disk)
+        return ALKSIM_ERR_INVALID_ARGUMENT;
+    if (alksim__check_mem(&disk->error, mem, mem_len, need) != ALKSIM_OK)
         return ALKSIM_ERR_INVALID_ARGUMENT;
     memset(disk, 0, sizeof *disk);
-    memset(mem, 0, alksim_disk_mem_size(cfg));
+    memset(mem, 0, need);
     disk->cfg = *cfg;
     disk->durable = p;
     p += ALKSIM__ALIGN((size_t)(cfg->sectors * cfg->sector_size));
@@ -2165,6 +2320,36 @@ done:
         res->end_time = ctx.now;
     }
     return rc;
+}
+
+ALKSIMDEF size_t alksim_seed_input(uint64_t seed, uint64_t run, uint8_t *buf,
+                                   size_t max_len)
+{
+    uint64_t state = seed ^ (run * 0xd1b54a32d192ed03u);
+    size_t len, i;
+    if (!buf)
+        return 0;
+    len = (size_t)alksim_splitmix64(&state);
+    if (max_len < SIZE_MAX)
+        len %= max_len + 1;
+    for (i = 0; i < len; i += 8) {
+        uint64_t r = alksim_splitmix64(&state);
+        size_t k;
+        for (k = 0; k < 8 && i + k < len; k++)
+            buf[i + k] = (uint8_t)(r >> (8 * k));
+    }
+    return len;
+}
+
+ALKSIMDEF int alksim_run_seed(const alksim_scenario *sc, uint64_t seed,
+                              uint64_t run, uint8_t *buf, size_t max_len,
+                              size_t *len, unsigned flags, void *out,
+                              alksim_run_result *res)
+{
+    size_t n = alksim_seed_input(seed, run, buf, max_len);
+    if (len)
+        *len = n;
+    return alksim_run(sc, buf, n, flags, out, res);
 }
 
 /* Delta debugging over the bytes (ddmin-style): remove ever smaller chunks

@@ -2,8 +2,9 @@
  *
  *   arq_demo [--seed N] [--runs M] [--max-len L] [--trace] [--save FILE]
  *
- * Runs M scenarios of examples/arq_scenario.h, each on PRNG-made input
- * bytes (seed N, run i). Without a failure it prints a summary (and with
+ * Runs M scenarios of examples/arq_scenario.h, each on seed mode's input
+ * (alksim_run_seed: seed N, run i - the input replay_sim_arq --seed N --run
+ * i replays). Without a failure it prints a summary (and with
  * --trace the full trace of the first run). On the first failure it shrinks
  * the input by delta debugging (alksim_shrink), prints the minimal input in
  * hex and its whole trace, writes it to FILE with --save (ready to commit
@@ -53,16 +54,11 @@ int main(int argc, char **argv)
            "by one)\n");
 #endif
     for (i = 0; i < runs; i++) {
-        alksim_rng rng;
         alksim_run_result r;
         size_t len, k;
-        alksim_rng_seed(&rng, seed * 0x9e3779b97f4a7c15u + i);
-        len = (size_t)alksim_rng_below(&rng, max_len + 1);
-        for (k = 0; k < len; k++)
-            input[k] = (uint8_t)alksim_rng_next(&rng);
-        if (alksim_run(&arq_scenario, input, len,
-                       trace && i == 0 ? ALKSIM_RUN_VERBOSE : 0u, stdout,
-                       &r) == ALKSIM_OK) {
+        if (alksim_run_seed(&arq_scenario, seed, i, input, max_len, &len,
+                            trace && i == 0 ? ALKSIM_RUN_VERBOSE : 0u, stdout,
+                            &r) == ALKSIM_OK) {
             datagrams += arq_the_world.datagrams;
             retrans += arq_the_world.snd.retransmissions;
             continue;

@@ -140,9 +140,13 @@ static void *core_setup(alksim_ctx *ctx)
         ALKSIM_OK)
         return NULL;
     alksim_queue_init(&st->q, st->qmem, QCAP);
-    if (alksim_streams_init(&st->streams, CONNS, STREAM_BUF, &st->net, HOSTS,
-                            stream_mem, sizeof stream_mem) != ALKSIM_OK)
-        return NULL;
+    {
+        alksim_streams_config scfg = {CONNS, STREAM_BUF, HOSTS, NULL};
+        scfg.net = &st->net;
+        if (alksim_streams_init(&st->streams, &scfg, stream_mem,
+                                sizeof stream_mem) != ALKSIM_OK)
+            return NULL;
+    }
     for (a = 0; a < HOSTS; a++) /* everyone listens until told not to */
         alksim_stream_listen(&st->streams, a, 1);
     st->sparams.latency_ns = 1000 * alksim_range(ctx->src, 1, 50);

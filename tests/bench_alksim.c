@@ -105,8 +105,9 @@ static double bench_stream(void)
         uint64_t now = 0, bytes = 0;
         uint32_t c;
         double t0;
-        if (alksim_streams_init(&st, 2, 65536, NULL, 2, stream_mem,
-                                sizeof stream_mem) != ALKSIM_OK)
+        alksim_streams_config scfg = {2, 65536, 2, NULL};
+        if (alksim_streams_init(&st, &scfg, stream_mem, sizeof stream_mem) !=
+            ALKSIM_OK)
             exit(1);
         alksim_stream_listen(&st, 1, 1);
         alksim_source_init_rng(&f, 3);

@@ -15,12 +15,20 @@
  *   replay_<target> --seed N --runs M [--max-len L] --write DIR
  *       Seed mode (soak runs, demos): the same harness fed from a PRNG
  *       stream instead of files. Run i of seed N uses the input
- *       splitmix64(N, i) of a drawn length <= L (default 4096). A failing
+ *       alksim_seed_input(N, i, L): a drawn length <= L (default 4096) of
+ *       splitmix64 bytes, what alksim_run_seed feeds a scenario. A failing
  *       run prints how to reproduce it (--seed N --run I) and, with --save,
  *       writes the input to DIR so it can be promoted into corpus/<target>/.
  *
  * Exit status: 0 when everything passed, 1 otherwise. */
 #define _POSIX_C_SOURCE 200809L
+/* alksim's seed-mode input maker, private to this file (the harness it is
+ * linked with may carry its own copy of alksim, or none). */
+#define ALKSIM_STATIC
+#define ALKSIM_IMPLEMENTATION
+#define ALKSIM_NO_STDIO
+#include "../alksim.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -262,27 +270,13 @@ static void replay_files(const file_list *l, tally *t)
     }
 }
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-/* The input of run i of seed `seed`: a length in 0..max_len, then bytes. */
+/* The input of run i of seed `seed`: alksim's seed mode, so an input a
+ * user's own soak (alksim_run_seed) reports is the one --seed N --run I
+ * replays. */
 static size_t seed_input(uint64_t seed, uint64_t run, uint8_t *buf,
                          size_t max_len)
 {
-    uint64_t state = seed ^ (run * 0xd1b54a32d192ed03u);
-    size_t len = (size_t)(splitmix64(&state) % (max_len + 1)), i;
-    for (i = 0; i < len; i += 8) {
-        uint64_t r = splitmix64(&state);
-        size_t k;
-        for (k = 0; k < 8 && i + k < len; k++)
-            buf[i + k] = (uint8_t)(r >> (8 * k));
-    }
-    return len;
+    return alksim_seed_input(seed, run, buf, max_len);
 }
 
 /* Seed mode runs SEED_BATCH runs per child process (fork and exit-time

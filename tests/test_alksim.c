@@ -1017,9 +1017,13 @@ static uint8_t stream_mem[1 << 16];
 static void streams_open(alksim_streams *st, const alksim_net *net,
                          uint32_t buffer)
 {
-    size_t n = alksim_streams_mem_size(4, buffer, 3);
-    if (alksim_streams_init(st, 4, buffer, net, 3,
-                            exact_block(&stream_block, n), n) != ALKSIM_OK)
+    alksim_streams_config cfg = {4, 0, 3, NULL};
+    size_t n;
+    cfg.buffer = buffer;
+    cfg.net = net;
+    n = alksim_streams_mem_size(&cfg);
+    if (alksim_streams_init(st, &cfg, exact_block(&stream_block, n), n) !=
+        ALKSIM_OK)
         abort();
 }
 
@@ -1535,8 +1539,9 @@ TEST exact_memory_sizes_are_enough_and_needed(void)
     alksim_disk disk;
     alksim_disk_config dcfg = {512, 4, 2};
     alksim_streams st;
+    alksim_streams_config scfg = {2, 64, 3, NULL};
     size_t n = alksim_net_mem_size(&ncfg), d = alksim_disk_mem_size(&dcfg);
-    size_t s = alksim_streams_mem_size(2, 64, 3);
+    size_t s = alksim_streams_mem_size(&scfg);
     ASSERT(n <= sizeof net_mem && d <= sizeof disk_mem &&
            s <= sizeof stream_mem);
     ASSERT_EQ(ALKSIM_OK, alksim_net_init(&net, &ncfg, net_mem, n));
@@ -1545,9 +1550,9 @@ TEST exact_memory_sizes_are_enough_and_needed(void)
     ASSERT_EQ(ALKSIM_OK, alksim_disk_init(&disk, &dcfg, disk_mem, d));
     ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
               alksim_disk_init(&disk, &dcfg, disk_mem, d - 1));
-    ASSERT_EQ(ALKSIM_OK, alksim_streams_init(&st, 2, 64, NULL, 3, stream_mem, s));
+    ASSERT_EQ(ALKSIM_OK, alksim_streams_init(&st, &scfg, stream_mem, s));
     ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
-              alksim_streams_init(&st, 2, 64, NULL, 3, stream_mem, s - 1));
+              alksim_streams_init(&st, &scfg, stream_mem, s - 1));
     /* misaligned memory is refused */
     ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
               alksim_net_init(&net, &ncfg, net_mem + 1, n));
@@ -1561,9 +1566,256 @@ TEST exact_memory_sizes_are_enough_and_needed(void)
         ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
                   alksim_disk_init(&disk, &huge, disk_mem, 16));
         ASSERT_EQ(0, alksim_net_mem_size(&wide));
-        ASSERT_EQ(0, alksim_streams_mem_size(UINT32_MAX, UINT32_MAX,
-                                             UINT32_MAX));
+        alksim_streams_config many = {UINT32_MAX, UINT32_MAX, UINT32_MAX,
+                                      NULL};
+        ASSERT_EQ(0, alksim_streams_mem_size(&many));
     }
+    PASS();
+}
+
+/* A zeroed (or NULL) configuration is the documented defaults, and
+ * mem_size is non-zero exactly for what init accepts. */
+TEST zeroed_configs_mean_the_defaults(void)
+{
+    alksim_net net;
+    alksim_disk disk;
+    alksim_streams st;
+    alksim_net_config nz, nd = {ALKSIM_NET_DEFAULT_HOSTS,
+                                ALKSIM_NET_DEFAULT_IN_FLIGHT,
+                                ALKSIM_NET_DEFAULT_SLOT_SIZE,
+                                ALKSIM_NET_DEFAULT_NAT_MAPPINGS};
+    alksim_disk_config dz, dd = {ALKSIM_DISK_DEFAULT_SECTOR_SIZE,
+                                 ALKSIM_DISK_DEFAULT_SECTORS,
+                                 ALKSIM_DISK_DEFAULT_PENDING};
+    alksim_streams_config sz, sd = {ALKSIM_STREAMS_DEFAULT_CONNS,
+                                    ALKSIM_STREAMS_DEFAULT_BUFFER, 64, NULL};
+    size_t n, d, s;
+    void *nm, *dm, *sm;
+    memset(&nz, 0, sizeof nz);
+    memset(&dz, 0, sizeof dz);
+    memset(&sz, 0, sizeof sz);
+    n = alksim_net_mem_size(&nz);
+    d = alksim_disk_mem_size(&dz);
+    ASSERT(n > 0 && d > 0);
+    ASSERT_EQ(n, alksim_net_mem_size(NULL));
+    ASSERT_EQ(n, alksim_net_mem_size(&nd));
+    ASSERT_EQ(d, alksim_disk_mem_size(NULL));
+    ASSERT_EQ(d, alksim_disk_mem_size(&dd));
+    nm = malloc(n);
+    dm = malloc(d);
+    ASSERT(nm && dm);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_init(&net, &nz, nm, n));
+    ASSERT_EQ(0, memcmp(&net.cfg, &nd, sizeof nd));
+    ASSERT_EQ(ALKSIM_OK, net.error.code);
+    ASSERT_EQ(ALKSIM_OK, alksim_net_init(&net, NULL, nm, n));
+    ASSERT_EQ(0, memcmp(&net.cfg, &nd, sizeof nd));
+    ASSERT_EQ(ALKSIM_OK, alksim_disk_init(&disk, &dz, dm, d));
+    ASSERT_EQ(dd.sector_size, disk.cfg.sector_size);
+    ASSERT_EQ(dd.sectors, disk.cfg.sectors);
+    ASSERT_EQ(dd.max_pending, disk.cfg.max_pending);
+    /* the defaults work: a datagram across, a sector written and read */
+    {
+        alksim_source f;
+        alksim_addr to;
+        alksim_datagram dg;
+        uint8_t sector[512], back[512];
+        alksim_source_init_bytes(&f, NULL, 0);
+        to.ip = alksim_net_ip(&net, 1);
+        to.port = 9;
+        ASSERT_EQ(ALKSIM_OK, alksim_net_send(&net, &f, 0, 0, 7, to, "hi", 2));
+        ASSERT_EQ(ALKSIM_OK, alksim_net_deliver(&net, 0, &dg));
+        ASSERT_EQ(1, dg.to_host);
+        ASSERT_EQ(2, dg.len);
+        memset(sector, 0x5a, sizeof sector);
+        ASSERT_EQ(ALKSIM_OK, alksim_disk_write(&disk, (uint64_t)2047 * 512,
+                                               sector, sizeof sector));
+        ASSERT_EQ(ALKSIM_OK, alksim_disk_read(&disk, (uint64_t)2047 * 512,
+                                              back, sizeof back));
+        ASSERT_EQ(0, memcmp(sector, back, sizeof back));
+        ASSERT_EQ(ALKSIM_ERR_RANGE,
+                  alksim_disk_read(&disk, (uint64_t)2048 * 512, back, 1));
+    }
+    /* streams: zero hosts means the net's (here 2), or 2 without a net */
+    s = alksim_streams_mem_size(&sz);
+    ASSERT(s > 0);
+    ASSERT_EQ(s, alksim_streams_mem_size(NULL));
+    sz.net = &net;
+    ASSERT_EQ(s, alksim_streams_mem_size(&sz));
+    sm = malloc(alksim_streams_mem_size(&sd));
+    ASSERT(sm);
+    ASSERT_EQ(ALKSIM_OK, alksim_streams_init(&st, &sz, sm, s));
+    ASSERT_EQ(ALKSIM_STREAMS_DEFAULT_CONNS, st.max_conns);
+    ASSERT_EQ(ALKSIM_STREAMS_DEFAULT_BUFFER, st.buffer);
+    ASSERT_EQ(2, st.hosts);
+    ASSERT(st.net == &net);
+    sd.hosts = 64;
+    ASSERT(alksim_streams_mem_size(&sd) > s);
+    ASSERT_EQ(ALKSIM_OK, alksim_streams_init(&st, &sd, sm,
+                                             alksim_streams_mem_size(&sd)));
+    ASSERT_EQ(64, st.hosts);
+    ASSERT_EQ(ALKSIM_OK, alksim_stream_listen(&st, 63, 1));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, alksim_stream_listen(&st, 64, 1));
+    free(nm);
+    free(dm);
+    free(sm);
+    PASS();
+}
+
+/* Every refusal says why: the rule, the value and the bound. */
+TEST init_refusals_say_why(void)
+{
+    alksim_net net;
+    alksim_disk disk;
+    alksim_streams st;
+    alksim_net_config ncfg = {3, 8, 100, 2};
+    alksim_disk_config huge = {1, UINT64_MAX, 1};
+    alksim_streams_config many = {UINT32_MAX, UINT32_MAX, 1, NULL};
+    size_t n = alksim_net_mem_size(&ncfg);
+    ASSERT(n <= sizeof net_mem);
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+              alksim_net_init(&net, &ncfg, net_mem, n - 1));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT, net.error.code);
+    ASSERT(net.error.what && strstr(net.error.what, "mem_len"));
+    ASSERT_EQ(n - 1, net.error.value);
+    ASSERT_EQ(n, net.error.limit);
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+              alksim_net_init(&net, &ncfg, net_mem + 4, n));
+    ASSERT(strstr(net.error.what, "aligned"));
+    ASSERT_EQ(4, net.error.value);
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+              alksim_net_init(&net, &ncfg, NULL, n));
+    ASSERT(strstr(net.error.what, "NULL"));
+    ASSERT_EQ(n, net.error.limit);
+    /* and a success clears the reason */
+    ASSERT_EQ(ALKSIM_OK, alksim_net_init(&net, &ncfg, net_mem, n));
+    ASSERT_EQ(ALKSIM_OK, net.error.code);
+    ASSERT(net.error.what == NULL);
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+              alksim_disk_init(&disk, &huge, disk_mem, sizeof disk_mem));
+    ASSERT(strstr(disk.error.what, "overflows"));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+              alksim_streams_init(&st, &many, stream_mem, sizeof stream_mem));
+    ASSERT(strstr(st.error.what, "overflows"));
+    ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+              alksim_net_init(NULL, &ncfg, net_mem, n));
+    PASS();
+}
+
+/* mem_size is 0 exactly for the configurations init refuses, whatever the
+ * fields (drawn small enough to allocate, or at the overflow edge). */
+TEST mem_size_agrees_with_init(void)
+{
+    uint64_t st = test_seed;
+    int i;
+    for (i = 0; i < 300; i++) {
+        alksim_net_config nc;
+        alksim_disk_config dc;
+        alksim_streams_config sc;
+        alksim_net net;
+        alksim_disk disk;
+        alksim_streams streams;
+        size_t n, d, s;
+        void *m;
+        int edge = i % 10 == 9;
+        nc.hosts = (uint32_t)(alksim_splitmix64(&st) % 5);
+        nc.max_in_flight = (uint32_t)(alksim_splitmix64(&st) % 5);
+        nc.slot_size = (uint32_t)(alksim_splitmix64(&st) % 300);
+        nc.nat_mappings = (uint32_t)(alksim_splitmix64(&st) % 5);
+        dc.sector_size = (uint32_t)(alksim_splitmix64(&st) % 600);
+        dc.sectors = alksim_splitmix64(&st) % 9;
+        dc.max_pending = (uint32_t)(alksim_splitmix64(&st) % 5);
+        sc.max_conns = (uint32_t)(alksim_splitmix64(&st) % 5);
+        sc.buffer = (uint32_t)(alksim_splitmix64(&st) % 700);
+        sc.hosts = (uint32_t)(alksim_splitmix64(&st) % 5);
+        sc.net = NULL;
+        if (edge) { /* sizes near SIZE_MAX: overflow, never an allocation */
+            nc.hosts = UINT32_MAX;
+            dc.sectors = UINT64_MAX / (dc.sector_size ? dc.sector_size : 512);
+            sc.max_conns = UINT32_MAX;
+            sc.buffer = UINT32_MAX;
+        }
+        n = alksim_net_mem_size(&nc);
+        d = alksim_disk_mem_size(&dc);
+        s = alksim_streams_mem_size(&sc);
+        if (edge) {
+            ASSERT_EQ(0, n);
+            ASSERT_EQ(0, s);
+            ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+                      alksim_net_init(&net, &nc, net_mem, sizeof net_mem));
+            ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+                      alksim_streams_init(&streams, &sc, stream_mem,
+                                          sizeof stream_mem));
+            if (!d)
+                ASSERT_EQ(ALKSIM_ERR_INVALID_ARGUMENT,
+                          alksim_disk_init(&disk, &dc, disk_mem,
+                                           sizeof disk_mem));
+            continue;
+        }
+        ASSERT(n > 0 && d > 0 && s > 0);
+        m = malloc(n > d ? (n > s ? n : s) : (d > s ? d : s));
+        ASSERT(m);
+        ASSERT_EQ(ALKSIM_OK, alksim_net_init(&net, &nc, m, n));
+        ASSERT(net.cfg.hosts && net.cfg.max_in_flight && net.cfg.slot_size &&
+               net.cfg.nat_mappings);
+        ASSERT_EQ(ALKSIM_OK, alksim_net_check(&net));
+        ASSERT_EQ(ALKSIM_OK, alksim_disk_init(&disk, &dc, m, d));
+        ASSERT(disk.cfg.sector_size && disk.cfg.sectors &&
+               disk.cfg.max_pending);
+        ASSERT_EQ(ALKSIM_OK, alksim_streams_init(&streams, &sc, m, s));
+        ASSERT(streams.max_conns && streams.buffer && streams.hosts);
+        free(m);
+    }
+    PASS();
+}
+
+/* Seed mode: the same (seed, run) gives the same input; lengths cover
+ * 0..max_len; alksim_run_seed runs exactly that input. */
+TEST seed_inputs_are_reproducible_and_run(void)
+{
+    static uint8_t a[600], b[600];
+    unsigned seen_len[11];
+    size_t la, lb, i;
+    uint64_t run;
+    alksim_run_result r1, r2;
+    int code;
+    memset(seen_len, 0, sizeof seen_len);
+    for (run = 0; run < 400; run++) {
+        la = alksim_seed_input(test_seed, run, a, 10);
+        lb = alksim_seed_input(test_seed, run, b, 10);
+        ASSERT(la <= 10);
+        ASSERT_EQ(la, lb);
+        ASSERT_EQ(0, memcmp(a, b, la));
+        seen_len[la]++;
+    }
+    for (i = 0; i <= 10; i++)
+        ASSERT(seen_len[i] > 10); /* about 36 each */
+    ASSERT_EQ(0, alksim_seed_input(test_seed, 5, a, 0));
+    /* runs and seeds differ */
+    la = alksim_seed_input(test_seed, 1, a, sizeof a);
+    lb = alksim_seed_input(test_seed, 2, b, sizeof b);
+    ASSERT(la != lb || memcmp(a, b, la) != 0);
+    lb = alksim_seed_input(test_seed + 1, 1, b, sizeof b);
+    ASSERT(la != lb || memcmp(a, b, la) != 0);
+    /* the bytes are not all alike */
+    for (i = 1; i < la && a[i] == a[0]; i++)
+        ;
+    ASSERT(la < 16 || i < la);
+    code = alksim_run_seed(&counter_sc, test_seed, 1, b, sizeof b, &lb,
+                           ALKSIM_RUN_HASH, NULL, &r1);
+    ASSERT_EQ(la, lb);
+    ASSERT_EQ(0, memcmp(a, b, la));
+    ASSERT_EQ(code, alksim_run(&counter_sc, a, la, ALKSIM_RUN_HASH, NULL, &r2));
+    ASSERT(r1.steps > 0);
+    ASSERT_EQ_FMT((unsigned long long)r2.trace_hash,
+                  (unsigned long long)r1.trace_hash, "%llx");
+    /* a soak finds the counter's failure (three odd adds in a row) */
+    for (run = 0; run < 1000; run++)
+        if (alksim_run_seed(&counter_sc, test_seed, run, a, sizeof a, &la, 0,
+                            NULL, &r1) != ALKSIM_OK)
+            break;
+    ASSERT(run < 1000);
+    ASSERT_EQ(ALKSIM_ERR_FAILED, r1.code);
+    ASSERT_EQ(ALKSIM_ERR_FAILED, alksim_run(&counter_sc, a, la, 0, NULL, &r2));
     PASS();
 }
 
@@ -1829,6 +2081,10 @@ SUITE(runner)
     RUN_TEST(fail_records_the_first_reason);
     RUN_TEST(fuzz_one_writes_the_reproducer_and_aborts);
     RUN_TEST(exact_memory_sizes_are_enough_and_needed);
+    RUN_TEST(zeroed_configs_mean_the_defaults);
+    RUN_TEST(init_refusals_say_why);
+    RUN_TEST(mem_size_agrees_with_init);
+    RUN_TEST(seed_inputs_are_reproducible_and_run);
     RUN_TEST(swarm_draws_a_subset);
 }
 
