@@ -572,24 +572,32 @@ typedef struct q2w_image {
     uint64_t op_off, op_len, op_pos, op_arg;
     const unsigned char *op_src;
     unsigned char *op_dst;
-    uint64_t g_start, g_idx, g_cursor;      /* run search */
+    /* a run of free clusters (q2w__run_alloc): where it starts, the index
+     * in it of the next cluster to find or take, where the search goes on */
+    uint64_t run_start, run_next, run_cursor;
     int run_phase;
-    uint64_t cp_done;                       /* copy progress */
-    uint64_t gr_p, gr_b, gr_t, gr_idx;      /* refcount-table growth */
-    int gr_phase;                           /* (its own: it runs inside
-                                               any operation's phases) */
+    uint64_t copy_done;      /* bytes q2w__copy has copied */
+    /* refcount-table growth: the new refcount blocks start at cluster
+     * grow_base, the new table follows them; grow_copied clusters of the
+     * old table are copied */
+    uint64_t grow_base, grow_blocks, grow_table_clusters, grow_copied;
+    int grow_phase;          /* (its own: it runs inside any operation's
+                                phases) */
     int writes_since_flush;
     /* snapshots */
     uint64_t snap_len;       /* bytes of the snapshot table */
     uint64_t snap_max_id;    /* largest numeric id in it */
-    uint64_t w_pos, w_chunk, w_chunk_len, w_idx;   /* table walk */
-    int w_loaded;
-    uint64_t p_l1i, p_l2i;   /* table passes over an L1 and its L2s */
-    uint64_t p_stop_l1i, p_stop_l2i;   /* where a bump stopped */
+    /* the table walk: byte offset in the table of the next entry, of the
+     * cluster of the table in scratch (when walk_loaded), the entry's index */
+    uint64_t walk_pos, walk_scratch_pos, walk_index;
+    int walk_loaded;
+    /* a pass over an L1 table and its L2 tables (see q2w__pass): the L1
+     * entry and the step in its L2 table; where a bump stopped */
+    uint64_t pass_l1_index, pass_l2_step;
+    uint64_t pass_stop_l1_index, pass_stop_l2_step;
     q2w_error_info sn_err;   /* its refusal, given once it is undone */
     uint64_t sn_l1_off, sn_pos, sn_len, sn_new_off;
     uint32_t sn_l1_size, sn_index;
-    uint64_t sn_disk_size;
     const char *sn_name;
     size_t sn_name_len;
     q2w_snapshot *sn_out;
@@ -1458,10 +1466,11 @@ static int q2w__apply_frees(q2w_image *img)
 }
 
 /* ---- refcount-table growth ------------------------------------------------- */
-/* New blocks and a new table go at P, the first cluster past what the old
- * table can describe; block j covers [P/epb + j] and counts whatever of
- * [P, P + B + T) lies in its range, itself included. */
-/* img->gr_phase, in order. */
+/* New blocks and a new table go at base, the first cluster past what the
+ * old table can describe: `blocks` refcount blocks, then the new table of
+ * table_clusters. Block j covers range base/epb + j and counts whatever of
+ * [base, base + blocks + table_clusters) lies in it, itself included. */
+/* img->grow_phase, in order. */
 enum {
     Q2W__GROW_CHECKPOINT,      /* cached metadata written back first */
     Q2W__GROW_ZERO_NEW_TABLE,
@@ -1475,73 +1484,79 @@ static int q2w__grow_rt_start(q2w_image *img)
 {
     uint64_t cs = img->cluster_size, epb_bits = q2w__epb_bits(img);
     uint64_t old_entries = (uint64_t)img->rt_clusters * (cs / 8);
-    uint64_t P = old_entries << epb_bits, B = 1, T, i;
-    T = (uint64_t)img->rt_clusters + (img->rt_clusters + 1) / 2;
+    uint64_t base = old_entries << epb_bits, blocks = 1, table_clusters, i;
+    table_clusters = (uint64_t)img->rt_clusters + (img->rt_clusters + 1) / 2;
     for (i = 0; i < 64; i++) {
-        uint64_t end = P + B + T;
+        uint64_t end = base + blocks + table_clusters;
         uint64_t entries = ((end - 1) >> epb_bits) + 1;
-        uint64_t t2 = (entries * 8 + cs - 1) / cs;
-        uint64_t b2 = ((end - 1) >> epb_bits) - (P >> epb_bits) + 1;
-        if (t2 < T) t2 = T;
-        if (t2 == T && b2 == B) break;
-        T = t2;
-        B = b2;
+        uint64_t table_needed = (entries * 8 + cs - 1) / cs;
+        uint64_t blocks_needed =
+            ((end - 1) >> epb_bits) - (base >> epb_bits) + 1;
+        if (table_needed < table_clusters) table_needed = table_clusters;
+        if (table_needed == table_clusters && blocks_needed == blocks) break;
+        table_clusters = table_needed;
+        blocks = blocks_needed;
     }
-    if (T * cs > Q2W_MAX_REFTABLE_BYTES)
-        return q2w__fail(img, Q2W_ERR_LIMIT, "refcount table size", 0, T * cs);
-    if (((P + B + T) << img->cluster_bits) >= Q2W_MAX_HOST_OFFSET)
-        return q2w__fail(img, Q2W_ERR_LIMIT, "host offset", 0, P);
+    if (table_clusters * cs > Q2W_MAX_REFTABLE_BYTES)
+        return q2w__fail(img, Q2W_ERR_LIMIT, "refcount table size", 0,
+                         table_clusters * cs);
+    if (((base + blocks + table_clusters) << img->cluster_bits) >=
+        Q2W_MAX_HOST_OFFSET)
+        return q2w__fail(img, Q2W_ERR_LIMIT, "host offset", 0, base);
     /* The new blocks and the new table pieces holding their entries must
      * fit in the cache next to what the step has pinned. */
-    if (B + 2 + 4 > img->n_slots)
+    if (blocks + 2 + 4 > img->n_slots)
         return q2w__fail(img, Q2W_ERR_LIMIT,
                          "refcount table growth needs more cache slots", 0,
-                         B + 6);
+                         blocks + 6);
     img->sub = Q2W__SUB_GROW_RT;
-    img->gr_phase = Q2W__GROW_CHECKPOINT;
-    img->gr_p = P;
-    img->gr_b = B;
-    img->gr_t = T;
+    img->grow_phase = Q2W__GROW_CHECKPOINT;
+    img->grow_base = base;
+    img->grow_blocks = blocks;
+    img->grow_table_clusters = table_clusters;
     return Q2W__AGAIN;
 }
 
 static int q2w__grow_rt_run(q2w_image *img)
 {
     uint64_t cs = img->cluster_size, epb_bits = q2w__epb_bits(img);
-    uint64_t P = img->gr_p, B = img->gr_b, T = img->gr_t;
-    uint64_t new_rt = (P + B) << img->cluster_bits;
+    uint64_t base = img->grow_base, blocks = img->grow_blocks;
+    uint64_t table_clusters = img->grow_table_clusters;
+    uint64_t new_rt = (base + blocks) << img->cluster_bits;
     uint64_t old_clusters = img->rt_clusters, j;
     int rc;
-    switch (img->gr_phase) {
+    switch (img->grow_phase) {
     case Q2W__GROW_CHECKPOINT:
         /* everything cached is written back first: the copy reads disk */
-        img->gr_phase = Q2W__GROW_ZERO_NEW_TABLE;
+        img->grow_phase = Q2W__GROW_ZERO_NEW_TABLE;
         return q2w__checkpoint_start(img);
     case Q2W__GROW_ZERO_NEW_TABLE:
         /* the new table starts as zeros on disk, before its pieces */
         if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
-        q2w__emit(img, Q2W_OP_WRITE, new_rt, (size_t)(T * cs), NULL, NULL);
-        img->gr_phase = Q2W__GROW_NEW_BLOCKS;
+        q2w__emit(img, Q2W_OP_WRITE, new_rt, (size_t)(table_clusters * cs),
+                  NULL, NULL);
+        img->grow_phase = Q2W__GROW_NEW_BLOCKS;
         /* fall through */
     case Q2W__GROW_NEW_BLOCKS:
         /* New blocks and the pieces of the new table that name them, as
          * dirty cache slots; a checkpoint in between only writes them
          * early (they are not referenced yet). */
         img->pin_epoch++;
-        for (j = 0; j < B; j++) {
+        for (j = 0; j < blocks; j++) {
             unsigned char *nb;
-            uint64_t lo = (P >> epb_bits) + j, c;
-            if (q2w__find(img, (P + j) << img->cluster_bits) >= 0) continue;
+            uint64_t lo = (base >> epb_bits) + j, c;
+            if (q2w__find(img, (base + j) << img->cluster_bits) >= 0) continue;
             if ((rc = q2w__reserve(img)) != Q2W_OK) return rc;
-            rc = q2w__get(img, Q2W__K_RB, (P + j) << img->cluster_bits, 1, &nb);
+            rc = q2w__get(img, Q2W__K_RB, (base + j) << img->cluster_bits, 1,
+                          &nb);
             QCOW2W_ASSERT(rc == Q2W_OK);
-            for (c = P; c < P + B + T; c++)
+            for (c = base; c < base + blocks + table_clusters; c++)
                 if ((c >> epb_bits) == lo)
                     q2w__rc_set(nb, c & ((1ull << epb_bits) - 1),
                                 img->refcount_order, 1);
         }
-        for (j = 0; j < B; j++) {
-            uint64_t k = (P >> epb_bits) + j, byte = k * 8;
+        for (j = 0; j < blocks; j++) {
+            uint64_t k = (base >> epb_bits) + j, byte = k * 8;
             uint64_t piece = byte & ~(cs - 1);
             unsigned char *d;
             long f = q2w__find(img, new_rt + piece);
@@ -1553,44 +1568,44 @@ static int q2w__grow_rt_run(q2w_image *img)
                 d = q2w__slot_data(img, (size_t)f);
                 img->slots[f].pin = img->pin_epoch;
             }
-            q2w__put64(d + (byte - piece), (P + j) << img->cluster_bits);
+            q2w__put64(d + (byte - piece), (base + j) << img->cluster_bits);
             q2w__mark_dirty(img, d);
         }
-        img->gr_phase = Q2W__GROW_COPY_OLD_TABLE;
-        img->gr_idx = 0;
+        img->grow_phase = Q2W__GROW_COPY_OLD_TABLE;
+        img->grow_copied = 0;
         /* fall through */
     case Q2W__GROW_COPY_OLD_TABLE:
         /* copy the old table, a cluster at a time through scratch */
-        while (img->gr_idx < old_clusters) {
-            uint64_t at = img->gr_idx * cs;
+        while (img->grow_copied < old_clusters) {
+            uint64_t at = img->grow_copied * cs;
             if (q2w__room(img) < 2) return Q2W_PENDING;
             q2w__emit(img, Q2W_OP_READ, img->rt_offset + at, (size_t)cs,
                       img->scratch, NULL);
             q2w__emit(img, Q2W_OP_WRITE, new_rt + at, (size_t)cs, NULL,
                       img->scratch);
-            img->gr_idx++;
+            img->grow_copied++;
         }
-        img->gr_phase = Q2W__GROW_SWITCH_HEADER;
+        img->grow_phase = Q2W__GROW_SWITCH_HEADER;
         /* The new blocks and pieces (dirty) go out, flushed. */
         if (QCOW2W_ORDER_MUTANT == 7) return Q2W__AGAIN;
         return q2w__checkpoint_start(img);
     case Q2W__GROW_SWITCH_HEADER: {
         unsigned char f[12];
         q2w__put64(f, new_rt);
-        q2w__put32(f + 8, (uint32_t)T);
+        q2w__put32(f + 8, (uint32_t)table_clusters);
         if ((rc = q2w__switch_header(img, 48, f, sizeof f)) != Q2W_OK) return rc;
-        img->gr_phase = Q2W__GROW_FREE_OLD_TABLE;
+        img->grow_phase = Q2W__GROW_FREE_OLD_TABLE;
         return Q2W_PENDING;
     }
     default: { /* FREE_OLD_TABLE: the old table's pieces go, its
                   clusters freed */
         uint64_t old = img->rt_offset;
+        uint64_t end = (base + blocks + table_clusters) << img->cluster_bits;
         if (img->n_frees >= img->cap_frees) return q2w__checkpoint_start(img);
         for (j = 0; j < old_clusters; j++) q2w__drop(img, old + j * cs);
         img->rt_offset = new_rt;
-        img->rt_clusters = (uint32_t)T;
-        if (((P + B + T) << img->cluster_bits) > img->file_end)
-            img->file_end = (P + B + T) << img->cluster_bits;
+        img->rt_clusters = (uint32_t)table_clusters;
+        if (end > img->file_end) img->file_end = end;
         q2w__defer_free(img, old >> img->cluster_bits, old_clusters);
         img->sub = Q2W__SUB_NONE;
         return Q2W__AGAIN;
@@ -2503,13 +2518,13 @@ enum { Q2W__RUN_SEARCH, Q2W__RUN_TAKE };
 
 static void q2w__run_begin(q2w_image *img)
 {
-    img->g_start = img->g_cursor = img->free_hint;
-    img->g_idx = 0;
+    img->run_start = img->run_cursor = img->free_hint;
+    img->run_next = 0;
     img->run_phase = Q2W__RUN_SEARCH;
 }
 
 /* n contiguous free clusters, found by a restartable search and taken;
- * the run starts at img->g_start. A run cannot span a range whose
+ * the run starts at img->run_start. A run cannot span a range whose
  * refcount block still has to be made (that block goes on the range's
  * first free cluster), so it must fit in one range. */
 static int q2w__run_alloc(q2w_image *img, uint64_t n)
@@ -2520,44 +2535,44 @@ static int q2w__run_alloc(q2w_image *img, uint64_t n)
         return q2w__fail(img, Q2W_ERR_LIMIT,
                          "table larger than one refcount block's range", 0, n);
     if (img->run_phase == Q2W__RUN_SEARCH) {
-        while (img->g_idx < n) {
-            rc = q2w__find_free(img, &img->g_cursor, &x);
+        while (img->run_next < n) {
+            rc = q2w__find_free(img, &img->run_cursor, &x);
             if (rc != Q2W_OK) return rc;
-            if (x != img->g_start + img->g_idx) {
-                img->g_start = x;
-                img->g_idx = 0;
+            if (x != img->run_start + img->run_next) {
+                img->run_start = x;
+                img->run_next = 0;
             }
-            img->g_idx++;
-            img->g_cursor = img->g_start + img->g_idx;
+            img->run_next++;
+            img->run_cursor = img->run_start + img->run_next;
             img->pin_epoch++;
         }
         img->run_phase = Q2W__RUN_TAKE;
-        img->g_idx = 0;
+        img->run_next = 0;
     }
-    while (img->g_idx < n) {
+    while (img->run_next < n) {
         unsigned char *blk, *rte;
         img->pin_epoch++;
-        rc = q2w__rb_for(img, img->g_start + img->g_idx, &blk, &rte);
+        rc = q2w__rb_for(img, img->run_start + img->run_next, &blk, &rte);
         if (rc != Q2W_OK) return rc;
-        q2w__take(img, img->g_start + img->g_idx);
-        img->g_idx++;
+        q2w__take(img, img->run_start + img->run_next);
+        img->run_next++;
     }
     return Q2W_OK;
 }
 
 /* Copy [src, src + len) of the file to dst through scratch, a cluster at a
- * time; progress in img->cp_done (the caller zeroes it first). */
+ * time; progress in img->copy_done (the caller zeroes it first). */
 static int q2w__copy(q2w_image *img, uint64_t src, uint64_t dst, uint64_t len)
 {
-    while (img->cp_done < len) {
-        uint64_t n = len - img->cp_done;
+    while (img->copy_done < len) {
+        uint64_t n = len - img->copy_done;
         if (n > img->cluster_size) n = img->cluster_size;
         if (q2w__room(img) < 2) return Q2W_PENDING;
-        q2w__emit(img, Q2W_OP_READ, src + img->cp_done, (size_t)n,
+        q2w__emit(img, Q2W_OP_READ, src + img->copy_done, (size_t)n,
                   img->scratch, NULL);
-        q2w__emit(img, Q2W_OP_WRITE, dst + img->cp_done, (size_t)n, NULL,
+        q2w__emit(img, Q2W_OP_WRITE, dst + img->copy_done, (size_t)n, NULL,
                   img->scratch);
-        img->cp_done += n;
+        img->copy_done += n;
     }
     return Q2W_OK;
 }
@@ -2568,9 +2583,9 @@ static int q2w__copy(q2w_image *img, uint64_t src, uint64_t dst, uint64_t len)
  * than a cluster is refused (Q2W_ERR_LIMIT). */
 static void q2w__walk_begin(q2w_image *img)
 {
-    img->w_pos = 0;
-    img->w_idx = 0;
-    img->w_loaded = 0;
+    img->walk_pos = 0;
+    img->walk_index = 0;
+    img->walk_loaded = 0;
 }
 
 static uint64_t q2w__entry_len(const unsigned char *e)
@@ -2582,28 +2597,30 @@ static uint64_t q2w__entry_len(const unsigned char *e)
 static int q2w__snap_next(q2w_image *img, const unsigned char **ent,
                           uint64_t *elen)
 {
-    uint64_t cs = img->cluster_size, rel = img->w_pos - img->w_chunk, len = 0;
+    uint64_t cs = img->cluster_size, len = 0;
+    uint64_t rel = img->walk_pos - img->walk_scratch_pos;
     const unsigned char *e = NULL;
-    uint64_t where = img->snapshots_offset + img->w_pos, l1o;
+    uint64_t where = img->snapshots_offset + img->walk_pos, l1o;
     int rc;
-    if (img->w_idx >= img->nb_snapshots) return Q2W__DONE;
-    if (img->w_loaded && img->w_pos >= img->w_chunk && rel + 40 <= cs) {
+    if (img->walk_index >= img->nb_snapshots) return Q2W__DONE;
+    if (img->walk_loaded && img->walk_pos >= img->walk_scratch_pos &&
+        rel + 40 <= cs) {
         e = img->scratch + rel;
         len = q2w__entry_len(e);
         if (rel + len > cs) e = NULL;
     }
     if (!e) {
-        if (img->w_loaded && img->w_chunk == img->w_pos)
+        if (img->walk_loaded && img->walk_scratch_pos == img->walk_pos)
             return q2w__fail(img, Q2W_ERR_LIMIT,
                              "snapshot entry longer than a cluster", where,
-                             img->w_idx);
+                             img->walk_index);
         if (where >= Q2W_MAX_HOST_OFFSET)
             return q2w__fail(img, Q2W_ERR_METADATA, "snapshot table", where,
-                             img->w_idx);
+                             img->walk_index);
         if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
         q2w__emit(img, Q2W_OP_READ, where, (size_t)cs, img->scratch, NULL);
-        img->w_chunk = img->w_pos;
-        img->w_loaded = 1;
+        img->walk_scratch_pos = img->walk_pos;
+        img->walk_loaded = 1;
         return Q2W_PENDING;
     }
     l1o = q2w__be64(e);
@@ -2612,11 +2629,11 @@ static int q2w__snap_next(q2w_image *img, const unsigned char **ent,
         (uint64_t)q2w__be32(e + 8) * 8 > Q2W_MAX_L1_BYTES ||
         (q2w__be32(e + 8) && !l1o))
         return q2w__fail(img, Q2W_ERR_METADATA, "snapshot table entry", where,
-                         img->w_idx);
+                         img->walk_index);
     *ent = e;
     *elen = len;
-    img->w_pos += len;
-    img->w_idx++;
+    img->walk_pos += len;
+    img->walk_index++;
     return Q2W_OK;
 }
 
@@ -2654,7 +2671,7 @@ static int q2w__step_open_snapshots(q2w_image *img)
         uint16_t idl;
         int digits = 1, rc = q2w__snap_next(img, &e, &len);
         if (rc == Q2W__DONE) {
-            img->snap_len = img->w_pos;
+            img->snap_len = img->walk_pos;
             return Q2W__DONE;
         }
         if (rc != Q2W_OK) return rc;
@@ -2674,8 +2691,8 @@ static int q2w__step_snap_get(q2w_image *img)
 {
     for (;;) {
         const unsigned char *e;
-        uint64_t len, pos = img->w_pos;
-        uint32_t index = (uint32_t)img->w_idx;
+        uint64_t len, pos = img->walk_pos;
+        uint32_t index = (uint32_t)img->walk_index;
         int rc = q2w__snap_next(img, &e, &len);
         if (rc == Q2W__DONE)
             return q2w__fail(img, Q2W_ERR_NOT_FOUND, "snapshot", 0,
@@ -2693,15 +2710,16 @@ static int q2w__step_snap_get(q2w_image *img)
 }
 
 /* ---- passes over an L1 table and its L2 tables ------------------------------
- * One entry per step, position in (p_l1i, p_l2i): p_l2i 0 visits the L2
- * table before its entries, 1..n the entries, n + 1 the table after them. */
+ * One entry per step, position in (pass_l1_index, pass_l2_step): step 0
+ * visits the L2 table before its entries, 1..n the entries, n + 1 the
+ * table after them. */
 /* CHECK: nothing would overflow (before a bump); VERIFY: every entry is
  * valid and every referenced cluster has a refcount (before a point of no
  * return, so the passes after it cannot fail on the image's contents);
  * BUMP / DROP: one path more / less; COPIED: flags set from refcounts;
- * UNBUMP: a BUMP undone up to (p_stop_l1i, p_stop_l2i), where it met a
- * refcount CHECK could not foresee (a host cluster that several
- * compressed descriptors share, each one more path to it). */
+ * UNBUMP: a BUMP undone up to (pass_stop_l1_index, pass_stop_l2_step),
+ * where it met a refcount CHECK could not foresee (a host cluster that
+ * several compressed descriptors share, each one more path to it). */
 enum {
     Q2W__PASS_CHECK, Q2W__PASS_VERIFY, Q2W__PASS_BUMP, Q2W__PASS_DROP,
     Q2W__PASS_COPIED, Q2W__PASS_UNBUMP
@@ -2739,11 +2757,12 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
                      uint32_t l1_size, int l1_kind)
 {
     uint64_t cs = img->cluster_size, per = cs / 8;
-    while (img->p_l1i < l1_size) {
-        uint64_t byte = img->p_l1i * 8, piece = byte & ~(cs - 1);
+    while (img->pass_l1_index < l1_size) {
+        uint64_t byte = img->pass_l1_index * 8, piece = byte & ~(cs - 1);
         if (pass == Q2W__PASS_UNBUMP &&
-            (img->p_l1i > img->p_stop_l1i ||
-             (img->p_l1i == img->p_stop_l1i && img->p_l2i >= img->p_stop_l2i)))
+            (img->pass_l1_index > img->pass_stop_l1_index ||
+             (img->pass_l1_index == img->pass_stop_l1_index &&
+              img->pass_l2_step >= img->pass_stop_l2_step)))
             return Q2W_OK;
         uint64_t l1e, l2off, v;
         unsigned char *l1d, *l1p, *l2;
@@ -2756,16 +2775,16 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
         l2off = l1e & Q2W__OFF_MASK;
         if ((l1e & Q2W__L1_RESERVED) || (l2off & (cs - 1)))
             return q2w__fail(img, Q2W_ERR_METADATA, "l1 entry",
-                             l1_off + byte, img->p_l1i);
-        if (!l2off || img->p_l2i > per + 1) {
-            img->p_l1i++;
-            img->p_l2i = 0;
+                             l1_off + byte, img->pass_l1_index);
+        if (!l2off || img->pass_l2_step > per + 1) {
+            img->pass_l1_index++;
+            img->pass_l2_step = 0;
             continue;
         }
-        if (img->p_l2i == 0 || img->p_l2i == per + 1) {
-            int before = img->p_l2i == 0;
+        if (img->pass_l2_step == 0 || img->pass_l2_step == per + 1) {
+            int before = img->pass_l2_step == 0;
             if (before != (pass != Q2W__PASS_DROP)) {
-                img->p_l2i++;
+                img->pass_l2_step++;
                 continue;
             }
             rc = q2w__rc_add(img, l2off >> img->cluster_bits, 0, &v);
@@ -2773,7 +2792,7 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
             if (pass == Q2W__PASS_VERIFY && v == 0)
                 return q2w__fail(img, Q2W_ERR_METADATA,
                                  "L2 table with refcount 0", l1_off + byte,
-                                 img->p_l1i);
+                                 img->pass_l1_index);
             if (pass == Q2W__PASS_CHECK &&
                 v >= q2w__rc_max(img->refcount_order))
                 return q2w__fail(img, Q2W_ERR_LIMIT, "refcount would overflow",
@@ -2797,13 +2816,13 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
                                        : l1e & ~Q2W__COPIED);
                 q2w__mark_dirty(img, l1p);
             }
-            img->p_l2i++;
+            img->pass_l2_step++;
             continue;
         }
         rc = q2w__get(img, Q2W__K_L2, l2off, 0, &l2);
         if (rc != Q2W_OK) return rc;
         {
-            unsigned char *ep = l2 + (img->p_l2i - 1) * 8;
+            unsigned char *ep = l2 + (img->pass_l2_step - 1) * 8;
             uint64_t e = q2w__be64(ep), first, n, c;
             int delta = pass == Q2W__PASS_BUMP ? 1
                         : pass == Q2W__PASS_DROP || pass == Q2W__PASS_UNBUMP
@@ -2811,7 +2830,8 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
             if ((e & Q2W__COMPRESSED) ? (e & Q2W__COPIED) != 0
                                       : (e & Q2W__L2_RESERVED) != 0)
                 return q2w__fail(img, Q2W_ERR_METADATA, "l2 entry reserved bits",
-                                 l2off + (img->p_l2i - 1) * 8, img->p_l2i - 1);
+                                 l2off + (img->pass_l2_step - 1) * 8,
+                                 img->pass_l2_step - 1);
             n = q2w__entry_clusters(img, e, &first);
             v = 0;
             /* Every cluster's block must be at hand before any change, so
@@ -2826,7 +2846,7 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
                 if (v == 0)
                     return q2w__fail(img, Q2W_ERR_METADATA,
                                      "referenced cluster with refcount 0",
-                                     c * cs, img->p_l2i - 1);
+                                     c * cs, img->pass_l2_step - 1);
                 if ((delta > 0 || pass == Q2W__PASS_CHECK) &&
                     v >= q2w__rc_max(img->refcount_order))
                     return q2w__fail(img, Q2W_ERR_LIMIT,
@@ -2845,7 +2865,7 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
                 q2w__mark_dirty(img, l2);
             }
         }
-        img->p_l2i++;
+        img->pass_l2_step++;
     }
     return Q2W_OK;
 }
@@ -2907,7 +2927,7 @@ static int q2w__step_snap_create(q2w_image *img)
         rc = q2w__step_open_snapshots(img);
         if (rc != Q2W__DONE) return rc;
         img->phase = Q2W__SNAP_CREATE_CHECK_OVERFLOW;
-        img->p_l1i = img->p_l2i = 0;
+        img->pass_l1_index = img->pass_l2_step = 0;
         return q2w__checkpoint_start(img);
     case Q2W__SNAP_CREATE_CHECK_OVERFLOW:
         rc = q2w__pass(img, Q2W__PASS_CHECK, img->l1_offset, img->l1_size,
@@ -2918,16 +2938,16 @@ static int q2w__step_snap_create(q2w_image *img)
         /* fall through */
     case Q2W__SNAP_CREATE_ALLOC_L1_COPY:
         if (n1 && (rc = q2w__run_alloc(img, n1)) != Q2W_OK) return rc;
-        img->sn_l1_off = n1 ? img->g_start << cb : 0;
+        img->sn_l1_off = n1 ? img->run_start << cb : 0;
         img->phase = Q2W__SNAP_CREATE_COPY_L1;
-        img->cp_done = 0;
+        img->copy_done = 0;
         /* fall through */
     case Q2W__SNAP_CREATE_COPY_L1:
         rc = q2w__copy(img, img->l1_offset, img->sn_l1_off,
                        (uint64_t)img->l1_size * 8);
         if (rc != Q2W_OK) return rc;
         img->phase = Q2W__SNAP_CREATE_BUMP_REFCOUNTS;
-        img->p_l1i = img->p_l2i = 0;
+        img->pass_l1_index = img->pass_l2_step = 0;
         /* fall through */
     case Q2W__SNAP_CREATE_BUMP_REFCOUNTS:
         rc = q2w__pass(img, Q2W__PASS_BUMP, img->l1_offset, img->l1_size,
@@ -2939,9 +2959,9 @@ static int q2w__step_snap_create(q2w_image *img)
              * referenced the raised counts, so lowering them needs no
              * checkpoint first. */
             img->sn_err = img->err;
-            img->p_stop_l1i = img->p_l1i;
-            img->p_stop_l2i = img->p_l2i;
-            img->p_l1i = img->p_l2i = 0;
+            img->pass_stop_l1_index = img->pass_l1_index;
+            img->pass_stop_l2_step = img->pass_l2_step;
+            img->pass_l1_index = img->pass_l2_step = 0;
             img->phase = Q2W__SNAP_CREATE_UNDO_BUMP;
             return Q2W_OK;
         }
@@ -2978,9 +2998,9 @@ static int q2w__step_snap_create(q2w_image *img)
         /* fall through */
     case Q2W__SNAP_CREATE_ALLOC_TABLE:
         if ((rc = q2w__run_alloc(img, m)) != Q2W_OK) return rc;
-        img->sn_new_off = img->g_start << cb;
+        img->sn_new_off = img->run_start << cb;
         img->phase = Q2W__SNAP_CREATE_WRITE_TABLE;
-        img->cp_done = 0;
+        img->copy_done = 0;
         /* fall through */
     case Q2W__SNAP_CREATE_WRITE_TABLE:
         rc = q2w__copy(img, img->snapshots_offset, img->sn_new_off,
@@ -3043,7 +3063,7 @@ static int q2w__step_snap_delete(q2w_image *img)
     case Q2W__SNAP_DELETE_FIND:
         for (;;) {
             const unsigned char *e;
-            uint64_t len, pos = img->w_pos;
+            uint64_t len, pos = img->walk_pos;
             rc = q2w__snap_next(img, &e, &len);
             if (rc == Q2W__DONE)
                 return q2w__fail(img, Q2W_ERR_NOT_FOUND, "snapshot", 0, 0);
@@ -3062,32 +3082,32 @@ static int q2w__step_snap_delete(q2w_image *img)
          * tables and the active ones (their COPIED pass comes after it)
          * are verified, and so are the refcounts of the L1 clusters. */
         img->phase = Q2W__SNAP_DELETE_VERIFY_SNAPSHOT_TABLES;
-        img->p_l1i = img->p_l2i = 0;
+        img->pass_l1_index = img->pass_l2_step = 0;
         /* fall through */
     case Q2W__SNAP_DELETE_VERIFY_SNAPSHOT_TABLES:
         rc = q2w__pass(img, Q2W__PASS_VERIFY, img->sn_l1_off, img->sn_l1_size,
                        Q2W__K_SL1);
         if (rc != Q2W_OK) return rc;
         img->phase = Q2W__SNAP_DELETE_VERIFY_ACTIVE_TABLES;
-        img->p_l1i = img->p_l2i = 0;
+        img->pass_l1_index = img->pass_l2_step = 0;
         /* fall through */
     case Q2W__SNAP_DELETE_VERIFY_ACTIVE_TABLES:
         rc = q2w__pass(img, Q2W__PASS_VERIFY, img->l1_offset, img->l1_size,
                        Q2W__K_L1);
         if (rc != Q2W_OK) return rc;
         img->phase = Q2W__SNAP_DELETE_VERIFY_L1_REFCOUNTS;
-        img->p_l1i = 0;
+        img->pass_l1_index = 0;
         /* fall through */
     case Q2W__SNAP_DELETE_VERIFY_L1_REFCOUNTS:
-        while (img->p_l1i < n1) {
-            uint64_t at = img->sn_l1_off + img->p_l1i * cs;
+        while (img->pass_l1_index < n1) {
+            uint64_t at = img->sn_l1_off + img->pass_l1_index * cs;
             img->pin_epoch++;
             if ((rc = q2w__rc_add(img, at >> cb, 0, &v)) != Q2W_OK) return rc;
             if (v == 0)
                 return q2w__fail(img, Q2W_ERR_METADATA,
                                  "snapshot L1 table with refcount 0", at,
-                                 img->p_l1i);
-            img->p_l1i++;
+                                 img->pass_l1_index);
+            img->pass_l1_index++;
         }
         img->phase = Q2W__SNAP_DELETE_START_RUN;
         return q2w__checkpoint_start(img);
@@ -3097,16 +3117,16 @@ static int q2w__step_snap_delete(q2w_image *img)
         /* fall through */
     case Q2W__SNAP_DELETE_ALLOC_TABLE:
         if (m && (rc = q2w__run_alloc(img, m)) != Q2W_OK) return rc;
-        img->sn_new_off = m ? img->g_start << cb : 0;
+        img->sn_new_off = m ? img->run_start << cb : 0;
         img->phase = Q2W__SNAP_DELETE_COPY_ENTRIES_BEFORE;
-        img->cp_done = 0;
+        img->copy_done = 0;
         /* fall through */
     case Q2W__SNAP_DELETE_COPY_ENTRIES_BEFORE:
         rc = q2w__copy(img, img->snapshots_offset, img->sn_new_off,
                        img->sn_pos);
         if (rc != Q2W_OK) return rc;
         img->phase = Q2W__SNAP_DELETE_COPY_ENTRIES_AFTER;
-        img->cp_done = 0;
+        img->copy_done = 0;
         /* fall through */
     case Q2W__SNAP_DELETE_COPY_ENTRIES_AFTER:
         rc = q2w__copy(img, img->snapshots_offset + img->sn_pos + img->sn_len,
@@ -3131,7 +3151,7 @@ static int q2w__step_snap_delete(q2w_image *img)
         img->snapshots_offset = img->sn_new_off;
         img->snap_len = new_len;
         img->phase = Q2W__SNAP_DELETE_DROP_REFCOUNTS;
-        img->p_l1i = img->p_l2i = 0;
+        img->pass_l1_index = img->pass_l2_step = 0;
     }
         /* fall through */
     case Q2W__SNAP_DELETE_DROP_REFCOUNTS:
@@ -3139,21 +3159,21 @@ static int q2w__step_snap_delete(q2w_image *img)
                        Q2W__K_SL1);
         if (rc != Q2W_OK) return rc;
         img->phase = Q2W__SNAP_DELETE_FREE_L1;
-        img->p_l1i = 0;
+        img->pass_l1_index = 0;
         /* fall through */
     case Q2W__SNAP_DELETE_FREE_L1:
-        while (img->p_l1i < n1) {
-            uint64_t at = img->sn_l1_off + img->p_l1i * cs;
+        while (img->pass_l1_index < n1) {
+            uint64_t at = img->sn_l1_off + img->pass_l1_index * cs;
             long f = q2w__find(img, at);
             img->pin_epoch++;
             if (f >= 0) img->slots[f].state = Q2W__S_EMPTY;
             if ((rc = q2w__rc_add(img, at >> cb, 0, &v)) != Q2W_OK) return rc;
             if (v && (rc = q2w__rc_add(img, at >> cb, -1, &v)) != Q2W_OK)
                 return rc;
-            img->p_l1i++;
+            img->pass_l1_index++;
         }
         img->phase = Q2W__SNAP_DELETE_SET_COPIED;
-        img->p_l1i = img->p_l2i = 0;
+        img->pass_l1_index = img->pass_l2_step = 0;
         /* fall through */
     case Q2W__SNAP_DELETE_SET_COPIED:
         rc = q2w__pass(img, Q2W__PASS_COPIED, img->l1_offset, img->l1_size,
@@ -3219,8 +3239,8 @@ static int q2w__step_resize(q2w_image *img)
          * after the size switch, so the tables over it are verified
          * before (the zeroing must not meet a bad entry past the point
          * of no return). */
-        img->p_l1i = img->size / span;
-        img->p_l2i = 0;
+        img->pass_l1_index = img->size / span;
+        img->pass_l2_step = 0;
         img->phase = Q2W__RESIZE_VERIFY_BACKED_TABLES;
         /* fall through */
     case Q2W__RESIZE_VERIFY_BACKED_TABLES:
@@ -3245,13 +3265,13 @@ static int q2w__step_resize(q2w_image *img)
     case Q2W__RESIZE_ALLOC_L1:
         if ((rc = q2w__run_alloc(img, nclu)) != Q2W_OK) return rc;
         if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
-        q2w__emit(img, Q2W_OP_WRITE, img->g_start << cb, (size_t)(nclu * cs),
+        q2w__emit(img, Q2W_OP_WRITE, img->run_start << cb, (size_t)(nclu * cs),
                   NULL, NULL);
         img->phase = Q2W__RESIZE_COPY_L1;
-        img->cp_done = 0;
+        img->copy_done = 0;
         /* fall through */
     case Q2W__RESIZE_COPY_L1:
-        rc = q2w__copy(img, img->l1_offset, img->g_start << cb,
+        rc = q2w__copy(img, img->l1_offset, img->run_start << cb,
                        (uint64_t)img->l1_size * 8);
         if (rc != Q2W_OK) return rc;
         img->phase = Q2W__RESIZE_SWITCH_HEADER;
@@ -3262,7 +3282,7 @@ static int q2w__step_resize(q2w_image *img)
         q2w__put64(f, img->op_arg);
         q2w__put32(f + 8, 0);
         q2w__put32(f + 12, (uint32_t)need);
-        q2w__put64(f + 16, img->g_start << cb);
+        q2w__put64(f + 16, img->run_start << cb);
         if ((rc = q2w__switch_header(img, 24, f, sizeof f)) != Q2W_OK) return rc;
         img->phase = Q2W__RESIZE_FREE_OLD_L1;
         return Q2W_PENDING;
@@ -3272,7 +3292,7 @@ static int q2w__step_resize(q2w_image *img)
         if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
         for (j = 0; j < old_clu; j++) q2w__drop(img, old + j * cs);
         if (old_clu) q2w__defer_free(img, old >> cb, old_clu);
-        img->l1_offset = img->g_start << cb;
+        img->l1_offset = img->run_start << cb;
         img->l1_size = (uint32_t)need;
         return q2w__resized(img);
     }
@@ -3849,7 +3869,7 @@ Q2WDEF int q2w_create(const q2w_create_opts *opts, void *buf, size_t cap,
         return q2w__hfail(err, Q2W_ERR_LIMIT,
                           "backing name does not fit in cluster 0", 0,
                           ext_end + name_len);
-    /* cluster 0 header, then R table clusters, B blocks, n1 L1 clusters;
+    /* cluster 0 header, then the refcount table, the blocks, n1 L1 clusters;
      * the blocks count all of it. */
     n1 = (l1_entries * 8 + cs - 1) / cs; /* an empty disk has no L1 (as qemu) */
     epb = (cs * 8) >> order;
