@@ -91,18 +91,19 @@ $(B):
 .SECONDEXPANSION:
 # A test split into parts includes tests/test_<header>_*.h.
 $(B)/test_%: tests/test_%.c $$(wildcard $$*.h) $$(wildcard tests/test_$$*_*.h) \
-             $(wildcard tests/greatest.h) | $(B)
+             tests/alk_test.h alksim.h $(wildcard tests/greatest.h) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) $(GREATEST_INC) $< -o $@ \
 	    $(LDFLAGS)
 
 # The same tests compiled as C++ prove the headers are usable from C++.
 $(B)/test_%_cxx: tests/test_%.c $$(wildcard $$*.h) $$(wildcard tests/test_$$*_*.h) \
-                 $(wildcard tests/greatest.h) | $(B)
+                 tests/alk_test.h alksim.h $(wildcard tests/greatest.h) | $(B)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -O1 -g $(WARNXX) $(SAN) $(GREATEST_INC) \
 	    -x c++ $< -x none -o $@ $(LDFLAGS)
 
 $(B)/test_qcow2w $(B)/test_qcow2w_cxx: fuzz/qcow2_harness.h fuzz/alk_check.h alksim.h
 $(B)/test_alktunnel $(B)/test_alktunnel_cxx: fuzz/tunnel_world.h fuzz/alk_check.h \
+                                          fuzz/alkt_equal.h \
                                           tests/aead_ref.h
 
 unit: $(UNIT_TESTS:%=$(B)/test_%) $(UNIT_TESTS:%=$(B)/test_%_cxx)
@@ -121,7 +122,7 @@ $(B)/replay_%: fuzz/%.c tests/replay_main.c alksim.h fuzz/alk_check.h | $(B)
 $(B)/replay_codec: alkcodec.h fuzz/codec_layout.h
 $(B)/replay_sim_core: alksim.h
 $(B)/replay_sim_arq: alksim.h examples/arq.h examples/arq_scenario.h
-$(B)/replay_params: alktunnel.h fuzz/json_ref.h
+$(B)/replay_params: alktunnel.h fuzz/json_ref.h fuzz/alkt_equal.h
 $(B)/replay_qcow2_write: qcow2w.h alksim.h fuzz/qcow2_harness.h
 $(B)/replay_qcow2_growth: qcow2w.h alksim.h fuzz/qcow2_harness.h
 $(B)/replay_qcow2_open: qcow2w.h fuzz/qcow2_harness.h
@@ -366,7 +367,8 @@ fuzz-merge: $(B)/replay_$(T)
 # Seeded iterations, each replayable alone from its printed seed; the gate
 # runs a bounded number (DIFF_ITER, default 100).
 ITER ?= 200
-$(B)/diff_qemu: tests/diff_qemu.c qcow2w.h | $(B)
+$(B)/diff_qemu: tests/diff_qemu.c qcow2w.h alksim.h fuzz/qcow2_harness.h \
+                fuzz/alk_check.h | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) $< -o $@ $(LDFLAGS)
 
 diff-qemu: $(B)/diff_qemu

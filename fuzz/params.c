@@ -30,6 +30,7 @@
 #define ALKTUNNEL_IMPLEMENTATION
 #include "../alktunnel.h"
 #include "alk_check.h"
+#include "alkt_equal.h"
 #include "json_ref.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -430,26 +431,6 @@ static void control_setup(alkt_control *c, control_mem *m)
     c->relays = m->relays;
     c->resource_cap = c->authorization_cap = PARAMS_CAP;
     c->revocation_cap = c->relay_cap = PARAMS_CAP;
-}
-
-static int control_equal(const alkt_control *a, const alkt_control *b)
-{
-    return a->has_resources == b->has_resources &&
-           a->has_authorizations == b->has_authorizations &&
-           a->has_revocations == b->has_revocations &&
-           a->has_relays == b->has_relays &&
-           a->resource_count == b->resource_count &&
-           a->authorization_count == b->authorization_count &&
-           a->revocation_count == b->revocation_count &&
-           a->relay_count == b->relay_count &&
-           memcmp(a->resources, b->resources,
-                  a->resource_count * sizeof *a->resources) == 0 &&
-           memcmp(a->authorizations, b->authorizations,
-                  a->authorization_count * sizeof *a->authorizations) == 0 &&
-           memcmp(a->revocations, b->revocations,
-                  a->revocation_count * sizeof *a->revocations) == 0 &&
-           memcmp(a->relays, b->relays,
-                  a->relay_count * sizeof *a->relays) == 0;
 }
 
 /* The fast path may decline anything, but what it accepts the reference

@@ -11,17 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "greatest.h"
+#include "alk_test.h"
 
-static uint64_t test_seed = 1;
-
-static uint64_t prng_next(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
 
 /* Builds `count` frames with lengths len_of(i) into buf; returns bytes. */
 static size_t build_stream(uint8_t *buf, size_t cap, size_t count,
@@ -64,7 +55,7 @@ static int decode_chunked(const uint8_t *s, size_t n, size_t max,
     if (alkc_decoder_init(&dec, &cfg, mem, sizeof mem) != ALKC_OK)
         return ALKC_ERR_INVALID_ARGUMENT;
     while (fed < n) {
-        size_t len = split_seed ? 1 + (size_t)(prng_next(&st) % 97) : n;
+        size_t len = split_seed ? 1 + (size_t)(alksim_splitmix64(&st) % 97) : n;
         alkc_datagram dg;
         if (len > n - fed)
             len = n - fed;
@@ -253,12 +244,12 @@ TEST decode_random_splits_match_whole(void)
     uint64_t st = test_seed, round;
     for (round = 0; round < 50; round++) {
         for (i = 0; i < 64; i++)
-            lens[i] = (size_t)(prng_next(&st) % 2048);
+            lens[i] = (size_t)(alksim_splitmix64(&st) % 2048);
         n = build_stream(s, sizeof s, 64, lens);
         ASSERT(n > 0);
         ASSERT_EQ(ALKC_NEED_MORE, decode_chunked(s, n, 0, 0, &whole));
         ASSERT_EQ(ALKC_NEED_MORE,
-                  decode_chunked(s, n, 0, prng_next(&st) | 1, &split));
+                  decode_chunked(s, n, 0, alksim_splitmix64(&st) | 1, &split));
         if (whole.count != 64 || split.count != 64 ||
             whole.total != split.total ||
             memcmp(whole.bytes, split.bytes, whole.total) != 0) {
@@ -531,10 +522,7 @@ GREATEST_MAIN_DEFS();
 
 int main(int argc, char **argv)
 {
-    const char *seed = getenv("ALK_SEED");
-    if (seed)
-        test_seed = strtoull(seed, NULL, 0);
-    GREATEST_MAIN_BEGIN();
+    ALK_TEST_MAIN_BEGIN();
     RUN_SUITE(encoder);
     RUN_SUITE(decoder);
     GREATEST_MAIN_END();

@@ -12,9 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "greatest.h"
+#include "alk_test.h"
 
-static uint64_t test_seed = 1;
 
 /* ---- byte source ---------------------------------------------------------- */
 
@@ -2092,10 +2091,7 @@ GREATEST_MAIN_DEFS();
 
 int main(int argc, char **argv)
 {
-    const char *seed = getenv("ALK_SEED");
-    if (seed)
-        test_seed = strtoull(seed, NULL, 0);
-    GREATEST_MAIN_BEGIN();
+    ALK_TEST_MAIN_BEGIN();
     RUN_SUITE(source);
     RUN_SUITE(time_and_nodes);
     RUN_SUITE(network);

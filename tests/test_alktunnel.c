@@ -32,7 +32,8 @@ static unsigned long t_ct_compared;
 #include <stdlib.h>
 #include <string.h>
 
-#include "greatest.h"
+#include "alk_test.h"
+#include "../fuzz/alkt_equal.h"
 
 #include "test_alktunnel_reader.h"
 #include "test_alktunnel_params.h"
@@ -41,19 +42,10 @@ static unsigned long t_ct_compared;
 #include "test_alktunnel_crypto.h"
 #include "test_alktunnel_sealed.h"
 
-static uint64_t test_seed = 1;
-
-static uint64_t prng_next(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
 
 static unsigned pick(uint64_t *st, unsigned n)
 {
-    return (unsigned)(prng_next(st) % n);
+    return (unsigned)(alksim_splitmix64(st) % n);
 }
 
 static void gen_id(uint64_t *st, char *out)
@@ -75,7 +67,7 @@ static void gen_ip(uint64_t *st, alkt_ip *ip)
     ip->family = pick(st, 2) ? 4 : 6;
     for (k = 0; k < (ip->family == 4 ? 4u : 16u); k++) {
         /* many zero bytes so that "::" runs and mapped forms occur */
-        ip->bytes[k] = pick(st, 3) ? 0 : (unsigned char)prng_next(st);
+        ip->bytes[k] = pick(st, 3) ? 0 : (unsigned char)alksim_splitmix64(st);
     }
     if (ip->family == 6 && pick(st, 4) == 0) {
         memset(ip->bytes, 0, 10);
@@ -201,8 +193,8 @@ static void gen_control(uint64_t *st, alkt_control *c)
         a->secret_len = ALKT_SECRET_MIN + pick(st, ALKT_SECRET_MAX -
                                                        ALKT_SECRET_MIN + 1);
         for (j = 0; j < a->secret_len; j++)
-            a->secret[j] = (unsigned char)prng_next(st);
-        a->expires = pick(st, 3) ? prng_next(st) & ALKT_EXPIRES_MAX
+            a->secret[j] = (unsigned char)alksim_splitmix64(st);
+        a->expires = pick(st, 3) ? alksim_splitmix64(st) & ALKT_EXPIRES_MAX
                                  : (pick(st, 2) ? 0 : ALKT_EXPIRES_MAX);
     }
     for (k = 0; k < c->revocation_count; k++) {
@@ -237,30 +229,6 @@ static void control_over(alkt_control *c, alkt_resource *rs,
     c->relays = rl;
     c->resource_cap = c->authorization_cap = cap;
     c->revocation_cap = c->relay_cap = cap;
-}
-
-/* Same sections, counts and items (memcmp: decoders zero what they fill). */
-static int control_same(const alkt_control *a, const alkt_control *b)
-{
-    return a->has_resources == b->has_resources &&
-           a->has_authorizations == b->has_authorizations &&
-           a->has_revocations == b->has_revocations &&
-           a->has_relays == b->has_relays &&
-           a->resource_count == b->resource_count &&
-           a->authorization_count == b->authorization_count &&
-           a->revocation_count == b->revocation_count &&
-           a->relay_count == b->relay_count &&
-           (!a->resource_count ||
-            !memcmp(a->resources, b->resources,
-                    a->resource_count * sizeof *a->resources)) &&
-           (!a->authorization_count ||
-            !memcmp(a->authorizations, b->authorizations,
-                    a->authorization_count * sizeof *a->authorizations)) &&
-           (!a->revocation_count ||
-            !memcmp(a->revocations, b->revocations,
-                    a->revocation_count * sizeof *a->revocations)) &&
-           (!a->relay_count ||
-            !memcmp(a->relays, b->relays, a->relay_count * sizeof *a->relays));
 }
 
 TEST property_open_params_round_trip(void)
@@ -316,7 +284,7 @@ TEST property_control_round_trip(void)
         control_over(&d, rs[1], au[1], rv[1], rl[1], 4);
         ASSERT_EQ(ALKT_OK, alkt_control_decode(enc_a, (size_t)n, NULL, &d,
                                                &err));
-        ASSERT(control_same(&c, &d));
+        ASSERT(control_equal(&c, &d));
         ASSERT_EQ(n, alkt_control_encode(&d, enc_b, sizeof enc_b, &err));
         ASSERT_EQ(0, memcmp(enc_a, enc_b, (size_t)n));
         /* canonical text takes the fast path unless a token needs an
@@ -325,7 +293,7 @@ TEST property_control_round_trip(void)
         ASSERT_EQ(memchr(enc_a, '\\', (size_t)n) == NULL,
                   alkt__control_fast(enc_a, (size_t)n, NULL, &d));
         if (memchr(enc_a, '\\', (size_t)n) == NULL)
-            ASSERT(control_same(&c, &d));
+            ASSERT(control_equal(&c, &d));
     }
     PASS();
 }
@@ -790,10 +758,7 @@ GREATEST_MAIN_DEFS();
 
 int main(int argc, char **argv)
 {
-    const char *seed = getenv("ALK_SEED");
-    if (seed)
-        test_seed = strtoull(seed, NULL, 10);
-    GREATEST_MAIN_BEGIN();
+    ALK_TEST_MAIN_BEGIN();
     RUN_SUITE(alkt_reader_suite);
     RUN_SUITE(alkt_address_suite);
     RUN_SUITE(alkt_open_suite);

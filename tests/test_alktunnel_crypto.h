@@ -836,19 +836,11 @@ TEST crypto_hkdf_expand_length_limit(void)
 #define CT_DIFF_CASES 320
 #define CT_DIFF_MAX 65536
 
-static uint64_t ct_splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
 static void ct_fill(uint64_t *s, unsigned char *p, size_t n)
 {
     size_t i;
     for (i = 0; i < n; i++)
-        p[i] = (unsigned char)(ct_splitmix(s) & 0xffu);
+        p[i] = (unsigned char)(alksim_splitmix64(s) & 0xffu);
 }
 
 /* The reference itself against RFC 8439 2.8.2 and A.5 first, so that a
@@ -894,7 +886,7 @@ TEST crypto_aead_matches_reference(void)
     CHECK_CALL(ct_check_reference());
     for (c = 0; c < CT_DIFF_CASES; c++) {
         size_t len, aad_len, bit;
-        uint64_t r = ct_splitmix(&s);
+        uint64_t r = alksim_splitmix64(&s);
         if (c < sizeof fixed_len / sizeof fixed_len[0]) {
             len = fixed_len[c];
             aad_len = fixed_aad[c];
@@ -929,7 +921,7 @@ TEST crypto_aead_matches_reference(void)
                                                 buf, len + 16));
         ASSERT_MEM_EQm(msg, plain, buf, len);
 
-        bit = (size_t)(ct_splitmix(&s) % (8u * (len + 16)));
+        bit = (size_t)(alksim_splitmix64(&s) % (8u * (len + 16)));
         lib[bit / 8] ^= (unsigned char)(1u << (bit % 8));
         memset(back, CT_CANARY, len + 16);
         ASSERT_EQm(msg, ALKT_ERR_AUTH, alkt_aead_open(back, key, nonce, aad,

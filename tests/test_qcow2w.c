@@ -20,9 +20,8 @@
 
 #include "../fuzz/alk_check.h"
 #include "../fuzz/qcow2_harness.h"
-#include "greatest.h"
+#include "alk_test.h"
 
-static uint64_t test_seed = 1;
 
 /* ---- helpers ----------------------------------------------------------------- */
 static uint64_t rd64(const qh_disk *d, uint64_t off)
@@ -3796,9 +3795,7 @@ GREATEST_MAIN_DEFS();
 
 int main(int argc, char **argv)
 {
-    const char *seed = getenv("ALK_SEED");
-    if (seed) test_seed = strtoull(seed, NULL, 0);
-    GREATEST_MAIN_BEGIN();
+    ALK_TEST_MAIN_BEGIN();
     RUN_SUITE(create_and_open);
     RUN_SUITE(operations);
     RUN_SUITE(snapshots);
