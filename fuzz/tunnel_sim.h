@@ -120,6 +120,8 @@ typedef struct ts_sim {
     uint32_t tags;
     int healed;
     uint64_t heal_at;
+    int small_log;             /* logs of four frames */
+    uint64_t rekey;            /* records per key (0: the default) */
     int probed[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];
     alkt_resource res[TW_MAX_GATEWAYS];
     alkt_authorization auth[TW_MAX_CLIENTS * TW_MAX_GATEWAYS];
@@ -367,6 +369,22 @@ static int ts_client_of(ts_sim *s, const char *ident, size_t len)
     return -1;
 }
 
+/* A failing target's channel once the client sent what makes it fail: the
+ * target's endpoint error must reset the channel; nothing more is due. */
+static int ts_failing(const ts_ch *h)
+{
+    return h->kind == TW_T_FAIL && (h->udp ? h->dsent : (uint64_t)h->sent) >= h->limit;
+}
+
+/* The most echo bytes the client may get back: an early-EOF target's
+ * limit; a failing target echoes nothing of the read it fails at. */
+static size_t ts_most(const ts_ch *h)
+{
+    if (h->kind == TW_T_EARLY_EOF && h->limit < h->sent) return h->limit;
+    if (h->kind == TW_T_FAIL && h->sent >= h->limit) return h->limit - 1;
+    return h->sent;
+}
+
 /* Every node event, before the world answers it. */
 static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
 {
@@ -506,7 +524,8 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
         h->state = TS_ENDED;   /* (two EOFs, or the gateway's own reset) */
         break;
     case ALKT_EV_RESET:
-        if (!(h->lost_ok || h->overrun || (ev->code == (int)ALKT_CODE_REVOKED && h->revoke_ok)))
+        if (!(h->lost_ok || h->overrun || (ev->code == (int)ALKT_CODE_REVOKED && h->revoke_ok) ||
+              (ev->code == (int)ALKT_CODE_ENDPOINT_ERROR && ts_failing(h))))
             TS_FAIL(s, "channel %u: reset with %d the model did not expect", h->id, ev->code);
         h->state = TS_ENDED;
         break;
@@ -529,7 +548,8 @@ static void ts_read_dgrams(ts_sim *s, ts_ch *h)
         /* (DONE: both directions ended, so the peer's EOF came too) */
         if ((bits & (ALKT_PUMP_SHUT_WRITE | ALKT_PUMP_DONE)) && !h->eof_got) {
             h->eof_got = 1;
-            if ((!h->eof_sent || h->dgot != h->dsent) && !s->hostile[h->client][h->gw])
+            if ((!h->eof_sent || h->dgot != h->dsent || ts_failing(h)) &&
+                !s->hostile[h->client][h->gw])
                 TS_FAIL(s, "channel %u: EOF after %llu of %llu datagrams (our EOF sent: %d)",
                         h->id, (unsigned long long)h->dgot, (unsigned long long)h->dsent,
                         h->eof_sent);
@@ -551,7 +571,7 @@ static void ts_read(ts_sim *s, ts_ch *h)
     unsigned char b[512];
     int eof = 0;
     ptrdiff_t n;
-    size_t i, most = h->kind == TW_T_EARLY_EOF && h->limit < h->sent ? h->limit : h->sent;
+    size_t i, most = ts_most(h);
     if (h->state != TS_OPEN || !ss || h->listen) return;
     if (h->udp) {
         ts_read_dgrams(s, h);
@@ -573,7 +593,8 @@ static void ts_read(ts_sim *s, ts_ch *h)
         int early = h->kind == TW_T_EARLY_EOF && h->sent >= h->limit;
         h->eof_got = 1;
         /* (a hostile client's made-up EOF is an EOF of ours) */
-        if ((h->got != most || !(early || h->eof_sent)) && !(h->lost_ok && s->gw_crashed[h->gw]) &&
+        if ((h->got != most || !(early || h->eof_sent) || ts_failing(h)) &&
+            !(h->lost_ok && s->gw_crashed[h->gw]) &&
             !s->hostile[h->client][h->gw])
             TS_FAIL(s, "channel %u: EOF after %zu of %zu echo bytes (our EOF sent: %d)", h->id,
                     h->got, most, h->eof_sent);
@@ -616,9 +637,19 @@ static void *ts_setup(alksim_ctx *ctx)
     s->w.watch_ctx = s;
     s->w.segment = alksim_chance(src, 1, 3) ? (size_t)alksim_range(src, 1, 200)
                                              : (size_t)alksim_range(src, 200, 4000);
+    /* from the segment size, without a draw of their own: a log with room
+     * for four frames (senders wait for acks: the log's waiters) in one
+     * world of four, and in encrypted worlds a new key every 2..14
+     * records (REKEY both ways) */
+    s->small_log = s->w.segment % 4 == 0;
+    s->rekey = plaintext ? 0 : 2 + s->w.segment % 13;
     /* sessions survive any partition of a scenario: a lost one is a bug */
     for (n = 0; n < TW_NODES; n++) {
         if (!s->w.node_used[n]) continue;
+        if (s->small_log)
+            s->w.ncfg[n].session.log_size =
+                4 * (ALKT_FRAME_HEADER + s->w.ncfg[n].session.max_frame);
+        s->w.ncfg[n].session.rekey_records = s->rekey;
         s->w.ncfg[n].session.resume_window_ns = 100000 * TW_SEC;
         s->w.ncfg[n].max_peers = tw_is_gateway(n) ? 2u * (uint32_t)clients : (uint32_t)gateways;
     }
@@ -641,9 +672,9 @@ static void *ts_setup(alksim_ctx *ctx)
     ctx->weights[K_SEND] *= 4;
     ctx->weights[K_OPEN] *= 2;
     alksim_log(ctx, "world: %d clients, %d gateways (nat %d %d), %d relays, relay_first %d, "
-                    "plaintext %d, segment %zu",
+                    "plaintext %d, segment %zu, small log %d, rekey every %llu",
                clients, gateways, s->w.nat[0], s->w.nat[1], relays, relay_first, plaintext,
-               s->w.segment);
+               s->w.segment, s->small_log, (unsigned long long)s->rekey);
     return s;
 }
 
@@ -689,8 +720,13 @@ static int ts_open(ts_sim *s, int c, int g, unsigned last, unsigned third, uint1
     allowed = ts_allowed_udp(s, &s->vc, c, g, port, udp);
     rc = alkt_client_open(&s->w.node[c], &p, s->w.now, &peer, &id, &code);
     if (rc_out) *rc_out = rc;
-    alksim_log(s->ctx, "client %d opens %s 10.%d.%u.%u:%u -> %s (%u/%u)", c, udp ? "udp" : "tcp",
-               g + 1, third, last, port, alkt_strerror(rc), peer, id);
+    /* (the trace names the substrate as the library does) */
+    ALK_CHECK(alkt_substrate_name(p.substrate) &&
+                  !strcmp(alkt_substrate_name(p.substrate), udp ? "udp" : "tcp"),
+              "alkt_substrate_name(%d)", (int)p.substrate);
+    alksim_log(s->ctx, "client %d opens %s 10.%d.%u.%u:%u -> %s (%u/%u)", c,
+               alkt_substrate_name(p.substrate), g + 1, third, last, port, alkt_strerror(rc), peer,
+               id);
     if (rc == ALKT_ERR_NO_CHANNEL) {
         if (allowed == 1 || code != (int)ALKT_CODE_UNAUTHORIZED)
             TS_FAIL(s, "client %d: open to gateway %d refused (%d) though its view covers it", c,
@@ -719,7 +755,6 @@ static int ts_open(ts_sim *s, int c, int g, unsigned last, unsigned third, uint1
     h->kind = tw_target_kind(&s->w, &p, &h->limit);
     h->udp = udp;
     if (udp) {
-        if (h->kind == TW_T_SLOW || h->kind == TW_T_EARLY_EOF) h->kind = TW_T_ECHO;
         ALK_CHECK(alkt_dgram_pump_init(&h->dp, alkt_node_session(&s->w.node[c], peer), id,
                                        h->dmem, sizeof h->dmem, TW_DGRAM_MAX) == ALKT_OK,
                   "client datagram pump");
@@ -838,20 +873,41 @@ static void ts_hostile(ts_sim *s, ts_ch *h, int overrun)
  * and no byte reaches a target that the client did not send. */
 static void ts_hostile_frame(ts_sim *s, ts_ch *h, alksim_source *src)
 {
-    static const unsigned types[] = {
-        ALKT_FRAME_OPEN, ALKT_FRAME_OPEN_OK, ALKT_FRAME_OPEN_ERR, ALKT_FRAME_EOF,
-        ALKT_FRAME_RESET, ALKT_FRAME_WINDOW, ALKT_FRAME_HELLO, ALKT_FRAME_ACK,
-        ALKT_FRAME_GOAWAY, 0x17, 0xff};
+    /* each type with the payload length it wants (-1: any), used half the
+     * time, so that made-up frames also pass the size checks */
+    static const struct {
+        unsigned type;
+        int len;
+    } types[] = {{ALKT_FRAME_OPEN, -1},   {ALKT_FRAME_OPEN_OK, 0}, {ALKT_FRAME_OPEN_ERR, 2},
+                 {ALKT_FRAME_EOF, 0},     {ALKT_FRAME_RESET, 2},   {ALKT_FRAME_WINDOW, 4},
+                 {ALKT_FRAME_HELLO, -1},  {ALKT_FRAME_ACK, 8},     {ALKT_FRAME_GOAWAY, 2},
+                 {0x17, -1},              {0xff, -1},              {ALKT_FRAME_PING, 8},
+                 {ALKT_FRAME_PONG, 8},    {ALKT_FRAME_REKEY, 0}};
+    /* (no DATA: a made-up DATA frame within the window is bytes the
+     * client sent, and reaches the target as it should) */
     alkt_session *ss = h->fwd ? NULL : alkt_node_session(&s->w.node[h->node], h->peer);
     unsigned char b[64];
-    unsigned type = types[alksim_pick(src, sizeof types / sizeof types[0])];
+    size_t k = alksim_pick(src, sizeof types / sizeof types[0]);
+    unsigned type = types[k].type;
     uint32_t id = alksim_bool(src) ? h->id : (uint32_t)alksim_range(src, 0, 40);
     size_t n = alksim_len(src, sizeof b);
+    int fresh = type == ALKT_FRAME_OPEN && alksim_bool(src);
+    if (types[k].len >= 0 && alksim_bool(src)) n = (size_t)types[k].len;
+    /* an OPEN under a new id of the client's (so past the duplicate check,
+     * and refused for its drawn params), and perhaps its RESET behind it
+     * in the same read, before the refusal went out */
+    if (fresh) id = h->id + 2u * (1u + (uint32_t)alksim_range(src, 0, 30));
     if (!ss || !alkt_session_is_established(ss)) return;
     alksim_bytes(src, b, n);
     if (!alkt__log_frame(ss, type, id, b, n, NULL, 0)) return;
     alksim_log(s->ctx, "client %d sends a made-up frame %#x for channel %u (%zu bytes)",
                h->client, type, id, n);
+    if (fresh && alksim_bool(src)) {
+        b[0] = 0;
+        b[1] = 1;
+        if (alkt__log_frame(ss, ALKT_FRAME_RESET, id, b, 2, NULL, 0))
+            alksim_log(s->ctx, "  and resets channel %u in the same read", id);
+    }
     ts_session_hostile(s, h->client, h->gw, NULL);
 }
 
@@ -1198,10 +1254,10 @@ static int ts_quiesce(alksim_ctx *ctx, void *state)
     if (ctx->failed) return ALKSIM_ERR_FAILED;
     for (i = 0; i < TS_CH; i++) {
         ts_ch *h = &s->ch[i];
-        size_t most = h->kind == TW_T_EARLY_EOF && h->limit < h->sent ? h->limit : h->sent;
+        size_t most = ts_most(h);
         int early = h->kind == TW_T_EARLY_EOF && h->sent >= h->limit;
         if (h->lost_ok || h->state == TS_FREE || h->state == TS_ENDED) continue;
-        if (h->overrun) {   /* open still: its session was not ended */
+        if (h->overrun || ts_failing(h)) {   /* open still: not ended yet */
             pending = 1;
             continue;
         }
@@ -1231,11 +1287,15 @@ static int ts_quiesce(alksim_ctx *ctx, void *state)
                              w->nat[g]);
         for (i = 0; i < TS_CH; i++) {
             ts_ch *h = &s->ch[i];
-            size_t most = h->kind == TW_T_EARLY_EOF && h->limit < h->sent ? h->limit : h->sent;
+            size_t most = ts_most(h);
             if (h->lost_ok || (h->state != TS_OPEN && h->state != TS_OPENING)) continue;
             ALKSIM_CHECK(ctx, !h->overrun,
                          "channel %u of client %d: the gateway took a write past its window "
                          "and kept the session", h->id, h->client);
+            ALKSIM_CHECK(ctx, !(h->state == TS_OPEN && ts_failing(h)),
+                         "channel %u of client %d: its target failed (%s %zu of limit %zu) "
+                         "and the channel stays open", h->id, h->client, h->udp ? "datagram" : "byte",
+                         h->udp ? (size_t)h->dsent : h->sent, h->limit);
             ALKSIM_CHECK(ctx, h->state == TS_OPEN || h->kind == TW_T_NEVER,
                          "channel %u of client %d never answered (target kind %d)", h->id,
                          h->client, h->kind);

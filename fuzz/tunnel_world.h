@@ -29,8 +29,12 @@
  * tw.behaviours set the target's kind comes from the last byte B of the
  * destination IP 10.x.y.B: B % 8 == 3 refuses, 4 is a slow reader (64
  * bytes a step), 5 ends early (echoes the first 16*y+1 bytes, then its
- * EOF, and discards the rest), 6 never answers; the rest echo. An echo
- * returns every byte and, after the client's EOF, its own EOF. */
+ * EOF, and discards the rest), 6 never answers, 7 fails (echoes until
+ * the read that brings its byte 16*y+1, then the endpoint reports an
+ * error: alkt_pump_endpoint_failed, ALKT_CODE_ENDPOINT_ERROR); the rest
+ * echo. An echo returns every byte and, after the client's EOF, its own
+ * EOF. Datagram (UDP) targets echo, or fail (kind 7) at their datagram
+ * 1 + y % 4; they refuse and never answer as stream targets do. */
 #ifndef TUNNEL_WORLD_H
 #define TUNNEL_WORLD_H
 
@@ -54,7 +58,7 @@ enum { TW_CLIENT = 0, TW_GATEWAY = TW_MAX_CLIENTS, TW_RELAY = TW_NODES };
  * mapping for an inbound first packet, a symmetric one (EDM/APDF) neither. */
 enum { TW_NAT_PUBLIC, TW_NAT_FORWARDED, TW_NAT_CONE, TW_NAT_SYMMETRIC, TW_NAT_KINDS };
 /* Target kinds (tw.behaviours) */
-enum { TW_T_ECHO, TW_T_REFUSE, TW_T_SLOW, TW_T_EARLY_EOF, TW_T_NEVER };
+enum { TW_T_ECHO, TW_T_REFUSE, TW_T_SLOW, TW_T_EARLY_EOF, TW_T_NEVER, TW_T_FAIL };
 
 typedef struct tw_pipe {
     size_t head, len;
@@ -79,7 +83,8 @@ typedef struct tw_target {
     uint32_t peer, channel;
     int kind;                  /* TW_T_* */
     uint32_t tag;              /* tw.grant_tag when it was made */
-    size_t limit;              /* TW_T_EARLY_EOF: bytes echoed */
+    size_t limit;              /* TW_T_EARLY_EOF: bytes echoed; TW_T_FAIL:
+                                  the byte (datagram) it fails at */
     uint64_t received;         /* bytes the endpoint took */
     alkt_open_params params;
     alkt_pump p;
@@ -560,8 +565,12 @@ static ALK_UNUSED int tw_target_kind(const tw_world *w, const alkt_open_params *
         return TW_T_ECHO;
     b = p->host.ip.bytes[3] % 8u;
     *limit = 16u * p->host.ip.bytes[2] + 1u;
+    if (p->substrate == ALKT_SUBSTRATE_UDP) {   /* datagrams: echo or fail */
+        *limit = 1u + p->host.ip.bytes[2] % 4u;
+        return b == 3 ? TW_T_REFUSE : b == 6 ? TW_T_NEVER : b == 7 ? TW_T_FAIL : TW_T_ECHO;
+    }
     return b == 3 ? TW_T_REFUSE : b == 4 ? TW_T_SLOW : b == 5 ? TW_T_EARLY_EOF
-         : b == 6 ? TW_T_NEVER : TW_T_ECHO;
+         : b == 6 ? TW_T_NEVER : b == 7 ? TW_T_FAIL : TW_T_ECHO;
 }
 
 /* An endpoint behind (side, peer, channel) once the open is accepted;
@@ -614,6 +623,12 @@ static ALK_UNUSED void tw_dgram_target_step(tw_world *w, tw_target *t)
                 t->echo_len += 2 + (size_t)n;
                 t->received++;
                 ALK_CHECK(alkt_dgram_pump_delivered(&t->dp) == ALKT_OK, "delivered");
+                if (t->kind == TW_T_FAIL && t->received >= t->limit) {
+                    ALK_CHECK(alkt_dgram_pump_endpoint_failed(&t->dp, ALKT_CODE_ENDPOINT_ERROR) ==
+                                  ALKT_OK, "dgram target failed");
+                    t->aborted = 1;
+                    return;
+                }
             }
         }
         if (bits & ALKT_PUMP_SHUT_WRITE) t->eof_seen = 1;
@@ -660,13 +675,21 @@ static ALK_UNUSED void tw_target_step(tw_world *w, tw_target *t)
             if (n) {
                 if (w->tap) w->tap(w->tap_ctx, t, (const unsigned char *)d, n);
                 keep = n;
-                if (t->kind == TW_T_EARLY_EOF)   /* echoes up to its limit only */
+                if (t->kind == TW_T_FAIL && t->received + n >= t->limit)
+                    keep = 0;                    /* the read it fails at */
+                else if (t->kind == TW_T_EARLY_EOF)   /* echoes up to its limit only */
                     keep = t->received >= t->limit ? 0
                          : n < t->limit - t->received ? n : (size_t)(t->limit - t->received);
                 memcpy(t->echo + t->echo_len, d, keep);
                 t->echo_len += keep;
                 t->received += n;
                 ALK_CHECK(alkt_pump_endpoint_wrote(&t->p, n) == ALKT_OK, "target wrote");
+                if (t->kind == TW_T_FAIL && t->received >= t->limit) {
+                    ALK_CHECK(alkt_pump_endpoint_failed(&t->p, ALKT_CODE_ENDPOINT_ERROR) ==
+                                  ALKT_OK, "target failed");
+                    t->aborted = 1;
+                    return;
+                }
             }
         }
         if (bits & ALKT_PUMP_SHUT_WRITE) {
@@ -764,8 +787,7 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
                 t = NULL;
             }
             if (t && ev.params.substrate == ALKT_SUBSTRATE_UDP) {
-                t->dgram = 1;
-                t->kind = TW_T_ECHO;   /* (a datagram target only echoes) */
+                t->dgram = 1;   /* (echo or fail: tw_target_kind) */
                 ALK_CHECK(alkt_dgram_pump_init(&t->dp, alkt_node_session(n, ev.peer),
                                                ev.channel, t->buf, sizeof t->buf,
                                                TW_DGRAM_MAX) == ALKT_OK, "datagram pump");
