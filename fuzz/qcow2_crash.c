@@ -75,14 +75,6 @@ enum {
     CR_FIXTURES
 };
 #define CR_BITMAP_CLUSTERS 3u   /* directory, table, one data cluster */
-enum { SN_CREATING, SN_LIVE, SN_DELETING, SN_GONE };
-
-typedef struct cr_snap {
-    char name[16];
-    int state;
-    unsigned char *model;
-    uint64_t size;
-} cr_snap;
 
 typedef struct cr_version {
     uint64_t sector, hash;
@@ -111,8 +103,8 @@ typedef struct cr {
     uint64_t *acked;             /* per sector: hash at the last flush */
     cr_version *ver;             /* later versions, any order */
     size_t n_ver, cap_ver;
-    cr_snap snap[CR_MAX_SNAPS + 1];
-    unsigned n_snaps, serial;
+    qh_snaps snaps;              /* fixture's, then CR_MAX_SNAPS creates */
+    unsigned serial;
     /* the power-loss point, or the injected error */
     uint64_t crash_at, batches;
     int err_kind;                /* -1: none; else alksim_disk_op */
@@ -286,19 +278,6 @@ static int cr_run(cr *s, int rc)
         rc = q2w_resume(&s->h.img, cr_exec(s, op, n));
     }
     return rc;
-}
-
-/* A snapshot named `name` of the model as it is now, in state `state`. */
-static cr_snap *cr_snap_take(cr *s, const char *name, int state)
-{
-    cr_snap *sn = &s->snap[s->n_snaps++];
-    snprintf(sn->name, sizeof sn->name, "%s", name);
-    sn->model = (unsigned char *)alk_malloc((size_t)s->size);
-    ALK_CHECK(sn->model != NULL, "out of memory");
-    memcpy(sn->model, s->model, (size_t)s->size);
-    sn->size = s->size;
-    sn->state = state;
-    return sn;
 }
 
 /* ---- fixture --------------------------------------------------------------- */
@@ -651,15 +630,21 @@ static void cr_setup(cr *s)
             ALK_CHECK(rc == Q2W_OK, "fixture write: %s", q2w_strerror(rc));
             memcpy(s->model + off, buf, (size_t)len);
             alk_free(buf);
-            if (s->fixture == CR_SNAP && s->n_snaps < 2 &&
+            if (s->fixture == CR_SNAP && s->snaps.n < 2 &&
                 (i == 0 || alksim_bool(&s->src))) {
                 char name[8];
-                snprintf(name, sizeof name, "f%u", s->n_snaps);
+                qh_snap *sn;
+                snprintf(name, sizeof name, "f%u", s->snaps.n);
+                sn = qh_snap_begin_create(&s->snaps, name, s->model, s->size,
+                                          0, 0, 0);
                 rc = qh_run(&s->h.img, &s->fix,
                             q2w_snapshot_create(&s->h.img, name, 0, 0, 0));
-                if (rc == Q2W_ERR_LIMIT) continue; /* narrow refcounts */
+                if (rc == Q2W_ERR_LIMIT) { /* narrow refcounts */
+                    qh_snap_cancel(&s->snaps, sn);
+                    continue;
+                }
                 ALK_CHECK(rc == Q2W_OK, "fixture snapshot: %s", q2w_strerror(rc));
-                cr_snap_take(s, name, SN_LIVE);
+                qh_snap_end_create(sn, 1);
             }
         }
         rc = qh_run(&s->h.img, &s->fix, q2w_close(&s->h.img));
@@ -672,13 +657,16 @@ static void cr_setup(cr *s)
         qh_assert_consistent(&s->fix, 1, "compressed fixture");
         if (alksim_bool(&s->src)) {
             /* a snapshot holds them too */
+            qh_snap *sn = qh_snap_begin_create(&s->snaps, "fc", s->model,
+                                               s->size, 0, 0, 0);
             rc = qh_open(&s->h, &s->fix, s->cs, 8, 16, 1, 0);
             ALK_CHECK(rc == Q2W_OK, "fixture open: %s", q2w_strerror(rc));
             rc = qh_run(&s->h.img, &s->fix,
                         q2w_snapshot_create(&s->h.img, "fc", 0, 0, 0));
             ALK_CHECK(rc == Q2W_OK || rc == Q2W_ERR_LIMIT,
                       "fixture snapshot: %s", q2w_strerror(rc));
-            if (rc == Q2W_OK) cr_snap_take(s, "fc", SN_LIVE);
+            if (rc == Q2W_OK) qh_snap_end_create(sn, 1);
+            else qh_snap_cancel(&s->snaps, sn);
             rc = qh_run(&s->h.img, &s->fix, q2w_close(&s->h.img));
             ALK_CHECK(rc == Q2W_OK, "fixture close: %s", q2w_strerror(rc));
             qh_close_handle(&s->h);
@@ -749,14 +737,6 @@ static uint64_t cr_len(cr *s, uint64_t room)
     return len < room ? len : room;
 }
 
-static cr_snap *cr_find(cr *s, const char *name)
-{
-    unsigned k;
-    for (k = 0; k < s->n_snaps; k++)
-        if (strcmp(s->snap[k].name, name) == 0) return &s->snap[k];
-    return NULL;
-}
-
 /* One operation; CR_CRASHED when the power went during it. */
 static int cr_op(cr *s, unsigned i, unsigned char *buf)
 {
@@ -795,17 +775,13 @@ static int cr_op(cr *s, unsigned i, unsigned char *buf)
         memset(s->model + off, 0, (size_t)len);
         cr_note(s, off, len);
         return cr_run(s, q2w_write_zeroes(img, off, len));
-    case 3: { /* discard: whole clusters (and the partial last one) */
-        uint64_t c = (off + s->cs - 1) / s->cs * s->cs;
+    case 3: { /* discard */
+        uint64_t at, n;
         alk_trace("op %u discard [%llu,+%llu)", i, (unsigned long long)off,
                   (unsigned long long)len);
-        if (!(s->version == 2 && s->has_backing))
-            for (; c < off + len; c += s->cs) {
-                uint64_t end = c + s->cs < s->size ? c + s->cs : s->size;
-                if (end > off + len) break;
-                memset(s->model + c, 0, (size_t)(end - c));
-                cr_note(s, c, end - c);
-            }
+        n = qh_model_discard(s->model, s->size, s->cs, s->version,
+                             s->has_backing, off, len, &at);
+        cr_note(s, at, n);
         return cr_run(s, q2w_discard(img, off, len));
     }
     case 4: /* flush */
@@ -826,33 +802,31 @@ static int cr_op(cr *s, unsigned i, unsigned char *buf)
         return rc;
     }
     case 6: { /* snapshot create */
-        cr_snap *sn;
+        qh_snap *sn;
         char name[16];
-        if (s->n_snaps >= CR_MAX_SNAPS) return Q2W_OK;
+        if (s->snaps.n >= CR_MAX_SNAPS) return Q2W_OK;
         snprintf(name, sizeof name, "c%u", s->serial++);
-        sn = cr_snap_take(s, name, SN_CREATING);
+        sn = qh_snap_begin_create(&s->snaps, name, s->model, s->size, 1, 2,
+                                  3);
         alk_trace("op %u snapshot create %s", i, sn->name);
         rc = cr_run(s, q2w_snapshot_create(img, sn->name, 1, 2, 3));
-        if (rc == Q2W_OK) sn->state = SN_LIVE;
+        if (rc == Q2W_OK) qh_snap_end_create(sn, 1);
         if (rc == Q2W_ERR_LIMIT) { /* refused, nothing changed */
-            alk_free(sn->model);
-            s->n_snaps--;
+            qh_snap_cancel(&s->snaps, sn);
             return Q2W_OK;
         }
         return rc;
     }
     default: { /* snapshot delete */
-        cr_snap *sn = NULL;
-        unsigned k, live = 0;
-        for (k = 0; k < s->n_snaps; k++) live += s->snap[k].state == SN_LIVE;
+        qh_snap *sn;
+        unsigned live = qh_snaps_count(&s->snaps, QH_SNAP_LIVE);
         if (!live) return Q2W_OK;
-        live = (unsigned)alksim_pick(&s->src, live);
-        for (k = 0; k < s->n_snaps; k++)
-            if (s->snap[k].state == SN_LIVE && live-- == 0) sn = &s->snap[k];
+        sn = qh_snaps_nth(&s->snaps, QH_SNAP_LIVE,
+                          (unsigned)alksim_pick(&s->src, live));
         alk_trace("op %u snapshot delete %s", i, sn->name);
-        sn->state = SN_DELETING;
+        qh_snap_begin_delete(sn);
         rc = cr_run(s, q2w_snapshot_delete(img, sn->name));
-        if (rc == Q2W_OK) sn->state = SN_GONE;
+        if (rc == Q2W_OK) qh_snap_end_delete(sn, 1);
         return rc;
     }
     }
@@ -1054,8 +1028,7 @@ static void cr_verify(cr *s)
 {
     q2w_check_result r;
     qh_handle f;
-    uint64_t k, sz;
-    unsigned i, nb, found[CR_MAX_SNAPS + 1] = {0};
+    uint64_t sz;
     int rc, live_bitmap;
     /* the durable bytes are the image now */
     qh_disk_free(&s->fix);
@@ -1078,40 +1051,10 @@ static void cr_verify(cr *s)
     ALK_CHECK(rc == Q2W_OK, "reopen after the power loss: %s",
               q2w_strerror(rc));
 
-    /* snapshots */
-    {
-        q2w_info info;
-        q2w_info_get(&f.img, &info);
-        nb = info.nb_snapshots;
-    }
-    for (i = 0; i < nb; i++) {
-        q2w_snapshot sn;
-        cr_snap *m;
-        unsigned char *b;
-        rc = qh_run(&f.img, &s->fix, q2w_snapshot_get(&f.img, i, &sn));
-        ALK_CHECK(rc == Q2W_OK, "snapshot %u: %s", i, q2w_strerror(rc));
-        m = cr_find(s, sn.name);
-        ALK_CHECK(m && m->state != SN_GONE, "snapshot %s should not be there",
-                  sn.name);
-        found[m - s->snap] = 1;
-        ALK_CHECK(sn.disk_size == m->size, "snapshot %s: size %llu", sn.name,
-                  (unsigned long long)sn.disk_size);
-        b = (unsigned char *)alk_malloc((size_t)m->size + 1);
-        ALK_CHECK(b != NULL, "out of memory");
-        rc = qh_run(&f.img, &s->fix,
-                    q2w_read_snapshot(&f.img, &sn, 0, b, (size_t)m->size));
-        ALK_CHECK(rc == Q2W_OK, "read snapshot %s: %s", sn.name,
-                  q2w_strerror(rc));
-        if (memcmp(b, m->model, (size_t)m->size) != 0)
-            for (k = 0; k < m->size; k++)
-                ALK_CHECK(b[k] == m->model[k],
-                          "snapshot %s byte %llu reads %02x, was %02x", sn.name,
-                          (unsigned long long)k, b[k], m->model[k]);
-        alk_free(b);
-    }
-    for (i = 0; i < s->n_snaps; i++)
-        ALK_CHECK(found[i] || s->snap[i].state != SN_LIVE,
-                  "snapshot %s lost", s->snap[i].name);
+    /* snapshots: every one whose create completed (and whose delete did
+     * not start) is there; every one there is one that was created and
+     * reads back as the disk was then */
+    qh_assert_snapshots(&f, &s->fix, &s->snaps, "after the power loss");
     qh_close_handle(&f);
 
     /* it takes more writes and stays exact - but for a bitmap still live
@@ -1287,7 +1230,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     alk_free(buf);
     qh_close_handle(&s.h);
-    for (i = 0; i < s.n_snaps; i++) alk_free(s.snap[i].model);
+    qh_snaps_free(&s.snaps);
     alk_free(s.model);
     alk_free(s.acked);
     alk_free(s.ver);

@@ -1,11 +1,14 @@
 /* qcow2_harness.h - what every qcow2w harness and test shares: an in-memory
  * image file with an executor that checks each op it is given, the resume
  * loop with a fixed cap, a flat reference model of the virtual disk, and the
- * invariant checks (checker, a fresh handle's view, the model).
+ * invariant checks (checker, a fresh handle's view, the model); and the
+ * reference model's rules that are not a plain memcpy / memset: qemu's
+ * discard (qh_model_discard) and the snapshots (qh_snaps: each one's copy
+ * of the disk, created, refused, deleted, interrupted).
  *
- * The oracle lives here once: fuzz/qcow2_*.c, the replay gate, seed mode and
- * tests/test_qcow2w.c all call these functions. Include after qcow2w.h with
- * its implementation and fuzz/alk_check.h. */
+ * The oracle lives here once: fuzz/qcow2_*.c, the replay gate, seed mode,
+ * tests/test_qcow2w.c and tests/diff_qemu.c all call these functions.
+ * Include after qcow2w.h with its implementation and fuzz/alk_check.h. */
 #ifndef QCOW2_HARNESS_H
 #define QCOW2_HARNESS_H
 
@@ -432,6 +435,332 @@ static ALK_UNUSED uint64_t qh_assert_snapshot_entry(const qh_disk *d,
         ALK_CHECK(e[i] == 0, "%s: snapshot %u: padding byte %zu is %02x",
                   when, sn->index, i, e[i]);
     return sn->entry_offset + sn->entry_len;
+}
+
+/* ---- the reference model: discard ----------------------------------------
+ * qemu's discard of [off, off+len) (inside a disk of `size` bytes): whole
+ * clusters only, plus the partial last cluster of a disk whose size is not
+ * a cluster multiple when the range runs to its end. They read as zeros
+ * afterwards - v3: the zero flag; v2 without a backing file: unallocated -
+ * except on v2 with a backing file, where qemu refuses (an unallocated
+ * cluster would show the backing data again) and nothing changes. The
+ * clusters it takes are contiguous: the model zeroes them and returns
+ * their length, and their offset in *at (when not NULL). A write_zeroes is
+ * the plain memset of its whole range. */
+static ALK_UNUSED uint64_t qh_model_discard(unsigned char *model,
+                                            uint64_t size,
+                                            uint32_t cluster_size, int version,
+                                            int has_backing, uint64_t off,
+                                            uint64_t len, uint64_t *at)
+{
+    uint64_t end = off + len;
+    uint64_t lo = (off + cluster_size - 1) / cluster_size * cluster_size;
+    uint64_t hi = end == size ? size : end / cluster_size * cluster_size;
+    ALK_CHECK(end <= size, "discard [%llu,+%llu) past the disk's %llu bytes",
+              (unsigned long long)off, (unsigned long long)len,
+              (unsigned long long)size);
+    if (at) *at = lo;
+    if ((version == 2 && has_backing) || hi <= lo) return 0;
+    memset(model + lo, 0, (size_t)(hi - lo));
+    return hi - lo;
+}
+
+/* ---- the reference model: snapshots --------------------------------------
+ * Every snapshot a scenario creates, in creation order - the order of
+ * qemu's table too: a create appends, a delete takes the entry out and the
+ * rest keep their order - each with a copy of the virtual disk as it was
+ * then (and its size), the id qemu's rule gives it (the largest id in the
+ * table + 1) and the dates it was given. A harness whose operations can be
+ * interrupted or refused says so with the states: */
+#define QH_MAX_SNAPS 32
+enum {
+    QH_SNAP_CREATING, /* create started, not finished: in the table or not */
+    QH_SNAP_LIVE,     /* created: in the table */
+    QH_SNAP_REFUSED,  /* create refused: not in the table (copy kept unless
+                         qh_snap_forget_copy) */
+    QH_SNAP_DELETING, /* delete started, not finished: in the table or not */
+    QH_SNAP_GONE      /* deleted: not in the table (copy freed) */
+};
+
+typedef struct qh_snap {
+    char name[32];
+    int state;
+    unsigned char *model; /* the virtual disk when it was taken */
+    uint64_t size;
+    uint64_t id;
+    uint32_t date_sec, date_nsec;
+    uint64_t vm_clock_ns;
+    size_t tag;           /* the caller's: e.g. the op that created it */
+} qh_snap;
+
+typedef struct qh_snaps {
+    qh_snap snap[QH_MAX_SNAPS];
+    unsigned n;
+} qh_snaps;
+
+/* A snapshot in `state` is certainly in the table / possibly there. */
+static ALK_UNUSED int qh_snap_must_be_listed(int state)
+{
+    return state == QH_SNAP_LIVE;
+}
+static ALK_UNUSED int qh_snap_may_be_listed(int state)
+{
+    return state == QH_SNAP_LIVE || state == QH_SNAP_CREATING ||
+           state == QH_SNAP_DELETING;
+}
+
+/* A create of `name` starts, the virtual disk being model[0, size): its
+ * copy, and the id it gets if it lands (the table holds every live entry
+ * and no unfinished one then: an interrupted operation ends a scenario). */
+static ALK_UNUSED qh_snap *qh_snap_begin_create(qh_snaps *m, const char *name,
+                                                const unsigned char *model,
+                                                uint64_t size,
+                                                uint32_t date_sec,
+                                                uint32_t date_nsec,
+                                                uint64_t vm_clock_ns)
+{
+    qh_snap *sn;
+    unsigned k;
+    ALK_CHECK(m->n < QH_MAX_SNAPS, "more than %d snapshots in a scenario",
+              QH_MAX_SNAPS);
+    ALK_CHECK(strlen(name) < sizeof sn->name, "snapshot name %s", name);
+    sn = &m->snap[m->n];
+    memset(sn, 0, sizeof *sn);
+    memcpy(sn->name, name, strlen(name) + 1);
+    sn->model = (unsigned char *)alk_malloc(size ? (size_t)size : 1);
+    ALK_CHECK(sn->model != NULL, "out of memory for a snapshot's model");
+    memcpy(sn->model, model, (size_t)size);
+    sn->size = size;
+    sn->id = 1;
+    for (k = 0; k < m->n; k++)
+        if (qh_snap_may_be_listed(m->snap[k].state) &&
+            m->snap[k].id >= sn->id)
+            sn->id = m->snap[k].id + 1;
+    sn->date_sec = date_sec;
+    sn->date_nsec = date_nsec;
+    sn->vm_clock_ns = vm_clock_ns;
+    sn->state = QH_SNAP_CREATING;
+    m->n++;
+    return sn;
+}
+
+/* The create finished: made (LIVE) or refused (REFUSED). */
+static ALK_UNUSED void qh_snap_end_create(qh_snap *sn, int made)
+{
+    ALK_CHECK(sn->state == QH_SNAP_CREATING, "snapshot %s: state %d",
+              sn->name, sn->state);
+    sn->state = made ? QH_SNAP_LIVE : QH_SNAP_REFUSED;
+}
+
+/* A refused create's copy, when nothing will read it. */
+static ALK_UNUSED void qh_snap_forget_copy(qh_snap *sn)
+{
+    ALK_CHECK(sn->state == QH_SNAP_REFUSED, "snapshot %s: state %d",
+              sn->name, sn->state);
+    alk_free(sn->model);
+    sn->model = NULL;
+}
+
+/* A create the scenario forgets (refused, and nothing changed): the last
+ * entry goes. */
+static ALK_UNUSED void qh_snap_cancel(qh_snaps *m, qh_snap *sn)
+{
+    ALK_CHECK(m->n && sn == &m->snap[m->n - 1], "cancel of %s: not the last",
+              sn->name);
+    alk_free(sn->model);
+    memset(sn, 0, sizeof *sn);
+    m->n--;
+}
+
+static ALK_UNUSED void qh_snap_begin_delete(qh_snap *sn)
+{
+    ALK_CHECK(sn->state == QH_SNAP_LIVE, "delete of %s in state %d",
+              sn->name, sn->state);
+    sn->state = QH_SNAP_DELETING;
+}
+
+/* The delete finished: done (GONE), or refused with nothing changed. */
+static ALK_UNUSED void qh_snap_end_delete(qh_snap *sn, int deleted)
+{
+    ALK_CHECK(sn->state == QH_SNAP_DELETING, "snapshot %s: state %d",
+              sn->name, sn->state);
+    if (!deleted) {
+        sn->state = QH_SNAP_LIVE;
+        return;
+    }
+    alk_free(sn->model);
+    sn->model = NULL;
+    sn->state = QH_SNAP_GONE;
+}
+
+/* The entry named `name` (the latest, should a name come back), or NULL. */
+static ALK_UNUSED qh_snap *qh_snaps_find(const qh_snaps *m, const char *name)
+{
+    unsigned k = m->n;
+    while (k--)
+        if (strcmp(m->snap[k].name, name) == 0)
+            return (qh_snap *)&m->snap[k];
+    return NULL;
+}
+
+/* Entries in `state`, and the k-th of them in creation order. */
+static ALK_UNUSED unsigned qh_snaps_count(const qh_snaps *m, int state)
+{
+    unsigned k, c = 0;
+    for (k = 0; k < m->n; k++) c += m->snap[k].state == state;
+    return c;
+}
+static ALK_UNUSED qh_snap *qh_snaps_nth(qh_snaps *m, int state, unsigned nth)
+{
+    unsigned k, left = nth;
+    for (k = 0; k < m->n; k++)
+        if (m->snap[k].state == state && left-- == 0) return &m->snap[k];
+    ALK_CHECK(0, "no snapshot number %u in state %d", nth, state);
+    return NULL;
+}
+
+static ALK_UNUSED void qh_snaps_free(qh_snaps *m)
+{
+    unsigned k;
+    for (k = 0; k < m->n; k++) alk_free(m->snap[k].model);
+    memset(m, 0, sizeof *m);
+}
+
+/* The names a snapshot table lists, in table order, against the model.
+ * `state` gives each entry's state on this image (NULL: the entries' own;
+ * another array when one history runs on images whose creates were refused
+ * differently). Every listed name is an entry that may be in the table,
+ * none twice, in creation order; every entry that must be there is.
+ * entry[i] gets listed name i's entry index. 0, or -1 with `why`. */
+static ALK_UNUSED int qh_snaps_judge_list(const qh_snaps *m, const int *state,
+                                          const char *const *names, size_t n,
+                                          unsigned *entry, char *why,
+                                          size_t why_cap)
+{
+    unsigned char seen[QH_MAX_SNAPS];
+    size_t i;
+    unsigned k;
+    memset(seen, 0, sizeof seen);
+    for (i = 0; i < n; i++) {
+        const qh_snap *sn = qh_snaps_find(m, names[i]);
+        int st;
+        if (!sn) {
+            snprintf(why, why_cap, "lists '%s' (table index %zu): never "
+                     "created", names[i], i);
+            return -1;
+        }
+        k = (unsigned)(sn - m->snap);
+        st = state ? state[k] : sn->state;
+        if (!qh_snap_may_be_listed(st) || seen[k]) {
+            snprintf(why, why_cap, "lists '%s' (table index %zu): %s",
+                     names[i], i, seen[k] ? "twice" : "not a live snapshot");
+            return -1;
+        }
+        if (i && k < entry[i - 1]) {
+            snprintf(why, why_cap, "lists '%s' after '%s': not in the order "
+                     "they were created", names[i], names[i - 1]);
+            return -1;
+        }
+        seen[k] = 1;
+        entry[i] = k;
+    }
+    for (k = 0; k < m->n; k++)
+        if (qh_snap_must_be_listed(state ? state[k] : m->snap[k].state) &&
+            !seen[k]) {
+            snprintf(why, why_cap, "live snapshot %s missing (%zu listed)",
+                     m->snap[k].name, n);
+            return -1;
+        }
+    return 0;
+}
+
+/* What snapshot sn (as q2w_snapshot_get/find read it) says against its
+ * entry: the size it had, no VM state, and with `own_history` (the image's
+ * creates are the model's: no other writer) the id and dates too. 0, or
+ * -1 with `why`. */
+static ALK_UNUSED int qh_snap_judge_fields(const qh_snap *e,
+                                           const q2w_snapshot *sn,
+                                           int own_history, char *why,
+                                           size_t why_cap)
+{
+    char id[24];
+    if (sn->disk_size != e->size || sn->vm_state_size != 0) {
+        snprintf(why, why_cap, "snapshot %s: disk_size %llu vm_state_size "
+                 "%llu, model size %llu", e->name,
+                 (unsigned long long)sn->disk_size,
+                 (unsigned long long)sn->vm_state_size,
+                 (unsigned long long)e->size);
+        return -1;
+    }
+    if (!own_history) return 0;
+    snprintf(id, sizeof id, "%llu", (unsigned long long)e->id);
+    if (strcmp(sn->id, id) != 0 || sn->date_sec != e->date_sec ||
+        sn->date_nsec != e->date_nsec || sn->vm_clock_ns != e->vm_clock_ns) {
+        snprintf(why, why_cap, "snapshot %s: id %s (model %s), date %u.%u "
+                 "(model %u.%u), clock %llu (model %llu)", e->name, sn->id,
+                 id, sn->date_sec, sn->date_nsec, e->date_sec, e->date_nsec,
+                 (unsigned long long)sn->vm_clock_ns,
+                 (unsigned long long)e->vm_clock_ns);
+        return -1;
+    }
+    return 0;
+}
+
+/* The snapshot table of the image open as h (on d) against the model:
+ * the listing (qh_snaps_judge_list, the entries' own states), each entry
+ * on the disk as qemu lays it out (qh_assert_snapshot_entry), found by
+ * name as listed by index, its fields (qh_snap_judge_fields), and its
+ * content read back byte for byte equal to its copy. */
+static ALK_UNUSED void qh_assert_snapshots(qh_handle *h, qh_disk *d,
+                                           const qh_snaps *m, const char *when)
+{
+    q2w_snapshot sn[QH_MAX_SNAPS];
+    const char *names[QH_MAX_SNAPS];
+    unsigned entry[QH_MAX_SNAPS], i;
+    char why[256];
+    q2w_info info;
+    uint64_t at = 0;
+    int rc;
+    q2w_info_get(&h->img, &info);
+    ALK_CHECK(info.nb_snapshots <= QH_MAX_SNAPS, "%s: %u snapshots listed",
+              when, info.nb_snapshots);
+    for (i = 0; i < info.nb_snapshots; i++) {
+        rc = qh_run(&h->img, d, q2w_snapshot_get(&h->img, i, &sn[i]));
+        ALK_CHECK(rc == Q2W_OK, "%s: snapshot %u: %s", when, i,
+                  q2w_strerror(rc));
+        names[i] = sn[i].name;
+    }
+    ALK_CHECK(qh_snaps_judge_list(m, NULL, names, info.nb_snapshots, entry,
+                                  why, sizeof why) == 0,
+              "%s: the table %s", when, why);
+    for (i = 0; i < info.nb_snapshots; i++) {
+        const qh_snap *e = &m->snap[entry[i]];
+        q2w_snapshot by_name;
+        unsigned char *got;
+        uint64_t k;
+        at = qh_assert_snapshot_entry(d, info.snapshots_offset, &sn[i], at,
+                                      when);
+        rc = qh_run(&h->img, d, q2w_snapshot_find(&h->img, e->name, &by_name));
+        ALK_CHECK(rc == Q2W_OK && memcmp(&by_name, &sn[i], sizeof sn[i]) == 0,
+                  "%s: snapshot %s by name (%s) differs from by index %u",
+                  when, e->name, q2w_strerror(rc), i);
+        ALK_CHECK(qh_snap_judge_fields(e, &sn[i], 1, why, sizeof why) == 0,
+                  "%s: %s", when, why);
+        got = (unsigned char *)alk_malloc((size_t)e->size + 1);
+        ALK_CHECK(got != NULL, "out of memory");
+        rc = qh_run(&h->img, d, q2w_read_snapshot(&h->img, &sn[i], 0, got,
+                                                  (size_t)e->size));
+        ALK_CHECK(rc == Q2W_OK, "%s: read snapshot %s: %s (%s)", when,
+                  e->name, q2w_strerror(rc),
+                  q2w_error(&h->img)->what ? q2w_error(&h->img)->what : "");
+        if (memcmp(got, e->model, (size_t)e->size) != 0)
+            for (k = 0; k < e->size; k++)
+                ALK_CHECK(got[k] == e->model[k],
+                          "%s: snapshot %s byte %llu reads %02x, model %02x",
+                          when, e->name, (unsigned long long)k, got[k],
+                          e->model[k]);
+        alk_free(got);
+    }
 }
 
 #endif /* QCOW2_HARNESS_H */

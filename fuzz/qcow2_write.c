@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Fixtures: FIX_SNAP has data, then one to three snapshots with writes in
  * between (data clusters and L2 tables shared, nested snapshots). */
 enum { FIX_CLEAN, FIX_BACKING, FIX_ZERO, FIX_DATA, FIX_SNAP, FIX_COUNT };
-#define MAX_SNAPS 4
+#define MAX_SNAPS 4 /* live at once; at most 3 + MAX_OPS creates in all */
 
 typedef struct scenario {
     alksim_source src;
@@ -57,14 +57,14 @@ typedef struct scenario {
     uint32_t cs;
     int version, fixture, has_backing;
     size_t slots, ops_cap;
-    /* snapshots: each has the model as it was when taken */
-    unsigned n_snaps, snap_serial;
-    unsigned char *snap_model[MAX_SNAPS];
-    uint64_t snap_size[MAX_SNAPS];
-    char snap_name[MAX_SNAPS][32];
-    uint64_t snap_id[MAX_SNAPS];   /* qemu's rule: the largest id + 1 */
-    uint32_t snap_date[MAX_SNAPS];
+    qh_snaps snaps;               /* each with the model as it was */
+    unsigned snap_serial;
 } scenario;
+
+static unsigned live_snaps(const scenario *s)
+{
+    return qh_snaps_count(&s->snaps, QH_SNAP_LIVE);
+}
 
 static uint64_t pick_len(scenario *s, uint64_t room)
 {
@@ -93,21 +93,6 @@ static uint64_t pick_off(scenario *s)
     return off;
 }
 
-/* qemu's discard: whole clusters, plus the partial last cluster of the
- * disk when the range runs to its end, read as zeros (v3) or unallocated
- * (v2, no backing file: zeros too); on v2 with a backing file nothing
- * changes. */
-static void model_discard(scenario *s, uint64_t off, uint64_t len)
-{
-    uint64_t c = (off + s->cs - 1) / s->cs * s->cs;
-    if (s->version == 2 && s->has_backing) return;
-    for (; c < off + len; c += s->cs) {
-        uint64_t end = c + s->cs < s->size ? c + s->cs : s->size;
-        if (end > off + len) break;
-        memset(s->model + c, 0, (size_t)(end - c));
-    }
-}
-
 static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
                  const unsigned char *buf, const char *when)
 {
@@ -124,7 +109,9 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
         break;
     case 2:
         rc = qh_run(img, &s->disk, q2w_discard(img, off, len));
-        if (rc == Q2W_OK) model_discard(s, off, len);
+        if (rc == Q2W_OK)
+            qh_model_discard(s->model, s->size, s->cs, s->version,
+                             s->has_backing, off, len, NULL);
         break;
     case 3:
         rc = qh_run(img, &s->disk, q2w_flush(img));
@@ -134,51 +121,38 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
         if (rc == Q2W_OK) s->size = off; /* model bytes past old size are 0 */
         break;
     case 5: { /* snapshot create */
-        unsigned k = s->n_snaps;
-        ALK_CHECK(k < MAX_SNAPS, "too many snapshots in the scenario");
+        char name[32];
+        uint32_t t;
+        qh_snap *sn;
+        ALK_CHECK(live_snaps(s) < MAX_SNAPS,
+                  "too many snapshots in the scenario");
         /* names of varying length (1..13 bytes of suffix), so an entry
          * can be shorter than the one written before it */
-        snprintf(s->snap_name[k], sizeof s->snap_name[k], "snap%u%.*s",
-                 s->snap_serial, (int)(s->snap_serial * 7 % 13),
-                 "-------------");
-        s->snap_serial++;
+        snprintf(name, sizeof name, "snap%u%.*s", s->snap_serial,
+                 (int)(s->snap_serial * 7 % 13), "-------------");
+        t = ++s->snap_serial;
+        sn = qh_snap_begin_create(&s->snaps, name, s->model, s->size, t,
+                                  t * 1000u + 1, ((uint64_t)t << 33) | 7);
         rc = qh_run(img, &s->disk,
-                    q2w_snapshot_create(img, s->snap_name[k], s->snap_serial,
-                                        s->snap_serial * 1000u + 1,
-                                        ((uint64_t)s->snap_serial << 33) | 7));
+                    q2w_snapshot_create(img, sn->name, sn->date_sec,
+                                        sn->date_nsec, sn->vm_clock_ns));
         if (rc == Q2W_OK) {
-            unsigned j;
-            s->snap_id[k] = 1;
-            for (j = 0; j < k; j++)
-                if (s->snap_id[j] >= s->snap_id[k])
-                    s->snap_id[k] = s->snap_id[j] + 1;
-            s->snap_date[k] = s->snap_serial;
-            s->snap_model[k] = (unsigned char *)alk_malloc((size_t)s->size);
-            ALK_CHECK(s->snap_model[k] != NULL, "out of memory");
-            memcpy(s->snap_model[k], s->model, (size_t)s->size);
-            s->snap_size[k] = s->size;
-            s->n_snaps++;
-        } else if (rc == Q2W_ERR_LIMIT) {
-            /* refused (refcount width): the image is unchanged */
-            alk_trace("%s: %s", when, q2w_error(img)->what);
-            return Q2W_OK;
+            qh_snap_end_create(sn, 1);
+        } else {
+            qh_snap_cancel(&s->snaps, sn);
+            if (rc == Q2W_ERR_LIMIT) {
+                /* refused (refcount width): the image is unchanged */
+                alk_trace("%s: %s", when, q2w_error(img)->what);
+                return Q2W_OK;
+            }
         }
         break;
     }
-    default: { /* snapshot delete: off picks which */
-        unsigned k = (unsigned)off;
-        rc = qh_run(img, &s->disk, q2w_snapshot_delete(img, s->snap_name[k]));
-        if (rc == Q2W_OK) {
-            alk_free(s->snap_model[k]);
-            for (; k + 1 < s->n_snaps; k++) {
-                s->snap_model[k] = s->snap_model[k + 1];
-                s->snap_size[k] = s->snap_size[k + 1];
-                memcpy(s->snap_name[k], s->snap_name[k + 1], sizeof s->snap_name[k]);
-                s->snap_id[k] = s->snap_id[k + 1];
-                s->snap_date[k] = s->snap_date[k + 1];
-            }
-            s->n_snaps--;
-        }
+    default: { /* snapshot delete: off picks which live one */
+        qh_snap *sn = qh_snaps_nth(&s->snaps, QH_SNAP_LIVE, (unsigned)off);
+        qh_snap_begin_delete(sn);
+        rc = qh_run(img, &s->disk, q2w_snapshot_delete(img, sn->name));
+        qh_snap_end_delete(sn, rc == Q2W_OK);
         break;
     }
     }
@@ -192,59 +166,6 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
                   q2w_strerror(rc), e->what ? e->what : "");
     }
     return rc;
-}
-
-/* Every snapshot, read through handle h, equals its model; the table
- * lists exactly the scenario's snapshots. */
-static void check_snapshots(scenario *s, qh_handle *h, const char *when)
-{
-    unsigned k;
-    q2w_info info;
-    uint64_t at;
-    q2w_info_get(&h->img, &info);
-    ALK_CHECK(info.nb_snapshots == s->n_snaps, "%s: %u snapshots, model %u",
-              when, info.nb_snapshots, s->n_snaps);
-    at = 0;
-    for (k = 0; k < s->n_snaps; k++) {
-        q2w_snapshot sn, by_index;
-        char id[24];
-        unsigned char *got = (unsigned char *)alk_malloc((size_t)s->snap_size[k] + 1);
-        int rc = qh_run(&h->img, &s->disk,
-                        q2w_snapshot_find(&h->img, s->snap_name[k], &sn));
-        ALK_CHECK(got != NULL, "out of memory");
-        ALK_CHECK(rc == Q2W_OK, "%s: find %s: %s", when, s->snap_name[k],
-                  q2w_strerror(rc));
-        ALK_CHECK(sn.index == k && sn.disk_size == s->snap_size[k],
-                  "%s: %s at %u, size %llu", when, s->snap_name[k], sn.index,
-                  (unsigned long long)sn.disk_size);
-        snprintf(id, sizeof id, "%llu", (unsigned long long)s->snap_id[k]);
-        ALK_CHECK(strcmp(sn.id, id) == 0 && strcmp(sn.name, s->snap_name[k]) == 0 &&
-                      sn.date_sec == s->snap_date[k] &&
-                      sn.date_nsec == s->snap_date[k] * 1000u + 1 &&
-                      sn.vm_clock_ns == (((uint64_t)s->snap_date[k] << 33) | 7),
-                  "%s: %s: id %s (model %s), date %u.%u, clock %llu", when,
-                  s->snap_name[k], sn.id, id, sn.date_sec, sn.date_nsec,
-                  (unsigned long long)sn.vm_clock_ns);
-        at = qh_assert_snapshot_entry(&s->disk, info.snapshots_offset, &sn, at,
-                                      when);
-        rc = qh_run(&h->img, &s->disk, q2w_snapshot_get(&h->img, k, &by_index));
-        ALK_CHECK(rc == Q2W_OK && memcmp(&by_index, &sn, sizeof sn) == 0,
-                  "%s: snapshot %u by index differs from by name", when, k);
-        rc = qh_run(&h->img, &s->disk,
-                    q2w_read_snapshot(&h->img, &sn, 0, got,
-                                      (size_t)s->snap_size[k]));
-        ALK_CHECK(rc == Q2W_OK, "%s: read %s: %s (%s)", when, s->snap_name[k],
-                  q2w_strerror(rc), q2w_error(&h->img)->what);
-        if (memcmp(got, s->snap_model[k], (size_t)s->snap_size[k]) != 0) {
-            uint64_t i;
-            for (i = 0; i < s->snap_size[k]; i++)
-                ALK_CHECK(got[i] == s->snap_model[k][i],
-                          "%s: snapshot %s byte %llu reads %02x, model %02x",
-                          when, s->snap_name[k], (unsigned long long)i, got[i],
-                          s->snap_model[k][i]);
-        }
-        alk_free(got);
-    }
 }
 
 /* Raw edit: turn some allocated data clusters into preallocated zero
@@ -357,7 +278,7 @@ static int setup(scenario *s)
             alk_trace("fixture op %d [%llu,+%llu)", kind,
                       (unsigned long long)off, (unsigned long long)len);
             if (do_op(s, kind, off, len, buf, "fixture") != Q2W_OK) break;
-            if (s->fixture == FIX_SNAP && s->n_snaps < 3 &&
+            if (s->fixture == FIX_SNAP && live_snaps(s) < 3 &&
                 (i == 0 || alksim_bool(&s->src)))
                 do_op(s, 5, 0, 0, buf, "fixture snapshot");
         }
@@ -370,7 +291,7 @@ static int setup(scenario *s)
         rc = qh_open(&s->h, &s->disk, s->cs, s->slots, s->ops_cap, 1,
                      s->has_backing);
         ALK_CHECK(rc == Q2W_OK, "reopen: %s", q2w_strerror(rc));
-        check_snapshots(s, &s->h, "fixture");
+        qh_assert_snapshots(&s->h, &s->disk, &s->snaps, "fixture");
     }
     return 0;
 }
@@ -402,10 +323,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             len = pick_len(&s, s.size - off);
             if (kind == 0) fill(&s, buf, len);
         }
-        if (kind == 5 && s.n_snaps >= MAX_SNAPS) kind = 3;
+        if (kind == 5 && live_snaps(&s) >= MAX_SNAPS) kind = 3;
         if (kind == 6) {
-            if (!s.n_snaps) kind = 3;
-            else off = alksim_pick(&s.src, s.n_snaps);
+            if (!live_snaps(&s)) kind = 3;
+            else off = alksim_pick(&s.src, live_snaps(&s));
         }
         snprintf(when, sizeof when, "op %u kind %d [%llu,+%llu)", i, kind,
                  (unsigned long long)off, (unsigned long long)len);
@@ -427,7 +348,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         } else {
             qh_assert_view(&s.h, &s.disk, s.model, 0, s.size, when);
         }
-        check_snapshots(&s, &s.h, when);
+        qh_assert_snapshots(&s.h, &s.disk, &s.snaps, when);
     }
     rc = qh_run(&s.h.img, &s.disk, q2w_close(&s.h.img));
     ALK_CHECK(rc == Q2W_OK, "close: %s", q2w_strerror(rc));
@@ -436,13 +357,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         qh_assert_fresh_view(&s.disk, s.cs, s.has_backing, s.model, s.size,
                              "after close");
     qh_close_handle(&s.h);
-    if (s.n_snaps) {
+    if (live_snaps(&s)) {
         rc = qh_open(&s.h, &s.disk, s.cs, 8, 16, 0, s.has_backing);
         ALK_CHECK(rc == Q2W_OK, "reopen: %s", q2w_strerror(rc));
-        check_snapshots(&s, &s.h, "after close");
+        qh_assert_snapshots(&s.h, &s.disk, &s.snaps, "after close");
         qh_close_handle(&s.h);
     }
-    for (i = 0; i < s.n_snaps; i++) alk_free(s.snap_model[i]);
+    qh_snaps_free(&s.snaps);
     qh_disk_free(&s.disk);
     alk_free(buf);
     alk_free(s.model);
