@@ -687,19 +687,94 @@ static void cmd_init(cmd_t *c)
     c->v[0] = NULL;
 }
 
-static DQ_PRINTF(2, 3) void cmd_add(cmd_t *c, const char *fmt, ...)
+/* Appends the words of fmt to c's argv, each formatted on its own: fmt is
+ * split at spaces, except inside '...' (the quotes go, so "-c 'write -P
+ * 0x%02x %llu %llu'" is two arguments), and only then are the conversions
+ * done - a %s value is one argument's text whatever it holds (a path with
+ * a space stays one argument). Conversions: %s, %d, %u, %x (flags 0 - + #,
+ * a width, the ll modifier), %%. */
+static void cmd_vwords(cmd_t *c, const char *fmt, va_list *ap)
+{
+    const char *p = fmt;
+    for (;;) {
+        char *out = c->pool + c->used;
+        size_t room = sizeof c->pool - c->used, k = 0;
+        int quoted = 0;
+        while (*p == ' ') p++;
+        if (!*p) break;
+        if (c->n >= (int)(sizeof c->v / sizeof c->v[0]) - 1 || !room) abort();
+        while (*p && (quoted || *p != ' ')) {
+            char spec[16], *at;
+            size_t sl = 0, left;
+            int ll = 0, w;
+            if (*p == '\'') {
+                quoted = !quoted;
+                p++;
+                continue;
+            }
+            if (*p != '%' || p[1] == '%') {
+                if (k + 1 >= room) abort();
+                out[k++] = *p;
+                p += *p == '%' ? 2 : 1;
+                continue;
+            }
+            spec[sl++] = *p++;
+            while (*p && strchr("-+#0123456789", *p) && sl < 10)
+                spec[sl++] = *p++;
+            if (p[0] == 'l' && p[1] == 'l') {
+                ll = 1;
+                spec[sl++] = *p++;
+                spec[sl++] = *p++;
+            }
+            spec[sl++] = *p;
+            spec[sl] = '\0';
+            at = out + k;
+            left = room - k;
+            switch (*p++) {
+            case 's':
+                w = snprintf(at, left, spec, va_arg(*ap, const char *));
+                break;
+            case 'd':
+                w = ll ? snprintf(at, left, spec, va_arg(*ap, long long))
+                       : snprintf(at, left, spec, va_arg(*ap, int));
+                break;
+            case 'u':
+            case 'x':
+                w = ll ? snprintf(at, left, spec, va_arg(*ap, ull))
+                       : snprintf(at, left, spec, va_arg(*ap, unsigned));
+                break;
+            default:
+                abort(); /* a conversion this splitter does not know */
+            }
+            if (w < 0 || (size_t)w >= room - k) abort();
+            k += (size_t)w;
+        }
+        if (quoted) abort(); /* an unclosed quote */
+        out[k] = '\0';
+        c->v[c->n++] = out;
+        c->v[c->n] = NULL;
+        c->used += k + 1;
+    }
+}
+
+/* A new command from the words of fmt (cmd_vwords):
+ *   cmd_new(&c, "qemu-img check -f qcow2 %s", name); */
+static DQ_PRINTF(2, 3) void cmd_new(cmd_t *c, const char *fmt, ...)
 {
     va_list ap;
-    int k;
-    size_t room = sizeof c->pool - c->used;
-    if (c->n >= (int)(sizeof c->v / sizeof c->v[0]) - 1) abort();
+    cmd_init(c);
     va_start(ap, fmt);
-    k = vsnprintf(c->pool + c->used, room, fmt, ap);
+    cmd_vwords(c, fmt, &ap);
     va_end(ap);
-    if (k < 0 || (size_t)k >= room) abort();
-    c->v[c->n++] = c->pool + c->used;
-    c->v[c->n] = NULL;
-    c->used += (size_t)k + 1;
+}
+
+/* More words for the command (cmd_vwords). */
+static DQ_PRINTF(2, 3) void cmd_words(cmd_t *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cmd_vwords(c, fmt, &ap);
+    va_end(ap);
 }
 
 static void cmd_print(FILE *f, const cmd_t *c)
@@ -1662,15 +1737,7 @@ static int qemu_convert_cmp(it_t *it, const char *name, const char *out,
     char p[PATHLEN], what[256];
     int rc;
     double t0;
-    cmd_init(&c);
-    cmd_add(&c, "qemu-img");
-    cmd_add(&c, "convert");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
-    cmd_add(&c, "-O");
-    cmd_add(&c, "raw");
-    cmd_add(&c, "%s", name);
-    cmd_add(&c, "%s", out);
+    cmd_new(&c, "qemu-img convert -f qcow2 -O raw %s %s", name, out);
     if (cmd_expect(it, &c, 0, "qemu-img convert")) return -1;
     t0 = now_sec();
     path_in(p, it, out);
@@ -1684,12 +1751,7 @@ static int qemu_convert_cmp(it_t *it, const char *name, const char *out,
 static int qemu_check(it_t *it, const char *name)
 {
     cmd_t c;
-    cmd_init(&c);
-    cmd_add(&c, "qemu-img");
-    cmd_add(&c, "check");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
-    cmd_add(&c, "%s", name);
+    cmd_new(&c, "qemu-img check -f qcow2 %s", name);
     return cmd_expect(it, &c, 0, "qemu-img check");
 }
 
@@ -1802,11 +1864,8 @@ static int qemu_snap_list(it_t *it, const char *name, const int *state)
     char p[PATHLEN], line[1024];
     int seen[MAX_SNAPS], k, bad = 0;
     FILE *f;
-    cmd_init(&c);
-    cmd_add(&c, "qemu-img");
-    cmd_add(&c, "snapshot"); /* (no -f: qemu-img snapshot probes) */
-    cmd_add(&c, "-l");
-    cmd_add(&c, "%s", name);
+    /* (no -f: qemu-img snapshot probes) */
+    cmd_new(&c, "qemu-img snapshot -l %s", name);
     if (cmd_expect(it, &c, 0, "qemu-img snapshot -l")) return -1;
     memset(seen, 0, sizeof seen);
     path_in(p, it, "cmd.log");
@@ -1855,17 +1914,8 @@ static int qemu_snap_convert_cmp(it_t *it, const char *name, int k,
     model_t m = snapm_view(sm, k);
     int rc;
     snap_name(nm, sizeof nm, k);
-    cmd_init(&c);
-    cmd_add(&c, "qemu-img");
-    cmd_add(&c, "convert");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
-    cmd_add(&c, "-l");
-    cmd_add(&c, "snapshot.name=%s", nm);
-    cmd_add(&c, "-O");
-    cmd_add(&c, "raw");
-    cmd_add(&c, "%s", name);
-    cmd_add(&c, "%s", out);
+    cmd_new(&c, "qemu-img convert -f qcow2 -l snapshot.name=%s -O raw %s %s",
+            nm, name, out);
     if (cmd_expect(it, &c, 0, "qemu-img convert -l snapshot.name")) return -1;
     path_in(p, it, out);
     snprintf(what, sizeof what, "qemu-img convert of snapshot %s of %s", nm,
@@ -1953,30 +2003,21 @@ static int make_qemu_qcow2_base(it_t *it)
     const scen_t *sc = it->sc;
     cmd_t c;
     size_t i;
-    cmd_init(&c);
-    cmd_add(&c, "qemu-img");
-    cmd_add(&c, "create");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
-    cmd_add(&c, "-o");
     if (sc->bversion == 3)
-        cmd_add(&c, "cluster_size=%u,compat=1.1,refcount_bits=%u",
-                sc->bcluster, sc->brbits);
+        cmd_new(&c, "qemu-img create -f qcow2 -o "
+                    "cluster_size=%u,compat=1.1,refcount_bits=%u "
+                    "base.qcow2 %llu",
+                sc->bcluster, sc->brbits, (ull)sc->bsize);
     else
-        cmd_add(&c, "cluster_size=%u,compat=0.10", sc->bcluster);
-    cmd_add(&c, "base.qcow2");
-    cmd_add(&c, "%llu", (ull)sc->bsize);
+        cmd_new(&c, "qemu-img create -f qcow2 -o cluster_size=%u,compat=0.10 "
+                    "base.qcow2 %llu",
+                sc->bcluster, (ull)sc->bsize);
     if (cmd_expect(it, &c, 0, "qemu-img create (backing)")) return -1;
-    cmd_init(&c);
-    cmd_add(&c, "qemu-io");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
-    for (i = 0; i < sc->nbext; i++) {
-        cmd_add(&c, "-c");
-        cmd_add(&c, "write -P 0x%02x %llu %llu", sc->bext[i].fill,
-                (ull)sc->bext[i].off, (ull)sc->bext[i].len);
-    }
-    cmd_add(&c, "base.qcow2");
+    cmd_new(&c, "qemu-io -f qcow2");
+    for (i = 0; i < sc->nbext; i++)
+        cmd_words(&c, "-c 'write -P 0x%02x %llu %llu'", sc->bext[i].fill,
+                  (ull)sc->bext[i].off, (ull)sc->bext[i].len);
+    cmd_words(&c, "base.qcow2");
     return cmd_expect(it, &c, 0, "qemu-io (backing)");
 }
 
@@ -2061,23 +2102,18 @@ static int qemu_snap_op(it_t *it, const op_t *op, int *astate)
     int k = op->snap, ov, rc;
     double t;
     snap_name(nm, sizeof nm, k);
-    cmd_init(&c);
-    cmd_add(&c, "qemu-img");
-    cmd_add(&c, "snapshot"); /* (no -f: qemu-img snapshot probes) */
+    /* (no -f: qemu-img snapshot probes) */
+    cmd_new(&c, "qemu-img snapshot");
     if (op->kind == OP_SNAP_DELETE) {
         if (astate[k] != SN_LIVE) return 0; /* refused: nothing to delete */
-        cmd_add(&c, "-d");
-        cmd_add(&c, "%s", nm);
-        cmd_add(&c, "a.qcow2");
+        cmd_words(&c, "-d %s a.qcow2", nm);
         if (cmd_expect(it, &c, 0, "qemu-img snapshot -d on A")) return -1;
         astate[k] = SN_DELETED;
         return 0;
     }
     ov = snap_would_overflow(it, "a.qcow2", why, sizeof why);
     if (ov < 0) return -1;
-    cmd_add(&c, "-c");
-    cmd_add(&c, "%s", nm);
-    cmd_add(&c, "a.qcow2");
+    cmd_words(&c, "-c %s a.qcow2", nm);
     t = now_sec();
     rc = cmd_run(it, &c);
     if (it->verbose > 1) {
@@ -2103,14 +2139,7 @@ static int qemu_snap_op(it_t *it, const op_t *op, int *astate)
                (ull)it->sc->seed, nm, why);
     astate[k] = SN_REFUSED;
     /* qemu leaks the L1 copy it had made */
-    cmd_init(&c);
-    cmd_add(&c, "qemu-img");
-    cmd_add(&c, "check");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
-    cmd_add(&c, "-r");
-    cmd_add(&c, "leaks");
-    cmd_add(&c, "a.qcow2");
+    cmd_new(&c, "qemu-img check -f qcow2 -r leaks a.qcow2");
     return cmd_expect(it, &c, 0, "qemu-img check -r leaks A (after refusal)");
 }
 
@@ -2169,30 +2198,28 @@ static int qemu_batch(it_t *it, size_t from, size_t to)
     cmd_t c;
     size_t i;
     if (from >= to) return 0;
-    cmd_init(&c);
-    cmd_add(&c, "qemu-io");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
+    cmd_new(&c, "qemu-io -f qcow2");
     for (i = from; i < to; i++) {
         const op_t *op = &sc->ops[i];
-        cmd_add(&c, "-c");
         switch (op->kind) {
         case OP_WRITE:
-            cmd_add(&c, "write -P 0x%02x %llu %llu", op->fill, (ull)op->off,
-                    (ull)op->len);
+            cmd_words(&c, "-c 'write -P 0x%02x %llu %llu'", op->fill,
+                      (ull)op->off, (ull)op->len);
             break;
         case OP_ZERO:
-            cmd_add(&c, "write -z %llu %llu", (ull)op->off, (ull)op->len);
+            cmd_words(&c, "-c 'write -z %llu %llu'", (ull)op->off,
+                      (ull)op->len);
             break;
         case OP_DISCARD:
-            cmd_add(&c, "discard %llu %llu", (ull)op->off, (ull)op->len);
+            cmd_words(&c, "-c 'discard %llu %llu'", (ull)op->off,
+                      (ull)op->len);
             break;
         default:
-            cmd_add(&c, "flush");
+            cmd_words(&c, "-c flush");
             break;
         }
     }
-    cmd_add(&c, "a.qcow2");
+    cmd_words(&c, "a.qcow2");
     return cmd_expect(it, &c, 0, "qemu-io on A");
 }
 
@@ -2257,11 +2284,9 @@ static int copy_patched(it_t *it, const char *from, const char *to,
 static void add_prep_writes(cmd_t *c, const scen_t *sc)
 {
     size_t i;
-    for (i = 0; i < sc->nprep; i++) {
-        cmd_add(c, "-c");
-        cmd_add(c, "write -P 0x%02x %llu %llu", sc->pext[i].fill,
-                (ull)sc->pext[i].off, (ull)sc->pext[i].len);
-    }
+    for (i = 0; i < sc->nprep; i++)
+        cmd_words(c, "-c 'write -P 0x%02x %llu %llu'", sc->pext[i].fill,
+                  (ull)sc->pext[i].off, (ull)sc->pext[i].len);
 }
 
 /* q2w_read of image `name` against the prep model pm (before any op). */
@@ -2297,18 +2322,8 @@ static int prep_compressed(it_t *it, const model_t *pm)
         return -1;
     }
     a_opts(sc, opt, sizeof opt);
-    cmd_init(&c);
-    cmd_add(&c, "qemu-img");
-    cmd_add(&c, "convert");
-    cmd_add(&c, "-c");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "raw");
-    cmd_add(&c, "-O");
-    cmd_add(&c, "qcow2");
-    cmd_add(&c, "-o");
-    cmd_add(&c, "%s", opt);
-    cmd_add(&c, "prep.raw");
-    cmd_add(&c, "a.qcow2");
+    cmd_new(&c, "qemu-img convert -c -f raw -O qcow2 -o %s prep.raw a.qcow2",
+            opt);
     rc = cmd_expect(it, &c, 0, "qemu-img convert -c (compressed start state)");
     unlink(p);
     if (rc) return -1;
@@ -2340,33 +2355,14 @@ static int prep_bitmaps(it_t *it, const model_t *pm, uint64_t *k)
     long long sum = -1;
     int rc, bad = 0;
     *k = 0;
-    cmd_init(&c);
-    cmd_add(&c, "qemu-img");
-    cmd_add(&c, "bitmap");
-    cmd_add(&c, "--add");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
-    cmd_add(&c, "a.qcow2");
-    cmd_add(&c, "bm0");
+    cmd_new(&c, "qemu-img bitmap --add -f qcow2 a.qcow2 bm0");
     if (cmd_expect(it, &c, 0, "qemu-img bitmap --add bm0")) return -1;
-    cmd_init(&c);
-    cmd_add(&c, "qemu-io");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
+    cmd_new(&c, "qemu-io -f qcow2");
     add_prep_writes(&c, sc);
-    cmd_add(&c, "a.qcow2");
+    cmd_words(&c, "a.qcow2");
     if (cmd_expect(it, &c, 0, "qemu-io (bitmaps start state)")) return -1;
     if (sc->bm1) {
-        cmd_init(&c);
-        cmd_add(&c, "qemu-img");
-        cmd_add(&c, "bitmap");
-        cmd_add(&c, "--add");
-        cmd_add(&c, "-g");
-        cmd_add(&c, "65536");
-        cmd_add(&c, "-f");
-        cmd_add(&c, "qcow2");
-        cmd_add(&c, "a.qcow2");
-        cmd_add(&c, "bm1");
+        cmd_new(&c, "qemu-img bitmap --add -g 65536 -f qcow2 a.qcow2 bm1");
         if (cmd_expect(it, &c, 0, "qemu-img bitmap --add -g 65536 bm1"))
             return -1;
     }
@@ -2375,12 +2371,7 @@ static int prep_bitmaps(it_t *it, const model_t *pm, uint64_t *k)
     if (prep_readback(it, "a.qcow2", pm)) bad = 1;
     /* P: the bitmaps stale (autoclear bit 0, header byte 95, cleared). */
     if (copy_patched(it, "a.qcow2", "p.qcow2", 95, 0xfe)) return -1;
-    cmd_init(&c);
-    cmd_add(&c, "qemu-img");
-    cmd_add(&c, "check");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
-    cmd_add(&c, "p.qcow2");
+    cmd_new(&c, "qemu-img check -f qcow2 p.qcow2");
     rc = cmd_status(it, &c);
     nq = log_count(it, "Leaked cluster ", NULL, NULL);
     (void)log_count(it, " leaked clusters were found", NULL, &sum);
@@ -2428,18 +2419,11 @@ static int prep_lazy(it_t *it, uint64_t *end, long long *errs)
     int rc, have_rl, b;
     *end = 0;
     *errs = -1;
-    cmd_init(&c);
-    cmd_add(&c, "qemu-io");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
+    cmd_new(&c, "qemu-io -f qcow2");
     add_prep_writes(&c, sc);
     /* data and L2 tables durable (qemu-io writes through by default
      * anyway); a dirty lazy-refcount image does not write its refcounts */
-    cmd_add(&c, "-c");
-    cmd_add(&c, "flush");
-    cmd_add(&c, "-c");
-    cmd_add(&c, "abort");
-    cmd_add(&c, "a.qcow2");
+    cmd_words(&c, "-c flush -c abort a.qcow2");
     /* (no core file from the abort) */
     have_rl = getrlimit(RLIMIT_CORE, &old) == 0;
     if (have_rl) {
@@ -2458,12 +2442,7 @@ static int prep_lazy(it_t *it, uint64_t *end, long long *errs)
               it->dir);
         return -1;
     }
-    cmd_init(&c);
-    cmd_add(&c, "qemu-img");
-    cmd_add(&c, "check");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
-    cmd_add(&c, "a.qcow2");
+    cmd_new(&c, "qemu-img check -f qcow2 a.qcow2");
     rc = cmd_status(it, &c);
     if ((rc != 0 && rc != 2 && rc != 3) ||
         log_count(it, "Image end offset: ", &v, NULL) < 1 || v <= 0) {
@@ -2518,14 +2497,7 @@ static int lazy_repair(it_t *it, uint64_t qemu_end, long long qemu_errs,
             bad = 1;
         }
     }
-    cmd_init(&c);
-    cmd_add(&c, "qemu-img");
-    cmd_add(&c, "check");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
-    cmd_add(&c, "-r");
-    cmd_add(&c, "all");
-    cmd_add(&c, "a.qcow2");
+    cmd_new(&c, "qemu-img check -f qcow2 -r all a.qcow2");
     if (cmd_expect(it, &c, 0, "qemu-img check -r all A (dirty-lazy)")) {
         free(res);
         return -1;
@@ -2560,15 +2532,7 @@ static int lazy_repair(it_t *it, uint64_t qemu_end, long long qemu_errs,
     if (qemu_check(it, "b.qcow2")) bad = 1;
     if (ours_check(it, "b.qcow2")) bad = 1;
     if (ours_check(it, "a.qcow2")) bad = 1;
-    cmd_init(&c);
-    cmd_add(&c, "qemu-img");
-    cmd_add(&c, "compare");
-    cmd_add(&c, "-f");
-    cmd_add(&c, "qcow2");
-    cmd_add(&c, "-F");
-    cmd_add(&c, "qcow2");
-    cmd_add(&c, "a.qcow2");
-    cmd_add(&c, "b.qcow2");
+    cmd_new(&c, "qemu-img compare -f qcow2 -F qcow2 a.qcow2 b.qcow2");
     if (cmd_expect(it, &c, 0, "qemu-img compare A B (repaired)")) bad = 1;
     it->blame_end = 0;
     if (qemu_convert_cmp(it, "a.qcow2", "a.raw", pm)) bad = 1;
@@ -2644,15 +2608,8 @@ static int run_qemu(it_t *it, const unsigned char *base)
     } else {
         char opt[512];
         a_opts(sc, opt, sizeof opt);
-        cmd_init(&c);
-        cmd_add(&c, "qemu-img");
-        cmd_add(&c, "create");
-        cmd_add(&c, "-f");
-        cmd_add(&c, "qcow2");
-        cmd_add(&c, "-o");
-        cmd_add(&c, "%s", opt);
-        cmd_add(&c, "a.qcow2");
-        cmd_add(&c, "%llu", (ull)sc->size);
+        cmd_new(&c, "qemu-img create -f qcow2 -o %s a.qcow2 %llu", opt,
+                (ull)sc->size);
         rc = cmd_expect(it, &c, 0, "qemu-img create");
         if (!rc && sc->prep == PREP_BITMAPS)
             rc = prep_bitmaps(it, &pm, &bm_leaks);
@@ -2678,13 +2635,8 @@ static int run_qemu(it_t *it, const unsigned char *base)
         if (!bad && i < sc->nops && is_snap_op(&sc->ops[i])) {
             if (qemu_snap_op(it, &sc->ops[i], astate)) bad = 1;
         } else if (!bad && i < sc->nops) {
-            cmd_init(&c);
-            cmd_add(&c, "qemu-img");
-            cmd_add(&c, "resize");
-            cmd_add(&c, "-f");
-            cmd_add(&c, "qcow2");
-            cmd_add(&c, "a.qcow2");
-            cmd_add(&c, "%llu", (ull)sc->ops[i].off);
+            cmd_new(&c, "qemu-img resize -f qcow2 a.qcow2 %llu",
+                    (ull)sc->ops[i].off);
             if (cmd_expect(it, &c, 0, "qemu-img resize A")) bad = 1;
         }
         from = i + 1;
@@ -2699,15 +2651,7 @@ static int run_qemu(it_t *it, const unsigned char *base)
         /* The stale bitmap clusters of B repaired first (reported). */
         if (sc->prep == PREP_BITMAPS && bitmaps_b_leaks(it, bm_leaks))
             bad = 1;
-        cmd_init(&c);
-        cmd_add(&c, "qemu-img");
-        cmd_add(&c, "compare");
-        cmd_add(&c, "-f");
-        cmd_add(&c, "qcow2");
-        cmd_add(&c, "-F");
-        cmd_add(&c, "qcow2");
-        cmd_add(&c, "a.qcow2");
-        cmd_add(&c, "b.qcow2");
+        cmd_new(&c, "qemu-img compare -f qcow2 -F qcow2 a.qcow2 b.qcow2");
         if (cmd_expect(it, &c, 0, "qemu-img compare A B")) content_bad = 1;
         if (qemu_check(it, "b.qcow2")) bad = 1;
         if (ours_check(it, "b.qcow2")) bad = 1;
