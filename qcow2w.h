@@ -862,53 +862,36 @@ static int q2w__hfail(q2w_error_info *e, int code, const char *what,
 }
 
 /* Fixed fields only: the first 104 bytes (72 for v2) are enough. */
-static int q2w__parse_fixed(const unsigned char *p, size_t len, q2w__hdr *h,
-                            q2w_error_info *e)
+/* The version 3 fields of the fixed header (v2: their defaults). */
+static int q2w__parse_v3_fields(const unsigned char *p, size_t len,
+                                q2w__hdr *h, q2w_error_info *e, uint64_t cs)
 {
-    uint64_t cs, l2_entries, need_l1;
-    memset(h, 0, sizeof *h);
-    if (len < 72)
-        return q2w__hfail(e, Q2W_ERR_MAGIC, "header", 0, len);
-    if (q2w__be32(p) != 0x514649fbu)
-        return q2w__hfail(e, Q2W_ERR_MAGIC, "header.magic", 0, q2w__be32(p));
-    h->version = (int)q2w__be32(p + 4);
-    if (h->version != 2 && h->version != 3)
-        return q2w__hfail(e, Q2W_ERR_VERSION, "header.version", 4,
-                          q2w__be32(p + 4));
-    h->backing_offset = q2w__be64(p + 8);
-    h->backing_len = q2w__be32(p + 16);
-    h->cluster_bits = q2w__be32(p + 20);
-    h->size = q2w__be64(p + 24);
-    h->l1_size = q2w__be32(p + 36);
-    h->l1_offset = q2w__be64(p + 40);
-    h->rt_offset = q2w__be64(p + 48);
-    h->rt_clusters = q2w__be32(p + 56);
-    h->nb_snapshots = q2w__be32(p + 60);
-    h->snapshots_offset = q2w__be64(p + 64);
-    if (h->cluster_bits < Q2W_MIN_CLUSTER_BITS ||
-        h->cluster_bits > Q2W_MAX_CLUSTER_BITS)
-        return q2w__hfail(e, Q2W_ERR_HEADER, "header.cluster_bits", 20,
-                          h->cluster_bits);
-    cs = 1ull << h->cluster_bits;
-    if (h->version == 3) {
-        if (len < 104)
-            return q2w__hfail(e, Q2W_ERR_HEADER, "header", 0, len);
-        h->incompatible = q2w__be64(p + 72);
-        h->compatible = q2w__be64(p + 80);
-        h->autoclear = q2w__be64(p + 88);
-        h->refcount_order = q2w__be32(p + 96);
-        h->header_length = q2w__be32(p + 100);
-        if (h->header_length < 104 || (h->header_length & 7u) ||
-            h->header_length > cs)
-            return q2w__hfail(e, Q2W_ERR_HEADER, "header.header_length", 100,
-                              h->header_length);
-        if (h->refcount_order > 6)
-            return q2w__hfail(e, Q2W_ERR_HEADER, "header.refcount_order", 96,
-                              h->refcount_order);
-    } else {
+    if (h->version != 3) {
         h->refcount_order = 4;
         h->header_length = 72;
+        return Q2W_OK;
     }
+    if (len < 104)
+        return q2w__hfail(e, Q2W_ERR_HEADER, "header", 0, len);
+    h->incompatible = q2w__be64(p + 72);
+    h->compatible = q2w__be64(p + 80);
+    h->autoclear = q2w__be64(p + 88);
+    h->refcount_order = q2w__be32(p + 96);
+    h->header_length = q2w__be32(p + 100);
+    if (h->header_length < 104 || (h->header_length & 7u) ||
+        h->header_length > cs)
+        return q2w__hfail(e, Q2W_ERR_HEADER, "header.header_length", 100,
+                          h->header_length);
+    if (h->refcount_order > 6)
+        return q2w__hfail(e, Q2W_ERR_HEADER, "header.refcount_order", 96,
+                          h->refcount_order);
+    return Q2W_OK;
+}
+
+/* Encryption, incompatible features and the compression type. */
+static int q2w__check_features(const unsigned char *p, size_t len,
+                               q2w__hdr *h, q2w_error_info *e)
+{
     if (q2w__be32(p + 32) != 0)
         return q2w__hfail(e, Q2W_ERR_FEATURE, "header.crypt_method", 32,
                           q2w__be32(p + 32));
@@ -933,6 +916,14 @@ static int q2w__parse_fixed(const unsigned char *p, size_t len, q2w__hdr *h,
                               104, ct);
         h->compression_type = ct;
     }
+    return Q2W_OK;
+}
+
+/* The size, the L1 table, the refcount table and the snapshot table. */
+static int q2w__check_tables(const q2w__hdr *h, q2w_error_info *e,
+                             uint64_t cs)
+{
+    uint64_t l2_entries, need_l1;
     if (h->size > (1ull << 62))
         return q2w__hfail(e, Q2W_ERR_HEADER, "header.size", 24, h->size);
     l2_entries = cs / 8;
@@ -962,20 +953,61 @@ static int q2w__parse_fixed(const unsigned char *p, size_t len, q2w__hdr *h,
          h->snapshots_offset >= Q2W_MAX_HOST_OFFSET))
         return q2w__hfail(e, Q2W_ERR_HEADER, "header.snapshots_offset", 64,
                           h->snapshots_offset);
-    if (h->backing_offset) {
-        if (h->backing_len > Q2W_MAX_BACKING_NAME || h->backing_len == 0)
-            return q2w__hfail(e, Q2W_ERR_HEADER, "header.backing_file_size",
-                              16, h->backing_len);
-        if (h->backing_offset > cs || h->backing_len > cs - h->backing_offset)
-            return q2w__hfail(e, Q2W_ERR_HEADER,
-                              "header.backing_file_offset", 8,
-                              h->backing_offset);
-        if (h->backing_offset < h->header_length)
-            return q2w__hfail(e, Q2W_ERR_HEADER,
-                              "header.backing_file_offset", 8,
-                              h->backing_offset);
-    }
     return Q2W_OK;
+}
+
+/* The backing file name: inside cluster 0, after the header. */
+static int q2w__check_backing_name(const q2w__hdr *h, q2w_error_info *e,
+                                   uint64_t cs)
+{
+    if (!h->backing_offset) return Q2W_OK;
+    if (h->backing_len > Q2W_MAX_BACKING_NAME || h->backing_len == 0)
+        return q2w__hfail(e, Q2W_ERR_HEADER, "header.backing_file_size",
+                          16, h->backing_len);
+    if (h->backing_offset > cs || h->backing_len > cs - h->backing_offset)
+        return q2w__hfail(e, Q2W_ERR_HEADER,
+                          "header.backing_file_offset", 8,
+                          h->backing_offset);
+    if (h->backing_offset < h->header_length)
+        return q2w__hfail(e, Q2W_ERR_HEADER,
+                          "header.backing_file_offset", 8,
+                          h->backing_offset);
+    return Q2W_OK;
+}
+
+static int q2w__parse_fixed(const unsigned char *p, size_t len, q2w__hdr *h,
+                            q2w_error_info *e)
+{
+    uint64_t cs;
+    int rc;
+    memset(h, 0, sizeof *h);
+    if (len < 72)
+        return q2w__hfail(e, Q2W_ERR_MAGIC, "header", 0, len);
+    if (q2w__be32(p) != 0x514649fbu)
+        return q2w__hfail(e, Q2W_ERR_MAGIC, "header.magic", 0, q2w__be32(p));
+    h->version = (int)q2w__be32(p + 4);
+    if (h->version != 2 && h->version != 3)
+        return q2w__hfail(e, Q2W_ERR_VERSION, "header.version", 4,
+                          q2w__be32(p + 4));
+    h->backing_offset = q2w__be64(p + 8);
+    h->backing_len = q2w__be32(p + 16);
+    h->cluster_bits = q2w__be32(p + 20);
+    h->size = q2w__be64(p + 24);
+    h->l1_size = q2w__be32(p + 36);
+    h->l1_offset = q2w__be64(p + 40);
+    h->rt_offset = q2w__be64(p + 48);
+    h->rt_clusters = q2w__be32(p + 56);
+    h->nb_snapshots = q2w__be32(p + 60);
+    h->snapshots_offset = q2w__be64(p + 64);
+    if (h->cluster_bits < Q2W_MIN_CLUSTER_BITS ||
+        h->cluster_bits > Q2W_MAX_CLUSTER_BITS)
+        return q2w__hfail(e, Q2W_ERR_HEADER, "header.cluster_bits", 20,
+                          h->cluster_bits);
+    cs = 1ull << h->cluster_bits;
+    if ((rc = q2w__parse_v3_fields(p, len, h, e, cs)) != Q2W_OK) return rc;
+    if ((rc = q2w__check_features(p, len, h, e)) != Q2W_OK) return rc;
+    if ((rc = q2w__check_tables(h, e, cs)) != Q2W_OK) return rc;
+    return q2w__check_backing_name(h, e, cs);
 }
 
 /* Extensions: from header_length to the backing name (or the cluster end);
@@ -1517,13 +1549,79 @@ static int q2w__grow_rt_start(q2w_image *img)
     return Q2W__AGAIN;
 }
 
-static int q2w__grow_rt_run(q2w_image *img)
+/* The new refcount blocks, as fresh dirty cache slots: block j counts
+ * whatever of the new blocks and table lies in its range. */
+static int q2w__grow_new_blocks(q2w_image *img)
+{
+    uint64_t epb_bits = q2w__epb_bits(img), base = img->grow_base;
+    uint64_t end = base + img->grow_blocks + img->grow_table_clusters, j;
+    int rc;
+    for (j = 0; j < img->grow_blocks; j++) {
+        unsigned char *nb;
+        uint64_t lo = (base >> epb_bits) + j, c;
+        if (q2w__find(img, (base + j) << img->cluster_bits) >= 0) continue;
+        if ((rc = q2w__reserve(img)) != Q2W_OK) return rc;
+        rc = q2w__get(img, Q2W__K_RB, (base + j) << img->cluster_bits, 1,
+                      &nb);
+        QCOW2W_ASSERT(rc == Q2W_OK);
+        for (c = base; c < end; c++)
+            if ((c >> epb_bits) == lo)
+                q2w__rc_set(nb, c & ((1ull << epb_bits) - 1),
+                            img->refcount_order, 1);
+    }
+    return Q2W_OK;
+}
+
+/* The new blocks entered in the pieces of the new table at new_rt that
+ * name them, as dirty cache slots. */
+static int q2w__grow_enter_blocks(q2w_image *img, uint64_t new_rt)
 {
     uint64_t cs = img->cluster_size, epb_bits = q2w__epb_bits(img);
-    uint64_t base = img->grow_base, blocks = img->grow_blocks;
-    uint64_t table_clusters = img->grow_table_clusters;
-    uint64_t new_rt = (base + blocks) << img->cluster_bits;
+    uint64_t base = img->grow_base, j;
+    int rc;
+    for (j = 0; j < img->grow_blocks; j++) {
+        uint64_t k = (base >> epb_bits) + j, byte = k * 8;
+        uint64_t piece = byte & ~(cs - 1);
+        unsigned char *d;
+        long f = q2w__find(img, new_rt + piece);
+        if (f < 0) {
+            if ((rc = q2w__reserve(img)) != Q2W_OK) return rc;
+            rc = q2w__get(img, Q2W__K_RT, new_rt + piece, 1, &d);
+            QCOW2W_ASSERT(rc == Q2W_OK);
+        } else {
+            d = q2w__slot_data(img, (size_t)f);
+            img->slots[f].pin = img->pin_epoch;
+        }
+        q2w__put64(d + (byte - piece), (base + j) << img->cluster_bits);
+        q2w__mark_dirty(img, d);
+    }
+    return Q2W_OK;
+}
+
+/* Switched to the new table at new_rt: the old table's pieces go, its
+ * clusters freed. */
+static int q2w__grow_free_old_table(q2w_image *img, uint64_t new_rt)
+{
+    uint64_t cs = img->cluster_size, old = img->rt_offset;
     uint64_t old_clusters = img->rt_clusters, j;
+    uint64_t end = (img->grow_base + img->grow_blocks +
+                    img->grow_table_clusters) << img->cluster_bits;
+    if (img->n_frees >= img->cap_frees) return q2w__checkpoint_start(img);
+    for (j = 0; j < old_clusters; j++) q2w__drop(img, old + j * cs);
+    img->rt_offset = new_rt;
+    img->rt_clusters = (uint32_t)img->grow_table_clusters;
+    if (end > img->file_end) img->file_end = end;
+    q2w__defer_free(img, old >> img->cluster_bits, old_clusters);
+    img->sub = Q2W__SUB_NONE;
+    return Q2W__AGAIN;
+}
+
+static int q2w__grow_rt_run(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size;
+    uint64_t table_clusters = img->grow_table_clusters;
+    uint64_t new_rt = (img->grow_base + img->grow_blocks) << img->cluster_bits;
+    uint64_t old_clusters = img->rt_clusters;
     int rc;
     switch (img->grow_phase) {
     case Q2W__GROW_CHECKPOINT:
@@ -1542,35 +1640,8 @@ static int q2w__grow_rt_run(q2w_image *img)
          * dirty cache slots; a checkpoint in between only writes them
          * early (they are not referenced yet). */
         img->pin_epoch++;
-        for (j = 0; j < blocks; j++) {
-            unsigned char *nb;
-            uint64_t lo = (base >> epb_bits) + j, c;
-            if (q2w__find(img, (base + j) << img->cluster_bits) >= 0) continue;
-            if ((rc = q2w__reserve(img)) != Q2W_OK) return rc;
-            rc = q2w__get(img, Q2W__K_RB, (base + j) << img->cluster_bits, 1,
-                          &nb);
-            QCOW2W_ASSERT(rc == Q2W_OK);
-            for (c = base; c < base + blocks + table_clusters; c++)
-                if ((c >> epb_bits) == lo)
-                    q2w__rc_set(nb, c & ((1ull << epb_bits) - 1),
-                                img->refcount_order, 1);
-        }
-        for (j = 0; j < blocks; j++) {
-            uint64_t k = (base >> epb_bits) + j, byte = k * 8;
-            uint64_t piece = byte & ~(cs - 1);
-            unsigned char *d;
-            long f = q2w__find(img, new_rt + piece);
-            if (f < 0) {
-                if ((rc = q2w__reserve(img)) != Q2W_OK) return rc;
-                rc = q2w__get(img, Q2W__K_RT, new_rt + piece, 1, &d);
-                QCOW2W_ASSERT(rc == Q2W_OK);
-            } else {
-                d = q2w__slot_data(img, (size_t)f);
-                img->slots[f].pin = img->pin_epoch;
-            }
-            q2w__put64(d + (byte - piece), (base + j) << img->cluster_bits);
-            q2w__mark_dirty(img, d);
-        }
+        if ((rc = q2w__grow_new_blocks(img)) != Q2W_OK) return rc;
+        if ((rc = q2w__grow_enter_blocks(img, new_rt)) != Q2W_OK) return rc;
         img->grow_phase = Q2W__GROW_COPY_OLD_TABLE;
         img->grow_copied = 0;
         /* fall through */
@@ -1597,19 +1668,8 @@ static int q2w__grow_rt_run(q2w_image *img)
         img->grow_phase = Q2W__GROW_FREE_OLD_TABLE;
         return Q2W_PENDING;
     }
-    default: { /* FREE_OLD_TABLE: the old table's pieces go, its
-                  clusters freed */
-        uint64_t old = img->rt_offset;
-        uint64_t end = (base + blocks + table_clusters) << img->cluster_bits;
-        if (img->n_frees >= img->cap_frees) return q2w__checkpoint_start(img);
-        for (j = 0; j < old_clusters; j++) q2w__drop(img, old + j * cs);
-        img->rt_offset = new_rt;
-        img->rt_clusters = (uint32_t)table_clusters;
-        if (end > img->file_end) img->file_end = end;
-        q2w__defer_free(img, old >> img->cluster_bits, old_clusters);
-        img->sub = Q2W__SUB_NONE;
-        return Q2W__AGAIN;
-    }
+    default: /* Q2W__GROW_FREE_OLD_TABLE */
+        return q2w__grow_free_old_table(img, new_rt);
     }
 }
 
@@ -2286,6 +2346,66 @@ static int q2w__cz_refs(q2w_image *img, uint64_t e, uint64_t where,
 }
 
 /* ---- the steps of each operation ------------------------------------------- */
+/* The bytes of the cluster at host offset `at` outside [in, in + n): from
+ * `from` (a whole cluster's bytes), or zeros when it is NULL. */
+static void q2w__write_around(q2w_image *img, uint64_t at, uint64_t in,
+                              uint64_t n, const unsigned char *from)
+{
+    uint64_t cs = img->cluster_size;
+    if (in) q2w__emit(img, Q2W_OP_WRITE, at, (size_t)in, NULL, from);
+    if (in + n < cs)
+        q2w__emit(img, Q2W_OP_WRITE, at + in + n, (size_t)(cs - in - n), NULL,
+                  from ? from + in + n : NULL);
+}
+
+/* A partial write into the new cluster hc of virtual cluster vc, whose L2
+ * entry was e: the rest of it from the cluster it replaces (the inflated
+ * compressed data in scratch, or the shared cluster), the backing file,
+ * or zeros. At most three ops. */
+static void q2w__fill_new_cluster(q2w_image *img, uint64_t e, uint64_t shared,
+                                  uint64_t vc, uint64_t hc, uint64_t in,
+                                  uint64_t n)
+{
+    uint64_t cs = img->cluster_size;
+    if (e & Q2W__COMPRESSED) {
+        /* scratch holds the inflated cluster (cz_inflate) */
+        q2w__write_around(img, hc, in, n, img->scratch);
+    } else if (shared && !(e & Q2W__ZERO)) {
+        /* The rest of the new cluster comes from the shared one. */
+        q2w__emit(img, Q2W_OP_READ, shared, (size_t)cs, img->scratch, NULL);
+        q2w__write_around(img, hc, in, n, img->scratch);
+    } else if (e == 0 && q2w__backed(img, vc)) {
+        q2w__emit(img, Q2W_OP_BACKING_READ, vc << img->cluster_bits,
+                  (size_t)cs, img->scratch, NULL);
+        q2w__write_around(img, hc, in, n, img->scratch);
+    } else if (hc < img->file_end) {
+        /* A reused cluster may hold stale bytes; past the end of the
+         * file everything reads as zeros already. */
+        q2w__write_around(img, hc, in, n, NULL);
+    }
+}
+
+/* The write into host cluster `host`, which this path alone holds (entry
+ * e at idx of the L2 table l2): in place, and a preallocated zero cluster
+ * gets its zeros around the data. */
+static int q2w__write_in_place(q2w_image *img, const unsigned char *src,
+                               unsigned char *l2, uint64_t idx, uint64_t e,
+                               uint64_t host, uint64_t in, uint64_t n)
+{
+    int rc;
+    if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
+    if ((e & Q2W__ZERO) && n != img->cluster_size)
+        q2w__write_around(img, host, in, n, NULL);
+    q2w__emit(img, Q2W_OP_WRITE, host + in, (size_t)n, NULL,
+              src ? src + img->op_pos : NULL);
+    if (e != (host | Q2W__COPIED)) {
+        q2w__put64(l2 + idx * 8, host | Q2W__COPIED);
+        q2w__mark_dirty(img, l2);
+    }
+    img->op_pos += n;
+    return Q2W_OK;
+}
+
 /* Write (src == NULL: zeros) into one cluster's worth of the request. */
 static int q2w__step_write(q2w_image *img, const unsigned char *src)
 {
@@ -2334,62 +2454,14 @@ static int q2w__step_write(q2w_image *img, const unsigned char *src)
                              l2off + idx * 8, idx);
         if (v > 1) shared = host;   /* copy on write */
     }
-    if (host && !shared) { /* in place; a preallocated zero cluster gets its zeros */
-        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
-        if ((e & Q2W__ZERO) && !full) {
-            if (in) q2w__emit(img, Q2W_OP_WRITE, host, (size_t)in, NULL, NULL);
-            if (in + n < cs)
-                q2w__emit(img, Q2W_OP_WRITE, host + in + n,
-                          (size_t)(cs - in - n), NULL, NULL);
-        }
-        q2w__emit(img, Q2W_OP_WRITE, host + in, (size_t)n, NULL,
-                  src ? src + img->op_pos : NULL);
-        if (e != (host | Q2W__COPIED)) {
-            q2w__put64(l2 + idx * 8, host | Q2W__COPIED);
-            q2w__mark_dirty(img, l2);
-        }
-        img->op_pos += n;
-        return Q2W_OK;
-    }
+    if (host && !shared)
+        return q2w__write_in_place(img, src, l2, idx, e, host, in, n);
     if ((shared || cz_n) && (rc = q2w__free_room(img)) != Q2W_OK) return rc;
     rc = q2w__find_free(img, &img->free_hint, &c);
     if (rc != Q2W_OK) return rc;
     if ((rc = q2w__need_room(img, 4)) != Q2W_OK) return rc;
     hc = c << img->cluster_bits;
-    if (!full) {
-        if (e & Q2W__COMPRESSED) {
-            /* scratch holds the inflated cluster (cz_inflate above) */
-            if (in) q2w__emit(img, Q2W_OP_WRITE, hc, (size_t)in, NULL,
-                              img->scratch);
-            if (in + n < cs)
-                q2w__emit(img, Q2W_OP_WRITE, hc + in + n, (size_t)(cs - in - n),
-                          NULL, img->scratch + in + n);
-        } else if (shared && !(e & Q2W__ZERO)) {
-            /* The rest of the new cluster comes from the shared one. */
-            q2w__emit(img, Q2W_OP_READ, shared, (size_t)cs, img->scratch,
-                      NULL);
-            if (in) q2w__emit(img, Q2W_OP_WRITE, hc, (size_t)in, NULL,
-                              img->scratch);
-            if (in + n < cs)
-                q2w__emit(img, Q2W_OP_WRITE, hc + in + n, (size_t)(cs - in - n),
-                          NULL, img->scratch + in + n);
-        } else if (e == 0 && q2w__backed(img, vc)) {
-            q2w__emit(img, Q2W_OP_BACKING_READ, vc << img->cluster_bits,
-                      (size_t)cs, img->scratch, NULL);
-            if (in) q2w__emit(img, Q2W_OP_WRITE, hc, (size_t)in, NULL,
-                              img->scratch);
-            if (in + n < cs)
-                q2w__emit(img, Q2W_OP_WRITE, hc + in + n, (size_t)(cs - in - n),
-                          NULL, img->scratch + in + n);
-        } else if (hc < img->file_end) {
-            /* A reused cluster may hold stale bytes; past the end of the
-             * file everything reads as zeros already. */
-            if (in) q2w__emit(img, Q2W_OP_WRITE, hc, (size_t)in, NULL, NULL);
-            if (in + n < cs)
-                q2w__emit(img, Q2W_OP_WRITE, hc + in + n, (size_t)(cs - in - n),
-                          NULL, NULL);
-        }
-    }
+    if (!full) q2w__fill_new_cluster(img, e, shared, vc, hc, in, n);
     q2w__take(img, c);
     q2w__emit(img, Q2W_OP_WRITE, hc + in, (size_t)n, NULL,
               src ? src + img->op_pos : NULL);
@@ -2753,20 +2825,122 @@ static int q2w__rc_add(q2w_image *img, uint64_t c, int delta, uint64_t *now)
     return Q2W_OK;
 }
 
+/* The step of a pass on the L2 table at l2off itself (named by the L1
+ * entry l1e at l1p, byte `byte` of the table at l1_off): its refcount is
+ * looked at before its entries, or changed after them in a DROP. */
+static int q2w__pass_l2_table(q2w_image *img, int pass, uint64_t l1_off,
+                              uint64_t byte, unsigned char *l1p, uint64_t l1e,
+                              uint64_t l2off)
+{
+    uint64_t v;
+    int rc;
+    int before = img->pass_l2_step == 0;
+    if (before != (pass != Q2W__PASS_DROP)) {
+        img->pass_l2_step++;
+        return Q2W_OK;
+    }
+    rc = q2w__rc_add(img, l2off >> img->cluster_bits, 0, &v);
+    if (rc != Q2W_OK) return rc;
+    if (pass == Q2W__PASS_VERIFY && v == 0)
+        return q2w__fail(img, Q2W_ERR_METADATA,
+                         "L2 table with refcount 0", l1_off + byte,
+                         img->pass_l1_index);
+    if (pass == Q2W__PASS_CHECK &&
+        v >= q2w__rc_max(img->refcount_order))
+        return q2w__fail(img, Q2W_ERR_LIMIT, "refcount would overflow",
+                         l2off, v);
+    /* A drop runs past a point of no return: a count already
+     * below its references (a corrupt image) is left as it is. */
+    if (pass == Q2W__PASS_BUMP || pass == Q2W__PASS_UNBUMP ||
+        (pass == Q2W__PASS_DROP && v)) {
+        rc = q2w__rc_add(img, l2off >> img->cluster_bits,
+                         pass == Q2W__PASS_BUMP ? 1 : -1, &v);
+        if (rc != Q2W_OK) return rc;
+    }
+    if (pass == Q2W__PASS_DROP && v == 0) {
+        long f = q2w__find(img, l2off);
+        if (f >= 0) img->slots[f].state = Q2W__S_EMPTY;
+    }
+    if ((pass == Q2W__PASS_BUMP || pass == Q2W__PASS_COPIED ||
+         pass == Q2W__PASS_UNBUMP) &&
+        ((l1e & Q2W__COPIED) != 0) != (v == 1)) {
+        q2w__put64(l1p, v == 1 ? l1e | Q2W__COPIED
+                               : l1e & ~Q2W__COPIED);
+        q2w__mark_dirty(img, l1p);
+    }
+    img->pass_l2_step++;
+    return Q2W_OK;
+}
+
+/* The step of a pass on entry pass_l2_step - 1 of the L2 table at l2off:
+ * the clusters it references get one path more or less, and its COPIED
+ * flag follows their refcount. */
+static int q2w__pass_l2_entry(q2w_image *img, int pass, uint64_t l2off)
+{
+    uint64_t cs = img->cluster_size, entry = img->pass_l2_step - 1;
+    unsigned char *l2, *ep;
+    uint64_t e, first, n, c, v;
+    int delta = pass == Q2W__PASS_BUMP ? 1
+                : pass == Q2W__PASS_DROP || pass == Q2W__PASS_UNBUMP
+                    ? -1 : 0;
+    int rc = q2w__get(img, Q2W__K_L2, l2off, 0, &l2);
+    if (rc != Q2W_OK) return rc;
+    ep = l2 + entry * 8;
+    e = q2w__be64(ep);
+    if ((e & Q2W__COMPRESSED) ? (e & Q2W__COPIED) != 0
+                              : (e & Q2W__L2_RESERVED) != 0)
+        return q2w__fail(img, Q2W_ERR_METADATA, "l2 entry reserved bits",
+                         l2off + entry * 8, entry);
+    n = q2w__entry_clusters(img, e, &first);
+    v = 0;
+    /* Every cluster's block must be at hand before any change, so
+     * a restart never counts one twice: look at them all first. */
+    for (c = first; c < first + n; c++) {
+        rc = q2w__rc_add(img, c, 0, &v);
+        if (rc != Q2W_OK) return rc;
+        if (v == 0 && pass == Q2W__PASS_DROP) {
+            delta = 0;   /* as above: left as it is */
+            continue;
+        }
+        if (v == 0)
+            return q2w__fail(img, Q2W_ERR_METADATA,
+                             "referenced cluster with refcount 0",
+                             c * cs, entry);
+        if ((delta > 0 || pass == Q2W__PASS_CHECK) &&
+            v >= q2w__rc_max(img->refcount_order))
+            return q2w__fail(img, Q2W_ERR_LIMIT,
+                             "refcount would overflow", c * cs, v);
+    }
+    if (delta)
+        for (c = first; c < first + n; c++) {
+            rc = q2w__rc_add(img, c, delta, &v);
+            QCOW2W_ASSERT(rc == Q2W_OK);
+        }
+    if ((pass == Q2W__PASS_BUMP || pass == Q2W__PASS_COPIED ||
+         pass == Q2W__PASS_UNBUMP) &&
+        (e & Q2W__OFF_MASK) && !(e & Q2W__COMPRESSED) &&
+        ((e & Q2W__COPIED) != 0) != (v == 1)) {
+        q2w__put64(ep, v == 1 ? e | Q2W__COPIED : e & ~Q2W__COPIED);
+        q2w__mark_dirty(img, l2);
+    }
+    img->pass_l2_step++;
+    return Q2W_OK;
+}
+
 static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
                      uint32_t l1_size, int l1_kind)
 {
     uint64_t cs = img->cluster_size, per = cs / 8;
     while (img->pass_l1_index < l1_size) {
         uint64_t byte = img->pass_l1_index * 8, piece = byte & ~(cs - 1);
+        uint64_t l1e, l2off;
+        unsigned char *l1d, *l1p;
+        int rc;
         if (pass == Q2W__PASS_UNBUMP &&
             (img->pass_l1_index > img->pass_stop_l1_index ||
              (img->pass_l1_index == img->pass_stop_l1_index &&
               img->pass_l2_step >= img->pass_stop_l2_step)))
             return Q2W_OK;
-        uint64_t l1e, l2off, v;
-        unsigned char *l1d, *l1p, *l2;
-        int rc;
         img->pin_epoch++;
         rc = q2w__get(img, l1_kind, l1_off + piece, 0, &l1d);
         if (rc != Q2W_OK) return rc;
@@ -2781,91 +2955,11 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
             img->pass_l2_step = 0;
             continue;
         }
-        if (img->pass_l2_step == 0 || img->pass_l2_step == per + 1) {
-            int before = img->pass_l2_step == 0;
-            if (before != (pass != Q2W__PASS_DROP)) {
-                img->pass_l2_step++;
-                continue;
-            }
-            rc = q2w__rc_add(img, l2off >> img->cluster_bits, 0, &v);
-            if (rc != Q2W_OK) return rc;
-            if (pass == Q2W__PASS_VERIFY && v == 0)
-                return q2w__fail(img, Q2W_ERR_METADATA,
-                                 "L2 table with refcount 0", l1_off + byte,
-                                 img->pass_l1_index);
-            if (pass == Q2W__PASS_CHECK &&
-                v >= q2w__rc_max(img->refcount_order))
-                return q2w__fail(img, Q2W_ERR_LIMIT, "refcount would overflow",
-                                 l2off, v);
-            /* A drop runs past a point of no return: a count already
-             * below its references (a corrupt image) is left as it is. */
-            if (pass == Q2W__PASS_BUMP || pass == Q2W__PASS_UNBUMP ||
-                (pass == Q2W__PASS_DROP && v)) {
-                rc = q2w__rc_add(img, l2off >> img->cluster_bits,
-                                 pass == Q2W__PASS_BUMP ? 1 : -1, &v);
-                if (rc != Q2W_OK) return rc;
-            }
-            if (pass == Q2W__PASS_DROP && v == 0) {
-                long f = q2w__find(img, l2off);
-                if (f >= 0) img->slots[f].state = Q2W__S_EMPTY;
-            }
-            if ((pass == Q2W__PASS_BUMP || pass == Q2W__PASS_COPIED ||
-                 pass == Q2W__PASS_UNBUMP) &&
-                ((l1e & Q2W__COPIED) != 0) != (v == 1)) {
-                q2w__put64(l1p, v == 1 ? l1e | Q2W__COPIED
-                                       : l1e & ~Q2W__COPIED);
-                q2w__mark_dirty(img, l1p);
-            }
-            img->pass_l2_step++;
-            continue;
-        }
-        rc = q2w__get(img, Q2W__K_L2, l2off, 0, &l2);
+        if (img->pass_l2_step == 0 || img->pass_l2_step == per + 1)
+            rc = q2w__pass_l2_table(img, pass, l1_off, byte, l1p, l1e, l2off);
+        else
+            rc = q2w__pass_l2_entry(img, pass, l2off);
         if (rc != Q2W_OK) return rc;
-        {
-            unsigned char *ep = l2 + (img->pass_l2_step - 1) * 8;
-            uint64_t e = q2w__be64(ep), first, n, c;
-            int delta = pass == Q2W__PASS_BUMP ? 1
-                        : pass == Q2W__PASS_DROP || pass == Q2W__PASS_UNBUMP
-                            ? -1 : 0;
-            if ((e & Q2W__COMPRESSED) ? (e & Q2W__COPIED) != 0
-                                      : (e & Q2W__L2_RESERVED) != 0)
-                return q2w__fail(img, Q2W_ERR_METADATA, "l2 entry reserved bits",
-                                 l2off + (img->pass_l2_step - 1) * 8,
-                                 img->pass_l2_step - 1);
-            n = q2w__entry_clusters(img, e, &first);
-            v = 0;
-            /* Every cluster's block must be at hand before any change, so
-             * a restart never counts one twice: look at them all first. */
-            for (c = first; c < first + n; c++) {
-                rc = q2w__rc_add(img, c, 0, &v);
-                if (rc != Q2W_OK) return rc;
-                if (v == 0 && pass == Q2W__PASS_DROP) {
-                    delta = 0;   /* as above: left as it is */
-                    continue;
-                }
-                if (v == 0)
-                    return q2w__fail(img, Q2W_ERR_METADATA,
-                                     "referenced cluster with refcount 0",
-                                     c * cs, img->pass_l2_step - 1);
-                if ((delta > 0 || pass == Q2W__PASS_CHECK) &&
-                    v >= q2w__rc_max(img->refcount_order))
-                    return q2w__fail(img, Q2W_ERR_LIMIT,
-                                     "refcount would overflow", c * cs, v);
-            }
-            if (delta)
-                for (c = first; c < first + n; c++) {
-                    rc = q2w__rc_add(img, c, delta, &v);
-                    QCOW2W_ASSERT(rc == Q2W_OK);
-                }
-            if ((pass == Q2W__PASS_BUMP || pass == Q2W__PASS_COPIED ||
-                 pass == Q2W__PASS_UNBUMP) &&
-                (e & Q2W__OFF_MASK) && !(e & Q2W__COMPRESSED) &&
-                ((e & Q2W__COPIED) != 0) != (v == 1)) {
-                q2w__put64(ep, v == 1 ? e | Q2W__COPIED : e & ~Q2W__COPIED);
-                q2w__mark_dirty(img, l2);
-            }
-        }
-        img->pass_l2_step++;
     }
     return Q2W_OK;
 }
@@ -2890,25 +2984,166 @@ enum {
     Q2W__SNAP_CREATE_FREE_OLD_TABLE
 };
 
-static int q2w__step_snap_create(q2w_image *img)
+/* The id of a new snapshot, as qemu picks it: the largest numeric id in
+ * the table + 1. Its digits go to id (no NUL); returns their count. */
+static size_t q2w__snap_new_id(const q2w_image *img, char id[24])
+{
+    char tmp[24];
+    size_t k = 0, idl = 0;
+    uint64_t idv = img->snap_max_id + 1;
+    do { tmp[k++] = (char)('0' + idv % 10); idv /= 10; } while (idv);
+    while (k) id[idl++] = tmp[--k];
+    return idl;
+}
+
+/* The header pair (nb_snapshots, snapshots_offset) switched to the new
+ * table at sn_new_off in one write. */
+static int q2w__snap_switch_header(q2w_image *img, uint32_t nb_snapshots)
+{
+    unsigned char f[12];
+    q2w__put32(f, nb_snapshots);
+    q2w__put64(f + 4, img->sn_new_off);
+    return q2w__switch_header(img, 60, f, sizeof f);
+}
+
+/* A bump met an overflow CHECK could not see (several descriptors on one
+ * host cluster): what was bumped is lowered again, COPIED as it was, the
+ * L1 copy of n1 clusters freed, and then the refusal. Nothing referenced
+ * the raised counts, so lowering them needs no checkpoint first. */
+static int q2w__snap_create_undo_bump(q2w_image *img, uint64_t n1)
+{
+    int rc = q2w__pass(img, Q2W__PASS_UNBUMP, img->l1_offset, img->l1_size,
+                       Q2W__K_L1);
+    if (rc != Q2W_OK) return rc;
+    if (n1) {
+        if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
+        q2w__defer_free(img, img->sn_l1_off >> img->cluster_bits, n1);
+    }
+    img->err = img->sn_err;
+    return img->err.code;
+}
+
+/* The active L1 copied (n1 clusters) and one path more to everything it
+ * reaches: CHECK_OVERFLOW .. BUMP_REFCOUNTS, or UNDO_BUMP. */
+static int q2w__snap_create_copy_l1(q2w_image *img, uint64_t n1)
+{
+    int rc;
+    switch (img->phase) {
+    case Q2W__SNAP_CREATE_CHECK_OVERFLOW:
+        rc = q2w__pass(img, Q2W__PASS_CHECK, img->l1_offset, img->l1_size,
+                       Q2W__K_L1);
+        if (rc != Q2W_OK) return rc;
+        img->phase = Q2W__SNAP_CREATE_ALLOC_L1_COPY;
+        q2w__run_begin(img);
+        /* fall through */
+    case Q2W__SNAP_CREATE_ALLOC_L1_COPY:
+        if (n1 && (rc = q2w__run_alloc(img, n1)) != Q2W_OK) return rc;
+        img->sn_l1_off = n1 ? img->run_start << img->cluster_bits : 0;
+        img->phase = Q2W__SNAP_CREATE_COPY_L1;
+        img->copy_done = 0;
+        /* fall through */
+    case Q2W__SNAP_CREATE_COPY_L1:
+        rc = q2w__copy(img, img->l1_offset, img->sn_l1_off,
+                       (uint64_t)img->l1_size * 8);
+        if (rc != Q2W_OK) return rc;
+        img->phase = Q2W__SNAP_CREATE_BUMP_REFCOUNTS;
+        img->pass_l1_index = img->pass_l2_step = 0;
+        /* fall through */
+    case Q2W__SNAP_CREATE_BUMP_REFCOUNTS:
+        rc = q2w__pass(img, Q2W__PASS_BUMP, img->l1_offset, img->l1_size,
+                       Q2W__K_L1);
+        if (rc == Q2W_ERR_LIMIT) {
+            img->sn_err = img->err;
+            img->pass_stop_l1_index = img->pass_l1_index;
+            img->pass_stop_l2_step = img->pass_l2_step;
+            img->pass_l1_index = img->pass_l2_step = 0;
+            img->phase = Q2W__SNAP_CREATE_UNDO_BUMP;
+            return Q2W_OK;
+        }
+        if (rc != Q2W_OK) return rc;
+        img->phase = Q2W__SNAP_CREATE_BUILD_ENTRY;
+        return q2w__checkpoint_start(img);
+    default: /* Q2W__SNAP_CREATE_UNDO_BUMP */
+        return q2w__snap_create_undo_bump(img, n1);
+    }
+}
+
+/* The new table entry (elen bytes, id of idl digits) into snapbuf: v3
+ * extra data of 24 bytes with the disk size, as qemu writes it. */
+static void q2w__snap_build_entry(q2w_image *img, const char *id, size_t idl,
+                                  uint64_t elen)
+{
+    unsigned char *e = img->snapbuf;
+    memset(e, 0, (size_t)elen);
+    q2w__put64(e, img->sn_l1_off);
+    q2w__put32(e + 8, img->l1_size);
+    q2w__put16(e + 12, (uint16_t)idl);
+    q2w__put16(e + 14, (uint16_t)img->sn_name_len);
+    q2w__put32(e + 16, img->sn_date_sec);
+    q2w__put32(e + 20, img->sn_date_nsec);
+    q2w__put64(e + 24, img->sn_vm_clock);
+    q2w__put32(e + 36, 24);            /* extra: as qemu writes it */
+    q2w__put64(e + 48, img->size);     /* disk size */
+    memcpy(e + 64, id, idl);
+    memcpy(e + 64 + idl, img->sn_name, img->sn_name_len);
+}
+
+/* The new snapshot table (the old entries and the new one, new_len bytes)
+ * written and switched to: BUILD_ENTRY .. FREE_OLD_TABLE. */
+static int q2w__snap_create_table(q2w_image *img, const char *id, size_t idl,
+                                  uint64_t elen, uint64_t new_len)
 {
     uint64_t cs = img->cluster_size, cb = img->cluster_bits;
+    int rc;
+    switch (img->phase) {
+    case Q2W__SNAP_CREATE_BUILD_ENTRY:
+        q2w__snap_build_entry(img, id, idl, elen);
+        img->phase = Q2W__SNAP_CREATE_ALLOC_TABLE;
+        q2w__run_begin(img);
+        /* fall through */
+    case Q2W__SNAP_CREATE_ALLOC_TABLE:
+        rc = q2w__run_alloc(img, (new_len + cs - 1) / cs);
+        if (rc != Q2W_OK) return rc;
+        img->sn_new_off = img->run_start << cb;
+        img->phase = Q2W__SNAP_CREATE_WRITE_TABLE;
+        img->copy_done = 0;
+        /* fall through */
+    case Q2W__SNAP_CREATE_WRITE_TABLE:
+        rc = q2w__copy(img, img->snapshots_offset, img->sn_new_off,
+                       img->snap_len);
+        if (rc != Q2W_OK) return rc;
+        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+        q2w__emit(img, Q2W_OP_WRITE, img->sn_new_off + img->snap_len,
+                  (size_t)elen, NULL, img->snapbuf);
+        img->phase = Q2W__SNAP_CREATE_SWITCH_HEADER;
+        return q2w__checkpoint_start(img);
+    case Q2W__SNAP_CREATE_SWITCH_HEADER:
+        rc = q2w__snap_switch_header(img, img->nb_snapshots + 1);
+        if (rc != Q2W_OK) return rc;
+        img->phase = Q2W__SNAP_CREATE_FREE_OLD_TABLE;
+        return Q2W_PENDING;
+    default: { /* Q2W__SNAP_CREATE_FREE_OLD_TABLE */
+        uint64_t old_clu = (img->snap_len + cs - 1) / cs;
+        if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
+        if (old_clu && img->snapshots_offset)
+            q2w__defer_free(img, img->snapshots_offset >> cb, old_clu);
+        img->nb_snapshots++;
+        img->snapshots_offset = img->sn_new_off;
+        img->snap_len = new_len;
+        return Q2W__DONE;
+    }
+    }
+}
+
+static int q2w__step_snap_create(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size;
     uint64_t n1 = ((uint64_t)img->l1_size * 8 + cs - 1) / cs;
-    uint64_t elen, new_len, m;
+    uint64_t elen;
     int rc;
     char id[24];
-    size_t idl = 0;
-    uint64_t idv = img->snap_max_id + 1;
-    /* the new id: the next integer, as qemu does */
-    {
-        char tmp[24];
-        size_t k = 0;
-        do { tmp[k++] = (char)('0' + idv % 10); idv /= 10; } while (idv);
-        while (k) id[idl++] = tmp[--k];
-    }
+    size_t idl = q2w__snap_new_id(img, id);
     elen = (40u + 24u + idl + img->sn_name_len + 7u) & ~7ull;
-    new_len = img->snap_len + elen;
-    m = (new_len + cs - 1) / cs;
     switch (img->phase) {
     case Q2W__SNAP_CREATE_CHECK_LIMITS:
         if (img->nb_snapshots >= Q2W_MAX_SNAPSHOTS)
@@ -2930,105 +3165,14 @@ static int q2w__step_snap_create(q2w_image *img)
         img->pass_l1_index = img->pass_l2_step = 0;
         return q2w__checkpoint_start(img);
     case Q2W__SNAP_CREATE_CHECK_OVERFLOW:
-        rc = q2w__pass(img, Q2W__PASS_CHECK, img->l1_offset, img->l1_size,
-                       Q2W__K_L1);
-        if (rc != Q2W_OK) return rc;
-        img->phase = Q2W__SNAP_CREATE_ALLOC_L1_COPY;
-        q2w__run_begin(img);
-        /* fall through */
     case Q2W__SNAP_CREATE_ALLOC_L1_COPY:
-        if (n1 && (rc = q2w__run_alloc(img, n1)) != Q2W_OK) return rc;
-        img->sn_l1_off = n1 ? img->run_start << cb : 0;
-        img->phase = Q2W__SNAP_CREATE_COPY_L1;
-        img->copy_done = 0;
-        /* fall through */
     case Q2W__SNAP_CREATE_COPY_L1:
-        rc = q2w__copy(img, img->l1_offset, img->sn_l1_off,
-                       (uint64_t)img->l1_size * 8);
-        if (rc != Q2W_OK) return rc;
-        img->phase = Q2W__SNAP_CREATE_BUMP_REFCOUNTS;
-        img->pass_l1_index = img->pass_l2_step = 0;
-        /* fall through */
     case Q2W__SNAP_CREATE_BUMP_REFCOUNTS:
-        rc = q2w__pass(img, Q2W__PASS_BUMP, img->l1_offset, img->l1_size,
-                       Q2W__K_L1);
-        if (rc == Q2W_ERR_LIMIT) {
-            /* An overflow CHECK could not see (several descriptors on one
-             * host cluster): what was bumped is lowered again, COPIED as
-             * it was, the L1 copy freed, and then the refusal. Nothing
-             * referenced the raised counts, so lowering them needs no
-             * checkpoint first. */
-            img->sn_err = img->err;
-            img->pass_stop_l1_index = img->pass_l1_index;
-            img->pass_stop_l2_step = img->pass_l2_step;
-            img->pass_l1_index = img->pass_l2_step = 0;
-            img->phase = Q2W__SNAP_CREATE_UNDO_BUMP;
-            return Q2W_OK;
-        }
-        if (rc != Q2W_OK) return rc;
-        img->phase = Q2W__SNAP_CREATE_BUILD_ENTRY;
-        return q2w__checkpoint_start(img);
     case Q2W__SNAP_CREATE_UNDO_BUMP:
-        rc = q2w__pass(img, Q2W__PASS_UNBUMP, img->l1_offset, img->l1_size,
-                       Q2W__K_L1);
-        if (rc != Q2W_OK) return rc;
-        if (n1) {
-            if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
-            q2w__defer_free(img, img->sn_l1_off >> cb, n1);
-        }
-        img->err = img->sn_err;
-        return img->err.code;
-    case Q2W__SNAP_CREATE_BUILD_ENTRY: {
-        unsigned char *e = img->snapbuf;
-        memset(e, 0, (size_t)elen);
-        q2w__put64(e, img->sn_l1_off);
-        q2w__put32(e + 8, img->l1_size);
-        q2w__put16(e + 12, (uint16_t)idl);
-        q2w__put16(e + 14, (uint16_t)img->sn_name_len);
-        q2w__put32(e + 16, img->sn_date_sec);
-        q2w__put32(e + 20, img->sn_date_nsec);
-        q2w__put64(e + 24, img->sn_vm_clock);
-        q2w__put32(e + 36, 24);            /* extra: as qemu writes it */
-        q2w__put64(e + 48, img->size);     /* disk size */
-        memcpy(e + 64, id, idl);
-        memcpy(e + 64 + idl, img->sn_name, img->sn_name_len);
-        img->phase = Q2W__SNAP_CREATE_ALLOC_TABLE;
-        q2w__run_begin(img);
-    }
-        /* fall through */
-    case Q2W__SNAP_CREATE_ALLOC_TABLE:
-        if ((rc = q2w__run_alloc(img, m)) != Q2W_OK) return rc;
-        img->sn_new_off = img->run_start << cb;
-        img->phase = Q2W__SNAP_CREATE_WRITE_TABLE;
-        img->copy_done = 0;
-        /* fall through */
-    case Q2W__SNAP_CREATE_WRITE_TABLE:
-        rc = q2w__copy(img, img->snapshots_offset, img->sn_new_off,
-                       img->snap_len);
-        if (rc != Q2W_OK) return rc;
-        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
-        q2w__emit(img, Q2W_OP_WRITE, img->sn_new_off + img->snap_len,
-                  (size_t)elen, NULL, img->snapbuf);
-        img->phase = Q2W__SNAP_CREATE_SWITCH_HEADER;
-        return q2w__checkpoint_start(img);
-    case Q2W__SNAP_CREATE_SWITCH_HEADER: {
-        unsigned char f[12];
-        q2w__put32(f, img->nb_snapshots + 1);
-        q2w__put64(f + 4, img->sn_new_off);
-        if ((rc = q2w__switch_header(img, 60, f, sizeof f)) != Q2W_OK) return rc;
-        img->phase = Q2W__SNAP_CREATE_FREE_OLD_TABLE;
-        return Q2W_PENDING;
-    }
-    default: { /* Q2W__SNAP_CREATE_FREE_OLD_TABLE */
-        uint64_t old_clu = (img->snap_len + cs - 1) / cs;
-        if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
-        if (old_clu && img->snapshots_offset)
-            q2w__defer_free(img, img->snapshots_offset >> cb, old_clu);
-        img->nb_snapshots++;
-        img->snapshots_offset = img->sn_new_off;
-        img->snap_len = new_len;
-        return Q2W__DONE;
-    }
+        return q2w__snap_create_copy_l1(img, n1);
+    default:
+        return q2w__snap_create_table(img, id, idl, elen,
+                                      img->snap_len + elen);
     }
 }
 
@@ -3052,35 +3196,39 @@ enum {
     Q2W__SNAP_DELETE_DONE
 };
 
-static int q2w__step_snap_delete(q2w_image *img)
+/* The entry named sn_name: its place in the table and its L1 table. */
+static int q2w__snap_delete_find(q2w_image *img)
 {
-    uint64_t cs = img->cluster_size, cb = img->cluster_bits;
-    uint64_t new_len = img->snap_len - img->sn_len;
-    uint64_t m = (new_len + cs - 1) / cs;
-    uint64_t n1 = ((uint64_t)img->sn_l1_size * 8 + cs - 1) / cs, v;
+    for (;;) {
+        const unsigned char *e;
+        uint64_t len, pos = img->walk_pos;
+        int rc = q2w__snap_next(img, &e, &len);
+        if (rc == Q2W__DONE)
+            return q2w__fail(img, Q2W_ERR_NOT_FOUND, "snapshot", 0, 0);
+        if (rc != Q2W_OK) return rc;
+        if (q2w__be16(e + 14) == img->sn_name_len &&
+            memcmp(e + 40 + q2w__be32(e + 36) + q2w__be16(e + 12),
+                   img->sn_name, img->sn_name_len) == 0) {
+            img->sn_pos = pos;
+            img->sn_len = len;
+            img->sn_l1_off = q2w__be64(e);
+            img->sn_l1_size = q2w__be32(e + 8);
+            return Q2W_OK;
+        }
+    }
+}
+
+/* Found, and every refusal decided before the header switch: the
+ * snapshot's tables and the active ones (their COPIED pass comes after
+ * it) are verified, and so are the refcounts of the n1 L1 clusters
+ * (counted in pass_l1_index). FIND .. VERIFY_L1_REFCOUNTS. */
+static int q2w__snap_delete_verify(q2w_image *img, uint64_t n1)
+{
+    uint64_t cs = img->cluster_size, cb = img->cluster_bits, v;
     int rc;
     switch (img->phase) {
     case Q2W__SNAP_DELETE_FIND:
-        for (;;) {
-            const unsigned char *e;
-            uint64_t len, pos = img->walk_pos;
-            rc = q2w__snap_next(img, &e, &len);
-            if (rc == Q2W__DONE)
-                return q2w__fail(img, Q2W_ERR_NOT_FOUND, "snapshot", 0, 0);
-            if (rc != Q2W_OK) return rc;
-            if (q2w__be16(e + 14) == img->sn_name_len &&
-                memcmp(e + 40 + q2w__be32(e + 36) + q2w__be16(e + 12),
-                       img->sn_name, img->sn_name_len) == 0) {
-                img->sn_pos = pos;
-                img->sn_len = len;
-                img->sn_l1_off = q2w__be64(e);
-                img->sn_l1_size = q2w__be32(e + 8);
-                break;
-            }
-        }
-        /* Every refusal comes before the header switch: the snapshot's
-         * tables and the active ones (their COPIED pass comes after it)
-         * are verified, and so are the refcounts of the L1 clusters. */
+        if ((rc = q2w__snap_delete_find(img)) != Q2W_OK) return rc;
         img->phase = Q2W__SNAP_DELETE_VERIFY_SNAPSHOT_TABLES;
         img->pass_l1_index = img->pass_l2_step = 0;
         /* fall through */
@@ -3098,7 +3246,7 @@ static int q2w__step_snap_delete(q2w_image *img)
         img->phase = Q2W__SNAP_DELETE_VERIFY_L1_REFCOUNTS;
         img->pass_l1_index = 0;
         /* fall through */
-    case Q2W__SNAP_DELETE_VERIFY_L1_REFCOUNTS:
+    default: /* Q2W__SNAP_DELETE_VERIFY_L1_REFCOUNTS */
         while (img->pass_l1_index < n1) {
             uint64_t at = img->sn_l1_off + img->pass_l1_index * cs;
             img->pin_epoch++;
@@ -3111,13 +3259,22 @@ static int q2w__step_snap_delete(q2w_image *img)
         }
         img->phase = Q2W__SNAP_DELETE_START_RUN;
         return q2w__checkpoint_start(img);
+    }
+}
+
+/* The table without the entry (m clusters) written and switched to:
+ * START_RUN .. SWITCH_HEADER. */
+static int q2w__snap_delete_table(q2w_image *img, uint64_t m)
+{
+    int rc;
+    switch (img->phase) {
     case Q2W__SNAP_DELETE_START_RUN:
         img->phase = Q2W__SNAP_DELETE_ALLOC_TABLE;
         q2w__run_begin(img);
         /* fall through */
     case Q2W__SNAP_DELETE_ALLOC_TABLE:
         if (m && (rc = q2w__run_alloc(img, m)) != Q2W_OK) return rc;
-        img->sn_new_off = m ? img->run_start << cb : 0;
+        img->sn_new_off = m ? img->run_start << img->cluster_bits : 0;
         img->phase = Q2W__SNAP_DELETE_COPY_ENTRIES_BEFORE;
         img->copy_done = 0;
         /* fall through */
@@ -3135,14 +3292,24 @@ static int q2w__step_snap_delete(q2w_image *img)
         if (rc != Q2W_OK) return rc;
         img->phase = Q2W__SNAP_DELETE_SWITCH_HEADER;
         return q2w__checkpoint_start(img);
-    case Q2W__SNAP_DELETE_SWITCH_HEADER: {
-        unsigned char f[12];
-        q2w__put32(f, img->nb_snapshots - 1);
-        q2w__put64(f + 4, img->sn_new_off);
-        if ((rc = q2w__switch_header(img, 60, f, sizeof f)) != Q2W_OK) return rc;
+    default: /* Q2W__SNAP_DELETE_SWITCH_HEADER */
+        rc = q2w__snap_switch_header(img, img->nb_snapshots - 1);
+        if (rc != Q2W_OK) return rc;
         img->phase = Q2W__SNAP_DELETE_FREE_OLD_TABLE;
         return Q2W_PENDING;
     }
+}
+
+/* Switched: the old table freed, the refcounts of the snapshot's paths
+ * down (the references are gone from disk), its L1 table (n1 clusters)
+ * freed, and COPIED set again where a refcount came back to 1:
+ * FREE_OLD_TABLE .. DONE. */
+static int q2w__snap_delete_drop_paths(q2w_image *img, uint64_t n1,
+                                       uint64_t new_len)
+{
+    uint64_t cs = img->cluster_size, cb = img->cluster_bits, v;
+    int rc;
+    switch (img->phase) {
     case Q2W__SNAP_DELETE_FREE_OLD_TABLE: {
         uint64_t old_clu = (img->snap_len + cs - 1) / cs;
         if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
@@ -3188,6 +3355,28 @@ static int q2w__step_snap_delete(q2w_image *img)
     }
 }
 
+static int q2w__step_snap_delete(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size;
+    uint64_t new_len = img->snap_len - img->sn_len;
+    uint64_t n1 = ((uint64_t)img->sn_l1_size * 8 + cs - 1) / cs;
+    switch (img->phase) {
+    case Q2W__SNAP_DELETE_FIND:
+    case Q2W__SNAP_DELETE_VERIFY_SNAPSHOT_TABLES:
+    case Q2W__SNAP_DELETE_VERIFY_ACTIVE_TABLES:
+    case Q2W__SNAP_DELETE_VERIFY_L1_REFCOUNTS:
+        return q2w__snap_delete_verify(img, n1);
+    case Q2W__SNAP_DELETE_START_RUN:
+    case Q2W__SNAP_DELETE_ALLOC_TABLE:
+    case Q2W__SNAP_DELETE_COPY_ENTRIES_BEFORE:
+    case Q2W__SNAP_DELETE_COPY_ENTRIES_AFTER:
+    case Q2W__SNAP_DELETE_SWITCH_HEADER:
+        return q2w__snap_delete_table(img, (new_len + cs - 1) / cs);
+    default:
+        return q2w__snap_delete_drop_paths(img, n1, new_len);
+    }
+}
+
 /* The size is switched. A backing file longer than the old size would show
  * through the new area, so that part is zeroed (as qemu does) by turning
  * the operation into a write_zeroes over it. */
@@ -3219,16 +3408,14 @@ enum {
     Q2W__RESIZE_SIZE_SWITCHED
 };
 
-static int q2w__step_resize(q2w_image *img)
+/* The new size checked, and the tables over the backing data it will show
+ * verified: CHECK, VERIFY_BACKED_TABLES. span: virtual bytes per L1 entry;
+ * need: L1 entries for the new size, in nclu clusters. */
+static int q2w__resize_check(q2w_image *img, uint64_t span, uint64_t need,
+                             uint64_t nclu)
 {
-    uint64_t cs = img->cluster_size, cb = img->cluster_bits;
-    uint64_t span = cs * q2w__l2_entries(img);
-    uint64_t need = (img->op_arg + span - 1) / span;
-    uint64_t nclu = (need * 8 + cs - 1) / cs;
-    uint64_t old_clu = ((uint64_t)img->l1_size * 8 + cs - 1) / cs;
     int rc;
-    switch (img->phase) {
-    case Q2W__RESIZE_CHECK:
+    if (img->phase == Q2W__RESIZE_CHECK) {
         if (img->op_arg < img->size)
             return q2w__fail(img, Q2W_ERR_UNSUPPORTED, "shrinking", 24,
                              img->op_arg);
@@ -3242,26 +3429,38 @@ static int q2w__step_resize(q2w_image *img)
         img->pass_l1_index = img->size / span;
         img->pass_l2_step = 0;
         img->phase = Q2W__RESIZE_VERIFY_BACKED_TABLES;
-        /* fall through */
-    case Q2W__RESIZE_VERIFY_BACKED_TABLES:
-        if (img->has_backing && img->backing_size > img->size) {
-            uint64_t end = img->op_arg < img->backing_size ? img->op_arg
-                                                            : img->backing_size;
-            uint64_t last = (end + span - 1) / span;
-            if (last > img->l1_size) last = img->l1_size;
-            rc = q2w__pass(img, Q2W__PASS_VERIFY, img->l1_offset,
-                           (uint32_t)last, Q2W__K_L1);
-            if (rc != Q2W_OK) return rc;
-        }
-        if (need <= img->l1_size) { img->phase = Q2W__RESIZE_SWITCH_SIZE; return Q2W_OK; }
-        /* The new L1 is one run (see q2w__run_alloc): refuse up front. */
-        if (nclu >= (1ull << q2w__epb_bits(img)))
-            return q2w__fail(img, Q2W_ERR_LIMIT,
-                             "table larger than one refcount block's range",
-                             40, nclu);
-        img->phase = Q2W__RESIZE_ALLOC_L1;
-        q2w__run_begin(img);
-        return q2w__checkpoint_start(img);
+    }
+    if (img->has_backing && img->backing_size > img->size) {
+        uint64_t end = img->op_arg < img->backing_size ? img->op_arg
+                                                        : img->backing_size;
+        uint64_t last = (end + span - 1) / span;
+        if (last > img->l1_size) last = img->l1_size;
+        rc = q2w__pass(img, Q2W__PASS_VERIFY, img->l1_offset,
+                       (uint32_t)last, Q2W__K_L1);
+        if (rc != Q2W_OK) return rc;
+    }
+    if (need <= img->l1_size) {
+        img->phase = Q2W__RESIZE_SWITCH_SIZE;
+        return Q2W_OK;
+    }
+    /* The new L1 is one run (see q2w__run_alloc): refuse up front. */
+    if (nclu >= (1ull << q2w__epb_bits(img)))
+        return q2w__fail(img, Q2W_ERR_LIMIT,
+                         "table larger than one refcount block's range",
+                         40, nclu);
+    img->phase = Q2W__RESIZE_ALLOC_L1;
+    q2w__run_begin(img);
+    return q2w__checkpoint_start(img);
+}
+
+/* A new L1 table of need entries (nclu clusters) in place of the old one
+ * (old_clu clusters): ALLOC_L1 .. FREE_OLD_L1. */
+static int q2w__resize_new_l1(q2w_image *img, uint64_t need, uint64_t nclu,
+                              uint64_t old_clu)
+{
+    uint64_t cs = img->cluster_size, cb = img->cluster_bits;
+    int rc;
+    switch (img->phase) {
     case Q2W__RESIZE_ALLOC_L1:
         if ((rc = q2w__run_alloc(img, nclu)) != Q2W_OK) return rc;
         if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
@@ -3287,7 +3486,7 @@ static int q2w__step_resize(q2w_image *img)
         img->phase = Q2W__RESIZE_FREE_OLD_L1;
         return Q2W_PENDING;
     }
-    case Q2W__RESIZE_FREE_OLD_L1: {
+    default: { /* Q2W__RESIZE_FREE_OLD_L1 */
         uint64_t j, old = img->l1_offset;
         if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
         for (j = 0; j < old_clu; j++) q2w__drop(img, old + j * cs);
@@ -3296,6 +3495,26 @@ static int q2w__step_resize(q2w_image *img)
         img->l1_size = (uint32_t)need;
         return q2w__resized(img);
     }
+    }
+}
+
+static int q2w__step_resize(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size;
+    uint64_t span = cs * q2w__l2_entries(img);
+    uint64_t need = (img->op_arg + span - 1) / span;
+    uint64_t nclu = (need * 8 + cs - 1) / cs;
+    uint64_t old_clu = ((uint64_t)img->l1_size * 8 + cs - 1) / cs;
+    int rc;
+    switch (img->phase) {
+    case Q2W__RESIZE_CHECK:
+    case Q2W__RESIZE_VERIFY_BACKED_TABLES:
+        return q2w__resize_check(img, span, need, nclu);
+    case Q2W__RESIZE_ALLOC_L1:
+    case Q2W__RESIZE_COPY_L1:
+    case Q2W__RESIZE_SWITCH_HEADER:
+    case Q2W__RESIZE_FREE_OLD_L1:
+        return q2w__resize_new_l1(img, need, nclu, old_clu);
     case Q2W__RESIZE_SWITCH_SIZE: {
         unsigned char f[8];
         q2w__put64(f, img->op_arg);
@@ -3822,14 +4041,58 @@ Q2WDEF void q2w_info_get(const q2w_image *img, q2w_info *info)
 }
 
 /* ---- create ----------------------------------------------------------------- */
+/* The backing file name and format checked, and that the format
+ * extension and the name fit in cluster 0 after the header of hlen bytes;
+ * *ext_end: the name's offset. */
+static int q2w__create_names(const q2w_create_opts *opts, uint64_t cs,
+                             uint32_t hlen, size_t *name_len, size_t *fmt_len,
+                             size_t *ext_end, q2w_error_info *err)
+{
+    if (opts->backing) {
+        *name_len = strlen(opts->backing);
+        if (*name_len == 0 || *name_len > Q2W_MAX_BACKING_NAME)
+            return q2w__hfail(err, Q2W_ERR_ARG, "backing", 0, *name_len);
+    }
+    if (opts->backing_fmt) {
+        *fmt_len = strlen(opts->backing_fmt);
+        if (*fmt_len == 0 || *fmt_len > Q2W_MAX_BACKING_FMT || !opts->backing)
+            return q2w__hfail(err, Q2W_ERR_ARG, "backing_fmt", 0, *fmt_len);
+    }
+    *ext_end = hlen + (*fmt_len ? 8 + ((*fmt_len + 7) & ~(size_t)7) : 0) + 8;
+    if (*ext_end + *name_len > cs)
+        return q2w__hfail(err, Q2W_ERR_LIMIT,
+                          "backing name does not fit in cluster 0", 0,
+                          *ext_end + *name_len);
+    return Q2W_OK;
+}
+
+/* Cluster 0 holds the header, then come the refcount table, the blocks
+ * and n1 L1 clusters; the blocks (epb entries each) count all of it. The
+ * table's and the blocks' clusters (from 1 and 1) grown to a fixed point. */
+static void q2w__create_layout(uint64_t cs, uint64_t epb, uint64_t n1,
+                               uint64_t *table_clusters, uint64_t *blocks)
+{
+    uint64_t i, total;
+    for (i = 0; i < 64; i++) {
+        uint64_t blocks_needed, table_needed;
+        total = 1 + *table_clusters + *blocks + n1;
+        blocks_needed = (total + epb - 1) / epb;
+        table_needed = (blocks_needed * 8 + cs - 1) / cs;
+        if (blocks_needed == *blocks && table_needed == *table_clusters) break;
+        *blocks = blocks_needed;
+        *table_clusters = table_needed;
+    }
+}
+
 Q2WDEF int q2w_create(const q2w_create_opts *opts, void *buf, size_t cap,
                       uint64_t *image_len, q2w_error_info *err)
 {
     q2w_error_info dummy;
-    uint64_t cs, cb = 0, l1_entries, n1, R = 1, B = 1, total = 0, i, epb;
+    uint64_t cs, cb = 0, l1_entries, n1, total, i, epb;
+    uint64_t table_clusters = 1, blocks = 1;   /* refcount table, blocks */
     uint32_t rbits, order = 0, hlen;
-    int version;
-    size_t name_len = 0, fmt_len = 0, ext_end;
+    int version, rc;
+    size_t name_len = 0, fmt_len = 0, ext_end = 0;
     unsigned char *p = (unsigned char *)buf;
     if (!err) err = &dummy;
     memset(err, 0, sizeof *err);
@@ -3853,36 +4116,13 @@ Q2WDEF int q2w_create(const q2w_create_opts *opts, void *buf, size_t cap,
     if (l1_entries * 8 > Q2W_MAX_L1_BYTES)
         return q2w__hfail(err, Q2W_ERR_LIMIT, "size (L1 table)", 0,
                           opts->size);
-    if (opts->backing) {
-        name_len = strlen(opts->backing);
-        if (name_len == 0 || name_len > Q2W_MAX_BACKING_NAME)
-            return q2w__hfail(err, Q2W_ERR_ARG, "backing", 0, name_len);
-    }
-    if (opts->backing_fmt) {
-        fmt_len = strlen(opts->backing_fmt);
-        if (fmt_len == 0 || fmt_len > Q2W_MAX_BACKING_FMT || !opts->backing)
-            return q2w__hfail(err, Q2W_ERR_ARG, "backing_fmt", 0, fmt_len);
-    }
     hlen = version == 3 ? 112u : 72u;
-    ext_end = hlen + (fmt_len ? 8 + ((fmt_len + 7) & ~(size_t)7) : 0) + 8;
-    if (ext_end + name_len > cs)
-        return q2w__hfail(err, Q2W_ERR_LIMIT,
-                          "backing name does not fit in cluster 0", 0,
-                          ext_end + name_len);
-    /* cluster 0 header, then the refcount table, the blocks, n1 L1 clusters;
-     * the blocks count all of it. */
+    rc = q2w__create_names(opts, cs, hlen, &name_len, &fmt_len, &ext_end, err);
+    if (rc != Q2W_OK) return rc;
     n1 = (l1_entries * 8 + cs - 1) / cs; /* an empty disk has no L1 (as qemu) */
     epb = (cs * 8) >> order;
-    for (i = 0; i < 64; i++) {
-        uint64_t b2, r2;
-        total = 1 + R + B + n1;
-        b2 = (total + epb - 1) / epb;
-        r2 = (b2 * 8 + cs - 1) / cs;
-        if (b2 == B && r2 == R) break;
-        B = b2;
-        R = r2;
-    }
-    total = 1 + R + B + n1;
+    q2w__create_layout(cs, epb, n1, &table_clusters, &blocks);
+    total = 1 + table_clusters + blocks + n1;
     *image_len = total * cs;
     if (!buf) return Q2W_OK;
     if (cap < *image_len) {
@@ -3895,9 +4135,9 @@ Q2WDEF int q2w_create(const q2w_create_opts *opts, void *buf, size_t cap,
     q2w__put32(p + 20, (uint32_t)cb);
     q2w__put64(p + 24, opts->size);
     q2w__put32(p + 36, (uint32_t)l1_entries);
-    q2w__put64(p + 40, n1 ? (1 + R + B) * cs : 0);
+    q2w__put64(p + 40, n1 ? (1 + table_clusters + blocks) * cs : 0);
     q2w__put64(p + 48, cs);
-    q2w__put32(p + 56, (uint32_t)R);
+    q2w__put32(p + 56, (uint32_t)table_clusters);
     if (version == 3) {
         q2w__put32(p + 96, order);
         q2w__put32(p + 100, hlen);
@@ -3912,10 +4152,10 @@ Q2WDEF int q2w_create(const q2w_create_opts *opts, void *buf, size_t cap,
         q2w__put32(p + 16, (uint32_t)name_len);
         memcpy(p + ext_end, opts->backing, name_len);
     }
-    for (i = 0; i < B; i++)
-        q2w__put64(p + cs + i * 8, (1 + R + i) * cs);
+    for (i = 0; i < blocks; i++)
+        q2w__put64(p + cs + i * 8, (1 + table_clusters + i) * cs);
     for (i = 0; i < total; i++)
-        q2w__rc_set(p + (1 + R + i / epb) * cs, i % epb, order, 1);
+        q2w__rc_set(p + (1 + table_clusters + i / epb) * cs, i % epb, order, 1);
     return Q2W_OK;
 }
 
@@ -3993,17 +4233,79 @@ static void q2w__chk_range(q2w__chk *k, uint64_t off, uint64_t len,
         q2w__chk_ref(k, off + c * k->cs, where);
 }
 
+/* A compressed L2 entry e (at w): the host clusters its data touches get
+ * one reference each; with `copied`, its COPIED flag must be clear. */
+static void q2w__chk_compressed(q2w__chk *k, uint64_t e, uint64_t w,
+                                int active, int copied)
+{
+    uint32_t sbits = 62u - (k->cb - 8u);
+    uint64_t coff = e & ((1ull << sbits) - 1);
+    uint64_t secs = ((e >> sbits) & ((1ull << (k->cb - 8u)) - 1)) + 1;
+    uint64_t first = coff & ~(k->cs - 1);
+    uint64_t last = ((coff & ~511ull) + secs * 512 - 1) & ~(k->cs - 1);
+    if (copied) {
+        if (e & Q2W__COPIED)
+            q2w__finding(k, Q2W_FIND_COPIED, first, w, e, 0);
+        return;
+    }
+    if (active) k->res->allocated_clusters++;
+    for (; first <= last; first += k->cs) q2w__chk_ref(k, first, w);
+}
+
+/* The L2 table at l2 (read into k->b): its clusters counted, or with
+ * `copied` their COPIED flags compared (or set right, and the table
+ * written back). */
+static int q2w__chk_l2(q2w__chk *k, uint64_t l2, int active, int copied)
+{
+    uint64_t j, per = k->cs / 8;
+    int rc, b_dirty = 0;
+    rc = q2w__chk_read(k, l2, k->b, (size_t)k->cs);
+    if (rc != Q2W_OK) return rc;
+    for (j = 0; j < per; j++) {
+        uint64_t e = q2w__be64(k->b + j * 8), host, w = l2 + j * 8;
+        if (!e) continue;
+        if (e & Q2W__COMPRESSED) {
+            q2w__chk_compressed(k, e, w, active, copied);
+            continue;
+        }
+        host = e & Q2W__OFF_MASK;
+        if (!copied) {
+            if (e & Q2W__L2_RESERVED)
+                q2w__finding(k, Q2W_FIND_RESERVED, host, w, e, 0);
+            if (k->h.version == 2 && (e & Q2W__ZERO))
+                q2w__finding(k, Q2W_FIND_ZERO_FLAG_V2, host, w, e, 0);
+            if (host) {
+                if (active) k->res->allocated_clusters++;
+                q2w__chk_ref(k, host, w);
+            }
+        } else if (host && !(host & (k->cs - 1)) &&
+                   (host >> k->cb) < k->nclusters) {
+            uint64_t v = k->counts[host >> k->cb];
+            if ((v == 1) == ((e & Q2W__COPIED) != 0)) continue;
+            if (k->fix_copied) {
+                q2w__put64(k->b + j * 8, e ^ Q2W__COPIED);
+                b_dirty = 1;
+                k->res->copied_fixed++;
+            } else {
+                q2w__finding(k, Q2W_FIND_COPIED, host, w, e, v);
+            }
+        }
+    }
+    if (b_dirty && (rc = q2w__chk_write(k, l2, k->b, k->cs)) != Q2W_OK)
+        return rc;
+    return Q2W_OK;
+}
+
 /* Walk an L1 table: count its L2 tables and their clusters; with `copied`
  * (second walk of the active table) compare COPIED with the refcounts that
  * pass 2 left in counts[]. */
 static int q2w__chk_l1(q2w__chk *k, uint64_t l1_off, uint64_t l1_size,
                        int active, int copied)
 {
-    uint64_t i, j, per = k->cs / 8, chunk = 0, chunk_len = 0;
+    uint64_t i, per = k->cs / 8, chunk = 0, chunk_len = 0;
     int rc, a_dirty = 0;
     for (i = 0; i < l1_size; i++) {
         uint64_t l1e, l2, where = l1_off + i * 8;
-        int b_dirty = 0;
         if (i % per == 0) {
             if (a_dirty && (rc = q2w__chk_write(k, chunk, k->a, chunk_len)) != Q2W_OK)
                 return rc;
@@ -4035,51 +4337,7 @@ static int q2w__chk_l1(q2w__chk *k, uint64_t l1_off, uint64_t l1_size,
             q2w__chk_ref(k, l2, where);
         }
         if (l2 & (k->cs - 1)) continue;
-        rc = q2w__chk_read(k, l2, k->b, (size_t)k->cs);
-        if (rc != Q2W_OK) return rc;
-        for (j = 0; j < per; j++) {
-            uint64_t e = q2w__be64(k->b + j * 8), host, w = l2 + j * 8;
-            if (!e) continue;
-            if (e & Q2W__COMPRESSED) {
-                uint32_t sbits = 62u - (k->cb - 8u);
-                uint64_t coff = e & ((1ull << sbits) - 1);
-                uint64_t secs = ((e >> sbits) & ((1ull << (k->cb - 8u)) - 1)) + 1;
-                uint64_t first = coff & ~(k->cs - 1);
-                uint64_t last = ((coff & ~511ull) + secs * 512 - 1) & ~(k->cs - 1);
-                if (copied) {
-                    if (e & Q2W__COPIED)
-                        q2w__finding(k, Q2W_FIND_COPIED, first, w, e, 0);
-                    continue;
-                }
-                if (active) k->res->allocated_clusters++;
-                for (; first <= last; first += k->cs) q2w__chk_ref(k, first, w);
-                continue;
-            }
-            host = e & Q2W__OFF_MASK;
-            if (!copied) {
-                if (e & Q2W__L2_RESERVED)
-                    q2w__finding(k, Q2W_FIND_RESERVED, host, w, e, 0);
-                if (k->h.version == 2 && (e & Q2W__ZERO))
-                    q2w__finding(k, Q2W_FIND_ZERO_FLAG_V2, host, w, e, 0);
-                if (host) {
-                    if (active) k->res->allocated_clusters++;
-                    q2w__chk_ref(k, host, w);
-                }
-            } else if (host && !(host & (k->cs - 1)) &&
-                       (host >> k->cb) < k->nclusters) {
-                uint64_t v = k->counts[host >> k->cb];
-                if ((v == 1) == ((e & Q2W__COPIED) != 0)) continue;
-                if (k->fix_copied) {
-                    q2w__put64(k->b + j * 8, e ^ Q2W__COPIED);
-                    b_dirty = 1;
-                    k->res->copied_fixed++;
-                } else {
-                    q2w__finding(k, Q2W_FIND_COPIED, host, w, e, v);
-                }
-            }
-        }
-        if (b_dirty && (rc = q2w__chk_write(k, l2, k->b, k->cs)) != Q2W_OK)
-            return rc;
+        if ((rc = q2w__chk_l2(k, l2, active, copied)) != Q2W_OK) return rc;
     }
     if (a_dirty && (rc = q2w__chk_write(k, chunk, k->a, chunk_len)) != Q2W_OK)
         return rc;
@@ -4217,12 +4475,236 @@ Q2WDEF int q2w_check_work_size(const q2w_io *io, size_t *bytes,
     return Q2W_OK;
 }
 
+/* io->flush; a failure is a check error. */
+static int q2w__chk_flush(q2w__chk *k)
+{
+    if (k->io->flush(k->io->user) < 0) {
+        k->res->check_errors++;
+        return q2w__hfail(&k->res->error, Q2W_ERR_IO, "flush", 0, 0);
+    }
+    return Q2W_OK;
+}
+
+/* What qcow2w cannot see into may hold clusters: say so, and let no
+ * repair free anything (raising a refcount would be safe, but a new
+ * refcount block could land on such a cluster). Returns where the last
+ * such structure is named (0: none). */
+static uint64_t q2w__chk_unknown(q2w__chk *k)
+{
+    uint64_t unsure_at = 0;
+    if (k->h.n_unknown_ext) {
+        q2w__finding(k, Q2W_FIND_UNKNOWN, 0, k->h.unknown_ext_pos,
+                     k->h.unknown_ext_type, k->h.n_unknown_ext);
+        k->unsure = 1;
+        unsure_at = k->h.unknown_ext_pos;
+    }
+    if (k->h.version == 3 && (k->h.compatible & ~Q2W__COMPAT_KNOWN)) {
+        q2w__finding(k, Q2W_FIND_UNKNOWN, 0, 80, k->h.compatible, 0);
+        k->unsure = 1;
+        unsure_at = 80;
+    }
+    if (k->h.version == 3 && (k->h.autoclear & ~Q2W__AUTOCLEAR_KNOWN)) {
+        q2w__finding(k, Q2W_FIND_UNKNOWN, 0, 88, k->h.autoclear, 0);
+        k->unsure = 1;
+        unsure_at = 88;
+    }
+    return unsure_at;
+}
+
+/* Pass 1: count every reference path (header, refcount table and
+ * blocks, L1/L2 tables, snapshots, bitmaps). A bitmap structure that does
+ * not validate sets *unsure_at. */
+static int q2w__chk_count_refs(q2w__chk *k, uint64_t rt_entries,
+                               uint64_t *unsure_at)
+{
+    uint64_t i;
+    int rc;
+    q2w__chk_ref(k, 0, 0);
+    q2w__chk_range(k, k->h.rt_offset, (uint64_t)k->h.rt_clusters * k->cs, 48);
+    for (i = 0; i < rt_entries; i++) {
+        uint64_t e, where = k->h.rt_offset + i * 8;
+        if (i % (k->cs / 8) == 0 &&
+            (rc = q2w__chk_read(k, where, k->a, (size_t)k->cs)) != Q2W_OK)
+            return rc;
+        e = q2w__be64(k->a + (i % (k->cs / 8)) * 8);
+        if (e & Q2W__RT_RESERVED)
+            q2w__finding(k, Q2W_FIND_RESERVED, e, where, e, 0);
+        if (e & ~Q2W__RT_RESERVED)
+            q2w__chk_ref(k, e & ~Q2W__RT_RESERVED, where);
+    }
+    q2w__chk_range(k, k->h.l1_offset, (uint64_t)k->h.l1_size * 8, 40);
+    rc = q2w__chk_l1(k, k->h.l1_offset, k->h.l1_size, 1, 0);
+    if (rc != Q2W_OK) return rc;
+    if (k->h.nb_snapshots && (rc = q2w__chk_snapshots(k)) != Q2W_OK)
+        return rc;
+    if (k->h.bm_ext_pos && (k->h.autoclear & Q2W__AUTOCLEAR_BITMAPS)) {
+        int was = k->unsure;
+        if ((rc = q2w__chk_bitmaps(k)) != Q2W_OK) return rc;
+        if (k->unsure && !was) *unsure_at = k->h.bm_ext_pos;
+    }
+    return Q2W_OK;
+}
+
+/* References without a refcount block (a lazy-refcount crash) in the
+ * range of epb clusters from `first`: a new block on the first free
+ * cluster of its own range, counting itself, built in k->b (it is
+ * written, flushed, then entered in the table). Returns its cluster, or 0
+ * when the range needs none or has no free cluster. */
+static uint64_t q2w__chk_make_block(q2w__chk *k, uint64_t first, uint64_t epb)
+{
+    uint64_t c, want = 0, made = 0;
+    for (c = first; c < first + epb && c < k->nclusters; c++)
+        want |= k->counts[c];
+    for (c = first ? first : 1; want && c < first + epb; c++)
+        if (c >= k->nclusters || !k->counts[c]) {
+            made = c;
+            break;
+        }
+    if (made) {
+        memset(k->b, 0, (size_t)k->cs);
+        q2w__rc_set(k->b, made - first, k->h.refcount_order, 1);
+        if (made < k->nclusters) k->counts[made] = 1;
+    }
+    return made;
+}
+
+/* The refcounts of the block at blk (in k->b; 0: none) for the epb
+ * clusters from `first` against counts[]: findings, and with `repair`
+ * leaks lowered, with `all` counts below their references raised; then
+ * counts[] holds the stored values. made: the block q2w__chk_make_block
+ * made here, or 0. *end: one past the last cluster counted or used.
+ * Returns whether k->b changed. */
+static int q2w__chk_block(q2w__chk *k, uint64_t blk, uint64_t first,
+                          uint64_t made, uint64_t epb, unsigned repair,
+                          int all, uint64_t *end)
+{
+    q2w_check_result *res = k->res;
+    uint64_t j;
+    int dirty = 0;
+    for (j = 0; j < epb && (blk || first + j < k->nclusters); j++) {
+        uint64_t c = first + j;
+        uint64_t stored, have, at;
+        if (blk && c >= k->nclusters && c != made &&
+            ((j << k->h.refcount_order) & 7) == 0) {
+            /* Past the end of the file only non-zero entries matter:
+             * skip zero bytes (a 2 MiB block of 1-bit refcounts has
+             * 16 Mi entries). */
+            size_t b = (size_t)((j << k->h.refcount_order) >> 3), nj;
+            while (b < k->cs && k->b[b] == 0) b++;
+            nj = (size_t)(((uint64_t)b << 3) >> k->h.refcount_order);
+            if (made > c && nj > made - first) nj = (size_t)(made - first);
+            if (nj > j) {
+                j = nj - 1;
+                continue;
+            }
+        }
+        stored = blk ? q2w__rc_get(k->b, j, k->h.refcount_order) : 0;
+        have = c < k->nclusters ? k->counts[c] : (uint64_t)(made && c == made);
+        at = blk ? blk + ((j << k->h.refcount_order) >> 3) : 0;
+        if (stored < have) {
+            q2w__finding(k, Q2W_FIND_REFCOUNT, c << k->cb, at, stored,
+                         have);
+            if (all && blk && have <= q2w__rc_max(k->h.refcount_order)) {
+                q2w__rc_set(k->b, j, k->h.refcount_order, have);
+                res->corruptions_fixed++;
+                dirty = 1;
+                stored = have;
+            }
+        } else if (stored > have) {
+            q2w__finding(k, Q2W_FIND_LEAK, c << k->cb, at, stored, have);
+            if (repair && blk) {
+                q2w__rc_set(k->b, j, k->h.refcount_order, have);
+                res->leaks_fixed++;
+                dirty = 1;
+                stored = have;
+            }
+        }
+        if (c >= k->nclusters) {
+            if (have) *end = c + 1;   /* a block made past the end */
+            continue;
+        }
+        /* the end qemu reports: the last cluster counted or used */
+        if (stored || have) *end = c + 1;
+        k->counts[c] = stored > 0xfffffffeu ? 0xfffffffeu : (uint32_t)stored;
+    }
+    return dirty;
+}
+
+/* Pass 2: stored refcounts against the counts, a table entry (a refcount
+ * block) at a time; counts[] then holds the stored values (after repair)
+ * for the COPIED pass. *end as q2w__chk_block. */
+static int q2w__chk_refcounts(q2w__chk *k, uint64_t rt_entries,
+                              unsigned repair, int all, uint64_t *end)
+{
+    uint64_t i, epb_bits, epb;
+    int rc;
+    epb_bits = k->cb + 3u - k->h.refcount_order;
+    epb = 1ull << epb_bits;
+    for (i = 0; i < rt_entries; i++) {
+        uint64_t e, blk, first = i << epb_bits, made = 0, rt_at;
+        uint64_t per = k->cs / 8;
+        int dirty = 0;
+        rt_at = k->h.rt_offset + (i - i % per) * 8;
+        if (i % per == 0 &&
+            (rc = q2w__chk_read(k, rt_at, k->a, (size_t)k->cs)) != Q2W_OK)
+            return rc;
+        e = q2w__be64(k->a + (i % per) * 8);
+        blk = e & ~Q2W__RT_RESERVED;
+        if (blk & (k->cs - 1)) blk = 0;
+        /* Past the end of the file only stored refcounts matter: a count
+         * there is a leak (it becomes visible once the file grows). */
+        if (!blk && first >= k->nclusters) continue;
+        if (!blk && all && !e) {
+            made = q2w__chk_make_block(k, first, epb);
+            if (made) {
+                blk = made << k->cb;
+                dirty = 1;
+            }
+        } else if (blk) {
+            rc = q2w__chk_read(k, blk, k->b, (size_t)k->cs);
+            if (rc != Q2W_OK) return rc;
+        }
+        if (q2w__chk_block(k, blk, first, made, epb, repair, all, end))
+            dirty = 1;
+        if (dirty && (rc = q2w__chk_write(k, blk, k->b, k->cs)) != Q2W_OK)
+            return rc;
+        if (made) {
+            if ((rc = q2w__chk_flush(k)) != Q2W_OK) return rc;
+            q2w__put64(k->a + (i % per) * 8, blk);
+            if ((rc = q2w__chk_write(k, rt_at, k->a, k->cs)) != Q2W_OK)
+                return rc;
+        }
+    }
+    /* Clusters the table cannot describe at all (a repair would have to
+     * grow the refcount table: left to qemu-img check -r all). */
+    for (i = rt_entries << epb_bits; i < k->nclusters; i++)
+        if (k->counts[i]) {
+            q2w__finding(k, Q2W_FIND_REFCOUNT, i << k->cb, 0, 0, k->counts[i]);
+            *end = i + 1;
+            k->counts[i] = 0;
+        }
+    return Q2W_OK;
+}
+
+/* Dirty bit: cleared, durably after the refcounts, once everything
+ * found was repaired. */
+static int q2w__chk_clear_dirty(q2w__chk *k)
+{
+    unsigned char f[8];
+    int rc;
+    q2w__put64(f, k->h.incompatible & ~Q2W__INCOMPAT_DIRTY);
+    if ((rc = q2w__chk_write(k, 72, f, 8)) != Q2W_OK) return rc;
+    if ((rc = q2w__chk_flush(k)) != Q2W_OK) return rc;
+    k->res->dirty_cleared = 1;
+    return Q2W_OK;
+}
+
 Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
                      unsigned flags, q2w_check_result *res)
 {
     q2w__chk k;
     unsigned char head[112];
-    uint64_t i, rt_entries, epb_bits, epb, end = 0, unsure_at = 0;
+    uint64_t rt_entries, end = 0, unsure_at;
     unsigned repair = flags & (Q2W_CHECK_REPAIR_LEAKS | Q2W_CHECK_REPAIR_ALL);
     int rc, all = (flags & Q2W_CHECK_REPAIR_ALL) != 0;
     if (!res) return Q2W_ERR_ARG;
@@ -4248,167 +4730,20 @@ Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
     rc = q2w__parse_exts(k.a, (size_t)k.cs, &k.h, &res->error);
     if (rc != Q2W_OK) return rc;
     res->total_clusters = (k.h.size + k.cs - 1) >> k.cb;
-    /* What qcow2w cannot see into may hold clusters: say so, and let no
-     * repair free anything (raising a refcount would be safe, but a new
-     * refcount block could land on such a cluster). */
-    if (k.h.n_unknown_ext) {
-        q2w__finding(&k, Q2W_FIND_UNKNOWN, 0, k.h.unknown_ext_pos,
-                     k.h.unknown_ext_type, k.h.n_unknown_ext);
-        k.unsure = 1;
-        unsure_at = k.h.unknown_ext_pos;
-    }
-    if (k.h.version == 3 && (k.h.compatible & ~Q2W__COMPAT_KNOWN)) {
-        q2w__finding(&k, Q2W_FIND_UNKNOWN, 0, 80, k.h.compatible, 0);
-        k.unsure = 1;
-        unsure_at = 80;
-    }
-    if (k.h.version == 3 && (k.h.autoclear & ~Q2W__AUTOCLEAR_KNOWN)) {
-        q2w__finding(&k, Q2W_FIND_UNKNOWN, 0, 88, k.h.autoclear, 0);
-        k.unsure = 1;
-        unsure_at = 88;
-    }
-
-    /* Pass 1: count every reference path. */
-    q2w__chk_ref(&k, 0, 0);
-    q2w__chk_range(&k, k.h.rt_offset, (uint64_t)k.h.rt_clusters * k.cs, 48);
+    unsure_at = q2w__chk_unknown(&k);
     rt_entries = (uint64_t)k.h.rt_clusters * (k.cs / 8);
-    for (i = 0; i < rt_entries; i++) {
-        uint64_t e, where = k.h.rt_offset + i * 8;
-        if (i % (k.cs / 8) == 0 &&
-            (rc = q2w__chk_read(&k, where, k.a, (size_t)k.cs)) != Q2W_OK)
-            return rc;
-        e = q2w__be64(k.a + (i % (k.cs / 8)) * 8);
-        if (e & Q2W__RT_RESERVED)
-            q2w__finding(&k, Q2W_FIND_RESERVED, e, where, e, 0);
-        if (e & ~Q2W__RT_RESERVED) q2w__chk_ref(&k, e & ~Q2W__RT_RESERVED, where);
-    }
-    q2w__chk_range(&k, k.h.l1_offset, (uint64_t)k.h.l1_size * 8, 40);
-    rc = q2w__chk_l1(&k, k.h.l1_offset, k.h.l1_size, 1, 0);
-    if (rc != Q2W_OK) return rc;
-    if (k.h.nb_snapshots && (rc = q2w__chk_snapshots(&k)) != Q2W_OK)
+    if ((rc = q2w__chk_count_refs(&k, rt_entries, &unsure_at)) != Q2W_OK)
         return rc;
-    if (k.h.bm_ext_pos && (k.h.autoclear & Q2W__AUTOCLEAR_BITMAPS)) {
-        int was = k.unsure;
-        if ((rc = q2w__chk_bitmaps(&k)) != Q2W_OK) return rc;
-        if (k.unsure && !was) unsure_at = k.h.bm_ext_pos;
-    }
     if (k.unsure && repair) {
         repair = 0;
         all = 0;
     }
-
-    /* Pass 2: stored refcounts against the counts; counts[] then holds
-     * the stored values (after repair) for the COPIED pass. */
-    epb_bits = k.cb + 3u - k.h.refcount_order;
-    epb = 1ull << epb_bits;
-    for (i = 0; i < rt_entries; i++) {
-        uint64_t e, blk, j, first = i << epb_bits, made = 0, rt_at;
-        uint64_t per = k.cs / 8;
-        int dirty = 0;
-        rt_at = k.h.rt_offset + (i - i % per) * 8;
-        if (i % per == 0 &&
-            (rc = q2w__chk_read(&k, rt_at, k.a, (size_t)k.cs)) != Q2W_OK)
-            return rc;
-        e = q2w__be64(k.a + (i % per) * 8);
-        blk = e & ~Q2W__RT_RESERVED;
-        if (blk & (k.cs - 1)) blk = 0;
-        /* Past the end of the file only stored refcounts matter: a count
-         * there is a leak (it becomes visible once the file grows). */
-        if (!blk && first >= k.nclusters) continue;
-        if (!blk && all && !e) {
-            /* References without a block (a lazy-refcount crash): a new
-             * block on the first free cluster of its own range, counting
-             * itself; it is written, flushed, then entered in the table. */
-            uint64_t c, want = 0;
-            for (c = first; c < first + epb && c < k.nclusters; c++)
-                want |= k.counts[c];
-            for (c = first ? first : 1; want && c < first + epb; c++)
-                if (c >= k.nclusters || !k.counts[c]) {
-                    made = c;
-                    break;
-                }
-            if (made) {
-                blk = made << k.cb;
-                memset(k.b, 0, (size_t)k.cs);
-                q2w__rc_set(k.b, made - first, k.h.refcount_order, 1);
-                if (made < k.nclusters) k.counts[made] = 1;
-                dirty = 1;
-            }
-        } else if (blk) {
-            rc = q2w__chk_read(&k, blk, k.b, (size_t)k.cs);
-            if (rc != Q2W_OK) return rc;
-        }
-        for (j = 0; j < epb && (blk || first + j < k.nclusters); j++) {
-            uint64_t c = first + j;
-            uint64_t stored, have, at;
-            if (blk && c >= k.nclusters && c != made &&
-                ((j << k.h.refcount_order) & 7) == 0) {
-                /* Past the end of the file only non-zero entries matter:
-                 * skip zero bytes (a 2 MiB block of 1-bit refcounts has
-                 * 16 Mi entries). */
-                size_t b = (size_t)((j << k.h.refcount_order) >> 3), nj;
-                while (b < k.cs && k.b[b] == 0) b++;
-                nj = (size_t)(((uint64_t)b << 3) >> k.h.refcount_order);
-                if (made > c && nj > made - first) nj = (size_t)(made - first);
-                if (nj > j) {
-                    j = nj - 1;
-                    continue;
-                }
-            }
-            stored = blk ? q2w__rc_get(k.b, j, k.h.refcount_order) : 0;
-            have = c < k.nclusters ? k.counts[c] : (uint64_t)(made && c == made);
-            at = blk ? blk + ((j << k.h.refcount_order) >> 3) : 0;
-            if (stored < have) {
-                q2w__finding(&k, Q2W_FIND_REFCOUNT, c << k.cb, at, stored,
-                             have);
-                if (all && blk && have <= q2w__rc_max(k.h.refcount_order)) {
-                    q2w__rc_set(k.b, j, k.h.refcount_order, have);
-                    res->corruptions_fixed++;
-                    dirty = 1;
-                    stored = have;
-                }
-            } else if (stored > have) {
-                q2w__finding(&k, Q2W_FIND_LEAK, c << k.cb, at, stored, have);
-                if (repair && blk) {
-                    q2w__rc_set(k.b, j, k.h.refcount_order, have);
-                    res->leaks_fixed++;
-                    dirty = 1;
-                    stored = have;
-                }
-            }
-            if (c >= k.nclusters) {
-                if (have) end = c + 1;   /* a block made past the end */
-                continue;
-            }
-            /* the end qemu reports: the last cluster counted or used */
-            if (stored || have) end = c + 1;
-            k.counts[c] = stored > 0xfffffffeu ? 0xfffffffeu : (uint32_t)stored;
-        }
-        if (dirty && (rc = q2w__chk_write(&k, blk, k.b, k.cs)) != Q2W_OK)
-            return rc;
-        if (made) {
-            if (io->flush(io->user) < 0) {
-                res->check_errors++;
-                return q2w__hfail(&res->error, Q2W_ERR_IO, "flush", 0, 0);
-            }
-            q2w__put64(k.a + (i % per) * 8, blk);
-            if ((rc = q2w__chk_write(&k, rt_at, k.a, k.cs)) != Q2W_OK)
-                return rc;
-        }
-    }
-    /* Clusters the table cannot describe at all (a repair would have to
-     * grow the refcount table: left to qemu-img check -r all). */
-    for (i = rt_entries << epb_bits; i < k.nclusters; i++)
-        if (k.counts[i]) {
-            q2w__finding(&k, Q2W_FIND_REFCOUNT, i << k.cb, 0, 0, k.counts[i]);
-            end = i + 1;
-            k.counts[i] = 0;
-        }
+    rc = q2w__chk_refcounts(&k, rt_entries, repair, all, &end);
+    if (rc != Q2W_OK) return rc;
     res->image_end_offset = end << k.cb;
-    if ((res->leaks_fixed || res->corruptions_fixed) && io->flush(io->user) < 0) {
-        res->check_errors++;
-        return q2w__hfail(&res->error, Q2W_ERR_IO, "flush", 0, 0);
-    }
+    if ((res->leaks_fixed || res->corruptions_fixed) &&
+        (rc = q2w__chk_flush(&k)) != Q2W_OK)
+        return rc;
     /* Pass 3: COPIED in the active tables. With leaks repaired and
      * nothing else wrong, a flag the repair made wrong (a refcount back to
      * 1) is set right, as qemu-img check -r leaks does; -r all sets every
@@ -4416,24 +4751,12 @@ Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
     k.fix_copied = (all || (repair && res->corruptions == 0)) &&
                    !res->check_errors;
     rc = q2w__chk_l1(&k, k.h.l1_offset, k.h.l1_size, 1, 1);
-    if (rc == Q2W_OK && res->copied_fixed && io->flush(io->user) < 0) {
-        res->check_errors++;
-        return q2w__hfail(&res->error, Q2W_ERR_IO, "flush", 0, 0);
-    }
+    if (rc == Q2W_OK && res->copied_fixed) rc = q2w__chk_flush(&k);
     if (rc != Q2W_OK) return rc;
-    /* Dirty bit: cleared, durably after the refcounts, once everything
-     * found was repaired. */
     if (all && (k.h.incompatible & Q2W__INCOMPAT_DIRTY) &&
-        res->corruptions == res->corruptions_fixed && !res->check_errors) {
-        unsigned char f[8];
-        q2w__put64(f, k.h.incompatible & ~Q2W__INCOMPAT_DIRTY);
-        if ((rc = q2w__chk_write(&k, 72, f, 8)) != Q2W_OK) return rc;
-        if (io->flush(io->user) < 0) {
-            res->check_errors++;
-            return q2w__hfail(&res->error, Q2W_ERR_IO, "flush", 0, 0);
-        }
-        res->dirty_cleared = 1;
-    }
+        res->corruptions == res->corruptions_fixed && !res->check_errors &&
+        (rc = q2w__chk_clear_dirty(&k)) != Q2W_OK)
+        return rc;
     if (k.unsure && (flags & (Q2W_CHECK_REPAIR_LEAKS | Q2W_CHECK_REPAIR_ALL)) &&
         (res->leaks || res->corruptions))
         return q2w__hfail(&res->error, Q2W_ERR_UNSUPPORTED,
