@@ -113,6 +113,11 @@
  */
 #define QCOW2W_IMPLEMENTATION
 #include "../qcow2w.h"
+#define ALKSIM_IMPLEMENTATION
+#define ALKSIM_STATIC
+#include "../alksim.h"
+#include "../fuzz/alk_check.h"
+#include "../fuzz/qcow2_harness.h" /* the model's discard and snapshots */
 
 #include <dirent.h>
 #include <errno.h>
@@ -151,17 +156,14 @@ extern char **environ;
 
 typedef unsigned long long ull;
 
-/* ---- PRNG (splitmix64) ------------------------------------------------------ */
+/* ---- PRNG (alksim's splitmix64: each seed's scenario as before) ------------ */
 typedef struct rng {
     uint64_t s;
 } rng;
 
 static uint64_t rng_next(rng *r)
 {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return alksim_splitmix64(&r->s);
 }
 
 static uint64_t rng_below(rng *r, uint64_t n)
@@ -555,7 +557,6 @@ static int model_init(model_t *m, const scen_t *sc, const unsigned char *base)
 
 static int model_apply(model_t *m, const scen_t *sc, const op_t *op)
 {
-    uint64_t cs = sc->cluster, c, end;
     switch (op->kind) {
     case OP_WRITE:
         memset(m->d + op->off, op->fill, (size_t)op->len);
@@ -564,12 +565,8 @@ static int model_apply(model_t *m, const scen_t *sc, const op_t *op)
         memset(m->d + op->off, 0, (size_t)op->len);
         break;
     case OP_DISCARD:
-        if (sc->version == 2 && sc->backing) break; /* qemu: -ENOTSUP */
-        end = op->off + op->len;
-        for (c = round_up(op->off, cs); c < end; c += cs) {
-            uint64_t ce = min64(c + cs, m->size);
-            if (ce <= end) memset(m->d + c, 0, (size_t)(ce - c));
-        }
+        qh_model_discard(m->d, m->size, sc->cluster, sc->version,
+                         sc->backing != BK_NONE, op->off, op->len, NULL);
         break;
     case OP_GROW:
         m->size = op->off;
@@ -580,34 +577,41 @@ static int model_apply(model_t *m, const scen_t *sc, const op_t *op)
     return 0;
 }
 
-/* Snapshots: the state of every name and a copy of the disk per live one;
- * `run` is the model as the ops go (the snapshot copies come from it). */
+/* Snapshots: qcow2w's side (B, or the ours mode's image) as the shared
+ * model (fuzz/qcow2_harness.h) has them - each create's copy of the disk,
+ * its state, the position of its create in sc->ops as the tag - and `run`,
+ * the model as the ops go (the copies come from it). qemu's A keeps its
+ * own states (astate, by name number): its creates may be refused where
+ * B's are not, and the other way round. */
 typedef struct snapm_t {
     model_t run;
-    unsigned char *d[MAX_SNAPS];
-    uint64_t size[MAX_SNAPS];
-    int state[MAX_SNAPS];
-    size_t at[MAX_SNAPS]; /* position of its create in sc->ops */
+    qh_snaps snaps;
+    const int *astate; /* qemu mode: A's states, to keep what A needs */
 } snapm_t;
 
 static void snapm_free(snapm_t *sm)
 {
-    int k;
-    for (k = 0; k < MAX_SNAPS; k++) {
-        free(sm->d[k]);
-        sm->d[k] = NULL;
-    }
+    qh_snaps_free(&sm->snaps);
     free(sm->run.d);
     sm->run.d = NULL;
 }
 
-/* The model of snapshot k (valid while it is live). */
-static model_t snapm_view(const snapm_t *sm, int k)
+/* The model of snapshot e. */
+static model_t snap_view(const qh_snap *e)
 {
     model_t v;
-    v.d = sm->d[k];
-    v.size = sm->size[k];
+    v.d = e->model;
+    v.size = e->size;
     return v;
+}
+
+/* The shared model's state of A's snapshot e (named s<k>). */
+static int a_state(const int *astate, const qh_snap *e)
+{
+    int k = atoi(e->name + 1);
+    return astate[k] == SN_LIVE      ? QH_SNAP_LIVE
+           : astate[k] == SN_DELETED ? QH_SNAP_GONE
+                                     : QH_SNAP_REFUSED;
 }
 
 /* ---- iteration context, failure reporting ---------------------------------- */
@@ -1485,14 +1489,18 @@ static int ours_snap_op(it_t *it, ours_t *o, const q2w_backing_reader *rd,
 {
     char nm[32], call[160], why[192];
     int k = op->snap, rc, ov, pre = -1;
+    qh_snap *e;
     snap_name(nm, sizeof nm, k);
     snprintf(call, sizeof call, "%s: q2w %s %s (op #%d)", name,
              op_names[op->kind], nm, op->index);
+    e = qh_snaps_find(&sm->snaps, nm);
     if (op->kind == OP_SNAP_DELETE) {
-        if (sm->state[k] != SN_LIVE && sm->state[k] != SN_REFUSED) abort();
+        if (!e || (e->state != QH_SNAP_LIVE && e->state != QH_SNAP_REFUSED))
+            abort();
+        if (e->state == QH_SNAP_LIVE) qh_snap_begin_delete(e);
         rc = q2w_posix_run(&o->img, o->fd, rd,
                            q2w_snapshot_delete(&o->img, nm));
-        if (sm->state[k] == SN_REFUSED) {
+        if (e->state == QH_SNAP_REFUSED) {
             /* never made: the delete must say so and change nothing */
             if (rc == Q2W_ERR_NOT_FOUND) return 0;
             failf(it, "%s: %s was refused at its create; delete -> %s (%d), "
@@ -1504,13 +1512,14 @@ static int ours_snap_op(it_t *it, ours_t *o, const q2w_backing_reader *rd,
             q2w_fail(it, &o->img, rc, call);
             return -1;
         }
-        free(sm->d[k]);
-        sm->d[k] = NULL;
-        sm->state[k] = SN_DELETED;
+        qh_snap_end_delete(e, 1);
         return 0;
     }
-    if (sm->state[k] != SN_NONE) abort();
-    sm->at[k] = pos;
+    if (e) abort(); /* names are unique in an iteration */
+    e = qh_snap_begin_create(&sm->snaps, nm, sm->run.d, sm->run.size,
+                             1700000000u + (uint32_t)k, (uint32_t)k * 1000u,
+                             (uint64_t)k * 1000000u);
+    e->tag = pos;
     /* With 1- or 2-bit refcounts a create may rightly be refused (at most
      * MAX_LIVE snapshots + the active view share a cluster), and at any
      * width on a compressed start state (compressed clusters share host
@@ -1532,21 +1541,14 @@ static int ours_snap_op(it_t *it, ours_t *o, const q2w_backing_reader *rd,
         if (pre < 0) return -1;
     }
     rc = q2w_posix_run(&o->img, o->fd, rd,
-                       q2w_snapshot_create(&o->img, nm,
-                                           1700000000u + (uint32_t)k,
-                                           (uint32_t)k * 1000u,
-                                           (uint64_t)k * 1000000u));
+                       q2w_snapshot_create(&o->img, nm, e->date_sec,
+                                           e->date_nsec, e->vm_clock_ns));
     if (rc == Q2W_OK && pre == 1) {
         failf(it, "%s: created, but a refcount must overflow: %s", call, why);
         return -1;
     }
     if (rc == Q2W_OK) {
-        sm->state[k] = SN_LIVE;
-        sm->size[k] = sm->run.size;
-        sm->d[k] = (unsigned char *)malloc(sm->run.size ? (size_t)sm->run.size
-                                                        : 1);
-        if (!sm->d[k]) abort();
-        memcpy(sm->d[k], sm->run.d, (size_t)sm->run.size);
+        qh_snap_end_create(e, 1);
         return 0;
     }
     if (rc != Q2W_ERR_LIMIT || !q2w_error(&o->img)->what ||
@@ -1566,7 +1568,9 @@ static int ours_snap_op(it_t *it, ours_t *o, const q2w_backing_reader *rd,
     if (it->verbose)
         printf("  note: seed=%llu %s %s refused as expected (%s)\n",
                (ull)it->sc->seed, name, nm, why);
-    sm->state[k] = SN_REFUSED;
+    qh_snap_end_create(e, 0);
+    /* the copy stays while qemu's A has the snapshot: A's is judged too */
+    if (!sm->astate || sm->astate[k] != SN_LIVE) qh_snap_forget_copy(e);
     return 0;
 }
 
@@ -1756,98 +1760,96 @@ static int qemu_check(it_t *it, const char *name)
 }
 
 /* ---- snapshots: checking an image against the snapshot model ---------------- */
-/* qcow2w on `name` (read only): q2w_snapshot_get lists exactly the names
- * live in state[]; each is found by name, has the size of its model, and
- * q2w_read_snapshot gives its model. ids[k] gets snapshot k's id. */
+/* qcow2w on `name` (read only) against the snapshot model (states: NULL,
+ * the model's own; else this image's state of each entry): the list
+ * q2w_snapshot_get gives is right (qh_snaps_judge_list); each listed one is
+ * found by name as listed, has its fields (with the model's own states: id
+ * and dates too) and reads back (q2w_read_snapshot) as its model.
+ * ids[e] gets entry e's id. */
 static int ours_snap_verify(it_t *it, const char *name, const int *state,
                             const snapm_t *sm, backing_t *bk,
                             const q2w_backing_reader *rd,
-                            char ids[MAX_SNAPS][64])
+                            char ids[QH_MAX_SNAPS][64])
 {
     const scen_t *sc = it->sc;
     ours_t o;
     q2w_info info;
-    q2w_snapshot sn;
-    char p[PATHLEN], nm[32], what[PATHLEN + 64];
-    int seen[MAX_SNAPS], k, bad = 0, rc;
+    q2w_snapshot sn[QH_MAX_SNAPS], by_name;
+    const char *names[QH_MAX_SNAPS];
+    unsigned entry[QH_MAX_SNAPS];
+    char p[PATHLEN], what[PATHLEN + 64], why[256];
+    int bad = 0, rc;
     uint32_t i;
     unsigned char *buf;
     double t0 = now_sec();
-    memset(seen, 0, sizeof seen);
     path_in(p, it, name);
     if (ours_open(it, &o, p, 0, sc->cluster, sc->slots, sc->ops_cap, bk, rd))
         return -1;
     q2w_info_get(&o.img, &info);
-    for (i = 0; i < info.nb_snapshots; i++) {
-        char *end;
-        long v;
+    if (info.nb_snapshots > QH_MAX_SNAPS) {
+        failf(it, "%s: %u snapshots listed", name, info.nb_snapshots);
+        bad = 1;
+    }
+    for (i = 0; i < info.nb_snapshots && !bad; i++) {
         rc = q2w_posix_run(&o.img, o.fd, rd,
-                           q2w_snapshot_get(&o.img, i, &sn));
+                           q2w_snapshot_get(&o.img, i, &sn[i]));
         if (rc != Q2W_OK) {
             q2w_fail(it, &o.img, rc, "q2w_snapshot_get");
             bad = 1;
-            break;
         }
-        v = sn.name[0] == 's' ? strtol(sn.name + 1, &end, 10) : -1;
-        if (v < 0 || v >= MAX_SNAPS || *end || state[v] != SN_LIVE ||
-            seen[v]) {
-            failf(it, "%s: q2w_snapshot_get(%u) gives snapshot '%s' (id %s), "
-                      "not a live one%s",
-                  name, i, sn.name, sn.id,
-                  v >= 0 && v < MAX_SNAPS && seen[v] ? " (twice)" : "");
-            bad = 1;
-            continue;
-        }
-        seen[v] = 1;
-        snprintf(ids[v], 64, "%s", sn.id);
+        names[i] = sn[i].name;
     }
-    for (k = 0; k < MAX_SNAPS && !bad; k++)
-        if (state[k] == SN_LIVE && !seen[k]) {
-            failf(it, "%s: live snapshot s%d missing from the %u listed by "
-                      "q2w_snapshot_get",
-                  name, k, info.nb_snapshots);
-            bad = 1;
-        }
+    if (!bad && qh_snaps_judge_list(&sm->snaps, state, names,
+                                    info.nb_snapshots, entry, why,
+                                    sizeof why)) {
+        failf(it, "%s: q2w_snapshot_get: the table %s", name, why);
+        bad = 1;
+    }
     buf = (unsigned char *)malloc(1 * MIB + 519);
     if (!buf) abort();
-    for (k = 0; k < MAX_SNAPS && !bad; k++) {
-        model_t m;
+    for (i = 0; i < info.nb_snapshots && !bad; i++) {
+        const qh_snap *e = &sm->snaps.snap[entry[i]];
+        model_t m = snap_view(e);
         diff_t d;
         uint64_t pos = 0;
-        if (state[k] != SN_LIVE || !sm->d[k]) continue;
-        m = snapm_view(sm, k);
-        snap_name(nm, sizeof nm, k);
+        snprintf(ids[entry[i]], 64, "%s", sn[i].id);
         rc = q2w_posix_run(&o.img, o.fd, rd,
-                           q2w_snapshot_find(&o.img, nm, &sn));
+                           q2w_snapshot_find(&o.img, e->name, &by_name));
         if (rc != Q2W_OK) {
             q2w_fail(it, &o.img, rc, "q2w_snapshot_find");
             bad = 1;
             break;
         }
-        if (sn.disk_size != m.size || sn.vm_state_size != 0) {
-            failf(it, "%s: snapshot %s: disk_size %llu vm_state_size %llu, "
-                      "model size %llu",
-                  name, nm, (ull)sn.disk_size, (ull)sn.vm_state_size,
-                  (ull)m.size);
+        if (memcmp(&by_name, &sn[i], sizeof by_name) != 0) {
+            failf(it, "%s: snapshot %s: q2w_snapshot_find differs from "
+                      "q2w_snapshot_get(%u)",
+                  name, e->name, i);
             bad = 1;
             continue;
         }
+        if (qh_snap_judge_fields(e, &sn[i], state == NULL, why, sizeof why)) {
+            failf(it, "%s: %s", name, why);
+            bad = 1;
+            continue;
+        }
+        if (!m.d) abort(); /* a listed snapshot's copy is kept */
         memset(&d, 0, sizeof d);
         while (pos < m.size && rc == Q2W_OK) {
             size_t n = (size_t)min64(m.size - pos, 1 * MIB + 519);
             rc = q2w_posix_run(&o.img, o.fd, rd,
-                               q2w_read_snapshot(&o.img, &sn, pos, buf, n));
+                               q2w_read_snapshot(&o.img, &sn[i], pos, buf, n));
             if (rc == Q2W_OK) diff_add(&d, &m, pos, buf, n);
             pos += n;
         }
         d.len = m.size;
-        snprintf(what, sizeof what, "q2w_read_snapshot %s of %s", nm, name);
+        snprintf(what, sizeof what, "q2w_read_snapshot %s of %s", e->name,
+                 name);
         if (rc != Q2W_OK) {
             q2w_fail(it, &o.img, rc, what);
             bad = 1;
             continue;
         }
-        it->blame_end = sm->at[k];
+        it->blame_end = e->tag;
         if (diff_report(it, &m, &d, what)) bad = 1;
         it->blame_end = sc->nops;
     }
@@ -1857,17 +1859,21 @@ static int ours_snap_verify(it_t *it, const char *name, const int *state,
     return bad ? -1 : 0;
 }
 
-/* qemu-img snapshot -l `name` lists exactly the live names of state[]. */
-static int qemu_snap_list(it_t *it, const char *name, const int *state)
+/* qemu-img snapshot -l `name` lists what the snapshot model says
+ * (qh_snaps_judge_list; state as for ours_snap_verify). */
+static int qemu_snap_list(it_t *it, const char *name, const snapm_t *sm,
+                          const int *state)
 {
     cmd_t c;
-    char p[PATHLEN], line[1024];
-    int seen[MAX_SNAPS], k, bad = 0;
+    char p[PATHLEN], line[1024], tags[QH_MAX_SNAPS][256], why[256];
+    const char *names[QH_MAX_SNAPS];
+    unsigned entry[QH_MAX_SNAPS];
+    size_t n = 0;
+    int bad = 0;
     FILE *f;
     /* (no -f: qemu-img snapshot probes) */
     cmd_new(&c, "qemu-img snapshot -l %s", name);
     if (cmd_expect(it, &c, 0, "qemu-img snapshot -l")) return -1;
-    memset(seen, 0, sizeof seen);
     path_in(p, it, "cmd.log");
     f = fopen(p, "r");
     if (!f) {
@@ -1876,53 +1882,49 @@ static int qemu_snap_list(it_t *it, const char *name, const int *state)
     }
     /* "ID  TAG  VM SIZE  DATE  VM CLOCK  ICOUNT" rows under two headings */
     while (fgets(line, sizeof line, f)) {
-        char id[64], tag[256], *end;
-        long v;
+        char id[64], tag[256];
         if (sscanf(line, "%63s %255s", id, tag) != 2) continue;
         /* rows have a numeric id; headings and qemu's warnings (stale
          * bitmaps: "qemu-img: warning: ...") do not */
         if (strspn(id, "0123456789") != strlen(id)) continue;
-        v = tag[0] == 's' ? strtol(tag + 1, &end, 10) : -1;
-        if (v < 0 || v >= MAX_SNAPS || *end || state[v] != SN_LIVE ||
-            seen[v]) {
-            failf(it, "qemu-img snapshot -l %s lists '%s' (id %s): not a "
-                      "live snapshot",
-                  name, tag, id);
+        if (n == QH_MAX_SNAPS) {
+            failf(it, "qemu-img snapshot -l %s: more than %d snapshots", name,
+                  QH_MAX_SNAPS);
             bad = 1;
-            continue;
+            break;
         }
-        seen[v] = 1;
+        memcpy(tags[n], tag, sizeof tag);
+        names[n] = tags[n];
+        n++;
     }
     fclose(f);
-    for (k = 0; k < MAX_SNAPS; k++)
-        if (state[k] == SN_LIVE && !seen[k]) {
-            failf(it, "qemu-img snapshot -l %s: live snapshot s%d missing",
-                  name, k);
-            bad = 1;
-        }
+    if (!bad && qh_snaps_judge_list(&sm->snaps, state, names, n, entry, why,
+                                    sizeof why)) {
+        failf(it, "qemu-img snapshot -l %s: the table %s", name, why);
+        bad = 1;
+    }
     if (bad) show_log(it);
     return bad ? -1 : 0;
 }
 
-/* qemu-img convert -l snapshot.name=sK NAME -> OUT; compare with the model
- * of snapshot k. keep: leave OUT (the caller removes it). */
-static int qemu_snap_convert_cmp(it_t *it, const char *name, int k,
-                                 const char *out, const snapm_t *sm, int keep)
+/* qemu-img convert -l snapshot.name=<e's name> NAME -> OUT; compare with
+ * the model of snapshot e. keep: leave OUT (the caller removes it). */
+static int qemu_snap_convert_cmp(it_t *it, const char *name,
+                                 const qh_snap *e, const char *out, int keep)
 {
     cmd_t c;
-    char p[PATHLEN], what[256], nm[32];
-    model_t m = snapm_view(sm, k);
+    char p[PATHLEN], what[256];
+    model_t m = snap_view(e);
     int rc;
-    snap_name(nm, sizeof nm, k);
     cmd_new(&c, "qemu-img convert -f qcow2 -l snapshot.name=%s -O raw %s %s",
-            nm, name, out);
+            e->name, name, out);
     if (cmd_expect(it, &c, 0, "qemu-img convert -l snapshot.name")) return -1;
     path_in(p, it, out);
-    snprintf(what, sizeof what, "qemu-img convert of snapshot %s of %s", nm,
-             name);
+    snprintf(what, sizeof what, "qemu-img convert of snapshot %s of %s",
+             e->name, name);
     /* qemu converts a snapshot at the current disk size (load_tmp keeps
      * it): only the snapshot's own size is compared. */
-    it->blame_end = sm->at[k];
+    it->blame_end = e->tag;
     rc = compare_file(it, &m, p, what, 1);
     it->blame_end = it->sc->nops;
     if (!keep) unlink(p);
@@ -2053,8 +2055,9 @@ static int run_ours(it_t *it, const unsigned char *base)
     q2w_backing_reader rd;
     model_t m;
     snapm_t sm;
-    char ids[MAX_SNAPS][64];
-    int bad = 0, k, rc;
+    char ids[QH_MAX_SNAPS][64];
+    unsigned k;
+    int bad = 0, rc;
     memset(&sm, 0, sizeof sm);
     if (sc->backing == BK_RAW && make_raw_base(it, base)) return -1;
     if (sc->backing == BK_QCOW2 && make_ours_qcow2_base(it)) return -1;
@@ -2078,13 +2081,13 @@ static int run_ours(it_t *it, const unsigned char *base)
         if (qemu_check(it, "img.qcow2")) bad = 1;
         if (qemu_convert_cmp(it, "img.qcow2", "out.raw", &m)) bad = 1;
         if (sc->snaps) {
-            if (qemu_snap_list(it, "img.qcow2", sm.state)) bad = 1;
-            for (k = 0; k < MAX_SNAPS; k++)
-                if (sm.state[k] == SN_LIVE &&
-                    qemu_snap_convert_cmp(it, "img.qcow2", k, "snap.raw", &sm,
-                                          0))
+            if (qemu_snap_list(it, "img.qcow2", &sm, NULL)) bad = 1;
+            for (k = 0; k < sm.snaps.n; k++)
+                if (sm.snaps.snap[k].state == QH_SNAP_LIVE &&
+                    qemu_snap_convert_cmp(it, "img.qcow2", &sm.snaps.snap[k],
+                                          "snap.raw", 0))
                     bad = 1;
-            if (ours_snap_verify(it, "img.qcow2", sm.state, &sm, &bk,
+            if (ours_snap_verify(it, "img.qcow2", NULL, &sm, &bk,
                                  sc->backing ? &rd : NULL, ids))
                 bad = 1;
         }
@@ -2148,44 +2151,52 @@ static int qemu_snap_op(it_t *it, const op_t *op, int *astate)
 static int qemu_snap_compare(it_t *it, const int *astate, const snapm_t *sm,
                              backing_t *bk, const q2w_backing_reader *rd)
 {
-    char ids_a[MAX_SNAPS][64], ids_b[MAX_SNAPS][64], pa[PATHLEN],
+    static const char *const b_state_names[] = {"creating", "live",
+                                                "refused", "deleting",
+                                                "deleted"};
+    char ids_a[QH_MAX_SNAPS][64], ids_b[QH_MAX_SNAPS][64], pa[PATHLEN],
         pb[PATHLEN];
-    int k, bad = 0, same = 1;
+    int as[QH_MAX_SNAPS], bad = 0, same = 1;
+    unsigned k;
     memset(ids_a, 0, sizeof ids_a);
     memset(ids_b, 0, sizeof ids_b);
     /* Each side's creates already matched its own refcounts (the oracle);
      * the two can differ where the allocations differ (qemu keeps a zeroed
      * shared cluster allocated, ZERO_ALLOC, where qcow2w may drop it). */
-    for (k = 0; k < MAX_SNAPS; k++)
-        if ((astate[k] == SN_LIVE) != (sm->state[k] == SN_LIVE)) {
+    for (k = 0; k < sm->snaps.n; k++) {
+        const qh_snap *e = &sm->snaps.snap[k];
+        as[k] = a_state(astate, e);
+        if ((as[k] == QH_SNAP_LIVE) != (e->state == QH_SNAP_LIVE)) {
             same = 0;
             if (it->verbose)
-                printf("  note: seed=%llu snapshot s%d: %s on A (qemu-img), "
+                printf("  note: seed=%llu snapshot %s: %s on A (qemu-img), "
                        "%s on B (qcow2w): each as its refcounts require\n",
-                       (ull)it->sc->seed, k, sn_state_names[astate[k]],
-                       sn_state_names[sm->state[k]]);
+                       (ull)it->sc->seed, e->name,
+                       sn_state_names[astate[atoi(e->name + 1)]],
+                       b_state_names[e->state]);
         }
-    if (qemu_snap_list(it, "b.qcow2", sm->state)) bad = 1;
+    }
+    if (qemu_snap_list(it, "b.qcow2", sm, NULL)) bad = 1;
     path_in(pa, it, "snap_a.raw");
     path_in(pb, it, "snap_b.raw");
-    for (k = 0; k < MAX_SNAPS; k++) {
+    for (k = 0; k < sm->snaps.n; k++) {
+        const qh_snap *e = &sm->snaps.snap[k];
         int ra, rb;
-        if (astate[k] != SN_LIVE || sm->state[k] != SN_LIVE) continue;
-        ra = qemu_snap_convert_cmp(it, "a.qcow2", k, "snap_a.raw", sm, 1);
-        rb = qemu_snap_convert_cmp(it, "b.qcow2", k, "snap_b.raw", sm, 1);
+        if (as[k] != QH_SNAP_LIVE || e->state != QH_SNAP_LIVE) continue;
+        ra = qemu_snap_convert_cmp(it, "a.qcow2", e, "snap_a.raw", 1);
+        rb = qemu_snap_convert_cmp(it, "b.qcow2", e, "snap_b.raw", 1);
         if (ra && rb) files_agree(pa, pb);
         if (ra || rb) bad = 1;
         unlink(pa);
         unlink(pb);
     }
-    if (ours_snap_verify(it, "b.qcow2", sm->state, sm, bk, rd, ids_b))
-        bad = 1;
-    if (ours_snap_verify(it, "a.qcow2", astate, sm, bk, rd, ids_a)) bad = 1;
-    for (k = 0; k < MAX_SNAPS && !bad && same; k++)
-        if (astate[k] == SN_LIVE && sm->state[k] == SN_LIVE &&
+    if (ours_snap_verify(it, "b.qcow2", NULL, sm, bk, rd, ids_b)) bad = 1;
+    if (ours_snap_verify(it, "a.qcow2", as, sm, bk, rd, ids_a)) bad = 1;
+    for (k = 0; k < sm->snaps.n && !bad && same; k++)
+        if (as[k] == QH_SNAP_LIVE && sm->snaps.snap[k].state == QH_SNAP_LIVE &&
             strcmp(ids_a[k], ids_b[k]) != 0) {
-            failf(it, "snapshot s%d: id %s on A (qemu-img), %s on B (qcow2w)",
-                  k, ids_a[k], ids_b[k]);
+            failf(it, "snapshot %s: id %s on A (qemu-img), %s on B (qcow2w)",
+                  sm->snaps.snap[k].name, ids_a[k], ids_b[k]);
             bad = 1;
         }
     return bad ? -1 : 0;
@@ -2598,6 +2609,7 @@ static int run_qemu(it_t *it, const unsigned char *base)
     int bad = 0, content_bad = 0, rc;
     memset(&sm, 0, sizeof sm);
     memset(astate, 0, sizeof astate);
+    sm.astate = astate;
     memset(&pm, 0, sizeof pm);
     if (sc->backing == BK_RAW && make_raw_base(it, base)) return -1;
     if (sc->backing == BK_QCOW2 && make_qemu_qcow2_base(it)) return -1;
