@@ -3220,11 +3220,11 @@ static int q2w__snap_delete_find(q2w_image *img)
 
 /* Found, and every refusal decided before the header switch: the
  * snapshot's tables and the active ones (their COPIED pass comes after
- * it) are verified, and so are the refcounts of the n1 L1 clusters
- * (counted in pass_l1_index). FIND .. VERIFY_L1_REFCOUNTS. */
-static int q2w__snap_delete_verify(q2w_image *img, uint64_t n1)
+ * it) are verified, and so are the refcounts of its L1 clusters (counted
+ * in pass_l1_index). FIND .. VERIFY_L1_REFCOUNTS. */
+static int q2w__snap_delete_verify(q2w_image *img)
 {
-    uint64_t cs = img->cluster_size, cb = img->cluster_bits, v;
+    uint64_t cs = img->cluster_size, cb = img->cluster_bits, v, n1;
     int rc;
     switch (img->phase) {
     case Q2W__SNAP_DELETE_FIND:
@@ -3247,6 +3247,8 @@ static int q2w__snap_delete_verify(q2w_image *img, uint64_t n1)
         img->pass_l1_index = 0;
         /* fall through */
     default: /* Q2W__SNAP_DELETE_VERIFY_L1_REFCOUNTS */
+        /* (the size FIND set: this call may have found the entry) */
+        n1 = ((uint64_t)img->sn_l1_size * 8 + cs - 1) / cs;
         while (img->pass_l1_index < n1) {
             uint64_t at = img->sn_l1_off + img->pass_l1_index * cs;
             img->pin_epoch++;
@@ -3358,6 +3360,7 @@ static int q2w__snap_delete_drop_paths(q2w_image *img, uint64_t n1,
 static int q2w__step_snap_delete(q2w_image *img)
 {
     uint64_t cs = img->cluster_size;
+    /* (sn_len and sn_l1_size are FIND's: these phases come in later calls) */
     uint64_t new_len = img->snap_len - img->sn_len;
     uint64_t n1 = ((uint64_t)img->sn_l1_size * 8 + cs - 1) / cs;
     switch (img->phase) {
@@ -3365,7 +3368,7 @@ static int q2w__step_snap_delete(q2w_image *img)
     case Q2W__SNAP_DELETE_VERIFY_SNAPSHOT_TABLES:
     case Q2W__SNAP_DELETE_VERIFY_ACTIVE_TABLES:
     case Q2W__SNAP_DELETE_VERIFY_L1_REFCOUNTS:
-        return q2w__snap_delete_verify(img, n1);
+        return q2w__snap_delete_verify(img);
     case Q2W__SNAP_DELETE_START_RUN:
     case Q2W__SNAP_DELETE_ALLOC_TABLE:
     case Q2W__SNAP_DELETE_COPY_ENTRIES_BEFORE:

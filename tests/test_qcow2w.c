@@ -1835,6 +1835,43 @@ TEST snapshot_entries_ids_and_delete(void)
     PASS();
 }
 
+/* Deleting a snapshot whose tables are all cached finds its entry and
+ * checks its L1 clusters' refcounts in one call: the check must use that
+ * snapshot's L1 size, not the one a read of another (larger) snapshot
+ * left behind. It refused with "snapshot L1 table with refcount 0". */
+TEST snapshot_delete_right_after_reading_another(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_snapshot sa, sb;
+    unsigned char a[2048], got[512];
+    memset(a, 0xab, sizeof a);
+    make_image(&d, 512, 16, 3, 32768);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 512, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, a, sizeof a)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "B", 0, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "C", 0, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 6u << 20)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 5u << 20, a, sizeof a)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "A", 0, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "B", &sb)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "A", &sa)));
+    ASSERT(sa.l1_size > sb.l1_size); /* A's L1 spans more clusters */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read_snapshot(&h.img, &sb, 0, got, sizeof got)));
+    ASSERT_EQ(0, memcmp(got, a, sizeof got));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read_snapshot(&h.img, &sa, 0, got, sizeof got)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "B")));
+    ASSERT_EQ(Q2W_ERR_NOT_FOUND, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "B", &sb)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read_snapshot(&h.img, &sa, 5u << 20, got,
+                                                         sizeof got)));
+    ASSERT_EQ(0, memcmp(got, a, sizeof got));
+    close_exact(&h, &d, "after the delete");
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* A refcount that would overflow its width refuses the snapshot, and the
  * image is left as it was. */
 TEST snapshot_refused_when_refcounts_would_overflow(void)
@@ -3382,6 +3419,7 @@ SUITE(snapshots)
 {
     RUN_TEST(snapshot_then_copy_on_write);
     RUN_TEST(snapshot_entries_ids_and_delete);
+    RUN_TEST(snapshot_delete_right_after_reading_another);
     RUN_TEST(snapshot_refused_when_refcounts_would_overflow);
     RUN_TEST(snapshot_overflow_is_found_behind_a_copied_table);
     RUN_TEST(snapshot_ids_past_nine_and_short_extra);
