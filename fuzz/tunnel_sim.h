@@ -1165,6 +1165,36 @@ static int ts_check(alksim_ctx *ctx, void *state)
                              (unsigned long long)t, (unsigned long long)w->now);
             }
     }
+    /* each gateway's own decision on an open (alkt_gateway_authorize, no
+     * side effects) is the model's, for every client, port and protocol
+     * (except within a second of an expiry) */
+    {
+        static const uint16_t ports[] = {80, 22, 8000, 8042, 8100, 8101};
+        int c, g, udp;
+        size_t pi;
+        for (g = 0; g < w->n_gateways; g++)
+            for (c = 0; c < w->n_clients; c++)
+                for (pi = 0; pi < sizeof ports / sizeof ports[0]; pi++)
+                    for (udp = 0; udp < 2; udp++) {
+                        int want = ts_allowed_udp(s, &s->vg, c, g, ports[pi], udp), rc;
+                        size_t res = 99;
+                        alkt_open_params p;
+                        if (want == 2) continue;
+                        memset(&p, 0, sizeof p);
+                        p.kind = ALKT_OPEN_DIRECT;
+                        p.substrate = udp ? ALKT_SUBSTRATE_UDP : ALKT_SUBSTRATE_TCP;
+                        p.host.kind = ALKT_HOST_IP;
+                        tw_ip4(&p.host.ip, 10, (unsigned)g + 1, (unsigned)pi, 1);
+                        p.port = ports[pi];
+                        rc = alkt_gateway_authorize(&w->node[ts_gateway_node(g)], w->ids[c], &p,
+                                                    w->now, &res);
+                        ALKSIM_CHECK(ctx, (rc == 0) == (want == 1),
+                                     "gateway %d decides %d (resource %zu) on client %d's %s "
+                                     "open to port %u; the model says %s",
+                                     g, rc, res, c, udp ? "udp" : "tcp", ports[pi],
+                                     want ? "covered" : "not covered");
+                    }
+    }
     /* a relay stays within its configured connections */
     for (i = 0; i < w->n_relays; i++) {
         alkt_relay_stats st;
