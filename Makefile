@@ -404,9 +404,12 @@ crash-soak: $(B)/replay_qcow2_crash
 HEADER ?= alkcodec.h
 COUNT  ?= 60
 SEED   ?= 1
+GATE   ?= fast
+# HEADER=all: each of the four; GATE=replay: judged by the corpus replay
+# alone; BASELINE=tests/mutants_baseline.txt fails on a drop in kill rate.
 mutants:
 	python3 tests/mutants.py --header $(HEADER) --count $(COUNT) \
-	    --seed $(SEED)
+	    --seed $(SEED) --gate $(GATE) $(if $(BASELINE),--baseline $(BASELINE))
 
 # ---- coverage ---------------------------------------------------------------
 coverage:

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """mutants.py - mutation testing of a header's implementation (DESIGN 2.8).
 
-    python3 tests/mutants.py --header alkcodec.h [--count 60] [--seed 1]
-                             [--timeout 300] [--since REV] [--list]
-                             [--between START END]
+    python3 tests/mutants.py --header alkcodec.h|all [--count 60] [--seed 1]
+                             [--gate fast|replay] [--timeout 300]
+                             [--since REV] [--list] [--between START END]
+                             [--baseline FILE] [--write-baseline FILE]
 
 Makes one small source mutation at a time in a scratch copy of the tree
 (never the working tree): flip a comparison, swap && and ||, shift an integer
@@ -13,9 +14,16 @@ by the fast gate (`make fast-gate`: unit tests + corpus replay, under
 ASan+UBSan). A mutant the gate fails on is killed; one it passes on survived;
 one that does not compile did not build (and does not count).
 
-Selection is deterministic: every candidate mutation of the implementation
-section is enumerated in file order, shuffled with --seed, and the first
---count are run; with --since REV only the lines the change since REV added
+--gate replay judges by the corpus replay alone (`make replay` for the
+harnesses that use the header, no unit test): the bar the oracles must meet
+by themselves. --header all runs --count mutants of each of the four headers.
+
+Selection is deterministic and spread over the code: every candidate
+mutation of the implementation section is enumerated, grouped by the
+function it is in, each group shuffled with --seed, and mutants are taken
+round-robin over the functions (in a shuffled order) until --count, so a
+sample reaches every function before it takes a second mutant of any; with
+--since REV only the lines the change since REV added
 or rewrote are candidates (git diff -U0), so a change's own code is judged;
 with --between START END only the lines from the first one holding START to
 the next one holding END (e.g. one section of the header).
@@ -24,6 +32,13 @@ survivor that is equivalent to the original (no test can tell them apart)
 is documented in tests/mutants_equivalent.txt as
     <header>: <original line> => <mutated line>  # why
 and reported as such rather than as a gap.
+
+The summary gives the kill rate per header and per section of the header
+(its "/* ---- name" comments) and lists the survivors with file:line.
+--write-baseline FILE writes the per-header kill rates (with the gate, seed
+and count that made them) - tests/mutants_baseline.txt is such a file;
+--baseline FILE compares this run with the line of the same header, gate,
+seed and count there and fails if a header's kill rate dropped.
 """
 import argparse
 import os
@@ -128,6 +143,48 @@ def candidates(lines, lo, hi):
     return out
 
 
+FUNC = re.compile(r"^(?:static\s+|[A-Z0-9]+DEF\s+)[^;=]*?\b(\w+)\s*\(")
+SECTION = re.compile(r"^/\* ---- (.+?)(?: -+| \*/|$)")
+
+
+def functions_and_sections(lines, lo, hi):
+    """Per line index in [lo, hi): the enclosing function's name and the
+    section ("/* ---- name" comment) it is in."""
+    func, sect = {}, {}
+    cur_f, cur_s = "(file scope)", "(start)"
+    for i in range(lo, hi):
+        line = lines[i]
+        m = SECTION.match(line)
+        if m:
+            cur_s = m.group(1).strip().rstrip("-").strip()
+        m = FUNC.match(line)
+        if m and not line.rstrip().endswith(";"):
+            cur_f = m.group(1)
+        func[i], sect[i] = cur_f, cur_s
+    if all(v == "(start)" for v in sect.values()):   # no sections: by function
+        sect = dict(func)
+    return func, sect
+
+
+def spread_sample(cands, func, count, rnd):
+    """count candidates, round-robin over the functions (shuffled), each
+    function's own candidates shuffled: every function before seconds."""
+    groups = {}
+    for c in cands:
+        groups.setdefault(func.get(c[0], "?"), []).append(c)
+    names = sorted(groups)
+    rnd.shuffle(names)
+    for n in names:
+        rnd.shuffle(groups[n])
+    out, k = [], 0
+    while len(out) < count and any(groups[n] for n in names):
+        for n in names:
+            if groups[n] and len(out) < count:
+                out.append(groups[n].pop())
+        k += 1
+    return out
+
+
 def changed_lines(header, rev):
     """0-based indices of the lines of `header` added or rewritten since
     `rev` (the + side of git diff -U0)."""
@@ -178,25 +235,45 @@ def run(cmd, cwd, timeout):
         return None, "timeout"
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--header", default="alkcodec.h")
-    ap.add_argument("--count", type=int, default=60)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--timeout", type=int, default=300)
-    ap.add_argument("--list", action="store_true",
-                    help="list the selected mutants without running them")
-    ap.add_argument("--since", default=None,
-                    help="only lines added or changed since this git revision")
-    ap.add_argument("--between", nargs=2, default=None, metavar=("START", "END"),
-                    help="only lines from the first holding START to the next "
-                         "holding END")
-    args = ap.parse_args()
+HEADERS_ALL = ["alkcodec.h", "alksim.h", "alktunnel.h", "qcow2w.h"]
 
-    header = args.header
+
+def judging_targets(header):
+    """The fuzz targets whose harness names the header directly or through
+    local includes (followed two levels deep)."""
+    fuzz = os.path.join(ROOT, "fuzz")
+    targets = []
+
+    def mentions(path, depth):
+        text = open(path, encoding="utf-8").read()
+        if header in text:
+            return True
+        if depth == 0:
+            return False
+        for inc in re.findall(r'#include "([^"]+)"', text):
+            sub = os.path.normpath(os.path.join(os.path.dirname(path), inc))
+            # (the headers under test are not followed: alktunnel.h naming
+            # alkcodec.h in a comment does not make its harnesses judges)
+            if os.path.dirname(sub) == ROOT:
+                continue
+            if os.path.exists(sub) and mentions(sub, depth - 1):
+                return True
+        return False
+
+    for name in sorted(os.listdir(fuzz)):
+        if not name.endswith(".c"):
+            continue
+        path = os.path.join(fuzz, name)
+        if "LLVMFuzzerTestOneInput" not in open(path, encoding="utf-8").read():
+            continue
+        if mentions(path, 2):
+            targets.append(name[:-2])
+    return targets
+
+
+def select(header, args):
     macro = os.path.basename(header)[:-2].upper() + "_IMPLEMENTATION"
-    src = open(os.path.join(ROOT, header), encoding="utf-8").read()
-    lines = src.split("\n")
+    lines = open(os.path.join(ROOT, header), encoding="utf-8").read().split("\n")
     lo, hi = implementation_range(lines, macro)
     cands = candidates(lines, lo, hi)
     if args.since:
@@ -209,44 +286,46 @@ def main():
         if first is None or last is None:
             sys.exit("mutants: --between: no such lines")
         cands = [c for c in cands if first <= c[0] < last]
-    rnd = random.Random(args.seed)
-    rnd.shuffle(cands)
-    chosen = cands[:args.count]
-    print("mutants: %s: %d candidate mutations in lines %d-%d, running %d "
-          "(seed %d)" % (header, len(cands), lo + 1, hi, len(chosen), args.seed))
+    func, sect = functions_and_sections(lines, lo, hi)
+    chosen = spread_sample(cands, func, args.count, random.Random(args.seed))
+    return lines, lo, hi, cands, chosen, func, sect
+
+
+def run_header(header, args, tree):
+    """Runs the sample of one header in the scratch tree; returns its
+    record: counts, per-section counts, survivors."""
+    lines, lo, hi, cands, chosen, func, sect = select(header, args)
+    print("mutants: %s: %d candidate mutations in lines %d-%d (%d functions), "
+          "running %d (seed %d, gate %s)"
+          % (header, len(cands), lo + 1, hi, len(set(func[c[0]] for c in cands)),
+             len(chosen), args.seed, args.gate), flush=True)
+    rec = {"header": header, "killed": 0, "survived": [], "equivalent": [],
+           "nobuild": 0, "sections": {}, "run": len(chosen)}
     if args.list:
         for i, label, new in chosen:
-            print("  %s:%d  %s: %s" % (header, i + 1, label, new.strip()))
-        return 0
-
+            print("  %s:%d  [%s]  %s: %s" % (header, i + 1, func[i], label, new.strip()))
+        return rec
     equivalents = load_equivalents(header)
-    scratch = tempfile.mkdtemp(prefix="alk-mutants-")
-    tree = os.path.join(scratch, "tree")
-    copy_tree(tree)
     target = os.path.join(tree, header)
-    # Judge with the unit test and the harnesses that use this header: a
-    # harness source naming it directly or through one local include.
     base = os.path.basename(header)[:-2]
-    fuzz_targets = []
-    for name in sorted(os.listdir(os.path.join(ROOT, "fuzz"))):
-        if not name.endswith(".c"):
-            continue
-        text = open(os.path.join(ROOT, "fuzz", name), encoding="utf-8").read()
-        if "LLVMFuzzerTestOneInput" not in text:
-            continue
-        seen = header in text
-        for inc in re.findall(r'#include "([^"]+)"', text):
-            path = os.path.normpath(os.path.join(ROOT, "fuzz", inc))
-            if os.path.exists(path) and header in open(path, encoding="utf-8").read():
-                seen = True
-        if seen:
-            fuzz_targets.append(name[:-2])
-    scope = ["B=build-mutant", "UNIT_TESTS=" + base,
-             "FUZZ_TARGETS=" + " ".join(fuzz_targets)]
-    print("mutants: judged by tests/test_%s.c and the corpora of: %s"
-          % (base, " ".join(fuzz_targets) or "(none)"))
-    gate = ["make", "-s", "fast-gate"] + scope
-    build = ["make", "-s", "all"] + scope
+    fuzz_targets = judging_targets(header)
+    scope = ["B=build-mutant", "FUZZ_TARGETS=" + " ".join(fuzz_targets)]
+    if args.gate == "replay":
+        scope.append("UNIT_TESTS=")
+        gate = ["make", "-s", "replay"] + scope
+        build = ["make", "-s", "-j2"] + scope + \
+            ["build-mutant/replay_%s" % t for t in fuzz_targets]
+        print("mutants: judged by the corpora of: %s (replay only)"
+              % (" ".join(fuzz_targets) or "(none)"))
+    else:
+        scope.append("UNIT_TESTS=" + base)
+        gate = ["make", "-s", "fast-gate"] + scope
+        build = ["make", "-s", "-j2", "all"] + scope
+        print("mutants: judged by tests/test_%s.c and the corpora of: %s"
+              % (base, " ".join(fuzz_targets) or "(none)"))
+    original = "\n".join(lines)
+    with open(target, "w", encoding="utf-8") as f:
+        f.write(original)
     rc, out = run(build, tree, args.timeout)
     if rc != 0:
         print(out[-3000:])
@@ -255,13 +334,11 @@ def main():
     rc, out = run(gate, tree, args.timeout)
     if rc != 0:
         print(out[-3000:])
-        sys.exit("mutants: the unmutated tree fails the fast gate")
+        sys.exit("mutants: the unmutated tree fails the %s gate" % args.gate)
     # A mutant that loops forever is killed after ten times the clean gate.
     limit = min(args.timeout, max(30, int(10 * (time.time() - t_gate))))
     print("mutants: clean gate %.1f s; per-mutant limit %d s"
-          % (time.time() - t_gate, limit))
-
-    killed, survived, nobuild, equivalent = [], [], [], []
+          % (time.time() - t_gate, limit), flush=True)
     t0 = time.time()
     try:
         for n, (i, label, new) in enumerate(chosen, 1):
@@ -269,47 +346,146 @@ def main():
             mutated[i] = new
             with open(target, "w", encoding="utf-8") as f:
                 f.write("\n".join(mutated))
-            where = "%s:%d" % (header, i + 1)
-            desc = "%s  %s: %s" % (where, label, new.strip())
+            desc = "%s:%d  [%s]  %s: %s" % (header, i + 1, func[i], label, new.strip())
+            group = rec["sections"].setdefault(sect[i], [0, 0])
             rc, out = run(build, tree, args.timeout)
             if rc is None:
                 verdict = "killed (build/test timeout)"
-                killed.append(desc)
+                rec["killed"] += 1
+                group[0] += 1
+                group[1] += 1
             elif rc != 0:
                 verdict = "did not build"
-                nobuild.append(desc)
+                rec["nobuild"] += 1
             else:
                 rc, out = run(gate, tree, limit)
                 if rc == 0:
                     key = (code_part(lines[i]).strip(), new.strip())
                     if key in equivalents:
                         verdict = "survived: documented equivalent"
-                        equivalent.append("%s  (%s)" % (desc, equivalents[key]))
+                        rec["equivalent"].append("%s  (%s)" % (desc, equivalents[key]))
                     else:
                         verdict = "SURVIVED"
-                        survived.append(desc)
+                        rec["survived"].append(desc)
+                        group[1] += 1
                 else:
                     verdict = "killed" if rc is not None else "killed (timeout)"
-                    killed.append(desc)
-            print("[%2d/%d] %-30s %s" % (n, len(chosen), verdict, desc),
-                  flush=True)
+                    rec["killed"] += 1
+                    group[0] += 1
+                    group[1] += 1
+            print("[%2d/%d] %-30s %s" % (n, len(chosen), verdict, desc), flush=True)
+    finally:
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(original)
+    rec["seconds"] = time.time() - t0
+    return rec
+
+
+def rate(rec):
+    judged = rec["killed"] + len(rec["survived"])
+    return (100.0 * rec["killed"] / judged if judged else 100.0), judged
+
+
+def baseline_line(rec, args):
+    pct, judged = rate(rec)
+    return ("%s gate=%s seed=%d count=%d: %.1f%% killed (%d of %d judged; "
+            "%d equivalent, %d did not build)"
+            % (rec["header"], args.gate, args.seed, args.count, pct, rec["killed"],
+               judged, len(rec["equivalent"]), rec["nobuild"]))
+
+
+def report(recs, args):
+    print()
+    for rec in recs:
+        pct, judged = rate(rec)
+        print("mutants: %s: %d run in %.0f s: %d killed, %d survived, %d equivalent "
+              "(documented), %d did not build; kill rate %.1f%% of %d judged"
+              % (rec["header"], rec["run"], rec.get("seconds", 0), rec["killed"],
+                 len(rec["survived"]), len(rec["equivalent"]), rec["nobuild"], pct,
+                 judged))
+        for name, (k, j) in sorted(rec["sections"].items()):
+            if j:
+                print("    %-58s %3d/%-3d killed (%.0f%%)" % (name[:58], k, j, 100.0 * k / j))
+        for x in rec["survived"]:
+            print("  SURVIVOR %s" % x)
+        for x in rec["equivalent"]:
+            print("  equivalent %s" % x)
+
+
+def check_baseline(recs, args):
+    """0 if no header's kill rate is below its baseline line (same gate,
+    seed and count)."""
+    want = {}
+    for raw in open(args.baseline, encoding="utf-8"):
+        m = re.match(r"^(\S+) gate=(\S+) seed=(\d+) count=(\d+): ([\d.]+)% killed", raw)
+        if m:
+            want[(m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))] = \
+                float(m.group(5))
+    bad = 0
+    for rec in recs:
+        key = (rec["header"], args.gate, args.seed, args.count)
+        if key not in want:
+            print("mutants: baseline: no line for %s gate=%s seed=%d count=%d"
+                  % key)
+            continue
+        pct, _ = rate(rec)
+        verdict = "ok" if pct + 1e-9 >= want[key] else "DROPPED"
+        print("mutants: baseline: %s %.1f%% (baseline %.1f%%): %s"
+              % (rec["header"], pct, want[key], verdict))
+        bad |= verdict != "ok"
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--header", default="alkcodec.h",
+                    help="a header, or 'all' for the four")
+    ap.add_argument("--count", type=int, default=60, help="mutants per header")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--gate", choices=("fast", "replay"), default="fast",
+                    help="fast: unit tests + corpus replay; replay: the corpus "
+                         "replay alone")
+    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--list", action="store_true",
+                    help="list the selected mutants without running them")
+    ap.add_argument("--since", default=None,
+                    help="only lines added or changed since this git revision")
+    ap.add_argument("--between", nargs=2, default=None, metavar=("START", "END"),
+                    help="only lines from the first holding START to the next "
+                         "holding END")
+    ap.add_argument("--baseline", default=None,
+                    help="fail if a kill rate is below this file's line")
+    ap.add_argument("--write-baseline", default=None,
+                    help="write the per-header kill rates to this file")
+    args = ap.parse_args()
+    headers = HEADERS_ALL if args.header == "all" else [args.header]
+    headers = [h for h in headers if os.path.exists(os.path.join(ROOT, h))]
+
+    scratch = tempfile.mkdtemp(prefix="alk-mutants-")
+    tree = os.path.join(scratch, "tree")
+    recs = []
+    try:
+        if not args.list:
+            copy_tree(tree)
+        for h in headers:
+            recs.append(run_header(h, args, tree))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-
-    judged = len(killed) + len(survived)
-    print()
-    print("mutants: %d run in %.0f s: %d killed, %d survived, %d equivalent "
-          "(documented), %d did not build" % (len(chosen), time.time() - t0,
-                                             len(killed), len(survived),
-                                             len(equivalent), len(nobuild)))
-    if judged:
-        print("kill rate: %.1f%% of the %d mutants that built and are not "
-              "documented equivalents" % (100.0 * len(killed) / judged, judged))
-    for s in survived:
-        print("  SURVIVOR %s" % s)
-    for s in equivalent:
-        print("  equivalent %s" % s)
-    return 1 if survived else 0
+    if args.list:
+        return 0
+    report(recs, args)
+    rc = 1 if any(r["survived"] for r in recs) else 0
+    if args.write_baseline:
+        with open(args.write_baseline, "w", encoding="utf-8") as f:
+            f.write("# mutants_baseline.txt - kill rates of `make mutants` samples, one line\n"
+                    "# per header, gate, seed and count (tests/mutants.py --write-baseline).\n"
+                    "# A run with --baseline fails when a header's rate is below its line.\n")
+            for rec in recs:
+                f.write(baseline_line(rec, args) + "\n")
+        print("mutants: wrote %s" % args.write_baseline)
+    if args.baseline:
+        rc |= check_baseline(recs, args)
+    return rc
 
 
 if __name__ == "__main__":
