@@ -333,12 +333,35 @@ static pass_result run_pass(const codec_scenario *sc, const uint8_t *s,
                   "%s: ended at %zu but a frame remains", pass_names[kind],
                   c.pos);
     }
-    /* After a reset the decoder is clean and usable again. */
-    alkc_decoder_reset(&c.dec);
-    ALK_CHECK(alkc_decoder_error(&c.dec, NULL) == ALKC_OK &&
-                  alkc_decoder_retained_bytes(&c.dec) == 0 &&
-                  !alkc_decoder_is_mid_datagram(&c.dec),
-              "reset left state behind");
+    /* After a reset the decoder is clean and usable again, and the stream
+     * offset keeps counting from where the decoder had read to: a fresh
+     * frame decodes, and the offset moves by its size. */
+    {
+        static const uint8_t fresh[3] = {0, 1, 'x'};
+        uint64_t at = alkc_decoder_stream_offset(&c.dec);
+        alkc_datagram dg;
+        alkc_decoder_reset(&c.dec);
+        ALK_CHECK(alkc_decoder_error(&c.dec, NULL) == ALKC_OK &&
+                      alkc_decoder_retained_bytes(&c.dec) == 0 &&
+                      !alkc_decoder_is_mid_datagram(&c.dec) &&
+                      alkc_decoder_pending_input(&c.dec) == 0,
+                  "reset left state behind");
+        ALK_CHECK(alkc_decoder_stream_offset(&c.dec) == at,
+                  "%s: reset moved the stream offset from %llu to %llu",
+                  pass_names[kind], (unsigned long long)at,
+                  (unsigned long long)alkc_decoder_stream_offset(&c.dec));
+        ALK_CHECK(alkc_decoder_feed(&c.dec, fresh, sizeof fresh) == ALKC_OK &&
+                      alkc_decoder_next(&c.dec, &dg) == ALKC_OK &&
+                      dg.len == 1 && dg.data[0] == 'x' &&
+                      alkc_decoder_next(&c.dec, &dg) == ALKC_NEED_MORE,
+                  "%s: a fresh frame after the reset did not decode",
+                  pass_names[kind]);
+        ALK_CHECK(alkc_decoder_stream_offset(&c.dec) == at + sizeof fresh,
+                  "%s: the offset after a fresh frame is %llu, not %llu",
+                  pass_names[kind],
+                  (unsigned long long)alkc_decoder_stream_offset(&c.dec),
+                  (unsigned long long)(at + sizeof fresh));
+    }
     c.res.boundary = c.pos;
     return c.res;
 }
@@ -352,6 +375,44 @@ static void check_same(const pass_result *a, const pass_result *b,
               "%zu, outcome %d vs %d",
               what, b->datagrams, a->datagrams, b->boundary, a->boundary,
               b->outcome, a->outcome);
+}
+
+/* Every result code has its own message, unknown codes the unknown one;
+ * only a declared length over the limit is fatal; the observables of a
+ * NULL decoder are 0. */
+static void check_codes(void)
+{
+    static const struct {
+        int code;
+        const char *name;
+    } codes[] = {
+#define CODEC__ROW(name, value, text) {name, #name},
+        ALKC_RESULT_LIST(CODEC__ROW)
+#undef CODEC__ROW
+    };
+    const char *unknown = alkc_strerror(-1000);
+    size_t i, j;
+    ALK_CHECK(unknown && *unknown, "no text for an unknown code");
+    for (i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        const char *t = alkc_strerror(codes[i].code);
+        ALK_CHECK(t && *t && strcmp(t, unknown) != 0, "%s has no message",
+                  codes[i].name);
+        for (j = 0; j < i; j++)
+            ALK_CHECK(strcmp(t, alkc_strerror(codes[j].code)) != 0,
+                      "%s and %s share a message", codes[i].name, codes[j].name);
+        ALK_CHECK(alkc_error_is_fatal(codes[i].code) ==
+                      (codes[i].code == ALKC_ERR_DATAGRAM_TOO_LARGE),
+                  "%s: fatal %d", codes[i].name,
+                  alkc_error_is_fatal(codes[i].code));
+    }
+    ALK_CHECK(alkc_decoder_retained_bytes(NULL) == 0 &&
+                  !alkc_decoder_is_mid_datagram(NULL) &&
+                  alkc_decoder_pending_input(NULL) == 0 &&
+                  alkc_decoder_stream_offset(NULL) == 0,
+              "an observable of a NULL decoder is not 0");
+    ALK_CHECK(!strcmp(alkc_strerror(2), unknown) &&
+                  !strcmp(alkc_strerror(-6), unknown),
+              "a code past the list has a message");
 }
 
 /* decode(frame(x)) == [x], and the encoder's limit errors. */
@@ -449,6 +510,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         pass_result bytewise = run_pass(&sc, s, n, PASS_BYTEWISE, mem);
         check_same(&whole, &bytewise, "bytewise pass");
     }
+    check_codes();
     check_encoder(&sc, mem);
     alk_free(amp);
     alk_free(mem);
