@@ -619,6 +619,7 @@ typedef struct alksim_ctx {
     void *out;              /* FILE * for verbose output (NULL: stderr) */
     uint64_t trace_hash;
     unsigned long trace_count;
+    uint64_t failure_site;  /* the first failure's format string, hashed */
 } alksim_ctx;
 
 typedef struct alksim_scenario {
@@ -649,6 +650,14 @@ typedef struct alksim_run_result {
     uint64_t trace_hash;
     unsigned long trace_lines;
     uint64_t end_time;
+    /* Which failure (all 0 / -1 when the run passed): the invariant - the
+     * FNV-1a hash of the failing check's format string, so numbers in the
+     * message do not matter - the phase it failed in (0 setup, 1 safety,
+     * 2 liveness) and, in the safety phase, the kind of the failing step.
+     * alksim_shrink keeps an input only if all of them and code match. */
+    uint64_t failure_site;
+    int failure_phase;
+    int failure_kind;
 } alksim_run_result;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -694,11 +703,13 @@ ALKSIMDEF int alksim_run_seed(const alksim_scenario *sc, uint64_t seed,
                               uint64_t run, uint8_t *buf, size_t max_len,
                               size_t *len, unsigned flags, void *out,
                               alksim_run_result *res);
-/* Delta debugging over the bytes: writes the smallest failing input found
- * into `out` (capacity >= size) and returns its size (0 when even the empty
- * input fails), or ALKSIM_SHRINK_PASSES if `data` does not fail. `work`
- * needs `size` bytes. At most max_runs scenario runs (at least one: the
- * first tells whether `data` fails). */
+/* Delta debugging over the bytes: writes the smallest input found that
+ * fails the same way as `data` (the same code, invariant, phase and step
+ * kind: alksim_run_result's failure fields) into `out` (capacity >= size)
+ * and returns its size (0 when even the empty input fails), or
+ * ALKSIM_SHRINK_PASSES if `data` does not fail. `work` needs `size` bytes.
+ * At most max_runs scenario runs (at least one: the first tells whether
+ * `data` fails). */
 #define ALKSIM_SHRINK_PASSES SIZE_MAX
 ALKSIMDEF size_t alksim_shrink(const alksim_scenario *sc, const uint8_t *data,
                                size_t size, uint8_t *out, uint8_t *work,
@@ -2198,7 +2209,13 @@ ALKSIMDEF int alksim_fail(alksim_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;
     if (!ctx->failed) {
+        const unsigned char *c;
         ctx->failed = 1;
+        ctx->failure_site = 0xcbf29ce484222325u;
+        for (c = (const unsigned char *)fmt; *c; c++) {
+            ctx->failure_site ^= *c;
+            ctx->failure_site *= 0x100000001b3u;
+        }
         va_start(ap, fmt);
         vsnprintf(ctx->failure, sizeof ctx->failure, fmt, ap);
         va_end(ap);
@@ -2243,7 +2260,7 @@ ALKSIMDEF int alksim_run(const alksim_scenario *sc, const uint8_t *data,
     alksim_ctx ctx;
     unsigned max_steps, max_quiesce, q = 0;
     void *state;
-    int rc = ALKSIM_OK;
+    int rc = ALKSIM_OK, step_kind = -1;
 
     if (!sc || !sc->setup || !sc->step || !sc->kind_count ||
         sc->kind_count > ALKSIM_MAX_KINDS)
@@ -2268,6 +2285,7 @@ ALKSIMDEF int alksim_run(const alksim_scenario *sc, const uint8_t *data,
     while (ctx.step < max_steps && !src.done) {
         unsigned kind =
             (unsigned)alksim_weighted(&src, ctx.weights, sc->kind_count);
+        step_kind = (int)kind;
         ctx.step++;
         alksim_log(&ctx, "step %u @%llu ns: %s", ctx.step,
                    (unsigned long long)ctx.now, sc->kinds[kind]);
@@ -2318,6 +2336,9 @@ done:
         res->trace_hash = ctx.trace_hash;
         res->trace_lines = ctx.trace_count;
         res->end_time = ctx.now;
+        res->failure_site = rc != ALKSIM_OK ? ctx.failure_site : 0;
+        res->failure_phase = rc != ALKSIM_OK ? ctx.phase : -1;
+        res->failure_kind = rc != ALKSIM_OK && ctx.phase == 1 ? step_kind : -1;
     }
     return rc;
 }
@@ -2352,6 +2373,16 @@ ALKSIMDEF int alksim_run_seed(const alksim_scenario *sc, uint64_t seed,
     return alksim_run(sc, buf, n, flags, out, res);
 }
 
+/* The same failure: a shrinker that accepts any failure slips from the bug
+ * it was given to another one (the shrunk input then explains nothing). */
+static int alksim__same_failure(const alksim_run_result *a,
+                                const alksim_run_result *b)
+{
+    return a->code == b->code && a->failure_site == b->failure_site &&
+           a->failure_phase == b->failure_phase &&
+           a->failure_kind == b->failure_kind;
+}
+
 /* Delta debugging over the bytes (ddmin-style): remove ever smaller chunks
  * while the run still fails the same way, then zero single bytes (simpler
  * values) while it still fails; repeat until neither helps. */
@@ -2359,12 +2390,10 @@ ALKSIMDEF size_t alksim_shrink(const alksim_scenario *sc, const uint8_t *data,
                                size_t size, uint8_t *out, uint8_t *work,
                                unsigned max_runs)
 {
-    alksim_run_result r;
-    int target;
+    alksim_run_result r, target;
     size_t n = size, chunk, i;
     unsigned runs = 1;
-    target = alksim_run(sc, data, size, 0, NULL, &r);
-    if (target == ALKSIM_OK)
+    if (alksim_run(sc, data, size, 0, NULL, &target) == ALKSIM_OK)
         return ALKSIM_SHRINK_PASSES;
     if (size)
         memcpy(out, data, size);
@@ -2380,7 +2409,8 @@ ALKSIMDEF size_t alksim_shrink(const alksim_scenario *sc, const uint8_t *data,
                 memcpy(work, out, start);
                 memcpy(work + start, out + start + len, n - start - len);
                 runs++;
-                if (alksim_run(sc, work, n - len, 0, NULL, &r) == target) {
+                alksim_run(sc, work, n - len, 0, NULL, &r);
+                if (alksim__same_failure(&r, &target)) {
                     memcpy(out, work, n - len);
                     n -= len;
                     progress = 1;
@@ -2400,7 +2430,8 @@ ALKSIMDEF size_t alksim_shrink(const alksim_scenario *sc, const uint8_t *data,
                 continue;
             out[i] = 0;
             runs++;
-            if (alksim_run(sc, out, n, 0, NULL, &r) != target)
+            alksim_run(sc, out, n, 0, NULL, &r);
+            if (!alksim__same_failure(&r, &target))
                 out[i] = keep;
             else
                 simpler = 1;

@@ -1490,6 +1490,79 @@ TEST shrinker_finds_a_small_failing_input(void)
     PASS();
 }
 
+/* Two invariants, the second reachable in two kinds of step. A shrinker
+ * that compared only the result code slipped from the failure it was given
+ * to another one (to "b before any a", or to the same invariant in the other
+ * kind of step) - the shrunk input then explained a different bug. */
+static unsigned slip_a, slip_b;
+
+static void *slip_setup(alksim_ctx *ctx)
+{
+    (void)ctx;
+    slip_a = slip_b = 0;
+    return &slip_a;
+}
+
+static int slip_step(alksim_ctx *ctx, void *st, unsigned kind)
+{
+    (void)st;
+    if (kind == 0)
+        slip_a++;
+    else if (kind == 1)
+        slip_b++;
+    else
+        slip_a += (unsigned)alksim_range(ctx->src, 0, 2);
+    return ALKSIM_OK;
+}
+
+static int slip_check(alksim_ctx *ctx, void *st)
+{
+    (void)st;
+    ALKSIM_CHECK(ctx, slip_a || !slip_b, "b before any a");
+    ALKSIM_CHECK(ctx, slip_a < 3 || slip_b < 2, "%u a and %u b", slip_a,
+                 slip_b);
+    return ALKSIM_OK;
+}
+
+static const char *const slip_kinds[] = {"a", "b", "c"};
+static const alksim_scenario slip_sc = {
+    "slip", slip_kinds, 3, slip_setup, slip_step, slip_check,
+    NULL,   NULL,       NULL, 0,      0,         0};
+
+TEST shrinker_keeps_the_failure_it_was_given(void)
+{
+    static uint8_t in[48], out[48], work[48];
+    alksim_run_result want, got;
+    uint64_t st = test_seed;
+    unsigned tries, shrunk = 0;
+    size_t i, n;
+    for (tries = 0; tries < 300; tries++) {
+        for (i = 0; i < sizeof in; i++)
+            in[i] = (uint8_t)alksim_splitmix64(&st);
+        if (alksim_run(&slip_sc, in, sizeof in, 0, NULL, &want) == ALKSIM_OK)
+            continue;
+        ASSERT(want.failure_site != 0);
+        ASSERT_EQ(1, want.failure_phase);
+        ASSERT(want.failure_kind >= 0 && want.failure_kind < 3);
+        n = alksim_shrink(&slip_sc, in, sizeof in, out, work, 2000);
+        ASSERT(n <= sizeof in);
+        ASSERT_EQ(want.code, alksim_run(&slip_sc, out, n, 0, NULL, &got));
+        ASSERT_EQ_FMT((unsigned long long)want.failure_site,
+                      (unsigned long long)got.failure_site, "%llx");
+        ASSERT_EQ(want.failure_phase, got.failure_phase);
+        ASSERT_EQ(want.failure_kind, got.failure_kind);
+        shrunk++;
+    }
+    ASSERT(shrunk > 50);
+    /* A passing run names no failure. */
+    memset(in, 0, sizeof in);
+    ASSERT_EQ(ALKSIM_OK, alksim_run(&slip_sc, in, 0, 0, NULL, &got));
+    ASSERT_EQ(0, got.failure_site);
+    ASSERT_EQ(-1, got.failure_phase);
+    ASSERT_EQ(-1, got.failure_kind);
+    PASS();
+}
+
 static unsigned stuck_calls;
 
 static int stuck_quiesce(alksim_ctx *ctx, void *st)
@@ -2071,6 +2144,7 @@ SUITE(runner)
 {
     RUN_TEST(run_is_deterministic_in_and_across_processes);
     RUN_TEST(shrinker_finds_a_small_failing_input);
+    RUN_TEST(shrinker_keeps_the_failure_it_was_given);
     RUN_TEST(liveness_bound_is_enforced);
     RUN_TEST(quiesce_error_code_is_the_result);
     RUN_TEST(default_liveness_bound_is_100000);
