@@ -18,7 +18,14 @@
  *     a fresh handle reads a window around the write as it was with the
  *     write applied, and the snapshot's view of it as it was; deleting
  *     the snapshot leaves the image as exact as before. Images qemu made
- *     (compressed clusters, bitmaps, v2 snapshots) are among the seeds. */
+ *     (compressed clusters, bitmaps, v2 snapshots) are among the seeds.
+ * The read-only open's verdict on the fixed header is the reference
+ * rule's (ref_header, written from the spec, not from qcow2w's checks):
+ * a refusal names a field the header breaks, with its code and offset,
+ * and a header the rule accepts is not refused for a field it owns.
+ * Inputs that start with "Q2WTAMPR" are tamper recipes instead (see
+ * tamper_run): every size, offset and count field of a valid image set
+ * one off, and to the edges of what is valid, each judged by the rule. */
 #define QCOW2W_IMPLEMENTATION
 #include "../qcow2w.h"
 #include "alk_check.h"
@@ -61,6 +68,473 @@ static void expect_refusal(const qh_handle *h, int rc, const char *when)
     ALK_CHECK(e->what != NULL, "%s: error without a field name", when);
 }
 
+/* ---- the header's reference rule --------------------------------------------
+ * Written from qemu's docs/interop/qcow2.txt and the limits qcow2w.h
+ * documents (QCOW2-FACTS: cluster_bits 9..21, refcount_order 0..6, L1 at
+ * most 32 MiB and at least the entries the size needs, refcount table at
+ * most 8 MiB and not empty, at most 65,536 snapshots, host offsets below
+ * 2^56 and cluster-aligned, a backing name of 1..1023 bytes inside cluster
+ * 0 after the header; unknown incompatible bits, external data files,
+ * extended L2 and encryption refused as features), field by field and
+ * independently of qcow2w's own order of checks: every rule the header
+ * breaks is listed with the code and the field name q2w_error must give.
+ * The magic, the version, cluster_bits and (v3) header_length decide how
+ * the rest is read, so a break there is the only one listed. */
+typedef struct ref_break {
+    int code;
+    const char *what;
+    uint64_t offset;
+} ref_break;
+
+typedef struct ref_verdict {
+    ref_break brk[16];
+    unsigned n;
+    int version;
+    uint32_t cluster_bits;
+    uint64_t incompatible;
+} ref_verdict;
+
+static uint64_t ref_be(const unsigned char *p, unsigned width)
+{
+    uint64_t v = 0;
+    unsigned i;
+    for (i = 0; i < width; i++) v = (v << 8) | p[i];
+    return v;
+}
+
+static void ref_add(ref_verdict *v, int code, const char *what, uint64_t off)
+{
+    ALK_CHECK(v->n < 16, "reference: too many breaks");
+    v->brk[v->n].code = code;
+    v->brk[v->n].what = what;
+    v->brk[v->n].offset = off;
+    v->n++;
+}
+
+/* p: the first max(112, cluster) bytes of the file, zeros past its end. */
+static void ref_header(const unsigned char *p, ref_verdict *v)
+{
+    const uint64_t host_limit = 1ull << 56;
+    uint64_t cs, size, span, need, l1_size, l1_off, rt_off, rt_clu, nb, sn_off;
+    uint64_t bk_off, bk_len, hlen = 72;
+    memset(v, 0, sizeof *v);
+    if (ref_be(p, 4) != 0x514649fbu) {
+        ref_add(v, Q2W_ERR_MAGIC, "header.magic", 0);
+        return;
+    }
+    v->version = (int)ref_be(p + 4, 4);
+    if (ref_be(p + 4, 4) != 2 && ref_be(p + 4, 4) != 3) {
+        ref_add(v, Q2W_ERR_VERSION, "header.version", 4);
+        return;
+    }
+    v->cluster_bits = (uint32_t)ref_be(p + 20, 4);
+    if (v->cluster_bits < 9 || v->cluster_bits > 21) {
+        ref_add(v, Q2W_ERR_HEADER, "header.cluster_bits", 20);
+        return;
+    }
+    cs = 1ull << v->cluster_bits;
+    if (v->version == 3) {
+        uint64_t ct;
+        hlen = ref_be(p + 100, 4);
+        if (hlen < 104 || hlen % 8 != 0 || hlen > cs) {
+            ref_add(v, Q2W_ERR_HEADER, "header.header_length", 100);
+            return;
+        }
+        if (ref_be(p + 96, 4) > 6)
+            ref_add(v, Q2W_ERR_HEADER, "header.refcount_order", 96);
+        v->incompatible = ref_be(p + 72, 8);
+        if (v->incompatible >> 5)
+            ref_add(v, Q2W_ERR_FEATURE, "header.incompatible_features", 72);
+        if (v->incompatible & 4)
+            ref_add(v, Q2W_ERR_FEATURE, "external data file", 72);
+        if (v->incompatible & 16)
+            ref_add(v, Q2W_ERR_FEATURE, "extended L2 entries", 72);
+        /* compression_type exists when the header is longer than 104
+         * bytes; non-zero exactly when incompatible bit 3 is set; 0 zlib,
+         * 1 zstd, others unknown */
+        ct = hlen > 104 ? p[104] : 0;
+        if ((ct != 0) != ((v->incompatible & 8) != 0))
+            ref_add(v, Q2W_ERR_HEADER, "header.compression_type", 104);
+        if (ct > 1)
+            ref_add(v, Q2W_ERR_FEATURE, "header.compression_type", 104);
+    }
+    if (ref_be(p + 32, 4) != 0)
+        ref_add(v, Q2W_ERR_FEATURE, "header.crypt_method", 32);
+    size = ref_be(p + 24, 8);
+    if (size > (1ull << 62))
+        ref_add(v, Q2W_ERR_HEADER, "header.size", 24);
+    /* entries of the L1 the size needs: one per cs * (cs / 8) bytes */
+    span = cs * (cs / 8);
+    need = size / span + (size % span != 0);
+    l1_size = ref_be(p + 36, 4);
+    if (l1_size > (32u << 20) / 8 || l1_size < need)
+        ref_add(v, Q2W_ERR_HEADER, "header.l1_size", 36);
+    l1_off = ref_be(p + 40, 8);
+    if (l1_off % cs != 0 || l1_off >= host_limit || (l1_size && !l1_off))
+        ref_add(v, Q2W_ERR_HEADER, "header.l1_table_offset", 40);
+    rt_off = ref_be(p + 48, 8);
+    rt_clu = ref_be(p + 56, 4);
+    if (rt_clu == 0 || rt_clu > (8u << 20) / cs)
+        ref_add(v, Q2W_ERR_HEADER, "header.refcount_table_clusters", 56);
+    if (rt_off == 0 || rt_off % cs != 0 || rt_off >= host_limit)
+        ref_add(v, Q2W_ERR_HEADER, "header.refcount_table_offset", 48);
+    nb = ref_be(p + 60, 4);
+    sn_off = ref_be(p + 64, 8);
+    if (nb > 65536)
+        ref_add(v, Q2W_ERR_HEADER, "header.nb_snapshots", 60);
+    if (nb && (sn_off == 0 || sn_off % cs != 0 || sn_off >= host_limit))
+        ref_add(v, Q2W_ERR_HEADER, "header.snapshots_offset", 64);
+    bk_off = ref_be(p + 8, 8);
+    bk_len = ref_be(p + 16, 4);
+    if (bk_off) {
+        if (bk_len == 0 || bk_len > 1023)
+            ref_add(v, Q2W_ERR_HEADER, "header.backing_file_size", 16);
+        if (bk_off < hlen || bk_off > cs || bk_len > cs - bk_off)
+            ref_add(v, Q2W_ERR_HEADER, "header.backing_file_offset", 8);
+    }
+}
+
+/* The field names the rule above owns: a refusal naming one of them when
+ * the rule finds nothing wrong is a validation bug. */
+static int ref_owned_name(const char *what)
+{
+    static const char *const names[] = {
+        "header", "header.magic", "header.version", "header.cluster_bits",
+        "header.header_length", "header.refcount_order",
+        "header.incompatible_features", "external data file",
+        "extended L2 entries", "header.compression_type",
+        "header.crypt_method", "header.size", "header.l1_size",
+        "header.l1_table_offset", "header.refcount_table_clusters",
+        "header.refcount_table_offset", "header.nb_snapshots",
+        "header.snapshots_offset", "header.backing_file_size",
+        "header.backing_file_offset"};
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (what && strcmp(what, names[i]) == 0) return 1;
+    return 0;
+}
+
+/* qcow2w's verdict on the fixed header (rc and its error info) against
+ * the reference: a break listed by the rule, or no refusal the rule owns. */
+static void ref_judge(const ref_verdict *v, int rc, const q2w_error_info *e,
+                      const char *when)
+{
+    unsigned i;
+    if (v->n == 0) {
+        ALK_CHECK(rc == Q2W_OK || !ref_owned_name(e->what),
+                  "%s: a valid header refused: %s (%s at %llu)", when,
+                  q2w_strerror(rc), e->what ? e->what : "",
+                  (unsigned long long)e->offset);
+        return;
+    }
+    for (i = 0; i < v->n; i++)
+        if (rc == v->brk[i].code && e->what &&
+            strcmp(e->what, v->brk[i].what) == 0 &&
+            e->offset == v->brk[i].offset)
+            return;
+    for (i = 0; i < v->n; i++)
+        alk_trace("reference: %s %s at %llu", q2w_strerror(v->brk[i].code),
+                  v->brk[i].what, (unsigned long long)v->brk[i].offset);
+    ALK_CHECK(0, "%s: %s (%s at %llu), the reference finds %u break(s), "
+              "first %s (%s)", when, q2w_strerror(rc), e->what ? e->what : "",
+              (unsigned long long)e->offset, v->n,
+              q2w_strerror(v->brk[0].code), v->brk[0].what);
+}
+
+/* ---- tamper mode ------------------------------------------------------------
+ * An input that starts with TAMPER_MAGIC (no image does) is a recipe: byte
+ * 8 picks a valid base image made here, byte 9 a header field (0xff: all
+ * of them) and the 8 bytes after it, when there, one more value to try.
+ * Each field is set to its value -1 and +1, to 0, 1 and all ones, and to
+ * the values at the edges of what is valid; each such image is opened
+ * read-only and writable and sized for the checker, and qcow2w's verdict
+ * must be the reference rule's (ref_judge). When the rule accepts a field
+ * whose value nothing else reads at open, the open must succeed and report
+ * the value as it is in the header. */
+#define TAMPER_MAGIC "Q2WTAMPR"
+
+typedef struct tamper_field {
+    const char *name;
+    unsigned off, width;
+    int later; /* other parts of open read what it says: extensions, the
+                  snapshot table, the geometry of everything */
+} tamper_field;
+
+static const tamper_field tamper_fields[] = {
+    {"magic", 0, 4, 0},
+    {"version", 4, 4, 1},
+    {"backing_file_offset", 8, 8, 1},
+    {"backing_file_size", 16, 4, 1},
+    {"cluster_bits", 20, 4, 1},
+    {"size", 24, 8, 0},
+    {"crypt_method", 32, 4, 0},
+    {"l1_size", 36, 4, 0},
+    {"l1_table_offset", 40, 8, 0},
+    {"refcount_table_offset", 48, 8, 0},
+    {"refcount_table_clusters", 56, 4, 0},
+    {"nb_snapshots", 60, 4, 1},
+    {"snapshots_offset", 64, 8, 1},
+    {"incompatible_features", 72, 8, 0},
+    {"compatible_features", 80, 8, 0},
+    {"autoclear_features", 88, 8, 0},
+    {"refcount_order", 96, 4, 0},
+    {"header_length", 100, 4, 1},
+    {"compression_type", 104, 1, 0},
+};
+#define N_TAMPER_FIELDS (sizeof tamper_fields / sizeof tamper_fields[0])
+
+static void tamper_put(unsigned char *p, unsigned width, uint64_t v)
+{
+    unsigned i;
+    for (i = 0; i < width; i++) p[width - 1 - i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Bases: versions, cluster sizes, refcount widths, sizes that are and are
+ * not a multiple of what an L1 entry covers, backing names (v2 and v3,
+ * with and without a format extension), snapshots. */
+static void tamper_base(qh_disk *d, unsigned which)
+{
+    q2w_create_opts o;
+    int rc;
+    memset(&o, 0, sizeof o);
+    switch (which % 6) {
+    case 0: o.version = 3; o.cluster_size = 512; o.size = (256u << 10) + 512; break;
+    case 1: o.version = 2; o.cluster_size = 4096; o.size = 1u << 20; break;
+    case 2:
+        o.version = 3; o.cluster_size = 65536; o.refcount_bits = 64;
+        o.size = 3u << 20; o.backing = "backing.img"; o.backing_fmt = "raw";
+        break;
+    case 3: o.version = 3; o.cluster_size = 4096; o.size = 1u << 20; break;
+    case 4: o.version = 3; o.cluster_size = 2u << 20; o.refcount_bits = 1;
+        o.size = 4u << 20; break;
+    default:
+        o.version = 2; o.cluster_size = 512; o.size = 64u << 10;
+        o.backing = "b"; break;
+    }
+    rc = qh_create(d, &o);
+    ALK_CHECK(d->len >= 112, "tamper base %u: %zu bytes", which % 6, d->len);
+    ALK_CHECK(rc == Q2W_OK, "tamper base %u: %s", which % 6, q2w_strerror(rc));
+    if (which % 6 == 3) { /* two snapshots over written data */
+        qh_handle h;
+        static const unsigned char data[4096] = {1, 2, 3};
+        d->cluster_size = 4096;
+        rc = qh_open(&h, d, 4096, 8, 16, 1, 0);
+        if (rc == Q2W_OK) rc = qh_run(&h.img, d, q2w_write(&h.img, 8192, data, sizeof data));
+        if (rc == Q2W_OK) rc = qh_run(&h.img, d, q2w_snapshot_create(&h.img, "a", 1, 2, 3));
+        if (rc == Q2W_OK) rc = qh_run(&h.img, d, q2w_write(&h.img, 0, data, sizeof data));
+        if (rc == Q2W_OK) rc = qh_run(&h.img, d, q2w_snapshot_create(&h.img, "b", 4, 5, 6));
+        if (rc == Q2W_OK) rc = qh_run(&h.img, d, q2w_close(&h.img));
+        ALK_CHECK(rc == Q2W_OK, "tamper base 3: %s", q2w_strerror(rc));
+        qh_close_handle(&h);
+        d->cluster_size = 0;
+    }
+}
+
+/* The values field f of the base header p is tried with. */
+static size_t tamper_values(const tamper_field *f, const unsigned char *p,
+                            uint64_t *out)
+{
+    uint64_t v = ref_be(p + f->off, f->width), cs = 1ull << ref_be(p + 20, 4);
+    uint64_t ones = f->width == 8 ? ~0ull : (1ull << (8 * f->width)) - 1;
+    uint64_t span = cs * (cs / 8), hlen = ref_be(p + 4, 4) == 3 ?
+                                          ref_be(p + 100, 4) : 72;
+    size_t n = 0;
+    out[n++] = (v - 1) & ones;
+    out[n++] = (v + 1) & ones;
+    out[n++] = 0;
+    out[n++] = 1;
+    out[n++] = ones;
+    switch (f->off) {
+    case 4: out[n++] = 2; out[n++] = 3; break;
+    case 20: out[n++] = 8; out[n++] = 9; out[n++] = 21; out[n++] = 22; break;
+    case 24: { /* the largest size the L1 covers and one byte more, the
+                  size limit, sizes whose L1 need overflows naively */
+        uint64_t l1 = ref_be(p + 36, 4);
+        out[n++] = l1 * span; out[n++] = l1 * span + 1;
+        out[n++] = 1ull << 62; out[n++] = (1ull << 62) + 1;
+        out[n++] = ~0ull - span + 2; out[n++] = 4 * span * ((32u << 20) / 8);
+        break;
+    }
+    case 36: {
+        uint64_t sz = ref_be(p + 24, 8), need = sz / span + (sz % span != 0);
+        out[n++] = need - 1; out[n++] = need; out[n++] = (32u << 20) / 8;
+        out[n++] = (32u << 20) / 8 + 1;
+        break;
+    }
+    case 8: /* around the header's end and the cluster's end */
+        out[n++] = hlen - 1; out[n++] = hlen; out[n++] = hlen + 8;
+        out[n++] = cs - ref_be(p + 16, 4); out[n++] = cs - ref_be(p + 16, 4) + 1;
+        out[n++] = cs;
+        break;
+    case 16: {
+        uint64_t bo = ref_be(p + 8, 8);
+        out[n++] = 1023; out[n++] = 1024;
+        if (bo && bo <= cs) { out[n++] = cs - bo; out[n++] = cs - bo + 1; }
+        break;
+    }
+    case 40: case 48: case 64: /* cluster steps, the host offset limit */
+        out[n++] = v + cs; out[n++] = v ? v - cs : cs;
+        out[n++] = (1ull << 56) - cs; out[n++] = 1ull << 56;
+        out[n++] = v + cs / 2;
+        break;
+    case 56:
+        out[n++] = (8u << 20) / cs; out[n++] = (8u << 20) / cs + 1;
+        break;
+    case 60: out[n++] = 65536; out[n++] = 65537; break;
+    case 72: { /* each bit alone, on top of what is there */
+        unsigned b;
+        for (b = 0; b < 7; b++) out[n++] = v | (1ull << b);
+        out[n++] = v | (1ull << 63);
+        break;
+    }
+    case 96: out[n++] = 6; out[n++] = 7; break;
+    case 100:
+        out[n++] = 103; out[n++] = 104; out[n++] = 105; out[n++] = 112;
+        out[n++] = 120; out[n++] = cs; out[n++] = cs + 8;
+        break;
+    case 104: out[n++] = 2; break;
+    default: break;
+    }
+    return n;
+}
+
+static int tamper_open(qh_disk *d, int writable, qh_handle *h)
+{
+    q2w_config cfg;
+    uint64_t cb = ref_be(d->buf + 20, 4);
+    size_t cs = cb >= 9 && cb <= 21 ? (size_t)1 << cb : 512;
+    memset(&cfg, 0, sizeof cfg);
+    h->mem_len = 12 * (cs + 64) + 8192;
+    h->mem = (unsigned char *)alk_malloc(h->mem_len);
+    h->ops = (q2w_op *)alk_malloc(16 * sizeof(q2w_op));
+    ALK_CHECK(h->mem && h->ops, "out of memory");
+    cfg.mem = h->mem;
+    cfg.mem_len = h->mem_len;
+    cfg.ops = h->ops;
+    cfg.ops_cap = 16;
+    cfg.max_slots = 8;
+    cfg.file_size = d->len;
+    cfg.writable = writable;
+    cfg.no_backing = 1;
+    d->ops_cap = 16;
+    return qh_run(&h->img, d, q2w_open(&h->img, &cfg));
+}
+
+/* One tampered image: the read-only and the writable open and the
+ * checker's sizing against the rule. */
+static void tamper_judge(qh_disk *d, const tamper_field *f, uint64_t value)
+{
+    unsigned char *head = (unsigned char *)alk_calloc(1, 1u << 21);
+    ref_verdict v;
+    qh_handle h;
+    char when[96];
+    int rc;
+    uint64_t writes = d->writes;
+    size_t n = d->len < (1u << 21) ? d->len : (1u << 21);
+    ALK_CHECK(head != NULL, "out of memory");
+    memcpy(head, d->buf, n);
+    ref_header(head, &v);
+    alk_trace("%s = %llu: %u break(s)", f->name, (unsigned long long)value,
+              v.n);
+    snprintf(when, sizeof when, "%s = %llu, read-only open", f->name,
+             (unsigned long long)value);
+    rc = tamper_open(d, 0, &h);
+    ref_judge(&v, rc, q2w_error(&h.img), when);
+    if (v.n == 0 && rc == Q2W_OK) {
+        q2w_info info;
+        q2w_info_get(&h.img, &info);
+        ALK_CHECK(info.size == ref_be(head + 24, 8) &&
+                      info.l1_size == ref_be(head + 36, 4) &&
+                      info.l1_offset == ref_be(head + 40, 8) &&
+                      info.refcount_table_offset == ref_be(head + 48, 8) &&
+                      info.refcount_table_clusters == ref_be(head + 56, 4) &&
+                      info.nb_snapshots == ref_be(head + 60, 4) &&
+                      info.cluster_size == 1u << v.cluster_bits &&
+                      info.version == v.version &&
+                      (v.version == 2 ||
+                       (info.refcount_bits == 1u << ref_be(head + 96, 4) &&
+                        info.incompatible == v.incompatible &&
+                        info.header_length == ref_be(head + 100, 4))),
+                  "%s: the open reports other values than the header's",
+                  when);
+    }
+    /* (a version 2 header ends at 72: extensions follow) */
+    ALK_CHECK(v.n != 0 || f->later || (v.version == 2 && f->off >= 72) ||
+                  rc == Q2W_OK,
+              "%s: %s (%s) for a header the rule accepts", when,
+              q2w_strerror(rc), q2w_error(&h.img)->what);
+    qh_close_handle(&h);
+    {
+        int ro = rc;
+        snprintf(when, sizeof when, "%s = %llu, writable open", f->name,
+                 (unsigned long long)value);
+        rc = tamper_open(d, 1, &h);
+        if (ro != Q2W_OK) {
+            ref_judge(&v, rc, q2w_error(&h.img), when);
+        } else {
+            /* corrupt refuses writing, then dirty (lazy refcounts) */
+            int want = (v.incompatible & 2) ? Q2W_ERR_CORRUPT
+                     : (v.incompatible & 1) ? Q2W_ERR_DIRTY : Q2W_OK;
+            ALK_CHECK(rc == want, "%s: %s, expected %s", when,
+                      q2w_strerror(rc), q2w_strerror(want));
+            ALK_CHECK(rc == Q2W_OK ||
+                          (strcmp(q2w_error(&h.img)->what,
+                                  "header.incompatible_features") == 0 &&
+                           q2w_error(&h.img)->offset == 72),
+                      "%s: %s names %s", when, q2w_strerror(rc),
+                      q2w_error(&h.img)->what);
+        }
+        if (rc == Q2W_OK) {
+            rc = qh_run(&h.img, d, q2w_close(&h.img));
+            ALK_CHECK(rc == Q2W_OK, "%s: close: %s", when, q2w_strerror(rc));
+        }
+        /* opening and closing without a change writes nothing */
+        ALK_CHECK(d->writes == writes, "%s: %llu writes", when,
+                  (unsigned long long)(d->writes - writes));
+        qh_close_handle(&h);
+    }
+    {
+        q2w_io io;
+        q2w_error_info e;
+        size_t need;
+        memset(&e, 0, sizeof e);
+        qh_make_io(d, &io);
+        rc = q2w_check_work_size(&io, &need, &e);
+        snprintf(when, sizeof when, "%s = %llu, checker", f->name,
+                 (unsigned long long)value);
+        ALK_CHECK(v.n ? rc != Q2W_OK : rc == Q2W_OK, "%s: %s", when,
+                  q2w_strerror(rc));
+        if (v.n) ref_judge(&v, rc, &e, when);
+    }
+    alk_free(head);
+}
+
+static void tamper_run(const uint8_t *data, size_t size)
+{
+    qh_disk d;
+    unsigned char pristine[112];
+    unsigned which = size > 8 ? data[8] : 0, fi;
+    unsigned pick = size > 9 ? data[9] : 0xff;
+    qh_disk_init(&d, 16u << 20);
+    tamper_base(&d, which);
+    memcpy(pristine, d.buf, sizeof pristine);
+    alk_trace("tamper base %u, field %u", which % 6, pick);
+    for (fi = 0; fi < N_TAMPER_FIELDS; fi++) {
+        const tamper_field *f = &tamper_fields[fi];
+        uint64_t values[32];
+        size_t n, k;
+        if (pick != 0xff && pick % N_TAMPER_FIELDS != fi) continue;
+        n = tamper_values(f, pristine, values);
+        if (size >= 18) values[n++] = ref_be(data + 10, 8);
+        for (k = 0; k < n; k++) {
+            tamper_put(d.buf + f->off, f->width, values[k]);
+            tamper_judge(&d, f, values[k]);
+            memcpy(d.buf, pristine, sizeof pristine);
+        }
+    }
+    qh_disk_free(&d);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     qh_disk disk;
@@ -75,6 +549,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size > MAX_INPUT) return 0;
     alk_trace_reset();
+    if (size >= 8 && memcmp(data, TAMPER_MAGIC, 8) == 0) {
+        tamper_run(data, size);
+        return 0;
+    }
     qh_disk_init(&disk, DISK_CAP);
     memcpy(disk.buf, data, size);
     disk.len = size;
@@ -83,6 +561,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     rc = open_image(&h, &disk, 0);
     alk_trace("read-only open: %s", q2w_strerror(rc));
+    {
+        /* the fixed header against the reference rule */
+        ref_verdict v;
+        unsigned char *head = (unsigned char *)alk_calloc(1, 1u << 21);
+        ALK_CHECK(head != NULL, "out of memory");
+        memcpy(head, disk.buf, size < (1u << 21) ? size : (1u << 21));
+        ref_header(head, &v);
+        ref_judge(&v, rc, q2w_error(&h.img), "read-only open");
+        alk_free(head);
+    }
     if (rc != Q2W_OK) {
         expect_refusal(&h, rc, "read-only open");
         qh_close_handle(&h);
