@@ -21,9 +21,22 @@
  *     nobody listened, refusal was configured, or a partition stood.
  * Liveness: after healing, everything in flight is delivered or accounted
  * for, every stream byte written is delivered, every shutdown reaches its
- * EOF, and the queue drains. */
+ * EOF, and the queue drains.
+ *
+ * The same input then drives four narrower checks, each reading the bytes
+ * its own way (the core scenario's reading is unchanged, so its corpus
+ * keeps its coverage):
+ *   byte source - every draw function against a reference reader: value,
+ *     bytes consumed and `done`, at the ends of ranges and once exhausted;
+ *     every one-byte input exhaustively;
+ *   NAT - a scenario on exact links where a reference model predicts every
+ *     delivery and drop through a NAT (mapping, filtering, expiry, LRU);
+ *   ring - one stream over a tiny buffer, wrapped dozens of times;
+ *   shrinker - alksim_shrink on a toy scenario keeps the failure it was
+ *     given, only removes or zeroes bytes, and stops 1-minimal. */
 #define ALKSIM_IMPLEMENTATION
 #include "../alksim.h"
+#include "alk_check.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -666,7 +679,1038 @@ static const alksim_scenario core_scenario = {
     "sim_core", kinds, K_COUNT, core_setup, core_step, core_check,
     core_heal,  core_quiesce, NULL, 300, 10000, 1};
 
+/* ---- byte source: every draw against a reference reader -------------------
+ * The reference is the documented contract written out plainly: control
+ * draws take bytes from the end, big-endian in reading order, the fewest of
+ * 1/2/4/8 that cover the span; payload from the front; once the cursors meet
+ * every missing byte reads as zero and `done` is set; a decision with one
+ * possible answer (range with hi <= lo, pick(0|1)... ) draws nothing. Each
+ * draw is compared on its value and on the cursors it leaves (front, back,
+ * done, draws), so a draw that takes one byte too many or too few, maps the
+ * end of a range wrong or answers differently once exhausted is caught. */
+typedef struct ref_source {
+    const uint8_t *data;
+    size_t size, front, back;
+    int done;
+    uint64_t draws;
+} ref_source;
+
+static uint64_t ref_take(ref_source *r, unsigned width)
+{
+    uint64_t v = 0;
+    unsigned i;
+    r->draws++;
+    for (i = 0; i < width; i++) {
+        unsigned b = 0;
+        if (r->size - r->front - r->back > 0)
+            b = r->data[r->size - 1 - r->back++];
+        else
+            r->done = 1;
+        v = v * 256 + b;
+    }
+    return v;
+}
+
+static unsigned ref_width(uint64_t span)
+{
+    unsigned w = 1;
+    while (w < 8 && (span >> (8 * w)) != 0)
+        w *= 2;
+    return w;
+}
+
+static uint64_t ref_range(ref_source *r, uint64_t lo, uint64_t hi)
+{
+    uint64_t v;
+    if (hi <= lo)
+        return lo;
+    v = ref_take(r, ref_width(hi - lo));
+    if (lo == 0 && hi == UINT64_MAX)
+        return v;
+    return lo + v % (hi - lo + 1);
+}
+
+static size_t ref_weighted(ref_source *r, const uint32_t *w, size_t n)
+{
+    uint64_t total = 0, cum = 0, x;
+    size_t i;
+    for (i = 0; i < n; i++)
+        total += w[i];
+    if (!total)
+        return 0;
+    x = ref_range(r, 0, total - 1);
+    for (i = 0; i < n; i++) {
+        cum += w[i];
+        if (x < cum)
+            return i;
+    }
+    return SIZE_MAX; /* unreachable: x < total */
+}
+
+static int ref_chance(ref_source *r, uint32_t num, uint32_t den)
+{
+    if (!num || !den)
+        return 0;
+    if (num >= den)
+        return 1;
+    return ref_range(r, 0, den - 1) + num >= den; /* the top num values */
+}
+
+static void ref_bytes(ref_source *r, uint8_t *out, size_t n)
+{
+    size_t left = r->size - r->front - r->back, i;
+    for (i = 0; i < n; i++)
+        out[i] = i < left ? r->data[r->front + i] : 0;
+    r->front += n < left ? n : left;
+    if (n > left)
+        r->done = 1;
+}
+
+/* Range ends worth hitting: byte-width boundaries and the top of 64 bits. */
+static const uint64_t edge_values[] = {
+    0, 1, 2, 0x7f, 0xfe, 0xff, 0x100, 0x101, 0xfffe, 0xffff, 0x10000,
+    0xfffffffeu, 0xffffffffu, UINT64_C(0x100000000), UINT64_C(0x100000001),
+    UINT64_MAX / 2, UINT64_MAX - 1, UINT64_MAX};
+#define N_EDGES (sizeof edge_values / sizeof edge_values[0])
+
+enum {
+    OP_U8, OP_U16, OP_U32, OP_U64, OP_BOOL, OP_RANGE, OP_PICK, OP_WEIGHTED,
+    OP_LEN, OP_CHANCE, OP_BYTES, OP_COUNT
+};
+static const char *const op_names[] = {"u8",    "u16",  "u32",   "u64",
+                                       "bool",  "range", "pick", "weighted",
+                                       "len",   "chance", "bytes"};
+
+/* One draw of `op` with parameters from `pick` on both readers; compares. */
+static void source_op(alksim_source *src, ref_source *ref, unsigned op,
+                      uint64_t *param)
+{
+    uint64_t got = 0, want = 0, a = param[0], b = param[1];
+    uint8_t gbuf[64], wbuf[64];
+    uint32_t w[6];
+    size_t i, nw = (size_t)(a % 7);
+    memset(w, 0, sizeof w);
+    switch (op) {
+    case OP_U8:
+        got = alksim_u8(src), want = ref_take(ref, 1);
+        break;
+    case OP_U16:
+        got = alksim_u16(src), want = ref_take(ref, 2);
+        break;
+    case OP_U32:
+        got = alksim_u32(src), want = ref_take(ref, 4);
+        break;
+    case OP_U64:
+        got = alksim_u64(src), want = ref_take(ref, 8);
+        break;
+    case OP_BOOL:
+        got = (uint64_t)alksim_bool(src), want = ref_take(ref, 1) & 1;
+        break;
+    case OP_RANGE:
+        got = alksim_range(src, a, b), want = ref_range(ref, a, b);
+        ALK_CHECK(got >= a || b < a, "range(%llu, %llu) = %llu below lo",
+                  (unsigned long long)a, (unsigned long long)b,
+                  (unsigned long long)got);
+        ALK_CHECK(got <= b || b < a, "range(%llu, %llu) = %llu above hi",
+                  (unsigned long long)a, (unsigned long long)b,
+                  (unsigned long long)got);
+        break;
+    case OP_PICK:
+        got = alksim_pick(src, (size_t)a);
+        want = a ? ref_range(ref, 0, a - 1) : 0;
+        break;
+    case OP_WEIGHTED:
+        for (i = 0; i < nw; i++) /* zeros, small, and huge (sum > 2^32) */
+            w[i] = (uint32_t)(b >> (i * 10)) % 4 == 0
+                       ? 0
+                       : (b >> (i * 10 + 2)) % 3 == 0 ? UINT32_MAX
+                                                       : (uint32_t)(b >> (i * 5)) % 9;
+        got = alksim_weighted(src, w, nw), want = ref_weighted(ref, w, nw);
+        ALK_CHECK(!nw || got < nw, "weighted answered %llu of %zu",
+                  (unsigned long long)got, nw);
+        ALK_CHECK(!nw || w[got] || (want == 0 && got == 0),
+                  "weighted chose index %llu of weight 0",
+                  (unsigned long long)got);
+        break;
+    case OP_LEN:
+        got = alksim_len(src, (size_t)a), want = ref_range(ref, 0, a);
+        break;
+    case OP_CHANCE:
+        got = (uint64_t)alksim_chance(src, (uint32_t)a, (uint32_t)b);
+        want = (uint64_t)ref_chance(ref, (uint32_t)a, (uint32_t)b);
+        break;
+    case OP_BYTES:
+        a %= sizeof gbuf + 1;
+        memset(gbuf, 0xa5, sizeof gbuf);
+        alksim_bytes(src, gbuf, (size_t)a);
+        ref_bytes(ref, wbuf, (size_t)a);
+        ALK_CHECK(!memcmp(gbuf, wbuf, (size_t)a),
+                  "bytes(%llu): payload differs from the front of the input",
+                  (unsigned long long)a);
+        for (i = (size_t)a; i < sizeof gbuf; i++)
+            ALK_CHECK(gbuf[i] == 0xa5, "bytes(%llu) wrote past n",
+                      (unsigned long long)a);
+        break;
+    }
+    ALK_CHECK(got == want,
+              "%s(%llu, %llu) = %llu, reference %llu (back %zu front %zu of "
+              "%zu)",
+              op_names[op], (unsigned long long)a, (unsigned long long)b,
+              (unsigned long long)got, (unsigned long long)want, ref->back,
+              ref->front, ref->size);
+    ALK_CHECK(src->front == ref->front && src->back == ref->back &&
+                  !!src->done == ref->done && src->draws == ref->draws,
+              "%s(%llu, %llu): cursors front %zu back %zu done %d draws %llu, "
+              "reference %zu %zu %d %llu",
+              op_names[op], (unsigned long long)a, (unsigned long long)b,
+              src->front, src->back, src->done,
+              (unsigned long long)src->draws, ref->front, ref->back,
+              ref->done, (unsigned long long)ref->draws);
+    ALK_CHECK(alksim_source_remaining(src) ==
+                  ref->size - ref->front - ref->back &&
+                  alksim_source_done(src) == src->done,
+              "%s: remaining %zu / done %d disagree with the cursors",
+              op_names[op], alksim_source_remaining(src),
+              alksim_source_done(src));
+}
+
+/* Parameters: mostly edges (lo, hi, hi - lo at byte-width boundaries, the
+ * whole 64-bit range, hi < lo), otherwise raw. */
+static void draw_params(uint64_t *rng, unsigned op, uint64_t *param)
+{
+    uint64_t r = alksim_splitmix64(rng), s = alksim_splitmix64(rng);
+    uint64_t base = edge_values[r % N_EDGES];
+    switch ((r >> 8) % 4) {
+    case 0: /* lo = edge, hi = lo + edge span */
+        param[0] = base;
+        param[1] = base + edge_values[(r >> 16) % N_EDGES];
+        break;
+    case 1: /* both edges: covers hi == lo, hi < lo, the full range */
+        param[0] = base;
+        param[1] = edge_values[(r >> 16) % N_EDGES];
+        break;
+    case 2:
+        param[0] = s % 1000;
+        param[1] = s >> 20;
+        break;
+    default:
+        param[0] = s;
+        param[1] = alksim_splitmix64(rng);
+        break;
+    }
+    if (op == OP_PICK || op == OP_LEN)
+        param[0] = (size_t)param[0];
+    if (op == OP_CHANCE && (r >> 40) % 2) { /* ratios near 0, 1 and 1/2 */
+        param[1] = edge_values[(r >> 24) % 8] + 1;
+        param[0] = param[1] - (r >> 32) % 3;
+    }
+}
+
+static void check_source(const uint8_t *data, size_t size)
+{
+    alksim_source src;
+    ref_source ref;
+    uint64_t rng = 0x5eed, param[2];
+    size_t i, extra = 0, ops = 0;
+    unsigned op, e, k;
+    /* Exact distribution: every one-byte input through every one-byte
+     * decision at the edges, then the same with nothing left (zeros). */
+    for (k = 0; k <= 256; k++) {
+        uint8_t byte = (uint8_t)k;
+        for (op = 0; op < OP_COUNT; op++)
+            for (e = 0; e < 4; e++) {
+                static const uint64_t small[4][2] = {
+                    {0, 255}, {3, 3}, {7, 9}, {1, 200}};
+                param[0] = small[e][0];
+                param[1] = small[e][1];
+                if (op == OP_CHANCE)
+                    param[0] += 1, param[1] += 2;
+                alksim_source_init_bytes(&src, &byte, k < 256);
+                memset(&ref, 0, sizeof ref);
+                ref.data = &byte;
+                ref.size = k < 256;
+                source_op(&src, &ref, op, param);
+                source_op(&src, &ref, op, param); /* exhausted now */
+            }
+    }
+    /* Every pair of edges as (lo, hi), on the largest, the smallest and a
+     * short (partly exhausted) draw of every width. */
+    for (e = 0; e < N_EDGES; e++)
+        for (k = 0; k < N_EDGES; k++) {
+            static const uint8_t ones[9] = {0xff, 0xff, 0xff, 0xff, 0xff,
+                                            0xff, 0xff, 0xff, 0xff};
+            static const uint8_t zeros[9] = {0};
+            static const uint8_t three[3] = {0x80, 0x01, 0xfe};
+            const uint8_t *bufs[3] = {ones, zeros, three};
+            size_t lens[3] = {9, 9, 3};
+            unsigned v;
+            param[0] = edge_values[e];
+            param[1] = edge_values[k];
+            for (v = 0; v < 3; v++)
+                for (op = OP_RANGE; op <= OP_LEN; op++) {
+                    alksim_source_init_bytes(&src, bufs[v], lens[v]);
+                    memset(&ref, 0, sizeof ref);
+                    ref.data = bufs[v];
+                    ref.size = lens[v];
+                    source_op(&src, &ref, op, param);
+                    source_op(&src, &ref, op, param);
+                }
+        }
+    /* The input itself: a drawn sequence of draws until well past the
+     * point where the source is exhausted. */
+    for (i = 0; i < size; i++)
+        rng = (rng ^ data[i]) * 0x100000001b3u;
+    alksim_source_init_bytes(&src, data, size);
+    memset(&ref, 0, sizeof ref);
+    ref.data = data;
+    ref.size = size;
+    while (extra < 16 && ops++ < 4 * size + 64) {
+        op = (unsigned)(alksim_splitmix64(&rng) % OP_COUNT);
+        draw_params(&rng, op, param);
+        source_op(&src, &ref, op, param);
+        if (ref.done)
+            extra++;
+    }
+    ALK_CHECK(ref.done && src.done, "source never exhausted (%zu ops)", ops);
+}
+
+/* ---- NAT: mapping, filtering and expiry against a reference model ---------
+ * Links here are exact (no loss, duplication, jitter, reordering or MTU
+ * drops) and sends happen at distinct instants, so the model knows when
+ * every datagram arrives, in what order, and what each NAT must do with it:
+ *   mapping   - a NATed sender's datagram leaves from (public IP, external
+ *     port). EIM: one external port per internal port while any of its
+ *     permissions lives; EDM: one per (internal port, destination). New
+ *     external ports count up from 20000 per host (wrapping to 20000), and
+ *     keep counting when the NAT is reconfigured;
+ *   permissions - a send records or refreshes (internal port, destination)
+ *     at the send time; a full table (4 here) evicts the least recently
+ *     used; a reconfiguration drops them all;
+ *   expiry - a permission lives while arrival/send time - last use <=
+ *     expiry_ns (0 = forever); expired ones are gone at the next send;
+ *   filtering - an arriving datagram for a NATed host passes iff a live
+ *     permission holds its external port and admits the sender: EIF anyone,
+ *     ADF the same remote IP, APDF the same remote IP and port. It is then
+ *     delivered to (private IP, internal port).
+ * Every delivery is compared (id, to_host, src, dst, order) and every drop
+ * is counted (NAT, no route) against the model's. */
+#define NAT_HOSTS 3
+#define NAT_MAPS 4
+#define NAT_FLIGHT 48
+
+typedef struct nat_perm {
+    uint16_t internal_port, external_port;
+    alksim_addr remote;
+    uint64_t last_used;
+} nat_perm;
+
+typedef struct nat_host_model {
+    uint32_t ip;
+    int natted;
+    alksim_nat_config cfg;
+    unsigned next_port; /* the next external port handed out */
+    nat_perm perm[NAT_MAPS];
+    unsigned n_perm;
+    alksim_addr last_src; /* the last sender seen: replies go there */
+    int have_src;
+} nat_host_model;
+
+typedef struct nat_flight {
+    uint64_t at, id;
+    uint32_t from;
+    alksim_addr src, dst;
+} nat_flight;
+
+typedef struct nat_state {
+    alksim_net net;
+    uint64_t latency[NAT_HOSTS][NAT_HOSTS];
+    nat_host_model h[NAT_HOSTS];
+    nat_flight fl[NAT_FLIGHT]; /* in send order */
+    size_t n_fl;
+    uint64_t last_send, delivered, drop_nat, drop_route;
+} nat_state;
+
+static nat_state the_nat;
+static uint64_t nat_net_mem[(1 << 15) / 8];
+
+static const char *const nat_kinds[] = {"send", "advance", "nat", "roam",
+                                         "reply"};
+
+static uint32_t nat_public_ip(uint32_t h)
+{
+    return 0xc0000200u + h;
+}
+
+static int nat_live(const nat_host_model *m, const nat_perm *p, uint64_t t)
+{
+    return !m->cfg.expiry_ns || t < p->last_used ||
+           t - p->last_used <= m->cfg.expiry_ns;
+}
+
+static void nat_forget(nat_host_model *m, unsigned i)
+{
+    m->perm[i] = m->perm[--m->n_perm];
+}
+
+/* The model's external port for a datagram host m sends now. */
+static uint16_t nat_model_out(nat_host_model *m, uint16_t sport,
+                              alksim_addr dst, uint64_t now)
+{
+    unsigned i, lru = 0;
+    uint16_t ext = 0;
+    nat_perm *p;
+    for (i = m->n_perm; i-- > 0;)
+        if (!nat_live(m, &m->perm[i], now))
+            nat_forget(m, i);
+    for (i = 0; i < m->n_perm; i++) {
+        p = &m->perm[i];
+        if (p->internal_port == sport && p->remote.ip == dst.ip &&
+            p->remote.port == dst.port) {
+            p->last_used = now;
+            return p->external_port;
+        }
+    }
+    if (m->cfg.mapping == ALKSIM_NAT_EIM)
+        for (i = 0; i < m->n_perm; i++)
+            if (m->perm[i].internal_port == sport)
+                ext = m->perm[i].external_port;
+    if (m->n_perm == NAT_MAPS) {
+        for (i = 1; i < m->n_perm; i++)
+            if (m->perm[i].last_used < m->perm[lru].last_used)
+                lru = i;
+        nat_forget(m, lru);
+    }
+    if (!ext) {
+        ext = (uint16_t)m->next_port;
+        m->next_port = m->next_port == 65535 ? 20000 : m->next_port + 1;
+    }
+    p = &m->perm[m->n_perm++];
+    p->internal_port = sport;
+    p->external_port = ext;
+    p->remote = dst;
+    p->last_used = now;
+    return ext;
+}
+
+/* May src reach external port `port` of host m at time t? */
+static int nat_model_in(const nat_host_model *m, alksim_addr src,
+                        uint16_t port, uint64_t t, uint16_t *internal)
+{
+    unsigned i;
+    for (i = 0; i < m->n_perm; i++) {
+        const nat_perm *p = &m->perm[i];
+        int admits;
+        if (p->external_port != port || !nat_live(m, p, t))
+            continue;
+        switch (m->cfg.filtering) {
+        case ALKSIM_NAT_EIF:
+            admits = 1;
+            break;
+        case ALKSIM_NAT_ADF:
+            admits = p->remote.ip == src.ip;
+            break;
+        default:
+            admits = p->remote.ip == src.ip && p->remote.port == src.port;
+            break;
+        }
+        if (admits) {
+            *internal = p->internal_port;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int nat_route(const nat_state *st, uint32_t ip, uint32_t *host)
+{
+    uint32_t h;
+    for (h = 0; h < NAT_HOSTS; h++)
+        if ((st->h[h].natted ? nat_public_ip(h) : st->h[h].ip) == ip) {
+            *host = h;
+            return 1;
+        }
+    return 0;
+}
+
+static void *nat_setup(alksim_ctx *ctx)
+{
+    nat_state *st = &the_nat;
+    alksim_net_config cfg = {NAT_HOSTS, 64, 64, NAT_MAPS};
+    uint32_t a, b;
+    memset(st, 0, sizeof *st);
+    if (alksim_net_init(&st->net, &cfg, nat_net_mem, sizeof nat_net_mem) !=
+        ALKSIM_OK)
+        return NULL;
+    for (a = 0; a < NAT_HOSTS; a++) {
+        st->h[a].ip = 0x0a000001u + a;
+        st->h[a].next_port = 20000;
+        for (b = 0; b < NAT_HOSTS; b++) {
+            alksim_link l;
+            memset(&l, 0, sizeof l);
+            l.latency_ns = st->latency[a][b] =
+                1000 * alksim_range(ctx->src, 1, 30);
+            alksim_net_set_link(&st->net, a, b, &l);
+            alksim_log(ctx, "link %u->%u: latency %llu", a, b,
+                       (unsigned long long)l.latency_ns);
+        }
+    }
+    st->last_send = UINT64_MAX;
+    return st;
+}
+
+/* reply: a host that has heard from someone answers to the address it saw,
+ * from either port (the same one or not: what APDF tells apart). */
+static int nat_send(alksim_ctx *ctx, nat_state *st, int reply)
+{
+    uint32_t from = (uint32_t)alksim_pick(ctx->src, NAT_HOSTS);
+    uint32_t to = (uint32_t)alksim_pick(ctx->src, NAT_HOSTS), host;
+    uint16_t sport = (uint16_t)(9 + alksim_pick(ctx->src, 2));
+    unsigned how = reply ? 2 : (unsigned)alksim_pick(ctx->src, 4);
+    nat_host_model *m;
+    if (reply)
+        for (host = 0; host < NAT_HOSTS && !st->h[from].have_src; host++)
+            from = (from + 1) % NAT_HOSTS;
+    m = &st->h[from];
+    alksim_net_stats before = alksim_net_get_stats(&st->net), after;
+    alksim_addr dst;
+    uint8_t payload[4];
+    nat_flight *f;
+    dst.ip = alksim_net_ip(&st->net, to);
+    dst.port = (uint16_t)(9 + how % 2);
+    if (how == 2 && m->have_src) /* a reply to the last sender */
+        dst = m->last_src;
+    else if (how == 3) /* a guess at one of the NAT's external ports */
+        dst.port = (uint16_t)(20000 + alksim_pick(ctx->src, 6));
+    if (st->n_fl == NAT_FLIGHT)
+        return ALKSIM_OK;
+    /* Distinct send instants keep least-recently-used unambiguous. */
+    if (st->last_send != UINT64_MAX && ctx->now <= st->last_send)
+        ctx->now = st->last_send + 1;
+    st->last_send = ctx->now;
+    memcpy(payload, &st->n_fl, sizeof payload);
+    ALKSIM_CHECK(ctx, alksim_net_send(&st->net, ctx->src, ctx->now, from,
+                                      sport, dst, payload, sizeof payload) ==
+                          ALKSIM_OK,
+                 "nat: send refused");
+    after = alksim_net_get_stats(&st->net);
+    alksim_log(ctx, "  send %u:%u -> %08x:%u", from, sport, dst.ip, dst.port);
+    if (!nat_route(st, dst.ip, &host)) {
+        st->drop_route++;
+        ALKSIM_CHECK(ctx, after.dropped_no_route == before.dropped_no_route + 1,
+                     "nat: a send to %08x that no host owns was not dropped",
+                     dst.ip);
+        return ALKSIM_OK;
+    }
+    ALKSIM_CHECK(ctx, after.in_flight == before.in_flight + 1,
+                 "nat: a send to host %u is not in flight", host);
+    f = &st->fl[st->n_fl++];
+    f->at = ctx->now + st->latency[from][host];
+    f->id = after.sent - 1;
+    f->from = from;
+    f->dst = dst;
+    f->src.ip = m->natted ? nat_public_ip(from) : m->ip;
+    f->src.port = m->natted ? nat_model_out(m, sport, dst, ctx->now) : sport;
+    return ALKSIM_OK;
+}
+
+/* Deliver everything due by now, the model's list against the network's. */
+static int nat_deliver(alksim_ctx *ctx, nat_state *st)
+{
+    alksim_datagram dg;
+    for (;;) {
+        int got = alksim_net_deliver(&st->net, ctx->now, &dg) == ALKSIM_OK;
+        nat_flight f;
+        size_t i, best = SIZE_MAX;
+        uint32_t to = 0;
+        alksim_addr dst;
+        int admitted = 0;
+        memset(&f, 0, sizeof f);
+        /* The model's next arrival that gets through, dropping the rest. */
+        while (!admitted) {
+            best = SIZE_MAX;
+            for (i = 0; i < st->n_fl; i++)
+                if (st->fl[i].at <= ctx->now &&
+                    (best == SIZE_MAX || st->fl[i].at < st->fl[best].at))
+                    best = i; /* ties: the earlier send (lower index) */
+            if (best == SIZE_MAX)
+                break;
+            f = st->fl[best];
+            memmove(&st->fl[best], &st->fl[best + 1],
+                    (st->n_fl - best - 1) * sizeof f);
+            st->n_fl--;
+            dst = f.dst;
+            if (!nat_route(st, f.dst.ip, &to)) {
+                st->drop_route++;
+            } else if (st->h[to].natted &&
+                       !nat_model_in(&st->h[to], f.src, f.dst.port, f.at,
+                                     &dst.port)) {
+                st->drop_nat++;
+                alksim_log(ctx, "  model: id %llu %08x:%u -> %08x:%u filtered",
+                           (unsigned long long)f.id, f.src.ip, f.src.port,
+                           f.dst.ip, f.dst.port);
+            } else {
+                if (st->h[to].natted)
+                    dst.ip = st->h[to].ip;
+                admitted = 1;
+            }
+        }
+        ALKSIM_CHECK(ctx, got == admitted,
+                     "nat: the network %s, the model %s (id %llu)",
+                     got ? "delivered a datagram" : "delivered nothing",
+                     admitted ? "admits one" : "admits none",
+                     (unsigned long long)(got ? dg.id : f.id));
+        if (!got)
+            break;
+        alksim_log(ctx, "  deliver id %llu to %u: %08x:%u -> %08x:%u",
+                   (unsigned long long)dg.id, dg.to_host, dg.src.ip,
+                   dg.src.port, dg.dst.ip, dg.dst.port);
+        ALKSIM_CHECK(ctx, dg.id == f.id && dg.to_host == to &&
+                              dg.delivered_at == f.at,
+                     "nat: delivered id %llu to host %u at %llu, model id "
+                     "%llu to host %u at %llu",
+                     (unsigned long long)dg.id, dg.to_host,
+                     (unsigned long long)dg.delivered_at,
+                     (unsigned long long)f.id, to, (unsigned long long)f.at);
+        ALKSIM_CHECK(ctx, dg.src.ip == f.src.ip && dg.src.port == f.src.port,
+                     "nat: id %llu arrived from %08x:%u, model (mapping) "
+                     "%08x:%u",
+                     (unsigned long long)dg.id, dg.src.ip, dg.src.port,
+                     f.src.ip, f.src.port);
+        ALKSIM_CHECK(ctx, dg.dst.ip == dst.ip && dg.dst.port == dst.port,
+                     "nat: id %llu delivered to %08x:%u, model %08x:%u",
+                     (unsigned long long)dg.id, dg.dst.ip, dg.dst.port, dst.ip,
+                     dst.port);
+        st->delivered++;
+        st->h[to].last_src = dg.src;
+        st->h[to].have_src = 1;
+    }
+    return ALKSIM_OK;
+}
+
+static int nat_step(alksim_ctx *ctx, void *state, unsigned kind)
+{
+    nat_state *st = (nat_state *)state;
+    uint32_t h;
+    switch (kind) {
+    case 0:
+    case 4:
+        return nat_send(ctx, st, kind == 4);
+    case 1:
+        ctx->now += 1000 * alksim_range(ctx->src, 0, 60);
+        return nat_deliver(ctx, st);
+    case 2: {
+        alksim_nat_config cfg;
+        int on = (int)alksim_pick(ctx->src, 4) != 0;
+        h = (uint32_t)alksim_pick(ctx->src, NAT_HOSTS);
+        memset(&cfg, 0, sizeof cfg);
+        cfg.public_ip = nat_public_ip(h);
+        cfg.mapping = (int)alksim_pick(ctx->src, 2);
+        cfg.filtering = (int)alksim_pick(ctx->src, 3);
+        cfg.expiry_ns = 1000 * alksim_range(ctx->src, 0, 300);
+        alksim_log(ctx, "  host %u NAT %s: %s %s expiry %llu", h,
+                   on ? "on" : "off", cfg.mapping ? "EDM" : "EIM",
+                   cfg.filtering == 0 ? "EIF"
+                                      : cfg.filtering == 1 ? "ADF" : "APDF",
+                   (unsigned long long)cfg.expiry_ns);
+        alksim_net_set_nat(&st->net, h, on ? &cfg : NULL);
+        st->h[h].natted = on;
+        st->h[h].cfg = cfg;
+        st->h[h].n_perm = 0;
+        return ALKSIM_OK;
+    }
+    default:
+        h = (uint32_t)alksim_pick(ctx->src, NAT_HOSTS);
+        st->h[h].ip = 0x0a000100u + h * 256 + alksim_u8(ctx->src);
+        alksim_net_set_ip(&st->net, h, st->h[h].ip);
+        alksim_log(ctx, "  host %u roams to %08x", h, st->h[h].ip);
+        return ALKSIM_OK;
+    }
+}
+
+static int nat_check(alksim_ctx *ctx, void *state)
+{
+    nat_state *st = (nat_state *)state;
+    alksim_net_stats s = alksim_net_get_stats(&st->net);
+    ALKSIM_CHECK(ctx, s.dropped_nat == st->drop_nat &&
+                          s.dropped_no_route == st->drop_route &&
+                          s.delivered == st->delivered &&
+                          s.in_flight == st->n_fl,
+                 "nat: stats nat-drops %llu no-route %llu delivered %llu in "
+                 "flight %llu, model %llu %llu %llu %zu",
+                 (unsigned long long)s.dropped_nat,
+                 (unsigned long long)s.dropped_no_route,
+                 (unsigned long long)s.delivered,
+                 (unsigned long long)s.in_flight,
+                 (unsigned long long)st->drop_nat,
+                 (unsigned long long)st->drop_route,
+                 (unsigned long long)st->delivered, st->n_fl);
+    return ALKSIM_OK;
+}
+
+static int nat_quiesce(alksim_ctx *ctx, void *state)
+{
+    nat_state *st = (nat_state *)state;
+    uint64_t next = alksim_net_next_time(&st->net);
+    int rc;
+    if (next == ALKSIM_NEVER)
+        return 0;
+    if (next > ctx->now)
+        ctx->now = next;
+    rc = nat_deliver(ctx, st);
+    return rc != ALKSIM_OK ? rc : 1;
+}
+
+static const alksim_scenario nat_scenario = {
+    "sim_core/nat", nat_kinds, 5,           nat_setup, nat_step,
+    nat_check,      NULL,      nat_quiesce, NULL,      300,
+    10000,          1};
+
+/* ---- streams across the ring's wrap-around --------------------------------
+ * One connection over a small buffer of drawn size (1..61 bytes, so a
+ * direction wraps dozens of times per run), both directions written with
+ * drawn sizes (also larger than the free space: the write takes what fits)
+ * and read with drawn segment limits. Byte i of direction d is a function
+ * of (d, i), so every delivered segment is checked against the position it
+ * claims: in order, none lost, none twice, across every wrap; buffered()
+ * is always written - delivered. After the run both sides shut down and
+ * everything must arrive, then the EOF. */
+#define RING_MAX 61
+
+typedef struct ring_state {
+    alksim_streams streams;
+    uint64_t mem[(2 * RING_MAX + 1024) / 8];
+    alksim_stream_params p;
+    uint32_t conn, buffer;
+    int open, shut[2], eof[2];
+    uint64_t written[2], delivered[2], wraps[2];
+} ring_state;
+
+static ring_state the_ring;
+
+static uint8_t ring_byte(int dir, uint64_t i)
+{
+    return (uint8_t)((i * 131 + (i >> 8) * 7 + (uint64_t)dir * 89) & 0xff);
+}
+
+static const char *const ring_kinds[] = {"write", "advance"};
+
+static void *ring_setup(alksim_ctx *ctx)
+{
+    ring_state *r = &the_ring;
+    alksim_streams_config cfg;
+    memset(r, 0, sizeof *r);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.max_conns = 1;
+    cfg.hosts = 2;
+    cfg.buffer = (uint32_t)alksim_range(ctx->src, 1, RING_MAX);
+    r->buffer = cfg.buffer;
+    if (alksim_streams_init(&r->streams, &cfg, r->mem, sizeof r->mem) !=
+        ALKSIM_OK)
+        return NULL;
+    alksim_stream_listen(&r->streams, 1, 1);
+    r->p.latency_ns = 1000 * alksim_range(ctx->src, 0, 10);
+    r->p.max_segment = (uint32_t)alksim_range(ctx->src, 0, cfg.buffer);
+    r->p.bytes_per_sec = 1000000 * alksim_range(ctx->src, 0, 3);
+    alksim_log(ctx, "ring: buffer %u latency %llu max segment %u bandwidth "
+                    "%llu",
+               cfg.buffer, (unsigned long long)r->p.latency_ns,
+               r->p.max_segment, (unsigned long long)r->p.bytes_per_sec);
+    if (alksim_stream_connect(&r->streams, ctx->src, ctx->now, 0, 1, &r->p,
+                              &r->conn) != ALKSIM_OK)
+        return NULL;
+    return r;
+}
+
+static int ring_poll(alksim_ctx *ctx, ring_state *r)
+{
+    alksim_stream_event ev;
+    while (alksim_stream_poll(&r->streams, ctx->src, ctx->now, &ev) ==
+           ALKSIM_OK) {
+        int dir = 1 - ev.side;
+        uint64_t i;
+        if (ev.type == ALKSIM_STREAM_ACCEPTED ||
+            ev.type == ALKSIM_STREAM_CONNECTED) {
+            r->open += ev.type == ALKSIM_STREAM_CONNECTED;
+            continue;
+        }
+        if (ev.type == ALKSIM_STREAM_EOF) {
+            ALKSIM_CHECK(ctx, r->shut[dir] && !r->eof[dir] &&
+                                  r->delivered[dir] == r->written[dir],
+                         "ring: EOF in direction %d after %llu of %llu bytes",
+                         dir, (unsigned long long)r->delivered[dir],
+                         (unsigned long long)r->written[dir]);
+            r->eof[dir] = 1;
+            continue;
+        }
+        ALKSIM_CHECK(ctx, ev.type == ALKSIM_STREAM_DATA,
+                     "ring: unexpected event %d", ev.type);
+        ALKSIM_CHECK(ctx, ev.len > 0 &&
+                              ev.len <= r->written[dir] - r->delivered[dir],
+                     "ring: direction %d delivered %zu bytes, %llu pending",
+                     dir, ev.len,
+                     (unsigned long long)(r->written[dir] - r->delivered[dir]));
+        ALKSIM_CHECK(ctx, !r->p.max_segment || ev.len <= r->p.max_segment,
+                     "ring: segment of %zu over the limit %u", ev.len,
+                     r->p.max_segment);
+        for (i = 0; i < ev.len; i++)
+            ALKSIM_CHECK(ctx, ev.data[i] == ring_byte(dir, r->delivered[dir] + i),
+                         "ring: direction %d byte %llu (wrap %llu, buffer %u) "
+                         "is %02x, written %02x",
+                         dir, (unsigned long long)(r->delivered[dir] + i),
+                         (unsigned long long)((r->delivered[dir] + i) /
+                                              r->buffer),
+                         r->buffer, ev.data[i],
+                         ring_byte(dir, r->delivered[dir] + i));
+        r->delivered[dir] += ev.len;
+        r->wraps[dir] = r->delivered[dir] / r->buffer;
+        alksim_log(ctx, "  dir %d: %zu bytes, %llu delivered", dir, ev.len,
+                   (unsigned long long)r->delivered[dir]);
+    }
+    return ALKSIM_OK;
+}
+
+static int ring_step(alksim_ctx *ctx, void *state, unsigned kind)
+{
+    ring_state *r = (ring_state *)state;
+    if (kind == 0 && r->open) {
+        int side = alksim_bool(ctx->src);
+        size_t len = alksim_len(ctx->src, 2 * r->buffer), i;
+        uint8_t buf[2 * RING_MAX];
+        size_t before = alksim_stream_buffered(&r->streams, r->conn, side);
+        ptrdiff_t w;
+        for (i = 0; i < len; i++)
+            buf[i] = ring_byte(side, r->written[side] + i);
+        w = alksim_stream_write(&r->streams, ctx->src, ctx->now, r->conn, side,
+                                buf, len);
+        ALKSIM_CHECK(ctx, w >= 0 && (size_t)w == (len < r->buffer - before
+                                                      ? len
+                                                      : r->buffer - before),
+                     "ring: write of %zu with %zu of %u buffered took %td",
+                     len, before, r->buffer, w);
+        r->written[side] += (uint64_t)w;
+        alksim_log(ctx, "  side %d writes %td of %zu", side, w, len);
+    } else if (kind == 1) {
+        ctx->now += 1000 * alksim_range(ctx->src, 0, 20);
+    }
+    return ring_poll(ctx, r);
+}
+
+static int ring_check(alksim_ctx *ctx, void *state)
+{
+    ring_state *r = (ring_state *)state;
+    int d;
+    for (d = 0; d < 2; d++)
+        ALKSIM_CHECK(ctx, alksim_stream_buffered(&r->streams, r->conn, d) ==
+                              r->written[d] - r->delivered[d],
+                     "ring: direction %d buffers %zu, %llu written - %llu "
+                     "delivered",
+                     d, alksim_stream_buffered(&r->streams, r->conn, d),
+                     (unsigned long long)r->written[d],
+                     (unsigned long long)r->delivered[d]);
+    return ALKSIM_OK;
+}
+
+static int ring_quiesce(alksim_ctx *ctx, void *state)
+{
+    ring_state *r = (ring_state *)state;
+    uint64_t next;
+    int d, rc;
+    for (d = 0; d < 2; d++)
+        if (r->open && !r->shut[d]) {
+            ALKSIM_CHECK(ctx, alksim_stream_shutdown(&r->streams, ctx->now,
+                                                     r->conn, d) == ALKSIM_OK,
+                         "ring: shutdown refused");
+            r->shut[d] = 1;
+        }
+    next = alksim_stream_next_time(&r->streams, ctx->now);
+    if (next != ALKSIM_NEVER) {
+        if (next > ctx->now)
+            ctx->now = next;
+        rc = ring_poll(ctx, r);
+        return rc != ALKSIM_OK ? rc : 1;
+    }
+    for (d = 0; d < 2 && r->open; d++)
+        ALKSIM_CHECK(ctx, r->eof[d] && r->delivered[d] == r->written[d],
+                     "ring: direction %d ended with %llu of %llu bytes, "
+                     "eof %d",
+                     d, (unsigned long long)r->delivered[d],
+                     (unsigned long long)r->written[d], r->eof[d]);
+    alksim_log(ctx, "ring: %llu + %llu bytes, %llu + %llu wraps",
+               (unsigned long long)r->delivered[0],
+               (unsigned long long)r->delivered[1],
+               (unsigned long long)r->wraps[0],
+               (unsigned long long)r->wraps[1]);
+    return 0;
+}
+
+static const alksim_scenario ring_scenario = {
+    "sim_core/ring", ring_kinds, 2,           ring_setup, ring_step,
+    ring_check,      NULL,       ring_quiesce, NULL,       400,
+    100000,          0};
+
+/* ---- the shrinker on a toy scenario ---------------------------------------
+ * A toy with three ways to fail (two invariants and a liveness failure),
+ * each remembered with the kind of step it happened in. The first bytes of
+ * the input are the toy's input; when it fails, alksim_shrink (bounded)
+ * must return an input that is no longer, is the original with bytes
+ * removed or zeroed (the only edits it makes), and fails the same way: the
+ * same code, the same invariant, in the same kind of step. When the
+ * shrinker stopped on its own (not on its run budget), the result must be
+ * 1-minimal: removing any one byte, or zeroing any non-zero byte, no
+ * longer fails that way. A passing input must be reported as passing. */
+#define TOY_INPUT 64
+#define TOY_RUNS 1500
+
+typedef struct toy_state {
+    unsigned odd_run, held, last_kind;
+    uint64_t total, ticks;
+} toy_state;
+
+static toy_state the_toy;
+static int toy_invariant, toy_kind; /* the failure: 0 none, 1..3 */
+static unsigned toy_runs;
+
+static const char *const toy_kinds[] = {"add", "tick", "hold"};
+
+static void *toy_setup(alksim_ctx *ctx)
+{
+    (void)ctx;
+    memset(&the_toy, 0, sizeof the_toy);
+    toy_invariant = 0;
+    toy_kind = -1;
+    toy_runs++;
+    return &the_toy;
+}
+
+static int toy_step(alksim_ctx *ctx, void *state, unsigned kind)
+{
+    toy_state *t = (toy_state *)state;
+    (void)ctx;
+    t->last_kind = kind;
+    if (kind == 0) {
+        uint64_t v = alksim_range(ctx->src, 0, 9);
+        t->total += v;
+        t->odd_run = v % 2 ? t->odd_run + 1 : 0;
+    } else if (kind == 1) {
+        t->odd_run = 0;
+        t->ticks++;
+    } else {
+        t->held += (unsigned)alksim_bool(ctx->src);
+    }
+    return ALKSIM_OK;
+}
+
+/* Invariant 2 can break after an "add" or after a "tick": the same
+ * invariant in two kinds of step. */
+static int toy_check(alksim_ctx *ctx, void *state)
+{
+    toy_state *t = (toy_state *)state;
+    if (t->odd_run >= 3) {
+        toy_invariant = 1, toy_kind = (int)t->last_kind;
+        return alksim_fail(ctx, "toy: three odd adds in a row");
+    }
+    if (t->ticks >= 2 && t->total % 7 == 5) {
+        toy_invariant = 2, toy_kind = (int)t->last_kind;
+        return alksim_fail(ctx, "toy: total %llu after %llu ticks",
+                           (unsigned long long)t->total,
+                           (unsigned long long)t->ticks);
+    }
+    return ALKSIM_OK;
+}
+
+static int toy_quiesce(alksim_ctx *ctx, void *state)
+{
+    toy_state *t = (toy_state *)state;
+    (void)ctx;
+    if (t->held >= 3) { /* never done: a liveness failure */
+        toy_invariant = 3;
+        toy_kind = -1;
+        return 1;
+    }
+    return 0;
+}
+
+static const alksim_scenario toy_scenario = {
+    "sim_core/toy", toy_kinds, 3,           toy_setup, toy_step,
+    toy_check,      NULL,      toy_quiesce, NULL,      40,
+    8,              0};
+
+typedef struct toy_outcome {
+    int code, invariant, kind;
+} toy_outcome;
+
+static toy_outcome toy_run(const uint8_t *in, size_t n)
+{
+    toy_outcome o;
+    o.code = alksim_run(&toy_scenario, in, n, 0, NULL, NULL);
+    o.invariant = o.code == ALKSIM_OK ? 0 : toy_invariant;
+    o.kind = o.code == ALKSIM_OK ? -1 : toy_kind;
+    return o;
+}
+
+static int toy_same(toy_outcome a, toy_outcome b)
+{
+    return a.code == b.code && a.invariant == b.invariant && a.kind == b.kind;
+}
+
+static void check_shrink(const uint8_t *data, size_t size)
+{
+    uint8_t in[TOY_INPUT], out[TOY_INPUT], work[TOY_INPUT], probe[TOY_INPUT];
+    size_t n = size < TOY_INPUT ? size : TOY_INPUT, k, i, j;
+    toy_outcome want, got;
+    unsigned used;
+    memcpy(in, data, n);
+    want = toy_run(in, n);
+    toy_runs = 0;
+    k = alksim_shrink(&toy_scenario, in, n, out, work, TOY_RUNS);
+    used = toy_runs;
+    ALK_CHECK(used <= TOY_RUNS, "shrink: %u runs, budget %u", used, TOY_RUNS);
+    if (want.code == ALKSIM_OK) {
+        ALK_CHECK(k == ALKSIM_SHRINK_PASSES,
+                  "shrink: a passing input shrank to %zu bytes", k);
+        return;
+    }
+    ALK_CHECK(k <= n, "shrink: %zu bytes out of %zu in", k, n);
+    for (i = j = 0; i < n && j < k; i++) /* out: in minus bytes, or zeroed */
+        if (out[j] == in[i] || out[j] == 0)
+            j++;
+    ALK_CHECK(j == k, "shrink: the output is not the input with bytes "
+                      "removed or zeroed (%zu of %zu matched)", j, k);
+    got = toy_run(out, k);
+    ALK_CHECK(toy_same(got, want),
+              "shrink: %zu -> %zu bytes changed the failure: code %d "
+              "invariant %d kind %d, was %d %d %d",
+              n, k, got.code, got.invariant, got.kind, want.code,
+              want.invariant, want.kind);
+    if (used >= TOY_RUNS)
+        return; /* stopped by the budget: no minimality promised */
+    for (i = 0; i < k; i++) {
+        memcpy(probe, out, i);
+        memcpy(probe + i, out + i + 1, k - i - 1);
+        got = toy_run(probe, k - 1);
+        ALK_CHECK(!toy_same(got, want),
+                  "shrink: not 1-minimal: byte %zu of %zu can go (%u runs)",
+                  i, k, used);
+        if (out[i]) {
+            memcpy(probe, out, k);
+            probe[i] = 0;
+            got = toy_run(probe, k);
+            ALK_CHECK(!toy_same(got, want),
+                      "shrink: not 1-minimal: byte %zu of %zu can be zero "
+                      "(%u runs)",
+                      i, k, used);
+        }
+    }
+}
+
+/* Every input drives each scenario and check in turn, each reading the
+ * bytes its own way (the core scenario's reading is unchanged). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    return alksim_fuzz_one(&core_scenario, data, size);
+    alksim_fuzz_one(&core_scenario, data, size);
+    check_source(data, size);
+    alksim_fuzz_one(&nat_scenario, data, size);
+    alksim_fuzz_one(&ring_scenario, data, size);
+    check_shrink(data, size);
+    return 0;
 }
