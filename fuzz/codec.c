@@ -107,6 +107,11 @@ static void check_reframe(pass_ctx *c, const alkc_datagram *dg, size_t frame)
         ALK_CHECK(w == (ptrdiff_t)ALKC_FRAME_SIZE(dg->len),
                   "re-encode of %zu bytes returned %td (%s)", dg->len, w,
                   alkc_strerror(info.code));
+        ALK_CHECK(info.code == ALKC_OK && info.length == dg->len &&
+                      info.limit == c->max && info.offset == 0,
+                  "encode's info on success: code %d length %zu limit %zu "
+                  "offset %llu", info.code, info.length, info.limit,
+                  (unsigned long long)info.offset);
         ALK_CHECK(memcmp(small, c->s + frame, (size_t)w) == 0,
                   "re-framed datagram differs from input at offset %zu",
                   frame);
@@ -115,6 +120,11 @@ static void check_reframe(pass_ctx *c, const alkc_datagram *dg, size_t frame)
         int rc = alkc_encode_header(hdr, dg->len, c->max, &info);
         ALK_CHECK(rc == ALKC_OK, "encode_header(%zu, max %zu): %s", dg->len,
                   c->max, alkc_strerror(rc));
+        ALK_CHECK(info.code == ALKC_OK && info.length == dg->len &&
+                      info.limit == c->max && info.offset == 0,
+                  "encode_header's info on success: code %d length %zu "
+                  "limit %zu offset %llu", info.code, info.length, info.limit,
+                  (unsigned long long)info.offset);
         ALK_CHECK(memcmp(hdr, c->s + frame, ALKC_HEADER_SIZE) == 0,
                   "re-framed header differs from input at offset %zu", frame);
         ALK_CHECK(memcmp(dg->data, c->s + frame + ALKC_HEADER_SIZE,
