@@ -26,7 +26,14 @@
  *   - a refusal (Q2W_ERR_LIMIT) is a clean outcome: the image stays
  *     consistent and the scenario ends there.
  * At the end: close, then no corruption and no leak, refcounts exact, and a
- * fresh handle sees the model. */
+ * fresh handle sees the model.
+ *
+ * Lab mode (inputs that start with "Q2WLAB01"): a backing file longer than
+ * the disk, so a resize must zero what it would show past the old end (the
+ * model reads zeros there), and kind 7: damage made on purpose - a
+ * refcount too high, one too low, an L2 entry past the end of the file -
+ * then the checker and each repair against what the model predicts (see
+ * lab_damage). */
 #define QCOW2W_IMPLEMENTATION
 #include "../qcow2w.h"
 #define ALKSIM_IMPLEMENTATION
@@ -59,6 +66,7 @@ typedef struct scenario {
     size_t slots, ops_cap;
     qh_snaps snaps;               /* each with the model as it was */
     unsigned snap_serial;
+    int lab;                      /* lab mode (LAB_MAGIC) */
 } scenario;
 
 static unsigned live_snaps(const scenario *s)
@@ -243,6 +251,9 @@ static int setup(scenario *s)
     ALK_CHECK(s->model != NULL, "out of memory");
     if (s->has_backing) {
         s->backing_len = alksim_range(&s->src, 0, s->size * 5 / 4 / 512) * 512;
+        if (s->lab) /* longer than the disk: a resize must hide the rest */
+            s->backing_len = alksim_range(&s->src, s->size / 512 + 1,
+                                          s->size * 2 / 512) * 512;
         s->backing = (unsigned char *)alk_malloc((size_t)s->backing_len + 1);
         ALK_CHECK(s->backing != NULL, "out of memory");
         fill(s, s->backing, s->backing_len);
@@ -296,6 +307,218 @@ static int setup(scenario *s)
     return 0;
 }
 
+/* ---- lab mode: damage, repair, resize over a longer backing file ----------
+ * An input that starts with LAB_MAGIC (a seed-mode input never does) runs
+ * the same scenario on the rest of its bytes, with a backing file longer
+ * than the disk (so a resize must hide what the backing file has past the
+ * old end: q2w__resized), resizes more often, and one more transition,
+ * kind 7: close, damage the image on purpose, then the checker and its
+ * repairs, each result predicted by the model below. */
+#define LAB_MAGIC "Q2WLAB01"
+
+enum { DMG_LEAK, DMG_LOW, DMG_PAST_EOF, DMG_COUNT };
+
+/* The image's own refcounts, read and written here from the format (not
+ * through qcow2w): the block of cluster c, its entry width. 0 when the
+ * refcount table has no block for c. */
+static uint64_t lab_rc_at(const scenario *s, uint64_t c, unsigned *bits)
+{
+    const unsigned char *b = s->disk.buf;
+    unsigned order = s->version == 3 ? (unsigned)q2w__be32(b + 96) : 4u;
+    uint64_t epb = (uint64_t)s->cs * 8 >> order, rt = q2w__be64(b + 48);
+    uint64_t rt_entries = (uint64_t)q2w__be32(b + 56) * s->cs / 8, blk;
+    *bits = 1u << order;
+    if (c / epb >= rt_entries) return 0;
+    blk = q2w__be64(b + rt + c / epb * 8) & ~511ull;
+    if (!blk || blk + s->cs > s->disk.len) return 0;
+    return blk * 8 + (c % epb) * *bits; /* a bit address */
+}
+
+static uint64_t lab_rc_get(const scenario *s, uint64_t at, unsigned bits)
+{
+    const unsigned char *p = s->disk.buf + at / 8;
+    uint64_t v = 0;
+    unsigned i;
+    if (bits < 8) return (uint64_t)(*p >> (at % 8)) & ((1u << bits) - 1);
+    for (i = 0; i < bits / 8; i++) v = (v << 8) | p[i];
+    return v;
+}
+
+static void lab_rc_set(scenario *s, uint64_t at, unsigned bits, uint64_t v)
+{
+    unsigned char *p = s->disk.buf + at / 8;
+    unsigned i;
+    if (bits < 8) {
+        unsigned mask = ((1u << bits) - 1) << (at % 8);
+        *p = (unsigned char)((*p & ~mask) | ((unsigned)v << (at % 8) & mask));
+        return;
+    }
+    for (i = 0; i < bits / 8; i++)
+        p[i] = (unsigned char)(v >> (bits - 8 - 8 * i));
+}
+
+/* What the checker must say; the repair's counters. */
+typedef struct lab_expect {
+    uint64_t corruptions, leaks, leaks_fixed, corruptions_fixed;
+} lab_expect;
+
+static void lab_check(scenario *s, unsigned flags, const lab_expect *x,
+                      const char *when)
+{
+    q2w_check_result r;
+    int rc = qh_check(&s->disk, flags, &r);
+    alk_trace("%s: check flags %u: %s, %llu corruptions, %llu leaks, fixed "
+              "%llu leaks %llu corruptions %llu copied", when, flags,
+              q2w_strerror(rc), (unsigned long long)r.corruptions,
+              (unsigned long long)r.leaks, (unsigned long long)r.leaks_fixed,
+              (unsigned long long)r.corruptions_fixed,
+              (unsigned long long)r.copied_fixed);
+    if (r.corruptions != x->corruptions || r.leaks != x->leaks)
+        qh_print_findings(&r);
+    ALK_CHECK(rc == Q2W_OK, "%s: check: %s", when, q2w_strerror(rc));
+    ALK_CHECK(r.corruptions == x->corruptions && r.leaks == x->leaks &&
+                  r.leaks_fixed == x->leaks_fixed &&
+                  r.corruptions_fixed == x->corruptions_fixed &&
+                  r.copied_fixed == 0 && !r.dirty_cleared,
+              "%s (flags %u): %llu corruptions, %llu leaks, %llu + %llu "
+              "fixed, %llu COPIED fixed; the model: %llu, %llu, %llu + %llu",
+              when, flags, (unsigned long long)r.corruptions,
+              (unsigned long long)r.leaks, (unsigned long long)r.leaks_fixed,
+              (unsigned long long)r.corruptions_fixed,
+              (unsigned long long)r.copied_fixed,
+              (unsigned long long)x->corruptions,
+              (unsigned long long)x->leaks,
+              (unsigned long long)x->leaks_fixed,
+              (unsigned long long)x->corruptions_fixed);
+}
+
+/* Kind 7 on a closed, exact image. The damage:
+ *   LEAK      a refcount one too high: a free cluster (in the file or the
+ *             first one past its end) or one shared by two paths or more
+ *             (COPIED clear either way): one leak, nothing else;
+ *   LOW       a refcount one too low on a metadata cluster with one path
+ *             and no COPIED flag (the header, the refcount table, the
+ *             first refcount block, the active L1): one corruption;
+ *   PAST_EOF  an L2 entry of a table only the active L1 holds sent past
+ *             the end of the file: that path's reference is a corruption
+ *             and its old cluster has one path less (one leak).
+ * The model of repair: leaks are lowered by either repair, a refcount
+ * below its references raised only by REPAIR_ALL, a reference past the
+ * end of the file repaired by neither. A refcount repair leaves the image
+ * byte for byte as before the damage; after PAST_EOF the old image is put
+ * back. Then the scenario goes on with a fresh handle. */
+static void lab_damage(scenario *s, const char *when)
+{
+    unsigned char *saved, *b;
+    uint64_t len, ncl, c;
+    uint64_t target = 0, at = 0, where = 0, was = 0;
+    unsigned bits = 16, flags;
+    int dmg = (int)alksim_pick(&s->src, DMG_COUNT), rc, found = 0;
+    lab_expect x, none;
+    memset(&x, 0, sizeof x);
+    memset(&none, 0, sizeof none);
+    rc = qh_run(&s->h.img, &s->disk, q2w_close(&s->h.img));
+    ALK_CHECK(rc == Q2W_OK, "%s: close: %s", when, q2w_strerror(rc));
+    qh_close_handle(&s->h);
+    lab_check(s, 0, &none, "before the damage");
+    len = s->disk.len;
+    ncl = (len + s->cs - 1) / s->cs;
+    saved = (unsigned char *)alk_malloc(len);
+    ALK_CHECK(saved != NULL, "out of memory");
+    memcpy(saved, s->disk.buf, len);
+    b = s->disk.buf;
+    if (dmg == DMG_LEAK) {
+        uint64_t skip = alksim_range(&s->src, 0, 7);
+        for (c = 1; c <= ncl && !found; c++) {
+            uint64_t a = lab_rc_at(s, c, &bits), v;
+            if (!a) continue;
+            v = lab_rc_get(s, a, bits);
+            if ((v == 0 || v >= 2) && (bits == 64 || v + 1 < 1ull << bits) &&
+                (skip-- == 0 || c == ncl)) {
+                target = c, at = a, was = v, found = 1;
+            }
+        }
+        if (found) {
+            lab_rc_set(s, at, bits, was + 1);
+            x.leaks = 1;
+        }
+    } else if (dmg == DMG_LOW) {
+        uint64_t cand[4], a;
+        unsigned n = 0, k;
+        cand[n++] = 0;
+        cand[n++] = q2w__be64(b + 48) / s->cs;
+        cand[n++] = (q2w__be64(b + q2w__be64(b + 48)) & ~511ull) / s->cs;
+        if (q2w__be32(b + 36)) cand[n++] = q2w__be64(b + 40) / s->cs;
+        k = (unsigned)alksim_pick(&s->src, n);
+        target = cand[k];
+        a = lab_rc_at(s, target, &bits);
+        if (a && lab_rc_get(s, a, bits) == 1) {
+            at = a, was = 1, found = 1;
+            lab_rc_set(s, at, bits, 0);
+            x.corruptions = 1;
+        }
+    } else {
+        uint64_t l1 = q2w__be64(b + 40), l1n = q2w__be32(b + 36), i, j;
+        uint64_t skip = alksim_range(&s->src, 0, 15);
+        for (i = 0; i < l1n && !found; i++) {
+            uint64_t l1e = q2w__be64(b + l1 + i * 8), l2 = l1e & Q2W__OFF_MASK;
+            if (!(l1e & Q2W__COPIED) || !l2) continue;
+            for (j = 0; j < s->cs / 8 && !found; j++) {
+                uint64_t e = q2w__be64(b + l2 + j * 8);
+                if ((e & Q2W__COMPRESSED) || !(e & Q2W__OFF_MASK)) continue;
+                if (skip-- == 0) where = l2 + j * 8, was = e, found = 1;
+            }
+        }
+        if (found) {
+            uint64_t host = (ncl + alksim_range(&s->src, 0, 3)) * s->cs;
+            q2w__put64(b + where, (was & ~Q2W__OFF_MASK) | host);
+            target = host / s->cs;
+            x.corruptions = 1;
+            x.leaks = 1;
+        }
+    }
+    alk_trace("%s: damage %d %s at cluster %llu (was %llu)", when, dmg,
+              found ? "made" : "not possible", (unsigned long long)target,
+              (unsigned long long)was);
+    lab_check(s, 0, &x, "damaged");
+    if (found) {
+        lab_expect fixed = x, after = x;
+        /* a leaks-only repair first, or straight to REPAIR_ALL */
+        flags = alksim_bool(&s->src) ? Q2W_CHECK_REPAIR_LEAKS
+                                     : Q2W_CHECK_REPAIR_ALL;
+        fixed.leaks_fixed = x.leaks;
+        fixed.corruptions_fixed =
+            flags == Q2W_CHECK_REPAIR_ALL && dmg == DMG_LOW ? 1 : 0;
+        lab_check(s, flags, &fixed, "repair");
+        after.leaks = 0;
+        after.corruptions = x.corruptions - fixed.corruptions_fixed;
+        lab_check(s, 0, &after, "after the repair");
+        if (after.corruptions && dmg == DMG_LOW) {
+            ALK_CHECK(memcmp(s->disk.buf + at / 8, saved + at / 8, 1 +
+                             (bits - 1) / 8) != 0,
+                      "repair of leaks changed a refcount below its count");
+            fixed.leaks_fixed = 0;
+            fixed.corruptions_fixed = 1;
+            lab_check(s, Q2W_CHECK_REPAIR_ALL, &fixed, "repair all");
+            lab_check(s, 0, &none, "after repair all");
+        }
+        if (dmg == DMG_PAST_EOF) {
+            ALK_CHECK(q2w__be64(s->disk.buf + where) ==
+                          ((was & ~Q2W__OFF_MASK) | target * s->cs),
+                      "repair changed the entry past the end of the file");
+            memcpy(s->disk.buf, saved, len);
+        }
+        ALK_CHECK(s->disk.len == len && memcmp(s->disk.buf, saved, len) == 0,
+                  "%s: the repaired image differs from the one before the "
+                  "damage", when);
+    }
+    alk_free(saved);
+    lab_check(s, 0, &none, "repaired");
+    rc = qh_open(&s->h, &s->disk, s->cs, s->slots, s->ops_cap, 1,
+                 s->has_backing);
+    ALK_CHECK(rc == Q2W_OK, "%s: reopen: %s", when, q2w_strerror(rc));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     scenario s;
@@ -304,6 +527,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc, stopped = 0;
     memset(&s, 0, sizeof s);
     alk_trace_reset();
+    if (size >= 8 && memcmp(data, LAB_MAGIC, 8) == 0) {
+        s.lab = 1;
+        data += 8;
+        size -= 8;
+    }
     alksim_source_init_bytes(&s.src, data, size);
     setup(&s);
     buf = (unsigned char *)alk_malloc(BUF_BYTES(s.cs));
@@ -311,7 +539,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     n_ops = (unsigned)alksim_range(&s.src, 1, MAX_OPS);
     for (i = 0; i < n_ops && !alksim_source_done(&s.src); i++) {
         static const uint32_t w[] = {10, 3, 3, 2, 1, 2, 1};
-        int kind = (int)alksim_weighted(&s.src, w, 7);
+        static const uint32_t w_lab[] = {8, 2, 2, 2, 4, 2, 1, 4};
+        int kind = s.lab ? (int)alksim_weighted(&s.src, w_lab, 8)
+                         : (int)alksim_weighted(&s.src, w, 7);
         uint64_t off = 0, len = 0, old_size = s.size;
         char when[64];
         if (kind == 4) {
@@ -331,7 +561,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         snprintf(when, sizeof when, "op %u kind %d [%llu,+%llu)", i, kind,
                  (unsigned long long)off, (unsigned long long)len);
         alk_trace("%s", when);
-        rc = do_op(&s, kind, off, len, buf, when);
+        if (kind == 7) {
+            lab_damage(&s, when);
+            rc = Q2W_OK;
+        } else {
+            rc = do_op(&s, kind, off, len, buf, when);
+        }
         qh_assert_consistent(&s.disk, 0, when);
         if (rc != Q2W_OK) { stopped = 1; break; }
         if (kind <= 2) {
