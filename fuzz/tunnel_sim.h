@@ -1167,31 +1167,38 @@ static int ts_check(alksim_ctx *ctx, void *state)
     }
     /* each gateway's own decision on an open (alkt_gateway_authorize, no
      * side effects) is the model's, for every client, port and protocol
-     * (except within a second of an expiry) */
+     * (except within a second of an expiry): inside the gateway's network
+     * as the model says, outside it (10.(g+5).x) never, a unix socket
+     * never (no resource covers one) */
     {
         static const uint16_t ports[] = {80, 22, 8000, 8042, 8100, 8101};
-        int c, g, udp;
+        int c, g, sub, outside;
         size_t pi;
         for (g = 0; g < w->n_gateways; g++)
             for (c = 0; c < w->n_clients; c++)
                 for (pi = 0; pi < sizeof ports / sizeof ports[0]; pi++)
-                    for (udp = 0; udp < 2; udp++) {
-                        int want = ts_allowed_udp(s, &s->vg, c, g, ports[pi], udp), rc;
+                    for (sub = 0; sub < 4; sub++) {
+                        int udp = sub == 1, unix_socket = sub == 2, rc;
+                        int want = ts_allowed_udp(s, &s->vg, c, g, ports[pi], udp);
                         size_t res = 99;
                         alkt_open_params p;
+                        outside = sub == 3;
                         if (want == 2) continue;
+                        if (unix_socket || outside) want = 0;
                         memset(&p, 0, sizeof p);
                         p.kind = ALKT_OPEN_DIRECT;
-                        p.substrate = udp ? ALKT_SUBSTRATE_UDP : ALKT_SUBSTRATE_TCP;
+                        p.substrate = udp ? ALKT_SUBSTRATE_UDP
+                                    : unix_socket ? ALKT_SUBSTRATE_UNIX : ALKT_SUBSTRATE_TCP;
                         p.host.kind = ALKT_HOST_IP;
-                        tw_ip4(&p.host.ip, 10, (unsigned)g + 1, (unsigned)pi, 1);
+                        tw_ip4(&p.host.ip, 10, (unsigned)g + (outside ? 5u : 1u), (unsigned)pi, 1);
                         p.port = ports[pi];
                         rc = alkt_gateway_authorize(&w->node[ts_gateway_node(g)], w->ids[c], &p,
                                                     w->now, &res);
                         ALKSIM_CHECK(ctx, (rc == 0) == (want == 1),
                                      "gateway %d decides %d (resource %zu) on client %d's %s "
-                                     "open to port %u; the model says %s",
-                                     g, rc, res, c, udp ? "udp" : "tcp", ports[pi],
+                                     "open to port %u%s; the model says %s",
+                                     g, rc, res, c, alkt_substrate_name(p.substrate), ports[pi],
+                                     outside ? " outside its network" : "",
                                      want ? "covered" : "not covered");
                     }
     }

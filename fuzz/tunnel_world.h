@@ -181,7 +181,7 @@ static ALK_UNUSED void tw_default_control(tw_world *w, uint64_t expires)
         alkt_resource *r = &w->res[g];
         strcpy(r->id, g == 0 ? "web" : "db");
         tw_ip4(&r->network, 10, (unsigned)g + 1, 0, 0);
-        r->prefix_len = 16;
+        r->prefix_len = g ? 15 : 16;   /* db: 10.2.0.0/15, a prefix inside a byte */
         r->port_range_count = 2;
         r->port_ranges[0].from = r->port_ranges[0].to = 80;
         r->port_ranges[1].from = 8000;
