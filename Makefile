@@ -122,7 +122,7 @@ $(B)/replay_%: fuzz/%.c tests/replay_main.c alksim.h fuzz/alk_check.h | $(B)
 $(B)/replay_codec: alkcodec.h fuzz/codec_layout.h
 $(B)/replay_sim_core: alksim.h
 $(B)/replay_sim_arq: alksim.h examples/arq.h examples/arq_scenario.h
-$(B)/replay_params: alktunnel.h fuzz/json_ref.h fuzz/alkt_equal.h
+$(B)/replay_params: alktunnel.h fuzz/json_ref.h fuzz/alkt_equal.h fuzz/addr_ref.h
 $(B)/replay_qcow2_write: qcow2w.h alksim.h fuzz/qcow2_harness.h
 $(B)/replay_qcow2_growth: qcow2w.h alksim.h fuzz/qcow2_harness.h
 $(B)/replay_qcow2_open: qcow2w.h fuzz/qcow2_harness.h

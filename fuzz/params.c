@@ -20,9 +20,19 @@
  *      (encode(decode(s)) is a fixed point), and the encoders' size query
  *      and too-small buffers must behave. The control decoder's fast path
  *      must agree with its token-based reference wherever it accepts, and
- *      must accept every canonical document without escapes.
+ *      must accept every canonical document without escapes. Accepted
+ *      hosts, addresses and CIDRs must be what addr_ref.h accepts, and
+ *      print in RFC 5952 form;
+ *   4. the typed values against addr_ref.h (an independent reference
+ *      written from the RFCs and the header's SCHEMAS): every string and
+ *      number token of the input is planted into each host / IP / CIDR /
+ *      integer / key position of an otherwise valid document, and each
+ *      decoder - the control fast path too - must give the reference's
+ *      verdict (code, offset, path, value) and encode the reference's
+ *      canonical text; and RFC 5952 formatting over every zero pattern.
  * Any broken invariant aborts via ALK_CHECK with the trace. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +41,16 @@
 #include "../alktunnel.h"
 #include "alk_check.h"
 #include "alkt_equal.h"
+#include "addr_ref.h"
 #include "json_ref.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define PARAMS_CAP 3 /* small section capacities: reach ALKT_ERR_TOO_MANY */
+
+static void check_format(const char *what, const alkt_ip *ip);
+static void check_host_value(const char *what, const alkt_host *h);
+static void check_cidr_value(const char *what, const alkt_resource *r);
 
 static int is_reader_code(int rc)
 {
@@ -362,6 +377,7 @@ static void check_open_params(const uint8_t *data, size_t size, int reader,
         return;
     }
     ALK_CHECK(reader == ALKT_OK, "open params accepted invalid JSON");
+    check_host_value("open params host", &p.host);
     CHECK_ENCODE("open params", alkt_open_params_encode(&p, enc1, sizeof enc1, &ee),
                  alkt_open_params_encode(&p, NULL, 0, &ee),
                  alkt_open_params_encode(&p, enc2, (size_t)need - 1, &ee), n);
@@ -401,6 +417,7 @@ static void check_listen_reply(const uint8_t *data, size_t size, int reader,
     ALK_CHECK(memcmp(&r, &lenient, sizeof r) == 0,
               "lenient projection differs from the strict value");
     ALK_CHECK(reader == ALKT_OK, "listen reply accepted invalid JSON");
+    check_format("listen reply address", &r.address);
     CHECK_ENCODE("listen reply",
                  alkt_listen_reply_encode(&r, enc1, sizeof enc1, &ee),
                  alkt_listen_reply_encode(&r, NULL, 0, &ee),
@@ -492,6 +509,11 @@ static void check_control(const uint8_t *data, size_t size, int reader,
                   c.revocation_count <= PARAMS_CAP &&
                   c.relay_count <= PARAMS_CAP,
               "control: count past capacity");
+    for (n = 0; n < c.resource_count; n++)
+        check_cidr_value("control resource", &c.resources[n]);
+    for (n = 0; n < c.relay_count; n++)
+        check_host_value("control relay", &c.relays[n].address);
+    n = 0;
     CHECK_ENCODE("control", alkt_control_encode(&c, enc1, sizeof enc1, &ee),
                  alkt_control_encode(&c, NULL, 0, &ee),
                  alkt_control_encode(&c, enc2, (size_t)need - 1, &ee), n);
@@ -512,6 +534,678 @@ static void check_control(const uint8_t *data, size_t size, int reader,
               "control: encoding not a fixed point");
 }
 
+/* ---- the typed values against addr_ref.h ------------------------------------
+ * Every string and number token of the input is planted into each position
+ * of the schemas that takes a host, an IP, a CIDR, an integer or a key, in
+ * an otherwise valid document, and the decoders' verdict (code, offset,
+ * path, decoded value) must be the reference's; accepted values must
+ * encode to the reference's canonical text. So one corpus string such as
+ * "010.0.0.1" is tried as a direct host, a bind address, a listen reply,
+ * a relay address and a CIDR, through the control fast path too. */
+#define PLANT_STRINGS 48
+#define PLANT_NUMBERS 12
+#define PLANT_RAW_MAX 1024 /* raw string bytes planted (host max 253) */
+
+typedef struct planted_values {
+    size_t str_off[PLANT_STRINGS], str_len[PLANT_STRINGS], nstr;
+    size_t num_off[PLANT_NUMBERS], num_len[PLANT_NUMBERS], nnum;
+} planted_values;
+
+static int seen_before(const uint8_t *data, const size_t *off,
+                       const size_t *len, size_t count, size_t o, size_t n)
+{
+    size_t k;
+    for (k = 0; k < count; k++) {
+        if (len[k] == n && memcmp(data + off[k], data + o, n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Raw spans (a string with its quotes) of the tokens the reader gives
+ * before its END or first error, each distinct one once. */
+static void gather_values(const uint8_t *data, size_t size, planted_values *v)
+{
+    alkt_json_parser p;
+    alkt_json_token t;
+    v->nstr = v->nnum = 0;
+    if (alkt_json_init(&p, (const char *)data, size, NULL) != ALKT_OK)
+        return;
+    while (alkt_json_next(&p, &t) == ALKT_OK && t.type != ALKT_JSON_END) {
+        if ((t.type == ALKT_JSON_STRING || t.type == ALKT_JSON_KEY) &&
+            t.len <= PLANT_RAW_MAX && v->nstr < PLANT_STRINGS &&
+            !seen_before(data, v->str_off, v->str_len, v->nstr, t.offset,
+                         t.len + 2)) {
+            v->str_off[v->nstr] = t.offset;
+            v->str_len[v->nstr++] = t.len + 2;
+        } else if (t.type == ALKT_JSON_NUMBER && t.len <= 40 &&
+                   v->nnum < PLANT_NUMBERS &&
+                   !seen_before(data, v->num_off, v->num_len, v->nnum,
+                                t.offset, t.len)) {
+            v->num_off[v->nnum] = t.offset;
+            v->num_len[v->nnum++] = t.len;
+        }
+    }
+}
+
+/* The verdict the reference expects: code, offset and path, or for a
+ * value the reader refuses, whatever json_ref says (READER). alt_code: a
+ * second acceptable verdict where two rules meet and the header does not
+ * order them. */
+#define EXPECT_READER 1
+typedef struct expect {
+    int code;
+    size_t offset;
+    char path[ALKT_PATH_MAX];
+    int alt_code;
+    size_t alt_offset;
+} expect;
+
+static void expect_set(expect *x, int code, size_t offset, const char *path)
+{
+    memset(x, 0, sizeof *x);
+    x->code = code;
+    x->offset = offset;
+    snprintf(x->path, sizeof x->path, "%s", path);
+}
+
+static void check_verdict(const char *what, const char *doc, size_t n, int rc,
+                          const alkt_error *e, const expect *x)
+{
+    alk_trace("%s: %.*s -> %d (%s) at %zu '%s'", what, (int)(n > 100 ? 100 : n),
+              doc, rc, alkt_strerror(rc), e->offset, e->path);
+    if (x->code == EXPECT_READER) {
+        size_t ref_off = 0;
+        ALK_CHECK(!json_ref_validate((const uint8_t *)doc, n,
+                                     ALKT_JSON_DEPTH_DEFAULT, &ref_off),
+                  "%s: the reference calls the value malformed JSON, "
+                  "json_ref accepts %.*s", what, (int)n, doc);
+        ALK_CHECK(is_reader_code(rc) && e->offset == ref_off,
+                  "%s: %d (%s) at %zu, the reader's error at %zu expected: "
+                  "%.*s", what, rc, alkt_strerror(rc), e->offset, ref_off,
+                  (int)n, doc);
+        return;
+    }
+    if (x->alt_code && rc == x->alt_code && e->offset == x->alt_offset)
+        return;
+    ALK_CHECK(rc == x->code, "%s: %d (%s), the reference says %d (%s): %.*s",
+              what, rc, alkt_strerror(rc), x->code, alkt_strerror(x->code),
+              (int)n, doc);
+    if (rc)
+        ALK_CHECK(e->offset == x->offset && strcmp(e->path, x->path) == 0,
+                  "%s: %s at %zu '%s', the reference says at %zu '%s': %.*s",
+                  what, alkt_strerror(rc), e->offset, e->path, x->offset,
+                  x->path, (int)n, doc);
+}
+
+/* doc = before + value + after; *at = the value's offset. */
+static size_t plant(char *doc, size_t cap, const char *before,
+                    const char *value, size_t value_len, const char *after,
+                    size_t *at)
+{
+    size_t b = strlen(before), a = strlen(after);
+    ALK_CHECK(b + value_len + a <= cap, "planted document too long");
+    memcpy(doc, before, b);
+    memcpy(doc + b, value, value_len);
+    memcpy(doc + b + value_len, after, a);
+    *at = b;
+    return b + value_len + a;
+}
+
+/* A string field of at most cap bytes, raw (with quotes) at offset at:
+ * 1 with the text in text/len, or 0 with the error in *x. A value over
+ * cap is too_long_code; an unpaired surrogate is reported at its escape -
+ * or, when the text before it already fills the field, as too long. */
+static int string_field(const char *raw, size_t raw_len, size_t cap,
+                        int too_long_code, size_t at, const char *path,
+                        char *text, size_t text_cap, size_t *len, expect *x)
+{
+    size_t bad = 0, before = 0, unused = 0;
+    if (!addr_ref_unescape(raw + 1, raw_len - 2, text, text_cap, len, &bad)) {
+        expect_set(x, ALKT_ERR_BAD_SURROGATE, at + 1 + bad, path);
+        addr_ref_unescape(raw + 1, bad, text, text_cap, &before, &unused);
+        if (before + 4 > cap) {
+            x->alt_code = too_long_code;
+            x->alt_offset = at;
+        }
+        return 0;
+    }
+    if (*len > cap) {
+        expect_set(x, too_long_code, at, path);
+        return 0;
+    }
+    if (memchr(text, 0, *len)) {
+        expect_set(x, ALKT_ERR_NUL_IN_STRING, at, path);
+        return 0;
+    }
+    text[*len] = '\0';
+    return 1;
+}
+
+/* What a HOST field (names allowed) says of the text. */
+static int host_verdict(const char *text, size_t len, addr_ref_ip_t *ip)
+{
+    switch (addr_ref_host(text, len, ip)) {
+    case ADDR_REF_HOST_IP:
+    case ADDR_REF_HOST_NAME: return ALKT_OK;
+    case ADDR_REF_HOST_EMPTY: return ALKT_ERR_EMPTY;
+    case ADDR_REF_HOST_BAD_ADDRESS: return ALKT_ERR_BAD_ADDRESS;
+    default: return ALKT_ERR_BAD_HOSTNAME;
+    }
+}
+
+static int ip_equal(const alkt_ip *ip, const addr_ref_ip_t *ref)
+{
+    return ip->family == ref->family &&
+           memcmp(ip->bytes, ref->bytes, sizeof ip->bytes) == 0;
+}
+
+/* alkt_ip_format against the RFC 5952 formatter; the text parses back to
+ * the same address by both parsers. */
+static void check_format(const char *what, const alkt_ip *ip)
+{
+    char got[ALKT_IP_TEXT_MAX], want[64];
+    addr_ref_ip_t ref, back;
+    alkt_ip again;
+    size_t n;
+    memset(&ref, 0, sizeof ref);
+    ref.family = ip->family;
+    memcpy(ref.bytes, ip->bytes, sizeof ref.bytes);
+    n = alkt_ip_format(ip, got);
+    addr_ref_format(&ref, want);
+    ALK_CHECK(n == strlen(got) && strcmp(got, want) == 0,
+              "%s: formatted '%s', RFC 5952 says '%s'", what, got, want);
+    ALK_CHECK(addr_ref_ip(want, strlen(want), &back) &&
+                  back.family == ref.family &&
+                  memcmp(back.bytes, ref.bytes, 16) == 0,
+              "%s: the reference does not read back '%s'", what, want);
+    ALK_CHECK(alkt_ip_parse(got, n, &again) == ALKT_OK &&
+                  memcmp(&again, ip, sizeof again) == 0,
+              "%s: '%s' does not parse back", what, got);
+}
+
+/* The encoding holds `"key":"value"` or `"key":value` exactly. */
+static void check_encoded(const char *what, const char *enc, ptrdiff_t n,
+                          const char *needle)
+{
+    size_t k, m = strlen(needle);
+    int found = 0;
+    ALK_CHECK(n > 0, "%s: encoding failed: %td", what, n);
+    for (k = 0; k + m <= (size_t)n && !found; k++)
+        found = memcmp(enc + k, needle, m) == 0 &&
+                (k + m == (size_t)n || enc[k + m] == ',' || enc[k + m] == '}');
+    ALK_CHECK(found, "%s: %s not in the encoding %.*s", what, needle, (int)n,
+              enc);
+}
+
+/* A control document through the public decoder, the token-based decoder
+ * and the fast path: the public and the slow verdict are the reference's;
+ * the fast path accepts only what the reference accepts, identically, and
+ * accepts it whenever `plain` (no escapes, ASCII, a canonical value). */
+static int control_planted(const char *what, const char *doc, size_t n,
+                           const expect *x, int plain, alkt_control *out)
+{
+    static control_mem mp, ms, mf;
+    alkt_control cs, cf;
+    alkt_error e, es;
+    int rc, slow, fast;
+    control_setup(out, &mp);
+    control_setup(&cs, &ms);
+    control_setup(&cf, &mf);
+    rc = alkt_control_decode(doc, n, NULL, out, &e);
+    check_verdict(what, doc, n, rc, &e, x);
+    slow = alkt__control_slow(doc, n, NULL, &cs, &es);
+    check_verdict(what, doc, n, slow, &es, x);
+    fast = alkt__control_fast(doc, n, NULL, &cf);
+    ALK_CHECK(!fast || (rc == ALKT_OK && control_equal(&cf, &cs)),
+              "%s: the fast path accepts what the reference refuses (%s), or "
+              "differs: %.*s", what, alkt_strerror(x->code), (int)n, doc);
+    ALK_CHECK(fast || !plain || x->code != ALKT_OK,
+              "%s: the fast path declines a plain valid document: %.*s", what,
+              (int)n, doc);
+    return rc;
+}
+
+static int plain_ascii(const char *s, size_t n)
+{
+    size_t k;
+    for (k = 0; k < n; k++) {
+        if (s[k] < 0x20 || s[k] > 0x7E || s[k] == '\\')
+            return 0;
+    }
+    return 1;
+}
+
+/* One string in every host / IP / CIDR position. */
+static void plant_address(const char *raw, size_t raw_len)
+{
+    static char doc[PLANT_RAW_MAX + 256], enc[512];
+    char text[PLANT_RAW_MAX + 1], want[PLANT_RAW_MAX + 32];
+    alkt_open_params p;
+    alkt_listen_reply r;
+    alkt_control c;
+    alkt_error e;
+    addr_ref_ip_t ip;
+    expect x;
+    size_t n, at, len;
+    unsigned prefix = 0;
+    int rc, plain = plain_ascii(raw + 1, raw_len - 2);
+
+    /* a direct open's host: an IP or a name */
+    n = plant(doc, sizeof doc, "{\"substrate\":\"tcp\",\"host\":", raw,
+              raw_len, ",\"port\":1}", &at);
+    if (string_field(raw, raw_len, ALKT_HOST_MAX, ALKT_ERR_STRING_TOO_LONG,
+                     at, "host", text, sizeof text, &len, &x))
+        expect_set(&x, host_verdict(text, len, &ip), at, "host");
+    rc = alkt_open_params_decode(doc, n, NULL, &p, &e);
+    check_verdict("host", doc, n, rc, &e, &x);
+    if (rc == ALKT_OK) {
+        if (ip.family) {
+            ALK_CHECK(p.host.kind == ALKT_HOST_IP && ip_equal(&p.host.ip, &ip),
+                      "host: '%s' decoded to another address", text);
+            check_format("host", &p.host.ip);
+            addr_ref_format(&ip, text);
+        } else {
+            ALK_CHECK(p.host.kind == ALKT_HOST_NAME &&
+                          strcmp(p.host.name, text) == 0,
+                      "host: the name '%s' decoded as '%s'", text, p.host.name);
+        }
+        snprintf(want, sizeof want, "\"host\":\"%s\"", text);
+        check_encoded("host", enc, alkt_open_params_encode(&p, enc, sizeof enc,
+                                                          &e), want);
+    }
+
+    /* a forwarded open's bind address: an IP literal only */
+    n = plant(doc, sizeof doc, "{\"listen\":1,\"substrate\":\"tcp\",\"host\":",
+              raw, raw_len, "}", &at);
+    if (string_field(raw, raw_len, ALKT_HOST_MAX, ALKT_ERR_STRING_TOO_LONG,
+                     at, "host", text, sizeof text, &len, &x)) {
+        rc = host_verdict(text, len, &ip);
+        expect_set(&x, rc == ALKT_OK && !ip.family ? ALKT_ERR_BAD_ADDRESS : rc,
+                   at, "host");
+    }
+    rc = alkt_open_params_decode(doc, n, NULL, &p, &e);
+    check_verdict("bind address", doc, n, rc, &e, &x);
+    if (rc == ALKT_OK) {
+        ALK_CHECK(p.host.kind == ALKT_HOST_IP && ip_equal(&p.host.ip, &ip),
+                  "bind address: '%s' decoded to another address", text);
+        addr_ref_format(&ip, text);
+        snprintf(want, sizeof want, "\"host\":\"%s\"", text);
+        check_encoded("bind address", enc,
+                      alkt_open_params_encode(&p, enc, sizeof enc, &e), want);
+    }
+
+    /* a listen reply's address: an IP literal, malformed whatever it is */
+    n = plant(doc, sizeof doc, "{\"address\":", raw, raw_len, ",\"port\":1}",
+              &at);
+    if (string_field(raw, raw_len, ALKT_IP_TEXT_MAX - 1, ALKT_ERR_BAD_ADDRESS,
+                     at, "address", text, sizeof text, &len, &x))
+        expect_set(&x, addr_ref_ip(text, len, &ip) ? ALKT_OK
+                                                   : ALKT_ERR_BAD_ADDRESS,
+                   at, "address");
+    rc = alkt_listen_reply_decode(doc, n, NULL, &r, &e);
+    check_verdict("listen address", doc, n, rc, &e, &x);
+    if (rc == ALKT_OK) {
+        ALK_CHECK(ip_equal(&r.address, &ip),
+                  "listen address: '%s' decoded to another address", text);
+        check_format("listen address", &r.address);
+        addr_ref_format(&ip, text);
+        snprintf(want, sizeof want, "\"address\":\"%s\"", text);
+        check_encoded("listen address", enc,
+                      alkt_listen_reply_encode(&r, enc, sizeof enc, &e), want);
+    }
+
+    /* a relay's address: a HOST, through the fast path too */
+    n = plant(doc, sizeof doc, "{\"relays\":[{\"id\":\"x\",\"address\":", raw,
+              raw_len, ",\"port\":1,\"token\":\"t\"}]}", &at);
+    if (string_field(raw, raw_len, ALKT_HOST_MAX, ALKT_ERR_STRING_TOO_LONG,
+                     at, "relays[0].address", text, sizeof text, &len, &x))
+        expect_set(&x, host_verdict(text, len, &ip), at, "relays[0].address");
+    rc = control_planted("relay address", doc, n, &x, plain, &c);
+    if (rc == ALKT_OK) {
+        const alkt_host *h = &c.relays[0].address;
+        ALK_CHECK(ip.family ? h->kind == ALKT_HOST_IP && ip_equal(&h->ip, &ip)
+                            : h->kind == ALKT_HOST_NAME &&
+                                  strcmp(h->name, text) == 0,
+                  "relay address: '%s' decoded to another host", text);
+        if (ip.family)
+            addr_ref_format(&ip, text);
+        snprintf(want, sizeof want, "\"address\":\"%s\"", text);
+        check_encoded("relay address", enc,
+                      alkt_control_encode(&c, enc, sizeof enc, &e), want);
+    }
+
+    /* a resource's CIDR, through the fast path too */
+    n = plant(doc, sizeof doc, "{\"resources\":[{\"id\":\"r\",\"cidr\":", raw,
+              raw_len, ",\"gateway\":\"g\"}]}", &at);
+    if (string_field(raw, raw_len, ALKT_IP_TEXT_MAX + 3, ALKT_ERR_BAD_CIDR,
+                     at, "resources[0].cidr", text, sizeof text, &len, &x))
+        expect_set(&x, addr_ref_cidr(text, len, &ip, &prefix)
+                           ? ALKT_OK
+                           : ALKT_ERR_BAD_CIDR,
+                   at, "resources[0].cidr");
+    rc = control_planted("cidr", doc, n, &x, plain, &c);
+    if (rc == ALKT_OK) {
+        ALK_CHECK(ip_equal(&c.resources[0].network, &ip) &&
+                      c.resources[0].prefix_len == prefix,
+                  "cidr: '%s' decoded to another network", text);
+        check_format("cidr", &c.resources[0].network);
+        addr_ref_format(&ip, text);
+        snprintf(want, sizeof want, "\"cidr\":\"%s/%u\"", text, prefix);
+        check_encoded("cidr", enc, alkt_control_encode(&c, enc, sizeof enc, &e),
+                      want);
+    }
+}
+
+/* One string as the last key of every schema's object (each field of the
+ * schema already present): a key that means a schema name - escapes
+ * decoded - is a duplicate, any other unknown, at the key. */
+typedef struct key_schema {
+    const char *before, *after; /* the document around the key */
+    const char *path;           /* the object's path ("" at the top) */
+    const char *names[6];
+} key_schema;
+
+static const key_schema key_schemas[] = {
+    {"{\"substrate\":\"tcp\",\"host\":\"a\",\"port\":1,\"path\":\"/p\","
+     "\"listen\":1,", ":1}", "",
+     {"substrate", "host", "port", "path", "listen", NULL}},
+    {"{\"address\":\"192.0.2.1\",\"port\":1,", ":1}", "",
+     {"address", "port", NULL}},
+    {"{\"resources\":[],\"authorizations\":[],\"revocations\":[],"
+     "\"relays\":[],", ":[]}", "",
+     {"resources", "authorizations", "revocations", "relays", NULL}},
+    {"{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\",\"ports\":"
+     "[{\"from\":1,\"to\":2}],\"protocols\":[\"tcp\"],\"gateway\":\"g\",",
+     ":1}]}", "resources[0]",
+     {"id", "cidr", "ports", "protocols", "gateway", NULL}},
+    {"{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\",\"ports\":"
+     "[{\"from\":1,\"to\":2,", ":1}],\"gateway\":\"g\"}]}",
+     "resources[0].ports[0]", {"from", "to", NULL}},
+    {"{\"authorizations\":[{\"client\":\"c\",\"resource\":\"r\",\"secret\":"
+     "\"000102030405060708090a0b0c0d0e0f\",\"expires\":1,", ":1}]}",
+     "authorizations[0]", {"client", "resource", "secret", "expires", NULL}},
+    {"{\"revocations\":[{\"client\":\"c\",\"resource\":\"r\",", ":1}]}",
+     "revocations[0]", {"client", "resource", NULL}},
+    {"{\"relays\":[{\"id\":\"x\",\"address\":\"a\",\"port\":1,\"token\":"
+     "\"t\",", ":1}]}", "relays[0]", {"id", "address", "port", "token", NULL}},
+};
+
+/* The path the header promises for an unknown key: raw bytes, those
+ * outside 0x21..0x7E as '?', cut after 32 with "...", "" shown quoted. */
+static void unknown_key_path(char *out, size_t cap, const char *object,
+                             const char *raw, size_t raw_len)
+{
+    size_t o = 0, k, n = raw_len - 2;
+    o += (size_t)snprintf(out, cap, "%s%s", object, *object ? "." : "");
+    if (n == 0) {
+        snprintf(out + o, cap - o, "\"\"");
+        return;
+    }
+    for (k = 0; k < n && k < 32; k++) {
+        unsigned char ch = (unsigned char)raw[1 + k];
+        out[o++] = (char)(ch < 0x21 || ch > 0x7E ? '?' : ch);
+    }
+    out[o] = '\0';
+    if (n > 32)
+        snprintf(out + o, cap - o, "...");
+}
+
+static void plant_key(const char *raw, size_t raw_len)
+{
+    static char doc[PLANT_RAW_MAX + 512];
+    size_t s, k, n, at, bad = 0, before = 0, unused = 0;
+    char text[64];
+    for (s = 0; s < sizeof key_schemas / sizeof key_schemas[0]; s++) {
+        const key_schema *ks = &key_schemas[s];
+        alkt_open_params p;
+        alkt_listen_reply r;
+        alkt_control c;
+        alkt_error e;
+        expect x;
+        int rc, match = 0;
+        n = plant(doc, sizeof doc, ks->before, raw, raw_len, ks->after, &at);
+        for (k = 0; ks->names[k] && !match; k++) {
+            match = addr_ref_key_is(raw + 1, raw_len - 2, ks->names[k], &bad);
+            if (match == 1) {
+                char path[ALKT_PATH_MAX];
+                snprintf(path, sizeof path, "%s%s%s", ks->path,
+                         *ks->path ? "." : "", ks->names[k]);
+                expect_set(&x, ALKT_ERR_DUPLICATE_FIELD, at, path);
+            }
+        }
+        if (match < 0) {
+            expect_set(&x, ALKT_ERR_BAD_SURROGATE, at + 1 + bad, ks->path);
+            /* a key longer than every name may be judged unknown first */
+            addr_ref_unescape(raw + 1, bad, text, sizeof text, &before,
+                              &unused);
+            if (before + 4 > 32) {
+                x.alt_code = ALKT_ERR_UNKNOWN_FIELD;
+                x.alt_offset = at;
+            }
+        } else if (!match) {
+            expect_set(&x, ALKT_ERR_UNKNOWN_FIELD, at, "");
+            unknown_key_path(x.path, sizeof x.path, ks->path, raw, raw_len);
+        }
+        if (s == 0) {
+            rc = alkt_open_params_decode(doc, n, NULL, &p, &e);
+            check_verdict("open params key", doc, n, rc, &e, &x);
+        } else if (s == 1) {
+            rc = alkt_listen_reply_decode(doc, n, NULL, &r, &e);
+            check_verdict("listen reply key", doc, n, rc, &e, &x);
+        } else {
+            control_planted("control key", doc, n, &x, 0, &c);
+        }
+    }
+}
+
+/* Integer positions: the document around the value, its path and range. */
+typedef struct int_position {
+    const char *before, *after, *path;
+    uint64_t min, max;
+    int kind; /* 0 open params, 1 listen reply, 2 control */
+} int_position;
+
+static const int_position int_positions[] = {
+    {"{\"substrate\":\"tcp\",\"host\":\"a\",\"port\":", "}", "port", 1,
+     65535, 0},
+    {"{\"listen\":", ",\"substrate\":\"tcp\"}", "listen", 1, 65535, 0},
+    {"{\"address\":\"192.0.2.1\",\"port\":", "}", "port", 1, 65535, 1},
+    {"{\"relays\":[{\"id\":\"x\",\"address\":\"a\",\"port\":",
+     ",\"token\":\"t\"}]}", "relays[0].port", 1, 65535, 2},
+    {"{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\",\"ports\":"
+     "[{\"from\":", ",\"to\":65535}],\"gateway\":\"g\"}]}",
+     "resources[0].ports[0].from", 1, 65535, 2},
+    {"{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\",\"ports\":"
+     "[{\"from\":1,\"to\":", "}],\"gateway\":\"g\"}]}",
+     "resources[0].ports[0].to", 1, 65535, 2},
+    {"{\"authorizations\":[{\"client\":\"c\",\"resource\":\"r\",\"secret\":"
+     "\"000102030405060708090a0b0c0d0e0f\",\"expires\":", "}]}",
+     "authorizations[0].expires", 0, ALKT_EXPIRES_MAX, 2},
+};
+
+static uint64_t int_field(const alkt_open_params *p, const alkt_listen_reply *r,
+                          const alkt_control *c, size_t position)
+{
+    switch (position) {
+    case 0: return p->port;
+    case 1: return p->listen;
+    case 2: return r->port;
+    case 3: return c->relays[0].port;
+    case 4: return c->resources[0].port_ranges[0].from;
+    case 5: return c->resources[0].port_ranges[0].to;
+    default: return c->authorizations[0].expires;
+    }
+}
+
+/* One number text in every integer position. */
+static void plant_integer(const char *num, size_t len)
+{
+    static char doc[256], enc[512];
+    char want[64];
+    size_t k, n, at;
+    /* canonical: digits, no leading zero - the fast path must take it */
+    int canonical = len > 0 && (len == 1 || num[0] != '0');
+    for (k = 0; k < len; k++)
+        canonical &= num[k] >= '0' && num[k] <= '9';
+    for (k = 0; k < sizeof int_positions / sizeof int_positions[0]; k++) {
+        const int_position *ip = &int_positions[k];
+        alkt_open_params p;
+        alkt_listen_reply r;
+        alkt_control c;
+        alkt_error e;
+        expect x;
+        uint64_t v = 0;
+        ptrdiff_t m = 0;
+        int rc, verdict = addr_ref_integer(num, len, ip->min, ip->max, &v);
+        n = plant(doc, sizeof doc, ip->before, num, len, ip->after, &at);
+        expect_set(&x,
+                   verdict == ADDR_REF_INT_OK            ? ALKT_OK
+                   : verdict == ADDR_REF_INT_NOT_NUMBER  ? EXPECT_READER
+                   : verdict == ADDR_REF_INT_NOT_INTEGER ? ALKT_ERR_NOT_INTEGER
+                                                         : ALKT_ERR_OUT_OF_RANGE,
+                   at, ip->path);
+        memset(&c, 0, sizeof c);
+        if (ip->kind == 0) {
+            rc = alkt_open_params_decode(doc, n, NULL, &p, &e);
+            check_verdict(ip->path, doc, n, rc, &e, &x);
+            if (rc == ALKT_OK)
+                m = alkt_open_params_encode(&p, enc, sizeof enc, &e);
+        } else if (ip->kind == 1) {
+            rc = alkt_listen_reply_decode(doc, n, NULL, &r, &e);
+            check_verdict(ip->path, doc, n, rc, &e, &x);
+            if (rc == ALKT_OK)
+                m = alkt_listen_reply_encode(&r, enc, sizeof enc, &e);
+        } else {
+            rc = control_planted(ip->path, doc, n, &x, canonical, &c);
+            if (rc == ALKT_OK)
+                m = alkt_control_encode(&c, enc, sizeof enc, &e);
+        }
+        if (rc != ALKT_OK)
+            continue;
+        ALK_CHECK(int_field(&p, &r, &c, k) == v,
+                  "%s: %.*s decoded as %llu, the reference reads %llu",
+                  ip->path, (int)len, num,
+                  (unsigned long long)int_field(&p, &r, &c, k),
+                  (unsigned long long)v);
+        snprintf(want, sizeof want, "\"%s\":%llu",
+                 strrchr(ip->path, '.') ? strrchr(ip->path, '.') + 1
+                                        : ip->path,
+                 (unsigned long long)v);
+        check_encoded(ip->path, enc, m, want);
+    }
+}
+
+/* A number token and its neighbours: one more and one less, a leading
+ * zero, a minus sign, a fraction and an exponent appended. */
+static void plant_number_variants(const char *num, size_t len)
+{
+    char text[64];
+    uint64_t v = 0;
+    int n;
+    plant_integer(num, len);
+    if (addr_ref_integer(num, len, 0, (uint64_t)1 << 59, &v) ==
+        ADDR_REF_INT_OK) {
+        n = snprintf(text, sizeof text, "%llu", (unsigned long long)v + 1);
+        plant_integer(text, (size_t)n);
+        if (v > 0) {
+            n = snprintf(text, sizeof text, "%llu", (unsigned long long)v - 1);
+            plant_integer(text, (size_t)n);
+        }
+    }
+    if (len + 3 > sizeof text)
+        return;
+    n = snprintf(text, sizeof text, "0%.*s", (int)len, num);
+    plant_integer(text, (size_t)n);
+    n = snprintf(text, sizeof text, "-%.*s", (int)len, num);
+    plant_integer(text, (size_t)n);
+    n = snprintf(text, sizeof text, "%.*s.0", (int)len, num);
+    plant_integer(text, (size_t)n);
+    n = snprintf(text, sizeof text, "%.*sE0", (int)len, num);
+    plant_integer(text, (size_t)n);
+}
+
+/* RFC 5952 over zero patterns: for each of the 256 ways eight groups can
+ * be zero or not, an address with the input's bytes in the non-zero
+ * groups (1 to 4 hex digits), formatted both ways; and IPv4, IPv4-mapped
+ * and nearly mapped addresses. */
+static void check_formats(const uint8_t *data, size_t size)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    unsigned mask, k;
+    alkt_ip ip;
+    for (k = 0; k < size; k++)
+        h = (h ^ data[k]) * 0x100000001b3u;
+    for (mask = 0; mask < 256 + 4; mask++) {
+        memset(&ip, 0, sizeof ip);
+        ip.family = 6;
+        for (k = 0; k < 8; k++) {
+            uint64_t x = (h + (uint64_t)(mask * 8 + k) * 0x9e3779b97f4a7c15u);
+            unsigned g;
+            x ^= x >> 29;
+            x *= 0xbf58476d1ce4e5b9u;
+            x ^= x >> 32;
+            g = (unsigned)(x & 0xFFFF) >> (4 * (unsigned)((x >> 16) & 3));
+            if (!(mask & (1u << k)))
+                continue;
+            g = g ? g : 1 + (unsigned)((x >> 20) & 0xF);
+            ip.bytes[2 * k] = (unsigned char)(g >> 8);
+            ip.bytes[2 * k + 1] = (unsigned char)(g & 0xFF);
+        }
+        if (mask >= 256) { /* ::ffff:a.b.c.d, ::fffe:..., ::1:ffff:..., v4 */
+            memset(ip.bytes, 0, 12);
+            ip.bytes[10] = 0xFF;
+            ip.bytes[11] = mask == 257 ? 0xFE : 0xFF;
+            ip.bytes[9] = mask == 258 ? 1 : 0;
+            if (mask == 259) {
+                memmove(ip.bytes, ip.bytes + 12, 4);
+                memset(ip.bytes + 4, 0, 12);
+                ip.family = 4;
+            }
+        }
+        check_format("format", &ip);
+    }
+}
+
+/* Accepted structs hold only what the reference accepts. */
+static void check_host_value(const char *what, const alkt_host *h)
+{
+    if (h->kind == ALKT_HOST_IP)
+        check_format(what, &h->ip);
+    else if (h->kind == ALKT_HOST_NAME)
+        ALK_CHECK(addr_ref_hostname(h->name, strlen(h->name)),
+                  "%s: accepted the name '%s' RFC 1123 refuses", what,
+                  h->name);
+}
+
+static void check_cidr_value(const char *what, const alkt_resource *r)
+{
+    char text[80];
+    addr_ref_ip_t ip;
+    unsigned prefix = 0;
+    size_t n = alkt_ip_format(&r->network, text);
+    check_format(what, &r->network);
+    n += (size_t)snprintf(text + n, sizeof text - n, "/%u",
+                          (unsigned)r->prefix_len);
+    ALK_CHECK(addr_ref_cidr(text, n, &ip, &prefix) &&
+                  ip_equal(&r->network, &ip) && prefix == r->prefix_len,
+              "%s: accepted the CIDR %s the reference refuses", what, text);
+}
+
+static void check_typed_values(const uint8_t *data, size_t size)
+{
+    planted_values v;
+    size_t k;
+    check_formats(data, size);
+    gather_values(data, size, &v);
+    for (k = 0; k < v.nstr; k++) {
+        plant_address((const char *)data + v.str_off[k], v.str_len[k]);
+        plant_key((const char *)data + v.str_off[k], v.str_len[k]);
+    }
+    for (k = 0; k < v.nnum; k++)
+        plant_number_variants((const char *)data + v.num_off[k], v.num_len[k]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     size_t reader_off = 0;
@@ -524,5 +1218,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_open_params(data, size, reader, reader_off);
     check_listen_reply(data, size, reader, reader_off);
     check_control(data, size, reader, reader_off);
+    check_typed_values(data, size);
     return 0;
 }
