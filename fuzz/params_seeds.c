@@ -329,6 +329,92 @@ static void control(void)
          "{\"resources\":[{\"id\":\"r1\",\"cidr\":\"10.0.0.0/8\",\"gate");
 }
 
+/* One seed per rule of the typed values, for the oracle of addr_ref.h:
+ * fuzz/params.c plants every string and number of every input into each
+ * host / IP / CIDR / integer / key position, so one value reaches them
+ * all. Each is one mutant's counterexample (a leading zero, one past a
+ * limit, a rule skipped). */
+static void open_host(const char *name, const char *host)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "{\"substrate\":\"tcp\",\"host\":\"%s\",\"port\":1}", host);
+    seed(name, buf);
+}
+
+static void resource_cidr(const char *name, const char *cidr)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf,
+             "{\"resources\":[{\"id\":\"r\",\"cidr\":\"%s\",\"gateway\":"
+             "\"g\"}]}", cidr);
+    seed(name, buf);
+}
+
+static void addresses(void)
+{
+    char label[80];
+    memset(label, 'a', 64);
+    strcpy(label + 64, ".example");
+    open_host("host-label-64", label);
+    open_host("host-label-63", label + 1);
+    open_host("host-label-trailing-hyphen", "db-.example");
+    open_host("host-top-label-all-digits", "example.123");
+    open_host("host-top-label-digits-then-letter", "example.123a");
+    open_host("host-inet-aton-hex-label", "1.0x7f");
+    open_host("host-inet-aton-uppercase-hex-label", "1.0X7F");
+    open_host("host-inet-aton-bare-0x", "10.0x");
+    open_host("host-hex-label-not-a-number", "1.0x7g");
+    open_host("host-colon-after-letters", "db:5432");
+    open_host("ipv4-three-parts", "10.1.2");
+    open_host("ipv4-five-parts", "10.1.2.3.4");
+    open_host("ipv4-empty-part", "10..2.3");
+    open_host("ipv4-four-digit-octet", "10.1.2.0255");
+    open_host("ipv4-255", "255.255.255.255");
+    open_host("ipv6-five-hex-digits", "2001:db8::12345");
+    open_host("ipv6-nine-groups-with-gap", "1:2:3:4::5:6:7:8");
+    open_host("ipv6-gap-for-one-group-at-end", "1:2:3:4:5:6:7::");
+    open_host("ipv6-gap-for-one-group-inside", "1::3:4:5:6:7:8");
+    open_host("ipv6-triple-colon", "1:::2");
+    open_host("ipv6-single-leading-colon", ":1:2:3:4:5:6:7");
+    open_host("ipv6-quad-after-seven-groups", "1:2:3:4:5:6:7:1.2.3.4");
+    open_host("ipv6-quad-after-six-groups", "1:2:3:4:5:6:1.2.3.4");
+    open_host("ipv6-quad-leading-zero", "::ffff:1.2.3.04");
+    open_host("ipv6-uppercase-hex", "2001:DB8::A:B");
+    open_host("ipv6-leading-zeros-in-groups",
+              "2001:0db8:0000:0000:0001:0000:0000:0001");
+    resource_cidr("cidr-prefix-leading-zero", "10.0.0.0/08");
+    resource_cidr("cidr-prefix-empty", "10.0.0.0/");
+    resource_cidr("cidr-double-slash", "10.0.0.0//8");
+    resource_cidr("cidr-v6-host-bits", "2001:db8::1/64");
+    resource_cidr("cidr-v6-129", "::/129");
+    resource_cidr("cidr-v4-32-host", "192.0.2.1/32");
+    /* integers the fast path reads itself: 20 digits that wrap 64 bits
+     * into range, the largest port, the smallest expiry */
+    seed("relay-port-wraps-64-bits",
+         "{\"relays\":[{\"id\":\"x\",\"address\":\"a.example\","
+         "\"port\":18446744073709551696,\"token\":\"t\"}]}");
+    seed("relay-port-65535",
+         "{\"relays\":[{\"id\":\"x\",\"address\":\"a.example\","
+         "\"port\":65535,\"token\":\"t\"}]}");
+    seed("authorization-expires-wraps-64-bits",
+         "{\"authorizations\":[{\"client\":\"c\",\"resource\":\"r\","
+         "\"secret\":\"000102030405060708090a0b0c0d0e0f\","
+         "\"expires\":18446744073709551617}]}");
+    seed("authorization-expires-zero",
+         "{\"authorizations\":[{\"client\":\"c\",\"resource\":\"r\","
+         "\"secret\":\"000102030405060708090a0b0c0d0e0f\",\"expires\":0}]}");
+    /* keys: a prefix or an extension of a name is unknown; an escaped
+     * spelling of a name is that name */
+    seed("key-prefix-of-name", "{\"substrate\":\"tcp\",\"hos\":\"a\",\"port\":1}");
+    seed("key-name-extended",
+         "{\"substrate\":\"tcp\",\"hostname\":\"a\",\"port\":1}");
+    seed("key-escaped-in-relay",
+         "{\"relays\":[{\"\\u0069d\":\"x\",\"addr\\u0065ss\":\"a.example\","
+         "\"port\":1,\"t\\u006Fken\":\"t\"}]}");
+    seed("key-escaped-solidus", "{\"address\":\"192.0.2.1\",\"p\\/rt\":1}");
+}
+
 static void json_level(void)
 {
     nested("deep-array-64", 64, 0);
@@ -380,6 +466,7 @@ int main(int argc, char **argv)
     open_params();
     listen_replies();
     control();
+    addresses();
     json_level();
     printf("params_seeds: wrote %u seeds to %s\n", written, out_dir);
     return 0;
