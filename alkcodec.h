@@ -78,6 +78,7 @@
  *     alkc_decoder_pending_input(dec)    bytes of the fed chunk not yet used
  *     alkc_decoder_stream_offset(dec)    total stream bytes consumed
  *     alkc_decoder_error(dec, &info)     the sticky error and its context
+ *                                        (none: ALKC_OK, info all zero)
  *     (the four counts answer 0 for a NULL decoder)
  *   alkc_strerror(code), alkc_error_is_fatal(code)
  *

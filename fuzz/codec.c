@@ -388,8 +388,9 @@ static void check_same(const pass_result *a, const pass_result *b,
 }
 
 /* Every result code has its own message, unknown codes the unknown one;
- * only a declared length over the limit is fatal; the observables of a
- * NULL decoder are 0. */
+ * only a declared length over the limit is fatal; NULL arguments are
+ * refused with nothing written, the observables of a NULL decoder are 0; a
+ * clean decoder's error info is all zero. */
 static void check_codes(void)
 {
     static const struct {
@@ -414,6 +415,39 @@ static void check_codes(void)
                       (codes[i].code == ALKC_ERR_DATAGRAM_TOO_LARGE),
                   "%s: fatal %d", codes[i].name,
                   alkc_error_is_fatal(codes[i].code));
+    }
+    /* NULL arguments are refused, with nothing written */
+    {
+        static uint8_t mem[ALKC_DECODER_MEM_SIZE(16)];
+        alkc_decoder dec;
+        alkc_decoder_config cfg;
+        alkc_error_info info;
+        uint8_t out[8] = {0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE};
+        memset(&info, 0x77, sizeof info);
+        ALK_CHECK(alkc_encode(NULL, 8, "ab", 2, 16, &info) == ALKC_ERR_INVALID_ARGUMENT &&
+                      info.code == ALKC_ERR_INVALID_ARGUMENT,
+                  "encode to NULL");
+        ALK_CHECK(alkc_encode(out, 8, NULL, 2, 16, &info) == ALKC_ERR_INVALID_ARGUMENT &&
+                      out[0] == 0xEE,
+                  "encode of a NULL payload of 2 bytes");
+        ALK_CHECK(alkc_encode(out, 8, NULL, 0, 16, &info) == 2 && out[0] == 0 &&
+                      out[1] == 0,
+                  "encode of an empty NULL payload");
+        ALK_CHECK(alkc_encode_header(NULL, 1, 16, &info) == ALKC_ERR_INVALID_ARGUMENT,
+                  "encode_header into NULL");
+        cfg.max_datagram = 16;
+        ALK_CHECK(alkc_decoder_init(&dec, &cfg, mem, sizeof mem) == ALKC_OK, "init");
+        memset(&info, 0x77, sizeof info);
+        ALK_CHECK(alkc_decoder_error(&dec, &info) == ALKC_OK && info.code == ALKC_OK &&
+                      info.length == 0 && info.limit == 0 && info.offset == 0,
+                  "a clean decoder's error info is not all zero");
+        ALK_CHECK(alkc_decoder_feed(NULL, out, 1) == ALKC_ERR_INVALID_ARGUMENT &&
+                      alkc_decoder_feed(&dec, NULL, 1) == ALKC_ERR_INVALID_ARGUMENT &&
+                      alkc_decoder_pending_input(&dec) == 0 &&
+                      alkc_decoder_feed(&dec, NULL, 0) == ALKC_OK,
+                  "feed of NULL");
+        ALK_CHECK(alkc_decoder_error(NULL, &info) == ALKC_ERR_INVALID_ARGUMENT,
+                  "error of a NULL decoder");
     }
     ALK_CHECK(alkc_decoder_retained_bytes(NULL) == 0 &&
                   !alkc_decoder_is_mid_datagram(NULL) &&
