@@ -69,6 +69,9 @@ typedef struct ts_ch {
     int client, gw;            /* node index; gateway index */
     uint32_t peer, id;         /* the client's */
     uint32_t tpeer;            /* the gateway's peer slot, once granted */
+    uint32_t cpeer;            /* fwd: the client's peer slot of the gateway
+                                  (two gateways number their channels
+                                  alike) */
     uint16_t port;
     int kind;                  /* TW_T_* */
     size_t limit;
@@ -400,7 +403,8 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
                 for (i = 0; i < TS_CH; i++) {
                     h = &s->ch[i];
                     if (h->fwd && h->state == (k ? TS_ENDED : TS_OPENING) &&
-                        h->client == node && h->id == ev->channel && !h->granted &&
+                        h->client == node && h->cpeer == ev->peer &&
+                        h->id == ev->channel && !h->granted &&
                         (best < 0 || h->tag > s->ch[best].tag))
                         best = i;
                 }
@@ -951,6 +955,7 @@ static void ts_forward(ts_sim *s, ts_ch *l)
     h->client = l->client;
     h->gw = l->gw;
     h->peer = l->tpeer;
+    h->cpeer = l->peer;
     h->id = fch;
     h->port = l->port;
     h->kind = TW_T_ECHO;
