@@ -412,6 +412,15 @@ def report(recs, args):
             print("  equivalent %s" % x)
 
 
+def write_baseline(recs, args):
+    with open(args.write_baseline, "w", encoding="utf-8") as f:
+        f.write("# mutants_baseline.txt - kill rates of `make mutants` samples, one line\n"
+                "# per header, gate, seed and count (tests/mutants.py --write-baseline).\n"
+                "# A run with --baseline fails when a header's rate is below its line.\n")
+        for rec in recs:
+            f.write(baseline_line(rec, args) + "\n")
+
+
 def check_baseline(recs, args):
     """0 if no header's kill rate is below its baseline line (same gate,
     seed and count)."""
@@ -469,6 +478,8 @@ def main():
             copy_tree(tree)
         for h in headers:
             recs.append(run_header(h, args, tree))
+            if args.write_baseline and not args.list:   # after each header
+                write_baseline(recs, args)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if args.list:
@@ -476,12 +487,6 @@ def main():
     report(recs, args)
     rc = 1 if any(r["survived"] for r in recs) else 0
     if args.write_baseline:
-        with open(args.write_baseline, "w", encoding="utf-8") as f:
-            f.write("# mutants_baseline.txt - kill rates of `make mutants` samples, one line\n"
-                    "# per header, gate, seed and count (tests/mutants.py --write-baseline).\n"
-                    "# A run with --baseline fails when a header's rate is below its line.\n")
-            for rec in recs:
-                f.write(baseline_line(rec, args) + "\n")
         print("mutants: wrote %s" % args.write_baseline)
     if args.baseline:
         rc |= check_baseline(recs, args)
