@@ -626,6 +626,7 @@ static void *ts_setup(alksim_ctx *ctx)
      * session target and the unit suites are where the cipher is tried) */
     int plaintext = !alksim_chance(src, 1, 32);
     int c, g, n;
+    tw_check_names();
     memset(s, 0, offsetof(ts_sim, w));
     memset(&s->ch, 0, sizeof *s - offsetof(ts_sim, ch));
     s->ctx = ctx;

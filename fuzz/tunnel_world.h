@@ -539,6 +539,38 @@ static ALK_UNUSED void tw_revoke(tw_world *w, const char *resource, int back)
     ALK_CHECK(alkt_node_control(&w->node[TW_GATEWAY], &c, w->now) == ALKT_OK, "control");
 }
 
+/* ---- names ---- */
+/* Every result code the tunnel reports has its own message (an unknown
+ * code the unknown one), and the substrates have their JSON names: what a
+ * user prints of the events and errors these worlds produce. */
+static ALK_UNUSED void tw_check_names(void)
+{
+    static const struct {
+        int code;
+        const char *name;
+    } codes[] = {
+#define TW__ROW(name, value, text) {name, #name},
+        ALKT_RESULT_LIST(TW__ROW)
+#undef TW__ROW
+    };
+    const char *unknown = alkt_strerror(ALKT__RESULT_LOWEST - 1);
+    size_t i, j;
+    ALK_CHECK(unknown && *unknown && !strcmp(alkt_strerror(1000), unknown),
+              "unknown codes have no message of their own");
+    for (i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        const char *t = alkt_strerror(codes[i].code);
+        ALK_CHECK(t && *t && strcmp(t, unknown) != 0, "%s has no message", codes[i].name);
+        for (j = 0; j < i; j++)
+            ALK_CHECK(strcmp(t, alkt_strerror(codes[j].code)) != 0, "%s and %s share a message",
+                      codes[i].name, codes[j].name);
+    }
+    ALK_CHECK(!strcmp(alkt_substrate_name(ALKT_SUBSTRATE_TCP), "tcp") &&
+                  !strcmp(alkt_substrate_name(ALKT_SUBSTRATE_UDP), "udp") &&
+                  !strcmp(alkt_substrate_name(ALKT_SUBSTRATE_UNIX), "unix") &&
+                  alkt_substrate_name((alkt_substrate)(ALKT_SUBSTRATE_UNIX + 1)) == NULL,
+              "substrate names");
+}
+
 /* ---- targets (echo behind a pump) ---- */
 static ALK_UNUSED tw_target *tw_target_find_on(tw_world *w, int side, uint32_t peer,
                                                 uint32_t channel)
