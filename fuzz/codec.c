@@ -449,6 +449,20 @@ static void check_codes(void)
         ALK_CHECK(alkc_decoder_error(NULL, &info) == ALKC_ERR_INVALID_ARGUMENT,
                   "error of a NULL decoder");
     }
+    /* a NULL config means the wire maximum: 65535 is a length to wait for */
+    {
+        static uint8_t big[ALKC_DECODER_MEM_SIZE(ALKC_MAX_DATAGRAM)];
+        static const uint8_t hdr[2] = {0xff, 0xff};
+        alkc_decoder dec;
+        alkc_datagram dg;
+        ALK_CHECK(alkc_decoder_init(&dec, NULL, big, sizeof big - 1) ==
+                          ALKC_ERR_INVALID_ARGUMENT &&
+                      alkc_decoder_init(&dec, NULL, big, sizeof big) == ALKC_OK &&
+                      alkc_decoder_feed(&dec, hdr, sizeof hdr) == ALKC_OK &&
+                      alkc_decoder_next(&dec, &dg) == ALKC_NEED_MORE &&
+                      alkc_decoder_retained_bytes(&dec) == 2,
+                  "a NULL config is not the 65535-byte maximum");
+    }
     ALK_CHECK(alkc_decoder_retained_bytes(NULL) == 0 &&
                   !alkc_decoder_is_mid_datagram(NULL) &&
                   alkc_decoder_pending_input(NULL) == 0 &&

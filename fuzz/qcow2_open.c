@@ -37,13 +37,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define DISK_CAP (24u << 20)
 #define WINDOW (256u << 10)
 
-static int open_image(qh_handle *h, qh_disk *d, int writable)
+/* Opens d with mem_len bytes of image memory, 16 op slots, 8 table slots
+ * and no backing file. */
+static int open_image_with(qh_handle *h, qh_disk *d, int writable, size_t mem_len)
 {
     q2w_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    /* Enough for 8 slots of the largest cluster size and the buffer for
-     * reading a compressed cluster. */
-    h->mem_len = 12u * (2u << 20) + 8192;   /* + compressed-read buffer */
+    h->mem_len = mem_len;
     h->mem = (unsigned char *)alk_malloc(h->mem_len);
     h->ops = (q2w_op *)alk_malloc(16 * sizeof(q2w_op));
     ALK_CHECK(h->mem && h->ops, "out of memory");
@@ -57,6 +57,13 @@ static int open_image(qh_handle *h, qh_disk *d, int writable)
     cfg.no_backing = 1;
     d->ops_cap = 16;
     return qh_run(&h->img, d, q2w_open(&h->img, &cfg));
+}
+
+static int open_image(qh_handle *h, qh_disk *d, int writable)
+{
+    /* Enough for 8 slots of the largest cluster size and the buffer for
+     * reading a compressed cluster. */
+    return open_image_with(h, d, writable, 12u * (2u << 20) + 8192);
 }
 
 static void expect_refusal(const qh_handle *h, int rc, const char *when)
@@ -400,24 +407,9 @@ static size_t tamper_values(const tamper_field *f, const unsigned char *p,
 
 static int tamper_open(qh_disk *d, int writable, qh_handle *h)
 {
-    q2w_config cfg;
     uint64_t cb = ref_be(d->buf + 20, 4);
     size_t cs = cb >= 9 && cb <= 21 ? (size_t)1 << cb : 512;
-    memset(&cfg, 0, sizeof cfg);
-    h->mem_len = 12 * (cs + 64) + 8192;
-    h->mem = (unsigned char *)alk_malloc(h->mem_len);
-    h->ops = (q2w_op *)alk_malloc(16 * sizeof(q2w_op));
-    ALK_CHECK(h->mem && h->ops, "out of memory");
-    cfg.mem = h->mem;
-    cfg.mem_len = h->mem_len;
-    cfg.ops = h->ops;
-    cfg.ops_cap = 16;
-    cfg.max_slots = 8;
-    cfg.file_size = d->len;
-    cfg.writable = writable;
-    cfg.no_backing = 1;
-    d->ops_cap = 16;
-    return qh_run(&h->img, d, q2w_open(&h->img, &cfg));
+    return open_image_with(h, d, writable, 12 * (cs + 64) + 8192);
 }
 
 /* One tampered image: the read-only and the writable open and the
