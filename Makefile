@@ -132,7 +132,12 @@ $(B)/replay_qcow2_crash: qcow2w.h alksim.h fuzz/qcow2_harness.h
 ZLIB_OK := $(shell printf '\043include <zlib.h>\nint main(void){return zlibVersion()[0] == 0;}\n' | \
              $(CC) -x c - -lz -o /dev/null 2>/dev/null && echo 1)
 $(B)/replay_inflate: qcow2w.h
-$(B)/replay_session: alktunnel.h alksim.h
+$(B)/replay_session: alktunnel.h alksim.h tests/aead_ref.h fuzz/sha256_ref.h
+$(B)/replay_session_portable: fuzz/session.c tests/replay_main.c alktunnel.h alksim.h \
+                              tests/aead_ref.h fuzz/sha256_ref.h fuzz/alk_check.h | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) -DALKTUNNEL_NO_INT128 -DALKTUNNEL_NO_SIMD \
+	    -DALKTUNNEL_NO_SHA_NI -DSS_PRIMITIVES_ONLY -DALK_TARGET='"replay_session_portable"' \
+	    fuzz/session.c tests/replay_main.c -o $@ $(LDFLAGS)
 $(B)/replay_pump: alktunnel.h alksim.h
 $(B)/replay_roles: alktunnel.h alksim.h alkcodec.h fuzz/tunnel_world.h
 $(B)/replay_tunnel_sim: alktunnel.h alksim.h fuzz/tunnel_world.h fuzz/tunnel_sim.h
@@ -146,9 +151,15 @@ REPLAY_JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 REPLAY_SLOW  := qcow2_crash qcow2_write codec qcow2_growth
 REPLAY_ORDER := $(foreach t,$(REPLAY_SLOW),$(filter $(t),$(FUZZ_TARGETS))) \
                 $(filter-out $(REPLAY_SLOW),$(FUZZ_TARGETS))
+# The session's corpus runs a second time through the portable primitives
+# (no SIMD, no SHA-NI, no 128-bit products; the primitives' checks only):
+# a mutant of the paths this CPU does not take is judged by the replay too,
+# not only by crypto-portable.
+REPLAY_PORTABLE := $(if $(filter session,$(FUZZ_TARGETS)),session_portable)
 REPLAY_RUNS  := $(foreach t,$(REPLAY_ORDER),$(t):corpus/$(t)) \
-                $(if $(filter params,$(FUZZ_TARGETS)),params:tests/json_conformance)
-replay: $(FUZZ_TARGETS:%=$(B)/replay_%)
+                $(if $(filter params,$(FUZZ_TARGETS)),params:tests/json_conformance) \
+                $(if $(REPLAY_PORTABLE),session_portable:corpus/session)
+replay: $(FUZZ_TARGETS:%=$(B)/replay_%) $(REPLAY_PORTABLE:%=$(B)/replay_%)
 	@rm -rf $(B)/replay-logs; mkdir -p $(B)/replay-logs; \
 	printf '%s\n' $(REPLAY_RUNS) | xargs -P $(REPLAY_JOBS) -I{} sh -c \
 	    't=$${1%%:*}; d=$${1#*:}; log=$(B)/replay-logs/$$(echo "$$1" | tr "/:" "__"); \

@@ -57,6 +57,8 @@
 #define ALKSIM_STATIC
 #include "../alksim.h"
 #include "alk_check.h"
+#include "../tests/aead_ref.h"
+#include "sha256_ref.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -1098,12 +1100,77 @@ static void ss_handshake_on_path(ss *t)
     ss_check_side(t, 1);
 }
 
+/* The primitives against second implementations written apart
+ * (tests/aead_ref.h, fuzz/sha256_ref.h), on pieces of the input: a
+ * mutant of the library's SHA-256, HMAC, HKDF, ChaCha20 or Poly1305 is the
+ * same at both peers, so no handshake notices it - these do. X25519 has no
+ * second implementation here: its check is the exchange's agreement,
+ * a*(b*9) == b*(a*9) from drawn scalars, one public key made through the
+ * base-point entry and the other through the generic one. With
+ * SS_PRIMITIVES_ONLY (the portable build's replay) nothing else runs: the
+ * session logic is the same in both builds, the primitives are not. */
+static void ss_primitives(const uint8_t *data, size_t size)
+{
+    unsigned char key[32], nonce[12], a[32], b[32], got[32], want[32];
+    unsigned char sealed[256 + 16], ref[256 + 16], okm[100], okm_ref[100];
+    static const unsigned char nine[32] = {9};
+    size_t n = size > 256 ? 256 : size, aad = n / 3, i, klen;
+    alkt_hmac_sha256_ctx m;
+    for (i = 0; i < 32; i++) {
+        key[i] = data[(i * 7) % size];
+        a[i] = data[(i * 13 + 1) % size] ^ 0x5a;
+        b[i] = data[(i * 5 + 2) % size] ^ 0xa5;
+    }
+    for (i = 0; i < 12; i++) nonce[i] = data[(i * 3 + 5) % size];
+    alkt_sha256(data, size, got);
+    sref_sha256(data, size, want);
+    ALK_CHECK(memcmp(got, want, 32) == 0, "SHA-256 of %zu bytes differs from the reference",
+              size);
+    klen = size > 80 ? size - 10 : n / 2;   /* (past 64 bytes: the key is hashed) */
+    alkt_hmac_sha256(data, klen, data + n / 2, size - n / 2, got);
+    sref_hmac(data, klen, data + n / 2, size - n / 2, want);
+    ALK_CHECK(memcmp(got, want, 32) == 0, "HMAC-SHA-256 differs from the reference");
+    alkt_hmac_sha256_init(&m, key, sizeof key);   /* streamed, in two pieces */
+    alkt_hmac_sha256_update(&m, data, n / 3);
+    alkt_hmac_sha256_update(&m, data + n / 3, size - n / 3);
+    alkt_hmac_sha256_final(&m, got);
+    sref_hmac(key, sizeof key, data, size, want);
+    ALK_CHECK(memcmp(got, want, 32) == 0, "streamed HMAC-SHA-256 differs from the reference");
+    alkt_hkdf_extract(got, key, (size_t)(data[0] % 33), data, n);
+    ALK_CHECK(alkt_hkdf_expand(okm, sizeof okm - (size % 40), got, data + aad, n - aad) ==
+                  ALKT_OK,
+              "hkdf_expand refused");
+    sref_hkdf(okm_ref, sizeof okm - (size % 40), key, (size_t)(data[0] % 33), data, n,
+              data + aad, n - aad);   /* (n - aad <= 171: within the reference's 255) */
+    ALK_CHECK(memcmp(okm, okm_ref, sizeof okm - (size % 40)) == 0,
+              "HKDF differs from the reference");
+    alkt_aead_seal(sealed, key, nonce, data, aad, data + aad, n - aad);
+    aref_seal(ref, key, nonce, data, aad, data + aad, n - aad);
+    ALK_CHECK(memcmp(sealed, ref, n - aad + 16) == 0, "AEAD seal of %zu bytes differs from "
+              "the reference", n - aad);
+    ALK_CHECK(alkt_aead_open(ref, key, nonce, data, aad, sealed, n - aad + 16) == ALKT_OK &&
+                  memcmp(ref, data + aad, n - aad) == 0,
+              "AEAD open of its own seal");
+    {   /* a's public key the generic way, b's by the base-point path */
+        unsigned char pa[32], pb[32], sa[32], sb[32];
+        alkt_x25519(pa, a, nine);
+        alkt_x25519_base(pb, b);
+        alkt_x25519(sa, a, pb);
+        alkt_x25519(sb, b, pa);
+        ALK_CHECK(memcmp(sa, sb, 32) == 0, "X25519: the two ends of an exchange disagree");
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static ss t;
     alk_trace_reset();
     memset(&t, 0, sizeof t);
     if (size == 0) return 0;
+    ss_primitives(data, size);
+#ifdef SS_PRIMITIVES_ONLY
+    return 0;
+#endif
     alksim_source_init_bytes(&t.src, data + 1, size - 1);
     /* the first byte's other bits: plaintext (bit 1), records per key
      * (bits 2-3: the default, 2, 3, 7), mode 3 (bits 4-6 all set in mode 0) */
