@@ -732,6 +732,10 @@ static ALK_UNUSED void tw_target_step(tw_world *w, tw_target *t)
         if ((bits & ALKT_PUMP_READ) && t->echo_len && !t->shut) {
             void *b;
             size_t room = alkt_pump_read_buffer(&t->p, &b);
+            /* more than it offered is refused, and changes nothing */
+            ALK_CHECK(alkt_pump_endpoint_read(&t->p, room + 1) == ALKT_ERR_ARG &&
+                          alkt_pump_read_buffer(&t->p, &b) == room,
+                      "the pump took %zu bytes more than the %zu it offered", room + 1, room);
             if (room > t->echo_len) room = t->echo_len;
             if (room) {
                 memcpy(b, t->echo, room);
