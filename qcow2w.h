@@ -131,6 +131,20 @@
  *     q2w_snapshot_get(img, index, &sn)    list: index 0 .. nb_snapshots-1
  *     q2w_snapshot_find(img, name, &sn)
  *     q2w_read_snapshot(img, &sn, off, dst, len)   a snapshot's view
+ *   Map (what an export or a copy needs to skip holes and read in place):
+ *     q2w_map(img, off, len, &ext) describes the longest run of bytes from
+ *     off (within [off, off+len), which must be inside the disk) that a
+ *     read serves one way: Q2W_EXTENT_DATA (ext.host: where off's byte is
+ *     in the image file; the run is contiguous there), Q2W_EXTENT_ZERO
+ *     (zero flag, or unallocated with no backing file under it),
+ *     Q2W_EXTENT_BACKING (unallocated: the backing file's bytes) or
+ *     Q2W_EXTENT_COMPRESSED (read it with q2w_read). ext.len >= 1 unless
+ *     len is 0. Loop off += ext.len to walk a disk: the cost is one step
+ *     per L2 table touched plus one per cluster in it, and an L2 table
+ *     that is not there (with no backing file) is skipped whole, so a
+ *     sparse disk of any size maps in a few calls. q2w_map_snapshot(img,
+ *     &sn, off, len, &ext) maps a snapshot's view (its size as for
+ *     q2w_read_snapshot). Neither changes the image.
  *   Drive: q2w_batch(img, &n) the ops to execute, q2w_resume(img, io_rc).
  *   Inspect: q2w_info_get(img, &info), q2w_error(img), q2w_strerror(code).
  *     q2w_info_get also works after q2w_open failed with Q2W_ERR_BACKING
@@ -447,6 +461,24 @@ typedef struct q2w_snapshot {
     uint32_t entry_len;
 } q2w_snapshot;
 
+/* What q2w_map says about a run of virtual bytes: how a read of it is
+ * served. */
+enum q2w_extent_kind {
+    Q2W_EXTENT_DATA = 1,       /* allocated: the bytes are at `host` in the
+                                  image file, contiguous for `len` bytes */
+    Q2W_EXTENT_ZERO = 2,       /* reads as zeros: zero flag, or unallocated
+                                  with nothing backing it */
+    Q2W_EXTENT_BACKING = 3,    /* unallocated: read from the backing file */
+    Q2W_EXTENT_COMPRESSED = 4  /* compressed clusters: read with q2w_read */
+};
+
+typedef struct q2w_extent {
+    uint64_t off;   /* virtual offset: the one asked for */
+    uint64_t len;   /* bytes of one kind from off (0 only when asked 0) */
+    int kind;       /* enum q2w_extent_kind */
+    uint64_t host;  /* DATA: image-file offset of `off`; else 0 */
+} q2w_extent;
+
 /* Blocking I/O for the checker: read/write return 0 or a negative code;
  * reads past the end of the file return zeros. */
 typedef struct q2w_io {
@@ -601,6 +633,7 @@ typedef struct q2w_image {
     const char *sn_name;
     size_t sn_name_len;
     q2w_snapshot *sn_out;
+    q2w_extent *map_out;
     uint32_t sn_date_sec, sn_date_nsec;
     uint64_t sn_vm_clock;
     unsigned char snapbuf[40 + 24 + 24 + Q2W_MAX_SNAPSHOT_NAME + 1];
@@ -628,6 +661,10 @@ Q2WDEF int q2w_snapshot_create(q2w_image *img, const char *name,
 Q2WDEF int q2w_snapshot_delete(q2w_image *img, const char *name);
 Q2WDEF int q2w_read_snapshot(q2w_image *img, const q2w_snapshot *sn,
                              uint64_t off, void *dst, size_t len);
+Q2WDEF int q2w_map(q2w_image *img, uint64_t off, uint64_t len,
+                   q2w_extent *out);
+Q2WDEF int q2w_map_snapshot(q2w_image *img, const q2w_snapshot *sn,
+                            uint64_t off, uint64_t len, q2w_extent *out);
 Q2WDEF int q2w_resume(q2w_image *img, int io_rc);
 Q2WDEF const q2w_op *q2w_batch(const q2w_image *img, size_t *n);
 Q2WDEF void q2w_info_get(const q2w_image *img, q2w_info *info);
@@ -728,7 +765,7 @@ enum {
     Q2W__OP_NONE = 0, Q2W__OP_OPEN, Q2W__OP_READ, Q2W__OP_WRITE,
     Q2W__OP_ZEROES, Q2W__OP_DISCARD, Q2W__OP_FLUSH, Q2W__OP_RESIZE,
     Q2W__OP_CLOSE, Q2W__OP_SNAP_GET, Q2W__OP_SNAP_CREATE, Q2W__OP_SNAP_DELETE,
-    Q2W__OP_SNAP_READ
+    Q2W__OP_SNAP_READ, Q2W__OP_MAP, Q2W__OP_SNAP_MAP
 };
 enum { Q2W__SUB_NONE = 0, Q2W__SUB_GROW_RT };
 /* Internal step results besides Q2W_OK / Q2W_PENDING / errors. */
@@ -2528,6 +2565,32 @@ static int q2w__step_unmap(q2w_image *img, int zero)
     return Q2W_OK;
 }
 
+/* The L2 table of virtual cluster vc as the operation sees it: through
+ * the snapshot's L1 (its pieces cached read-only) for a snapshot read or
+ * map, else the active one; *l2 NULL when the cluster has none. */
+static int q2w__l2_view(q2w_image *img, uint64_t vc, unsigned char **l2,
+                        uint64_t *l2off)
+{
+    uint64_t cs = img->cluster_size;
+    uint64_t l1i = vc >> (img->cluster_bits - 3), byte = l1i * 8;
+    uint64_t piece = byte & ~(cs - 1), l1e;
+    unsigned char *l1d;
+    int rc;
+    if (img->op != Q2W__OP_SNAP_READ && img->op != Q2W__OP_SNAP_MAP)
+        return q2w__l2_for(img, vc, 0, l2, l2off);
+    *l2 = NULL;
+    *l2off = 0;
+    if (l1i >= img->sn_l1_size) return Q2W_OK;
+    rc = q2w__get(img, Q2W__K_SL1, img->sn_l1_off + piece, 0, &l1d);
+    if (rc != Q2W_OK) return rc;
+    l1e = q2w__be64(l1d + (byte - piece));
+    *l2off = l1e & Q2W__OFF_MASK;
+    if ((l1e & Q2W__L1_RESERVED) || (*l2off & (cs - 1)))
+        return q2w__fail(img, Q2W_ERR_METADATA, "snapshot l1 entry",
+                         img->sn_l1_off + byte, l1i);
+    return *l2off ? q2w__get(img, Q2W__K_L2, *l2off, 0, l2) : Q2W_OK;
+}
+
 static int q2w__step_read(q2w_image *img)
 {
     uint64_t cs = img->cluster_size, voff = img->op_off + img->op_pos;
@@ -2537,28 +2600,7 @@ static int q2w__step_read(q2w_image *img)
     int rc;
     if (n > img->op_len - img->op_pos) n = img->op_len - img->op_pos;
     idx = vc & (q2w__l2_entries(img) - 1);
-    if (img->op == Q2W__OP_SNAP_READ) {
-        /* Through the snapshot's L1 (its pieces cached read-only). */
-        uint64_t l1i = vc >> (img->cluster_bits - 3), byte = l1i * 8;
-        uint64_t piece = byte & ~(cs - 1), l1e;
-        unsigned char *l1d;
-        l2 = NULL;
-        l2off = 0;
-        if (l1i < img->sn_l1_size) {
-            rc = q2w__get(img, Q2W__K_SL1, img->sn_l1_off + piece, 0, &l1d);
-            if (rc != Q2W_OK) return rc;
-            l1e = q2w__be64(l1d + (byte - piece));
-            l2off = l1e & Q2W__OFF_MASK;
-            if ((l1e & Q2W__L1_RESERVED) || (l2off & (cs - 1)))
-                return q2w__fail(img, Q2W_ERR_METADATA, "snapshot l1 entry",
-                                 img->sn_l1_off + byte, l1i);
-            if (l2off && (rc = q2w__get(img, Q2W__K_L2, l2off, 0, &l2)) != Q2W_OK)
-                return rc;
-        }
-    } else {
-        rc = q2w__l2_for(img, vc, 0, &l2, &l2off);
-        if (rc != Q2W_OK) return rc;
-    }
+    if ((rc = q2w__l2_view(img, vc, &l2, &l2off)) != Q2W_OK) return rc;
     e = l2 ? q2w__be64(l2 + idx * 8) : 0;
     if (e) {
         rc = q2w__l2_check(img, e, l2off + idx * 8, idx, &host);
@@ -2583,6 +2625,53 @@ static int q2w__step_read(q2w_image *img)
     return Q2W_OK;
 }
 
+
+/* One L2 table's worth of q2w_map: the clusters from op_off + op_pos are
+ * classified and added to the extent while they continue it (same kind;
+ * for data, the next host byte). Q2W__DONE when the extent ends. */
+static int q2w__step_map(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size, n_l2 = q2w__l2_entries(img);
+    uint64_t voff = img->op_off + img->op_pos;
+    uint64_t vc = voff >> img->cluster_bits, in = voff & (cs - 1);
+    uint64_t l2off, idx = vc & (n_l2 - 1);
+    q2w_extent *x = img->map_out;
+    unsigned char *l2;
+    int rc;
+    if ((rc = q2w__l2_view(img, vc, &l2, &l2off)) != Q2W_OK) return rc;
+    for (; idx < n_l2 && img->op_pos < img->op_len; idx++, vc++, in = 0) {
+        uint64_t e = l2 ? q2w__be64(l2 + idx * 8) : 0, host = 0, n;
+        int kind;
+        if (e && (rc = q2w__l2_check(img, e, l2off + idx * 8, idx, &host)) !=
+                     Q2W_OK)
+            return rc;
+        if (e & Q2W__COMPRESSED) kind = Q2W_EXTENT_COMPRESSED;
+        else if (host && !(e & Q2W__ZERO)) kind = Q2W_EXTENT_DATA;
+        else if (e == 0 && q2w__backed(img, vc)) kind = Q2W_EXTENT_BACKING;
+        else kind = Q2W_EXTENT_ZERO;
+        if (img->op_pos == 0) {
+            x->kind = kind;
+            x->host = kind == Q2W_EXTENT_DATA ? host + in : 0;
+        } else if (kind != x->kind ||
+                   (kind == Q2W_EXTENT_DATA && host != x->host + img->op_pos)) {
+            return Q2W__DONE;
+        }
+        n = cs - in < img->op_len - img->op_pos ? cs - in
+                                                : img->op_len - img->op_pos;
+        img->op_pos += n;
+        x->len = img->op_pos;
+        /* No table and no backing file: the rest of its range is zeros
+         * (cost per table, not per cluster, on a sparse image). */
+        if (!l2 && !img->has_backing) {
+            uint64_t rest = (n_l2 - idx - 1) << img->cluster_bits;
+            uint64_t left = img->op_len - img->op_pos;
+            img->op_pos += rest < left ? rest : left;
+            x->len = img->op_pos;
+            break;
+        }
+    }
+    return img->op_pos >= img->op_len ? Q2W__DONE : Q2W_OK;
+}
 
 /* ---- runs of clusters and copies through scratch ------------------------- */
 /* img->run_phase: the run is searched for, then its clusters taken. */
@@ -3732,6 +3821,10 @@ static int q2w__op_step(q2w_image *img)
     case Q2W__OP_SNAP_READ:
         if (img->op_pos >= img->op_len) return Q2W__DONE;
         return q2w__step_read(img);
+    case Q2W__OP_MAP:
+    case Q2W__OP_SNAP_MAP:
+        if (img->op_pos >= img->op_len) return Q2W__DONE;
+        return q2w__step_map(img);
     default:
         return Q2W__DONE;
     }
@@ -3837,7 +3930,7 @@ static int q2w__begin(q2w_image *img, int op, uint64_t off, uint64_t len)
     if (q2w__is_change(op) && !img->writable)
         return q2w__fail(img, Q2W_ERR_READONLY, "operation", 0, 0);
     if (op != Q2W__OP_RESIZE && op != Q2W__OP_SNAP_READ &&
-        (off > img->size || len > img->size - off))
+        op != Q2W__OP_SNAP_MAP && (off > img->size || len > img->size - off))
         return q2w__fail(img, Q2W_ERR_RANGE, "virtual range", off, len);
     img->op = op;
     img->op_off = off;
@@ -3984,16 +4077,14 @@ Q2WDEF int q2w_snapshot_delete(q2w_image *img, const char *name)
     return q2w__drive(img);
 }
 
-Q2WDEF int q2w_read_snapshot(q2w_image *img, const q2w_snapshot *sn,
-                             uint64_t off, void *dst, size_t len)
+/* A snapshot read or map begun: the range checked against the snapshot's
+ * size and its L1 taken; refused (the operation dropped) otherwise. */
+static int q2w__snap_view(q2w_image *img, const q2w_snapshot *sn, uint64_t off,
+                          uint64_t len)
 {
-    uint64_t limit;
-    int rc = q2w__begin(img, Q2W__OP_SNAP_READ, off, len);
-    if (rc != Q2W_OK) return rc;
-    if (!sn || (!dst && len)) { img->op = Q2W__OP_NONE; return Q2W_ERR_ARG; }
     /* Without a recorded disk size (v2 entries), the current size, as
      * qemu reads it; past the snapshot's L1 it is unallocated. */
-    limit = sn->disk_size ? sn->disk_size : img->size;
+    uint64_t limit = sn->disk_size ? sn->disk_size : img->size;
     if (off > limit || len > limit - off) {
         img->op = Q2W__OP_NONE;
         return q2w__fail(img, Q2W_ERR_RANGE, "snapshot range", off, len);
@@ -4005,8 +4096,47 @@ Q2WDEF int q2w_read_snapshot(q2w_image *img, const q2w_snapshot *sn,
     }
     img->sn_l1_off = sn->l1_offset;
     img->sn_l1_size = sn->l1_size;
+    return Q2W_OK;
+}
+
+Q2WDEF int q2w_read_snapshot(q2w_image *img, const q2w_snapshot *sn,
+                             uint64_t off, void *dst, size_t len)
+{
+    int rc = q2w__begin(img, Q2W__OP_SNAP_READ, off, len);
+    if (rc != Q2W_OK) return rc;
+    if (!sn || (!dst && len)) { img->op = Q2W__OP_NONE; return Q2W_ERR_ARG; }
+    if ((rc = q2w__snap_view(img, sn, off, len)) != Q2W_OK) return rc;
     img->op_dst = (unsigned char *)dst;
     return q2w__drive(img);
+}
+
+static int q2w__map_begin(q2w_image *img, uint64_t off, q2w_extent *out)
+{
+    if (!out) { img->op = Q2W__OP_NONE; return Q2W_ERR_ARG; }
+    out->off = off;
+    out->len = 0;
+    out->kind = Q2W_EXTENT_ZERO;
+    out->host = 0;
+    img->map_out = out;
+    return q2w__drive(img);
+}
+
+Q2WDEF int q2w_map(q2w_image *img, uint64_t off, uint64_t len,
+                   q2w_extent *out)
+{
+    int rc = q2w__begin(img, Q2W__OP_MAP, off, len);
+    if (rc != Q2W_OK) return rc;
+    return q2w__map_begin(img, off, out);
+}
+
+Q2WDEF int q2w_map_snapshot(q2w_image *img, const q2w_snapshot *sn,
+                            uint64_t off, uint64_t len, q2w_extent *out)
+{
+    int rc = q2w__begin(img, Q2W__OP_SNAP_MAP, off, len);
+    if (rc != Q2W_OK) return rc;
+    if (!sn) { img->op = Q2W__OP_NONE; return Q2W_ERR_ARG; }
+    if ((rc = q2w__snap_view(img, sn, off, len)) != Q2W_OK) return rc;
+    return q2w__map_begin(img, off, out);
 }
 
 Q2WDEF const q2w_op *q2w_batch(const q2w_image *img, size_t *n)

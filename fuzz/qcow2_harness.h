@@ -339,6 +339,93 @@ static ALK_UNUSED int qh_create(qh_disk *d, const q2w_create_opts *o)
     return rc;
 }
 
+/* q2w_map (sn NULL) or q2w_map_snapshot over [off, off+len) of the image
+ * open as h against model (the view's bytes from off): the extents tile
+ * the range in order; each is maximal (the next one differs in kind, or
+ * is data that does not continue on the host); DATA's bytes are in the
+ * file at its host offset, ZERO's are zeros, BACKING's are the backing
+ * file's; a one-byte map inside an extent agrees with it. */
+static ALK_UNUSED void qh_assert_map(qh_handle *h, qh_disk *d,
+                                     const q2w_snapshot *sn,
+                                     const unsigned char *model, uint64_t off,
+                                     uint64_t len, const char *when)
+{
+    uint64_t pos = off, end = off + len, i;
+    q2w_extent x, prev, one;
+    int rc, have_prev = 0;
+    memset(&prev, 0, sizeof prev);
+    while (pos < end) {
+        unsigned char *got;
+        uint64_t mid;
+        rc = qh_run(&h->img, d, sn ? q2w_map_snapshot(&h->img, sn, pos,
+                                                      end - pos, &x)
+                                   : q2w_map(&h->img, pos, end - pos, &x));
+        ALK_CHECK(rc == Q2W_OK, "%s: map [%llu,+%llu): %s (%s)", when,
+                  (unsigned long long)pos, (unsigned long long)(end - pos),
+                  q2w_strerror(rc),
+                  q2w_error(&h->img)->what ? q2w_error(&h->img)->what : "");
+        ALK_CHECK(x.off == pos && x.len >= 1 && x.len <= end - pos,
+                  "%s: map at %llu gave [%llu,+%llu)", when,
+                  (unsigned long long)pos, (unsigned long long)x.off,
+                  (unsigned long long)x.len);
+        ALK_CHECK(x.kind >= Q2W_EXTENT_DATA && x.kind <= Q2W_EXTENT_COMPRESSED,
+                  "%s: map at %llu: kind %d", when, (unsigned long long)pos,
+                  x.kind);
+        ALK_CHECK((x.kind == Q2W_EXTENT_DATA) == (x.host != 0),
+                  "%s: map at %llu: kind %d with host %llu", when,
+                  (unsigned long long)pos, x.kind, (unsigned long long)x.host);
+        if (have_prev)
+            ALK_CHECK(prev.kind != x.kind ||
+                          (x.kind == Q2W_EXTENT_DATA &&
+                           x.host != prev.host + prev.len),
+                      "%s: map extent at %llu (kind %d) continues the one "
+                      "before it", when, (unsigned long long)pos, x.kind);
+        /* What the extent says its bytes are, then compared at once. */
+        got = (unsigned char *)alk_malloc((size_t)x.len);
+        ALK_CHECK(got != NULL, "out of memory");
+        if (x.kind == Q2W_EXTENT_DATA) {
+            ALK_CHECK(x.host >= d->cluster_size,
+                      "%s: map at %llu: data in the header cluster", when,
+                      (unsigned long long)pos);
+            qh_disk_read(d, x.host, got, (size_t)x.len);
+        } else if (x.kind == Q2W_EXTENT_BACKING) {
+            uint64_t have = pos >= d->backing_len ? 0
+                            : d->backing_len - pos < x.len ? d->backing_len - pos
+                                                           : x.len;
+            if (have) memcpy(got, d->backing + pos, (size_t)have);
+            memset(got + have, 0, (size_t)(x.len - have));
+        } else if (x.kind == Q2W_EXTENT_ZERO) {
+            memset(got, 0, (size_t)x.len);
+        } else {
+            memcpy(got, model + (pos - off), (size_t)x.len);
+        }
+        if (memcmp(got, model + (pos - off), (size_t)x.len) != 0)
+            for (i = 0; i < x.len; i++)
+                ALK_CHECK(got[i] == model[pos - off + i],
+                          "%s: map kind %d at %llu: byte %llu is %02x there, "
+                          "the view has %02x", when, x.kind,
+                          (unsigned long long)pos,
+                          (unsigned long long)(pos + i), got[i],
+                          model[pos - off + i]);
+        alk_free(got);
+        mid = pos + x.len / 2;
+        rc = qh_run(&h->img, d, sn ? q2w_map_snapshot(&h->img, sn, mid, 1, &one)
+                                   : q2w_map(&h->img, mid, 1, &one));
+        ALK_CHECK(rc == Q2W_OK && one.off == mid && one.len == 1 &&
+                      one.kind == x.kind &&
+                      one.host == (x.host ? x.host + (mid - pos) : 0),
+                  "%s: one-byte map at %llu: %s kind %d host %llu, inside "
+                  "[%llu,+%llu) kind %d host %llu", when,
+                  (unsigned long long)mid, q2w_strerror(rc), one.kind,
+                  (unsigned long long)one.host, (unsigned long long)pos,
+                  (unsigned long long)x.len, x.kind,
+                  (unsigned long long)x.host);
+        prev = x;
+        have_prev = 1;
+        pos += x.len;
+    }
+}
+
 /* The image's view of [off, off+len) through handle h equals model. */
 static ALK_UNUSED void qh_assert_view(qh_handle *h, qh_disk *d,
                                       const unsigned char *model,
@@ -361,6 +448,7 @@ static ALK_UNUSED void qh_assert_view(qh_handle *h, qh_disk *d,
                       "%s: byte %llu reads %02x, model %02x", when,
                       (unsigned long long)(off + i), got[i], model[off + i]);
     alk_free(got);
+    qh_assert_map(h, d, NULL, model + off, off, len, when);
 }
 
 /* A second, read-only handle opened on the disk as it is now sees model:
@@ -760,6 +848,7 @@ static ALK_UNUSED void qh_assert_snapshots(qh_handle *h, qh_disk *d,
                           when, e->name, (unsigned long long)k, got[k],
                           e->model[k]);
         alk_free(got);
+        qh_assert_map(h, d, &sn[i], e->model, 0, e->size, when);
     }
 }
 

@@ -1872,6 +1872,118 @@ TEST snapshot_delete_right_after_reading_another(void)
     PASS();
 }
 
+/* One q2w_map call (sn NULL: the active view) must give exactly this. */
+static enum greatest_test_res map_is(qh_handle *h, qh_disk *d,
+                                     const q2w_snapshot *sn, uint64_t off,
+                                     uint64_t len, int kind, uint64_t xlen,
+                                     uint64_t host)
+{
+    q2w_extent x;
+    int rc;
+    memset(&x, 0xee, sizeof x);
+    rc = qh_run(&h->img, d, sn ? q2w_map_snapshot(&h->img, sn, off, len, &x)
+                               : q2w_map(&h->img, off, len, &x));
+    if (rc != Q2W_OK)
+        fprintf(stderr, "map [%llu,+%llu)%s: %s (%s)\n", (unsigned long long)off,
+                (unsigned long long)len, sn ? " of a snapshot" : "",
+                q2w_strerror(rc), q2w_error(&h->img)->what);
+    ASSERT_EQ(Q2W_OK, rc);
+    ASSERT_EQ(off, x.off);
+    ASSERT_EQ(kind, x.kind);
+    ASSERT_EQ(xlen, x.len);
+    ASSERT_EQ(host, x.host);
+    PASS();
+}
+
+/* q2w_map: runs of data (split where the host clusters stop being
+ * contiguous), zero-flagged and never-written clusters, the backing file's
+ * range and what lies past it, a snapshot's own view, and the refusals. */
+TEST map_gives_maximal_extents(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_create_opts o;
+    q2w_extent x;
+    q2w_snapshot sn;
+    unsigned char a[3 * 4096], backing[6 * 4096];
+    uint64_t h0, h2;
+    const uint64_t cs = 4096, SZ = 1u << 20;
+    memset(a, 0x5a, sizeof a);
+    memset(backing, 0x11, sizeof backing);
+    make_image(&d, 4096, 16, 3, 1u << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    /* fresh: one zero extent however long the range */
+    CHECK_CALL(map_is(&h, &d, NULL, 0, SZ, Q2W_EXTENT_ZERO, 1u << 20, 0));
+    CHECK_CALL(map_is(&h, &d, NULL, 7, 100, Q2W_EXTENT_ZERO, 100, 0));
+    CHECK_CALL(map_is(&h, &d, NULL, 1u << 20, 0, Q2W_EXTENT_ZERO, 0, 0));
+    /* clusters 2..4 written in one go: contiguous on the host */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 2 * cs, a, sizeof a)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_map(&h.img, 2 * cs, cs, &x)));
+    h2 = x.host;
+    ASSERT(h2 >= cs && (h2 & (cs - 1)) == 0);
+    CHECK_CALL(map_is(&h, &d, NULL, 0, SZ, Q2W_EXTENT_ZERO, 2 * cs, 0));
+    CHECK_CALL(map_is(&h, &d, NULL, 2 * cs + 10, SZ - (2 * cs + 10), Q2W_EXTENT_DATA,
+                      3 * cs - 10, h2 + 10));
+    CHECK_CALL(map_is(&h, &d, NULL, 5 * cs, (1u << 20) - 5 * cs,
+                      Q2W_EXTENT_ZERO, (1u << 20) - 5 * cs, 0));
+    /* cluster 0 is allocated after them: data, but not continued by 1 */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, a, cs)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_map(&h.img, 0, SZ, &x)));
+    h0 = x.host;
+    ASSERT_EQ(Q2W_EXTENT_DATA, x.kind);
+    ASSERT_EQ(cs, x.len);
+    ASSERT(h0 != h2 - 2 * cs);
+    /* a zero-flagged cluster in the middle of the run splits it */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, 3 * cs, cs)));
+    CHECK_CALL(map_is(&h, &d, NULL, 2 * cs, SZ - (2 * cs), Q2W_EXTENT_DATA, cs, h2));
+    CHECK_CALL(map_is(&h, &d, NULL, 3 * cs, SZ - (3 * cs), Q2W_EXTENT_ZERO, cs, 0));
+    CHECK_CALL(map_is(&h, &d, NULL, 4 * cs, SZ - (4 * cs), Q2W_EXTENT_DATA, cs,
+                      h2 + 2 * cs));
+    /* a snapshot keeps its view while the active one changes */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "s", 0, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_discard(&h.img, 0, 5 * cs)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "s", &sn)));
+    CHECK_CALL(map_is(&h, &d, NULL, 0, SZ, Q2W_EXTENT_ZERO, 1u << 20, 0));
+    CHECK_CALL(map_is(&h, &d, &sn, 0, SZ, Q2W_EXTENT_DATA, cs, h0));
+    CHECK_CALL(map_is(&h, &d, &sn, 2 * cs + 1, 1, Q2W_EXTENT_DATA, 1, h2 + 1));
+    /* refusals: no extent, a range past the end, a busy handle */
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_map(&h.img, 0, 1, NULL));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_map_snapshot(&h.img, NULL, 0, 1, &x));
+    ASSERT_EQ(Q2W_ERR_RANGE, q2w_map(&h.img, 1u << 20, 1, &x));
+    ASSERT_EQ(Q2W_ERR_RANGE, q2w_map_snapshot(&h.img, &sn, 0, (1u << 20) + 1, &x));
+    close_exact(&h, &d, "after the maps");
+    qh_disk_free(&d);
+
+    /* With a backing file of 6 clusters under a disk of 16: the backing
+     * range, then zeros past its end, cluster by cluster. */
+    memset(&o, 0, sizeof o);
+    o.version = 3;
+    o.cluster_size = 4096;
+    o.size = 16 * cs;
+    o.backing = "b";
+    qh_disk_init(&d, 8u << 20);
+    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    d.cluster_size = 4096;
+    d.backing = backing;
+    d.backing_len = sizeof backing;
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, 1));
+    CHECK_CALL(map_is(&h, &d, NULL, 0, 16 * cs, Q2W_EXTENT_BACKING, 6 * cs, 0));
+    CHECK_CALL(map_is(&h, &d, NULL, 6 * cs, 10 * cs, Q2W_EXTENT_ZERO, 10 * cs, 0));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, cs + 5, a, 10)));
+    CHECK_CALL(map_is(&h, &d, NULL, 0, 16 * cs, Q2W_EXTENT_BACKING, cs, 0));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_map(&h.img, cs, 15 * cs, &x)));
+    ASSERT_EQ(Q2W_EXTENT_DATA, x.kind);
+    ASSERT_EQ(cs, x.len);
+    CHECK_CALL(map_is(&h, &d, NULL, 2 * cs, 14 * cs, Q2W_EXTENT_BACKING, 4 * cs, 0));
+    /* zero flag over the backing file reads zeros, not the backing */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, 3 * cs, cs)));
+    CHECK_CALL(map_is(&h, &d, NULL, 3 * cs, 13 * cs, Q2W_EXTENT_ZERO, cs, 0));
+    CHECK_CALL(map_is(&h, &d, NULL, 4 * cs, 12 * cs, Q2W_EXTENT_BACKING, 2 * cs, 0));
+    close_exact(&h, &d, "after the backing maps");
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* A refcount that would overflow its width refuses the snapshot, and the
  * image is left as it was. */
 TEST snapshot_refused_when_refcounts_would_overflow(void)
@@ -3415,6 +3527,7 @@ SUITE(snapshots)
     RUN_TEST(snapshot_then_copy_on_write);
     RUN_TEST(snapshot_entries_ids_and_delete);
     RUN_TEST(snapshot_delete_right_after_reading_another);
+    RUN_TEST(map_gives_maximal_extents);
     RUN_TEST(snapshot_refused_when_refcounts_would_overflow);
     RUN_TEST(snapshot_overflow_is_found_behind_a_copied_table);
     RUN_TEST(snapshot_ids_past_nine_and_short_extra);
