@@ -10,6 +10,7 @@
  *   qcow2w snapshot create IMG NAME
  *   qcow2w snapshot delete IMG NAME
  *   qcow2w snapshot list   IMG
+ *   qcow2w io     IMG [-n] [-q] [-c CMD]...
  *
  * OPTS is a comma list of cluster_size=N, refcount_bits=N,
  * compat=0.10|1.1|v2|v3, backing=FILE, backing_fmt=qcow2|raw. SIZE, OFFSET
@@ -27,7 +28,7 @@
  * -p (-q: never). Like every command that changes an image it ends with
  * q2w_close, whose flushes (fdatasync) make data, metadata and the file
  * size durable in crash-safe order before the command returns. -n (import,
- * write) skips those flushes, as qemu-img convert's default cache mode
+ * write, io) skips those flushes, as qemu-img convert's default cache mode
  * does: faster, but a crash soon after may lose the image. -S (import,
  * export) also fsyncs the output file and its directory, so that a new
  * file's name survives a crash too.
@@ -39,6 +40,32 @@
  * does. export -s NAME writes that snapshot's view (its recorded disk
  * size, or the current virtual size when none was recorded; unallocated
  * clusters read from the backing chain) instead of the active one.
+ *
+ * io runs many operations on one open image, as qemu-io does, so that
+ * one command stream can drive both (a benchmark compares them). Without
+ * -c the commands come from stdin, one a line (blank lines and lines
+ * starting with # skipped); with -c only those run, in order. Commands,
+ * a subset of qemu-io's syntax (options anywhere, combinable):
+ *   write [-q] [-P PAT] OFF LEN   LEN bytes of PAT (default 0xcd)
+ *   write [-q] -s FILE OFF LEN    FILE's first LEN bytes, repeated if it is
+ *                                 shorter (as qemu-io)
+ *   write [-q] -z OFF LEN         q2w_write_zeroes; any range: whole
+ *                                 clusters zero-flagged on v3, partial ones
+ *                                 (and all of v2) written as zeros
+ *   read [-q] [-P PAT] OFF LEN    with -P every byte must be PAT
+ *   discard [-q] OFF LEN          q2w_discard
+ *   flush                         durable now, even under -n
+ *   quit | q | exit               stop
+ * OFF and LEN take the suffixes above (either case, and b for bytes) or
+ * 0x hex; PAT 0..255 as strtol reads it (decimal, 0x hex, 0 octal: as
+ * qemu-io); -q per command is accepted and changes nothing. Transfers run
+ * in 4 MiB pieces from one reused buffer, so LEN has no limit. Unlike
+ * qemu-io, the first failing command (syntax, range, library error, a
+ * pattern mismatch) stops the run: it is named as "line N" or "-c N", the
+ * image is closed as it stands and the exit status is 1. Otherwise one
+ * summary line (not with -q) gives the counts and the time from open to
+ * close. -n skips the flushes of writes and of the final close only: a
+ * flush command always makes everything before it durable.
  *
  * Exit status: 0 success (check: no errors), 1 failure (usage, I/O, an
  * image that cannot be opened, a snapshot NAME that does not exist - for
@@ -418,7 +445,9 @@ enum {
     OPT_NO_FLUSH = 4, /* -n, --no-flush */
     OPT_SYNC = 8,     /* -S, --sync */
     OPT_REPAIR = 16,  /* --repair, -r leaks */
-    OPT_SNAPSHOT = 32 /* -s NAME, --snapshot NAME */
+    OPT_SNAPSHOT = 32, /* -s NAME, --snapshot NAME */
+    OPT_COMMAND = 64,  /* -c CMD, repeatable (io) */
+    OPT_QUIET = 128    /* -q as "no summary" (io), not as OPT_PROGRESS */
 };
 
 typedef struct args {
@@ -428,6 +457,8 @@ typedef struct args {
     int progress;     /* -1: when stderr is a terminal */
     int no_flush, sync, repair;
     const char *snapshot; /* -s NAME */
+    int n_commands;       /* -c CMD given this many times (io_next_c) */
+    int quiet;            /* -q under OPT_QUIET */
 } args;
 
 static void usage(FILE *f)
@@ -456,6 +487,14 @@ static void usage(FILE *f)
 "  snapshot delete IMG NAME\n"
 "                        drop the snapshot NAME (its clusters freed)\n"
 "  snapshot list IMG     ID, TAG, VM SIZE, DATE (UTC), VM CLOCK\n"
+"  io IMG [-n] [-q] [-c CMD]...\n"
+"                        qemu-io's way: commands from each -c in order, else\n"
+"                        from stdin, one a line (# comments); -q: no summary.\n"
+"                        write [-P PAT | -s FILE | -z] OFF LEN,\n"
+"                        read [-P PAT] OFF LEN (-P: every byte checked),\n"
+"                        discard OFF LEN, flush (syncs even under -n), quit.\n"
+"                        The first failing command stops it (exit 1, named\n"
+"                        'line N' or '-c N'); the image is still closed\n"
 "options:\n"
 "  -o OPTS        cluster_size=N,refcount_bits=N,compat=0.10|1.1|v2|v3,\n"
 "                 backing=FILE,backing_fmt=qcow2|raw (-b FILE, -F FMT too)\n"
@@ -536,6 +575,8 @@ static int parse_args(int argc, char **argv, unsigned allowed, int min_pos,
         }
         if (!strcmp(s, "-o") || !strcmp(s, "-b") || !strcmp(s, "-F"))
             need = OPT_O;
+        else if (!strcmp(s, "-q") && (allowed & OPT_QUIET))
+            need = OPT_QUIET;
         else if (!strcmp(s, "-p") || !strcmp(s, "-q"))
             need = OPT_PROGRESS;
         else if (!strcmp(s, "-n") || !strcmp(s, "--no-flush"))
@@ -546,11 +587,14 @@ static int parse_args(int argc, char **argv, unsigned allowed, int min_pos,
             need = OPT_REPAIR;
         else if (!strcmp(s, "-s") || !strcmp(s, "--snapshot"))
             need = OPT_SNAPSHOT;
+        else if (!strcmp(s, "-c"))
+            need = OPT_COMMAND;
         else
             return bad_usage("unknown option ", s);
         if (!(need & allowed))
             return bad_usage("option not valid for this command: ", s);
-        if ((need == OPT_O || need == OPT_SNAPSHOT || !strcmp(s, "-r")) &&
+        if ((need == OPT_O || need == OPT_SNAPSHOT || need == OPT_COMMAND ||
+             !strcmp(s, "-r")) &&
             i + 1 >= argc)
             return bad_usage("missing value after ", s);
         if (!strcmp(opt, "-o")) {
@@ -562,6 +606,12 @@ static int parse_args(int argc, char **argv, unsigned allowed, int min_pos,
             if (strcmp(v, "qcow2") && strcmp(v, "raw"))
                 return bad_usage("backing format must be qcow2 or raw: ", v);
             a->c.backing_fmt = v;
+        } else if (need == OPT_QUIET) {
+            a->quiet = 1;
+        } else if (need == OPT_COMMAND) {
+            /* the value is taken again from argv by io_next_c */
+            ++i;
+            a->n_commands++;
         } else if (!strcmp(opt, "-p")) {
             a->progress = 1;
         } else if (!strcmp(opt, "-q")) {
@@ -1314,6 +1364,439 @@ static int cmd_check(int argc, char **argv)
     return rc;
 }
 
+/* ---- io ------------------------------------------------------------------
+ * Many operations on one open image, qemu-io's way: the commands are a
+ * subset of qemu-io's syntax, so one command stream drives both. */
+#define IO_MAX_WORDS 16
+
+typedef struct io_ctx {
+    disk *d;
+    char where[32];             /* "line N" or "-c N": the running command */
+    unsigned char *pat_buf;     /* pat_cap bytes, all pat_byte when >= 0 */
+    size_t pat_cap;
+    int pat_byte;
+    unsigned char *data_buf;    /* reads and write -s */
+    size_t data_cap;
+    int lib_failed;             /* a library error was reported */
+    int changed;                /* a change since the last flush command */
+    unsigned long long n_commands, n_writes, n_reads, n_zeroes, n_discards,
+        n_flushes;
+    uint64_t write_bytes, read_bytes;
+} io_ctx;
+
+static int io_fail(const io_ctx *c, const char *msg, const char *arg)
+{
+    fprintf(stderr, "qcow2w: %s: %s: %s%s\n", cmd, c->where, msg,
+            arg ? arg : "");
+    return -1;
+}
+
+static int io_lib_fail(io_ctx *c, int rc)
+{
+    report_error(c->where, rc, q2w_error(&c->d->img));
+    c->lib_failed = 1;
+    return -1;
+}
+
+/* A buffer of at least `need` (<= CHUNK) bytes; its contents are lost when
+ * it grows. Doubling from 4 KiB: a stream of equal lengths allocates once. */
+static unsigned char *io_grow(unsigned char **buf, size_t *cap, size_t need)
+{
+    size_t n = *cap ? *cap : 4096;
+    if (need <= *cap) return *buf;
+    while (n < need) n *= 2;
+    free(*buf);
+    *buf = (unsigned char *)malloc(n);
+    *cap = *buf ? n : 0;
+    return *buf;
+}
+
+/* `n` bytes of `pat`, refilled only when the byte changes or it grows. */
+static const unsigned char *io_pattern(io_ctx *c, int pat, size_t n)
+{
+    if (n > c->pat_cap) c->pat_byte = -1;
+    if (!io_grow(&c->pat_buf, &c->pat_cap, n)) return NULL;
+    if (c->pat_byte != pat) {
+        memset(c->pat_buf, pat, c->pat_cap);
+        c->pat_byte = pat;
+    }
+    return c->pat_buf;
+}
+
+/* OFF, LEN: parse_size's (k m g ... either case), an optional trailing b
+ * for bytes, or 0x hex - qemu-io's cvtnum without its fractions. */
+static int io_num(char *s, uint64_t *out)
+{
+    size_t n = strlen(s);
+    int rc;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        uint64_t v = 0;
+        const char *p = s + 2;
+        if (!*p) return -1;
+        for (; *p; p++) {
+            unsigned d;
+            if (*p >= '0' && *p <= '9') d = (unsigned)(*p - '0');
+            else if (*p >= 'a' && *p <= 'f') d = (unsigned)(*p - 'a' + 10);
+            else if (*p >= 'A' && *p <= 'F') d = (unsigned)(*p - 'A' + 10);
+            else return -1;
+            if (v >> 60) return -1;
+            v = v << 4 | d;
+        }
+        *out = v;
+        return 0;
+    }
+    if (n > 1 && (s[n - 1] == 'b' || s[n - 1] == 'B') && s[n - 2] >= '0' &&
+        s[n - 2] <= '9') {
+        char b = s[n - 1];
+        s[n - 1] = 0;
+        rc = parse_size(s, out);
+        s[n - 1] = b;
+        return rc;
+    }
+    return parse_size(s, out);
+}
+
+/* -P PAT as qemu-io reads it (strtol base 0: decimal, 0x hex, 0 octal). */
+static int io_pat(const char *s)
+{
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 0);
+    if (end == s || *end || errno || v < 0 || v > 255) return -1;
+    return (int)v;
+}
+
+/* The range of a command inside the disk, or -1 (printed). */
+static int io_range(io_ctx *c, char *off_s, char *len_s, uint64_t *off,
+                    uint64_t *len)
+{
+    char msg[160];
+    if (io_num(off_s, off) < 0) return io_fail(c, "bad offset ", off_s);
+    if (io_num(len_s, len) < 0) return io_fail(c, "bad length ", len_s);
+    if (*off > c->d->size || *len > c->d->size - *off) {
+        snprintf(msg, sizeof msg,
+                 "%llu bytes at offset %llu: past the end of the disk "
+                 "(%llu bytes)",
+                 (unsigned long long)*len, (unsigned long long)*off,
+                 (unsigned long long)c->d->size);
+        return io_fail(c, msg, NULL);
+    }
+    return 0;
+}
+
+/* `n` bytes of write -s's data for the write's bytes [pos, pos + n): the
+ * file's first `period` bytes repeated, as qemu-io fills its buffer. */
+static int io_fill_from(io_ctx *c, int fd, const char *path, uint64_t period,
+                        uint64_t pos, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        uint64_t at = (pos + done) % period;
+        size_t k = period - at < n - done ? (size_t)(period - at) : n - done;
+        int rc = q2w_pread_full(fd, at, c->data_buf + done, k);
+        if (rc < 0) {
+            fprintf(stderr, "qcow2w: %s: %s: %s: %s\n", cmd, c->where, path,
+                    strerror(-rc));
+            return -1;
+        }
+        done += k;
+    }
+    return 0;
+}
+
+/* write [-q] [-P PAT | -s FILE | -z] OFF LEN */
+static int io_write(io_ctx *c, uint64_t off, uint64_t len, int pat,
+                    const char *src, int zero)
+{
+    disk *d = c->d;
+    uint64_t pos, period = 0;
+    int fd = -1, rc = Q2W_OK;
+    if (zero) {
+        /* Any range: the library zero-flags the whole clusters of a v3
+         * image and writes explicit zeros for the partial ones (and for
+         * all of a v2 image). */
+        rc = disk_run(d, q2w_write_zeroes(&d->img, off, len));
+        if (rc != Q2W_OK) return io_lib_fail(c, rc);
+        c->n_zeroes++;
+        return 0;
+    }
+    if (src) {
+        off_t end;
+        fd = open(src, O_RDONLY);
+        if (fd < 0 || (end = lseek(fd, 0, SEEK_END)) < 0) {
+            fprintf(stderr, "qcow2w: %s: %s: %s: %s\n", cmd, c->where, src,
+                    strerror(errno));
+            if (fd >= 0) close(fd);
+            return -1;
+        }
+        if (end == 0) {
+            close(fd);
+            return io_fail(c, "file is empty: ", src);
+        }
+        period = (uint64_t)end < len ? (uint64_t)end : len;
+    }
+    for (pos = 0; pos < len && rc == Q2W_OK;) {
+        size_t n = len - pos < CHUNK ? (size_t)(len - pos) : CHUNK;
+        const unsigned char *p;
+        if (src) {
+            p = io_grow(&c->data_buf, &c->data_cap, n);
+            if (p && io_fill_from(c, fd, src, period, pos, n) < 0) {
+                close(fd);
+                return -1;
+            }
+        } else {
+            p = io_pattern(c, pat, n);
+        }
+        if (!p) {
+            if (fd >= 0) close(fd);
+            return io_fail(c, "out of memory", NULL);
+        }
+        rc = disk_run(d, q2w_write(&d->img, off + pos, p, n));
+        pos += n;
+    }
+    if (fd >= 0) close(fd);
+    if (rc != Q2W_OK) return io_lib_fail(c, rc);
+    c->n_writes++;
+    c->write_bytes += len;
+    return 0;
+}
+
+/* read [-q] [-P PAT] OFF LEN; pat < 0: no verification */
+static int io_read(io_ctx *c, uint64_t off, uint64_t len, int pat)
+{
+    disk *d = c->d;
+    uint64_t pos;
+    for (pos = 0; pos < len;) {
+        size_t n = len - pos < CHUNK ? (size_t)(len - pos) : CHUNK;
+        const unsigned char *want = NULL;
+        int rc;
+        if (!io_grow(&c->data_buf, &c->data_cap, n) ||
+            (pat >= 0 && !(want = io_pattern(c, pat, n))))
+            return io_fail(c, "out of memory", NULL);
+        rc = disk_run(d, q2w_read(&d->img, off + pos, c->data_buf, n));
+        if (rc != Q2W_OK) return io_lib_fail(c, rc);
+        if (want && memcmp(c->data_buf, want, n) != 0) {
+            char msg[128];
+            size_t i = 0;
+            while (c->data_buf[i] == (unsigned char)pat) i++;
+            snprintf(msg, sizeof msg,
+                     "pattern verification failed at offset %llu (0x%02x, "
+                     "not 0x%02x)",
+                     (unsigned long long)(off + pos + i), c->data_buf[i],
+                     (unsigned)pat);
+            return io_fail(c, msg, NULL);
+        }
+        pos += n;
+    }
+    c->n_reads++;
+    c->read_bytes += len;
+    return 0;
+}
+
+/* An explicit flush always syncs, -n or not: its batches run with every
+ * flush op, and when the library planned none but something changed since
+ * the last flush command an fdatasync follows - the flushes -n skipped
+ * left the library believing those writes durable. */
+static int io_flush(io_ctx *c)
+{
+    disk *d = c->d;
+    int rc = q2w_flush(&d->img), synced = 0;
+    while (rc == Q2W_PENDING) {
+        size_t i, n;
+        const q2w_op *op = q2w_batch(&d->img, &n);
+        for (i = 0; i < n; i++) synced |= op[i].kind == Q2W_OP_FLUSH;
+        rc = q2w_resume(&d->img,
+                        q2w_posix_exec(&d->img, d->fd,
+                                       d->backing ? &d->reader : NULL, 0u));
+    }
+    if (rc != Q2W_OK) return io_lib_fail(c, rc);
+    if (d->no_flush && !synced && c->changed && fdatasync(d->fd) < 0) {
+        fprintf(stderr, "qcow2w: %s: %s: %s: %s\n", cmd, c->where, d->path,
+                strerror(errno));
+        return -1;
+    }
+    c->changed = 0;
+    c->n_flushes++;
+    return 0;
+}
+
+/* One command line, split in place: 0 done (or nothing to do), 1 quit,
+ * -1 failed (printed). Options may come anywhere (qemu-io's getopt
+ * permutes) and may be combined (-qP 5); "--" ends them. */
+static int io_command(io_ctx *c, char *line)
+{
+    char *word[IO_MAX_WORDS], *operand[2], *src = NULL;
+    const char *allowed;
+    int n = 0, n_op = 0, i, pat = -1, zero = 0, options_done = 0;
+    uint64_t off, len;
+    char *p = line;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+        if (!*p) break;
+        if (n == IO_MAX_WORDS) return io_fail(c, "too many words", NULL);
+        word[n++] = p;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
+        if (*p) *p++ = 0;
+    }
+    if (n == 0 || word[0][0] == '#') return 0;
+    if (!strcmp(word[0], "write")) allowed = "Pszq";
+    else if (!strcmp(word[0], "read")) allowed = "Pq";
+    else if (!strcmp(word[0], "discard")) allowed = "q";
+    else if (!strcmp(word[0], "flush")) allowed = "";
+    else if (!strcmp(word[0], "quit") || !strcmp(word[0], "q") ||
+             !strcmp(word[0], "exit"))
+        allowed = NULL;
+    else
+        return io_fail(c, "unknown command ", word[0]);
+    if (!allowed) {
+        if (n > 1) return io_fail(c, "quit takes no arguments", NULL);
+        return 1;
+    }
+    for (i = 1; i < n; i++) {
+        char *w = word[i];
+        size_t k;
+        if (options_done || w[0] != '-' || !w[1]) {
+            if (n_op == 2) return io_fail(c, "unexpected argument ", w);
+            operand[n_op++] = w;
+            continue;
+        }
+        if (!strcmp(w, "--")) { options_done = 1; continue; }
+        for (k = 1; w[k]; k++) {
+            char opt[3] = {'-', w[k], 0};
+            char *val;
+            if (!strchr(allowed, w[k]))
+                return io_fail(c, "unknown option ", opt);
+            if (w[k] == 'q') continue;   /* nothing is printed per command */
+            if (w[k] == 'z') { zero = 1; continue; }
+            val = w[k + 1] ? w + k + 1 : i + 1 < n ? word[++i] : NULL;
+            if (!val) return io_fail(c, "missing value after ", opt);
+            if (w[k] == 's') {
+                src = val;
+            } else if ((pat = io_pat(val)) < 0) {
+                return io_fail(c, "-P takes a byte, 0..255: ", val);
+            }
+            break;
+        }
+    }
+    if (zero && (pat >= 0 || src))
+        return io_fail(c, "-z takes no -P or -s", NULL);
+    if (pat >= 0 && src) return io_fail(c, "-P and -s exclude each other",
+                                        NULL);
+    if (!strcmp(word[0], "flush")) {
+        if (n_op) return io_fail(c, "flush takes no arguments", NULL);
+        c->n_commands++;
+        return io_flush(c);
+    }
+    if (n_op != 2) return io_fail(c, word[0], " needs OFF LEN");
+    if (io_range(c, operand[0], operand[1], &off, &len) < 0) return -1;
+    c->n_commands++;
+    c->changed |= word[0][0] != 'r';
+    if (word[0][0] == 'w') {
+        /* qemu-io's default pattern */
+        return io_write(c, off, len, pat < 0 ? 0xcd : pat, src, zero);
+    }
+    if (word[0][0] == 'r') return io_read(c, off, len, pat);
+    {
+        int rc = disk_run(c->d, q2w_discard(&c->d->img, off, len));
+        if (rc != Q2W_OK) return io_lib_fail(c, rc);
+        c->n_discards++;
+        return 0;
+    }
+}
+
+/* The next -c value after argv[*i], scanning as parse_args does (io takes
+ * no other option with a value), or NULL. */
+static char *io_next_c(int argc, char **argv, int *i)
+{
+    while (++*i < argc)
+        if (!strcmp(argv[*i], "-c") && *i + 1 < argc) return argv[++*i];
+    return NULL;
+}
+
+static double io_seconds(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) +
+           (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* io IMG [-n] [-q] [-c CMD]... (without -c: commands from stdin) */
+static int cmd_io(int argc, char **argv)
+{
+    args a;
+    io_ctx c;
+    struct timespec t0, t1;
+    char *line = NULL, *cmd_text;
+    size_t line_cap = 0;
+    unsigned long long line_no = 0;
+    int rc = 0, ci = 1, n_c = 0;
+    if (parse_args(argc, argv, OPT_NO_FLUSH | OPT_QUIET | OPT_COMMAND, 1, 1,
+                   &a) < 0)
+        return 1;
+    memset(&c, 0, sizeof c);
+    c.pat_byte = -1;
+    c.d = disk_open(a.pos[0], FMT_QCOW2, 1, 0, 0);
+    if (!c.d) return 1;
+    c.d->no_flush = a.no_flush;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (a.n_commands) {
+        while (rc == 0 && (cmd_text = io_next_c(argc, argv, &ci)) != NULL) {
+            snprintf(c.where, sizeof c.where, "-c %d", ++n_c);
+            rc = io_command(&c, cmd_text);
+        }
+    } else {
+        for (;;) {
+            ssize_t got;
+            errno = 0;
+            got = getline(&line, &line_cap, stdin);
+            if (got < 0) {
+                if (errno && errno != EINTR) {
+                    snprintf(c.where, sizeof c.where, "line %llu",
+                             line_no + 1);
+                    fprintf(stderr, "qcow2w: %s: %s: stdin: %s\n", cmd,
+                            c.where, strerror(errno));
+                    rc = -1;
+                }
+                break;
+            }
+            snprintf(c.where, sizeof c.where, "line %llu", ++line_no);
+            rc = io_command(&c, line);
+            if (rc != 0) break;
+        }
+    }
+    free(line);
+    free(c.pat_buf);
+    free(c.data_buf);
+    if (rc >= 0) {
+        /* 1 (quit) or 0: the stream is done */
+        rc = disk_run(c.d, q2w_close(&c.d->img));
+        if (rc != Q2W_OK) {
+            report_error("close", rc, q2w_error(&c.d->img));
+            rc = -1;
+        }
+    } else {
+        /* a failed command: the image is closed as it stands (a handle a
+         * library error left failed refuses; nothing more to say) */
+        int close_rc = disk_run(c.d, q2w_close(&c.d->img));
+        if (close_rc != Q2W_OK && !c.lib_failed)
+            report_error("close", close_rc, q2w_error(&c.d->img));
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rc == 0 && !a.quiet) {
+        char wb[40], rb[40];
+        double s = io_seconds(&t0, &t1);
+        printf("io: %llu commands: %llu writes (%s), %llu reads (%s), "
+               "%llu zeroes, %llu discards, %llu flushes; %.3f s "
+               "(%.0f ops/s)\n",
+               c.n_commands, c.n_writes, human(c.write_bytes, wb, sizeof wb),
+               c.n_reads, human(c.read_bytes, rb, sizeof rb), c.n_zeroes,
+               c.n_discards, c.n_flushes, s,
+               s > 0 ? (double)c.n_commands / s : 0.0);
+    }
+    disk_free(c.d);
+    return rc == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -1322,7 +1805,7 @@ int main(int argc, char **argv)
     } cmds[] = {{"create", cmd_create}, {"info", cmd_info},
                 {"write", cmd_write},   {"import", cmd_import},
                 {"export", cmd_export}, {"check", cmd_check},
-                {"snapshot", cmd_snapshot}};
+                {"snapshot", cmd_snapshot}, {"io", cmd_io}};
     size_t i;
     if (argc < 2) {
         usage(stderr);
