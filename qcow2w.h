@@ -4985,16 +4985,29 @@ Q2WDEF int q2w_pwrite_full(int fd, uint64_t off, const void *src, size_t len)
 Q2WDEF int q2w_posix_exec(q2w_image *img, int fd,
                           const q2w_backing_reader *backing, unsigned flags)
 {
-    size_t i, n;
+    size_t i, j, n, len;
     const q2w_op *op = q2w_batch(img, &n);
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n; i = j) {
         int rc = 0;
+        /* Neighbouring reads or writes that continue each other both in
+         * the file and in memory go as one call (a run of clusters of an
+         * import is one pwrite, not one per cluster); order is kept. */
+        len = op[i].len;
+        for (j = i + 1; j < n && op[j].kind == op[i].kind &&
+                        (op[i].kind == Q2W_OP_READ ||
+                         (op[i].kind == Q2W_OP_WRITE && op[i].src)) &&
+                        op[j].off == op[i].off + len &&
+                        (op[i].kind == Q2W_OP_READ
+                             ? op[j].dst == op[i].dst + len
+                             : op[j].src == op[i].src + len);
+             j++)
+            len += op[j].len;
         switch (op[i].kind) {
         case Q2W_OP_READ:
-            rc = q2w__pread_all(fd, op[i].off, op[i].dst, op[i].len);
+            rc = q2w__pread_all(fd, op[i].off, op[i].dst, len);
             break;
         case Q2W_OP_WRITE:
-            rc = q2w__pwrite_all(fd, op[i].off, op[i].src, op[i].len);
+            rc = q2w__pwrite_all(fd, op[i].off, op[i].src, len);
             break;
         case Q2W_OP_FLUSH:
             if (!(flags & Q2W_POSIX_NO_FLUSH))

@@ -76,6 +76,8 @@
  * and a snapshot not found is named:
  *   qcow2w: snapshot delete: NAME: no snapshot of that name or index (...)
  */
+/* SEEK_DATA / SEEK_HOLE (POSIX.1-2024; glibc shows them with _GNU_SOURCE) */
+#define _GNU_SOURCE
 #define QCOW2W_IMPLEMENTATION
 #include "../qcow2w.h"
 
@@ -139,9 +141,60 @@ static long read_full(int fd, void *dst, size_t len)
     return (long)got;
 }
 
+/* 64 bytes at a time (eight words ORed; the memcpy is a plain load), so a
+ * data cluster is told from a zero one by its first word. */
 static int all_zero(const unsigned char *p, size_t n)
 {
-    return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+    size_t i = 0, k;
+    for (; i + 64 <= n; i += 64) {
+        uint64_t w[8], acc = 0;
+        memcpy(w, p + i, sizeof w);
+        for (k = 0; k < 8; k++) acc |= w[k];
+        if (acc) return 0;
+    }
+    for (; i < n; i++)
+        if (p[i]) return 0;
+    return 1;
+}
+
+/* pread until len bytes or end of file: the count, or -1 (errno). */
+static long pread_upto(int fd, uint64_t off, void *dst, size_t len)
+{
+    unsigned char *p = (unsigned char *)dst;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = pread(fd, p + got, len - got, (off_t)(off + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -1;
+        if (n == 0) break;
+        got += (size_t)n;
+    }
+    return (long)got;
+}
+
+/* The next run of data at or after pos in a file of `size` bytes:
+ * [*start, *end), or *start = size when only holes are left. Without
+ * SEEK_DATA (or where the file system or device does not support it)
+ * everything from pos is data. */
+static void next_data(int fd, uint64_t pos, uint64_t size, uint64_t *start,
+                      uint64_t *end)
+{
+    *start = pos;
+    *end = size;
+#if defined(SEEK_DATA) && defined(SEEK_HOLE)
+    {
+        off_t d = lseek(fd, (off_t)pos, SEEK_DATA), h;
+        if (d < 0) {
+            if (errno == ENXIO) *start = size; /* holes to the end */
+            return;
+        }
+        h = lseek(fd, d, SEEK_HOLE);
+        *start = (uint64_t)d < size ? (uint64_t)d : size;
+        if (h >= 0 && (uint64_t)h < size) *end = (uint64_t)h;
+    }
+#else
+    (void)fd;
+#endif
 }
 
 static uint64_t be_u64(const unsigned char *p)
@@ -1047,38 +1100,51 @@ static int cmd_import(int argc, char **argv)
     if (!d) goto out;
     d->no_flush = a.no_flush;
     q2w_info_get(&d->img, &in);
-    /* CHUNK is a multiple of every cluster size (<= 2 MiB): chunks and
-     * the clusters in them are aligned. One q2w_write per run of
-     * consecutive non-zero clusters. */
+    /* Only the data the file system holds is read (SEEK_DATA/SEEK_HOLE):
+     * a hole is never read, its clusters stay unallocated. Each data run
+     * is widened to whole clusters and read in CHUNKs (a multiple of
+     * every cluster size, so the clusters in a chunk are aligned); one
+     * q2w_write per run of consecutive non-zero clusters, whose data
+     * clusters the executor writes with one pwrite. */
     for (pos = 0; pos < size;) {
-        size_t want = size - pos < CHUNK ? (size_t)(size - pos) : CHUNK;
-        size_t i, e, run = (size_t)-1;
-        long n = read_full(raw, buf, want);
-        if (n < 0 || (size_t)n != want) {
-            if (n >= 0) say("file shrank while reading: ", a.pos[0]);
-            else sys_fail(a.pos[0], errno);
-            goto out_close;
-        }
-        for (i = 0; i < want; i = e) {
-            e = want - i > in.cluster_size ? i + in.cluster_size : want;
-            if (!all_zero(buf + i, e - i)) {
-                data++;
-                if (run == (size_t)-1) run = i;
-                continue;
+        uint64_t ds, de, hi;
+        next_data(raw, pos, size, &ds, &de);
+        if (ds >= size) break;
+        ds &= ~((uint64_t)in.cluster_size - 1);
+        if (ds > pos) pos = ds;
+        hi = (de + in.cluster_size - 1) & ~((uint64_t)in.cluster_size - 1);
+        if (hi > size || hi < de) hi = size;
+        while (pos < hi) {
+            size_t want = hi - pos < CHUNK ? (size_t)(hi - pos) : CHUNK;
+            size_t i, e, run = (size_t)-1;
+            long n = pread_upto(raw, pos, buf, want);
+            if (n < 0 || (size_t)n != want) {
+                if (n >= 0) say("file shrank while reading: ", a.pos[0]);
+                else sys_fail(a.pos[0], errno);
+                goto out_close;
             }
-            zeros++;
-            if (run != (size_t)-1) {
-                if (import_run(d, pos + run, buf + run, i - run) != Q2W_OK)
-                    goto out_close;
-                run = (size_t)-1;
+            for (i = 0; i < want; i = e) {
+                e = want - i > in.cluster_size ? i + in.cluster_size : want;
+                if (!all_zero(buf + i, e - i)) {
+                    data++;
+                    if (run == (size_t)-1) run = i;
+                    continue;
+                }
+                if (run != (size_t)-1) {
+                    if (import_run(d, pos + run, buf + run, i - run) != Q2W_OK)
+                        goto out_close;
+                    run = (size_t)-1;
+                }
             }
+            if (run != (size_t)-1 &&
+                import_run(d, pos + run, buf + run, want - run) != Q2W_OK)
+                goto out_close;
+            pos += want;
+            progress(&a, pos, size, &last);
         }
-        if (run != (size_t)-1 &&
-            import_run(d, pos + run, buf + run, want - run) != Q2W_OK)
-            goto out_close;
-        pos += want;
-        progress(&a, pos, size, &last);
     }
+    progress(&a, size, size, &last);
+    zeros = (size + in.cluster_size - 1) / in.cluster_size - data;
     rc = disk_run(d, q2w_close(&d->img));
     if (rc != Q2W_OK) {
         disk_err(d, rc);
@@ -1105,36 +1171,64 @@ out:
 }
 
 /* ---- export ------------------------------------------------------------- */
-/* len bytes at virtual offset off of the active disk, or of snapshot sn:
- * 0, or -1 (printed). A snapshot whose size was not recorded is exported
- * at the current size; past what its L1 table covers (the disk grew after
- * it) its clusters are unallocated: the backing chain's, or zeros. */
-static int export_read(disk *d, const q2w_snapshot *sn, uint64_t off,
-                       unsigned char *dst, size_t len)
+/* n bytes of buf to `out` at pos: all of them, or (sparse) only the 4 KiB
+ * grains that are not all zeros, the rest left as the hole it is. 0 or
+ * -errno. */
+static int write_out(int out, int sparse, uint64_t pos,
+                     const unsigned char *buf, size_t n)
 {
-    q2w_info in;
-    uint64_t cover;
-    size_t n = len;
-    int rc;
-    if (sn && !sn->disk_size) {
-        q2w_info_get(&d->img, &in); /* an L2 table: cluster_size / 8 */
-        cover = (uint64_t)sn->l1_size * in.cluster_size *
-                (in.cluster_size / 8);
-        n = off >= cover ? 0 : cover - off < len ? (size_t)(cover - off) : len;
+    const size_t grain = 4096;
+    size_t i, e, run = (size_t)-1;
+    if (!sparse) return q2w_pwrite_full(out, pos, buf, n);
+    for (i = 0; i <= n; i = e) {
+        e = n - i > grain ? i + grain : n;
+        if (i < n && !all_zero(buf + i, e - i)) {
+            if (run == (size_t)-1) run = i;
+            continue;
+        }
+        if (run != (size_t)-1) {
+            int w = q2w_pwrite_full(out, pos + run, buf + run, i - run);
+            if (w < 0) return w;
+        }
+        run = (size_t)-1;
+        if (i == n) break;
     }
-    rc = !n ? Q2W_OK
-         : sn ? disk_run(d, q2w_read_snapshot(&d->img, sn, off, dst, n))
-              : disk_run(d, q2w_read(&d->img, off, dst, n));
-    if (rc != Q2W_OK) {
-        disk_err(d, rc);
-        return -1;
-    }
-    if (n == len) return 0;
-    if (!d->backing) {
-        memset(dst + n, 0, len - n);
+    return 0;
+}
+
+/* One extent (q2w_map's) of the active disk or of snapshot sn to `out`:
+ * zeros are a hole (sparse) or written; data is read straight from the
+ * image file at its host offset, in CHUNKs; backing-file and compressed
+ * bytes through the backing chain and the planner. 0, or -1 (printed). */
+static int export_extent(disk *d, const q2w_snapshot *sn, const q2w_extent *x,
+                         int out, int sparse, unsigned char *buf,
+                         const char *out_path)
+{
+    uint64_t done = 0;
+    if (x->kind == Q2W_EXTENT_ZERO) {
+        int w = sparse ? 0 : q2w_pwrite_full(out, x->off, NULL, x->len);
+        if (w < 0) { sys_fail(out_path, -w); return -1; }
         return 0;
     }
-    return backing_read(d->backing, off + n, dst + n, len - n) < 0 ? -1 : 0;
+    while (done < x->len) {
+        size_t n = x->len - done < CHUNK ? (size_t)(x->len - done) : CHUNK;
+        uint64_t voff = x->off + done;
+        int rc = 0, w;
+        if (x->kind == Q2W_EXTENT_DATA) {
+            rc = q2w_pread_full(d->fd, x->host + done, buf, n);
+            if (rc < 0) { sys_fail(d->path, -rc); return -1; }
+        } else if (x->kind == Q2W_EXTENT_BACKING) {
+            if (backing_read(d->backing, voff, buf, n) < 0) return -1;
+        } else {
+            rc = sn ? disk_run(d, q2w_read_snapshot(&d->img, sn, voff, buf, n))
+                    : disk_run(d, q2w_read(&d->img, voff, buf, n));
+            if (rc != Q2W_OK) { disk_err(d, rc); return -1; }
+        }
+        w = write_out(out, sparse, voff, buf, n);
+        if (w < 0) { sys_fail(out_path, -w); return -1; }
+        done += n;
+    }
+    return 0;
 }
 
 static int cmd_export(int argc, char **argv)
@@ -1147,7 +1241,6 @@ static int cmd_export(int argc, char **argv)
     unsigned last = 101;
     int out = -1, rc = -1, sparse, tmp_live = 0;
     char tmp[4096];
-    const size_t grain = 4096; /* zero runs left as holes */
     q2w_snapshot sn;
     if (parse_args(argc, argv, OPT_PROGRESS | OPT_SYNC | OPT_SNAPSHOT, 2, 2,
                    &a) < 0)
@@ -1194,29 +1287,23 @@ static int cmd_export(int argc, char **argv)
         sys_fail(a.pos[1], errno);
         goto done;
     }
+    /* Extent by extent (q2w_map): the cost follows the allocated
+     * clusters, not the virtual size; holes and zero clusters are never
+     * read. */
     for (pos = 0; pos < size;) {
-        size_t n = size - pos < CHUNK ? (size_t)(size - pos) : CHUNK;
-        size_t i, e, run = (size_t)-1;
-        int w = 0;
-        rc = export_read(d, a.snapshot ? &sn : NULL, pos, buf, n);
-        if (rc < 0) goto done;
-        if (!sparse) {
-            w = q2w_pwrite_full(out, pos, buf, n);
-        } else {
-            for (i = 0; i <= n && w == 0; i = e) {
-                e = n - i > grain ? i + grain : n;
-                if (i < n && !all_zero(buf + i, e - i)) {
-                    if (run == (size_t)-1) run = i;
-                    continue;
-                }
-                if (run != (size_t)-1)
-                    w = q2w_pwrite_full(out, pos + run, buf + run, i - run);
-                run = (size_t)-1;
-                if (i == n) break;
-            }
+        q2w_extent x;
+        rc = a.snapshot
+                 ? disk_run(d, q2w_map_snapshot(&d->img, &sn, pos, size - pos, &x))
+                 : disk_run(d, q2w_map(&d->img, pos, size - pos, &x));
+        if (rc != Q2W_OK) {
+            disk_err(d, rc);
+            rc = -1;
+            goto done;
         }
-        if (w < 0) { sys_fail(a.pos[1], -w); rc = -1; goto done; }
-        pos += n;
+        rc = export_extent(d, a.snapshot ? &sn : NULL, &x, out, sparse, buf,
+                           a.pos[1]);
+        if (rc < 0) goto done;
+        pos += x.len;
         progress(&a, pos, size, &last);
     }
     if (tmp_live && a.sync && fsync(out) < 0) {
