@@ -1246,6 +1246,88 @@ TEST posix_executor_round_trip(void)
     PASS();
 }
 
+/* q2w_posix_exec joins neighbouring ops that continue each other in the
+ * file and in memory into one call: random batches (runs that continue,
+ * runs that continue only in the file or only in memory, zero writes,
+ * reads, overlaps) on a real file give what the ops one by one give on a
+ * copy in memory, and every read sees the bytes written before it. */
+TEST posix_executor_joins_neighbours_exactly(void)
+{
+    enum { FILE_LEN = 1 << 16, POOL = 1 << 15, N = 24 };
+    char path[] = "/tmp/test_qcow2w_join.XXXXXX";
+    static unsigned char pool[POOL], model[FILE_LEN], disk[FILE_LEN];
+    static unsigned char got[POOL], want[POOL];
+    q2w_op ops[N];
+    q2w_image img;
+    uint64_t rng = test_seed * 0x2545f4914f6cdd1dull + 3;
+    unsigned round, i;
+    int fd = mkstemp(path);
+    ASSERT(fd >= 0);
+    for (i = 0; i < POOL; i++) pool[i] = (unsigned char)(i * 13 + 7);
+    for (round = 0; round < 300; round++) {
+        size_t used = 0;
+        memset(model, 0x5c, sizeof model);
+        ASSERT_EQ(0, q2w_pwrite_full(fd, 0, model, sizeof model));
+        memset(got, 0, sizeof got);
+        for (i = 0; i < N; i++) {
+            q2w_op *o = &ops[i];
+            uint64_t r = alksim_splitmix64(&rng);
+            size_t len = (size_t)(r % 700) + 1;
+            int cont = i > 0 && (r >> 16) % 4 != 0;
+            memset(o, 0, sizeof *o);
+            o->kind = (r >> 20) % 5 == 0 ? Q2W_OP_READ : Q2W_OP_WRITE;
+            o->len = len;
+            o->off = cont ? ops[i - 1].off + ops[i - 1].len
+                          : (alksim_splitmix64(&rng) % (FILE_LEN - 1400));
+            if ((r >> 24) % 7 == 0) o->off += 1; /* continues in memory only */
+            if (o->off + len > FILE_LEN) o->off = FILE_LEN - len;
+            if (o->kind == Q2W_OP_READ) {
+                if (used + len > POOL) used = 0;
+                o->dst = got + ((cont && (r >> 28) % 6 && ops[i - 1].dst &&
+                                 (size_t)(ops[i - 1].dst - got) +
+                                         ops[i - 1].len + len <= POOL)
+                                    ? (size_t)(ops[i - 1].dst - got) + ops[i - 1].len
+                                    : used);
+                used += len;
+            } else if ((r >> 32) % 9 == 0) {
+                o->src = NULL;                      /* zeros */
+            } else {
+                size_t at = (cont && ops[i - 1].src && (r >> 36) % 6 &&
+                             (size_t)(ops[i - 1].src - pool) + ops[i - 1].len +
+                                     len <= POOL)
+                                ? (size_t)(ops[i - 1].src - pool) + ops[i - 1].len
+                                : (size_t)(alksim_splitmix64(&rng) % (POOL - len));
+                o->src = pool + at;
+            }
+        }
+        /* the reference: one op at a time, in order, in memory; what each
+         * read must have seen, recorded as it goes */
+        memset(want, 0, sizeof want);
+        for (i = 0; i < N; i++) {
+            const q2w_op *o = &ops[i];
+            if (o->kind == Q2W_OP_WRITE) {
+                if (o->src) memcpy(model + o->off, o->src, o->len);
+                else memset(model + o->off, 0, o->len);
+            } else {
+                memcpy(want + (o->dst - got), model + o->off, o->len);
+            }
+        }
+        memset(&img, 0, sizeof img);
+        img.ops = ops;
+        img.n_ops = N;
+        ASSERT_EQ(0, q2w_posix_exec(&img, fd, NULL, 0));
+        ASSERT_EQ(0, q2w_pread_full(fd, 0, disk, sizeof disk));
+        ASSERTm("the file after a joined batch", memcmp(disk, model, sizeof model) == 0);
+        for (i = 0; i < N; i++)
+            if (ops[i].kind == Q2W_OP_READ)
+                ASSERTm("a read in a joined batch",
+                        memcmp(ops[i].dst, want + (ops[i].dst - got), ops[i].len) == 0);
+    }
+    close(fd);
+    unlink(path);
+    PASS();
+}
+
 /* A refcount-1 cluster whose COPIED flags were cleared (stale) gets them
  * back when written, instead of a copy or a refusal. */
 TEST stale_copied_flags_are_set_again(void)
@@ -3550,6 +3632,7 @@ SUITE(checker)
     RUN_TEST(error_half_way_comes_after_the_planned_ops);
     RUN_TEST(resize_zeroes_what_a_longer_backing_file_would_show);
     RUN_TEST(posix_executor_round_trip);
+    RUN_TEST(posix_executor_joins_neighbours_exactly);
     RUN_TEST(checker_counts_snapshot_paths);
     RUN_TEST(checker_finds_references_past_the_refcount_table);
     RUN_TEST(create_with_a_multi_cluster_refcount_table);
