@@ -95,6 +95,11 @@
 #define N_OPS 256
 #define BASE_MEM (4u << 20)   /* plus 16 clusters */
 #define CHUNK (4u << 20)      /* import/export/write transfer size */
+#ifndef PIECE
+#define PIECE (256u << 10) /* import/export reads: small enough to stay
+                              in the CPU cache for the zero test and the
+                              write that follow */
+#endif
 
 enum { FMT_PROBE, FMT_QCOW2, FMT_RAW };
 
@@ -1070,6 +1075,7 @@ static int cmd_import(int argc, char **argv)
     q2w_info in;
     unsigned char *buf = NULL;
     uint64_t size, pos, data = 0, zeros = 0;
+    size_t piece;
     unsigned last = 101;
     int raw, rc = -1;
     if (parse_args(argc, argv, OPT_O | OPT_PROGRESS | OPT_NO_FLUSH | OPT_SYNC,
@@ -1100,10 +1106,12 @@ static int cmd_import(int argc, char **argv)
     if (!d) goto out;
     d->no_flush = a.no_flush;
     q2w_info_get(&d->img, &in);
+    piece = in.cluster_size > PIECE ? in.cluster_size : PIECE;
     /* Only the data the file system holds is read (SEEK_DATA/SEEK_HOLE):
      * a hole is never read, its clusters stay unallocated. Each data run
-     * is widened to whole clusters and read in CHUNKs (a multiple of
-     * every cluster size, so the clusters in a chunk are aligned); one
+     * is widened to whole clusters and read in pieces of PIECE
+     * or one cluster, whichever is larger (so the clusters in a piece
+     * are aligned); one
      * q2w_write per run of consecutive non-zero clusters, whose data
      * clusters the executor writes with one pwrite. */
     for (pos = 0; pos < size;) {
@@ -1115,7 +1123,7 @@ static int cmd_import(int argc, char **argv)
         hi = (de + in.cluster_size - 1) & ~((uint64_t)in.cluster_size - 1);
         if (hi > size || hi < de) hi = size;
         while (pos < hi) {
-            size_t want = hi - pos < CHUNK ? (size_t)(hi - pos) : CHUNK;
+            size_t want = hi - pos < piece ? (size_t)(hi - pos) : piece;
             size_t i, e, run = (size_t)-1;
             long n = pread_upto(raw, pos, buf, want);
             if (n < 0 || (size_t)n != want) {
@@ -1198,7 +1206,7 @@ static int write_out(int out, int sparse, uint64_t pos,
 
 /* One extent (q2w_map's) of the active disk or of snapshot sn to `out`:
  * zeros are a hole (sparse) or written; data is read straight from the
- * image file at its host offset, in CHUNKs; backing-file and compressed
+ * image file at its host offset, in PIECEs; backing-file and compressed
  * bytes through the backing chain and the planner. 0, or -1 (printed). */
 static int export_extent(disk *d, const q2w_snapshot *sn, const q2w_extent *x,
                          int out, int sparse, unsigned char *buf,
@@ -1211,7 +1219,7 @@ static int export_extent(disk *d, const q2w_snapshot *sn, const q2w_extent *x,
         return 0;
     }
     while (done < x->len) {
-        size_t n = x->len - done < CHUNK ? (size_t)(x->len - done) : CHUNK;
+        size_t n = x->len - done < PIECE ? (size_t)(x->len - done) : PIECE;
         uint64_t voff = x->off + done;
         int rc = 0, w;
         if (x->kind == Q2W_EXTENT_DATA) {
