@@ -7,7 +7,8 @@
  *   - a read-only open either succeeds or returns an error code with its
  *     context set (code equal to the return value, a field name);
  *   - reads of the opened image succeed or refuse with METADATA /
- *     UNSUPPORTED, the handle staying usable;
+ *     UNSUPPORTED, the handle staying usable; a window that reads also
+ *     maps (q2w_map), every extent agreeing with the bytes read;
  *   - the checker finishes or refuses with a code;
  *   - when the checker calls the image clean (no corruption, no leak), a
  *     writable open that succeeds takes an internal snapshot (or refuses
@@ -580,6 +581,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rc = qh_run(&h.img, &disk, q2w_read(&h.img, at, buf, n));
         alk_trace("read [%llu,+%zu): %s", (unsigned long long)at, n,
                   q2w_strerror(rc));
+        /* What read, maps: the same entries pass the same checks, and
+         * each extent agrees with the bytes read (data at its host
+         * offset in the file, zeros). */
+        if (rc == Q2W_OK) qh_assert_map(&h, &disk, NULL, buf, at, n, "map");
         if (rc != Q2W_OK) {
             expect_refusal(&h, rc, "read");
             ALK_CHECK(rc == Q2W_ERR_METADATA || rc == Q2W_ERR_UNSUPPORTED,
