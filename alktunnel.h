@@ -619,7 +619,9 @@
  *   same way, with offset 0. Argument errors fill err too (offset 0).
  *
  *   Reader (the offset is the first byte that cannot be accepted):
- *     ALKT_ERR_TOO_LARGE       input over max_size (offset = max_size)
+ *     ALKT_ERR_TOO_LARGE       input over max_size (offset = max_size;
+ *                              line and column 0: not counted, so the
+ *                              refusal reads none of the input)
  *     ALKT_ERR_TOO_DEEP        a container past max_depth (at its bracket)
  *     ALKT_ERR_UNEXPECTED_END  the input ends inside a value (offset = len)
  *     ALKT_ERR_SYNTAX          a byte the grammar does not allow there
@@ -1886,6 +1888,18 @@ static void alkt__locate(const char *buf, size_t len, size_t offset,
     *column = offset - line_start + 1;
 }
 
+/* err->line/column of err->offset; 0 and 0 for an input over the size
+ * limit, which is refused without reading it. */
+static void alkt__locate_error(const char *buf, size_t len, int code,
+                               alkt_error *err)
+{
+    if (code == ALKT_ERR_TOO_LARGE) {
+        err->line = err->column = 0;
+        return;
+    }
+    alkt__locate(buf, len, err->offset, &err->line, &err->column);
+}
+
 /* Length of the UTF-8 sequence at s (RFC 3629): 1..4, 0 if invalid (*bad =
  * index of the first byte that cannot belong to it), -1 if valid so far but
  * cut off by the end of the buffer. */
@@ -2320,10 +2334,253 @@ ALKTDEF int alkt_json_error(const alkt_json_parser *p, alkt_error *err)
     if (err) {
         err->code = p->error;
         err->offset = p->error ? p->error_offset : 0;
-        alkt__locate(p->buf, p->len, err->offset, &err->line, &err->column);
+        alkt__locate_error(p->buf, p->len, p->error, err);
         err->path[0] = '\0';
     }
     return p->error;
+}
+
+/* ---- validation fast path ----
+ * One pass over the bytes with no tokens: 1 when s[0..n) is a document the
+ * reader accepts within max_depth, 0 when it is not - or when this path is
+ * not sure. On 0 the reader runs and says exactly what is wrong and where,
+ * so this path only has to be right about what it accepts (the params
+ * fuzz target checks that its verdict is always the reader's). */
+
+/* SWAR helpers: the bytes of v below 0x20, or equal to b (0x80 in each
+ * such byte; borrows run upward, so the lowest flagged byte is exact). */
+#define ALKT__ONES 0x0101010101010101u
+#define ALKT__HIGHS 0x8080808080808080u
+#define ALKT__HAS_LESS(v, b) (((v) - ALKT__ONES * (b)) & ~(v) & ALKT__HIGHS)
+#define ALKT__HAS_BYTE(v, b) ALKT__HAS_LESS((v) ^ (ALKT__ONES * (b)), 1)
+
+/* Index of the lowest flagged byte of m (not 0), or 8 when the compiler
+ * cannot say cheaply (the caller then steps a byte at a time). */
+static ALKT__INLINE size_t alkt__first_flag(uint64_t m)
+{
+#if (defined(__GNUC__) || defined(__clang__)) && \
+    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return (size_t)__builtin_ctzll(m) >> 3;
+#else
+    (void)m;
+    return 0;
+#endif
+}
+
+/* After the opening quote at s[i - 1]: the index past the closing quote,
+ * or 0 when the string is not valid. */
+static ALKT__INLINE size_t alkt__fast_string(const unsigned char *s, size_t i,
+                                             size_t n)
+{
+    for (;;) {
+        unsigned c;
+        while (i + 8 <= n) {
+            uint64_t v, m;
+            memcpy(&v, s + i, 8);
+            m = ALKT__HAS_LESS(v, 0x20) | ALKT__HAS_BYTE(v, 0x22) |
+                ALKT__HAS_BYTE(v, 0x5C) | (v & ALKT__HIGHS);
+            if (m) {
+                i += alkt__first_flag(m);
+                break;
+            }
+            i += 8;
+        }
+        if (i >= n)
+            return 0;
+        c = s[i];
+        if (c == '"')
+            return i + 1;
+        if (c < 0x20)
+            return 0;
+        if (c == '\\') {
+            unsigned e;
+            if (i + 1 >= n)
+                return 0;
+            e = s[i + 1];
+            if (e == 'u') {
+                if (i + 6 > n || alkt__hex_value(s[i + 2]) < 0 ||
+                    alkt__hex_value(s[i + 3]) < 0 ||
+                    alkt__hex_value(s[i + 4]) < 0 ||
+                    alkt__hex_value(s[i + 5]) < 0)
+                    return 0;
+                i += 6;
+            } else if (e == '"' || e == '\\' || e == '/' || e == 'b' ||
+                       e == 'f' || e == 'n' || e == 'r' || e == 't') {
+                i += 2;
+            } else {
+                return 0;
+            }
+            continue;
+        }
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        /* A run of non-ASCII text: the common three-byte characters (lead
+         * E1..EC or EE..EF, no overlong or surrogate is possible) checked
+         * with one load, the rest by the full rule. */
+        do {
+            uint32_t w;
+            if (i + 4 <= n) {
+                memcpy(&w, s + i, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                if ((w & 0xC0C0F0u) == 0x8080E0u && c != 0xE0 && c != 0xED) {
+                    i += 3;
+                    continue;
+                }
+#endif
+                (void)w;
+            }
+            {
+                size_t bad;
+                int k = alkt__utf8_seq(s + i, n - i, &bad);
+                if (k <= 0)
+                    return 0;
+                i += (size_t)k;
+            }
+        } while (i < n && (c = s[i]) >= 0x80);
+    }
+}
+
+static ALKT__INLINE size_t alkt__fast_ws(const unsigned char *s, size_t i,
+                                         size_t n)
+{
+    while (i < n && s[i] <= ' ') {
+        unsigned c = s[i];
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+            break;
+        i++;
+        /* indentation: eight spaces at a time */
+        while (i + 8 <= n) {
+            uint64_t v;
+            memcpy(&v, s + i, 8);
+            if (v != ALKT__ONES * 0x20u)
+                break;
+            i += 8;
+        }
+    }
+    return i;
+}
+
+/* At '-' or a digit: the index past the number, or 0. */
+static ALKT__INLINE size_t alkt__fast_number(const unsigned char *s, size_t i,
+                                             size_t n)
+{
+#define ALKT__DIGITS()                                                         \
+    do {                                                                       \
+        while (i + 8 <= n) {                                                   \
+            uint64_t v;                                                        \
+            memcpy(&v, s + i, 8);                                              \
+            if ((v & (ALKT__ONES * 0xF0u)) != ALKT__ONES * 0x30u ||            \
+                ((v + ALKT__ONES * 0x06u) & (ALKT__ONES * 0xF0u)) !=           \
+                    ALKT__ONES * 0x30u)                                        \
+                break;                                                         \
+            i += 8;                                                            \
+        }                                                                      \
+        while (i < n && alkt__is_digit(s[i]))                                  \
+            i++;                                                               \
+    } while (0)
+    if (s[i] == '-' && ++i >= n)
+        return 0;
+    if (s[i] == '0')
+        i++;
+    else if (alkt__is_digit(s[i]))
+        ALKT__DIGITS();
+    else
+        return 0;
+    if (i < n && s[i] == '.') {
+        if (++i >= n || !alkt__is_digit(s[i]))
+            return 0;
+        ALKT__DIGITS();
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        if (++i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i >= n || !alkt__is_digit(s[i]))
+            return 0;
+        ALKT__DIGITS();
+    }
+#undef ALKT__DIGITS
+    /* "01", "1.2.3", "-0x1": what follows is refused after the value */
+    return i;
+}
+
+static int alkt__json_fast_valid(const unsigned char *s, size_t n,
+                                 size_t max_depth)
+{
+    unsigned char is_object[ALKT_JSON_DEPTH_LIMIT];
+    size_t i = 0, depth = 0;
+value:
+    i = alkt__fast_ws(s, i, n);
+    if (i >= n)
+        return 0;
+    switch (s[i]) {
+    case '{':
+    case '[':
+        if (depth >= max_depth)
+            return 0;
+        is_object[depth++] = s[i] == '{';
+        i = alkt__fast_ws(s, i + 1, n);
+        if (i < n && s[i] == (is_object[depth - 1] ? '}' : ']')) {
+            i++;
+            depth--;
+            goto after;
+        }
+        if (is_object[depth - 1])
+            goto key;
+        goto value;
+    case '"':
+        if (!(i = alkt__fast_string(s, i + 1, n)))
+            return 0;
+        goto after;
+    case 't':
+        if (n - i < 4 || memcmp(s + i, "true", 4) != 0)
+            return 0;
+        i += 4;
+        goto after;
+    case 'f':
+        if (n - i < 5 || memcmp(s + i, "false", 5) != 0)
+            return 0;
+        i += 5;
+        goto after;
+    case 'n':
+        if (n - i < 4 || memcmp(s + i, "null", 4) != 0)
+            return 0;
+        i += 4;
+        goto after;
+    default:
+        if (s[i] != '-' && !alkt__is_digit(s[i]))
+            return 0;
+        if (!(i = alkt__fast_number(s, i, n)))
+            return 0;
+        goto after;
+    }
+key:
+    i = alkt__fast_ws(s, i, n);
+    if (i >= n || s[i] != '"' || !(i = alkt__fast_string(s, i + 1, n)))
+        return 0;
+    i = alkt__fast_ws(s, i, n);
+    if (i >= n || s[i] != ':')
+        return 0;
+    i++;
+    goto value;
+after:
+    i = alkt__fast_ws(s, i, n);
+    if (depth == 0)
+        return i == n;
+    if (i >= n)
+        return 0;
+    if (s[i] == ',') {
+        i++;
+        if (is_object[depth - 1])
+            goto key;
+        goto value;
+    }
+    if (s[i] != (is_object[depth - 1] ? '}' : ']'))
+        return 0;
+    i++;
+    depth--;
+    goto after;
 }
 
 ALKTDEF int alkt_json_validate(const char *json, size_t len,
@@ -2333,6 +2590,16 @@ ALKTDEF int alkt_json_validate(const char *json, size_t len,
     alkt_json_token t;
     int rc = alkt_json_init(&p, json, len, limits);
     t.type = ALKT_JSON_NONE;
+    if (rc == ALKT_OK &&
+        alkt__json_fast_valid((const unsigned char *)json, len, p.max_depth)) {
+        if (err) { /* as alkt_json_error reports a success */
+            err->code = ALKT_OK;
+            err->offset = 0;
+            err->line = err->column = 1;
+            err->path[0] = '\0';
+        }
+        return ALKT_OK;
+    }
     while (rc == ALKT_OK && t.type != ALKT_JSON_END)
         rc = alkt_json_next(&p, &t);
     alkt_json_error(&p, err);
@@ -2810,7 +3077,7 @@ static int alkt__fail(alkt__dec *d, int code, size_t offset)
     alkt_error *e = d->err;
     e->code = code;
     e->offset = offset;
-    alkt__locate(d->p.buf, d->p.len, offset, &e->line, &e->column);
+    alkt__locate_error(d->p.buf, d->p.len, code, e);
     alkt__build_path(d, e->path);
     return code;
 }

@@ -68,6 +68,14 @@ static void check_error(const char *what, int rc, const alkt_error *e,
               "%s: code %d has no text", what, rc);
     ALK_CHECK(e->offset <= size, "%s: offset %zu past the input (%zu)", what,
               e->offset, size);
+    ALK_CHECK(memchr(e->path, 0, sizeof e->path) != NULL,
+              "%s: path not terminated", what);
+    if (rc == ALKT_ERR_TOO_LARGE) { /* refused unread: not counted */
+        ALK_CHECK(e->line == 0 && e->column == 0,
+                  "%s: too large, yet located at %zu:%zu", what, e->line,
+                  e->column);
+        return;
+    }
     for (i = 0; i < e->offset; i++) {
         col++;
         if (data[i] == '\n') {
@@ -78,8 +86,6 @@ static void check_error(const char *what, int rc, const alkt_error *e,
     ALK_CHECK(e->line == line && e->column == col,
               "%s: line/col %zu:%zu, expected %zu:%zu", what, e->line,
               e->column, line, col);
-    ALK_CHECK(memchr(e->path, 0, sizeof e->path) != NULL,
-              "%s: path not terminated", what);
 }
 
 /* An independent UTF-8 check: decode code points, refuse what RFC 3629
@@ -307,6 +313,15 @@ static int check_reader(const uint8_t *data, size_t size, size_t *offset)
     ALK_CHECK(walk == rc && (rc == ALKT_OK || walk_off == e.offset),
               "token walk %d at %zu, validate %d at %zu", walk, walk_off, rc,
               e.offset);
+    /* validate's one-pass fast path accepts exactly what the token walk
+     * accepts (a document it wrongly refused would only be slow; one it
+     * wrongly accepted, wrong) */
+    if (size <= ALKT_JSON_SIZE_DEFAULT)
+        ALK_CHECK(alkt__json_fast_valid(data, size, ALKT_JSON_DEPTH_DEFAULT) ==
+                      (walk == ALKT_OK),
+                  "fast path %s, the token walk %s",
+                  walk == ALKT_OK ? "refuses" : "accepts",
+                  walk == ALKT_OK ? "accepts" : "refuses");
     if (rc) {
         check_error("validate", rc, &e, data, size);
         ALK_CHECK(e.offset == ref_off,
@@ -319,6 +334,9 @@ static int check_reader(const uint8_t *data, size_t size, size_t *offset)
     ALK_CHECK((rc == ALKT_OK) == (ref == 1) && (ref || e.offset == ref_off),
               "depth 3: reader %d at %zu, reference %d at %zu", rc, e.offset,
               ref, ref_off);
+    if (size <= ALKT_JSON_SIZE_DEFAULT)
+        ALK_CHECK(alkt__json_fast_valid(data, size, 3) == (ref == 1),
+                  "depth 3: fast path %d, reference %d", alkt__json_fast_valid(data, size, 3), ref);
     return walk;
 }
 

@@ -787,6 +787,8 @@ TEST open_line_column_and_limits(void)
               alkt_open_params_decode(j, strlen(j), &lim, &p, &e));
     ASSERT_EQ(ALKT_ERR_TOO_LARGE, e.code);
     ASSERT_EQ(10, e.offset);
+    ASSERT_EQ(0, e.line);
+    ASSERT_EQ(0, e.column);
     ASSERT_STR_EQ("", e.path);
     ASSERT_MEM_EQ(&zero, &p, sizeof p);
     lim.max_size = strlen(j);
