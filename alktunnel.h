@@ -1850,6 +1850,7 @@ static const unsigned char alkt__str_class[256] = {
 /* Character classes of the typed fields, computed at compile time. */
 #define ALKT__CC_ID 1u    /* [A-Za-z0-9._:-] */
 #define ALKT__CC_TOKEN 2u /* printable ASCII 0x21..0x7E */
+#define ALKT__CC_LDH 4u   /* a host name label's [A-Za-z0-9-] */
 #define ALKT__IS_ALNUM(c)                                                      \
     (((c) >= '0' && (c) <= '9') || ((c) >= 'a' && (c) <= 'z') ||              \
      ((c) >= 'A' && (c) <= 'Z'))
@@ -1858,7 +1859,8 @@ static const unsigned char alkt__str_class[256] = {
       (c) == '-'                                                               \
           ? ALKT__CC_ID                                                        \
           : 0u) |                                                              \
-     ((c) >= 0x21 && (c) <= 0x7E ? ALKT__CC_TOKEN : 0u))
+     ((c) >= 0x21 && (c) <= 0x7E ? ALKT__CC_TOKEN : 0u) |                     \
+     (ALKT__IS_ALNUM(c) || (c) == '-' ? ALKT__CC_LDH : 0u))
 #define ALKT__CC4(b) ALKT__CC(b), ALKT__CC(b + 1), ALKT__CC(b + 2), ALKT__CC(b + 3)
 #define ALKT__CC16(b)                                                          \
     ALKT__CC4(b), ALKT__CC4(b + 4), ALKT__CC4(b + 8), ALKT__CC4(b + 12)
@@ -2982,32 +2984,35 @@ static int alkt__label_numeric(const char *l, size_t n)
 
 ALKTDEF int alkt_hostname_valid(const char *s, size_t len)
 {
-    size_t i = 0, label_start = 0;
-    int all_digits = 1, all_numeric = 1;
+    size_t i, label_start = 0;
+    unsigned all_digits = 1;
+    int all_numeric = 1;
     if (!s || len == 0 || len > ALKT_HOST_MAX)
         return 0;
     for (i = 0; i <= len; i++) {
         unsigned char c = i < len ? (unsigned char)s[i] : '.';
-        if (c == '.') {
-            size_t llen = i - label_start;
-            if (llen == 0 || llen > 63 || s[label_start] == '-' ||
-                s[i - 1] == '-')
-                return 0;
-            if (i == len && all_digits)
-                return 0; /* the top label is never numeric (RFC 1123 2.1) */
-            if (!alkt__label_numeric(s + label_start, llen))
-                all_numeric = 0;
-            label_start = i + 1;
-            all_digits = 1;
-        } else if (alkt__is_digit(c)) {
+        size_t llen;
+        /* the label's bytes: one table lookup each */
+        if (alkt__char_class[c] & ALKT__CC_LDH) {
+            all_digits &= (unsigned)alkt__is_digit(c);
             continue;
-        } else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
-            all_digits = 0;
-        } else if (c == '-') {
-            all_digits = 0;
-        } else {
-            return 0;
         }
+        if (c != '.')
+            return 0;
+        llen = i - label_start;
+        if (llen == 0 || llen > 63 || s[label_start] == '-' ||
+            s[i - 1] == '-')
+            return 0;
+        if (i == len && all_digits)
+            return 0; /* the top label is never numeric (RFC 1123 2.1) */
+        /* only all digits or a 0x prefix can read as a number */
+        if (all_numeric && !all_digits &&
+            !(llen >= 2 && s[label_start] == '0' &&
+              (s[label_start + 1] | 0x20) == 'x' &&
+              alkt__label_numeric(s + label_start, llen)))
+            all_numeric = 0;
+        label_start = i + 1;
+        all_digits = 1;
     }
     /* "0x7f000001", "0x7f.1": resolvers read these as IPv4 addresses, so
      * a name made only of numbers would slip past address checks */
