@@ -2982,13 +2982,13 @@ static int alkt__label_numeric(const char *l, size_t n)
     return 1;
 }
 
-ALKTDEF int alkt_hostname_valid(const char *s, size_t len)
+/* The rule a byte at a time: every build has it, and the word-at-a-time
+ * path below hands it the rare names made of digits and hex only. */
+static int alkt__hostname_bytes(const char *s, size_t len)
 {
     size_t i, label_start = 0;
     unsigned all_digits = 1;
     int all_numeric = 1;
-    if (!s || len == 0 || len > ALKT_HOST_MAX)
-        return 0;
     for (i = 0; i <= len; i++) {
         unsigned char c = i < len ? (unsigned char)s[i] : '.';
         size_t llen;
@@ -3017,6 +3017,73 @@ ALKTDEF int alkt_hostname_valid(const char *s, size_t len)
     /* "0x7f000001", "0x7f.1": resolvers read these as IPv4 addresses, so
      * a name made only of numbers would slip past address checks */
     return !all_numeric;
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && \
+    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+    !defined(ALKTUNNEL_NO_SIMD)
+/* 0x80 in each byte of v (every byte below 0x80) that is in [lo, hi]: no
+ * sum carries into the next byte. */
+#define ALKT__IN(v, lo, hi)                                                    \
+    (((v) + ALKT__ONES * (0x80u - (lo))) &                                    \
+     ~((v) + ALKT__ONES * (0x7Fu - (hi))) & ALKT__HIGHS)
+
+/* A label [start, end): 1..63 bytes, no '-' at either end. */
+static ALKT__INLINE int alkt__label_ok(const char *s, size_t start, size_t end)
+{
+    return end > start && end - start <= 63 && s[start] != '-' &&
+           s[end - 1] != '-';
+}
+
+/* Eight bytes a word: every byte a letter, digit, '-' or '.', the dots
+ * found in the same pass; each label's length and ends checked at its dot.
+ * A name with no letter beyond a-f and x could read as a number: the byte
+ * rule decides it. */
+static int alkt__hostname_words(const char *s, size_t len)
+{
+    size_t i, k, label_start = 0;
+    uint64_t odd_letters = 0;
+    for (i = 0; i < len; i += 8) {
+        uint64_t v = 0, w, ok, dots, live = ALKT__HIGHS;
+        size_t n = len - i < 8 ? len - i : 8;
+        memcpy(&v, s + i, n);
+        if (n < 8)
+            live >>= 8 * (8 - n);
+        if (v & ALKT__HIGHS)
+            return 0;
+        w = v | ALKT__ONES * 0x20u; /* letters in lower case */
+        ok = ALKT__IN(v, '0', '9') | ALKT__IN(w, 'a', 'z') |
+             ALKT__IN(v, '-', '.');
+        if ((ok & live) != live)
+            return 0;
+        odd_letters |= (ALKT__IN(w, 'g', 'w') | ALKT__IN(w, 'y', 'z')) & live;
+        for (dots = ALKT__IN(v, '.', '.') & live; dots; dots &= dots - 1) {
+            size_t at = i + ((size_t)__builtin_ctzll(dots) >> 3);
+            if (!alkt__label_ok(s, label_start, at))
+                return 0;
+            label_start = at + 1;
+        }
+    }
+    if (!alkt__label_ok(s, label_start, len))
+        return 0;
+    if (!odd_letters)
+        return alkt__hostname_bytes(s, len);
+    for (k = label_start; k < len; k++) /* the top label is never numeric */
+        if (!alkt__is_digit((unsigned char)s[k]))
+            return 1;
+    return 0;
+}
+#undef ALKT__IN
+#define ALKT__HOSTNAME_CHECK alkt__hostname_words
+#else
+#define ALKT__HOSTNAME_CHECK alkt__hostname_bytes
+#endif
+
+ALKTDEF int alkt_hostname_valid(const char *s, size_t len)
+{
+    if (!s || len == 0 || len > ALKT_HOST_MAX)
+        return 0;
+    return ALKT__HOSTNAME_CHECK(s, len);
 }
 
 /* ---- typed decoding: context, paths, errors --------------------------------- */
