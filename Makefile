@@ -42,7 +42,7 @@ FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench install install-check uninstall oss-fuzz-check \
         firmware-check valgrind deps clean help planted-bug-check tunnel-process \
-        ctgrind crypto-portable
+        ctgrind crypto-portable FORCE
 
 all: $(UNIT_TESTS:%=$(B)/test_%) $(FUZZ_TARGETS:%=$(B)/replay_%) \
      $(EXAMPLES:%=$(B)/%)
@@ -73,6 +73,7 @@ help:
 	@echo "  make mutants [HEADER=x] [COUNT=n] [SEED=n]   mutation testing"
 	@echo "  make coverage        line/branch coverage per header (lcov HTML)"
 	@echo "  make bench           benchmark ratios measured in one run"
+	@echo "  make bench YYJSON_DIR=dir   ... with alktunnel.h's JSON reader vs yyjson"
 	@echo "  make install PREFIX=dir   headers + pkg-config file (install-check)"
 	@echo "  make oss-fuzz-check  run .clusterfuzzlite/build.sh locally"
 	@echo "  make firmware-check  freestanding Cortex-M4 build and sizes"
@@ -429,6 +430,27 @@ coverage:
 # ---- benchmarks -------------------------------------------------------------
 $(B)/bench_%: tests/bench_%.c tests/bench_common.h $(HEADERS) examples/arq.h examples/arq_scenario.h | $(B)
 	$(CC) $(CPPFLAGS) -O2 -g -DNDEBUG $(WARN) $< -o $@ $(LDFLAGS)
+
+# bench_alktunnel compares alktunnel.h's JSON reader with yyjson when
+# YYJSON_DIR names a yyjson checkout (make bench YYJSON_DIR=/tmp/yyjson);
+# without it those figures print SKIPPED. yyjson.c is built -O2 by the same
+# compiler but apart, without our warnings (its code is not ours to fix).
+# The stamp holds the YYJSON_DIR the bench was built with, so switching it
+# on or off rebuilds the bench.
+ifneq ($(YYJSON_DIR),)
+BENCH_YYJSON_DEFS = -DALK_HAVE_YYJSON -I$(YYJSON_DIR)/src
+BENCH_YYJSON_OBJ  = $(B)/yyjson.o
+$(B)/yyjson.o: $(YYJSON_DIR)/src/yyjson.c $(YYJSON_DIR)/src/yyjson.h \
+               $(B)/bench_alktunnel.yyjson-dir | $(B)
+	$(CC) $(CPPFLAGS) -O2 -g -DNDEBUG -w -c $< -o $@
+endif
+$(B)/bench_alktunnel.yyjson-dir: FORCE | $(B)
+	@echo '$(YYJSON_DIR)' | cmp -s - $@ || echo '$(YYJSON_DIR)' > $@
+$(B)/bench_alktunnel: tests/bench_alktunnel.c tests/bench_common.h alktunnel.h \
+                      $(B)/bench_alktunnel.yyjson-dir $(BENCH_YYJSON_OBJ) | $(B)
+	$(CC) $(CPPFLAGS) -O2 -g -DNDEBUG $(WARN) $(BENCH_YYJSON_DEFS) $< \
+	    $(BENCH_YYJSON_OBJ) -o $@ $(LDFLAGS)
+FORCE:
 
 # The qcow2w bench times the CLI's import as a process, built -O2 too.
 $(B)/bench_qcow2w_cli: examples/qcow2w.c qcow2w.h | $(B)
