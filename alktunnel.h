@@ -2145,11 +2145,36 @@ static int alkt__scan_literal(alkt_json_parser *p, alkt_json_token *t,
     return ALKT_OK;
 }
 
-static size_t alkt__skip_ws(const char *s, size_t i, size_t n)
+/* JSON whitespace from i; a run of spaces (indentation, padding) is
+ * measured a word at a time. */
+static ALKT__INLINE size_t alkt__skip_ws(const char *s, size_t i, size_t n)
 {
-    while (i < n && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' ||
-                     s[i] == '\t'))
-        i++;
+    while (i < n) {
+        char c = s[i];
+        if ((unsigned char)c > ' ')
+            break; /* the common case: no whitespace at all */
+        if (c == ' ') {
+#if (defined(__GNUC__) || defined(__clang__)) && \
+    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            if (i + 8 <= n) {
+                uint64_t v;
+                memcpy(&v, s + i, 8);
+                v ^= 0x2020202020202020u; /* 0 in each space byte */
+                if (!v) {
+                    i += 8;
+                    continue;
+                }
+                i += (size_t)__builtin_ctzll(v) >> 3; /* >= 1: s[i] is ' ' */
+                continue;
+            }
+#endif
+            i++;
+        } else if (c == '\n' || c == '\r' || c == '\t') {
+            i++;
+        } else {
+            break;
+        }
+    }
     return i;
 }
 
@@ -2423,6 +2448,20 @@ static ALKT__INLINE size_t alkt__fast_string(const unsigned char *s, size_t i,
          * with one load, the rest by the full rule. */
         do {
             uint32_t w;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            /* two such characters with one load */
+            while (i + 8 <= n) {
+                uint64_t v;
+                memcpy(&v, s + i, 8);
+                if ((v & 0xC0C0F0C0C0F0u) != 0x8080E08080E0u ||
+                    s[i] == 0xE0 || s[i] == 0xED || s[i + 3] == 0xE0 ||
+                    s[i + 3] == 0xED)
+                    break;
+                i += 6;
+            }
+            if (i >= n || (c = s[i]) < 0x80)
+                break;
+#endif
             if (i + 4 <= n) {
                 memcpy(&w, s + i, 4);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -2447,21 +2486,7 @@ static ALKT__INLINE size_t alkt__fast_string(const unsigned char *s, size_t i,
 static ALKT__INLINE size_t alkt__fast_ws(const unsigned char *s, size_t i,
                                          size_t n)
 {
-    while (i < n && s[i] <= ' ') {
-        unsigned c = s[i];
-        if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
-            break;
-        i++;
-        /* indentation: eight spaces at a time */
-        while (i + 8 <= n) {
-            uint64_t v;
-            memcpy(&v, s + i, 8);
-            if (v != ALKT__ONES * 0x20u)
-                break;
-            i += 8;
-        }
-    }
-    return i;
+    return alkt__skip_ws((const char *)s, i, n);
 }
 
 /* At '-' or a digit: the index past the number, or 0. */
