@@ -2495,6 +2495,11 @@ static ALKT__INLINE size_t alkt__fast_number(const unsigned char *s, size_t i,
 {
 #define ALKT__DIGITS()                                                         \
     do {                                                                       \
+        size_t k_ = 0; /* short numbers a byte at a time */                    \
+        while (k_ < 4 && i < n && alkt__is_digit(s[i]))                        \
+            i++, k_++;                                                         \
+        if (k_ < 4)                                                            \
+            break;                                                             \
         while (i + 8 <= n) {                                                   \
             uint64_t v;                                                        \
             memcpy(&v, s + i, 8);                                              \
@@ -2586,13 +2591,15 @@ key:
     i = alkt__fast_ws(s, i, n);
     if (i >= n || s[i] != '"' || !(i = alkt__fast_string(s, i + 1, n)))
         return 0;
-    i = alkt__fast_ws(s, i, n);
+    if (i < n && s[i] != ':')
+        i = alkt__fast_ws(s, i, n);
     if (i >= n || s[i] != ':')
         return 0;
     i++;
     goto value;
 after:
-    i = alkt__fast_ws(s, i, n);
+    if (i < n && s[i] != ',')
+        i = alkt__fast_ws(s, i, n);
     if (depth == 0)
         return i == n;
     if (i >= n)
