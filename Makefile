@@ -45,7 +45,7 @@ FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
         ctgrind crypto-portable FORCE
 
 all: $(UNIT_TESTS:%=$(B)/test_%) $(FUZZ_TARGETS:%=$(B)/replay_%) \
-     $(EXAMPLES:%=$(B)/%)
+     $(REPLAY_PORTABLE:%=$(B)/replay_%) $(EXAMPLES:%=$(B)/%)
 
 help:
 	@echo "alk targets:"
@@ -139,6 +139,14 @@ $(B)/replay_session_portable: fuzz/session.c tests/replay_main.c alktunnel.h alk
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) -DALKTUNNEL_NO_INT128 -DALKTUNNEL_NO_SIMD \
 	    -DALKTUNNEL_NO_SHA_NI -DSS_PRIMITIVES_ONLY -DALK_TARGET='"replay_session_portable"' \
 	    fuzz/session.c tests/replay_main.c -o $@ $(LDFLAGS)
+# The params corpus once more with ALKTUNNEL_NO_SIMD: the JSON reader's
+# word-at-a-time string scan and the host-name byte rule, not SSE2 and words.
+$(B)/replay_params_portable: fuzz/params.c tests/replay_main.c alktunnel.h \
+                             fuzz/json_ref.h fuzz/alkt_equal.h fuzz/addr_ref.h \
+                             fuzz/alk_check.h | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) -DALKTUNNEL_NO_SIMD \
+	    -DALK_TARGET='"replay_params_portable"' fuzz/params.c tests/replay_main.c \
+	    -o $@ $(LDFLAGS)
 $(B)/replay_pump: alktunnel.h alksim.h
 $(B)/replay_roles: alktunnel.h alksim.h alkcodec.h fuzz/tunnel_world.h
 $(B)/replay_tunnel_sim: alktunnel.h alksim.h fuzz/tunnel_world.h fuzz/tunnel_sim.h
@@ -156,10 +164,12 @@ REPLAY_ORDER := $(foreach t,$(REPLAY_SLOW),$(filter $(t),$(FUZZ_TARGETS))) \
 # (no SIMD, no SHA-NI, no 128-bit products; the primitives' checks only):
 # a mutant of the paths this CPU does not take is judged by the replay too,
 # not only by crypto-portable.
-REPLAY_PORTABLE := $(if $(filter session,$(FUZZ_TARGETS)),session_portable)
+REPLAY_PORTABLE := $(if $(filter session,$(FUZZ_TARGETS)),session_portable) \
+                   $(if $(filter params,$(FUZZ_TARGETS)),params_portable)
 REPLAY_RUNS  := $(foreach t,$(REPLAY_ORDER),$(t):corpus/$(t)) \
                 $(if $(filter params,$(FUZZ_TARGETS)),params:tests/json_conformance) \
-                $(if $(REPLAY_PORTABLE),session_portable:corpus/session)
+                $(if $(filter session,$(FUZZ_TARGETS)),session_portable:corpus/session) \
+                $(if $(filter params,$(FUZZ_TARGETS)),params_portable:corpus/params)
 replay: $(FUZZ_TARGETS:%=$(B)/replay_%) $(REPLAY_PORTABLE:%=$(B)/replay_%)
 	@rm -rf $(B)/replay-logs; mkdir -p $(B)/replay-logs; \
 	printf '%s\n' $(REPLAY_RUNS) | xargs -P $(REPLAY_JOBS) -I{} sh -c \
