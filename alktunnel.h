@@ -177,6 +177,11 @@
  *     alkt_json_validate(json, len, limits, &err)   whole document
  *     alkt_json_unescape(raw, len, out, cap, &out_len, &bad)  string contents
  *     alkt_json_number_u64 / _i64(token, &value)            integer values
+ *     alkt_json_number_double(token, &value)   correctly rounded double
+ *     alkt_json_skip(p, &token)              past the value token starts
+ *     alkt_json_find_key(p, name, len, &key) the member of that name
+ *     alkt_json_string_equal(token, s, len)  key/string text == s, escapes
+ *                                            decoded as compared
  *   Typed params (decode: zeroed out-struct filled or error; encode:
  *   canonical JSON into buf, returns length or < 0; buf NULL + cap 0 asks
  *   for the length):
@@ -836,6 +841,37 @@ ALKTDEF int alkt_json_unescape(const char *raw, size_t len, char *out,
  * negative; "-0" is 0). */
 ALKTDEF int alkt_json_number_u64(const alkt_json_token *t, uint64_t *value);
 ALKTDEF int alkt_json_number_i64(const alkt_json_token *t, int64_t *value);
+/* A NUMBER token as the nearest double (ties to even): exact by
+ * construction for up to 15 significant digits and a power of ten up to
+ * 22, else through the C library's strtod (correctly rounded in glibc and
+ * musl), made independent of the locale's decimal point. Returns ALKT_OK,
+ * ALKT_ERR_OUT_OF_RANGE when the magnitude is beyond DBL_MAX (a value
+ * below the smallest double rounds to a subnormal or to zero, keeping
+ * the sign: ALKT_OK), ALKT_ERR_TOO_LARGE for number text longer than
+ * ALKT_JSON_NUMBER_TEXT_MAX bytes, ALKT_ERR_WRONG_TYPE for another token.
+ */
+#define ALKT_JSON_NUMBER_TEXT_MAX 1024u
+ALKTDEF int alkt_json_number_double(const alkt_json_token *t, double *value);
+/* t is the token alkt_json_next just returned: for OBJECT or ARRAY the
+ * parser is moved past the matching end (its END token consumed, never
+ * seen by the caller); for a scalar, KEY (its value is skipped too) or an
+ * END token nothing more is read. ALKT_OK, or the reader's error. */
+ALKTDEF int alkt_json_skip(alkt_json_parser *p, const alkt_json_token *t);
+/* Inside an object - right after its OBJECT token, or after a member's
+ * value - reads on to the member whose key is `name` (len bytes, compared
+ * with the key's escapes decoded), skipping the values of the members
+ * before it. ALKT_OK: *key is that KEY and the parser is at its value;
+ * ALKT_ERR_MISSING_FIELD: the object ended first (its OBJECT_END read:
+ * the parser is past the object); ALKT_ERR_STATE: the next token was not
+ * a key or the object's end - the parser was not between members (that
+ * token is read); or the reader's error. A name given twice is found at
+ * its first. */
+ALKTDEF int alkt_json_find_key(alkt_json_parser *p, const char *name,
+                               size_t len, alkt_json_token *key);
+/* 1 when a KEY or STRING token's text, escapes decoded, is exactly the len
+ * bytes at s; else 0 (also for another token type). */
+ALKTDEF int alkt_json_string_equal(const alkt_json_token *t, const char *s,
+                                   size_t len);
 
 /* ---- addresses ------------------------------------------------------------ */
 typedef struct alkt_ip {
@@ -1799,6 +1835,9 @@ ALKTDEF int alkt_gateway_forward(alkt_gateway *g, uint32_t peer,
 #ifndef ALKTUNNEL_PLANTED_BUG
 #define ALKTUNNEL_PLANTED_BUG 0
 #endif
+#include <float.h>  /* DBL_MAX */
+#include <locale.h> /* localeconv: strtod's decimal point */
+#include <stdlib.h> /* strtod */
 #include <string.h>
 /* SHA-256 with the x86 SHA extensions, chosen at run time when the CPU
  * has them (ALKTUNNEL_NO_SHA_NI: the portable code only). */
@@ -2786,6 +2825,179 @@ static int alkt__number_magnitude(const alkt_json_token *t, uint64_t limit,
         v = v * 10 + d;
     }
     *value = v;
+    return ALKT_OK;
+}
+
+/* ---- walking: skip, find, compare, doubles ---- */
+ALKTDEF int alkt_json_skip(alkt_json_parser *p, const alkt_json_token *t)
+{
+    alkt_json_token x;
+    size_t depth;
+    int rc;
+    if (!p || !t)
+        return ALKT_ERR_ARG;
+    if (t->type == ALKT_JSON_KEY) { /* the member's value goes too */
+        rc = alkt_json_next(p, &x);
+        return rc ? rc : alkt_json_skip(p, &x);
+    }
+    if (t->type != ALKT_JSON_OBJECT && t->type != ALKT_JSON_ARRAY)
+        return p->error;
+    /* t opened a container at t->depth: read until the level is back */
+    depth = t->depth;
+    do {
+        if ((rc = alkt__json_step(p, &x)) != ALKT_OK)
+            return rc;
+    } while (x.depth != depth ||
+             (x.type != ALKT_JSON_OBJECT_END && x.type != ALKT_JSON_ARRAY_END));
+    return ALKT_OK;
+}
+
+ALKTDEF int alkt_json_string_equal(const alkt_json_token *t, const char *s,
+                                   size_t len)
+{
+    size_t i = 0, o = 0;
+    if (!t || (!s && len) ||
+        (t->type != ALKT_JSON_KEY && t->type != ALKT_JSON_STRING))
+        return 0;
+    if (!(t->flags & ALKT_JSON_ESCAPED))
+        return t->len == len && (len == 0 || memcmp(t->ptr, s, len) == 0);
+    /* piece by piece: a plain run, or one escape decoded into tmp */
+    while (i < t->len) {
+        char tmp[8];
+        size_t n, used;
+        const char *bs = (const char *)memchr(t->ptr + i, '\\', t->len - i);
+        if (bs != t->ptr + i) {
+            n = bs ? (size_t)(bs - t->ptr) - i : t->len - i;
+            if (n > len - o || memcmp(t->ptr + i, s + o, n) != 0)
+                return 0;
+            i += n;
+            o += n;
+            continue;
+        }
+        /* one escape (two for a surrogate pair): at most 12 raw bytes */
+        used = t->ptr[i + 1] == 'u' ? 6 : 2;
+        if (used == 6 && i + 12 <= t->len && t->ptr[i + 6] == '\\' &&
+            t->ptr[i + 7] == 'u') {
+            long hi = alkt__hex4(t->ptr, t->len, i + 2);
+            if (hi >= 0xD800 && hi <= 0xDBFF)
+                used = 12;
+        }
+        if (alkt_json_unescape(t->ptr + i, used, tmp, sizeof tmp, &n, NULL) !=
+                ALKT_OK ||
+            n > len - o || memcmp(tmp, s + o, n) != 0)
+            return 0;
+        i += used;
+        o += n;
+    }
+    return o == len;
+}
+
+ALKTDEF int alkt_json_find_key(alkt_json_parser *p, const char *name,
+                               size_t len, alkt_json_token *key)
+{
+    alkt_json_token x;
+    int rc;
+    if (!p || (!name && len) || !key)
+        return ALKT_ERR_ARG;
+    for (;;) {
+        if ((rc = alkt_json_next(p, &x)) != ALKT_OK)
+            return rc;
+        if (x.type == ALKT_JSON_OBJECT_END)
+            return ALKT_ERR_MISSING_FIELD;
+        if (x.type != ALKT_JSON_KEY)
+            return ALKT_ERR_STATE; /* not inside an object */
+        if (alkt_json_string_equal(&x, name, len)) {
+            *key = x;
+            return ALKT_OK;
+        }
+        if ((rc = alkt_json_skip(p, &x)) != ALKT_OK)
+            return rc;
+    }
+}
+
+/* 10^k, k <= 22: every one exact in a double. */
+static const double alkt__pow10[23] = {
+    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+ALKTDEF int alkt_json_number_double(const alkt_json_token *t, double *value)
+{
+    const char *s;
+    size_t i = 0, n, digits = 0;
+    uint64_t sig = 0;
+    long exp10 = 0, e = 0;
+    int neg, eneg = 0, point = 0;
+    char buf[ALKT_JSON_NUMBER_TEXT_MAX + 16];
+    double v;
+    if (!t || !value)
+        return ALKT_ERR_ARG;
+    if (t->type != ALKT_JSON_NUMBER)
+        return ALKT_ERR_WRONG_TYPE;
+    s = t->ptr;
+    n = t->len;
+    if (n > ALKT_JSON_NUMBER_TEXT_MAX)
+        return ALKT_ERR_TOO_LARGE;
+    neg = s[0] == '-';
+    i = (size_t)neg;
+    /* the significand's digits (leading zeros do not count), each one
+     * after the point lowering the exponent; the reader made sure of the
+     * grammar. Past 15 digits the fast path is out: the count is enough. */
+    for (; i < n; i++) {
+        char c = s[i];
+        if (c == '.') {
+            point = 1;
+            continue;
+        }
+        if (!alkt__is_digit((unsigned char)c))
+            break;
+        if (sig == 0 && c == '0') {
+            exp10 -= point;
+            continue;
+        }
+        if (++digits <= 15) {
+            sig = sig * 10 + (uint64_t)(c - '0');
+            exp10 -= point;
+        }
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (s[i] == '+' || s[i] == '-')
+            eneg = s[i++] == '-';
+        for (; i < n; i++)
+            if (e < 100000)
+                e = e * 10 + (s[i] - '0');
+        exp10 += eneg ? -e : e;
+    }
+    if (sig == 0) {
+        *value = neg ? -0.0 : 0.0;
+        return ALKT_OK;
+    }
+    if (digits <= 15 && exp10 >= -22 && exp10 <= 22) {
+        /* both exact: one rounding, the correct one (Clinger) */
+        v = exp10 >= 0 ? (double)sig * alkt__pow10[exp10]
+                       : (double)sig / alkt__pow10[-exp10];
+    } else {
+        /* the C library's conversion, with the locale's decimal point */
+        const char *dp = localeconv()->decimal_point;
+        size_t o = 0, dl = dp && dp[0] ? strlen(dp) : 1;
+        if (n + dl > sizeof buf)
+            return ALKT_ERR_TOO_LARGE;
+        for (i = 0; i < n; i++) {
+            if (s[i] == '.' && dp && dp[0]) {
+                memcpy(buf + o, dp, dl);
+                o += dl;
+            } else {
+                buf[o++] = s[i];
+            }
+        }
+        buf[o] = '\0';
+        v = strtod(buf, NULL);
+        if (v > DBL_MAX || v < -DBL_MAX)
+            return ALKT_ERR_OUT_OF_RANGE;
+        *value = v;
+        return ALKT_OK;
+    }
+    *value = neg ? -v : v;
     return ALKT_OK;
 }
 

@@ -32,6 +32,7 @@
  *      canonical text; and RFC 5952 formatting over every zero pattern.
  * Any broken invariant aborts via ALK_CHECK with the trace. */
 #include <errno.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -151,11 +152,48 @@ static void check_string_token(const alkt_json_token *t, const uint8_t *data,
     if (!(t->flags & ALKT_JSON_ESCAPED))
         ALK_CHECK(n == t->len && memcmp(out, t->ptr, n) == 0,
                   "plain string at %zu changed", t->offset);
+    /* the escape-aware comparison agrees with the unescaped bytes, and
+     * tells them from a copy one byte shorter or with its last byte
+     * changed */
+    ALK_CHECK(alkt_json_string_equal(t, out, n) == 1,
+              "string at %zu: not equal to its own unescaped text", t->offset);
+    if (n > 0) {
+        ALK_CHECK(alkt_json_string_equal(t, out, n - 1) == 0,
+                  "string at %zu: equal to its text cut short", t->offset);
+        out[n - 1] ^= 0x20;
+        ALK_CHECK(alkt_json_string_equal(t, out, n) == 0,
+                  "string at %zu: equal to its text with a byte changed",
+                  t->offset);
+        out[n - 1] ^= 0x20;
+    }
     if (n > 0) {
         rc = alkt_json_unescape(t->ptr, t->len, out, n - 1, &n2, NULL);
         ALK_CHECK(rc == ALKT_ERR_STRING_TOO_LONG && n2 < n,
                   "unescape into %zu bytes: %d (%zu)", n - 1, rc, n2);
     }
+}
+
+/* alkt_json_number_double against the C library's strtod of the same
+ * text (the "C" locale: '.' is the point), bit for bit. */
+static void check_number_double(const alkt_json_token *t)
+{
+    static char text[ALKT_JSON_NUMBER_TEXT_MAX + 1];
+    double got = 0, want;
+    int rc = alkt_json_number_double(t, &got);
+    if (t->len > ALKT_JSON_NUMBER_TEXT_MAX) {
+        ALK_CHECK(rc == ALKT_ERR_TOO_LARGE, "%zu-byte number: %d", t->len, rc);
+        return;
+    }
+    memcpy(text, t->ptr, t->len);
+    text[t->len] = '\0';
+    want = strtod(text, NULL);
+    if (want > DBL_MAX || want < -DBL_MAX) {
+        ALK_CHECK(rc == ALKT_ERR_OUT_OF_RANGE, "number %s: %d, strtod inf",
+                  text, rc);
+        return;
+    }
+    ALK_CHECK(rc == ALKT_OK && memcmp(&got, &want, sizeof got) == 0,
+              "number %s: %d, %.17g, strtod %.17g", text, rc, got, want);
 }
 
 static void check_number_token(const alkt_json_token *t)
@@ -164,6 +202,7 @@ static void check_number_token(const alkt_json_token *t)
     uint64_t u = 0;
     int64_t s = 0;
     int ru = alkt_json_number_u64(t, &u), rs = alkt_json_number_i64(t, &s);
+    check_number_double(t);
     if (t->flags & (ALKT_JSON_FRACTION | ALKT_JSON_EXPONENT)) {
         ALK_CHECK(ru == ALKT_ERR_NOT_INTEGER && rs == ALKT_ERR_NOT_INTEGER,
                   "non-integer number at %zu converted", t->offset);
@@ -295,6 +334,63 @@ static int walk_tokens(const uint8_t *data, size_t size, size_t *err_offset)
     return rc;
 }
 
+/* The walking calls on an accepted document, against plain token walks:
+ * skipping the top value leaves END; in a top-level object, find_key on
+ * the last key's (unescaped) name stops at the first key equal to it,
+ * before its value; a name no key can have ends the object. */
+static void check_walker(const uint8_t *data, size_t size)
+{
+    static char name[1 << 12];
+    alkt_json_parser p;
+    alkt_json_token t, x, last, k;
+    size_t nkeys = 0, nlen = 0, want = 0;
+    const char *doc = (const char *)data;
+    int rc;
+    memset(&last, 0, sizeof last);
+    alkt_json_init(&p, doc, size, NULL);
+    ALK_CHECK(alkt_json_next(&p, &t) == ALKT_OK, "walker: first token");
+    ALK_CHECK(alkt_json_skip(&p, &t) == ALKT_OK &&
+                  alkt_json_next(&p, &x) == ALKT_OK && x.type == ALKT_JSON_END,
+              "walker: skipping the top value does not leave END");
+    if (t.type != ALKT_JSON_OBJECT)
+        return;
+    alkt_json_init(&p, doc, size, NULL);
+    while (alkt_json_next(&p, &x) == ALKT_OK && x.type != ALKT_JSON_END)
+        if (x.type == ALKT_JSON_KEY && x.depth == 1) {
+            last = x;
+            nkeys++;
+        }
+    if (nkeys && (last.len > sizeof name ||
+                  alkt_json_unescape(last.ptr, last.len, name, sizeof name,
+                                     &nlen, NULL) != ALKT_OK))
+        return; /* a key that does not decode cannot be asked for */
+    if (nkeys) {
+        alkt_json_init(&p, doc, size, NULL);
+        while (alkt_json_next(&p, &x) == ALKT_OK && x.type != ALKT_JSON_END)
+            if (x.type == ALKT_JSON_KEY && x.depth == 1 &&
+                alkt_json_string_equal(&x, name, nlen)) {
+                want = x.offset;
+                break;
+            }
+        alkt_json_init(&p, doc, size, NULL);
+        alkt_json_next(&p, &t);
+        rc = alkt_json_find_key(&p, name, nlen, &k);
+        ALK_CHECK(rc == ALKT_OK && k.offset == want && k.depth == 1,
+                  "walker: find_key gave %d at %zu, the first such key is at "
+                  "%zu", rc, k.offset, want);
+        ALK_CHECK(alkt_json_next(&p, &x) == ALKT_OK && x.depth == 1 &&
+                      x.offset > k.offset && x.type != ALKT_JSON_KEY,
+                  "walker: after find_key, not the key's value");
+    }
+    alkt_json_init(&p, doc, size, NULL);
+    alkt_json_next(&p, &t);
+    rc = alkt_json_find_key(&p, "\xff", 1, &k); /* no key is bad UTF-8 */
+    ALK_CHECK(rc == ALKT_ERR_MISSING_FIELD &&
+                  alkt_json_next(&p, &x) == ALKT_OK && x.type == ALKT_JSON_END,
+              "walker: find_key of an absent name: %d, then type %d", rc,
+              (int)x.type);
+}
+
 static int check_reader(const uint8_t *data, size_t size, size_t *offset)
 {
     alkt_error e;
@@ -329,6 +425,8 @@ static int check_reader(const uint8_t *data, size_t size, size_t *offset)
                   ref_off, alkt_strerror(rc));
     }
     *offset = e.offset;
+    if (rc == ALKT_OK)
+        check_walker(data, size);
     rc = alkt_json_validate((const char *)data, size, &shallow, &e);
     ref = json_ref_validate(data, size, 3, &ref_off);
     ALK_CHECK((rc == ALKT_OK) == (ref == 1) && (ref || e.offset == ref_off),

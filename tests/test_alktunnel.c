@@ -27,6 +27,8 @@ static unsigned long t_ct_compared;
 #define ALKTUNNEL_IMPLEMENTATION
 #include "../alktunnel.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

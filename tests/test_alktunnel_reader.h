@@ -1650,6 +1650,164 @@ TEST number_null_value(void)
 
 /* ---- suites ----------------------------------------------------------- */
 
+/* ---- walking ------------------------------------------------------------- */
+
+/* The first NUMBER token of json as a double, or the code. */
+static int first_double(const char *json, double *v)
+{
+    alkt_json_parser p;
+    alkt_json_token t;
+    alkt_json_init(&p, json, strlen(json), NULL);
+    do {
+        if (alkt_json_next(&p, &t) != ALKT_OK)
+            return -100;
+    } while (t.type != ALKT_JSON_NUMBER && t.type != ALKT_JSON_END);
+    return alkt_json_number_double(&t, v);
+}
+
+TEST json_number_double_is_strtod_bit_for_bit(void)
+{
+    static const char *const nums[] = {
+        "0", "-0", "1", "-1", "0.1", "0.3", "1e22", "1e23", "9007199254740993",
+        "123456789012345", "1234567890123456", "2.2250738585072011e-308",
+        "2.2250738585072014e-308", "4.9e-324", "2.4e-324", "2.5e-324",
+        "1.7976931348623157e308", "0.000001", "1e-22", "1e-23", "3.14159",
+        "-65.613616999999977", "100e-2", "0.00000000000000000000000000001e29",
+        "123.456e3", "1E+2", "5e-325"};
+    uint64_t rng = test_seed * 0x9e3779b97f4a7c15u + 11;
+    char text[64];
+    size_t k;
+    double got, want;
+    for (k = 0; k < sizeof nums / sizeof nums[0]; k++) {
+        want = strtod(nums[k], NULL);
+        ASSERT_EQ_FMT(ALKT_OK, first_double(nums[k], &got), "%d");
+        ASSERTm(nums[k], memcmp(&got, &want, sizeof got) == 0);
+    }
+    /* drawn: up to 20 digits, a point anywhere, exponents -340..340 */
+    for (k = 0; k < 20000; k++) {
+        uint64_t r = alksim_splitmix64(&rng);
+        size_t nd = 1 + (size_t)(r % 20), d, o = 0, point = (size_t)((r >> 8) % (nd + 1));
+        if ((r >> 16) & 1)
+            text[o++] = '-';
+        for (d = 0; d < nd; d++) {
+            if (d == point && d > 0)
+                text[o++] = '.';
+            text[o++] = (char)('0' + (d == 0 && nd > 1 && point != 1 ? 1 + (r >> (20 + d)) % 9
+                                                    : (alksim_splitmix64(&rng) % 10)));
+        }
+        if ((r >> 40) & 1)
+            o += (size_t)sprintf(text + o, "e%d", (int)((r >> 41) % 681) - 340);
+        text[o] = '\0';
+        if (alkt_json_validate(text, o, NULL, NULL) != ALKT_OK)
+            continue; /* "01..." and the like */
+        want = strtod(text, NULL);
+        if (want > DBL_MAX || want < -DBL_MAX) {
+            ASSERT_EQ(ALKT_ERR_OUT_OF_RANGE, first_double(text, &got));
+            continue;
+        }
+        ASSERT_EQ(ALKT_OK, first_double(text, &got));
+        ASSERTm(text, memcmp(&got, &want, sizeof got) == 0);
+    }
+    ASSERT_EQ(ALKT_ERR_OUT_OF_RANGE, first_double("1e309", &got));
+    ASSERT_EQ(ALKT_ERR_OUT_OF_RANGE, first_double("-1e400", &got));
+    ASSERT_EQ(ALKT_OK, first_double("-1e-400", &got));
+    ASSERT(got == 0 && signbit(got));
+    ASSERT_EQ(ALKT_OK, first_double("-0.0", &got));
+    ASSERT(got == 0 && signbit(got));
+    PASS();
+}
+
+TEST json_number_double_limits_and_types(void)
+{
+    static char big[ALKT_JSON_NUMBER_TEXT_MAX + 8];
+    alkt_json_parser p;
+    alkt_json_token t;
+    double v = 7;
+    /* "1.000...0": one past the limit refused, at the limit converted */
+    memset(big, '0', sizeof big - 1);
+    big[0] = '1';
+    big[1] = '.';
+    big[ALKT_JSON_NUMBER_TEXT_MAX + 1] = '\0';
+    ASSERT_EQ(ALKT_ERR_TOO_LARGE, first_double(big, &v));
+    big[ALKT_JSON_NUMBER_TEXT_MAX] = '\0';
+    ASSERT_EQ(ALKT_OK, first_double(big, &v));
+    ASSERT(v == 1.0);
+    alkt_json_init(&p, "\"1\"", 3, NULL);
+    ASSERT_EQ(ALKT_OK, alkt_json_next(&p, &t));
+    ASSERT_EQ(ALKT_ERR_WRONG_TYPE, alkt_json_number_double(&t, &v));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_json_number_double(NULL, &v));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_json_number_double(&t, NULL));
+    PASS();
+}
+
+TEST json_string_equal_decodes_escapes(void)
+{
+    static const char doc[] =
+        "[\"plain\", \"a\\u0062c\", \"\\ud83d\\ude00!\", \"tab\\there\", \"\\\"\", \"\"]";
+    alkt_json_parser p;
+    alkt_json_token t[6];
+    size_t k;
+    alkt_json_init(&p, doc, sizeof doc - 1, NULL);
+    ASSERT_EQ(ALKT_OK, alkt_json_next(&p, &t[0])); /* [ */
+    for (k = 0; k < 6; k++)
+        ASSERT_EQ(ALKT_OK, alkt_json_next(&p, &t[k]));
+    ASSERT(alkt_json_string_equal(&t[0], "plain", 5));
+    ASSERT(!alkt_json_string_equal(&t[0], "plai", 4));
+    ASSERT(!alkt_json_string_equal(&t[0], "plainx", 6));
+    ASSERT(alkt_json_string_equal(&t[1], "abc", 3));
+    ASSERT(!alkt_json_string_equal(&t[1], "a\\u0062c", 8));
+    ASSERT(alkt_json_string_equal(&t[2], "\xf0\x9f\x98\x80!", 5));
+    ASSERT(!alkt_json_string_equal(&t[2], "\xf0\x9f\x98\x80", 4));
+    ASSERT(alkt_json_string_equal(&t[3], "tab\there", 8));
+    ASSERT(alkt_json_string_equal(&t[4], "\"", 1));
+    ASSERT(alkt_json_string_equal(&t[5], "", 0));
+    ASSERT(!alkt_json_string_equal(&t[5], "x", 1));
+    PASS();
+}
+
+TEST json_skip_and_find_key(void)
+{
+    static const char doc[] =
+        "{\"a\": [1, {\"a\": 2}, [3]], \"b\\u0063\": {\"x\": {}}, \"c\": 4, "
+        "\"bc\": 5}";
+    alkt_json_parser p;
+    alkt_json_token t, k;
+    /* the second "bc" (plain) is not found: the first (escaped) is */
+    alkt_json_init(&p, doc, sizeof doc - 1, NULL);
+    ASSERT_EQ(ALKT_OK, alkt_json_next(&p, &t));
+    ASSERT_EQ(ALKT_OK, alkt_json_find_key(&p, "bc", 2, &k));
+    ASSERT_EQ((size_t)26, k.offset);
+    ASSERT_EQ(ALKT_OK, alkt_json_next(&p, &t));
+    ASSERT_EQ(ALKT_JSON_OBJECT, t.type);
+    ASSERT_EQ(ALKT_OK, alkt_json_skip(&p, &t)); /* {"x": {}} */
+    ASSERT_EQ(ALKT_OK, alkt_json_find_key(&p, "bc", 2, &k));
+    ASSERT_EQ(ALKT_OK, alkt_json_next(&p, &t));
+    ASSERT_EQ(ALKT_JSON_NUMBER, t.type);
+    ASSERT_EQ('5', t.ptr[0]);
+    ASSERT_EQ(ALKT_ERR_MISSING_FIELD, alkt_json_find_key(&p, "a", 1, &k));
+    ASSERT_EQ(ALKT_OK, alkt_json_next(&p, &t));
+    ASSERT_EQ(ALKT_JSON_END, t.type);
+    /* a key's value skipped with it; a scalar needs nothing */
+    alkt_json_init(&p, doc, sizeof doc - 1, NULL);
+    ASSERT_EQ(ALKT_OK, alkt_json_next(&p, &t));
+    ASSERT_EQ(ALKT_OK, alkt_json_next(&p, &t)); /* "a" */
+    ASSERT_EQ(ALKT_OK, alkt_json_skip(&p, &t));
+    ASSERT_EQ(ALKT_OK, alkt_json_next(&p, &t));
+    ASSERT_EQ(ALKT_JSON_KEY, t.type);
+    ASSERT(alkt_json_string_equal(&t, "bc", 2));
+    ASSERT_EQ(ALKT_OK, alkt_json_skip(&p, &t)); /* its value */
+    ASSERT_EQ(ALKT_OK, alkt_json_find_key(&p, "c", 1, &k));
+    /* at a value, not between members: refused */
+    ASSERT_EQ(ALKT_ERR_STATE, alkt_json_find_key(&p, "c", 1, &k));
+    /* errors come through; argument checks */
+    alkt_json_init(&p, "{\"a\": [1, }", 11, NULL);
+    ASSERT_EQ(ALKT_OK, alkt_json_next(&p, &t));
+    ASSERT_EQ(ALKT_ERR_SYNTAX, alkt_json_find_key(&p, "z", 1, &k));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_json_find_key(NULL, "z", 1, &k));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_json_skip(&p, NULL));
+    PASS();
+}
+
 SUITE(alkt_reader_suite)
 {
     RUN_TEST(json_init_null_parser);
@@ -1669,6 +1827,10 @@ SUITE(alkt_reader_suite)
     RUN_TEST(json_errors_strings);
     RUN_TEST(json_string_stop_positions);
     RUN_TEST(json_size_limit_custom);
+    RUN_TEST(json_number_double_is_strtod_bit_for_bit);
+    RUN_TEST(json_number_double_limits_and_types);
+    RUN_TEST(json_string_equal_decodes_escapes);
+    RUN_TEST(json_skip_and_find_key);
     RUN_TEST(json_size_limit_default);
     RUN_TEST(json_depth_default);
     RUN_TEST(json_depth_custom);
