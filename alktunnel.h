@@ -3463,7 +3463,9 @@ static int alkt__expect(alkt__dec *d, alkt_json_type type)
 static int alkt__name_is(const char *name, const char *k, size_t klen)
 {
     size_t j;
-    for (j = 0; j < klen; j++) {
+    if (klen == 0 || name[0] != k[0]) /* most misses end here */
+        return klen == 0 && name[0] == '\0';
+    for (j = 1; j < klen; j++) {
         if (name[j] != k[j] || name[j] == '\0')
             return 0;
     }
@@ -4309,9 +4311,7 @@ typedef struct alkt__fast {
 
 static ALKT__INLINE void alkt__f_ws(alkt__fast *f)
 {
-    while (f->i < f->n && (f->s[f->i] == ' ' || f->s[f->i] == '\n' ||
-                           f->s[f->i] == '\r' || f->s[f->i] == '\t'))
-        f->i++;
+    f->i = alkt__skip_ws(f->s, f->i, f->n);
 }
 
 static ALKT__INLINE int alkt__f_char(alkt__fast *f, char c)
@@ -4336,8 +4336,7 @@ static ALKT__INLINE int alkt__f_str(alkt__fast *f, const char **p,
         return 0;
     i++;
     *p = f->s + i;
-    while (i < f->n && alkt__str_class[s[i]] == 0)
-        i++;
+    i = alkt__str_stop(s, i, f->n);
     if (i >= f->n || s[i] != '"')
         return 0;
     *len = (size_t)(f->s + i - *p);
