@@ -15,6 +15,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef Q2W_NO_STDIO
+#include <unistd.h> /* close, unlink (the POSIX mirror) */
+#endif
 
 /* Resume calls one operation may take before the loop counts as a hang. */
 #define QH_RESUME_CAP 2000000u
@@ -29,6 +32,11 @@ typedef struct qh_disk {
     const unsigned char *backing;
     uint64_t backing_len;
     size_t ops_cap;     /* batches must fit the caller's buffer */
+    /* POSIX mirror (qh_disk_mirror): every batch also runs through
+     * q2w_posix_exec on a real file, which must read what the model
+     * reads and hold what it holds */
+    int mirror;
+    int mirror_fd;
 } qh_disk;
 
 static ALK_UNUSED void qh_disk_init(qh_disk *d, size_t cap)
@@ -58,6 +66,11 @@ static ALK_UNUSED void qh_disk_reserve(qh_disk *d, size_t end)
 
 static ALK_UNUSED void qh_disk_free(qh_disk *d)
 {
+#ifndef Q2W_NO_STDIO
+    if (d->mirror)
+        close(d->mirror_fd);
+    d->mirror = 0;
+#endif
     alk_free(d->buf);
     d->buf = NULL;
 }
@@ -158,6 +171,89 @@ static ALK_UNUSED int qh_exec(qh_disk *d, const q2w_op *op, size_t n)
     return 0;
 }
 
+#ifndef Q2W_NO_STDIO
+/* From now on every batch of d also runs through qcow2w's own POSIX
+ * executor on a temporary file holding the same bytes (unlinked at once):
+ * its reads (joined as it joins them) must give what the model's give,
+ * and each range it writes must then hold the model's bytes. */
+static ALK_UNUSED void qh_disk_mirror(qh_disk *d)
+{
+    char path[] = "/tmp/qh_mirror.XXXXXX";
+    int fd = mkstemp(path);
+    ALK_CHECK(fd >= 0, "mirror: mkstemp");
+    unlink(path);
+    if (d->len)
+        ALK_CHECK(q2w_pwrite_full(fd, 0, d->buf, d->len) == 0, "mirror: fill");
+    d->mirror_fd = fd;
+    d->mirror = 1;
+}
+
+static int qh_mirror_backing(void *user, uint64_t off, void *dst, size_t len)
+{
+    const qh_disk *d = (const qh_disk *)user;
+    size_t j;
+    for (j = 0; j < len; j++)
+        ((unsigned char *)dst)[j] =
+            off + j < d->backing_len ? d->backing[off + j] : 0;
+    return 0;
+}
+
+/* Run the batch through q2w_posix_exec first, keeping what its reads
+ * gave; the caller then runs the model's executor and qh_mirror_after
+ * compares. */
+static unsigned char *qh_mirror_before(q2w_image *img, qh_disk *d,
+                                       const q2w_op *op, size_t n)
+{
+    q2w_backing_reader br;
+    unsigned char *got;
+    size_t i, total = 0, at = 0;
+    for (i = 0; i < n; i++)
+        if (op[i].kind == Q2W_OP_READ || op[i].kind == Q2W_OP_BACKING_READ)
+            total += op[i].len;
+    br.read = qh_mirror_backing;
+    br.user = d;
+    ALK_CHECK(q2w_posix_exec(img, d->mirror_fd, &br, 0) == 0,
+              "mirror: q2w_posix_exec failed");
+    got = (unsigned char *)alk_malloc(total ? total : 1);
+    ALK_CHECK(got != NULL, "out of memory");
+    for (i = 0; i < n; i++)
+        if (op[i].kind == Q2W_OP_READ || op[i].kind == Q2W_OP_BACKING_READ) {
+            memcpy(got + at, op[i].dst, op[i].len);
+            at += op[i].len;
+        }
+    return got;
+}
+
+static void qh_mirror_after(qh_disk *d, const q2w_op *op, size_t n,
+                            unsigned char *got)
+{
+    size_t i, at = 0;
+    for (i = 0; i < n; i++) {
+        if (op[i].kind == Q2W_OP_READ || op[i].kind == Q2W_OP_BACKING_READ) {
+            /* both executors ran the whole batch in order: whatever a
+             * later op did to this dst, it did in both */
+            ALK_CHECK(memcmp(got + at, op[i].dst, op[i].len) == 0,
+                      "mirror: %s of op %zu (offset %llu, %zu bytes) differs "
+                      "from the model's",
+                      op[i].kind == Q2W_OP_READ ? "read" : "backing read", i,
+                      (unsigned long long)op[i].off, op[i].len);
+            at += op[i].len;
+        } else if (op[i].kind == Q2W_OP_WRITE) {
+            unsigned char *f = (unsigned char *)alk_malloc(op[i].len + 1);
+            ALK_CHECK(f != NULL, "out of memory");
+            ALK_CHECK(q2w_pread_full(d->mirror_fd, op[i].off, f, op[i].len) ==
+                          0, "mirror: pread");
+            ALK_CHECK(memcmp(f, d->buf + op[i].off, op[i].len) == 0,
+                      "mirror: the file's bytes at %llu (%zu) differ from "
+                      "the model's after the batch",
+                      (unsigned long long)op[i].off, op[i].len);
+            alk_free(f);
+        }
+    }
+    alk_free(got);
+}
+#endif
+
 /* The resume loop: every Q2W_PENDING comes with a non-empty batch, and the
  * operation ends within QH_RESUME_CAP rounds. */
 static ALK_UNUSED int qh_run(q2w_image *img, qh_disk *d, int rc)
@@ -167,6 +263,15 @@ static ALK_UNUSED int qh_run(q2w_image *img, qh_disk *d, int rc)
         size_t n;
         const q2w_op *op = q2w_batch(img, &n);
         ALK_CHECK(++rounds < QH_RESUME_CAP, "resume loop did not end");
+#ifndef Q2W_NO_STDIO
+        if (d->mirror) {
+            unsigned char *got = qh_mirror_before(img, d, op, n);
+            int xr = qh_exec(d, op, n);
+            qh_mirror_after(d, op, n, got);
+            rc = q2w_resume(img, xr);
+            continue;
+        }
+#endif
         rc = q2w_resume(img, qh_exec(d, op, n));
     }
     if (rc != Q2W_OK) {

@@ -26,7 +26,9 @@
  *   - a refusal (Q2W_ERR_LIMIT) is a clean outcome: the image stays
  *     consistent and the scenario ends there.
  * At the end: close, then no corruption and no leak, refcounts exact, and a
- * fresh handle sees the model.
+ * fresh handle sees the model. One input in eight also runs every batch
+ * through the POSIX executor on a real file (qh_disk_mirror), which must
+ * read what the model reads and write what it writes.
  *
  * Lab mode (inputs that start with "Q2WLAB01"): a backing file longer than
  * the disk, so a resize must zero what it would show past the old end (the
@@ -534,6 +536,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     alksim_source_init_bytes(&s.src, data, size);
     setup(&s);
+    /* One input in eight also runs every batch through q2w_posix_exec on
+     * a real file (chosen from the input's length and last byte, so that
+     * no draw of the scenario moves). */
+    if (size && ((size * 2654435761u) ^ data[size - 1]) % 8 == 0)
+        qh_disk_mirror(&s.disk);
     buf = (unsigned char *)alk_malloc(BUF_BYTES(s.cs));
     ALK_CHECK(buf != NULL, "out of memory");
     n_ops = (unsigned)alksim_range(&s.src, 1, MAX_OPS);
