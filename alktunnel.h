@@ -2605,20 +2605,15 @@ value:
             return 0;
         goto after;
     case 't':
-        if (n - i < 4 || memcmp(s + i, "true", 4) != 0)
-            return 0;
-        i += 4;
-        goto after;
     case 'f':
-        if (n - i < 5 || memcmp(s + i, "false", 5) != 0)
+    case 'n': {
+        const char *w = s[i] == 't' ? "true" : s[i] == 'f' ? "false" : "null";
+        size_t wl = s[i] == 'f' ? 5 : 4;
+        if (n - i < wl || memcmp(s + i, w, wl) != 0)
             return 0;
-        i += 5;
+        i += wl;
         goto after;
-    case 'n':
-        if (n - i < 4 || memcmp(s + i, "null", 4) != 0)
-            return 0;
-        i += 4;
-        goto after;
+    }
     default:
         if (s[i] != '-' && !alkt__is_digit(s[i]))
             return 0;

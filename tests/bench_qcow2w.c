@@ -110,6 +110,18 @@ typedef struct figure {
     double med[MAX_SIDES];
 } figure;
 
+/* A figure named name with its target, its user bytes (for the write
+ * amplification) and how each run's output is prepared. */
+static void figure_init(figure *f, const char *name, double target,
+                        double user_bytes, int prep)
+{
+    memset(f, 0, sizeof *f);
+    f->name = name;
+    f->target = target;
+    f->user_bytes = user_bytes;
+    f->prep = prep;
+}
+
 static char dir[256], log_path[300];
 static int runs = 5, have_strace, failed, missed;
 static char *qemu_img = (char *)"qemu-img", *qemu_io = (char *)"qemu-io";
@@ -560,12 +572,8 @@ static void import_figure(const char *name, const char *raw, double user_bytes)
     char *a1[] = {qemu_img, (char *)"convert", (char *)"-f", (char *)"raw",
                   (char *)"-O", (char *)"qcow2", (char *)raw, o1, NULL};
     int i;
-    memset(&f, 0, sizeof f);
-    f.name = name;
-    f.target = 0.8;
-    f.user_bytes = user_bytes;
+    figure_init(&f, name, 0.8, user_bytes, PREP_REMOVE);
     f.rss_judged = 1;
-    f.prep = PREP_REMOVE;
     snprintf(o0, sizeof o0, "%s/import.qcow2w.qcow2", dir);
     snprintf(o1, sizeof o1, "%s/import.qemu.qcow2", dir);
     init_side(&f, "qcow2w import -q -n RAW IMG", a0, NULL, o0);
@@ -606,12 +614,8 @@ static void export_figure(const char *name, const char *img, double user_bytes,
     char *a1[] = {qemu_img, (char *)"convert", (char *)"-f", (char *)"qcow2",
                   (char *)"-O", (char *)"raw", (char *)img, o1, NULL};
     int same;
-    memset(&f, 0, sizeof f);
-    f.name = name;
-    f.target = target;
-    f.user_bytes = user_bytes;
+    figure_init(&f, name, target, user_bytes, PREP_REMOVE);
     f.rss_judged = 1;
-    f.prep = PREP_REMOVE;
     snprintf(o0, sizeof o0, "%s/export.qcow2w.raw", dir);
     snprintf(o1, sizeof o1, "%s/export.qemu.raw", dir);
     init_side(&f, "qcow2w export -q IMG RAW", a0, NULL, o0);
@@ -678,11 +682,7 @@ static void io_figure(const char *name, double target, const uint64_t *offs,
     char *a1[] = {qemu_io, (char *)"-f", (char *)"qcow2",
                   (char *)"--cache=writeback", o1, NULL};
     int i, k = 0;
-    memset(&f, 0, sizeof f);
-    f.name = name;
-    f.target = target;
-    f.user_bytes = 4096.0 * n;
-    f.prep = prep;
+    figure_init(&f, name, target, 4096.0 * n, prep);
     f.base = base;
     snprintf(cmds, sizeof cmds, "%s/cmds", dir);
     snprintf(o0, sizeof o0, "%s/io.qcow2w.qcow2", dir);
