@@ -278,6 +278,9 @@ static ALK_UNUSED int qh_run(q2w_image *img, qh_disk *d, int rc)
         size_t n;
         q2w_batch(img, &n);
         ALK_CHECK(n == 0, "error %d with %zu ops left in the batch", rc, n);
+        ALK_CHECK(q2w_strerror(rc) != NULL &&
+                      strcmp(q2w_strerror(rc), q2w_strerror(-1000)) != 0,
+                  "error %d has no text of its own", rc);
     } else if (img->opened) {
         /* The planner skips zero fill past what it believes is the end of
          * the file: believing it shorter than it is would expose old
@@ -339,6 +342,28 @@ static ALK_UNUSED int qh_check(qh_disk *d, unsigned flags,
     work = alk_malloc(need ? need : 1);
     ALK_CHECK(work != NULL, "out of memory for check work");
     rc = q2w_check(&io, work, need, flags, res);
+#ifndef Q2W_NO_STDIO
+    if (d->mirror && flags == 0) {
+        /* the same scan through q2w_posix_io on the mirror file */
+        static q2w_check_result r2;
+        q2w_fdbox box;
+        int rc2;
+        q2w_posix_io(&io, d->mirror_fd, &box);
+        ALK_CHECK(io.file_size >= d->len, "mirror: posix io sees %llu bytes, "
+                  "the disk has %zu", (unsigned long long)io.file_size, d->len);
+        rc2 = q2w_check(&io, work, need, 0, &r2);
+        ALK_CHECK(rc2 == rc && r2.corruptions == res->corruptions &&
+                      r2.leaks == res->leaks &&
+                      r2.allocated_clusters == res->allocated_clusters &&
+                      r2.image_end_offset == res->image_end_offset,
+                  "mirror: the check through q2w_posix_io differs (%d: %llu "
+                  "corruptions %llu leaks; model %d: %llu, %llu)", rc2,
+                  (unsigned long long)r2.corruptions,
+                  (unsigned long long)r2.leaks, rc,
+                  (unsigned long long)res->corruptions,
+                  (unsigned long long)res->leaks);
+    }
+#endif
     alk_free(work);
     return rc;
 }
@@ -676,7 +701,7 @@ enum {
 };
 
 typedef struct qh_snap {
-    char name[32];
+    char name[Q2W_MAX_SNAPSHOT_NAME + 1];
     int state;
     unsigned char *model; /* the virtual disk when it was taken */
     uint64_t size;

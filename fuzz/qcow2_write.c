@@ -131,15 +131,29 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
         if (rc == Q2W_OK) s->size = off; /* model bytes past old size are 0 */
         break;
     case 5: { /* snapshot create */
-        char name[32];
+        static char name[Q2W_MAX_SNAPSHOT_NAME + 2];
         uint32_t t;
         qh_snap *sn;
         ALK_CHECK(live_snaps(s) < MAX_SNAPS,
                   "too many snapshots in the scenario");
+        /* a name one byte past the limit is refused before anything is
+         * planned */
+        memset(name, 'n', Q2W_MAX_SNAPSHOT_NAME + 1);
+        name[Q2W_MAX_SNAPSHOT_NAME + 1] = '\0';
+        rc = q2w_snapshot_create(img, name, 1, 2, 3);
+        ALK_CHECK(rc == Q2W_ERR_ARG, "a %u-byte snapshot name: %s",
+                  Q2W_MAX_SNAPSHOT_NAME + 1, q2w_strerror(rc));
         /* names of varying length (1..13 bytes of suffix), so an entry
-         * can be shorter than the one written before it */
+         * can be shorter than the one written before it; in lab mode
+         * every other one is as long as a name may be (on small clusters
+         * its entry is then refused as too long: Q2W_ERR_LIMIT) */
         snprintf(name, sizeof name, "snap%u%.*s", s->snap_serial,
                  (int)(s->snap_serial * 7 % 13), "-------------");
+        if (s->lab && (s->snap_serial & 1)) {
+            size_t k = strlen(name);
+            memset(name + k, 'x', Q2W_MAX_SNAPSHOT_NAME - k);
+            name[Q2W_MAX_SNAPSHOT_NAME] = '\0';
+        }
         t = ++s->snap_serial;
         sn = qh_snap_begin_create(&s->snaps, name, s->model, s->size, t,
                                   t * 1000u + 1, ((uint64_t)t << 33) | 7);
@@ -558,8 +572,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* One input in eight also runs every batch through q2w_posix_exec on
      * a real file (chosen from the input's length and last byte, so that
      * no draw of the scenario moves). */
-    if (size && ((size * 2654435761u) ^ data[size - 1]) % 8 == 0)
-        qh_disk_mirror(&s.disk);
+    if (!s.lab && size && ((size * 2654435761u) ^ data[size - 1]) % 8 == 0)
+        qh_disk_mirror(&s.disk); /* (lab mode edits the bytes in place) */
     buf = (unsigned char *)alk_malloc(BUF_BYTES(s.cs));
     ALK_CHECK(buf != NULL, "out of memory");
     n_ops = (unsigned)alksim_range(&s.src, 1, MAX_OPS);
