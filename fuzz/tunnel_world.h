@@ -931,11 +931,15 @@ static ALK_UNUSED void tw_send(tw_world *w, tw_link *l, int k)
     /* (into a closed socket, or a silent link: lost) */
     if (!l->closed[1 - k] && !l->silent) p->len += n;
     l->out[k] += n;
-    if (l->side[k] >= TW_RELAY)
-        ALK_CHECK(alkt_relay_transmit_done(&w->relay[l->side[k] - TW_RELAY], l->h[k], n) ==
-                      ALKT_OK,
+    if (l->side[k] >= TW_RELAY) {
+        alkt_relay_server *r = &w->relay[l->side[k] - TW_RELAY];
+        ALK_CHECK(alkt_relay_transmit_done(r, l->h[k], n) == ALKT_OK,
                   "relay tx done");
-    else
+        /* misuse: another done with no peek between is refused, and
+         * changes nothing */
+        ALK_CHECK(alkt_relay_transmit_done(r, l->h[k], 1) == ALKT_ERR_ARG,
+                  "relay: a second transmit_done without a peek accepted");
+    } else
         ALK_CHECK(alkt_node_transmit_done(tw_node(w, l->side[k]), l->h[k], n) == ALKT_OK,
                   "node tx done");
 }
