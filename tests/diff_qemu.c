@@ -1920,7 +1920,7 @@ static int qemu_snap_convert_cmp(it_t *it, const char *name,
             e->name, name, out);
     if (cmd_expect(it, &c, 0, "qemu-img convert -l snapshot.name")) return -1;
     path_in(p, it, out);
-    snprintf(what, sizeof what, "qemu-img convert of snapshot %s of %s",
+    snprintf(what, sizeof what, "qemu-img convert of snapshot %.64s of %.150s",
              e->name, name);
     /* qemu converts a snapshot at the current disk size (load_tmp keeps
      * it): only the snapshot's own size is compared. */
