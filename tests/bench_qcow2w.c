@@ -562,6 +562,23 @@ static side *init_side(figure *f, const char *label, char **argv,
 /* ---- the figures -------------------------------------------------------- */
 static char cli[300];
 
+/* Figures 1-4: qcow2w's side and qemu's side of one conversion of src,
+ * each into its own output; src warmed, the rounds measured, the rows
+ * printed. 0, or -1 with the figure marked failed. */
+static int run_pair(figure *f, const char *src, const char *label0,
+                    char **a0, const char *o0, const char *label1, char **a1,
+                    const char *o1)
+{
+    init_side(f, label0, a0, NULL, o0);
+    init_side(f, label1, a1, NULL, o1);
+    if (warm(src) < 0 || measure(f) < 0) {
+        fail(f->name, "a command failed");
+        return -1;
+    }
+    rows(f);
+    return 0;
+}
+
 /* Figures 1 and 2: import raw (data bytes user_bytes) both ways. */
 static void import_figure(const char *name, const char *raw, double user_bytes)
 {
@@ -576,13 +593,9 @@ static void import_figure(const char *name, const char *raw, double user_bytes)
     f.rss_judged = 1;
     snprintf(o0, sizeof o0, "%s/import.qcow2w.qcow2", dir);
     snprintf(o1, sizeof o1, "%s/import.qemu.qcow2", dir);
-    init_side(&f, "qcow2w import -q -n RAW IMG", a0, NULL, o0);
-    init_side(&f, "qemu-img convert -f raw -O qcow2 RAW IMG", a1, NULL, o1);
-    if (warm(raw) < 0 || measure(&f) < 0) {
-        fail(name, "a command failed");
+    if (run_pair(&f, raw, "qcow2w import -q -n RAW IMG", a0, o0,
+                 "qemu-img convert -f raw -O qcow2 RAW IMG", a1, o1) < 0)
         return;
-    }
-    rows(&f);
     /* both images must hold the raw file; qcow2w's must be clean */
     for (i = 0; i < 2; i++) {
         char *cmp[] = {qemu_img, (char *)"compare", (char *)"-q", (char *)"-f",
@@ -618,13 +631,9 @@ static void export_figure(const char *name, const char *img, double user_bytes,
     f.rss_judged = 1;
     snprintf(o0, sizeof o0, "%s/export.qcow2w.raw", dir);
     snprintf(o1, sizeof o1, "%s/export.qemu.raw", dir);
-    init_side(&f, "qcow2w export -q IMG RAW", a0, NULL, o0);
-    init_side(&f, "qemu-img convert -f qcow2 -O raw IMG RAW", a1, NULL, o1);
-    if (warm(img) < 0 || measure(&f) < 0) {
-        fail(name, "a command failed");
+    if (run_pair(&f, img, "qcow2w export -q IMG RAW", a0, o0,
+                 "qemu-img convert -f qcow2 -O raw IMG RAW", a1, o1) < 0)
         return;
-    }
-    rows(&f);
     if (sparse) {
         same = sparse_equal(o0, o1) == 1;
     } else {
