@@ -9071,16 +9071,25 @@ static int alkt__node_init(alkt_node *n, const alkt_node_config *cfg, void *mem,
     sc.identity_len = 1;
     n->session_mem = alkt_session_mem_size(&sc);
     p = (unsigned char *)(((uintptr_t)mem + 7u) & ~(uintptr_t)7u);
-    /* (what the layout uses, not the rest of a larger area) */
-    memset(p, 0, alkt_node_mem_size(cfg) - 16);
+    /* Cleared: what is read before it is written - the peers, each
+     * grant's channel (0: free), the connections and the relay retry
+     * state. Not the session memory (alkt_session_init lays it out when
+     * a peer is taken), nor the resource, authorization and relay tables
+     * (read only below their counts, filled by alkt_node_control): a
+     * short-lived node spent more on clearing those than on the rest of
+     * its life. */
+    memset(p, 0, alkt__align8((size_t)c.max_peers * sizeof(alkt__peer)));
     n->peers = (alkt__peer *)(void *)p;
     p += alkt__align8((size_t)c.max_peers * sizeof(alkt__peer));
     for (i = 0; i < c.max_peers; i++) {
+        uint32_t k;
         n->peers[i].grants = (alkt__grant *)(void *)p;
+        for (k = 0; k < sc.max_channels; k++) n->peers[i].grants[k].channel = 0;
         p += alkt__align8((size_t)sc.max_channels * sizeof(alkt__grant));
         /* the session's memory follows; its pointer is p again at init */
         p += alkt__align8(n->session_mem);
     }
+    memset(p, 0, (size_t)n->max_conns * sizeof(alkt__nconn));
     n->conns = (alkt__nconn *)(void *)p;
     p += alkt__align8((size_t)n->max_conns * sizeof(alkt__nconn));
     n->resources = (alkt_resource *)(void *)p;
@@ -9090,6 +9099,7 @@ static int alkt__node_init(alkt_node *n, const alkt_node_config *cfg, void *mem,
     n->relays = (alkt_relay *)(void *)p;
     p += alkt__align8((size_t)c.max_relays * sizeof(alkt_relay));
     n->relay_retry_at = (uint64_t *)(void *)p;
+    memset(p, 0, (size_t)c.max_relays * (8 + 4));
     p += (size_t)c.max_relays * 8;
     n->relay_failures = (uint32_t *)(void *)p;
     return ALKT_OK;
