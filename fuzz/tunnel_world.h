@@ -145,6 +145,7 @@ struct tw_world {
     uint32_t grant_tag;        /* the watch may name the next target */
     unsigned targets_exhausted;   /* opens refused for want of a target */
     int n_links, n_targets;    /* slots used so far (loops stop there) */
+    unsigned node_starts;      /* tw_node_start calls (a node's state anew) */
     /* last, and cleared field by field (a world is made per fuzz input) */
     tw_link links[TW_LINKS];
     tw_target targets[TW_TARGETS];
@@ -287,6 +288,7 @@ static ALK_UNUSED void tw_node_start(tw_world *w, int i)
         w->mem_len[i] = need;
     }
     ALK_CHECK(w->mem[i] != NULL, "node memory");
+    w->node_starts++;
     if (tw_is_client(i))
         ALK_CHECK(alkt_client_init(&w->node[i], &w->ncfg[i], w->mem[i], need, w->now) == ALKT_OK,
                   "client init");
