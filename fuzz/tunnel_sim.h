@@ -115,6 +115,7 @@ typedef struct ts_sim {
     int gw_crashed[TW_MAX_GATEWAYS];
     int shaky[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];  /* authorization gone once */
     int hostile[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];   /* its session must end */
+    int dups[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];      /* duplicate opens sent */
     int forwarded[TW_MAX_CLIENTS][TW_MAX_GATEWAYS]; /* the gateway opened one */
     int any_crash;             /* a gateway crashed: its sessions' channel
                                   ids come again in new sessions, and the
@@ -855,8 +856,15 @@ static void ts_hostile(ts_sim *s, ts_ch *h, int overrun)
         tw_ip4(&p.host.ip, 10, (unsigned)h->gw + 1, 0, 1);
         p.port = 80;
         n = alkt_open_params_encode(&p, (char *)b, sizeof b, &err);
-        if (n > 0 && alkt__log_frame(ss, ALKT_FRAME_OPEN, h->id, b, (size_t)n, NULL, 0))
+        if (n > 0 && alkt__log_frame(ss, ALKT_FRAME_OPEN, h->id, b, (size_t)n, NULL, 0)) {
             alksim_log(s->ctx, "client %d opens its live channel %u again", h->client, h->id);
+            /* each is refused later, from a queue of max_channels (8 here)
+             * refusals: more of them in one read than it holds (a silent
+             * link, then the resume resending them all) ends the session
+             * (found by the campaign: 20 of them, then RESUME_REFUSED). The
+             * first few are judged exactly - the live channel survives */
+            if (++s->dups[h->client][h->gw] >= 4) ts_session_hostile(s, h->client, h->gw, NULL);
+        }
         return;
     }
     if (h->eof_sent || alkt__log_room(ss) < want + 64 || h->sent + want > TS_MAX_SEND) return;
