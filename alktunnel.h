@@ -3997,10 +3997,141 @@ ALKTDEF int alkt_listen_reply_project(const char *json, size_t len,
 }
 
 /* ---- control messages ----------------------------------------------------------- */
-enum { ALKT__RS_ID, ALKT__RS_CIDR, ALKT__RS_PORTS, ALKT__RS_PROTOCOLS,
-       ALKT__RS_GATEWAY, ALKT__RS_COUNT };
-static const char *const alkt__resource_fields[] = {"id", "cidr", "ports",
-                                                    "protocols", "gateway"};
+/* One description of each section's items: the fields in schema order
+ * (which is also the order an encoder writes them in) - JSON key, kind of
+ * value, the member it fills (and its companion: a count, a length, a
+ * prefix), and whether it is required. The token-based decoder, the fast
+ * path and the encoder below are all driven by these tables, so adding a
+ * field is one line here (and a kind, if its value is a new kind). */
+enum { ALKT__FK_ID, ALKT__FK_CIDR, ALKT__FK_PORTS, ALKT__FK_PROTOCOLS,
+       ALKT__FK_SECRET, ALKT__FK_EXPIRES, ALKT__FK_HOST, ALKT__FK_PORT,
+       ALKT__FK_TOKEN };
+
+#define ALKT__RESOURCE_SCHEMA(X)                                                  \
+    X(alkt_resource, "id", ALKT__FK_ID, id, id, 1)                                \
+    X(alkt_resource, "cidr", ALKT__FK_CIDR, network, prefix_len, 1)               \
+    X(alkt_resource, "ports", ALKT__FK_PORTS, port_ranges, port_range_count, 0)   \
+    X(alkt_resource, "protocols", ALKT__FK_PROTOCOLS, protocols, protocols, 0)    \
+    X(alkt_resource, "gateway", ALKT__FK_ID, gateway, gateway, 1)
+#define ALKT__AUTHORIZATION_SCHEMA(X)                                             \
+    X(alkt_authorization, "client", ALKT__FK_ID, client, client, 1)               \
+    X(alkt_authorization, "resource", ALKT__FK_ID, resource, resource, 1)         \
+    X(alkt_authorization, "secret", ALKT__FK_SECRET, secret, secret_len, 1)       \
+    X(alkt_authorization, "expires", ALKT__FK_EXPIRES, expires, expires, 1)
+#define ALKT__REVOCATION_SCHEMA(X)                                                \
+    X(alkt_revocation, "client", ALKT__FK_ID, client, client, 1)                  \
+    X(alkt_revocation, "resource", ALKT__FK_ID, resource, resource, 1)
+#define ALKT__RELAY_SCHEMA(X)                                                     \
+    X(alkt_relay, "id", ALKT__FK_ID, id, id, 1)                                   \
+    X(alkt_relay, "address", ALKT__FK_HOST, address, address, 1)                  \
+    X(alkt_relay, "port", ALKT__FK_PORT, port, port, 1)                           \
+    X(alkt_relay, "token", ALKT__FK_TOKEN, token, token, 1)
+/* The sections: key, item type, item schema, and the alkt_control members
+ * they use (has_*, the array, its count and capacity). */
+#define ALKT__CONTROL_SCHEMA(X)                                                   \
+    X("resources", alkt_resource, alkt__resource_schema, has_resources,          \
+      resources, resource_count, resource_cap)                                   \
+    X("authorizations", alkt_authorization, alkt__authorization_schema,          \
+      has_authorizations, authorizations, authorization_count,                   \
+      authorization_cap)                                                         \
+    X("revocations", alkt_revocation, alkt__revocation_schema, has_revocations,  \
+      revocations, revocation_count, revocation_cap)                             \
+    X("relays", alkt_relay, alkt__relay_schema, has_relays, relays, relay_count, \
+      relay_cap)
+
+typedef struct alkt__fdesc {
+    unsigned char kind, required;
+    unsigned short at, aux; /* offsets of the member and its companion */
+} alkt__fdesc;
+
+typedef struct alkt__schema {
+    const char *const *names;
+    const alkt__fdesc *fields;
+    int count;
+} alkt__schema;
+
+#define ALKT__FNAME(T, name, kind, member, aux, req) name,
+#define ALKT__FDESC(T, name, kind, member, aux, req)                               \
+    {(unsigned char)(kind), (unsigned char)(req), (unsigned short)offsetof(T, member), \
+     (unsigned short)offsetof(T, aux)},
+#define ALKT__SCHEMA_TABLES(prefix, SCHEMA)                                        \
+    static const char *const prefix##_fields[] = {SCHEMA(ALKT__FNAME)};            \
+    static const alkt__fdesc prefix##_fdesc[] = {SCHEMA(ALKT__FDESC)};             \
+    static const alkt__schema prefix##_schema = {                                  \
+        prefix##_fields, prefix##_fdesc,                                           \
+        (int)(sizeof prefix##_fdesc / sizeof prefix##_fdesc[0])};
+ALKT__SCHEMA_TABLES(alkt__resource, ALKT__RESOURCE_SCHEMA)
+ALKT__SCHEMA_TABLES(alkt__authorization, ALKT__AUTHORIZATION_SCHEMA)
+ALKT__SCHEMA_TABLES(alkt__revocation, ALKT__REVOCATION_SCHEMA)
+ALKT__SCHEMA_TABLES(alkt__relay, ALKT__RELAY_SCHEMA)
+#undef ALKT__SCHEMA_TABLES
+#undef ALKT__FDESC
+#undef ALKT__FNAME
+
+enum {
+#define ALKT__SENUM(name, T, schema, has, items, count, cap) ALKT__SEC_##items,
+    ALKT__CONTROL_SCHEMA(ALKT__SENUM)
+#undef ALKT__SENUM
+    ALKT__SECTIONS
+};
+
+typedef struct alkt__section_desc {
+    const alkt__schema *item;
+    size_t item_size;
+} alkt__section_desc;
+
+#define ALKT__SNAME(name, T, schema, has, items, count, cap) name,
+#define ALKT__SDESC(name, T, schema, has, items, count, cap) {&schema, sizeof(T)},
+static const char *const alkt__control_fields[] = {ALKT__CONTROL_SCHEMA(ALKT__SNAME)};
+static const alkt__section_desc alkt__sections[] = {ALKT__CONTROL_SCHEMA(ALKT__SDESC)};
+#undef ALKT__SDESC
+#undef ALKT__SNAME
+
+/* Section k of a control message: its array, has_* and count members and
+ * its capacity (an encoder passes its const message: only read). */
+typedef struct alkt__section_view {
+    void *items;
+    int *has;
+    size_t *count, cap;
+} alkt__section_view;
+
+static alkt__section_view alkt__section(alkt_control *c, int k)
+{
+    alkt__section_view v;
+    switch (k) {
+#define ALKT__SVIEW(name, T, schema, has_, items_, count_, cap_)                   \
+    case ALKT__SEC_##items_:                                                       \
+        v.items = c->items_;                                                       \
+        v.has = &c->has_;                                                          \
+        v.count = &c->count_;                                                      \
+        v.cap = c->cap_;                                                           \
+        break;
+        ALKT__CONTROL_SCHEMA(ALKT__SVIEW)
+#undef ALKT__SVIEW
+    default:
+        v.items = NULL;
+        v.has = NULL;
+        v.count = NULL;
+        v.cap = 0;
+        break;
+    }
+    return v;
+}
+
+/* A member of an item, by its offset in the item's struct. */
+#define ALKT__AT(obj, off, T) ((T *)(void *)((unsigned char *)(obj) + (off)))
+#define ALKT__CAT(obj, off, T) ((const T *)(const void *)((const unsigned char *)(obj) + (off)))
+
+/* The bits of the required fields, by field index. */
+static unsigned alkt__required(const alkt__schema *sc)
+{
+    unsigned mask = 0;
+    int i;
+    for (i = 0; i < sc->count; i++)
+        mask |= (unsigned)sc->fields[i].required << i;
+    return mask;
+}
+
 static const char *const alkt__range_fields[] = {"from", "to"};
 
 static int alkt__port_range(alkt__dec *d, alkt_port_range *r)
@@ -4027,71 +4158,9 @@ static int alkt__port_range(alkt__dec *d, alkt_port_range *r)
     return rc;
 }
 
-static int alkt__resource(alkt__dec *d, alkt_resource *r)
-{
-    size_t obj, i, array = 0;
-    unsigned seen = 0;
-    int field = ALKT__NO_FIELD, which = 0, rc = alkt__expect(d, ALKT_JSON_OBJECT);
-    obj = d->t.offset;
-    while (rc == ALKT_OK &&
-           (rc = alkt__field(d, alkt__resource_fields, ALKT__RS_COUNT, &seen,
-                             NULL, &field)) == 1) {
-        alkt__push_name(d, alkt__resource_fields[field]);
-        switch (field) {
-        case ALKT__RS_ID:
-            rc = alkt__id(d, r->id);
-            break;
-        case ALKT__RS_CIDR:
-            rc = alkt__cidr(d, &r->network, &r->prefix_len);
-            break;
-        case ALKT__RS_PORTS:
-            rc = alkt__expect(d, ALKT_JSON_ARRAY);
-            array = d->t.offset;
-            for (i = 0; rc == ALKT_OK && (rc = alkt__item(d)) == 1; i++) {
-                alkt__push(d, NULL, 0, i);
-                rc = i < ALKT_PORT_RANGES_MAX
-                         ? alkt__port_range(d, &r->port_ranges[i])
-                         : alkt__fail(d, ALKT_ERR_TOO_MANY, d->t.offset);
-                alkt__pop(d);
-            }
-            if (rc == ALKT_OK && i == 0)
-                rc = alkt__fail(d, ALKT_ERR_EMPTY, array); /* at its '[' */
-            r->port_range_count = i;
-            break;
-        case ALKT__RS_PROTOCOLS:
-            rc = alkt__expect(d, ALKT_JSON_ARRAY);
-            array = d->t.offset;
-            for (i = 0; rc == ALKT_OK && (rc = alkt__item(d)) == 1; i++) {
-                alkt__push(d, NULL, 0, i);
-                rc = alkt__enum(d, alkt__protocols, 3, &which);
-                if (rc == ALKT_OK && (r->protocols & (1u << which)))
-                    rc = alkt__fail(d, ALKT_ERR_DUPLICATE_VALUE, d->t.offset);
-                r->protocols |= 1u << which;
-                alkt__pop(d);
-            }
-            if (rc == ALKT_OK && i == 0)
-                rc = alkt__fail(d, ALKT_ERR_EMPTY, array); /* at its '[' */
-            break;
-        default:
-            rc = alkt__id(d, r->gateway);
-            break;
-        }
-        alkt__pop(d);
-    }
-    if (rc == ALKT_OK)
-        rc = alkt__require(d, seen,
-                           (1u << ALKT__RS_ID) | (1u << ALKT__RS_CIDR) |
-                               (1u << ALKT__RS_GATEWAY),
-                           alkt__resource_fields, obj);
-    return rc;
-}
-
-static const char *const alkt__auth_fields[] = {"client", "resource",
-                                                "secret", "expires"};
-
-/* 32..128 lowercase hex digits (an even count) into a->secret. */
-static int alkt__parse_secret(const char *hex, size_t n,
-                              alkt_authorization *a)
+/* 32..128 lowercase hex digits (an even count) into secret / *len. */
+static int alkt__parse_secret(const char *hex, size_t n, unsigned char *secret,
+                              size_t *len)
 {
     size_t k;
     if (n < 2 * ALKT_SECRET_MIN || n > 2 * ALKT_SECRET_MAX || n % 2)
@@ -4103,119 +4172,92 @@ static int alkt__parse_secret(const char *hex, size_t n,
         if (hi < 0 || lo < 0 || (hex[k] >= 'A' && hex[k] <= 'F') ||
             (hex[k + 1] >= 'A' && hex[k + 1] <= 'F'))
             return ALKT_ERR_BAD_VALUE;
-        a->secret[k / 2] = (unsigned char)(hi << 4 | lo);
+        secret[k / 2] = (unsigned char)(hi << 4 | lo);
     }
-    a->secret_len = n / 2;
+    *len = n / 2;
     return ALKT_OK;
 }
 
-static int alkt__secret(alkt__dec *d, alkt_authorization *a)
+/* One field's value (the reader at it) into the item at obj. */
+static int alkt__value(alkt__dec *d, const alkt__fdesc *fd, void *obj)
 {
-    char hex[2 * ALKT_SECRET_MAX + 1];
-    size_t n;
-    int rc = alkt__string(d, hex, 2 * ALKT_SECRET_MAX, &n);
-    if (rc == ALKT_OK && (rc = alkt__parse_secret(hex, n, a)) != ALKT_OK)
-        return alkt__fail(d, rc, d->t.offset);
-    return rc;
-}
-
-static int alkt__authorization(alkt__dec *d, alkt_authorization *a)
-{
-    size_t obj;
-    unsigned seen = 0;
-    int field = ALKT__NO_FIELD, rc = alkt__expect(d, ALKT_JSON_OBJECT);
-    obj = d->t.offset;
-    while (rc == ALKT_OK && (rc = alkt__field(d, alkt__auth_fields, 4, &seen,
-                                              NULL, &field)) == 1) {
-        alkt__push_name(d, alkt__auth_fields[field]);
-        switch (field) {
-        case 0: rc = alkt__id(d, a->client); break;
-        case 1: rc = alkt__id(d, a->resource); break;
-        case 2: rc = alkt__secret(d, a); break;
-        default: rc = alkt__uint(d, 0, ALKT_EXPIRES_MAX, &a->expires); break;
+    size_t n, i, array;
+    int rc, which = 0;
+    switch (fd->kind) {
+    case ALKT__FK_ID:
+        return alkt__id(d, ALKT__AT(obj, fd->at, char));
+    case ALKT__FK_CIDR:
+        return alkt__cidr(d, ALKT__AT(obj, fd->at, alkt_ip),
+                          ALKT__AT(obj, fd->aux, unsigned char));
+    case ALKT__FK_PORTS:
+        rc = alkt__expect(d, ALKT_JSON_ARRAY);
+        array = d->t.offset;
+        for (i = 0; rc == ALKT_OK && (rc = alkt__item(d)) == 1; i++) {
+            alkt__push(d, NULL, 0, i);
+            rc = i < ALKT_PORT_RANGES_MAX
+                     ? alkt__port_range(d, ALKT__AT(obj, fd->at, alkt_port_range) + i)
+                     : alkt__fail(d, ALKT_ERR_TOO_MANY, d->t.offset);
+            alkt__pop(d);
         }
-        alkt__pop(d);
+        if (rc == ALKT_OK && i == 0)
+            rc = alkt__fail(d, ALKT_ERR_EMPTY, array); /* at its '[' */
+        *ALKT__AT(obj, fd->aux, size_t) = i;
+        return rc;
+    case ALKT__FK_PROTOCOLS: {
+        unsigned *bits = ALKT__AT(obj, fd->at, unsigned);
+        rc = alkt__expect(d, ALKT_JSON_ARRAY);
+        array = d->t.offset;
+        for (i = 0; rc == ALKT_OK && (rc = alkt__item(d)) == 1; i++) {
+            alkt__push(d, NULL, 0, i);
+            rc = alkt__enum(d, alkt__protocols, 3, &which);
+            if (rc == ALKT_OK && (*bits & (1u << which)))
+                rc = alkt__fail(d, ALKT_ERR_DUPLICATE_VALUE, d->t.offset);
+            *bits |= 1u << which;
+            alkt__pop(d);
+        }
+        if (rc == ALKT_OK && i == 0)
+            rc = alkt__fail(d, ALKT_ERR_EMPTY, array); /* at its '[' */
+        return rc;
     }
-    if (rc == ALKT_OK)
-        rc = alkt__require(d, seen, 15u, alkt__auth_fields, obj);
-    return rc;
+    case ALKT__FK_SECRET: {
+        char hex[2 * ALKT_SECRET_MAX + 1];
+        rc = alkt__string(d, hex, 2 * ALKT_SECRET_MAX, &n);
+        if (rc == ALKT_OK &&
+            (rc = alkt__parse_secret(hex, n, ALKT__AT(obj, fd->at, unsigned char),
+                                     ALKT__AT(obj, fd->aux, size_t))) != ALKT_OK)
+            return alkt__fail(d, rc, d->t.offset);
+        return rc;
+    }
+    case ALKT__FK_EXPIRES:
+        return alkt__uint(d, 0, ALKT_EXPIRES_MAX, ALKT__AT(obj, fd->at, uint64_t));
+    case ALKT__FK_HOST:
+        return alkt__host(d, ALKT__AT(obj, fd->at, alkt_host), 1);
+    case ALKT__FK_PORT:
+        return alkt__port(d, ALKT__AT(obj, fd->at, uint16_t));
+    default: /* ALKT__FK_TOKEN */
+        rc = alkt__string(d, ALKT__AT(obj, fd->at, char), ALKT_TOKEN_MAX, &n);
+        if (rc == ALKT_OK && (rc = alkt__check_token(ALKT__AT(obj, fd->at, char), n)) != 0)
+            rc = alkt__fail(d, rc, d->t.offset);
+        return rc;
+    }
 }
 
-static const char *const alkt__revocation_fields[] = {"client", "resource"};
-
-static int alkt__revocation(alkt__dec *d, alkt_revocation *r)
+/* One item of a section: an object of the schema's fields. */
+static int alkt__item_object(alkt__dec *d, const alkt__schema *sc, void *obj)
 {
-    size_t obj;
+    size_t at;
     unsigned seen = 0;
     int field = ALKT__NO_FIELD, rc = alkt__expect(d, ALKT_JSON_OBJECT);
-    obj = d->t.offset;
+    at = d->t.offset;
     while (rc == ALKT_OK &&
-           (rc = alkt__field(d, alkt__revocation_fields, 2, &seen, NULL,
-                             &field)) == 1) {
-        alkt__push_name(d, alkt__revocation_fields[field]);
-        rc = alkt__id(d, field == 0 ? r->client : r->resource);
+           (rc = alkt__field(d, sc->names, sc->count, &seen, NULL, &field)) == 1) {
+        alkt__push_name(d, sc->names[field]);
+        rc = alkt__value(d, &sc->fields[field], obj);
         alkt__pop(d);
     }
     if (rc == ALKT_OK)
-        rc = alkt__require(d, seen, 3u, alkt__revocation_fields, obj);
+        rc = alkt__require(d, seen, alkt__required(sc), sc->names, at);
     return rc;
-}
-
-static const char *const alkt__relay_fields[] = {"id", "address", "port",
-                                                 "token"};
-
-static int alkt__relay(alkt__dec *d, alkt_relay *r)
-{
-    size_t obj, n;
-    unsigned seen = 0;
-    int field = ALKT__NO_FIELD, rc = alkt__expect(d, ALKT_JSON_OBJECT);
-    obj = d->t.offset;
-    while (rc == ALKT_OK && (rc = alkt__field(d, alkt__relay_fields, 4, &seen,
-                                              NULL, &field)) == 1) {
-        alkt__push_name(d, alkt__relay_fields[field]);
-        switch (field) {
-        case 0: rc = alkt__id(d, r->id); break;
-        case 1: rc = alkt__host(d, &r->address, 1); break;
-        case 2: rc = alkt__port(d, &r->port); break;
-        default:
-            rc = alkt__string(d, r->token, ALKT_TOKEN_MAX, &n);
-            if (rc == ALKT_OK && (rc = alkt__check_token(r->token, n)) != 0)
-                rc = alkt__fail(d, rc, d->t.offset);
-            break;
-        }
-        alkt__pop(d);
-    }
-    if (rc == ALKT_OK)
-        rc = alkt__require(d, seen, 15u, alkt__relay_fields, obj);
-    return rc;
-}
-
-enum { ALKT__CT_RESOURCES, ALKT__CT_AUTHORIZATIONS, ALKT__CT_REVOCATIONS,
-       ALKT__CT_RELAYS };
-static const char *const alkt__control_fields[] = {
-    "resources", "authorizations", "revocations", "relays"};
-
-/* Marks section `field` present; its count, and its capacity in *cap. */
-static size_t *alkt__section(alkt_control *out, int field, size_t *cap)
-{
-    switch (field) {
-    case ALKT__CT_RESOURCES:
-        out->has_resources = 1;
-        *cap = out->resource_cap;
-        return &out->resource_count;
-    case ALKT__CT_AUTHORIZATIONS:
-        out->has_authorizations = 1;
-        *cap = out->authorization_cap;
-        return &out->authorization_count;
-    case ALKT__CT_REVOCATIONS:
-        out->has_revocations = 1;
-        *cap = out->revocation_cap;
-        return &out->revocation_count;
-    default:
-        out->has_relays = 1;
-        *cap = out->relay_cap;
-        return &out->relay_count;
-    }
 }
 
 /* Clears what a decode sets, keeping the caller's arrays and capacities;
@@ -4223,14 +4265,11 @@ static size_t *alkt__section(alkt_control *out, int field, size_t *cap)
 static void alkt__control_clear(alkt_control *out, alkt_control *kept)
 {
     memset(kept, 0, sizeof *kept);
-    kept->resources = out->resources;
-    kept->resource_cap = out->resource_cap;
-    kept->authorizations = out->authorizations;
-    kept->authorization_cap = out->authorization_cap;
-    kept->revocations = out->revocations;
-    kept->revocation_cap = out->revocation_cap;
-    kept->relays = out->relays;
-    kept->relay_cap = out->relay_cap;
+#define ALKT__SKEEP(name, T, schema, has, items, count, cap)                       \
+    kept->items = out->items;                                                      \
+    kept->cap = out->cap;
+    ALKT__CONTROL_SCHEMA(ALKT__SKEEP)
+#undef ALKT__SKEEP
     *out = *kept;
 }
 
@@ -4251,32 +4290,25 @@ static int alkt__control_slow(const char *json, size_t len,
     alkt__dec_start(&d, json, len, limits, err ? err : &local);
     rc = alkt__expect(&d, ALKT_JSON_OBJECT);
     obj = d.t.offset;
-    while (rc == ALKT_OK && (rc = alkt__field(&d, alkt__control_fields, 4,
+    while (rc == ALKT_OK && (rc = alkt__field(&d, alkt__control_fields, ALKT__SECTIONS,
                                               &seen, NULL, &field)) == 1) {
-        size_t i, cap, *count;
+        alkt__section_view v = alkt__section(out, field);
+        const alkt__section_desc *sd = &alkt__sections[field];
+        size_t i;
         alkt__push_name(&d, alkt__control_fields[field]);
-        count = alkt__section(out, field, &cap);
+        *v.has = 1;
         rc = alkt__expect(&d, ALKT_JSON_ARRAY);
         for (i = 0; rc == ALKT_OK && (rc = alkt__item(&d)) == 1; i++) {
             alkt__push(&d, NULL, 0, i);
-            if (i >= cap) {
+            if (i >= v.cap) {
                 rc = alkt__fail(&d, ALKT_ERR_TOO_MANY, d.t.offset);
-            } else if (field == ALKT__CT_RESOURCES) {
-                memset(&out->resources[i], 0, sizeof out->resources[i]);
-                rc = alkt__resource(&d, &out->resources[i]);
-            } else if (field == ALKT__CT_AUTHORIZATIONS) {
-                memset(&out->authorizations[i], 0,
-                       sizeof out->authorizations[i]);
-                rc = alkt__authorization(&d, &out->authorizations[i]);
-            } else if (field == ALKT__CT_REVOCATIONS) {
-                memset(&out->revocations[i], 0, sizeof out->revocations[i]);
-                rc = alkt__revocation(&d, &out->revocations[i]);
             } else {
-                memset(&out->relays[i], 0, sizeof out->relays[i]);
-                rc = alkt__relay(&d, &out->relays[i]);
+                void *item = (unsigned char *)v.items + i * sd->item_size;
+                memset(item, 0, sd->item_size);
+                rc = alkt__item_object(&d, sd->item, item);
             }
             alkt__pop(&d);
-            *count = i + (rc == ALKT_OK);
+            *v.count = i + (rc == ALKT_OK);
         }
         alkt__pop(&d);
     }
@@ -4409,167 +4441,91 @@ static int alkt__f_port(alkt__fast *f, uint16_t *port)
     return 1;
 }
 
-static int alkt__f_resource(alkt__fast *f, alkt_resource *r)
+/* One field's value into the item at obj; 0 declines. */
+static int alkt__f_value(alkt__fast *f, const alkt__fdesc *fd, void *obj)
 {
     const char *p;
     size_t n, k;
-    unsigned seen = 0;
-    int field = ALKT__NO_FIELD, more, which;
-    memset(r, 0, sizeof *r);
-    if (!alkt__f_char(f, '{'))
-        return 0;
-    do {
-        if (!alkt__f_key(f, alkt__resource_fields, ALKT__RS_COUNT, &seen,
-                         &field))
+    int more, which;
+    switch (fd->kind) {
+    case ALKT__FK_ID:
+        return alkt__f_id(f, ALKT__AT(obj, fd->at, char));
+    case ALKT__FK_CIDR:
+        return alkt__f_str(f, &p, &n) && n <= ALKT_IP_TEXT_MAX + 3 &&
+               alkt__parse_cidr(p, n, ALKT__AT(obj, fd->at, alkt_ip),
+                                ALKT__AT(obj, fd->aux, unsigned char)) == 0;
+    case ALKT__FK_PORTS:
+        if (!alkt__f_char(f, '['))
             return 0;
-        switch (field) {
-        case ALKT__RS_ID:
-            if (!alkt__f_id(f, r->id))
-                return 0;
-            break;
-        case ALKT__RS_CIDR:
-            if (!alkt__f_str(f, &p, &n) || n > ALKT_IP_TEXT_MAX + 3 ||
-                alkt__parse_cidr(p, n, &r->network, &r->prefix_len) != 0)
-                return 0;
-            break;
-        case ALKT__RS_PORTS:
-            if (!alkt__f_char(f, '['))
-                return 0;
-            k = 0;
-            do {
-                alkt_port_range *pr = &r->port_ranges[k];
-                unsigned rseen = 0;
-                int rfield = ALKT__NO_FIELD;
-                if (k == ALKT_PORT_RANGES_MAX || !alkt__f_char(f, '{'))
-                    return 0;
-                do {
-                    if (!alkt__f_key(f, alkt__range_fields, 2, &rseen,
-                                     &rfield) ||
-                        !alkt__f_port(f, rfield ? &pr->to : &pr->from))
-                        return 0;
-                } while ((more = alkt__f_more(f, '}')) == 1);
-                if (more < 0 || rseen != 3u || pr->from > pr->to)
-                    return 0;
-                k++;
-            } while ((more = alkt__f_more(f, ']')) == 1);
-            if (more < 0)
-                return 0;
-            r->port_range_count = k;
-            break;
-        case ALKT__RS_PROTOCOLS:
-            if (!alkt__f_char(f, '['))
+        k = 0;
+        do {
+            alkt_port_range *pr = ALKT__AT(obj, fd->at, alkt_port_range) + k;
+            unsigned rseen = 0;
+            int rfield = ALKT__NO_FIELD;
+            if (k == ALKT_PORT_RANGES_MAX || !alkt__f_char(f, '{'))
                 return 0;
             do {
-                if (!alkt__f_str(f, &p, &n))
+                if (!alkt__f_key(f, alkt__range_fields, 2, &rseen, &rfield) ||
+                    !alkt__f_port(f, rfield ? &pr->to : &pr->from))
                     return 0;
-                for (which = 0; which < 3; which++) {
-                    if (alkt__name_is(alkt__protocols[which], p, n))
-                        break;
-                }
-                if (which == 3 || (r->protocols & (1u << which)))
-                    return 0;
-                r->protocols |= 1u << which;
-            } while ((more = alkt__f_more(f, ']')) == 1);
-            if (more < 0)
+            } while ((more = alkt__f_more(f, '}')) == 1);
+            if (more < 0 || rseen != 3u || pr->from > pr->to)
                 return 0;
-            break;
-        default:
-            if (!alkt__f_id(f, r->gateway))
+            k++;
+        } while ((more = alkt__f_more(f, ']')) == 1);
+        *ALKT__AT(obj, fd->aux, size_t) = k;
+        return more == 0;
+    case ALKT__FK_PROTOCOLS: {
+        unsigned *bits = ALKT__AT(obj, fd->at, unsigned);
+        if (!alkt__f_char(f, '['))
+            return 0;
+        do {
+            if (!alkt__f_str(f, &p, &n))
                 return 0;
-            break;
-        }
-    } while ((more = alkt__f_more(f, '}')) == 1);
-    return more == 0 &&
-           (seen & ((1u << ALKT__RS_ID) | (1u << ALKT__RS_CIDR) |
-                    (1u << ALKT__RS_GATEWAY))) ==
-               ((1u << ALKT__RS_ID) | (1u << ALKT__RS_CIDR) |
-                (1u << ALKT__RS_GATEWAY));
+            for (which = 0; which < 3; which++) {
+                if (alkt__name_is(alkt__protocols[which], p, n))
+                    break;
+            }
+            if (which == 3 || (*bits & (1u << which)))
+                return 0;
+            *bits |= 1u << which;
+        } while ((more = alkt__f_more(f, ']')) == 1);
+        return more == 0;
+    }
+    case ALKT__FK_SECRET:
+        return alkt__f_str(f, &p, &n) &&
+               alkt__parse_secret(p, n, ALKT__AT(obj, fd->at, unsigned char),
+                                  ALKT__AT(obj, fd->aux, size_t)) == ALKT_OK;
+    case ALKT__FK_EXPIRES:
+        return alkt__f_uint(f, 0, ALKT_EXPIRES_MAX, ALKT__AT(obj, fd->at, uint64_t));
+    case ALKT__FK_HOST:
+        return alkt__f_str(f, &p, &n) && n <= ALKT_HOST_MAX &&
+               alkt__parse_host(p, n, 1, ALKT__AT(obj, fd->at, alkt_host)) == ALKT_OK;
+    case ALKT__FK_PORT:
+        return alkt__f_port(f, ALKT__AT(obj, fd->at, uint16_t));
+    default: /* ALKT__FK_TOKEN */
+        if (!alkt__f_str(f, &p, &n) || alkt__check_token(p, n) != 0)
+            return 0;
+        memcpy(ALKT__AT(obj, fd->at, char), p, n);
+        return 1;
+    }
 }
 
-static int alkt__f_authorization(alkt__fast *f, alkt_authorization *a)
+/* One item of a section (zeroed first); 0 declines. */
+static int alkt__f_item(alkt__fast *f, const alkt__section_desc *sd, void *obj)
 {
-    const char *p;
-    size_t n;
-    unsigned seen = 0;
+    const alkt__schema *sc = sd->item;
+    unsigned seen = 0, required = alkt__required(sc);
     int field = ALKT__NO_FIELD, more;
-    memset(a, 0, sizeof *a);
+    memset(obj, 0, sd->item_size);
     if (!alkt__f_char(f, '{'))
         return 0;
     do {
-        if (!alkt__f_key(f, alkt__auth_fields, 4, &seen, &field))
-            return 0;
-        switch (field) {
-        case 0:
-            if (!alkt__f_id(f, a->client))
-                return 0;
-            break;
-        case 1:
-            if (!alkt__f_id(f, a->resource))
-                return 0;
-            break;
-        case 2:
-            if (!alkt__f_str(f, &p, &n) ||
-                alkt__parse_secret(p, n, a) != ALKT_OK)
-                return 0;
-            break;
-        default:
-            if (!alkt__f_uint(f, 0, ALKT_EXPIRES_MAX, &a->expires))
-                return 0;
-            break;
-        }
-    } while ((more = alkt__f_more(f, '}')) == 1);
-    return more == 0 && seen == 15u;
-}
-
-static int alkt__f_revocation(alkt__fast *f, alkt_revocation *r)
-{
-    unsigned seen = 0;
-    int field = ALKT__NO_FIELD, more;
-    memset(r, 0, sizeof *r);
-    if (!alkt__f_char(f, '{'))
-        return 0;
-    do {
-        if (!alkt__f_key(f, alkt__revocation_fields, 2, &seen, &field) ||
-            !alkt__f_id(f, field == 0 ? r->client : r->resource))
+        if (!alkt__f_key(f, sc->names, sc->count, &seen, &field) ||
+            !alkt__f_value(f, &sc->fields[field], obj))
             return 0;
     } while ((more = alkt__f_more(f, '}')) == 1);
-    return more == 0 && seen == 3u;
-}
-
-static int alkt__f_relay(alkt__fast *f, alkt_relay *r)
-{
-    const char *p;
-    size_t n;
-    unsigned seen = 0;
-    int field = ALKT__NO_FIELD, more;
-    memset(r, 0, sizeof *r);
-    if (!alkt__f_char(f, '{'))
-        return 0;
-    do {
-        if (!alkt__f_key(f, alkt__relay_fields, 4, &seen, &field))
-            return 0;
-        switch (field) {
-        case 0:
-            if (!alkt__f_id(f, r->id))
-                return 0;
-            break;
-        case 1:
-            if (!alkt__f_str(f, &p, &n) || n > ALKT_HOST_MAX ||
-                alkt__parse_host(p, n, 1, &r->address) != ALKT_OK)
-                return 0;
-            break;
-        case 2:
-            if (!alkt__f_port(f, &r->port))
-                return 0;
-            break;
-        default:
-            if (!alkt__f_str(f, &p, &n) || alkt__check_token(p, n) != 0)
-                return 0;
-            memcpy(r->token, p, n);
-            break;
-        }
-    } while ((more = alkt__f_more(f, '}')) == 1);
-    return more == 0 && seen == 15u;
+    return more == 0 && (seen & required) == required;
 }
 
 /* 1: decoded into *out (whose arrays and capacities are set, the rest
@@ -4593,32 +4549,26 @@ static int alkt__control_fast(const char *json, size_t len,
     if (!alkt__f_char(&f, '{'))
         return 0;
     do {
-        size_t k = 0, cap, *count;
-        int ok = 1;
-        if (!alkt__f_key(&f, alkt__control_fields, 4, &seen, &field) ||
+        size_t k = 0;
+        alkt__section_view v;
+        const alkt__section_desc *sd;
+        if (!alkt__f_key(&f, alkt__control_fields, ALKT__SECTIONS, &seen, &field) ||
             !alkt__f_char(&f, '['))
             return 0;
-        count = alkt__section(out, field, &cap);
+        v = alkt__section(out, field);
+        sd = &alkt__sections[field];
+        *v.has = 1;
         if (!alkt__f_char(&f, ']')) {
             do {
-                if (k == cap)
-                    return 0;
-                if (field == ALKT__CT_RESOURCES)
-                    ok = alkt__f_resource(&f, &out->resources[k]);
-                else if (field == ALKT__CT_AUTHORIZATIONS)
-                    ok = alkt__f_authorization(&f, &out->authorizations[k]);
-                else if (field == ALKT__CT_REVOCATIONS)
-                    ok = alkt__f_revocation(&f, &out->revocations[k]);
-                else
-                    ok = alkt__f_relay(&f, &out->relays[k]);
-                if (!ok)
+                if (k == v.cap ||
+                    !alkt__f_item(&f, sd, (unsigned char *)v.items + k * sd->item_size))
                     return 0;
                 k++;
             } while ((more = alkt__f_more(&f, ']')) == 1);
             if (more < 0)
                 return 0;
         }
-        *count = k;
+        *v.count = k;
     } while ((more = alkt__f_more(&f, '}')) == 1);
     alkt__f_ws(&f);
     return more == 0 && f.i == f.n;
@@ -4869,62 +4819,114 @@ ALKTDEF ptrdiff_t alkt_listen_reply_encode(const alkt_listen_reply *r,
     return alkt__enc_finish(&d, &w);
 }
 
-static int alkt__enc_resource(alkt__dec *d, alkt__w *w, const alkt_resource *r)
+/* A field's value checked before anything is written: the error names
+ * the field (and for a port range, its index and end). */
+static int alkt__enc_value_check(alkt__dec *d, const char *name, const alkt__fdesc *fd,
+                                 const void *obj)
 {
-    int first = 1, rc;
-    size_t k;
-    if ((rc = alkt__enc_id(d, r->id, "id")) != ALKT_OK)
-        return rc;
-    if ((rc = alkt__check_cidr(&r->network, r->prefix_len)) != ALKT_OK)
-        return alkt__enc_check(d, rc, "cidr");
-    if (r->port_range_count > ALKT_PORT_RANGES_MAX)
-        return alkt__enc_check(d, ALKT_ERR_TOO_MANY, "ports");
-    for (k = 0; k < r->port_range_count; k++) {
-        const alkt_port_range *pr = &r->port_ranges[k];
-        rc = pr->from == 0 || pr->to == 0 ? ALKT_ERR_OUT_OF_RANGE
-             : pr->from > pr->to          ? ALKT_ERR_BAD_RANGE
-                                          : ALKT_OK;
-        if (rc) {
-            alkt__push_name(d, "ports");
-            alkt__push(d, NULL, 0, k);
-            rc = alkt__enc_check(d, rc, pr->from == 0 ? "from" : "to");
-            d->nseg -= 2;
-            return rc;
+    size_t k, count;
+    int rc;
+    switch (fd->kind) {
+    case ALKT__FK_ID:
+        return alkt__enc_id(d, ALKT__CAT(obj, fd->at, char), name);
+    case ALKT__FK_CIDR:
+        return alkt__enc_check(d, alkt__check_cidr(ALKT__CAT(obj, fd->at, alkt_ip),
+                                                   *ALKT__CAT(obj, fd->aux, unsigned char)),
+                               name);
+    case ALKT__FK_PORTS:
+        count = *ALKT__CAT(obj, fd->aux, size_t);
+        if (count > ALKT_PORT_RANGES_MAX)
+            return alkt__enc_check(d, ALKT_ERR_TOO_MANY, name);
+        for (k = 0; k < count; k++) {
+            const alkt_port_range *pr = ALKT__CAT(obj, fd->at, alkt_port_range) + k;
+            rc = pr->from == 0 || pr->to == 0 ? ALKT_ERR_OUT_OF_RANGE
+                 : pr->from > pr->to          ? ALKT_ERR_BAD_RANGE
+                                              : ALKT_OK;
+            if (rc) {
+                alkt__push_name(d, name);
+                alkt__push(d, NULL, 0, k);
+                rc = alkt__enc_check(d, rc, pr->from == 0 ? "from" : "to");
+                d->nseg -= 2;
+                return rc;
+            }
         }
+        return ALKT_OK;
+    case ALKT__FK_PROTOCOLS:
+        return alkt__enc_check(d,
+                               (*ALKT__CAT(obj, fd->at, unsigned) &
+                                ~(ALKT_PROTO_TCP | ALKT_PROTO_UDP | ALKT_PROTO_ICMP))
+                                   ? ALKT_ERR_BAD_ENUM
+                                   : ALKT_OK,
+                               name);
+    case ALKT__FK_SECRET:
+        k = *ALKT__CAT(obj, fd->aux, size_t);
+        return alkt__enc_check(
+            d, k < ALKT_SECRET_MIN || k > ALKT_SECRET_MAX ? ALKT_ERR_BAD_VALUE : ALKT_OK, name);
+    case ALKT__FK_EXPIRES:
+        return alkt__enc_check(d,
+                               *ALKT__CAT(obj, fd->at, uint64_t) > ALKT_EXPIRES_MAX
+                                   ? ALKT_ERR_OUT_OF_RANGE
+                                   : ALKT_OK,
+                               name);
+    case ALKT__FK_HOST:
+        return alkt__enc_check(d, alkt__check_host(ALKT__CAT(obj, fd->at, alkt_host), 1),
+                               name);
+    case ALKT__FK_PORT:
+        return alkt__enc_check(
+            d, *ALKT__CAT(obj, fd->at, uint16_t) == 0 ? ALKT_ERR_OUT_OF_RANGE : ALKT_OK, name);
+    default: /* ALKT__FK_TOKEN */
+        return alkt__enc_check(d,
+                               alkt__check_token(ALKT__CAT(obj, fd->at, char),
+                                                 alkt__bounded_len(ALKT__CAT(obj, fd->at, char),
+                                                                   ALKT_TOKEN_MAX)),
+                               name);
     }
-    if (r->protocols & ~(ALKT_PROTO_TCP | ALKT_PROTO_UDP | ALKT_PROTO_ICMP))
-        return alkt__enc_check(d, ALKT_ERR_BAD_ENUM, "protocols");
-    if ((rc = alkt__enc_id(d, r->gateway, "gateway")) != ALKT_OK)
-        return rc;
-    alkt__w_raw(w, "{", 1);
-    alkt__w_key(w, &first, "id");
-    alkt__w_cstr(w, r->id);
-    alkt__w_key(w, &first, "cidr");
-    {
+}
+
+/* A checked field, key and value; an optional one only when present. */
+static void alkt__enc_value(alkt__w *w, int *first, const char *name, const alkt__fdesc *fd,
+                            const void *obj)
+{
+    size_t k, count;
+    switch (fd->kind) {
+    case ALKT__FK_ID:
+        alkt__w_key(w, first, name);
+        alkt__w_cstr(w, ALKT__CAT(obj, fd->at, char));
+        return;
+    case ALKT__FK_CIDR: {
         char text[ALKT_IP_TEXT_MAX + 4];
-        size_t n = alkt_ip_format(&r->network, text);
+        size_t n = alkt_ip_format(ALKT__CAT(obj, fd->at, alkt_ip), text);
         text[n++] = '/';
-        n += alkt__fmt_u(text + n, r->prefix_len, 10);
+        n += alkt__fmt_u(text + n, *ALKT__CAT(obj, fd->aux, unsigned char), 10);
+        alkt__w_key(w, first, name);
         alkt__w_str(w, text, n);
+        return;
     }
-    if (r->port_range_count) {
-        alkt__w_key(w, &first, "ports");
+    case ALKT__FK_PORTS:
+        count = *ALKT__CAT(obj, fd->aux, size_t);
+        if (!count)
+            return;
+        alkt__w_key(w, first, name);
         alkt__w_raw(w, "[", 1);
-        for (k = 0; k < r->port_range_count; k++) {
+        for (k = 0; k < count; k++) {
+            const alkt_port_range *pr = ALKT__CAT(obj, fd->at, alkt_port_range) + k;
             alkt__w_raw(w, k ? ",{\"from\":" : "{\"from\":", k ? 9 : 8);
-            alkt__w_u64(w, r->port_ranges[k].from);
+            alkt__w_u64(w, pr->from);
             alkt__w_raw(w, ",\"to\":", 6);
-            alkt__w_u64(w, r->port_ranges[k].to);
+            alkt__w_u64(w, pr->to);
             alkt__w_raw(w, "}", 1);
         }
         alkt__w_raw(w, "]", 1);
-    }
-    if (r->protocols) {
+        return;
+    case ALKT__FK_PROTOCOLS: {
+        unsigned bits = *ALKT__CAT(obj, fd->at, unsigned);
         int any = 0;
-        alkt__w_key(w, &first, "protocols");
+        if (!bits)
+            return;
+        alkt__w_key(w, first, name);
         alkt__w_raw(w, "[", 1);
         for (k = 0; k < 3; k++) {
-            if (r->protocols & (1u << k)) {
+            if (bits & (1u << k)) {
                 if (any)
                     alkt__w_raw(w, ",", 1);
                 alkt__w_cstr(w, alkt__protocols[k]);
@@ -4932,80 +4934,50 @@ static int alkt__enc_resource(alkt__dec *d, alkt__w *w, const alkt_resource *r)
             }
         }
         alkt__w_raw(w, "]", 1);
+        return;
     }
-    alkt__w_key(w, &first, "gateway");
-    alkt__w_cstr(w, r->gateway);
-    alkt__w_raw(w, "}", 1);
-    return ALKT_OK;
-}
-
-static int alkt__enc_authorization(alkt__dec *d, alkt__w *w,
-                                   const alkt_authorization *a)
-{
-    int first = 1, rc;
-    size_t k;
-    char hex[2 * ALKT_SECRET_MAX];
-    if ((rc = alkt__enc_id(d, a->client, "client")) != ALKT_OK ||
-        (rc = alkt__enc_id(d, a->resource, "resource")) != ALKT_OK)
-        return rc;
-    if (a->secret_len < ALKT_SECRET_MIN || a->secret_len > ALKT_SECRET_MAX)
-        return alkt__enc_check(d, ALKT_ERR_BAD_VALUE, "secret");
-    if (a->expires > ALKT_EXPIRES_MAX)
-        return alkt__enc_check(d, ALKT_ERR_OUT_OF_RANGE, "expires");
-    for (k = 0; k < a->secret_len; k++) {
-        hex[2 * k] = "0123456789abcdef"[a->secret[k] >> 4];
-        hex[2 * k + 1] = "0123456789abcdef"[a->secret[k] & 15];
+    case ALKT__FK_SECRET: {
+        const unsigned char *secret = ALKT__CAT(obj, fd->at, unsigned char);
+        char hex[2 * ALKT_SECRET_MAX];
+        count = *ALKT__CAT(obj, fd->aux, size_t);
+        for (k = 0; k < count; k++) {
+            hex[2 * k] = "0123456789abcdef"[secret[k] >> 4];
+            hex[2 * k + 1] = "0123456789abcdef"[secret[k] & 15];
+        }
+        alkt__w_key(w, first, name);
+        alkt__w_str(w, hex, 2 * count);
+        return;
     }
-    alkt__w_raw(w, "{", 1);
-    alkt__w_key(w, &first, "client");
-    alkt__w_cstr(w, a->client);
-    alkt__w_key(w, &first, "resource");
-    alkt__w_cstr(w, a->resource);
-    alkt__w_key(w, &first, "secret");
-    alkt__w_str(w, hex, 2 * a->secret_len);
-    alkt__w_key(w, &first, "expires");
-    alkt__w_u64(w, a->expires);
-    alkt__w_raw(w, "}", 1);
-    return ALKT_OK;
+    case ALKT__FK_EXPIRES:
+        alkt__w_key(w, first, name);
+        alkt__w_u64(w, *ALKT__CAT(obj, fd->at, uint64_t));
+        return;
+    case ALKT__FK_HOST:
+        alkt__w_key(w, first, name);
+        alkt__w_host(w, ALKT__CAT(obj, fd->at, alkt_host));
+        return;
+    case ALKT__FK_PORT:
+        alkt__w_key(w, first, name);
+        alkt__w_u64(w, *ALKT__CAT(obj, fd->at, uint16_t));
+        return;
+    default: /* ALKT__FK_TOKEN */
+        alkt__w_key(w, first, name);
+        alkt__w_str(w, ALKT__CAT(obj, fd->at, char),
+                    alkt__bounded_len(ALKT__CAT(obj, fd->at, char), ALKT_TOKEN_MAX));
+        return;
+    }
 }
 
-static int alkt__enc_revocation(alkt__dec *d, alkt__w *w,
-                                const alkt_revocation *r)
+/* One item: every field checked in schema order, then written. */
+static int alkt__enc_item(alkt__dec *d, alkt__w *w, const alkt__schema *sc, const void *obj)
 {
-    int first = 1, rc;
-    if ((rc = alkt__enc_id(d, r->client, "client")) != ALKT_OK ||
-        (rc = alkt__enc_id(d, r->resource, "resource")) != ALKT_OK)
-        return rc;
+    int i, rc, first = 1;
+    for (i = 0; i < sc->count; i++)
+        if ((rc = alkt__enc_value_check(d, sc->names[i], &sc->fields[i], obj)) != ALKT_OK)
+            return rc;
     alkt__w_raw(w, "{", 1);
-    alkt__w_key(w, &first, "client");
-    alkt__w_cstr(w, r->client);
-    alkt__w_key(w, &first, "resource");
-    alkt__w_cstr(w, r->resource);
-    alkt__w_raw(w, "}", 1);
-    return ALKT_OK;
-}
-
-static int alkt__enc_relay(alkt__dec *d, alkt__w *w, const alkt_relay *r)
-{
-    int first = 1, rc;
-    size_t n = alkt__bounded_len(r->token, ALKT_TOKEN_MAX);
-    if ((rc = alkt__enc_id(d, r->id, "id")) != ALKT_OK)
-        return rc;
-    if ((rc = alkt__check_host(&r->address, 1)) != ALKT_OK)
-        return alkt__enc_check(d, rc, "address");
-    if (r->port == 0)
-        return alkt__enc_check(d, ALKT_ERR_OUT_OF_RANGE, "port");
-    if ((rc = alkt__check_token(r->token, n)) != ALKT_OK)
-        return alkt__enc_check(d, rc, "token");
-    alkt__w_raw(w, "{", 1);
-    alkt__w_key(w, &first, "id");
-    alkt__w_cstr(w, r->id);
-    alkt__w_key(w, &first, "address");
-    alkt__w_host(w, &r->address);
-    alkt__w_key(w, &first, "port");
-    alkt__w_u64(w, r->port);
-    alkt__w_key(w, &first, "token");
-    alkt__w_str(w, r->token, n);
+    for (i = 0; i < sc->count; i++)
+        alkt__enc_value(w, &first, sc->names[i], &sc->fields[i], obj);
     alkt__w_raw(w, "}", 1);
     return ALKT_OK;
 }
@@ -5016,62 +4988,35 @@ ALKTDEF ptrdiff_t alkt_control_encode(const alkt_control *c, char *buf,
     alkt__dec d;
     alkt__w w;
     alkt_error local;
-    int first = 1, section, rc;
+    int first = 1, section, rc, any = 0;
     rc = alkt__enc_start(&d, &w, buf, cap, err ? err : &local);
     if (rc)
         return rc;
     if (!c)
         return alkt__fail(&d, ALKT_ERR_ARG, 0);
-    if (!c->has_resources && !c->has_authorizations && !c->has_revocations &&
-        !c->has_relays)
+    for (section = 0; section < ALKT__SECTIONS; section++)
+        any |= *alkt__section((alkt_control *)c, section).has;
+    if (!any)
         return alkt__fail(&d, ALKT_ERR_MISSING_FIELD, 0);
     alkt__w_raw(&w, "{", 1);
-    for (section = 0; section < 4; section++) {
-        static const int dummy = 0;
-        const void *items = &dummy;
-        size_t count = 0, k;
-        int has = 0;
-        switch (section) {
-        case ALKT__CT_RESOURCES:
-            has = c->has_resources;
-            items = c->resources;
-            count = c->resource_count;
-            break;
-        case ALKT__CT_AUTHORIZATIONS:
-            has = c->has_authorizations;
-            items = c->authorizations;
-            count = c->authorization_count;
-            break;
-        case ALKT__CT_REVOCATIONS:
-            has = c->has_revocations;
-            items = c->revocations;
-            count = c->revocation_count;
-            break;
-        default:
-            has = c->has_relays;
-            items = c->relays;
-            count = c->relay_count;
-            break;
-        }
-        if (!has)
+    for (section = 0; section < ALKT__SECTIONS; section++) {
+        /* (read only: the view is the decoder's, without const) */
+        alkt__section_view v = alkt__section((alkt_control *)c, section);
+        const alkt__section_desc *sd = &alkt__sections[section];
+        size_t k;
+        if (!*v.has)
             continue;
         alkt__push_name(&d, alkt__control_fields[section]);
-        if (count && !items)
+        if (*v.count && !v.items)
             return alkt__fail(&d, ALKT_ERR_ARG, 0);
         alkt__w_key(&w, &first, alkt__control_fields[section]);
         alkt__w_raw(&w, "[", 1);
-        for (k = 0; k < count; k++) {
+        for (k = 0; k < *v.count; k++) {
             if (k)
                 alkt__w_raw(&w, ",", 1);
             alkt__push(&d, NULL, 0, k);
-            if (section == ALKT__CT_RESOURCES)
-                rc = alkt__enc_resource(&d, &w, c->resources + k);
-            else if (section == ALKT__CT_AUTHORIZATIONS)
-                rc = alkt__enc_authorization(&d, &w, c->authorizations + k);
-            else if (section == ALKT__CT_REVOCATIONS)
-                rc = alkt__enc_revocation(&d, &w, c->revocations + k);
-            else
-                rc = alkt__enc_relay(&d, &w, c->relays + k);
+            rc = alkt__enc_item(&d, &w, sd->item,
+                                (const unsigned char *)v.items + k * sd->item_size);
             if (rc)
                 return rc;
             alkt__pop(&d);

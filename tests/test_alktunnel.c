@@ -423,11 +423,11 @@ TEST secret_hex_case_edges(void)
     for (i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         memset(&a, 0, sizeof a);
         ASSERT_EQm(refused[i], ALKT_ERR_BAD_VALUE,
-                   alkt__parse_secret(refused[i], 32, &a));
+                   alkt__parse_secret(refused[i], 32, a.secret, &a.secret_len));
     }
     memset(&a, 0, sizeof a);
     ASSERT_EQ(ALKT_OK,
-              alkt__parse_secret("a0af0123456789abcdeffedcba98765432", 34, &a));
+              alkt__parse_secret("a0af0123456789abcdeffedcba98765432", 34, a.secret, &a.secret_len));
     ASSERT_EQ(17u, a.secret_len);
     ASSERT_EQ(0xa0, a.secret[0]);
     ASSERT_EQ(0xaf, a.secret[1]);
