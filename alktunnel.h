@@ -4399,6 +4399,26 @@ static ALKT__INLINE int alkt__f_key(alkt__fast *f, const char *const *names,
     const char *k;
     size_t klen;
     int i, j;
+    /* the key after the previous one, as encoders write it: matched in
+     * place, without scanning the string first */
+    alkt__f_ws(f);
+    i = *field + 1 < count ? *field + 1 : 0;
+    if (f->i < f->n && f->s[f->i] == '"' && !(*seen & (1u << i))) {
+        const char *name = names[i];
+        size_t at = f->i + 1;
+        while (*name && at < f->n && f->s[at] == *name) {
+            at++;
+            name++;
+        }
+        if (!*name && at < f->n && f->s[at] == '"') {
+            f->i = at + 1;
+            if (!alkt__f_char(f, ':'))
+                return 0;
+            *seen |= 1u << i;
+            *field = i;
+            return 1;
+        }
+    }
     if (!alkt__f_str(f, &k, &klen) || !alkt__f_char(f, ':'))
         return 0;
     for (j = 0, i = *field + 1; j < count; j++, i++) {
