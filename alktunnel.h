@@ -3655,12 +3655,15 @@ static int alkt__check_ip(const alkt_ip *ip)
 
 static int alkt__check_cidr(const alkt_ip *ip, unsigned prefix)
 {
-    unsigned bits = ip->family == 4 ? 32u : 128u, b;
+    unsigned bits = ip->family == 4 ? 32u : 128u, b = prefix >> 3;
     if (alkt__check_ip(ip) || prefix > bits)
         return ALKT_ERR_BAD_CIDR;
-    for (b = prefix; b < bits; b++) {
-        if (ip->bytes[b >> 3] & (0x80u >> (b & 7)))
-            return ALKT_ERR_BAD_CIDR; /* host bits set */
+    /* host bits set: in the byte the prefix ends in, or any byte after */
+    if ((prefix & 7) && (ip->bytes[b++] & (0xffu >> (prefix & 7))))
+        return ALKT_ERR_BAD_CIDR;
+    for (; b < bits / 8; b++) {
+        if (ip->bytes[b])
+            return ALKT_ERR_BAD_CIDR;
     }
     return ALKT_OK;
 }
@@ -4380,8 +4383,13 @@ static ALKT__INLINE int alkt__f_uint(alkt__fast *f, uint64_t min,
     uint64_t x = 0;
     alkt__f_ws(f);
     i = start = f->i;
-    while (i < f->n && alkt__is_digit((unsigned char)s[i]) && i - start < 19)
-        x = x * 10 + (uint64_t)(s[i++] - '0');
+    while (i < f->n && i - start < 19) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9)
+            break;
+        x = x * 10 + d;
+        i++;
+    }
     if (i == start || (s[start] == '0' && i - start > 1) ||
         (i < f->n && (alkt__is_digit((unsigned char)s[i]) || s[i] == '.' ||
                       s[i] == 'e' || s[i] == 'E')) ||
