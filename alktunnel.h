@@ -3840,175 +3840,20 @@ static int alkt__item(alkt__dec *d)
     return 1;
 }
 
-/* ---- open params -------------------------------------------------------------- */
-static const char *const alkt__substrates[] = {"tcp", "udp", "unix"};
-static const char *const alkt__protocols[] = {"tcp", "udp", "icmp"};
-
-enum { ALKT__OP_SUBSTRATE, ALKT__OP_HOST, ALKT__OP_PORT, ALKT__OP_PATH,
-       ALKT__OP_LISTEN, ALKT__OP_COUNT };
-static const char *const alkt__open_fields[] = {"substrate", "host", "port",
-                                                "path", "listen"};
-
-/* The combination rules, checked once every field is read. A field that
- * the kind forbids is reported at its key (`offsets`), before a missing
- * one; forbidden fields are checked in schema order. */
-static int alkt__open_rules(alkt__dec *d, const alkt_open_params *p,
-                            unsigned seen, const size_t *offsets,
-                            const size_t *value_offsets, size_t obj)
-{
-    unsigned forbidden, required = 1u << ALKT__OP_SUBSTRATE;
-    int i, rc = alkt__require(d, seen, required, alkt__open_fields, obj);
-    if (rc)
-        return rc;
-    if (seen & (1u << ALKT__OP_LISTEN)) {
-        if (p->substrate == ALKT_SUBSTRATE_UNIX) {
-            alkt__push_name(d, "substrate");
-            return alkt__fail(d, ALKT_ERR_BAD_ENUM,
-                              value_offsets[ALKT__OP_SUBSTRATE]);
-        }
-        forbidden = (1u << ALKT__OP_PORT) | (1u << ALKT__OP_PATH);
-    } else if (p->substrate == ALKT_SUBSTRATE_UNIX) {
-        forbidden = (1u << ALKT__OP_HOST) | (1u << ALKT__OP_PORT);
-        required |= 1u << ALKT__OP_PATH;
-    } else {
-        forbidden = 1u << ALKT__OP_PATH;
-        required |= (1u << ALKT__OP_HOST) | (1u << ALKT__OP_PORT);
-    }
-    for (i = 0; i < ALKT__OP_COUNT; i++) {
-        if (seen & forbidden & (1u << i)) {
-            alkt__push_name(d, alkt__open_fields[i]);
-            return alkt__fail(d, ALKT_ERR_FIELD_NOT_ALLOWED, offsets[i]);
-        }
-    }
-    rc = alkt__require(d, seen, required, alkt__open_fields, obj);
-    if (rc == ALKT_OK && p->kind == ALKT_OPEN_FORWARDED &&
-        p->host.kind == ALKT_HOST_NAME) {
-        alkt__push_name(d, "host"); /* a bind address is an IP literal */
-        return alkt__fail(d, ALKT_ERR_BAD_ADDRESS,
-                          value_offsets[ALKT__OP_HOST]);
-    }
-    return rc;
-}
-
-/* An argument error still fills err (offset 0, no path). */
-static int alkt__arg_error(alkt_error *err)
-{
-    if (err) {
-        memset(err, 0, sizeof *err);
-        err->code = ALKT_ERR_ARG;
-        err->line = err->column = 1;
-    }
-    return ALKT_ERR_ARG;
-}
-
-ALKTDEF int alkt_open_params_decode(const char *json, size_t len,
-                                    const alkt_json_limits *limits,
-                                    alkt_open_params *out, alkt_error *err)
-{
-    alkt__dec d;
-    alkt_error local;
-    size_t offsets[ALKT__OP_COUNT], value_offsets[ALKT__OP_COUNT], obj;
-    unsigned seen = 0;
-    int field = ALKT__NO_FIELD, rc, which = 0;
-    if (!out)
-        return alkt__arg_error(err);
-    memset(out, 0, sizeof *out);
-    alkt__dec_start(&d, json, len, limits, err ? err : &local);
-    rc = alkt__expect(&d, ALKT_JSON_OBJECT);
-    obj = d.t.offset;
-    while (rc == ALKT_OK &&
-           (rc = alkt__field(&d, alkt__open_fields, ALKT__OP_COUNT, &seen,
-                             offsets, &field)) == 1) {
-        size_t n = 0;
-        alkt__push_name(&d, alkt__open_fields[field]);
-        switch (field) {
-        case ALKT__OP_SUBSTRATE:
-            rc = alkt__enum(&d, alkt__substrates, 3, &which);
-            out->substrate = (alkt_substrate)(which + 1);
-            break;
-        case ALKT__OP_HOST:
-            rc = alkt__host(&d, &out->host, 1);
-            break;
-        case ALKT__OP_PORT:
-            rc = alkt__port(&d, &out->port);
-            break;
-        case ALKT__OP_PATH:
-            rc = alkt__string(&d, out->path, ALKT_UNIX_PATH_MAX, &n);
-            if (rc == ALKT_OK && n == 0)
-                rc = alkt__fail(&d, ALKT_ERR_EMPTY, d.t.offset);
-            break;
-        default:
-            rc = alkt__port(&d, &out->listen);
-            break;
-        }
-        value_offsets[field] = d.t.offset;
-        alkt__pop(&d);
-    }
-    if (rc == ALKT_OK)
-        rc = alkt__finish(&d);
-    if (rc == ALKT_OK) {
-        out->kind = (seen & (1u << ALKT__OP_LISTEN)) ? ALKT_OPEN_FORWARDED
-                                                     : ALKT_OPEN_DIRECT;
-        rc = alkt__open_rules(&d, out, seen, offsets, value_offsets, obj);
-    }
-    if (rc)
-        memset(out, 0, sizeof *out);
-    return rc;
-}
-
-/* ---- listen reply ------------------------------------------------------------- */
-static const char *const alkt__reply_fields[] = {"address", "port"};
-
-ALKTDEF int alkt_listen_reply_decode(const char *json, size_t len,
-                                     const alkt_json_limits *limits,
-                                     alkt_listen_reply *out, alkt_error *err)
-{
-    alkt__dec d;
-    alkt_error local;
-    size_t obj;
-    unsigned seen = 0;
-    int field = ALKT__NO_FIELD, rc;
-    if (!out)
-        return alkt__arg_error(err);
-    memset(out, 0, sizeof *out);
-    alkt__dec_start(&d, json, len, limits, err ? err : &local);
-    rc = alkt__expect(&d, ALKT_JSON_OBJECT);
-    obj = d.t.offset;
-    while (rc == ALKT_OK && (rc = alkt__field(&d, alkt__reply_fields, 2, &seen,
-                                              NULL, &field)) == 1) {
-        alkt__push_name(&d, alkt__reply_fields[field]);
-        rc = field == 0 ? alkt__ip(&d, &out->address)
-                        : alkt__port(&d, &out->port);
-        alkt__pop(&d);
-    }
-    if (rc == ALKT_OK)
-        rc = alkt__finish(&d);
-    if (rc == ALKT_OK)
-        rc = alkt__require(&d, seen, 3u, alkt__reply_fields, obj);
-    if (rc)
-        memset(out, 0, sizeof *out);
-    return rc;
-}
-
-ALKTDEF int alkt_listen_reply_project(const char *json, size_t len,
-                                      alkt_listen_reply *out)
-{
-    alkt_error err;
-    if (!out)
-        return 0;
-    return alkt_listen_reply_decode(json, len, NULL, out, &err) == ALKT_OK;
-}
-
-/* ---- control messages ----------------------------------------------------------- */
-/* One description of each section's items: the fields in schema order
+/* ---- schemas ------------------------------------------------------------------ */
+/* One description of each object schema (the control sections' items, open
+ * params): the fields in schema order
  * (which is also the order an encoder writes them in) - JSON key, kind of
  * value, the member it fills (and its companion: a count, a length, a
  * prefix), and whether it is required. The token-based decoder, the fast
  * path and the encoder below are all driven by these tables, so adding a
  * field is one line here (and a kind, if its value is a new kind). */
+static const char *const alkt__substrates[] = {"tcp", "udp", "unix"};
+static const char *const alkt__protocols[] = {"tcp", "udp", "icmp"};
+
 enum { ALKT__FK_ID, ALKT__FK_CIDR, ALKT__FK_PORTS, ALKT__FK_PROTOCOLS,
        ALKT__FK_SECRET, ALKT__FK_EXPIRES, ALKT__FK_HOST, ALKT__FK_PORT,
-       ALKT__FK_TOKEN };
+       ALKT__FK_TOKEN, ALKT__FK_SUBSTRATE, ALKT__FK_PATH };
 
 #define ALKT__RESOURCE_SCHEMA(X)                                                  \
     X(alkt_resource, "id", ALKT__FK_ID, id, id, 1)                                \
@@ -4029,6 +3874,14 @@ enum { ALKT__FK_ID, ALKT__FK_CIDR, ALKT__FK_PORTS, ALKT__FK_PROTOCOLS,
     X(alkt_relay, "address", ALKT__FK_HOST, address, address, 1)                  \
     X(alkt_relay, "port", ALKT__FK_PORT, port, port, 1)                           \
     X(alkt_relay, "token", ALKT__FK_TOKEN, token, token, 1)
+/* Open params: which fields a kind wants is alkt__open_rules' (every field
+ * is optional here); the encoder writes them in the kind's own order. */
+#define ALKT__OPEN_SCHEMA(X)                                                      \
+    X(alkt_open_params, "substrate", ALKT__FK_SUBSTRATE, substrate, substrate, 0) \
+    X(alkt_open_params, "host", ALKT__FK_HOST, host, host, 0)                     \
+    X(alkt_open_params, "port", ALKT__FK_PORT, port, port, 0)                     \
+    X(alkt_open_params, "path", ALKT__FK_PATH, path, path, 0)                     \
+    X(alkt_open_params, "listen", ALKT__FK_PORT, listen, listen, 0)
 /* The sections: key, item type, item schema, and the alkt_control members
  * they use (has_*, the array, its count and capacity). */
 #define ALKT__CONTROL_SCHEMA(X)                                                   \
@@ -4067,6 +3920,7 @@ ALKT__SCHEMA_TABLES(alkt__resource, ALKT__RESOURCE_SCHEMA)
 ALKT__SCHEMA_TABLES(alkt__authorization, ALKT__AUTHORIZATION_SCHEMA)
 ALKT__SCHEMA_TABLES(alkt__revocation, ALKT__REVOCATION_SCHEMA)
 ALKT__SCHEMA_TABLES(alkt__relay, ALKT__RELAY_SCHEMA)
+ALKT__SCHEMA_TABLES(alkt__open, ALKT__OPEN_SCHEMA)
 #undef ALKT__SCHEMA_TABLES
 #undef ALKT__FDESC
 #undef ALKT__FNAME
@@ -4237,6 +4091,15 @@ static int alkt__value(alkt__dec *d, const alkt__fdesc *fd, void *obj)
         return alkt__host(d, ALKT__AT(obj, fd->at, alkt_host), 1);
     case ALKT__FK_PORT:
         return alkt__port(d, ALKT__AT(obj, fd->at, uint16_t));
+    case ALKT__FK_SUBSTRATE:
+        rc = alkt__enum(d, alkt__substrates, 3, &which);
+        *ALKT__AT(obj, fd->at, alkt_substrate) = (alkt_substrate)(which + 1);
+        return rc;
+    case ALKT__FK_PATH:
+        rc = alkt__string(d, ALKT__AT(obj, fd->at, char), ALKT_UNIX_PATH_MAX, &n);
+        if (rc == ALKT_OK && n == 0)
+            rc = alkt__fail(d, ALKT_ERR_EMPTY, d->t.offset);
+        return rc;
     default: /* ALKT__FK_TOKEN */
         rc = alkt__string(d, ALKT__AT(obj, fd->at, char), ALKT_TOKEN_MAX, &n);
         if (rc == ALKT_OK && (rc = alkt__check_token(ALKT__AT(obj, fd->at, char), n)) != 0)
@@ -4263,6 +4126,143 @@ static int alkt__item_object(alkt__dec *d, const alkt__schema *sc, void *obj)
     return rc;
 }
 
+/* ---- open params -------------------------------------------------------------- */
+
+/* The open schema's field indices (ALKT__OPEN_SCHEMA's order). */
+enum { ALKT__OP_SUBSTRATE, ALKT__OP_HOST, ALKT__OP_PORT, ALKT__OP_PATH,
+       ALKT__OP_LISTEN, ALKT__OP_COUNT };
+
+/* The combination rules, checked once every field is read. A field that
+ * the kind forbids is reported at its key (`offsets`), before a missing
+ * one; forbidden fields are checked in schema order. */
+static int alkt__open_rules(alkt__dec *d, const alkt_open_params *p,
+                            unsigned seen, const size_t *offsets,
+                            const size_t *value_offsets, size_t obj)
+{
+    unsigned forbidden, required = 1u << ALKT__OP_SUBSTRATE;
+    int i, rc = alkt__require(d, seen, required, alkt__open_fields, obj);
+    if (rc)
+        return rc;
+    if (seen & (1u << ALKT__OP_LISTEN)) {
+        if (p->substrate == ALKT_SUBSTRATE_UNIX) {
+            alkt__push_name(d, "substrate");
+            return alkt__fail(d, ALKT_ERR_BAD_ENUM,
+                              value_offsets[ALKT__OP_SUBSTRATE]);
+        }
+        forbidden = (1u << ALKT__OP_PORT) | (1u << ALKT__OP_PATH);
+    } else if (p->substrate == ALKT_SUBSTRATE_UNIX) {
+        forbidden = (1u << ALKT__OP_HOST) | (1u << ALKT__OP_PORT);
+        required |= 1u << ALKT__OP_PATH;
+    } else {
+        forbidden = 1u << ALKT__OP_PATH;
+        required |= (1u << ALKT__OP_HOST) | (1u << ALKT__OP_PORT);
+    }
+    for (i = 0; i < ALKT__OP_COUNT; i++) {
+        if (seen & forbidden & (1u << i)) {
+            alkt__push_name(d, alkt__open_fields[i]);
+            return alkt__fail(d, ALKT_ERR_FIELD_NOT_ALLOWED, offsets[i]);
+        }
+    }
+    rc = alkt__require(d, seen, required, alkt__open_fields, obj);
+    if (rc == ALKT_OK && p->kind == ALKT_OPEN_FORWARDED &&
+        p->host.kind == ALKT_HOST_NAME) {
+        alkt__push_name(d, "host"); /* a bind address is an IP literal */
+        return alkt__fail(d, ALKT_ERR_BAD_ADDRESS,
+                          value_offsets[ALKT__OP_HOST]);
+    }
+    return rc;
+}
+
+/* An argument error still fills err (offset 0, no path). */
+static int alkt__arg_error(alkt_error *err)
+{
+    if (err) {
+        memset(err, 0, sizeof *err);
+        err->code = ALKT_ERR_ARG;
+        err->line = err->column = 1;
+    }
+    return ALKT_ERR_ARG;
+}
+
+/* The token-based decoder of open params: every document, every error
+ * with its context. */
+static int alkt__open_slow(const char *json, size_t len,
+                           const alkt_json_limits *limits,
+                           alkt_open_params *out, alkt_error *err)
+{
+    alkt__dec d;
+    alkt_error local;
+    size_t offsets[ALKT__OP_COUNT], value_offsets[ALKT__OP_COUNT], obj;
+    unsigned seen = 0;
+    int field = ALKT__NO_FIELD, rc;
+    memset(out, 0, sizeof *out);
+    alkt__dec_start(&d, json, len, limits, err ? err : &local);
+    rc = alkt__expect(&d, ALKT_JSON_OBJECT);
+    obj = d.t.offset;
+    while (rc == ALKT_OK &&
+           (rc = alkt__field(&d, alkt__open_fields, ALKT__OP_COUNT, &seen,
+                             offsets, &field)) == 1) {
+        alkt__push_name(&d, alkt__open_fields[field]);
+        rc = alkt__value(&d, &alkt__open_fdesc[field], out);
+        value_offsets[field] = d.t.offset;
+        alkt__pop(&d);
+    }
+    if (rc == ALKT_OK)
+        rc = alkt__finish(&d);
+    if (rc == ALKT_OK) {
+        out->kind = (seen & (1u << ALKT__OP_LISTEN)) ? ALKT_OPEN_FORWARDED
+                                                     : ALKT_OPEN_DIRECT;
+        rc = alkt__open_rules(&d, out, seen, offsets, value_offsets, obj);
+    }
+    if (rc)
+        memset(out, 0, sizeof *out);
+    return rc;
+}
+
+/* ---- listen reply ------------------------------------------------------------- */
+static const char *const alkt__reply_fields[] = {"address", "port"};
+
+ALKTDEF int alkt_listen_reply_decode(const char *json, size_t len,
+                                     const alkt_json_limits *limits,
+                                     alkt_listen_reply *out, alkt_error *err)
+{
+    alkt__dec d;
+    alkt_error local;
+    size_t obj;
+    unsigned seen = 0;
+    int field = ALKT__NO_FIELD, rc;
+    if (!out)
+        return alkt__arg_error(err);
+    memset(out, 0, sizeof *out);
+    alkt__dec_start(&d, json, len, limits, err ? err : &local);
+    rc = alkt__expect(&d, ALKT_JSON_OBJECT);
+    obj = d.t.offset;
+    while (rc == ALKT_OK && (rc = alkt__field(&d, alkt__reply_fields, 2, &seen,
+                                              NULL, &field)) == 1) {
+        alkt__push_name(&d, alkt__reply_fields[field]);
+        rc = field == 0 ? alkt__ip(&d, &out->address)
+                        : alkt__port(&d, &out->port);
+        alkt__pop(&d);
+    }
+    if (rc == ALKT_OK)
+        rc = alkt__finish(&d);
+    if (rc == ALKT_OK)
+        rc = alkt__require(&d, seen, 3u, alkt__reply_fields, obj);
+    if (rc)
+        memset(out, 0, sizeof *out);
+    return rc;
+}
+
+ALKTDEF int alkt_listen_reply_project(const char *json, size_t len,
+                                      alkt_listen_reply *out)
+{
+    alkt_error err;
+    if (!out)
+        return 0;
+    return alkt_listen_reply_decode(json, len, NULL, out, &err) == ALKT_OK;
+}
+
+/* ---- control messages ----------------------------------------------------------- */
 /* Clears what a decode sets, keeping the caller's arrays and capacities;
  * *kept gets the cleared struct (to restore it after a failure). */
 static void alkt__control_clear(alkt_control *out, alkt_control *kept)
@@ -4531,6 +4531,21 @@ static int alkt__f_value(alkt__fast *f, const alkt__fdesc *fd, void *obj)
                alkt__parse_host(p, n, 1, ALKT__AT(obj, fd->at, alkt_host)) == ALKT_OK;
     case ALKT__FK_PORT:
         return alkt__f_port(f, ALKT__AT(obj, fd->at, uint16_t));
+    case ALKT__FK_SUBSTRATE:
+        if (!alkt__f_str(f, &p, &n))
+            return 0;
+        for (which = 0; which < 3; which++) {
+            if (alkt__name_is(alkt__substrates[which], p, n)) {
+                *ALKT__AT(obj, fd->at, alkt_substrate) = (alkt_substrate)(which + 1);
+                return 1;
+            }
+        }
+        return 0;
+    case ALKT__FK_PATH:
+        if (!alkt__f_str(f, &p, &n) || n == 0 || n > ALKT_UNIX_PATH_MAX)
+            return 0;
+        memcpy(ALKT__AT(obj, fd->at, char), p, n);
+        return 1;
     default: /* ALKT__FK_TOKEN */
         if (!alkt__f_str(f, &p, &n) || alkt__check_token(p, n) != 0)
             return 0;
@@ -4600,6 +4615,65 @@ static int alkt__control_fast(const char *json, size_t len,
     } while ((more = alkt__f_more(&f, '}')) == 1);
     alkt__f_ws(&f);
     return more == 0 && f.i == f.n;
+}
+
+/* Open params in one pass from the bytes: 1 with *out as alkt__open_slow
+ * decodes it, or 0 (declined: anything else, decoded by alkt__open_slow,
+ * which is the reference; fuzz/params.c checks the two agree). */
+static int alkt__open_fast(const char *json, size_t len,
+                           const alkt_json_limits *limits, alkt_open_params *out)
+{
+    alkt__fast f;
+    unsigned seen = 0, forbidden, required = 1u << ALKT__OP_SUBSTRATE;
+    int field = ALKT__NO_FIELD, more;
+    if (!json || len > (limits && limits->max_size ? limits->max_size
+                                                   : ALKT_JSON_SIZE_DEFAULT) ||
+        (limits && limits->max_depth > ALKT_JSON_DEPTH_LIMIT))
+        return 0;
+    memset(out, 0, sizeof *out);
+    f.s = json;
+    f.n = len;
+    f.i = 0;
+    if (!alkt__f_char(&f, '{'))
+        return 0;
+    do {
+        if (!alkt__f_key(&f, alkt__open_fields, ALKT__OP_COUNT, &seen, &field) ||
+            !alkt__f_value(&f, &alkt__open_fdesc[field], out))
+            return 0;
+    } while ((more = alkt__f_more(&f, '}')) == 1);
+    alkt__f_ws(&f);
+    if (more != 0 || f.i != f.n)
+        return 0;
+    /* alkt__open_rules, as a yes or no */
+    if (seen & (1u << ALKT__OP_LISTEN)) {
+        if (out->substrate == ALKT_SUBSTRATE_UNIX || out->host.kind == ALKT_HOST_NAME)
+            return 0;
+        forbidden = (1u << ALKT__OP_PORT) | (1u << ALKT__OP_PATH);
+        out->kind = ALKT_OPEN_FORWARDED;
+    } else if (out->substrate == ALKT_SUBSTRATE_UNIX) {
+        forbidden = (1u << ALKT__OP_HOST) | (1u << ALKT__OP_PORT);
+        required |= 1u << ALKT__OP_PATH;
+        out->kind = ALKT_OPEN_DIRECT;
+    } else {
+        forbidden = 1u << ALKT__OP_PATH;
+        required |= (1u << ALKT__OP_HOST) | (1u << ALKT__OP_PORT);
+        out->kind = ALKT_OPEN_DIRECT;
+    }
+    return !(seen & forbidden) && (seen & required) == required;
+}
+
+ALKTDEF int alkt_open_params_decode(const char *json, size_t len,
+                                    const alkt_json_limits *limits,
+                                    alkt_open_params *out, alkt_error *err)
+{
+    if (!out)
+        return alkt__arg_error(err);
+    if (alkt__open_fast(json, len, limits, out)) {
+        if (err)
+            memset(err, 0, sizeof *err);
+        return ALKT_OK;
+    }
+    return alkt__open_slow(json, len, limits, out, err);
 }
 
 ALKTDEF int alkt_control_decode(const char *json, size_t len,
@@ -4902,6 +4976,15 @@ static int alkt__enc_value_check(alkt__dec *d, const char *name, const alkt__fde
     case ALKT__FK_PORT:
         return alkt__enc_check(
             d, *ALKT__CAT(obj, fd->at, uint16_t) == 0 ? ALKT_ERR_OUT_OF_RANGE : ALKT_OK, name);
+    case ALKT__FK_SUBSTRATE:
+        k = (size_t)*ALKT__CAT(obj, fd->at, alkt_substrate);
+        return alkt__enc_check(d, k < 1 || k > 3 ? ALKT_ERR_BAD_ENUM : ALKT_OK, name);
+    case ALKT__FK_PATH:
+        return alkt__enc_check(d,
+                               alkt__check_unix_path(ALKT__CAT(obj, fd->at, char),
+                                                     alkt__bounded_len(ALKT__CAT(obj, fd->at, char),
+                                                                       ALKT_UNIX_PATH_MAX)),
+                               name);
     default: /* ALKT__FK_TOKEN */
         return alkt__enc_check(d,
                                alkt__check_token(ALKT__CAT(obj, fd->at, char),
@@ -4987,6 +5070,15 @@ static void alkt__enc_value(alkt__w *w, int *first, const char *name, const alkt
     case ALKT__FK_PORT:
         alkt__w_key(w, first, name);
         alkt__w_u64(w, *ALKT__CAT(obj, fd->at, uint16_t));
+        return;
+    case ALKT__FK_SUBSTRATE:
+        alkt__w_key(w, first, name);
+        alkt__w_cstr(w, alkt__substrates[*ALKT__CAT(obj, fd->at, alkt_substrate) - 1]);
+        return;
+    case ALKT__FK_PATH:
+        alkt__w_key(w, first, name);
+        alkt__w_str(w, ALKT__CAT(obj, fd->at, char),
+                    alkt__bounded_len(ALKT__CAT(obj, fd->at, char), ALKT_UNIX_PATH_MAX));
         return;
     default: /* ALKT__FK_TOKEN */
         alkt__w_key(w, first, name);

@@ -475,13 +475,46 @@ static char enc1[1 << 17], enc2[1 << 17];
         out_len = (size_t)got;                                                 \
     } while (0)
 
+/* The open-params fast path accepts only what the token-based decoder
+ * (the reference) accepts, with the identical struct; the public decoder
+ * answers exactly as the reference does, error included. */
+static void check_open_paths(const char *what, const char *doc, size_t n,
+                             const alkt_open_params *pub, int pub_rc,
+                             const alkt_error *pub_err)
+{
+    alkt_open_params pf, ps;
+    alkt_error es;
+    int fast = alkt__open_fast(doc, n, NULL, &pf);
+    int slow = alkt__open_slow(doc, n, NULL, &ps, &es);
+    ALK_CHECK(!fast || (slow == ALKT_OK && memcmp(&pf, &ps, sizeof pf) == 0),
+              "%s: the open fast path accepted what the reference says %d to, "
+              "or differs: %.*s", what, slow, (int)n, doc);
+    ALK_CHECK(pub_rc == slow && (slow != ALKT_OK || memcmp(pub, &ps, sizeof ps) == 0),
+              "%s: public open decode %d, reference %d", what, pub_rc, slow);
+    if (slow)
+        ALK_CHECK(pub_err->code == es.code && pub_err->offset == es.offset &&
+                      strcmp(pub_err->path, es.path) == 0,
+                  "%s: public open error differs from the reference's", what);
+}
+
+/* 1 when the n bytes are printable ASCII without a backslash. */
+static int plain_bytes(const char *s, size_t n)
+{
+    size_t k;
+    for (k = 0; k < n; k++)
+        if ((unsigned char)s[k] < 0x20 || (unsigned char)s[k] > 0x7e || s[k] == '\\')
+            return 0;
+    return 1;
+}
+
 static void check_open_params(const uint8_t *data, size_t size, int reader,
                               size_t reader_off)
 {
-    alkt_open_params p, p2, zero;
+    alkt_open_params p, p2, p3, zero;
     alkt_error e;
     size_t n = 0;
     int rc = alkt_open_params_decode((const char *)data, size, NULL, &p, &e);
+    check_open_paths("open params", (const char *)data, size, &p, rc, &e);
     memset(&zero, 0, sizeof zero);
     alk_trace("open params: %d (%s) at %zu path '%s'", rc, alkt_strerror(rc),
               e.offset, e.path);
@@ -502,6 +535,10 @@ static void check_open_params(const uint8_t *data, size_t size, int reader,
               alkt_strerror(rc), e.offset, (int)n, enc1);
     ALK_CHECK(memcmp(&p, &p2, sizeof p) == 0,
               "open params: decode(encode(p)) != p: %.*s", (int)n, enc1);
+    /* canonical documents take the fast path unless a string needs an
+     * escape or holds non-ASCII bytes */
+    ALK_CHECK(alkt__open_fast(enc1, n, NULL, &p3) == plain_bytes(enc1, n),
+              "open fast path on a canonical document: %.*s", (int)n, enc1);
     ALK_CHECK(alkt_open_params_encode(&p2, enc2, sizeof enc2, &e) ==
                       (ptrdiff_t)n &&
                   memcmp(enc1, enc2, n) == 0,
@@ -914,6 +951,7 @@ static void plant_address(const char *raw, size_t raw_len)
                      at, "host", text, sizeof text, &len, &x))
         expect_set(&x, host_verdict(text, len, &ip), at, "host");
     rc = alkt_open_params_decode(doc, n, NULL, &p, &e);
+    check_open_paths("planted", doc, n, &p, rc, &e);
     check_verdict("host", doc, n, rc, &e, &x);
     if (rc == ALKT_OK) {
         if (ip.family) {
@@ -941,6 +979,7 @@ static void plant_address(const char *raw, size_t raw_len)
                    at, "host");
     }
     rc = alkt_open_params_decode(doc, n, NULL, &p, &e);
+    check_open_paths("planted", doc, n, &p, rc, &e);
     check_verdict("bind address", doc, n, rc, &e, &x);
     if (rc == ALKT_OK) {
         ALK_CHECK(p.host.kind == ALKT_HOST_IP && ip_equal(&p.host.ip, &ip),
@@ -1105,6 +1144,7 @@ static void plant_key(const char *raw, size_t raw_len)
         }
         if (s == 0) {
             rc = alkt_open_params_decode(doc, n, NULL, &p, &e);
+            check_open_paths("planted", doc, n, &p, rc, &e);
             check_verdict("open params key", doc, n, rc, &e, &x);
         } else if (s == 1) {
             rc = alkt_listen_reply_decode(doc, n, NULL, &r, &e);
@@ -1184,6 +1224,7 @@ static void plant_integer(const char *num, size_t len)
         memset(&c, 0, sizeof c);
         if (ip->kind == 0) {
             rc = alkt_open_params_decode(doc, n, NULL, &p, &e);
+            check_open_paths("planted", doc, n, &p, rc, &e);
             check_verdict(ip->path, doc, n, rc, &e, &x);
             if (rc == ALKT_OK)
                 m = alkt_open_params_encode(&p, enc, sizeof enc, &e);
