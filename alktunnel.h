@@ -592,13 +592,15 @@
  *   no typed field ever holds one. Duplicate keys pass the reader and are
  *   refused by every typed decoder.
  *
- *   Control messages are large, so a valid, plain one (no escapes or
+ *   A valid, plain control message or open params (no escapes or
  *   non-ASCII bytes in its strings) is read by a one-pass fast path that
  *   builds no tokens. It declines at the first thing it does not expect,
  *   and the token-based decoder - the reference, which reports every error
  *   with its context - decodes the document again; the two give identical
  *   results wherever the fast path accepts (fuzz/params.c checks that on
- *   every input). A refused control message thus costs up to two passes.
+ *   every input). A refused message thus costs up to two passes. Both
+ *   paths, and the control encoder, read one table per object schema
+ *   (ALKT__RESOURCE_SCHEMA and its siblings, in the implementation).
  *
  *   Limits: depth (nested arrays/objects) default 64, at most
  *   ALKT_JSON_DEPTH_LIMIT (1024); size default 1 MiB (larger input is
