@@ -37,7 +37,7 @@ BENCHES      := $(patsubst tests/bench_%.c,%,$(wildcard tests/bench_*.c))
 # of 16 MiB so that exec/s stays high; the replay gate uses the full size.
 FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
 
-.PHONY: all demo test gate fast-gate unit replay conformance compile-matrix seeds diff-qemu \
+.PHONY: all demo test gate fast-gate unit replay replay-runs conformance compile-matrix seeds diff-qemu \
         crash-qemu crash-soak \
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench install install-check uninstall oss-fuzz-check \
@@ -170,6 +170,10 @@ REPLAY_RUNS  := $(foreach t,$(REPLAY_ORDER),$(t):corpus/$(t)) \
                 $(if $(filter params,$(FUZZ_TARGETS)),params:tests/json_conformance) \
                 $(if $(filter session,$(FUZZ_TARGETS)),session_portable:corpus/session) \
                 $(if $(filter params,$(FUZZ_TARGETS)),params_portable:corpus/params)
+# (what `make replay` runs, target:directory, for tests/mutants.py)
+replay-runs:
+	@echo $(REPLAY_RUNS)
+
 replay: $(FUZZ_TARGETS:%=$(B)/replay_%) $(REPLAY_PORTABLE:%=$(B)/replay_%)
 	@rm -rf $(B)/replay-logs; mkdir -p $(B)/replay-logs; \
 	printf '%s\n' $(REPLAY_RUNS) | xargs -P $(REPLAY_JOBS) -I{} sh -c \

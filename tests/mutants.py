@@ -16,7 +16,10 @@ one that does not compile did not build (and does not count).
 
 --gate replay judges by the corpus replay alone (`make replay` for the
 harnesses that use the header, no unit test): the bar the oracles must meet
-by themselves. --header all runs --count mutants of each of the four headers.
+by themselves. It runs the replay one target:directory run at a time
+(`make replay-runs` lists them), the quickest first as timed on the clean
+tree, and stops at the first that fails, so a killed mutant costs a build
+or two; a survivor still builds and runs them all. --header all runs --count mutants of each of the four headers.
 
 Selection is deterministic and spread over the code: every candidate
 mutation of the implementation section is enumerated, grouped by the
@@ -310,11 +313,14 @@ def run_header(header, args, tree):
     base = os.path.basename(header)[:-2]
     fuzz_targets = judging_targets(header)
     scope = ["B=build-mutant", "FUZZ_TARGETS=" + " ".join(fuzz_targets)]
+    runs = []
     if args.gate == "replay":
         scope.append("UNIT_TESTS=")
         gate = ["make", "-s", "replay"] + scope
         build = ["make", "-s", "-j2"] + scope + \
             ["build-mutant/replay_%s" % t for t in fuzz_targets]
+        rc, out = run(["make", "-s", "replay-runs"] + scope, tree, args.timeout)
+        runs = [r.split(":", 1) for r in out.split()] if rc == 0 else []
         print("mutants: judged by the corpora of: %s (replay only)"
               % (" ".join(fuzz_targets) or "(none)"))
     else:
@@ -339,6 +345,22 @@ def run_header(header, args, tree):
     limit = min(args.timeout, max(30, int(10 * (time.time() - t_gate))))
     print("mutants: clean gate %.1f s; per-mutant limit %d s"
           % (time.time() - t_gate, limit), flush=True)
+    if runs:
+        # The replay gate, run by run: the quickest runs (build + replay,
+        # timed on the clean tree) first, stopping at the first that fails
+        # - a killed mutant costs one or two builds, not all of them.
+        timed = []
+        for t, d in runs:
+            t0 = time.time()
+            rc1, _ = run(["make", "-s"] + scope + ["build-mutant/replay_%s" % t],
+                         tree, args.timeout)
+            rc2, _ = run(["./build-mutant/replay_%s" % t, "-q", d], tree, args.timeout)
+            if rc1 != 0 or rc2 != 0:
+                sys.exit("mutants: the unmutated tree fails replay_%s %s" % (t, d))
+            timed.append((time.time() - t0, t, d))
+        runs = [(t, d) for _, t, d in sorted(timed)]
+        print("mutants: replay runs, quickest first: %s"
+              % " ".join("%s:%s" % r for r in runs), flush=True)
     t0 = time.time()
     try:
         for n, (i, label, new) in enumerate(chosen, 1):
@@ -348,18 +370,23 @@ def run_header(header, args, tree):
                 f.write("\n".join(mutated))
             desc = "%s:%d  [%s]  %s: %s" % (header, i + 1, func[i], label, new.strip())
             group = rec["sections"].setdefault(sect[i], [0, 0])
-            rc, out = run(build, tree, args.timeout)
+            if runs:
+                rc, out = judge_by_runs(runs, scope, tree, args.timeout, limit)
+            else:
+                rc, out = run(build, tree, args.timeout)
+                if rc == 0:
+                    rc, out = run(gate, tree, limit)
+                    rc = "gate-pass" if rc == 0 else ("gate-timeout" if rc is None else "gate-fail")
             if rc is None:
                 verdict = "killed (build/test timeout)"
                 rec["killed"] += 1
                 group[0] += 1
                 group[1] += 1
-            elif rc != 0:
+            elif rc not in ("gate-pass", "gate-fail", "gate-timeout"):
                 verdict = "did not build"
                 rec["nobuild"] += 1
             else:
-                rc, out = run(gate, tree, limit)
-                if rc == 0:
+                if rc == "gate-pass":
                     key = (code_part(lines[i]).strip(), new.strip())
                     if key in equivalents:
                         verdict = "survived: documented equivalent"
@@ -369,7 +396,7 @@ def run_header(header, args, tree):
                         rec["survived"].append(desc)
                         group[1] += 1
                 else:
-                    verdict = "killed" if rc is not None else "killed (timeout)"
+                    verdict = "killed" if rc == "gate-fail" else "killed (timeout)"
                     rec["killed"] += 1
                     group[0] += 1
                     group[1] += 1
@@ -379,6 +406,27 @@ def run_header(header, args, tree):
             f.write(original)
     rec["seconds"] = time.time() - t0
     return rec
+
+
+def judge_by_runs(runs, scope, tree, timeout, limit):
+    """The replay gate one run at a time, stopping at the first failure:
+    None (a build timed out), a build's failing exit code, or "gate-pass",
+    "gate-fail" (and which run) or "gate-timeout"."""
+    built = set()
+    for t, d in runs:
+        if t not in built:
+            rc, out = run(["make", "-s"] + scope + ["build-mutant/replay_%s" % t], tree, timeout)
+            if rc is None:
+                return None, out
+            if rc != 0:
+                return rc, out
+            built.add(t)
+        rc, out = run(["./build-mutant/replay_%s" % t, "-q", d], tree, limit)
+        if rc is None:
+            return "gate-timeout", "replay_%s %s: timeout" % (t, d)
+        if rc != 0:
+            return "gate-fail", "replay_%s %s failed" % (t, d)
+    return "gate-pass", ""
 
 
 def rate(rec):
