@@ -584,6 +584,48 @@ static void check_listen_reply(const uint8_t *data, size_t size, int reader,
               "listen reply: encoding not a fixed point");
 }
 
+/* The listen-reply encoder on a struct made of the input's first bytes
+ * (mostly not a valid reply): it refuses with a well-formed error naming
+ * the field, or writes JSON that decodes back to the same address and
+ * port. An encoder that lets a bad value through - or reports success
+ * without writing - is seen here, where decoded structs never go. */
+static void check_listen_encode_raw(const uint8_t *data, size_t size)
+{
+    alkt_listen_reply r, r2;
+    alkt_error e;
+    ptrdiff_t n;
+    int rc;
+    memset(&r, 0, sizeof r);
+    memcpy(&r.address, data, size < sizeof r.address ? size : sizeof r.address);
+    if (size >= 2) {
+        /* a family of 4 or 6 half the time, a port of 0 one time in four */
+        if (data[size - 1] & 1)
+            r.address.family = (data[size - 1] & 2) ? 6 : 4;
+        r.port = (data[size - 1] & 12) == 0
+                     ? 0
+                     : (uint16_t)((unsigned)data[size - 2] << 8 | data[size - 1]);
+    }
+    n = alkt_listen_reply_encode(&r, enc1, sizeof enc1, &e);
+    alk_trace("listen encode of raw bytes: %ld (%s) '%s'", (long)n,
+              n < 0 ? alkt_strerror((int)n) : "ok", n < 0 ? e.path : "");
+    if (n < 0) {
+        ALK_CHECK(e.code == (int)n, "listen encode returned %ld, error %d", (long)n, e.code);
+        if (strcmp(e.path, "port") == 0)
+            ALK_CHECK(r.port == 0 && e.code == ALKT_ERR_OUT_OF_RANGE,
+                      "listen encode: port %u refused with %d", (unsigned)r.port, e.code);
+        else
+            ALK_CHECK(strcmp(e.path, "address") == 0 && e.code == ALKT_ERR_BAD_ADDRESS,
+                      "listen encode: refused with %d at '%s'", e.code, e.path);
+        return;
+    }
+    ALK_CHECK(r.port != 0, "listen encode wrote port 0: %.*s", (int)n, enc1);
+    rc = alkt_listen_reply_decode(enc1, (size_t)n, NULL, &r2, &e);
+    ALK_CHECK(rc == ALKT_OK && memcmp(&r.address, &r2.address, sizeof r.address) == 0 &&
+                  r.port == r2.port,
+              "listen encode wrote %.*s for a struct it does not decode back to (%d)",
+              (int)n, enc1, rc);
+}
+
 typedef struct control_mem {
     alkt_resource resources[PARAMS_CAP];
     alkt_authorization authorizations[PARAMS_CAP];
@@ -1374,6 +1416,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     reader = check_reader(data, size, &reader_off);
     check_open_params(data, size, reader, reader_off);
     check_listen_reply(data, size, reader, reader_off);
+    check_listen_encode_raw(data, size);
     check_control(data, size, reader, reader_off);
     check_typed_values(data, size);
     return 0;
