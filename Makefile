@@ -133,9 +133,9 @@ $(B)/replay_qcow2_crash: qcow2w.h alksim.h fuzz/qcow2_harness.h
 ZLIB_OK := $(shell printf '\043include <zlib.h>\nint main(void){return zlibVersion()[0] == 0;}\n' | \
              $(CC) -x c - -lz -o /dev/null 2>/dev/null && echo 1)
 $(B)/replay_inflate: qcow2w.h
-$(B)/replay_session: alktunnel.h alksim.h tests/aead_ref.h fuzz/sha256_ref.h
+$(B)/replay_session: alktunnel.h alksim.h tests/aead_ref.h fuzz/sha256_ref.h fuzz/x25519_ref.h
 $(B)/replay_session_portable: fuzz/session.c tests/replay_main.c alktunnel.h alksim.h \
-                              tests/aead_ref.h fuzz/sha256_ref.h fuzz/alk_check.h | $(B)
+                              tests/aead_ref.h fuzz/sha256_ref.h fuzz/x25519_ref.h fuzz/alk_check.h | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) -DALKTUNNEL_NO_INT128 -DALKTUNNEL_NO_SIMD \
 	    -DALKTUNNEL_NO_SHA_NI -DSS_PRIMITIVES_ONLY -DALK_TARGET='"replay_session_portable"' \
 	    fuzz/session.c tests/replay_main.c -o $@ $(LDFLAGS)

@@ -59,6 +59,7 @@
 #include "alk_check.h"
 #include "../tests/aead_ref.h"
 #include "sha256_ref.h"
+#include "x25519_ref.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -1158,6 +1159,12 @@ static void ss_primitives(const uint8_t *data, size_t size)
         alkt_x25519(sa, a, pb);
         alkt_x25519(sb, b, pa);
         ALK_CHECK(memcmp(sa, sb, 32) == 0, "X25519: the two ends of an exchange disagree");
+        /* agreeing is not enough: a wrong ladder can be a commutative
+         * function too (x25519_ref.h) */
+        xref_x25519(sa, a, nine);
+        ALK_CHECK(memcmp(pa, sa, 32) == 0, "X25519 differs from the reference");
+        xref_x25519(sb, b, nine);
+        ALK_CHECK(memcmp(pb, sb, 32) == 0, "X25519 of the base point differs from the reference");
     }
 }
 
