@@ -122,6 +122,7 @@ typedef struct ss {
     int plaintext;       /* first byte, bit 1: no encryption */
     uint64_t rekey;      /* first byte, bits 2-3: records per key */
     int tamper;          /* mode 3: records changed on the path */
+    int pair;            /* ss_pair: both ends are sessions of one config */
 } ss;
 
 static unsigned char ss_byte(uint32_t id, int dir, uint64_t off)
@@ -212,6 +213,15 @@ static void ss_check_side(ss *t, int k)
     }
     ALK_CHECK(s->log_tail - s->log_head <= s->log_size, "side %d: log over",
               k);
+    /* what the peer's HELLO said is what the peer was configured with */
+    if (t->pair && alkt_session_is_established(s)) {
+        const alkt_session *o = &t->side[1 - k].s;
+        ALK_CHECK(s->peer_max_frame == o->max_frame && s->peer_log_size == o->log_size &&
+                      s->peer_max_channels == o->max_channels,
+                  "side %d: the peer's HELLO read as frame %u, log %u, channels %u "
+                  "(it has %u, %u, %u)", k, s->peer_max_frame, s->peer_log_size,
+                  s->peer_max_channels, o->max_frame, o->log_size, o->max_channels);
+    }
 }
 
 /* ---- the pipes ---- */
@@ -843,6 +853,7 @@ static void ss_pair(ss *t)
     alkt_session_config cfg;
     unsigned step;
     int k;
+    t->pair = 1;
     memset(&cfg, 0, sizeof cfg);
     cfg.max_channels = (uint32_t)alksim_range(&t->src, 1, 8);
     cfg.channel_window = (uint32_t)alksim_range(&t->src, 1, 64) * 256;
@@ -1152,6 +1163,16 @@ static void ss_primitives(const uint8_t *data, size_t size)
     ALK_CHECK(alkt_aead_open(ref, key, nonce, data, aad, sealed, n - aad + 16) == ALKT_OK &&
                   memcmp(ref, data + aad, n - aad) == 0,
               "AEAD open of its own seal");
+    {   /* the key schedule's next key: HKDF-Expand(key, "alkt1 rekey", 32),
+         * which is one HMAC block: HMAC(key, "alkt1 rekey" || 0x01) */
+        static const unsigned char info[12] = "alkt1 rekey\001";
+        unsigned char next[32];
+        memcpy(next, key, 32);
+        alkt__next_key(next);
+        sref_hmac(key, 32, info, sizeof info, want);
+        ALK_CHECK(memcmp(next, want, 32) == 0, "the rekey derivation differs from the "
+                                              "header's HKDF-Expand(key, \"alkt1 rekey\")");
+    }
     {   /* a's public key the generic way, b's by the base-point path */
         unsigned char pa[32], pb[32], sa[32], sb[32];
         alkt_x25519(pa, a, nine);
