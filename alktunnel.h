@@ -365,6 +365,10 @@
  *   window, an oversize or malformed frame end the session with a GOAWAY
  *   and ALKT_ERR_PROTOCOL / _FLOW_CONTROL / _FRAME_TOO_LARGE. Each side
  *   keeps at most the other's max_channels of its own channels alive.
+ *   Refusals wait in a queue of max_channels until they go out: a peer
+ *   whose refused OPENs (duplicate ids, bad params, a full table) arrive
+ *   faster than that - more than max_channels in one read - loses the
+ *   session (ALKT_ERR_CHANNELS_FULL), as a well-behaved peer never does.
  *
  *   Flow control and memory: a receiver grants credit (WINDOW) up to its
  *   channel_window of buffered bytes per channel and session_window over
