@@ -1094,6 +1094,67 @@ static void plant_address(const char *raw, size_t raw_len)
     }
 }
 
+/* What an ID (1..64 bytes of [A-Za-z0-9._:-]) or a TOKEN (1..128 bytes of
+ * 0x21..0x7E) field says of the text, from the SCHEMAS in the header's
+ * top comment - not from its character tables. */
+static int id_verdict(const char *text, size_t len)
+{
+    size_t k;
+    if (len == 0)
+        return ALKT_ERR_EMPTY;
+    for (k = 0; k < len; k++) {
+        char ch = text[k];
+        if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+              (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == ':' || ch == '-'))
+            return ALKT_ERR_BAD_VALUE;
+    }
+    return ALKT_OK;
+}
+
+static int token_verdict(const char *text, size_t len)
+{
+    size_t k;
+    if (len == 0)
+        return ALKT_ERR_EMPTY;
+    for (k = 0; k < len; k++)
+        if ((unsigned char)text[k] < 0x21 || (unsigned char)text[k] > 0x7e)
+            return ALKT_ERR_BAD_VALUE;
+    return ALKT_OK;
+}
+
+/* One string in an ID position (a resource's id) and a TOKEN position (a
+ * relay's token), through the fast path too. */
+static void plant_id_token(const char *raw, size_t raw_len)
+{
+    static char doc[PLANT_RAW_MAX + 256];
+    char text[PLANT_RAW_MAX + 1];
+    alkt_control c;
+    expect x;
+    size_t n, at, len;
+    int rc, plain = plain_ascii(raw + 1, raw_len - 2);
+
+    n = plant(doc, sizeof doc, "{\"resources\":[{\"id\":", raw, raw_len,
+              ",\"cidr\":\"10.0.0.0/8\",\"gateway\":\"g\"}]}", &at);
+    if (string_field(raw, raw_len, ALKT_ID_MAX, ALKT_ERR_STRING_TOO_LONG, at,
+                     "resources[0].id", text, sizeof text, &len, &x))
+        expect_set(&x, id_verdict(text, len), at, "resources[0].id");
+    rc = control_planted("id", doc, n, &x, plain, &c);
+    if (rc == ALKT_OK)
+        ALK_CHECK(strcmp(c.resources[0].id, text) == 0, "id: '%s' decoded as '%s'", text,
+                  c.resources[0].id);
+
+    n = plant(doc, sizeof doc,
+              "{\"relays\":[{\"id\":\"r\",\"address\":\"10.0.0.1\",\"port\":1,\"token\":",
+              raw, raw_len, "}]}", &at);
+    if (string_field(raw, raw_len, ALKT_TOKEN_MAX, ALKT_ERR_STRING_TOO_LONG, at,
+                     "relays[0].token", text, sizeof text, &len, &x))
+        expect_set(&x, token_verdict(text, len), at, "relays[0].token");
+    rc = control_planted("token", doc, n, &x, plain, &c);
+    if (rc == ALKT_OK)
+        ALK_CHECK(strcmp(c.relays[0].token, text) == 0, "token: '%s' decoded as '%s'", text,
+                  c.relays[0].token);
+}
+
 /* One string as the last key of every schema's object (each field of the
  * schema already present): a key that means a schema name - escapes
  * decoded - is a duplicate, any other unknown, at the key. */
@@ -1399,6 +1460,7 @@ static void check_typed_values(const uint8_t *data, size_t size)
     gather_values(data, size, &v);
     for (k = 0; k < v.nstr; k++) {
         plant_address((const char *)data + v.str_off[k], v.str_len[k]);
+        plant_id_token((const char *)data + v.str_off[k], v.str_len[k]);
         plant_key((const char *)data + v.str_off[k], v.str_len[k]);
     }
     for (k = 0; k < v.nnum; k++)
