@@ -750,6 +750,13 @@ static ALK_UNUSED void tw_target_step(tw_world *w, tw_target *t)
             (t->eof_seen || (t->kind == TW_T_EARLY_EOF && t->received >= t->limit))) {
             t->shut = 1;
             ALK_CHECK(alkt_pump_endpoint_eof(&t->p) == ALKT_OK, "target eof");
+            {   /* the call moved what it could: a poll right after it
+                 * (nothing came in between) changes nothing */
+                alkt_pump was = t->p;
+                (void)alkt_pump_poll(&t->p);
+                ALK_CHECK(memcmp(&was, &t->p, sizeof was) == 0,
+                          "a poll right after endpoint_eof still had work to do");
+            }
         }
     }
 }
