@@ -134,6 +134,13 @@
  *                             and host-name check (8 bytes a word) go
  *                             portable: the replay gate runs the params
  *                             corpus both ways
+ *   ALKTUNNEL_NO_FAST_DECODE  the typed decoders without their one-pass
+ *                             fast paths (control messages, open params):
+ *                             every document through the token decoder,
+ *                             same results and errors, ~1.5x slower on
+ *                             small messages, 2.7 KiB less code on a
+ *                             Cortex-M4 (tests/firmware_check.sh builds
+ *                             the session both ways)
  *   ALKTUNNEL_NO_INT128       X25519 on ten 26/25-bit limbs (64-bit
  *                             products, any C99 compiler); by default gcc
  *                             and clang on 64-bit targets use five 51-bit
@@ -4041,7 +4048,32 @@ static int alkt__parse_secret(const char *hex, size_t n, unsigned char *secret,
     return ALKT_OK;
 }
 
-/* One field's value (the reader at it) into the item at obj. */
+/* One field's value (the reader at it) into the item at obj: the kinds
+ * open params use. (Apart from alkt__value so that a build using only
+ * the session and open params - firmware, linked with gc-sections - does
+ * not carry the control message's kinds.) */
+static int alkt__value_open(alkt__dec *d, const alkt__fdesc *fd, void *obj)
+{
+    size_t n;
+    int rc, which = 0;
+    switch (fd->kind) {
+    case ALKT__FK_SUBSTRATE:
+        rc = alkt__enum(d, alkt__substrates, 3, &which);
+        *ALKT__AT(obj, fd->at, alkt_substrate) = (alkt_substrate)(which + 1);
+        return rc;
+    case ALKT__FK_PATH:
+        rc = alkt__string(d, ALKT__AT(obj, fd->at, char), ALKT_UNIX_PATH_MAX, &n);
+        if (rc == ALKT_OK && n == 0)
+            rc = alkt__fail(d, ALKT_ERR_EMPTY, d->t.offset);
+        return rc;
+    case ALKT__FK_HOST:
+        return alkt__host(d, ALKT__AT(obj, fd->at, alkt_host), 1);
+    default: /* ALKT__FK_PORT */
+        return alkt__port(d, ALKT__AT(obj, fd->at, uint16_t));
+    }
+}
+
+/* One field's value (the reader at it) into the item at obj: every kind. */
 static int alkt__value(alkt__dec *d, const alkt__fdesc *fd, void *obj)
 {
     size_t n, i, array;
@@ -4093,24 +4125,13 @@ static int alkt__value(alkt__dec *d, const alkt__fdesc *fd, void *obj)
     }
     case ALKT__FK_EXPIRES:
         return alkt__uint(d, 0, ALKT_EXPIRES_MAX, ALKT__AT(obj, fd->at, uint64_t));
-    case ALKT__FK_HOST:
-        return alkt__host(d, ALKT__AT(obj, fd->at, alkt_host), 1);
-    case ALKT__FK_PORT:
-        return alkt__port(d, ALKT__AT(obj, fd->at, uint16_t));
-    case ALKT__FK_SUBSTRATE:
-        rc = alkt__enum(d, alkt__substrates, 3, &which);
-        *ALKT__AT(obj, fd->at, alkt_substrate) = (alkt_substrate)(which + 1);
-        return rc;
-    case ALKT__FK_PATH:
-        rc = alkt__string(d, ALKT__AT(obj, fd->at, char), ALKT_UNIX_PATH_MAX, &n);
-        if (rc == ALKT_OK && n == 0)
-            rc = alkt__fail(d, ALKT_ERR_EMPTY, d->t.offset);
-        return rc;
-    default: /* ALKT__FK_TOKEN */
+    case ALKT__FK_TOKEN:
         rc = alkt__string(d, ALKT__AT(obj, fd->at, char), ALKT_TOKEN_MAX, &n);
         if (rc == ALKT_OK && (rc = alkt__check_token(ALKT__AT(obj, fd->at, char), n)) != 0)
             rc = alkt__fail(d, rc, d->t.offset);
         return rc;
+    default: /* host, port, substrate, path */
+        return alkt__value_open(d, fd, obj);
     }
 }
 
@@ -4206,10 +4227,10 @@ static int alkt__open_slow(const char *json, size_t len,
     rc = alkt__expect(&d, ALKT_JSON_OBJECT);
     obj = d.t.offset;
     while (rc == ALKT_OK &&
-           (rc = alkt__field(&d, alkt__open_fields, ALKT__OP_COUNT, &seen,
+           (rc = alkt__field(&d, alkt__open_schema.names, alkt__open_schema.count, &seen,
                              offsets, &field)) == 1) {
         alkt__push_name(&d, alkt__open_fields[field]);
-        rc = alkt__value(&d, &alkt__open_fdesc[field], out);
+        rc = alkt__value_open(&d, &alkt__open_schema.fields[field], out);
         value_offsets[field] = d.t.offset;
         alkt__pop(&d);
     }
@@ -4340,6 +4361,7 @@ static int alkt__control_slow(const char *json, size_t len,
  * reference: it accepts everything this path accepts, with the identical
  * result, and reports every error with its context. fuzz/params.c checks
  * exactly that on every input. */
+#ifndef ALKTUNNEL_NO_FAST_DECODE
 typedef struct alkt__fast {
     const char *s;
     size_t n, i;
@@ -4475,7 +4497,38 @@ static int alkt__f_port(alkt__fast *f, uint16_t *port)
     return 1;
 }
 
-/* One field's value into the item at obj; 0 declines. */
+/* One field's value into the item at obj, 0 declines: the kinds open
+ * params use (apart, as alkt__value_open is). */
+static int alkt__f_value_open(alkt__fast *f, const alkt__fdesc *fd, void *obj)
+{
+    const char *p;
+    size_t n;
+    int which;
+    switch (fd->kind) {
+    case ALKT__FK_SUBSTRATE:
+        if (!alkt__f_str(f, &p, &n))
+            return 0;
+        for (which = 0; which < 3; which++) {
+            if (alkt__name_is(alkt__substrates[which], p, n)) {
+                *ALKT__AT(obj, fd->at, alkt_substrate) = (alkt_substrate)(which + 1);
+                return 1;
+            }
+        }
+        return 0;
+    case ALKT__FK_PATH:
+        if (!alkt__f_str(f, &p, &n) || n == 0 || n > ALKT_UNIX_PATH_MAX)
+            return 0;
+        memcpy(ALKT__AT(obj, fd->at, char), p, n);
+        return 1;
+    case ALKT__FK_HOST:
+        return alkt__f_str(f, &p, &n) && n <= ALKT_HOST_MAX &&
+               alkt__parse_host(p, n, 1, ALKT__AT(obj, fd->at, alkt_host)) == ALKT_OK;
+    default: /* ALKT__FK_PORT */
+        return alkt__f_port(f, ALKT__AT(obj, fd->at, uint16_t));
+    }
+}
+
+/* One field's value into the item at obj, 0 declines: every kind. */
 static int alkt__f_value(alkt__fast *f, const alkt__fdesc *fd, void *obj)
 {
     const char *p;
@@ -4532,31 +4585,13 @@ static int alkt__f_value(alkt__fast *f, const alkt__fdesc *fd, void *obj)
                                   ALKT__AT(obj, fd->aux, size_t)) == ALKT_OK;
     case ALKT__FK_EXPIRES:
         return alkt__f_uint(f, 0, ALKT_EXPIRES_MAX, ALKT__AT(obj, fd->at, uint64_t));
-    case ALKT__FK_HOST:
-        return alkt__f_str(f, &p, &n) && n <= ALKT_HOST_MAX &&
-               alkt__parse_host(p, n, 1, ALKT__AT(obj, fd->at, alkt_host)) == ALKT_OK;
-    case ALKT__FK_PORT:
-        return alkt__f_port(f, ALKT__AT(obj, fd->at, uint16_t));
-    case ALKT__FK_SUBSTRATE:
-        if (!alkt__f_str(f, &p, &n))
-            return 0;
-        for (which = 0; which < 3; which++) {
-            if (alkt__name_is(alkt__substrates[which], p, n)) {
-                *ALKT__AT(obj, fd->at, alkt_substrate) = (alkt_substrate)(which + 1);
-                return 1;
-            }
-        }
-        return 0;
-    case ALKT__FK_PATH:
-        if (!alkt__f_str(f, &p, &n) || n == 0 || n > ALKT_UNIX_PATH_MAX)
-            return 0;
-        memcpy(ALKT__AT(obj, fd->at, char), p, n);
-        return 1;
-    default: /* ALKT__FK_TOKEN */
+    case ALKT__FK_TOKEN:
         if (!alkt__f_str(f, &p, &n) || alkt__check_token(p, n) != 0)
             return 0;
         memcpy(ALKT__AT(obj, fd->at, char), p, n);
         return 1;
+    default: /* host, port, substrate, path */
+        return alkt__f_value_open(f, fd, obj);
     }
 }
 
@@ -4644,7 +4679,7 @@ static int alkt__open_fast(const char *json, size_t len,
         return 0;
     do {
         if (!alkt__f_key(&f, alkt__open_fields, ALKT__OP_COUNT, &seen, &field) ||
-            !alkt__f_value(&f, &alkt__open_fdesc[field], out))
+            !alkt__f_value_open(&f, &alkt__open_fdesc[field], out))
             return 0;
     } while ((more = alkt__f_more(&f, '}')) == 1);
     alkt__f_ws(&f);
@@ -4668,17 +4703,21 @@ static int alkt__open_fast(const char *json, size_t len,
     return !(seen & forbidden) && (seen & required) == required;
 }
 
+#endif /* ALKTUNNEL_NO_FAST_DECODE */
+
 ALKTDEF int alkt_open_params_decode(const char *json, size_t len,
                                     const alkt_json_limits *limits,
                                     alkt_open_params *out, alkt_error *err)
 {
     if (!out)
         return alkt__arg_error(err);
+#ifndef ALKTUNNEL_NO_FAST_DECODE
     if (alkt__open_fast(json, len, limits, out)) {
         if (err)
             memset(err, 0, sizeof *err);
         return ALKT_OK;
     }
+#endif
     return alkt__open_slow(json, len, limits, out, err);
 }
 
@@ -4693,11 +4732,13 @@ ALKTDEF int alkt_control_decode(const char *json, size_t len,
         (!out->relays && out->relay_cap))
         return alkt__arg_error(err);
     alkt__control_clear(out, &c);
+#ifndef ALKTUNNEL_NO_FAST_DECODE
     if (alkt__control_fast(json, len, limits, out)) {
         if (err)
             memset(err, 0, sizeof *err);
         return ALKT_OK;
     }
+#endif
     return alkt__control_slow(json, len, limits, out, err);
 }
 
