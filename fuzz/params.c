@@ -1122,37 +1122,47 @@ static int token_verdict(const char *text, size_t len)
     return ALKT_OK;
 }
 
-/* One string in an ID position (a resource's id) and a TOKEN position (a
- * relay's token), through the fast path too. */
-static void plant_id_token(const char *raw, size_t raw_len)
+/* The decoded text of the planted field (a resource's id, a relay's token). */
+static const char *field_resource_id(const alkt_control *c) { return c->resources[0].id; }
+static const char *field_relay_token(const alkt_control *c) { return c->relays[0].token; }
+
+/* One string planted into a string field of a control message: the
+ * decoders' verdict is the rule's (verdict), and what they accept decodes
+ * to the text itself. */
+static void plant_string_field(const char *what, const char *before, const char *after,
+                               const char *path, size_t cap,
+                               int (*verdict)(const char *, size_t),
+                               const char *(*field)(const alkt_control *),
+                               const char *raw, size_t raw_len)
 {
     static char doc[PLANT_RAW_MAX + 256];
     char text[PLANT_RAW_MAX + 1];
     alkt_control c;
     expect x;
     size_t n, at, len;
-    int rc, plain = plain_ascii(raw + 1, raw_len - 2);
-
-    n = plant(doc, sizeof doc, "{\"resources\":[{\"id\":", raw, raw_len,
-              ",\"cidr\":\"10.0.0.0/8\",\"gateway\":\"g\"}]}", &at);
-    if (string_field(raw, raw_len, ALKT_ID_MAX, ALKT_ERR_STRING_TOO_LONG, at,
-                     "resources[0].id", text, sizeof text, &len, &x))
-        expect_set(&x, id_verdict(text, len), at, "resources[0].id");
-    rc = control_planted("id", doc, n, &x, plain, &c);
+    int rc;
+    n = plant(doc, sizeof doc, before, raw, raw_len, after, &at);
+    if (string_field(raw, raw_len, cap, ALKT_ERR_STRING_TOO_LONG, at, path, text,
+                     sizeof text, &len, &x))
+        expect_set(&x, verdict(text, len), at, path);
+    rc = control_planted(what, doc, n, &x, plain_ascii(raw + 1, raw_len - 2), &c);
     if (rc == ALKT_OK)
-        ALK_CHECK(strcmp(c.resources[0].id, text) == 0, "id: '%s' decoded as '%s'", text,
-                  c.resources[0].id);
+        ALK_CHECK(strcmp(field(&c), text) == 0, "%s: '%s' decoded as '%s'", what, text,
+                  field(&c));
+}
 
-    n = plant(doc, sizeof doc,
-              "{\"relays\":[{\"id\":\"r\",\"address\":\"10.0.0.1\",\"port\":1,\"token\":",
-              raw, raw_len, "}]}", &at);
-    if (string_field(raw, raw_len, ALKT_TOKEN_MAX, ALKT_ERR_STRING_TOO_LONG, at,
-                     "relays[0].token", text, sizeof text, &len, &x))
-        expect_set(&x, token_verdict(text, len), at, "relays[0].token");
-    rc = control_planted("token", doc, n, &x, plain, &c);
-    if (rc == ALKT_OK)
-        ALK_CHECK(strcmp(c.relays[0].token, text) == 0, "token: '%s' decoded as '%s'", text,
-                  c.relays[0].token);
+/* One string in an ID position (a resource's id) and a TOKEN position (a
+ * relay's token), through the fast path too. */
+static void plant_id_token(const char *raw, size_t raw_len)
+{
+    plant_string_field("id", "{\"resources\":[{\"id\":",
+                       ",\"cidr\":\"10.0.0.0/8\",\"gateway\":\"g\"}]}", "resources[0].id",
+                       ALKT_ID_MAX, id_verdict, field_resource_id, raw, raw_len);
+    plant_string_field("token",
+                       "{\"relays\":[{\"id\":\"r\",\"address\":\"10.0.0.1\",\"port\":1,"
+                       "\"token\":",
+                       "}]}", "relays[0].token", ALKT_TOKEN_MAX, token_verdict,
+                       field_relay_token, raw, raw_len);
 }
 
 /* One string as the last key of every schema's object (each field of the
