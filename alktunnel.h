@@ -4968,6 +4968,8 @@ ALKTDEF ptrdiff_t alkt_listen_reply_encode(const alkt_listen_reply *r,
     return alkt__enc_finish(&d, &w);
 }
 
+/* The encoder of the control message's items (open params have their own:
+ * a kind decides their fields and key order), so the control kinds only. */
 /* A field's value checked before anything is written: the error names
  * the field (and for a port range, its index and end). */
 static int alkt__enc_value_check(alkt__dec *d, const char *name, const alkt__fdesc *fd,
@@ -5023,15 +5025,6 @@ static int alkt__enc_value_check(alkt__dec *d, const char *name, const alkt__fde
     case ALKT__FK_PORT:
         return alkt__enc_check(
             d, *ALKT__CAT(obj, fd->at, uint16_t) == 0 ? ALKT_ERR_OUT_OF_RANGE : ALKT_OK, name);
-    case ALKT__FK_SUBSTRATE:
-        k = (size_t)*ALKT__CAT(obj, fd->at, alkt_substrate);
-        return alkt__enc_check(d, k < 1 || k > 3 ? ALKT_ERR_BAD_ENUM : ALKT_OK, name);
-    case ALKT__FK_PATH:
-        return alkt__enc_check(d,
-                               alkt__check_unix_path(ALKT__CAT(obj, fd->at, char),
-                                                     alkt__bounded_len(ALKT__CAT(obj, fd->at, char),
-                                                                       ALKT_UNIX_PATH_MAX)),
-                               name);
     default: /* ALKT__FK_TOKEN */
         return alkt__enc_check(d,
                                alkt__check_token(ALKT__CAT(obj, fd->at, char),
@@ -5117,15 +5110,6 @@ static void alkt__enc_value(alkt__w *w, int *first, const char *name, const alkt
     case ALKT__FK_PORT:
         alkt__w_key(w, first, name);
         alkt__w_u64(w, *ALKT__CAT(obj, fd->at, uint16_t));
-        return;
-    case ALKT__FK_SUBSTRATE:
-        alkt__w_key(w, first, name);
-        alkt__w_cstr(w, alkt__substrates[*ALKT__CAT(obj, fd->at, alkt_substrate) - 1]);
-        return;
-    case ALKT__FK_PATH:
-        alkt__w_key(w, first, name);
-        alkt__w_str(w, ALKT__CAT(obj, fd->at, char),
-                    alkt__bounded_len(ALKT__CAT(obj, fd->at, char), ALKT_UNIX_PATH_MAX));
         return;
     default: /* ALKT__FK_TOKEN */
         alkt__w_key(w, first, name);
