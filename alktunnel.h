@@ -1907,6 +1907,8 @@ static const unsigned char alkt__str_class[256] = {
 #define ALKT__CC_ID 1u    /* [A-Za-z0-9._:-] */
 #define ALKT__CC_TOKEN 2u /* printable ASCII 0x21..0x7E */
 #define ALKT__CC_LDH 4u   /* a host name label's [A-Za-z0-9-] */
+#define ALKT__CC_ESC 8u   /* follows '\\' in a two-byte escape: "\\/bfnrt */
+#define ALKT__CC_HEX 16u  /* [0-9A-Fa-f] */
 #define ALKT__IS_ALNUM(c)                                                      \
     (((c) >= '0' && (c) <= '9') || ((c) >= 'a' && (c) <= 'z') ||              \
      ((c) >= 'A' && (c) <= 'Z'))
@@ -1916,7 +1918,15 @@ static const unsigned char alkt__str_class[256] = {
           ? ALKT__CC_ID                                                        \
           : 0u) |                                                              \
      ((c) >= 0x21 && (c) <= 0x7E ? ALKT__CC_TOKEN : 0u) |                     \
-     (ALKT__IS_ALNUM(c) || (c) == '-' ? ALKT__CC_LDH : 0u))
+     (ALKT__IS_ALNUM(c) || (c) == '-' ? ALKT__CC_LDH : 0u) |                 \
+     ((c) == '"' || (c) == '\\' || (c) == '/' || (c) == 'b' || (c) == 'f' ||   \
+              (c) == 'n' || (c) == 'r' || (c) == 't'                           \
+          ? ALKT__CC_ESC                                                       \
+          : 0u) |                                                              \
+     (((c) >= '0' && (c) <= '9') || ((c) >= 'a' && (c) <= 'f') ||             \
+              ((c) >= 'A' && (c) <= 'F')                                       \
+          ? ALKT__CC_HEX                                                       \
+          : 0u))
 #define ALKT__CC4(b) ALKT__CC(b), ALKT__CC(b + 1), ALKT__CC(b + 2), ALKT__CC(b + 3)
 #define ALKT__CC16(b)                                                          \
     ALKT__CC4(b), ALKT__CC4(b + 4), ALKT__CC4(b + 8), ALKT__CC4(b + 12)
@@ -2223,14 +2233,15 @@ static int alkt__scan_literal(alkt_json_parser *p, alkt_json_token *t,
     return ALKT_OK;
 }
 
-/* JSON whitespace from i; a run of spaces (indentation, padding) is
- * measured a word at a time. */
+/* JSON whitespace from i. The common case is none at all; a run (a
+ * newline and its indentation, padding) is measured 16 bytes at a time with
+ * SSE2, or a run of spaces a word at a time. */
 static ALKT__INLINE size_t alkt__skip_ws(const char *s, size_t i, size_t n)
 {
     while (i < n) {
         char c = s[i];
         if ((unsigned char)c > ' ')
-            break; /* the common case: no whitespace at all */
+            break;
         if (c == ' ') {
 #if (defined(__GNUC__) || defined(__clang__)) && \
     defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -2469,28 +2480,26 @@ static ALKT__INLINE size_t alkt__fast_string(const unsigned char *s, size_t i,
         c = s[i];
         if (c == '"')
             return i + 1;
-        if (c < 0x20)
-            return 0;
         if (c == '\\') {
-            unsigned e;
+            /* two-byte escapes by one class test; \\u and its four hex
+             * digits by four */
             if (i + 1 >= n)
                 return 0;
-            e = s[i + 1];
-            if (e == 'u') {
-                if (i + 6 > n || alkt__hex_value(s[i + 2]) < 0 ||
-                    alkt__hex_value(s[i + 3]) < 0 ||
-                    alkt__hex_value(s[i + 4]) < 0 ||
-                    alkt__hex_value(s[i + 5]) < 0)
-                    return 0;
-                i += 6;
-            } else if (e == '"' || e == '\\' || e == '/' || e == 'b' ||
-                       e == 'f' || e == 'n' || e == 'r' || e == 't') {
+            c = alkt__char_class[s[i + 1]];
+            if (c & ALKT__CC_ESC) {
                 i += 2;
-            } else {
-                return 0;
+                continue;
             }
+            if (s[i + 1] != 'u' || n - i < 6 ||
+                !(alkt__char_class[s[i + 2]] & alkt__char_class[s[i + 3]] &
+                  alkt__char_class[s[i + 4]] & alkt__char_class[s[i + 5]] &
+                  ALKT__CC_HEX))
+                return 0;
+            i += 6;
             continue;
         }
+        if (c < 0x20)
+            return 0;
         if (c < 0x80) {
             i++;
             continue;
@@ -2620,11 +2629,17 @@ value:
     case 't':
     case 'f':
     case 'n': {
-        const char *w = s[i] == 't' ? "true" : s[i] == 'f' ? "false" : "null";
-        size_t wl = s[i] == 'f' ? 5 : 4;
-        if (n - i < wl || memcmp(s + i, w, wl) != 0)
+        /* the four bytes after the 'f' of false, or true's and null's own */
+        const char *w = s[i] == 't' ? "true" : s[i] == 'f' ? "alse" : "null";
+        size_t at = i + (s[i] == 'f');
+        uint32_t have, want;
+        if (n - at < 4)
             return 0;
-        i += wl;
+        memcpy(&have, s + at, 4);
+        memcpy(&want, w, 4);
+        if (have != want)
+            return 0;
+        i = at + 4;
         goto after;
     }
     default:
