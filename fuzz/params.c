@@ -391,6 +391,31 @@ static void check_walker(const uint8_t *data, size_t size)
               (int)x.type);
 }
 
+
+/* The fast path reads 64-byte blocks: the same document after 1..63 spaces
+ * (which change no verdict) puts each of its bytes at every place in a
+ * block, so what carries from block to block - a string, an escape, a
+ * number, a UTF-8 character - is crossed at every byte. Small documents
+ * take every shift, larger ones one drawn from their bytes. */
+static void check_shifted(const uint8_t *data, size_t size, int valid)
+{
+    static uint8_t shifted[ALKT_JSON_SIZE_DEFAULT + 64];
+    size_t pad, first = 1, last = 63;
+    if (size > ALKT_JSON_SIZE_DEFAULT)
+        return;
+    if (size > 4096)
+        first = last = 1 + (size_t)data[size / 2] % 63;
+    memset(shifted, ' ', last);
+    memcpy(shifted + last, data, size);
+    for (pad = first; pad <= last; pad++) {
+        const uint8_t *doc = shifted + last - pad;
+        ALK_CHECK(alkt__json_fast_valid(doc, size + pad,
+                                        ALKT_JSON_DEPTH_DEFAULT) == valid,
+                  "fast path %s the document after %zu spaces, the token "
+                  "walk %s it", valid ? "refuses" : "accepts", pad,
+                  valid ? "accepts" : "refuses");
+    }
+}
 static int check_reader(const uint8_t *data, size_t size, size_t *offset)
 {
     alkt_error e;
@@ -412,12 +437,20 @@ static int check_reader(const uint8_t *data, size_t size, size_t *offset)
     /* validate's one-pass fast path accepts exactly what the token walk
      * accepts (a document it wrongly refused would only be slow; one it
      * wrongly accepted, wrong) */
-    if (size <= ALKT_JSON_SIZE_DEFAULT)
+    if (size <= ALKT_JSON_SIZE_DEFAULT) {
         ALK_CHECK(alkt__json_fast_valid(data, size, ALKT_JSON_DEPTH_DEFAULT) ==
                       (walk == ALKT_OK),
                   "fast path %s, the token walk %s",
                   walk == ALKT_OK ? "refuses" : "accepts",
                   walk == ALKT_OK ? "accepts" : "refuses");
+        check_shifted(data, size, walk == ALKT_OK);
+        /* the portable one-pass path too, where SSE2 takes the above */
+        ALK_CHECK(alkt__json_scan_valid(data, size, ALKT_JSON_DEPTH_DEFAULT) ==
+                      (walk == ALKT_OK),
+                  "portable fast path %s, the token walk %s",
+                  walk == ALKT_OK ? "refuses" : "accepts",
+                  walk == ALKT_OK ? "accepts" : "refuses");
+    }
     if (rc) {
         check_error("validate", rc, &e, data, size);
         ALK_CHECK(e.offset == ref_off,
@@ -432,9 +465,12 @@ static int check_reader(const uint8_t *data, size_t size, size_t *offset)
     ALK_CHECK((rc == ALKT_OK) == (ref == 1) && (ref || e.offset == ref_off),
               "depth 3: reader %d at %zu, reference %d at %zu", rc, e.offset,
               ref, ref_off);
-    if (size <= ALKT_JSON_SIZE_DEFAULT)
+    if (size <= ALKT_JSON_SIZE_DEFAULT) {
         ALK_CHECK(alkt__json_fast_valid(data, size, 3) == (ref == 1),
                   "depth 3: fast path %d, reference %d", alkt__json_fast_valid(data, size, 3), ref);
+        ALK_CHECK(alkt__json_scan_valid(data, size, 3) == (ref == 1),
+                  "depth 3: portable fast path %d, reference %d", alkt__json_scan_valid(data, size, 3), ref);
+    }
     return walk;
 }
 

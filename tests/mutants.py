@@ -19,7 +19,8 @@ harnesses that use the header, no unit test): the bar the oracles must meet
 by themselves. It runs the replay one target:directory run at a time
 (`make replay-runs` lists them), the quickest first as timed on the clean
 tree, and stops at the first that fails, so a killed mutant costs a build
-or two; a survivor still builds and runs them all. --header all runs --count mutants of each of the four headers.
+or two; a survivor still builds and runs them all. The run that killed a
+mutant moves to the front for the next one. --header all runs --count mutants of each of the four headers.
 
 Selection is deterministic and spread over the code: every candidate
 mutation of the implementation section is enumerated, grouped by the
@@ -371,7 +372,11 @@ def run_header(header, args, tree):
             desc = "%s:%d  [%s]  %s: %s" % (header, i + 1, func[i], label, new.strip())
             group = rec["sections"].setdefault(sect[i], [0, 0])
             if runs:
-                rc, out = judge_by_runs(runs, scope, tree, args.timeout, limit)
+                rc, out, at = judge_by_runs(runs, scope, tree, args.timeout, limit)
+                if rc == "gate-fail" and at:
+                    # the run that killed this mutant goes first for the
+                    # next: neighbouring mutants tend to fall to the same
+                    runs.insert(0, runs.pop(at))
             else:
                 rc, out = run(build, tree, args.timeout)
                 if rc == 0:
@@ -410,23 +415,24 @@ def run_header(header, args, tree):
 
 def judge_by_runs(runs, scope, tree, timeout, limit):
     """The replay gate one run at a time, stopping at the first failure:
-    None (a build timed out), a build's failing exit code, or "gate-pass",
-    "gate-fail" (and which run) or "gate-timeout"."""
+    (verdict, output, index of the run it stopped at), the verdict None (a
+    build timed out), a build's failing exit code, or "gate-pass",
+    "gate-fail" or "gate-timeout"."""
     built = set()
-    for t, d in runs:
+    for at, (t, d) in enumerate(runs):
         if t not in built:
             rc, out = run(["make", "-s"] + scope + ["build-mutant/replay_%s" % t], tree, timeout)
             if rc is None:
-                return None, out
+                return None, out, at
             if rc != 0:
-                return rc, out
+                return rc, out, at
             built.add(t)
         rc, out = run(["./build-mutant/replay_%s" % t, "-q", d], tree, limit)
         if rc is None:
-            return "gate-timeout", "replay_%s %s: timeout" % (t, d)
+            return "gate-timeout", "replay_%s %s: timeout" % (t, d), at
         if rc != 0:
-            return "gate-fail", "replay_%s %s failed" % (t, d)
-    return "gate-pass", ""
+            return "gate-fail", "replay_%s %s failed" % (t, d), at
+    return "gate-pass", "", len(runs)
 
 
 def rate(rec):
