@@ -1913,6 +1913,7 @@ static const unsigned char alkt__str_class[256] = {
 #define ALKT__CC_LDH 4u   /* a host name label's [A-Za-z0-9-] */
 #define ALKT__CC_ESC 8u   /* follows '\\' in a two-byte escape: "\\/bfnrt */
 #define ALKT__CC_HEX 16u  /* [0-9A-Fa-f] */
+#define ALKT__CC_LHEX 32u /* [0-9a-f] */
 #define ALKT__IS_ALNUM(c)                                                      \
     (((c) >= '0' && (c) <= '9') || ((c) >= 'a' && (c) <= 'z') ||              \
      ((c) >= 'A' && (c) <= 'Z'))
@@ -1930,6 +1931,9 @@ static const unsigned char alkt__str_class[256] = {
      (((c) >= '0' && (c) <= '9') || ((c) >= 'a' && (c) <= 'f') ||             \
               ((c) >= 'A' && (c) <= 'F')                                       \
           ? ALKT__CC_HEX                                                       \
+          : 0u) |                                                              \
+     (((c) >= '0' && (c) <= '9') || ((c) >= 'a' && (c) <= 'f')                 \
+          ? ALKT__CC_LHEX                                                      \
           : 0u))
 #define ALKT__CC4(b) ALKT__CC(b), ALKT__CC(b + 1), ALKT__CC(b + 2), ALKT__CC(b + 3)
 #define ALKT__CC16(b)                                                          \
@@ -4283,28 +4287,56 @@ typedef struct alkt__fdesc {
     unsigned short at, aux; /* offsets of the member and its companion */
 } alkt__fdesc;
 
+#ifndef ALKTUNNEL_NO_FAST_DECODE
+/* A key as the fast path matches it in place: its name and the closing
+ * quote, zero-padded to 16 bytes (a key of 15 bytes or more does not
+ * compile), and the name's length. */
+typedef struct alkt__fkey {
+    char q[16];
+    unsigned char len;
+} alkt__fkey;
+#define ALKT__FKEY(name) {name "\"", (unsigned char)(sizeof(name) - 1)},
+#endif
+
 typedef struct alkt__schema {
     const char *const *names;
     const alkt__fdesc *fields;
     int count;
+#ifndef ALKTUNNEL_NO_FAST_DECODE
+    const alkt__fkey *keys;
+#endif
 } alkt__schema;
 
 #define ALKT__FNAME(T, name, kind, member, aux, req) name,
 #define ALKT__FDESC(T, name, kind, member, aux, req)                               \
     {(unsigned char)(kind), (unsigned char)(req), (unsigned short)offsetof(T, member), \
      (unsigned short)offsetof(T, aux)},
+#ifndef ALKTUNNEL_NO_FAST_DECODE
+#define ALKT__FKEYS(T, name, kind, member, aux, req) ALKT__FKEY(name)
+#define ALKT__SCHEMA_KEYS(prefix, SCHEMA)                                          \
+    static const alkt__fkey prefix##_keys[] = {SCHEMA(ALKT__FKEYS)};
+#define ALKT__SCHEMA_KEYS_AT(prefix) , prefix##_keys
+#else
+#define ALKT__SCHEMA_KEYS(prefix, SCHEMA)
+#define ALKT__SCHEMA_KEYS_AT(prefix)
+#endif
 #define ALKT__SCHEMA_TABLES(prefix, SCHEMA)                                        \
     static const char *const prefix##_fields[] = {SCHEMA(ALKT__FNAME)};            \
     static const alkt__fdesc prefix##_fdesc[] = {SCHEMA(ALKT__FDESC)};             \
+    ALKT__SCHEMA_KEYS(prefix, SCHEMA)                                              \
     static const alkt__schema prefix##_schema = {                                  \
         prefix##_fields, prefix##_fdesc,                                           \
-        (int)(sizeof prefix##_fdesc / sizeof prefix##_fdesc[0])};
+        (int)(sizeof prefix##_fdesc / sizeof prefix##_fdesc[0])                    \
+        ALKT__SCHEMA_KEYS_AT(prefix)};
 ALKT__SCHEMA_TABLES(alkt__resource, ALKT__RESOURCE_SCHEMA)
 ALKT__SCHEMA_TABLES(alkt__authorization, ALKT__AUTHORIZATION_SCHEMA)
 ALKT__SCHEMA_TABLES(alkt__revocation, ALKT__REVOCATION_SCHEMA)
 ALKT__SCHEMA_TABLES(alkt__relay, ALKT__RELAY_SCHEMA)
 ALKT__SCHEMA_TABLES(alkt__open, ALKT__OPEN_SCHEMA)
 #undef ALKT__SCHEMA_TABLES
+#undef ALKT__SCHEMA_KEYS
+#undef ALKT__SCHEMA_KEYS_AT
+#undef ALKT__FKEYS
 #undef ALKT__FDESC
 #undef ALKT__FNAME
 
@@ -4323,6 +4355,11 @@ typedef struct alkt__section_desc {
 #define ALKT__SNAME(name, T, schema, has, items, count, cap) name,
 #define ALKT__SDESC(name, T, schema, has, items, count, cap) {&schema, sizeof(T)},
 static const char *const alkt__control_fields[] = {ALKT__CONTROL_SCHEMA(ALKT__SNAME)};
+#ifndef ALKTUNNEL_NO_FAST_DECODE
+#define ALKT__SKEY(name, T, schema, has, items, count, cap) ALKT__FKEY(name)
+static const alkt__fkey alkt__control_keys[] = {ALKT__CONTROL_SCHEMA(ALKT__SKEY)};
+#undef ALKT__SKEY
+#endif
 static const alkt__section_desc alkt__sections[] = {ALKT__CONTROL_SCHEMA(ALKT__SDESC)};
 #undef ALKT__SDESC
 #undef ALKT__SNAME
@@ -4373,6 +4410,9 @@ static unsigned alkt__required(const alkt__schema *sc)
 }
 
 static const char *const alkt__range_fields[] = {"from", "to"};
+#ifndef ALKTUNNEL_NO_FAST_DECODE
+static const alkt__fkey alkt__range_keys[] = {ALKT__FKEY("from") ALKT__FKEY("to")};
+#endif
 
 static int alkt__port_range(alkt__dec *d, alkt_port_range *r)
 {
@@ -4406,13 +4446,13 @@ static int alkt__parse_secret(const char *hex, size_t n, unsigned char *secret,
     if (n < 2 * ALKT_SECRET_MIN || n > 2 * ALKT_SECRET_MAX || n % 2)
         return ALKT_ERR_BAD_VALUE;
     for (k = 0; k < n; k += 2) {
-        int hi = alkt__hex_value((unsigned char)hex[k]);
-        int lo = alkt__hex_value((unsigned char)hex[k + 1]);
+        unsigned hi = (unsigned char)hex[k], lo = (unsigned char)hex[k + 1];
         /* lowercase only: one spelling per secret */
-        if (hi < 0 || lo < 0 || (hex[k] >= 'A' && hex[k] <= 'F') ||
-            (hex[k + 1] >= 'A' && hex[k + 1] <= 'F'))
+        if (!(alkt__char_class[hi] & alkt__char_class[lo] & ALKT__CC_LHEX))
             return ALKT_ERR_BAD_VALUE;
-        secret[k / 2] = (unsigned char)(hi << 4 | lo);
+        /* '0'..'9' are 0x30..0x39, 'a'..'f' 0x61..0x66 */
+        secret[k / 2] = (unsigned char)(((hi & 0xFu) + 9u * (hi >> 6)) << 4 |
+                                        ((lo & 0xFu) + 9u * (lo >> 6)));
     }
     *len = n / 2;
     return ALKT_OK;
@@ -4744,6 +4784,10 @@ static ALKT__INLINE void alkt__f_ws(alkt__fast *f)
 
 static ALKT__INLINE int alkt__f_char(alkt__fast *f, char c)
 {
+    if (f->i < f->n && f->s[f->i] == c) { /* no whitespace before it */
+        f->i++;
+        return 1;
+    }
     alkt__f_ws(f);
     if (f->i < f->n && f->s[f->i] == c) {
         f->i++;
@@ -4779,17 +4823,21 @@ static ALKT__INLINE int alkt__f_uint(alkt__fast *f, uint64_t min,
     const char *s = f->s;
     size_t i, start;
     uint64_t x = 0;
+    size_t end;
+    unsigned d;
     alkt__f_ws(f);
     i = start = f->i;
-    while (i < f->n && i - start < 19) {
-        unsigned d = (unsigned)(unsigned char)s[i] - '0';
-        if (d > 9)
-            break;
+    if (i >= f->n || (d = (unsigned)(unsigned char)s[i] - '0') > 9)
+        return 0;
+    x = d;
+    i++;
+    /* no digit after a leading zero; at most 19 digits (no overflow) */
+    end = d ? (f->n - start < 19 ? f->n : start + 19) : i;
+    while (i < end && (d = (unsigned)(unsigned char)s[i] - '0') <= 9) {
         x = x * 10 + d;
         i++;
     }
-    if (i == start || (s[start] == '0' && i - start > 1) ||
-        (i < f->n && (alkt__is_digit((unsigned char)s[i]) || s[i] == '.' ||
+    if ((i < f->n && (alkt__is_digit((unsigned char)s[i]) || s[i] == '.' ||
                       s[i] == 'e' || s[i] == 'E')) ||
         x < min || x > max)
         return 0;
@@ -4798,9 +4846,31 @@ static ALKT__INLINE int alkt__f_uint(alkt__fast *f, uint64_t min,
     return 1;
 }
 
+/* 1 when s[at..n) starts with key k's name and closing quote. */
+static ALKT__INLINE int alkt__key_at(const alkt__fkey *k, const char *s,
+                                     size_t at, size_t n)
+{
+    size_t m = (size_t)k->len + 1; /* with the quote: 2..16 */
+#if (defined(__GNUC__) || defined(__clang__)) && \
+    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n - at >= 16) { /* a word or two, the bytes past the key shifted out */
+        uint64_t a0, b0, a1, b1;
+        memcpy(&a0, s + at, 8);
+        memcpy(&b0, k->q, 8);
+        if (m <= 8)
+            return ((a0 ^ b0) << (64 - 8 * m)) == 0;
+        memcpy(&a1, s + at + 8, 8);
+        memcpy(&b1, k->q + 8, 8);
+        return a0 == b0 && ((a1 ^ b1) << (128 - 8 * m)) == 0;
+    }
+#endif
+    return n - at >= m && memcmp(s + at, k->q, m) == 0;
+}
+
 /* `"name":` of the schema, not seen before in this object. */
 static ALKT__INLINE int alkt__f_key(alkt__fast *f, const char *const *names,
-                                    int count, unsigned *seen, int *field)
+                                    const alkt__fkey *keys, int count,
+                                    unsigned *seen, int *field)
 {
     const char *k;
     size_t klen;
@@ -4809,21 +4879,14 @@ static ALKT__INLINE int alkt__f_key(alkt__fast *f, const char *const *names,
      * place, without scanning the string first */
     alkt__f_ws(f);
     i = *field + 1 < count ? *field + 1 : 0;
-    if (f->i < f->n && f->s[f->i] == '"' && !(*seen & (1u << i))) {
-        const char *name = names[i];
-        size_t at = f->i + 1;
-        while (*name && at < f->n && f->s[at] == *name) {
-            at++;
-            name++;
-        }
-        if (!*name && at < f->n && f->s[at] == '"') {
-            f->i = at + 1;
-            if (!alkt__f_char(f, ':'))
-                return 0;
-            *seen |= 1u << i;
-            *field = i;
-            return 1;
-        }
+    if (f->i < f->n && f->s[f->i] == '"' && !(*seen & (1u << i)) &&
+        alkt__key_at(&keys[i], f->s, f->i + 1, f->n)) {
+        f->i += (size_t)keys[i].len + 2;
+        if (!alkt__f_char(f, ':'))
+            return 0;
+        *seen |= 1u << i;
+        *field = i;
+        return 1;
     }
     if (!alkt__f_str(f, &k, &klen) || !alkt__f_char(f, ':'))
         return 0;
@@ -4852,6 +4915,39 @@ static int alkt__f_id(alkt__fast *f, char out[ALKT_ID_MAX + 1])
 {
     const char *p;
     size_t n;
+#if ALKT__CHACHA_SIMD && (defined(__GNUC__) || defined(__clang__))
+    /* An id shorter than 16 bytes, its class checked and its bytes stored
+     * with one load: out is in a zeroed item, and the bytes stored after
+     * the id are zeros too. */
+    alkt__f_ws(f);
+    if (f->i < f->n && f->s[f->i] == '"' && f->n - f->i > 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(f->s + f->i + 1));
+        __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
+        __m128i ok = _mm_or_si128(
+            _mm_or_si128(
+                _mm_and_si128(_mm_cmpgt_epi8(low, _mm_set1_epi8('a' - 1)),
+                              _mm_cmplt_epi8(low, _mm_set1_epi8('z' + 1))),
+                _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+                              _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)))),
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('.')),
+                                      _mm_cmpeq_epi8(v, _mm_set1_epi8('_'))),
+                         _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')),
+                                      _mm_cmpeq_epi8(v, _mm_set1_epi8('-')))));
+        unsigned m = (unsigned)_mm_movemask_epi8(ok) ^ 0xFFFFu;
+        if (m) {
+            size_t len = (size_t)__builtin_ctz(m);
+            if (len && f->s[f->i + 1 + len] == '"') {
+                __m128i keep = _mm_cmpgt_epi8(
+                    _mm_set1_epi8((char)len),
+                    _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                  14, 15));
+                _mm_storeu_si128((__m128i *)(void *)out, _mm_and_si128(v, keep));
+                f->i += len + 2;
+                return 1;
+            }
+        }
+    }
+#endif
     if (!alkt__f_str(f, &p, &n) || alkt__check_id(p, n) != ALKT_OK)
         return 0;
     memcpy(out, p, n);
@@ -4898,6 +4994,46 @@ static int alkt__f_value_open(alkt__fast *f, const alkt__fdesc *fd, void *obj)
     }
 }
 
+/* The common IPv4 CIDR in one pass: 1 with *ip and *prefix as
+ * alkt__parse_cidr sets them, or 0 - not one, or not a plain one: that
+ * parser decides. */
+static int alkt__f_cidr4(const char *s, size_t n, alkt_ip *ip,
+                         unsigned char *prefix)
+{
+    unsigned char b[4];
+    uint32_t a = 0;
+    unsigned v = 0;
+    size_t i = 0;
+    int part;
+    for (part = 0; part < 5; part++) {
+        size_t start = i;
+        unsigned d;
+        v = 0;
+        while (i < n && i - start < 3 &&
+               (d = (unsigned)(unsigned char)s[i] - '0') <= 9) {
+            v = v * 10 + d;
+            i++;
+        }
+        if (i == start || (s[start] == '0' && i - start > 1))
+            return 0; /* no digit, or a leading zero */
+        if (part == 4)
+            break;
+        if (v > 255 || i >= n || s[i] != (part < 3 ? '.' : '/'))
+            return 0;
+        b[part] = (unsigned char)v;
+        a = a << 8 | v;
+        i++;
+    }
+    /* the prefix ends the text; no host bit after it */
+    if (i != n || v > 32 || (v < 32 && (a & (0xFFFFFFFFu >> v))))
+        return 0;
+    memset(ip, 0, sizeof *ip);
+    ip->family = 4;
+    memcpy(ip->bytes, b, 4);
+    *prefix = (unsigned char)v;
+    return 1;
+}
+
 /* One field's value into the item at obj, 0 declines: every kind. */
 static int alkt__f_value(alkt__fast *f, const alkt__fdesc *fd, void *obj)
 {
@@ -4909,8 +5045,10 @@ static int alkt__f_value(alkt__fast *f, const alkt__fdesc *fd, void *obj)
         return alkt__f_id(f, ALKT__AT(obj, fd->at, char));
     case ALKT__FK_CIDR:
         return alkt__f_str(f, &p, &n) && n <= ALKT_IP_TEXT_MAX + 3 &&
-               alkt__parse_cidr(p, n, ALKT__AT(obj, fd->at, alkt_ip),
-                                ALKT__AT(obj, fd->aux, unsigned char)) == 0;
+               (alkt__f_cidr4(p, n, ALKT__AT(obj, fd->at, alkt_ip),
+                              ALKT__AT(obj, fd->aux, unsigned char)) ||
+                alkt__parse_cidr(p, n, ALKT__AT(obj, fd->at, alkt_ip),
+                                 ALKT__AT(obj, fd->aux, unsigned char)) == 0);
     case ALKT__FK_PORTS:
         if (!alkt__f_char(f, '['))
             return 0;
@@ -4922,7 +5060,8 @@ static int alkt__f_value(alkt__fast *f, const alkt__fdesc *fd, void *obj)
             if (k == ALKT_PORT_RANGES_MAX || !alkt__f_char(f, '{'))
                 return 0;
             do {
-                if (!alkt__f_key(f, alkt__range_fields, 2, &rseen, &rfield) ||
+                if (!alkt__f_key(f, alkt__range_fields, alkt__range_keys, 2, &rseen,
+                                 &rfield) ||
                     !alkt__f_port(f, rfield ? &pr->to : &pr->from))
                     return 0;
             } while ((more = alkt__f_more(f, '}')) == 1);
@@ -4966,16 +5105,17 @@ static int alkt__f_value(alkt__fast *f, const alkt__fdesc *fd, void *obj)
 }
 
 /* One item of a section (zeroed first); 0 declines. */
-static int alkt__f_item(alkt__fast *f, const alkt__section_desc *sd, void *obj)
+static int alkt__f_item(alkt__fast *f, const alkt__section_desc *sd,
+                        unsigned required, void *obj)
 {
     const alkt__schema *sc = sd->item;
-    unsigned seen = 0, required = alkt__required(sc);
+    unsigned seen = 0;
     int field = ALKT__NO_FIELD, more;
     memset(obj, 0, sd->item_size);
     if (!alkt__f_char(f, '{'))
         return 0;
     do {
-        if (!alkt__f_key(f, sc->names, sc->count, &seen, &field) ||
+        if (!alkt__f_key(f, sc->names, sc->keys, sc->count, &seen, &field) ||
             !alkt__f_value(f, &sc->fields[field], obj))
             return 0;
     } while ((more = alkt__f_more(f, '}')) == 1);
@@ -5006,16 +5146,19 @@ static int alkt__control_fast(const char *json, size_t len,
         size_t k = 0;
         alkt__section_view v;
         const alkt__section_desc *sd;
-        if (!alkt__f_key(&f, alkt__control_fields, ALKT__SECTIONS, &seen, &field) ||
+        if (!alkt__f_key(&f, alkt__control_fields, alkt__control_keys,
+                         ALKT__SECTIONS, &seen, &field) ||
             !alkt__f_char(&f, '['))
             return 0;
         v = alkt__section(out, field);
         sd = &alkt__sections[field];
         *v.has = 1;
         if (!alkt__f_char(&f, ']')) {
+            unsigned required = alkt__required(sd->item);
             do {
                 if (k == v.cap ||
-                    !alkt__f_item(&f, sd, (unsigned char *)v.items + k * sd->item_size))
+                    !alkt__f_item(&f, sd, required,
+                                  (unsigned char *)v.items + k * sd->item_size))
                     return 0;
                 k++;
             } while ((more = alkt__f_more(&f, ']')) == 1);
@@ -5048,7 +5191,8 @@ static int alkt__open_fast(const char *json, size_t len,
     if (!alkt__f_char(&f, '{'))
         return 0;
     do {
-        if (!alkt__f_key(&f, alkt__open_fields, ALKT__OP_COUNT, &seen, &field) ||
+        if (!alkt__f_key(&f, alkt__open_fields, alkt__open_keys, ALKT__OP_COUNT,
+                         &seen, &field) ||
             !alkt__f_value_open(&f, &alkt__open_fdesc[field], out))
             return 0;
     } while ((more = alkt__f_more(&f, '}')) == 1);
