@@ -4412,6 +4412,9 @@ static unsigned alkt__required(const alkt__schema *sc)
 static const char *const alkt__range_fields[] = {"from", "to"};
 #ifndef ALKTUNNEL_NO_FAST_DECODE
 static const alkt__fkey alkt__range_keys[] = {ALKT__FKEY("from") ALKT__FKEY("to")};
+/* alkt__protocols' names, as the fast path matches them */
+static const alkt__fkey alkt__protocol_keys[] = {
+    ALKT__FKEY("tcp") ALKT__FKEY("udp") ALKT__FKEY("icmp")};
 #endif
 
 static int alkt__port_range(alkt__dec *d, alkt_port_range *r)
@@ -4911,7 +4914,7 @@ static ALKT__INLINE int alkt__f_more(alkt__fast *f, char close)
     return alkt__f_char(f, close) ? 0 : -1;
 }
 
-static int alkt__f_id(alkt__fast *f, char out[ALKT_ID_MAX + 1])
+static ALKT__INLINE int alkt__f_id(alkt__fast *f, char out[ALKT_ID_MAX + 1])
 {
     const char *p;
     size_t n;
@@ -4954,9 +4957,27 @@ static int alkt__f_id(alkt__fast *f, char out[ALKT_ID_MAX + 1])
     return 1;
 }
 
-static int alkt__f_port(alkt__fast *f, uint16_t *port)
+static ALKT__INLINE int alkt__f_port(alkt__fast *f, uint16_t *port)
 {
     uint64_t v;
+    alkt__f_ws(f);
+    if (f->n - f->i >= 6) { /* 1 to 5 digits, unrolled */
+        const unsigned char *s = (const unsigned char *)f->s + f->i;
+        unsigned x = (unsigned)s[0] - '0', d, k;
+        if (x - 1 > 8u) /* no digit, or a leading zero (0 is no port) */
+            return 0;
+        for (k = 1; k < 5; k++) {
+            if ((d = (unsigned)s[k] - '0') > 9)
+                break;
+            x = x * 10 + d;
+        }
+        d = s[k];
+        if (alkt__is_digit(d) || d == '.' || d == 'e' || d == 'E' || x > 65535)
+            return 0;
+        *port = (uint16_t)x;
+        f->i += k;
+        return 1;
+    }
     if (!alkt__f_uint(f, 1, 65535, &v))
         return 0;
     *port = (uint16_t)v;
@@ -5035,7 +5056,8 @@ static int alkt__f_cidr4(const char *s, size_t n, alkt_ip *ip,
 }
 
 /* One field's value into the item at obj, 0 declines: every kind. */
-static int alkt__f_value(alkt__fast *f, const alkt__fdesc *fd, void *obj)
+static ALKT__INLINE int alkt__f_value(alkt__fast *f, const alkt__fdesc *fd,
+                                      void *obj)
 {
     const char *p;
     size_t n, k;
@@ -5075,15 +5097,17 @@ static int alkt__f_value(alkt__fast *f, const alkt__fdesc *fd, void *obj)
         unsigned *bits = ALKT__AT(obj, fd->at, unsigned);
         if (!alkt__f_char(f, '['))
             return 0;
-        do {
-            if (!alkt__f_str(f, &p, &n))
+        do { /* the names matched in place */
+            alkt__f_ws(f);
+            if (f->i >= f->n || f->s[f->i] != '"')
                 return 0;
             for (which = 0; which < 3; which++) {
-                if (alkt__name_is(alkt__protocols[which], p, n))
+                if (alkt__key_at(&alkt__protocol_keys[which], f->s, f->i + 1, f->n))
                     break;
             }
             if (which == 3 || (*bits & (1u << which)))
                 return 0;
+            f->i += (size_t)alkt__protocol_keys[which].len + 2;
             *bits |= 1u << which;
         } while ((more = alkt__f_more(f, ']')) == 1);
         return more == 0;
@@ -5105,7 +5129,8 @@ static int alkt__f_value(alkt__fast *f, const alkt__fdesc *fd, void *obj)
 }
 
 /* One item of a section (zeroed first); 0 declines. */
-static int alkt__f_item(alkt__fast *f, const alkt__section_desc *sd,
+static ALKT__INLINE int alkt__f_item(alkt__fast *f,
+                                     const alkt__section_desc *sd,
                         unsigned required, void *obj)
 {
     const alkt__schema *sc = sd->item;
