@@ -1225,8 +1225,13 @@ typedef struct alkt_channel_info {
     alkt_channel_state state;
     int local;                 /* we opened it */
     size_t readable;           /* bytes buffered for alkt_channel_recv */
-    uint64_t send_credit;      /* bytes alkt_channel_send may take now (also
-                                  bounded by the resend log's room) */
+    uint64_t send_credit;      /* bytes the peer lets us send: what
+                                  alkt_channel_send may take now on an OPEN
+                                  channel (also bounded by the resend log's
+                                  room); an INCOMING one shows the opener's
+                                  grant, usable once accepted; 0 before the
+                                  peer answers our OPEN, after
+                                  shutdown_write and once FINISHED */
     int write_closed;          /* we shut our direction down */
     int peer_eof;              /* the peer shut its direction down */
     int reset;                 /* reset by either side */

@@ -1505,6 +1505,45 @@ static void check_typed_values(const uint8_t *data, size_t size)
         plant_number_variants((const char *)data + v.num_off[k], v.num_len[k]);
 }
 
+/* A decoder called without somewhere to put its result (or, for the
+ * control decoder, with a capacity and no array) refuses with ALKT_ERR_ARG
+ * and still fills err as an error at the top: offset 0, line 1 column 1,
+ * no path - whatever err held before; without err it only refuses. */
+static void check_arg_error(const char *what, int rc, const alkt_error *e)
+{
+    ALK_CHECK(rc == ALKT_ERR_ARG, "%s without its output: %d, not ALKT_ERR_ARG",
+              what, rc);
+    ALK_CHECK(e->code == ALKT_ERR_ARG && e->offset == 0 && e->line == 1 &&
+                  e->column == 1 && e->path[0] == '\0',
+              "%s's argument error left err as code %d offset %zu at %zu:%zu "
+              "path \"%.20s\"", what, e->code, e->offset, e->line, e->column,
+              e->path);
+}
+
+static void check_arg_errors(const uint8_t *data, size_t size)
+{
+    const char *doc = (const char *)data;
+    alkt_error e;
+    alkt_control c;
+    memset(&e, 0xA5, sizeof e);
+    check_arg_error("alkt_open_params_decode",
+                    alkt_open_params_decode(doc, size, NULL, NULL, &e), &e);
+    ALK_CHECK(alkt_open_params_decode(doc, size, NULL, NULL, NULL) == ALKT_ERR_ARG,
+              "alkt_open_params_decode without output or err");
+    memset(&e, 0x5A, sizeof e);
+    check_arg_error("alkt_listen_reply_decode",
+                    alkt_listen_reply_decode(doc, size, NULL, NULL, &e), &e);
+    ALK_CHECK(alkt_listen_reply_decode(doc, size, NULL, NULL, NULL) == ALKT_ERR_ARG,
+              "alkt_listen_reply_decode without output or err");
+    memset(&c, 0, sizeof c);
+    c.relay_cap = 1; /* and no array for it */
+    memset(&e, 0xA5, sizeof e);
+    check_arg_error("alkt_control_decode",
+                    alkt_control_decode(doc, size, NULL, &c, &e), &e);
+    ALK_CHECK(alkt_control_decode(doc, size, NULL, &c, NULL) == ALKT_ERR_ARG,
+              "alkt_control_decode with a capacity and no array, no err");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     size_t reader_off = 0;
@@ -1519,5 +1558,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_listen_encode_raw(data, size);
     check_control(data, size, reader, reader_off);
     check_typed_values(data, size);
+    check_arg_errors(data, size);
     return 0;
 }

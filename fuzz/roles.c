@@ -87,6 +87,8 @@ typedef struct rr {
     void *mem;
     uint64_t now;
     rr_conn c[RR_CONNS];
+    uint64_t seen_status[5];   /* status bytes read, by value */
+    uint64_t seen_spliced;     /* SPLICED events */
 } rr;
 
 static int rr_find(rr *t, uint32_t h)
@@ -164,6 +166,7 @@ static void rr_drain(rr *t, int i, size_t max)
             if (c->status < 0) {
                 c->status = p[k];
                 ALK_CHECK(c->status <= 4, "status %d", c->status);
+                t->seen_status[c->status]++;
                 ALK_CHECK(c->parsed || c->status == 1 || c->req_len >= 4,
                           "a status before a whole request: %d", c->status);
                 if (c->status == 1)
@@ -204,6 +207,7 @@ static void rr_events(rr *t)
                       "a join the rules do not allow");
             t->c[a].partner = b + 1;
             t->c[b].partner = a + 1;
+            t->seen_spliced++;
             alk_trace("joined %d and %d", a, b);
         } else {
             ALK_CHECK(ev.type == ALKT_REV_CLOSE, "relay event %d", (int)ev.type);
@@ -304,6 +308,19 @@ static void rr_run(alksim_source *src)
             alkt_relay_stats_get(&t.r, &st);
             ALK_CHECK(st.conns <= t.cfg.max_conns, "%u connections", st.conns);
             ALK_CHECK(alkt_relay_poll_timeout(&t.r) >= t.now, "a deadline in the past");
+            /* the counters count at least what the connections were told:
+             * every join (its event), every offer let go unjoined (status
+             * 4), every request refused (status 1, 2, 3) */
+            ALK_CHECK(st.spliced >= t.seen_spliced && st.expired >= t.seen_status[4] &&
+                          st.refused >= t.seen_status[1] + t.seen_status[2] +
+                                            t.seen_status[3],
+                      "relay stats: %llu spliced, %llu expired, %llu refused; seen "
+                      "%llu joins, %llu expiries, %llu refusals",
+                      (unsigned long long)st.spliced, (unsigned long long)st.expired,
+                      (unsigned long long)st.refused, (unsigned long long)t.seen_spliced,
+                      (unsigned long long)t.seen_status[4],
+                      (unsigned long long)(t.seen_status[1] + t.seen_status[2] +
+                                           t.seen_status[3]));
         }
     }
     free(t.mem);
@@ -387,7 +404,9 @@ static void ra_run(alksim_source *src)
     int round;
     tw_node_config(&cfg, "gw1", seed);
     mem = malloc(alkt_node_mem_size(&cfg));
-    ALK_CHECK(mem && alkt_gateway_init(&g, &cfg, mem, alkt_node_mem_size(&cfg), 0) == ALKT_OK,
+    ALK_CHECK(mem != NULL, "gateway memory");
+    tw_check_config_rules(&cfg, mem, alkt_node_mem_size(&cfg));
+    ALK_CHECK(alkt_gateway_init(&g, &cfg, mem, alkt_node_mem_size(&cfg), 0) == ALKT_OK,
               "gateway init");
     memset(res, 0, sizeof res);
     memset(au, 0, sizeof au);

@@ -210,6 +210,23 @@ static void ss_check_side(ss *t, int k)
                   "side %d channel %u: %u buffered + %u granted past the "
                   "window %u", k, c->id, c->rcv_len, c->rcv_granted,
                   s->channel_window);
+        {
+            /* credit is what the peer lets us send: none on a channel
+             * that ended or that we shut down, none before the peer
+             * answered our OPEN (an INCOMING one shows what the opener
+             * granted, for once it is accepted) */
+            alkt_channel_info info;
+            ALK_CHECK(alkt_channel_info_get(s, c->id, &info) == ALKT_OK,
+                      "side %d channel %u: no info", k, c->id);
+            ALK_CHECK(info.send_credit == 0 ||
+                          ((info.state == ALKT_CHANNEL_OPEN ||
+                            info.state == ALKT_CHANNEL_INCOMING) &&
+                           !info.write_closed),
+                      "side %d channel %u: %llu bytes of send credit in state %d "
+                      "(write closed %d)", k, c->id,
+                      (unsigned long long)info.send_credit, (int)info.state,
+                      info.write_closed);
+        }
     }
     ALK_CHECK(s->log_tail - s->log_head <= s->log_size, "side %d: log over",
               k);

@@ -276,6 +276,46 @@ static ALK_UNUSED void tw_clear(tw_world *w, int keep_mem)
     for (i = 0; i < TW_TARGETS; i++) memset(&w->targets[i], 0, offsetof(tw_target, buf));
 }
 
+/* The node config's documented rules, each broken alone from a good
+ * config: an id (1..ALKT_ID_MAX of [A-Za-z0-9._:-]) and a seed of at least
+ * 32 bytes are required; the limits are bounded. Each broken config has
+ * no memory size and no init; each limit at its bound still has both. */
+static ALK_UNUSED void tw_check_config_rules(const alkt_node_config *good, void *mem,
+                                             size_t mem_len)
+{
+    static const char long_id[] = "a123456789012345678901234567890123456789"
+                                  "01234567890123456789012345"; /* 66 */
+    alkt_node_config c;
+    alkt_gateway g;
+    int k;
+    for (k = 0; k < 12; k++) {
+        c = *good;
+        switch (k) {
+        case 0: c.id = NULL; break;
+        case 1: c.seed = NULL; break;
+        case 2: c.seed_len = 31; break;
+        case 3: c.id = ""; break;
+        case 4: c.id = "gw 1"; break;
+        case 5: c.id = long_id + 1; break;             /* 65 bytes */
+        case 6: c.max_peers = 1025; break;
+        case 7: c.max_resources = 65536; break;
+        case 8: c.max_authorizations = 65536; break;
+        case 9: c.max_relays = 65; break;
+        case 10: c.offers_per_relay = 17; break;
+        default: c.backoff_min_ns = 2; c.backoff_max_ns = 1; break;
+        }
+        ALK_CHECK(alkt_node_mem_size(&c) == 0, "broken node config %d has a memory size", k);
+        ALK_CHECK(alkt_gateway_init(&g, &c, mem, mem_len, 0) == ALKT_ERR_ARG,
+                  "broken node config %d: init did not refuse it", k);
+    }
+    c = *good;
+    c.id = long_id + 2; /* 64 bytes: the longest id */
+    c.offers_per_relay = 16;
+    c.max_relays = 64;
+    c.backoff_min_ns = c.backoff_max_ns = 5;
+    ALK_CHECK(alkt_node_mem_size(&c) > 0, "a node config at its bounds refused");
+}
+
 /* Node i (re)starts empty from its config, with the current view. */
 static ALK_UNUSED void tw_node_start(tw_world *w, int i)
 {
@@ -678,6 +718,12 @@ static ALK_UNUSED void tw_dgram_target_step(tw_world *w, tw_target *t)
         if (!t->shut && t->echo_len == 0 && t->eof_seen) {
             t->shut = 1;
             ALK_CHECK(alkt_dgram_pump_endpoint_eof(&t->dp) == ALKT_OK, "dgram target eof");
+            {   /* as for a stream target: the call moved what it could */
+                alkt_dgram_pump was = t->dp;
+                (void)alkt_dgram_pump_poll(&t->dp);
+                ALK_CHECK(memcmp(&was, &t->dp, sizeof was) == 0,
+                          "a poll right after dgram endpoint_eof still had work to do");
+            }
         }
     }
 }
