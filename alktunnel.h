@@ -2563,6 +2563,21 @@ static ALKT__INLINE size_t alkt__fast_ws(const unsigned char *s, size_t i,
     return alkt__skip_ws((const char *)s, i, n);
 }
 
+/* At 't', 'f' or 'n': the index past true, false or null, or 0 - the four
+ * bytes after the 'f' of false, or true's and null's own, as one word. */
+static ALKT__INLINE size_t alkt__fast_literal(const unsigned char *s, size_t i,
+                                              size_t n)
+{
+    const char *w = s[i] == 't' ? "true" : s[i] == 'f' ? "alse" : "null";
+    size_t at = i + (s[i] == 'f');
+    uint32_t have, want;
+    if (n - at < 4)
+        return 0;
+    memcpy(&have, s + at, 4);
+    memcpy(&want, w, 4);
+    return have == want ? at + 4 : 0;
+}
+
 /* At '-' or a digit: the index past the number, or 0. */
 static ALKT__INLINE size_t alkt__fast_number(const unsigned char *s, size_t i,
                                              size_t n)
@@ -2641,20 +2656,10 @@ value:
         goto after;
     case 't':
     case 'f':
-    case 'n': {
-        /* the four bytes after the 'f' of false, or true's and null's own */
-        const char *w = s[i] == 't' ? "true" : s[i] == 'f' ? "alse" : "null";
-        size_t at = i + (s[i] == 'f');
-        uint32_t have, want;
-        if (n - at < 4)
+    case 'n':
+        if (!(i = alkt__fast_literal(s, i, n)))
             return 0;
-        memcpy(&have, s + at, 4);
-        memcpy(&want, w, 4);
-        if (have != want)
-            return 0;
-        i = at + 4;
         goto after;
-    }
     default:
         if (s[i] != '-' && !alkt__is_digit(s[i]))
             return 0;
@@ -2926,16 +2931,8 @@ static ALKT__INLINE int alkt__json_block_scalar(const alkt__blocks *k,
     unsigned c = s[j];
     size_t e;
     if (c == 't' || c == 'f' || c == 'n') {
-        const char *w = c == 't' ? "true" : c == 'f' ? "alse" : "null";
-        size_t at = j + (c == 'f');
-        uint32_t have, want;
-        if (n - at < 4)
+        if (!(e = alkt__fast_literal(s, j, n)))
             return 0;
-        memcpy(&have, s + at, 4);
-        memcpy(&want, w, 4);
-        if (have != want)
-            return 0;
-        e = at + 4;
     } else if (c == '-' || alkt__is_digit(c)) {
         if (!(e = alkt__fast_number(s, j, n)))
             return 0;
