@@ -2246,15 +2246,15 @@ static int alkt__scan_literal(alkt_json_parser *p, alkt_json_token *t,
     return ALKT_OK;
 }
 
-/* JSON whitespace from i. The common case is none at all; a run (a
- * newline and its indentation, padding) is measured 16 bytes at a time with
- * SSE2, or a run of spaces a word at a time. */
+/* JSON whitespace from i; a run of spaces (indentation, padding) is
+ * measured a word at a time. (Sixteen bytes at a time with SSE2 was tried:
+ * slower, 25% on the pretty-printed documents - their runs are short.) */
 static ALKT__INLINE size_t alkt__skip_ws(const char *s, size_t i, size_t n)
 {
     while (i < n) {
         char c = s[i];
         if ((unsigned char)c > ' ')
-            break;
+            break; /* the common case: no whitespace at all */
         if (c == ' ') {
 #if (defined(__GNUC__) || defined(__clang__)) && \
     defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -2745,8 +2745,7 @@ typedef struct alkt__blocks {
 static ALKT__INLINE int alkt__utf8_block(alkt__blocks *k,
                                          const unsigned char *s, size_t n,
                                          size_t base,
-                                         const unsigned char *b,
-                                         uint64_t high)
+                                         const unsigned char *b)
 {
     uint64_t cont = 0, lead2 = 0, lead3 = 0, slow = 0, done = 0;
     int i;
@@ -2779,7 +2778,6 @@ static ALKT__INLINE int alkt__utf8_block(alkt__blocks *k,
     if ((cont & ~done) != (((lead2 | lead3) << 1) | (lead3 << 2)) ||
         (lead2 | lead3) & done)
         return 0;
-    (void)high;
     if ((lead2 | lead3) >> 62) { /* one runs into the next block */
         size_t j = base + 63 - (size_t)__builtin_clzll((lead2 | lead3)), bad;
         int len = alkt__utf8_seq(s + j, n - j, &bad);
@@ -2893,7 +2891,7 @@ static ALKT__INLINE uint64_t alkt__json_block(alkt__blocks *k,
                 return 0;
         }
     }
-    if (high && !alkt__utf8_block(k, s, n, base, b, high)) {
+    if (high && !alkt__utf8_block(k, s, n, base, b)) {
         /* not only two- and three-byte characters: one by one, from the
          * first non-ASCII byte not yet seen */
         uint64_t h = high;
@@ -4291,8 +4289,9 @@ typedef struct alkt__fdesc {
 
 #ifndef ALKTUNNEL_NO_FAST_DECODE
 /* A key as the fast path matches it in place: its name and the closing
- * quote, zero-padded to 16 bytes (a key of 15 bytes or more does not
- * compile), and the name's length. */
+ * quote, zero-padded to 16 bytes, and the name's length. Keys are at most
+ * 14 bytes ("authorizations" is the longest): a longer one does not compile
+ * as C++, and from 16 bytes not as C either. */
 typedef struct alkt__fkey {
     char q[16];
     unsigned char len;
