@@ -1535,6 +1535,8 @@ static void check_arg_errors(const uint8_t *data, size_t size)
                     alkt_listen_reply_decode(doc, size, NULL, NULL, &e), &e);
     ALK_CHECK(alkt_listen_reply_decode(doc, size, NULL, NULL, NULL) == ALKT_ERR_ARG,
               "alkt_listen_reply_decode without output or err");
+    ALK_CHECK(!alkt_listen_reply_project(doc, size, NULL),
+              "alkt_listen_reply_project without its output said yes");
     memset(&c, 0, sizeof c);
     c.relay_cap = 1; /* and no array for it */
     memset(&e, 0xA5, sizeof e);

@@ -1180,6 +1180,19 @@ static void ss_primitives(const uint8_t *data, size_t size)
     ALK_CHECK(alkt_aead_open(ref, key, nonce, data, aad, sealed, n - aad + 16) == ALKT_OK &&
                   memcmp(ref, data + aad, n - aad) == 0,
               "AEAD open of its own seal");
+    {   /* the wire's integers: big-endian, each byte where the format
+         * says (sequence numbers and counters pass 2^32 only in a long
+         * life, so the sessions here never show the high word) */
+        unsigned char w[8];
+        uint64_t v = 0;
+        for (i = 0; i < 8; i++) v = v << 8 | data[(i * 11 + 3) % size];
+        v ^= (uint64_t)size << 40;
+        alkt__put64(w, v);
+        for (i = 0; i < 8; i++)
+            ALK_CHECK(w[i] == (unsigned char)(v >> (56 - 8 * i)),
+                      "put64: byte %zu of %016llx", i, (unsigned long long)v);
+        ALK_CHECK(alkt__get64(w) == v, "get64 of put64(%016llx)", (unsigned long long)v);
+    }
     {   /* a longer message: eight blocks at a time (AVX2), then four
          * (SSE2), then one and a part - each way the CPU has, against the
          * reference (peers with the same wrong keystream still agree) */
