@@ -435,7 +435,8 @@ GATE   ?= fast
 # alone; BASELINE=tests/mutants_baseline.txt fails on a drop in kill rate.
 mutants:
 	python3 tests/mutants.py --header $(HEADER) --count $(COUNT) \
-	    --seed $(SEED) --gate $(GATE) $(if $(BASELINE),--baseline $(BASELINE))
+	    --seed $(SEED) --gate $(GATE) $(if $(BASELINE),--baseline $(BASELINE)) \
+	    $(if $(NO_SCHEMATA),--no-schemata)
 
 # ---- coverage ---------------------------------------------------------------
 coverage:

@@ -20,7 +20,15 @@ by themselves. It runs the replay one target:directory run at a time
 (`make replay-runs` lists them), the quickest first as timed on the clean
 tree, and stops at the first that fails, so a killed mutant costs a build
 or two; a survivor still builds and runs them all. The run that killed a
-mutant moves to the front for the next one. --header all runs --count mutants of each of the four headers.
+mutant moves to the front for the next one. With --gate replay the
+mutants are first built as schemata: every mutant whose line is one whole
+statement or an if/while condition goes into one copy of the header
+behind a run-time switch (alk__mut() == n, n from the environment's
+ALK_MUTANT), the judging binaries are built once, and each such mutant
+costs only its replay runs; a mutant whose schema line does not compile,
+or whose line has another shape, is built alone as before
+(--no-schemata: all of them). A schema mutant that alone would fail only
+on a -Werror warning is judged rather than counted as not built. --header all runs --count mutants of each of the four headers.
 
 Selection is deterministic and spread over the code: every candidate
 mutation of the implementation section is enumerated, grouped by the
@@ -225,11 +233,12 @@ def copy_tree(dst):
     shutil.copytree(ROOT, dst, ignore=ignore, symlinks=True)
 
 
-def run(cmd, cwd, timeout):
+def run(cmd, cwd, timeout, env=None):
     """Runs cmd in its own process group; on timeout the whole group (make
     and the test it runs - a mutant can loop forever) is killed."""
     p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, start_new_session=True)
+                         stderr=subprocess.STDOUT, start_new_session=True,
+                         env=dict(os.environ, **env) if env else None)
     try:
         out, _ = p.communicate(timeout=timeout)
         return p.returncode, out.decode("utf-8", "replace")
@@ -240,6 +249,68 @@ def run(cmd, cwd, timeout):
 
 
 HEADERS_ALL = ["alkcodec.h", "alksim.h", "alktunnel.h", "qcow2w.h"]
+
+# ---- mutant schemata: many mutants in one build, chosen at run time ----
+COND = re.compile(r"^(\s*)(if|while) \((.*)\)(\s*\{?)$")
+SCHEMA_HELPER = [
+    "#include <stdlib.h> /* mutants.py: the mutant to run, from ALK_MUTANT */",
+    "static int alk__mut_id = -2;",
+    "static int alk__mut(void) { if (alk__mut_id == -2) { const char *e_ = "
+    "getenv(\"ALK_MUTANT\"); alk__mut_id = e_ ? atoi(e_) : -1; } "
+    "return alk__mut_id; }",
+]
+
+
+def full_statement(code):
+    """A line that is one whole statement (what can sit in braces)."""
+    s = code.strip()
+    return (s.endswith(";") and s.count("(") == s.count(")") and not DECL.match(code)
+            and not s.startswith(("}", "{", "case", "default", "else"))
+            and not code.rstrip().endswith(("(", ",")))
+
+
+def schema_line(code, muts):
+    """The line holding its mutants [(n, new line)] behind alk__mut() == n,
+    the original otherwise; None when the line's shape does not allow it
+    (those mutants are built one by one)."""
+    indent = code[:len(code) - len(code.lstrip())]
+    m = COND.match(code)
+    if m:
+        chain = ""
+        for n, new in muts:
+            mm = COND.match(new)
+            if not mm or mm.group(2) != m.group(2) or mm.group(4) != m.group(4):
+                return None
+            chain += "alk__mut() == %d ? (%s) : " % (n, mm.group(3))
+        return "%s%s (%s(%s))%s" % (indent, m.group(2), chain, m.group(3), m.group(4))
+    if full_statement(code):
+        chain = "".join("if (alk__mut() == %d) { %s } else " % (n, new.strip())
+                        for n, new in muts)
+        return "%s{ %s{ %s } }" % (indent, chain, code.strip())
+    return None
+
+
+def schematize(lines, lo, chosen, skip):
+    """The header with every chosen mutant (numbered from 1) that its line's
+    shape allows, each behind alk__mut() == n, except those in skip:
+    (lines, {n: 1-based line of the schema file})."""
+    by_line = {}
+    for n, (i, label, new) in enumerate(chosen, 1):
+        if n not in skip:
+            by_line.setdefault(i, []).append((n, new))
+    out, where = [], {}
+    for idx, line in enumerate(lines):
+        if idx == lo:
+            out.extend(SCHEMA_HELPER)
+        code = code_part(line) if idx in by_line else None
+        text = schema_line(code, by_line[idx]) if code else None
+        if text is None:
+            out.append(line)
+            continue
+        out.append(text)
+        for n, _ in by_line[idx]:
+            where[n] = len(out)
+    return out, where
 
 
 def judging_targets(header):
@@ -363,16 +434,33 @@ def run_header(header, args, tree):
         print("mutants: replay runs, quickest first: %s"
               % " ".join("%s:%s" % r for r in runs), flush=True)
     t0 = time.time()
+    schema = set()
+    if runs and not args.no_schemata:
+        # every binary a run uses (the portable builds too)
+        build_runs = ["make", "-s", "-j2"] + scope + sorted(
+            set("build-mutant/replay_%s" % t for t, _ in runs))
+        schema = build_schemata(lines, lo, chosen, target, build_runs, tree,
+                                args.timeout, runs, scope, limit)
+        print("mutants: %d of %d in one build (schemata), %d built one by one"
+              % (len(schema), len(chosen), len(chosen) - len(schema)), flush=True)
+    order = [n for n in range(1, len(chosen) + 1) if n in schema] + \
+            [n for n in range(1, len(chosen) + 1) if n not in schema]
     try:
-        for n, (i, label, new) in enumerate(chosen, 1):
-            mutated = list(lines)
-            mutated[i] = new
-            with open(target, "w", encoding="utf-8") as f:
-                f.write("\n".join(mutated))
+        for n in order:
+            i, label, new = chosen[n - 1]
+            if n not in schema:
+                mutated = list(lines)
+                mutated[i] = new
+                with open(target, "w", encoding="utf-8") as f:
+                    f.write("\n".join(mutated))
             desc = "%s:%d  [%s]  %s: %s" % (header, i + 1, func[i], label, new.strip())
             group = rec["sections"].setdefault(sect[i], [0, 0])
             if runs:
-                rc, out, at = judge_by_runs(runs, scope, tree, args.timeout, limit)
+                if n in schema:
+                    rc, out, at = judge_by_runs(runs, scope, tree, args.timeout, limit,
+                                                env={"ALK_MUTANT": str(n)}, build=False)
+                else:
+                    rc, out, at = judge_by_runs(runs, scope, tree, args.timeout, limit)
                 if rc == "gate-fail" and at:
                     # the run that killed this mutant goes first for the
                     # next: neighbouring mutants tend to fall to the same
@@ -413,21 +501,58 @@ def run_header(header, args, tree):
     return rec
 
 
-def judge_by_runs(runs, scope, tree, timeout, limit):
+def build_schemata(lines, lo, chosen, target, build, tree, timeout, runs, scope,
+                   limit):
+    """Writes the header with every mutant its line's shape allows behind a
+    run-time switch and builds the judging binaries once; a mutant whose
+    line then does not compile goes back to being built alone. Returns the
+    numbers of the mutants the build holds (empty when it cannot be made,
+    or when with no mutant chosen it fails the gate)."""
+    skip = set()
+    base = re.escape(os.path.basename(target))
+    for _ in range(25):
+        out, where = schematize(lines, lo, chosen, skip)
+        if not where:
+            return set()
+        with open(target, "w", encoding="utf-8") as f:
+            f.write("\n".join(out))
+        rc, log = run(build, tree, timeout)
+        if rc == 0:
+            break
+        if rc is None:
+            return set()
+        bad = set()
+        for m in re.finditer(r"%s:(\d+):\d+: error" % base, log):
+            bad |= {n for n, w in where.items() if w == int(m.group(1))}
+        if not bad:
+            print("mutants: schemata: an error on no mutant's line:\n%s" % log[-2000:])
+            return set()
+        skip |= bad
+    else:
+        return set()
+    rc, _, _ = judge_by_runs(runs, scope, tree, timeout, limit, build=False)
+    if rc != "gate-pass":
+        print("mutants: schemata: with no mutant chosen the build fails the gate")
+        return set()
+    return set(where)
+
+
+def judge_by_runs(runs, scope, tree, timeout, limit, env=None, build=True):
     """The replay gate one run at a time, stopping at the first failure:
     (verdict, output, index of the run it stopped at), the verdict None (a
     build timed out), a build's failing exit code, or "gate-pass",
-    "gate-fail" or "gate-timeout"."""
+    "gate-fail" or "gate-timeout". build=False: the binaries are built
+    (the schemata), env picks the mutant."""
     built = set()
     for at, (t, d) in enumerate(runs):
-        if t not in built:
+        if build and t not in built:
             rc, out = run(["make", "-s"] + scope + ["build-mutant/replay_%s" % t], tree, timeout)
             if rc is None:
                 return None, out, at
             if rc != 0:
                 return rc, out, at
             built.add(t)
-        rc, out = run(["./build-mutant/replay_%s" % t, "-q", d], tree, limit)
+        rc, out = run(["./build-mutant/replay_%s" % t, "-q", d], tree, limit, env)
         if rc is None:
             return "gate-timeout", "replay_%s %s: timeout" % (t, d), at
         if rc != 0:
@@ -509,6 +634,9 @@ def main():
                     help="fast: unit tests + corpus replay; replay: the corpus "
                          "replay alone")
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--no-schemata", action="store_true",
+                    help="--gate replay: build every mutant alone (slower; the "
+                         "schemata build them all into one binary per target)")
     ap.add_argument("--list", action="store_true",
                     help="list the selected mutants without running them")
     ap.add_argument("--since", default=None,
