@@ -251,7 +251,9 @@ def run(cmd, cwd, timeout, env=None):
 HEADERS_ALL = ["alkcodec.h", "alksim.h", "alktunnel.h", "qcow2w.h"]
 
 # ---- mutant schemata: many mutants in one build, chosen at run time ----
-COND = re.compile(r"^(\s*)(if|while) \((.*)\)(\s*\{?)$")
+COND = re.compile(r"^(\s*(?:\} else |\} )?)(if|while) \((.*)\)(\s*\{?|;)$")
+FOR = re.compile(r"^(\s*)for \((.*)\)(\s*\{?)$")
+INIT = re.compile(r"^(\s*[^=;()]*[^=!<>+\-*/%&|^ ])\s*=(?!=)\s*(.*);$")
 SCHEMA_HELPER = [
     "#include <stdlib.h> /* mutants.py: the mutant to run, from ALK_MUTANT */",
     "static int alk__mut_id = -2;",
@@ -269,24 +271,81 @@ def full_statement(code):
             and not code.rstrip().endswith(("(", ",")))
 
 
+def top_level_split(text, sep):
+    """text split at each sep outside parentheses and brackets."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == sep and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur]
+
+
+def switched(muts, parts_of, k, original):
+    """The k-th part of the line as a chain of alk__mut() == n ? (part) :,
+    the original part last; None when a mutant's line has another shape."""
+    chain = ""
+    for n, new in muts:
+        parts = parts_of(new)
+        if parts is None:
+            return None
+        if parts[k] != original:
+            chain += "alk__mut() == %d ? (%s) : " % (n, parts[k])
+    return "%s(%s)" % (chain, original) if chain else original
+
+
 def schema_line(code, muts):
     """The line holding its mutants [(n, new line)] behind alk__mut() == n,
     the original otherwise; None when the line's shape does not allow it
     (those mutants are built one by one)."""
     indent = code[:len(code) - len(code.lstrip())]
+    m = FOR.match(code)
+    if m:   # for (a; b; c): each part a mutant changes, switched
+        def parts_of(line):
+            mm = FOR.match(line)
+            if not mm or mm.group(3) != m.group(3):
+                return None
+            p = top_level_split(mm.group(2), ";")
+            return p if len(p) == 3 else None
+        orig = parts_of(code)
+        if orig is None or any(parts_of(new) is None for _, new in muts):
+            return None
+        if any(parts_of(new)[0] != orig[0] for _, new in muts) and \
+                DECL.match(orig[0]):
+            return None   # a declaration is no expression to switch
+        parts = [switched(muts, parts_of, k, orig[k]) for k in range(3)]
+        return "%sfor (%s;%s;%s)%s" % (indent, parts[0], parts[1], parts[2], m.group(3))
     m = COND.match(code)
     if m:
         chain = ""
         for n, new in muts:
             mm = COND.match(new)
-            if not mm or mm.group(2) != m.group(2) or mm.group(4) != m.group(4):
+            if not mm or mm.group(1) != m.group(1) or mm.group(2) != m.group(2) or \
+                    mm.group(4) != m.group(4):
                 return None
             chain += "alk__mut() == %d ? (%s) : " % (n, mm.group(3))
-        return "%s%s (%s(%s))%s" % (indent, m.group(2), chain, m.group(3), m.group(4))
+        return "%s%s (%s(%s))%s" % (m.group(1), m.group(2), chain, m.group(3), m.group(4))
     if full_statement(code):
         chain = "".join("if (alk__mut() == %d) { %s } else " % (n, new.strip())
                         for n, new in muts)
         return "%s{ %s{ %s } }" % (indent, chain, code.strip())
+    m = INIT.match(code)
+    if m and DECL.match(code):   # T x = e;: the initializer switched
+        def parts_of(line):
+            mm = INIT.match(line)
+            if not mm or mm.group(1) != m.group(1) or \
+                    len(top_level_split(mm.group(2), ",")) != 1:
+                return None
+            return [mm.group(2)]
+        if parts_of(code) is None or any(parts_of(new) is None for _, new in muts):
+            return None
+        return "%s = %s;" % (m.group(1), switched(muts, parts_of, 0, m.group(2)))
     return None
 
 
