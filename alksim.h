@@ -687,7 +687,9 @@ ALKSIMDEF int alksim_run(const alksim_scenario *sc, const uint8_t *data,
                          alksim_run_result *res);
 /* Seed mode: the input of run `run` of seed `seed` - a length drawn in
  * 0..max_len, then that many bytes, all from splitmix64 - into buf (max_len
- * bytes); returns the length. A seed-mode failure is then an input like any
+ * bytes); returns the length. (The stream starts from seed ^ run *
+ * 0xd1b54a32d192ed03; its first output modulo max_len + 1 is the length,
+ * then each output gives eight bytes, low byte first.) A seed-mode failure is then an input like any
  * fuzzer's: save it, replay it with alksim_run, shrink it. The replay
  * driver's --seed mode uses the same inputs. */
 ALKSIMDEF size_t alksim_seed_input(uint64_t seed, uint64_t run, uint8_t *buf,

@@ -1705,8 +1705,91 @@ static void check_shrink(const uint8_t *data, size_t size)
 
 /* Every input drives each scenario and check in turn, each reading the
  * bytes its own way (the core scenario's reading is unchanged). */
+/* ---- the PRNG, seed mode and result texts against their definitions ----
+ * Written here from the published algorithms, apart from the header:
+ * splitmix64 (a Weyl step of 0x9e3779b97f4a7c15, then two xor-shift-
+ * multiplies and a final xor-shift), xoshiro256** (output rotl(s1 * 5, 7)
+ * * 9; state step t = s1 << 17, s2 ^= s0, s3 ^= s1, s1 ^= s2, s0 ^= s3,
+ * s2 ^= t, s3 = rotl(s3, 45)) seeded with four splitmix64 outputs, and
+ * seed mode's input (the header's comment: a splitmix64 stream from
+ * seed ^ run * 0xd1b54a32d192ed03, its first output the length modulo
+ * max_len + 1, then the bytes, eight per output, low byte first). A
+ * mutant of any of them makes other scenarios from the same bytes - which
+ * no scenario's invariant can tell. */
+static uint64_t ref_weyl_mix(uint64_t *x)
+{
+    uint64_t z;
+    *x += 0x9e3779b97f4a7c15ull;
+    z = *x;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t ref_rot(uint64_t v, unsigned by)
+{
+    return (v << by) | (v >> (64u - by));
+}
+
+static void check_prng(const uint8_t *data, size_t size)
+{
+    uint64_t seed = 0, x, st[4], run, t;
+    alksim_rng rng;
+    uint8_t got[300], want[300];
+    size_t i, n, max_len;
+    int k;
+    for (i = 0; i < 8 && i < size; i++) seed = seed << 8 | data[i];
+    x = seed;
+    for (k = 0; k < 4; k++) st[k] = ref_weyl_mix(&x);
+    alksim_rng_seed(&rng, seed);
+    for (k = 0; k < 16; k++) {
+        uint64_t out = ref_rot(st[1] * 5, 7) * 9, v = alksim_rng_next(&rng);
+        t = st[1] << 17;
+        st[2] ^= st[0];
+        st[3] ^= st[1];
+        st[1] ^= st[2];
+        st[0] ^= st[3];
+        st[2] ^= t;
+        st[3] = ref_rot(st[3], 45);
+        ALK_CHECK(v == out, "xoshiro256** output %d of seed %016llx: %016llx, not %016llx",
+                  k, (unsigned long long)seed, (unsigned long long)v,
+                  (unsigned long long)out);
+    }
+    run = size > 8 ? data[8] : 0;
+    max_len = size > 9 ? data[9] + 1u : 40;
+    x = seed ^ (run * 0xd1b54a32d192ed03ull);
+    n = (size_t)(ref_weyl_mix(&x) % (max_len + 1));
+    for (i = 0; i < n; i++) {
+        if (i % 8 == 0) t = ref_weyl_mix(&x);
+        want[i] = (uint8_t)(t >> (8 * (i % 8)));
+    }
+    ALK_CHECK(alksim_seed_input(seed, run, got, max_len) == n && memcmp(got, want, n) == 0,
+              "seed mode's input %llu of seed %016llx is not the documented stream",
+              (unsigned long long)run, (unsigned long long)seed);
+    /* every result code has its own text; an unknown code still has one */
+    {
+        static const int codes[] = {
+#define CODE_OF(name, value, text) value,
+            ALKSIM_RESULT_LIST(CODE_OF)
+#undef CODE_OF
+        };
+        size_t a, b;
+        for (a = 0; a < sizeof codes / sizeof codes[0]; a++) {
+            const char *ta = alksim_strerror(codes[a]);
+            ALK_CHECK(ta && *ta && strcmp(ta, alksim_strerror(12345)) != 0,
+                      "result %d has no text of its own", codes[a]);
+            for (b = 0; b < a; b++)
+                ALK_CHECK(strcmp(ta, alksim_strerror(codes[b])) != 0,
+                          "results %d and %d read alike", codes[a], codes[b]);
+        }
+        ALK_CHECK(alksim_strerror(12345) && *alksim_strerror(12345),
+                  "an unknown result has no text");
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    check_prng(data, size);
     alksim_fuzz_one(&core_scenario, data, size);
     check_source(data, size);
     alksim_fuzz_one(&nat_scenario, data, size);

@@ -580,11 +580,17 @@ def build_schemata(lines, lo, chosen, target, build, tree, timeout, runs, scope,
             break
         if rc is None:
             return set()
-        bad = set()
+        bad, near = set(), set()
         for m in re.finditer(r"%s:(\d+):\d+: error" % base, log):
-            bad |= {n for n, w in where.items() if w == int(m.group(1))}
+            at = int(m.group(1))
+            bad |= {n for n, w in where.items() if w == at}
+            # (a warning a switched line causes elsewhere - "may be used
+            # uninitialized" - names another line of the function)
+            near |= {n for n, w in where.items() if abs(w - at) <= 60}
         if not bad:
-            print("mutants: schemata: an error on no mutant's line:\n%s" % log[-2000:])
+            bad = near
+        if not bad:
+            print("mutants: schemata: an error near no mutant's line:\n%s" % log[-2000:])
             return set()
         skip |= bad
     else:
