@@ -5024,13 +5024,11 @@ static int alkt__f_cidr4(const char *s, size_t n, alkt_ip *ip,
 {
     unsigned char b[4];
     uint32_t a = 0;
-    unsigned v = 0;
     size_t i = 0;
     int part;
-    for (part = 0; part < 5; part++) {
+    for (part = 0;; part++) { /* four octets, then the prefix */
         size_t start = i;
-        unsigned d;
-        v = 0;
+        unsigned d, v = 0;
         while (i < n && i - start < 3 &&
                (d = (unsigned)(unsigned char)s[i] - '0') <= 9) {
             v = v * 10 + d;
@@ -5038,22 +5036,22 @@ static int alkt__f_cidr4(const char *s, size_t n, alkt_ip *ip,
         }
         if (i == start || (s[start] == '0' && i - start > 1))
             return 0; /* no digit, or a leading zero */
-        if (part == 4)
-            break;
+        if (part == 4) {
+            /* the prefix ends the text; no host bit after it */
+            if (i != n || v > 32 || (v < 32 && (a & (0xFFFFFFFFu >> v))))
+                return 0;
+            memset(ip, 0, sizeof *ip);
+            ip->family = 4;
+            memcpy(ip->bytes, b, 4);
+            *prefix = (unsigned char)v;
+            return 1;
+        }
         if (v > 255 || i >= n || s[i] != (part < 3 ? '.' : '/'))
             return 0;
         b[part] = (unsigned char)v;
         a = a << 8 | v;
         i++;
     }
-    /* the prefix ends the text; no host bit after it */
-    if (i != n || v > 32 || (v < 32 && (a & (0xFFFFFFFFu >> v))))
-        return 0;
-    memset(ip, 0, sizeof *ip);
-    ip->family = 4;
-    memcpy(ip->bytes, b, 4);
-    *prefix = (unsigned char)v;
-    return 1;
 }
 
 /* One field's value into the item at obj, 0 declines: every kind. */
