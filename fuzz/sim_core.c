@@ -540,9 +540,16 @@ static int core_step(alksim_ctx *ctx, void *state, unsigned kind)
         uint32_t a = (uint32_t)alksim_pick(ctx->src, HOSTS);
         uint32_t b = (uint32_t)alksim_pick(ctx->src, HOSTS);
         int both = alksim_bool(ctx->src);
-        alksim_net_partition(&st->net, a, b, 1);
+        ALKSIM_CHECK(ctx, alksim_net_partition(&st->net, a, b, 1) == ALKSIM_OK,
+                     "partition %u->%u refused", a, b);
         if (both)
             alksim_net_partition(&st->net, b, a, 1);
+        /* a host past the network's is refused, and changes nothing */
+        ALKSIM_CHECK(ctx, alksim_net_partition(&st->net, HOSTS, a, 0) ==
+                              ALKSIM_ERR_INVALID_ARGUMENT &&
+                              alksim_net_partition(&st->net, a, HOSTS, 0) ==
+                              ALKSIM_ERR_INVALID_ARGUMENT,
+                     "a partition naming host %d (of %d) accepted", HOSTS, HOSTS);
         alksim_log(ctx, "  partition %u->%u%s", a, b, both ? " both ways" : "");
         return ALKSIM_OK;
     }
