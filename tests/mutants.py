@@ -42,8 +42,10 @@ the next one holding END (e.g. one section of the header).
 Survivors are listed with file:line and the mutation. A
 survivor that is equivalent to the original (no test can tell them apart)
 is documented in tests/mutants_equivalent.txt as
-    <header>: <original line> => <mutated line>  # why
-and reported as such rather than as a gap.
+    <header> [<function>]: <original line> => <mutated line>  # why
+and reported as such rather than as a gap. Without " [<function>]" an
+entry holds wherever its line's text occurs - where the same text stands
+in another function it may not be equivalent there.
 
 The summary gives the kill rate per header and per section of the header
 (its "/* ---- name" comments) and lists the survivors with file:line.
@@ -221,8 +223,14 @@ def load_equivalents(header):
         head, _, why = raw.partition("  # ")
         name, _, rest = head.partition(": ")
         orig, _, new = rest.partition(" => ")
+        # "header [function]: ..." holds in that function only; without
+        # the function, wherever the line's text occurs
+        m = re.match(r"^(\S+) \[(\w+)\]$", name)
+        func = m.group(2) if m else None
+        if m:
+            name = m.group(1)
         if name == header:
-            eq[(orig.strip(), new.strip())] = why.strip()
+            eq[(func, orig.strip(), new.strip())] = why.strip()
     return eq
 
 
@@ -540,9 +548,10 @@ def run_header(header, args, tree):
             else:
                 if rc == "gate-pass":
                     key = (code_part(lines[i]).strip(), new.strip())
-                    if key in equivalents:
+                    why = equivalents.get((func[i],) + key, equivalents.get((None,) + key))
+                    if why is not None:
                         verdict = "survived: documented equivalent"
-                        rec["equivalent"].append("%s  (%s)" % (desc, equivalents[key]))
+                        rec["equivalent"].append("%s  (%s)" % (desc, why))
                     else:
                         verdict = "SURVIVED"
                         rec["survived"].append(desc)
