@@ -391,7 +391,6 @@ static void check_walker(const uint8_t *data, size_t size)
               (int)x.type);
 }
 
-
 /* The fast path reads 64-byte blocks: the same document after 1..63 spaces
  * (which change no verdict) puts each of its bytes at every place in a
  * block, so what carries from block to block - a string, an escape, a
@@ -416,6 +415,7 @@ static void check_shifted(const uint8_t *data, size_t size, int valid)
                   valid ? "accepts" : "refuses");
     }
 }
+
 static int check_reader(const uint8_t *data, size_t size, size_t *offset)
 {
     alkt_error e;
@@ -434,9 +434,9 @@ static int check_reader(const uint8_t *data, size_t size, size_t *offset)
     ALK_CHECK(walk == rc && (rc == ALKT_OK || walk_off == e.offset),
               "token walk %d at %zu, validate %d at %zu", walk, walk_off, rc,
               e.offset);
-    /* validate's one-pass fast path accepts exactly what the token walk
-     * accepts (a document it wrongly refused would only be slow; one it
-     * wrongly accepted, wrong) */
+    /* validate's fast path (the SSE2 block pass where there is SSE2)
+     * accepts exactly what the token walk accepts (a document it wrongly
+     * refused would only be slow; one it wrongly accepted, wrong) */
     if (size <= ALKT_JSON_SIZE_DEFAULT) {
         ALK_CHECK(alkt__json_fast_valid(data, size, ALKT_JSON_DEPTH_DEFAULT) ==
                       (walk == ALKT_OK),
