@@ -147,10 +147,13 @@ def candidates(lines, lo, hi):
                 and s.count("(") == s.count(")")
                 and not s.startswith(("return", "break", "continue", "}", "case", "default",
                                       "(void)"))
-                and not code.rstrip().endswith(("(", ","))):
+                and not code.rstrip().endswith(("(", ","))
+                and statement_start(lines, i)
+                and not (i + 1 < hi and lines[i + 1].strip().startswith("else"))):
             indent = code[:len(code) - len(code.lstrip())]
             out.append((i, "delete statement", indent + ";"))
         if (s.startswith("return ") and s != "return 0;"
+                and s.endswith(";") and s.count("(") == s.count(")")
                 and not re.match(r"return (\w*_OK|NULL);", s)):
             indent = code[:len(code) - len(code.lstrip())]
             out.append((i, "return 0 instead", indent + "return 0;"))
@@ -262,6 +265,9 @@ HEADERS_ALL = ["alkcodec.h", "alksim.h", "alktunnel.h", "qcow2w.h"]
 COND = re.compile(r"^(\s*(?:\} else |\} )?)(if|while) \((.*)\)(\s*\{?|;)$")
 FOR = re.compile(r"^(\s*)for \((.*)\)(\s*\{?)$")
 INIT = re.compile(r"^(\s*[^=;()]*[^=!<>+\-*/%&|^ ])\s*=(?!=)\s*(.*);$")
+SCHEMA_NO_ERROR = " ".join("-Wno-error=" + w for w in (
+    "maybe-uninitialized", "uninitialized", "stringop-overflow", "stringop-overread",
+    "array-bounds", "restrict"))
 SCHEMA_HELPER = [
     "#include <stdlib.h> /* mutants.py: the mutant to run, from ALK_MUTANT */",
     "static int alk__mut_id = -2;",
@@ -271,10 +277,17 @@ SCHEMA_HELPER = [
 ]
 
 
+# any "type name ..." line: two words (or a word and a pointer) before the
+# name's = ; , or [ - goto label; is one too, and is left alone
+ANY_DECL = re.compile(r"^\s*(?:const\s+|static\s+|struct\s+|unsigned\s+)*[A-Za-z_]\w*"
+                      r"(?:\s+|\s*\*+\s*)[A-Za-z_]\w*\s*(?:\[|=|;|,)")
+
+
 def full_statement(code):
     """A line that is one whole statement (what can sit in braces)."""
     s = code.strip()
     return (s.endswith(";") and s.count("(") == s.count(")") and not DECL.match(code)
+            and not ANY_DECL.match(code)
             and not s.startswith(("}", "{", "case", "default", "else"))
             and not code.rstrip().endswith(("(", ",")))
 
@@ -344,7 +357,8 @@ def schema_line(code, muts):
                         for n, new in muts)
         return "%s{ %s{ %s } }" % (indent, chain, code.strip())
     m = INIT.match(code)
-    if m and DECL.match(code):   # T x = e;: the initializer switched
+    if m and (DECL.match(code) or ANY_DECL.match(code)) and \
+            not re.match(r"^\s*(const\s+)?static\b", code):   # (a static's is constant)   # T x = e;: the initializer switched
         def parts_of(line):
             mm = INIT.match(line)
             if not mm or mm.group(1) != m.group(1) or \
@@ -357,27 +371,162 @@ def schema_line(code, muts):
     return None
 
 
-def schematize(lines, lo, chosen, skip):
+def function_extents(lines, lo, hi):
+    """The functions defined in [lo, hi): {first line: (name, last line,
+    (line, column) just after the body's opening brace, void?, argument
+    names or None)}. House style: the closing brace alone at column 0, or
+    the whole body on the signature's last line."""
+    funcs = {}
+    i = lo
+    while i < hi:
+        m = FUNC.match(lines[i])
+        if not m or lines[i].rstrip().endswith(";"):
+            i += 1
+            continue
+        name, depth, params, j, col, body = m.group(1), 0, "", i, None, None
+        k = lines[i].index(name) + len(name)
+        while j < hi and body is None:
+            text = lines[j]
+            while k < len(text):
+                ch = text[k]
+                if ch == "(":
+                    depth += 1
+                    if depth == 1:
+                        k += 1
+                        continue
+                elif ch == ")":
+                    depth -= 1
+                    if depth == 0:
+                        col = k
+                        k += 1
+                        continue
+                elif ch == ";" and col is not None:
+                    break            # a prototype
+                elif ch == "{" and col is not None and depth == 0:
+                    body = (j, k + 1)
+                    break
+                if depth >= 1 and col is None:
+                    params += ch
+                k += 1
+            if body is None and k < len(text) and text[k] == ";":
+                break
+            if body is None:
+                params += " "
+                j, k = j + 1, 0
+        if body is None:
+            i += 1
+            continue
+        bj = body[0]
+        if lines[bj].rstrip().endswith("}") and lines[bj].count("{") == \
+                lines[bj].count("}"):
+            end = bj
+        else:
+            end = next((e for e in range(bj + 1, hi) if lines[e].rstrip() == "}"), None)
+        if end is None:
+            i += 1
+            continue
+        args = []
+        for prm in top_level_split(params, ","):
+            prm = prm.strip()
+            fp = re.search(r"\(\s*\*\s*(\w+)\s*\)", prm)
+            name_m = fp or re.search(r"(\w+)\s*(\[[^\]]*\]\s*)*$", prm)
+            if prm == "..." or not name_m:
+                args = None
+                break
+            if prm != "void":
+                args.append(name_m.group(1))
+        head = lines[i][:lines[i].index(name)]
+        void = re.search(r"\bvoid\s*$", head) is not None
+        funcs[i] = (name, end, body, void, args)
+        i = end + 1
+    return funcs
+
+
+def statement_start(lines, idx):
+    """Whether line idx starts a statement: the code line before it ends
+    one (or opens a block, or is a label, an if's condition or an else) -
+    not the continuation of a statement that began higher up."""
+    j = idx - 1
+    while j >= 0:
+        code = code_part(lines[j])
+        if code is not None and code.strip():
+            break
+        j -= 1
+    if j < 0:
+        return True
+    prev = code.rstrip()
+    if prev.endswith("\\") or re.search(r"=\s*\{$", prev):
+        return False   # a macro's body, an initialiser's list
+    if prev.endswith(")"):   # only an if/while/for condition's end
+        return re.match(r"^\s*(\} else if|else if|if|while|for)\b", prev) is not None
+    return prev.endswith((";", "{", "}", ":")) or prev.endswith("else")
+
+
+def schematize(lines, lo, chosen, skip, hi=None):
     """The header with every chosen mutant (numbered from 1) that its line's
     shape allows, each behind alk__mut() == n, except those in skip:
-    (lines, {n: 1-based line of the schema file})."""
+    (lines, {n: 1-based line of the schema file}, {n: (first, last) 1-based
+    lines the mutant alone occupies}). A mutant whose line has no switchable
+    shape (a continuation line, a compound one-liner, an array size) gets
+    a copy of its whole function with the mutation, named <function>__mut<n>,
+    and the function starts with: if (alk__mut() == n) return the copy."""
+    hi = len(lines) if hi is None else hi
     by_line = {}
     for n, (i, label, new) in enumerate(chosen, 1):
         if n not in skip:
             by_line.setdefault(i, []).append((n, new))
-    out, where = [], {}
+    # the line schemata first; what they cannot hold goes to function copies
+    texts, copies = {}, {}
+    funcs = function_extents(lines, lo, hi)
+    owner = {}
+    for start, (name, end, body, void, args) in funcs.items():
+        for x in range(start, end + 1):
+            owner[x] = start
+    for idx, muts in by_line.items():
+        code = code_part(lines[idx])
+        f = owner.get(idx)
+        inside = f is not None and idx > funcs[f][2][0]
+        text = schema_line(code, muts) if code and inside and \
+            statement_start(lines, idx) else None
+        if text is not None:
+            texts[idx] = (text, [n for n, _ in muts])
+            continue
+        if f is None or funcs[f][4] is None:
+            continue
+        for n, new in muts:
+            copies.setdefault(f, []).append((n, idx, new))
+    for f in [f for f in copies if funcs[f][2][0] in texts]:
+        del copies[f]   # (the brace's line is switched too: built alone)
+    out, where, span = [], {}, {}
     for idx, line in enumerate(lines):
         if idx == lo:
             out.extend(SCHEMA_HELPER)
-        code = code_part(line) if idx in by_line else None
-        text = schema_line(code, by_line[idx]) if code else None
-        if text is None:
-            out.append(line)
-            continue
-        out.append(text)
-        for n, _ in by_line[idx]:
-            where[n] = len(out)
-    return out, where
+        if idx in copies:
+            name, end, body, void, args = funcs[idx]
+            for n, at, new in copies[idx]:
+                first = len(out) + 1
+                fn = list(lines[idx:end + 1])
+                fn[at - idx] = new
+                head = re.sub(r"^[A-Z0-9]+DEF\b", "static", fn[0])
+                fn[0] = re.sub(r"\b%s(\s*\()" % name, name + "__mut%d\\1" % n, head, 1)
+                out.extend(fn)
+                where[n] = first + (at - idx)
+                span[n] = (first, len(out))
+        if idx in texts:
+            line = texts[idx][0]
+            for n in texts[idx][1]:
+                where[n] = len(out) + 1
+        for start in copies:
+            name, end, body, void, args = funcs[start]
+            if body[0] == idx:
+                call = ", ".join(args)
+                disp = "".join(
+                    (" if (alk__mut() == %d) { %s__mut%d(%s); return; }" if void else
+                     " if (alk__mut() == %d) return %s__mut%d(%s);")
+                    % (n, name, n, call) for n, _, _ in copies[start])
+                line = line[:body[1]] + disp + line[body[1]:]
+        out.append(line)
+    return out, where, span
 
 
 def judging_targets(header):
@@ -504,9 +653,12 @@ def run_header(header, args, tree):
     schema = set()
     if runs and not args.no_schemata:
         # every binary a run uses (the portable builds too)
-        build_runs = ["make", "-s", "-j2"] + scope + sorted(
+        # (the optimiser's flow warnings - "may be used uninitialized" when
+        # a switched statement might not run - are not errors there: a
+        # schema mutant that alone would fail only on one is judged)
+        build_runs = ["make", "-s", "-j2", "CPPFLAGS=" + SCHEMA_NO_ERROR] + scope + sorted(
             set("build-mutant/replay_%s" % t for t, _ in runs))
-        schema = build_schemata(lines, lo, chosen, target, build_runs, tree,
+        schema = build_schemata(lines, lo, hi, chosen, target, build_runs, tree,
                                 args.timeout, runs, scope, limit)
         print("mutants: %d of %d in one build (schemata), %d built one by one"
               % (len(schema), len(chosen), len(chosen) - len(schema)), flush=True)
@@ -569,41 +721,74 @@ def run_header(header, args, tree):
     return rec
 
 
-def build_schemata(lines, lo, chosen, target, build, tree, timeout, runs, scope,
+def syntax_commands(build, tree, timeout):
+    """The compile commands of the build, made syntax checks (-fsyntax-only,
+    no output): a few seconds where the real build takes minutes."""
+    rc, out = run(["make", "-n", "-B"] + build[1:], tree, timeout)
+    if rc != 0:
+        return []
+    cmds = []
+    for cmd in out.replace("\\\n", " ").split("\n"):
+        if re.search(r"-o build-mutant/\S+", cmd) and re.search(r"\.c\b", cmd):
+            cmds.append(re.sub(r"-o build-mutant/\S+", "-fsyntax-only", cmd))
+    return cmds
+
+
+def schema_errors(log, base, where, span):
+    """The mutants a build log's errors name: (on their lines, within 60
+    lines of one - a warning a switched line causes elsewhere, "may be used
+    uninitialized", names another line of the function)."""
+    bad, near = set(), set()
+    for m in re.finditer(r"%s:(\d+):\d+: error" % base, log):
+        at = int(m.group(1))
+        bad |= {n for n, w in where.items() if w == at}
+        bad |= {n for n, (a, b) in span.items() if a <= at <= b}
+        near |= {n for n, w in where.items() if abs(w - at) <= 60}
+    return bad, near
+
+
+def build_schemata(lines, lo, hi, chosen, target, build, tree, timeout, runs, scope,
                    limit):
     """Writes the header with every mutant its line's shape allows behind a
     run-time switch and builds the judging binaries once; a mutant whose
     line then does not compile goes back to being built alone. Returns the
     numbers of the mutants the build holds (empty when it cannot be made,
-    or when with no mutant chosen it fails the gate)."""
+    or when with no mutant chosen it fails the gate). The compile errors
+    are found first by syntax checks of every binary's sources, then by
+    the build itself (the warnings only the optimiser sees)."""
     skip = set()
     base = re.escape(os.path.basename(target))
-    for _ in range(25):
-        out, where = schematize(lines, lo, chosen, skip)
-        if not where:
+    checks = syntax_commands(build, tree, timeout)
+    for rounds, check in ((60, True), (25, False)):
+        for _ in range(rounds):
+            out, where, span = schematize(lines, lo, chosen, skip, hi)
+            if not where:
+                return set()
+            with open(target, "w", encoding="utf-8") as f:
+                f.write("\n".join(out))
+            if check:
+                rc, log = 0, ""
+                for cmd in checks:
+                    r, o = run(["sh", "-c", cmd], tree, timeout)
+                    if r != 0:
+                        rc, log = r if r is not None else 1, log + o
+            else:
+                rc, log = run(build, tree, timeout)
+            if rc == 0:
+                break
+            if rc is None:
+                return set()
+            bad, near = schema_errors(log, base, where, span)
+            if not bad:
+                bad = near
+            if not bad:
+                print("mutants: schemata: an error near no mutant's line:\n%s" % log[-2000:])
+                return set()
+            skip |= bad
+        else:
             return set()
-        with open(target, "w", encoding="utf-8") as f:
-            f.write("\n".join(out))
-        rc, log = run(build, tree, timeout)
-        if rc == 0:
-            break
-        if rc is None:
-            return set()
-        bad, near = set(), set()
-        for m in re.finditer(r"%s:(\d+):\d+: error" % base, log):
-            at = int(m.group(1))
-            bad |= {n for n, w in where.items() if w == at}
-            # (a warning a switched line causes elsewhere - "may be used
-            # uninitialized" - names another line of the function)
-            near |= {n for n, w in where.items() if abs(w - at) <= 60}
-        if not bad:
-            bad = near
-        if not bad:
-            print("mutants: schemata: an error near no mutant's line:\n%s" % log[-2000:])
-            return set()
-        skip |= bad
-    else:
-        return set()
+    print("mutants: schemata: %d mutants left out (their switched line or copy "
+          "does not compile)" % len(skip), flush=True)
     rc, _, _ = judge_by_runs(runs, scope, tree, timeout, limit, build=False)
     if rc != "gate-pass":
         print("mutants: schemata: with no mutant chosen the build fails the gate")
