@@ -31,7 +31,8 @@
  *     every one-byte input exhaustively;
  *   NAT - a scenario on exact links where a reference model predicts every
  *     delivery and drop through a NAT (mapping, filtering, expiry, LRU);
- *   ring - one stream over a tiny buffer, wrapped dozens of times;
+ *   ring - one stream over a tiny buffer, wrapped dozens of times, and
+ *     stalled now and then: no delivery before the stall ends;
  *   shrinker - alksim_shrink on a toy scenario keeps the failure it was
  *     given, only removes or zeroes bytes, and stops 1-minimal. */
 #define ALKSIM_IMPLEMENTATION
@@ -1400,6 +1401,7 @@ typedef struct ring_state {
     uint32_t conn, buffer;
     int open, shut[2], eof[2];
     uint64_t written[2], delivered[2], wraps[2];
+    uint64_t stall_until; /* no delivery before it (alksim_stream_stall) */
 } ring_state;
 
 static ring_state the_ring;
@@ -1409,7 +1411,7 @@ static uint8_t ring_byte(int dir, uint64_t i)
     return (uint8_t)((i * 131 + (i >> 8) * 7 + (uint64_t)dir * 89) & 0xff);
 }
 
-static const char *const ring_kinds[] = {"write", "advance"};
+static const char *const ring_kinds[] = {"write", "advance", "stall"};
 
 static void *ring_setup(alksim_ctx *ctx)
 {
@@ -1450,6 +1452,14 @@ static int ring_poll(alksim_ctx *ctx, ring_state *r)
             r->open += ev.type == ALKSIM_STREAM_CONNECTED;
             continue;
         }
+        ALKSIM_CHECK(ctx, ev.time <= ctx->now &&
+                              ((ev.type != ALKSIM_STREAM_DATA &&
+                                ev.type != ALKSIM_STREAM_EOF) ||
+                               ev.time >= r->stall_until),
+                     "ring: event %d at %llu, now %llu, stalled until %llu",
+                     ev.type, (unsigned long long)ev.time,
+                     (unsigned long long)ctx->now,
+                     (unsigned long long)r->stall_until);
         if (ev.type == ALKSIM_STREAM_EOF) {
             ALKSIM_CHECK(ctx, r->shut[dir] && !r->eof[dir] &&
                                   r->delivered[dir] == r->written[dir],
@@ -1508,6 +1518,17 @@ static int ring_step(alksim_ctx *ctx, void *state, unsigned kind)
         alksim_log(ctx, "  side %d writes %td of %zu", side, w, len);
     } else if (kind == 1) {
         ctx->now += 1000 * alksim_range(ctx->src, 0, 20);
+    } else if (kind == 2) {
+        /* a stall may end before now: then it holds nothing back */
+        uint64_t until = ctx->now + 1000 * alksim_range(ctx->src, 0, 30);
+        until = until > 10000 ? until - 10000 : 0;
+        ALKSIM_CHECK(ctx, alksim_stream_stall(&r->streams, r->conn, until) ==
+                              ALKSIM_OK &&
+                              alksim_stream_stall(&r->streams, 1, until) ==
+                                  ALKSIM_ERR_INVALID_ARGUMENT,
+                     "ring: stall refused, or a stall of no connection taken");
+        r->stall_until = until;
+        alksim_log(ctx, "  stall until %llu", (unsigned long long)until);
     }
     return ring_poll(ctx, r);
 }
@@ -1561,7 +1582,7 @@ static int ring_quiesce(alksim_ctx *ctx, void *state)
 }
 
 static const alksim_scenario ring_scenario = {
-    "sim_core/ring", ring_kinds, 2,           ring_setup, ring_step,
+    "sim_core/ring", ring_kinds, 3,           ring_setup, ring_step,
     ring_check,      NULL,       ring_quiesce, NULL,       400,
     100000,          0};
 
