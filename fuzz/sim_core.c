@@ -1825,6 +1825,89 @@ static void check_prng(const uint8_t *data, size_t size)
     }
 }
 
+/* ---- init refusals ---------------------------------------------------------
+ * Each init, on a configuration drawn from the input, given no memory,
+ * memory off 8-byte alignment, or fewer bytes than its *_mem_size(), must
+ * refuse with ALKSIM_ERR_INVALID_ARGUMENT and say why in the object's error
+ * field: a rule (non-NULL text), the offending value and the bound - 0 and
+ * the size for NULL, the address's low bits and 8 for misalignment, the
+ * bytes given and the size for too few. Given exactly the size it must
+ * succeed with the error field zero, however the object was left before. */
+static uint64_t init_mem[(1 << 17) / 8 + 1];
+
+static void check_refusal(const char *obj, int rc, const alksim_error_info *e,
+                          int want_ok, uint64_t value, uint64_t limit)
+{
+    if (want_ok) {
+        ALK_CHECK(rc == ALKSIM_OK && e->code == ALKSIM_OK && !e->what &&
+                      !e->value && !e->limit,
+                  "%s init: %d, error {%d, %s, %llu, %llu} after a success",
+                  obj, rc, e->code, e->what ? e->what : "NULL",
+                  (unsigned long long)e->value, (unsigned long long)e->limit);
+        return;
+    }
+    ALK_CHECK(rc == ALKSIM_ERR_INVALID_ARGUMENT && e->code == rc && e->what &&
+                  e->value == value && e->limit == limit,
+              "%s init: %d, error {%d, %s, %llu, %llu}; want value %llu "
+              "bound %llu",
+              obj, rc, e->code, e->what ? e->what : "NULL",
+              (unsigned long long)e->value, (unsigned long long)e->limit,
+              (unsigned long long)value, (unsigned long long)limit);
+}
+
+static void check_init(const uint8_t *data, size_t size)
+{
+    static alksim_net net;
+    static alksim_streams st;
+    static alksim_disk disk;
+    alksim_source src;
+    alksim_net_config nc;
+    alksim_streams_config sc;
+    alksim_disk_config dc;
+    uint8_t *mem = (uint8_t *)init_mem;
+    size_t need[3], i;
+    alksim_source_init_bytes(&src, data, size);
+    nc.hosts = (uint32_t)alksim_range(&src, 0, 6);
+    nc.max_in_flight = (uint32_t)alksim_range(&src, 1, 40);
+    nc.slot_size = (uint32_t)alksim_range(&src, 0, 600);
+    nc.nat_mappings = (uint32_t)alksim_range(&src, 0, 20);
+    sc.max_conns = (uint32_t)alksim_range(&src, 0, 8);
+    sc.buffer = (uint32_t)alksim_range(&src, 1, 700);
+    sc.hosts = (uint32_t)alksim_range(&src, 0, 6);
+    sc.net = NULL;
+    dc.sector_size = 64u << alksim_range(&src, 0, 3);
+    dc.sectors = alksim_range(&src, 1, 32);
+    dc.max_pending = (uint32_t)alksim_range(&src, 0, 32);
+    need[0] = alksim_net_mem_size(&nc);
+    need[1] = alksim_streams_mem_size(&sc);
+    need[2] = alksim_disk_mem_size(&dc);
+    for (i = 0; i < 3; i++)
+        ALK_CHECK(need[i] > 0 && need[i] <= sizeof init_mem - 8,
+                  "mem_size %zu of object %zu", need[i], i);
+    /* each case on each object: NULL, misaligned by 1..7, one byte to all
+     * but one short, exact - then exact again after a refusal */
+    for (i = 0; i < 5; i++) {
+        size_t off = 1 + (size_t)alksim_range(&src, 0, 6);
+        size_t cut[3], k;
+        for (k = 0; k < 3; k++)
+            cut[k] = 1 + (size_t)alksim_range(&src, 0, need[k] - 1);
+#define INIT_CASE(obj, init, e, k, o, cfg)                                       \
+        if (i == 0)                                                            \
+            check_refusal(obj, init(o, cfg, NULL, need[k]), e, 0, 0, need[k]);   \
+        else if (i == 1)                                                       \
+            check_refusal(obj, init(o, cfg, mem + off, need[k]), e, 0, off, 8);  \
+        else if (i == 2)                                                       \
+            check_refusal(obj, init(o, cfg, mem, need[k] - cut[k]), e, 0,        \
+                          need[k] - cut[k], need[k]);                          \
+        else                                                                   \
+            check_refusal(obj, init(o, cfg, mem, need[k]), e, 1, 0, 0)
+        INIT_CASE("net", alksim_net_init, &net.error, 0, &net, &nc);
+        INIT_CASE("streams", alksim_streams_init, &st.error, 1, &st, &sc);
+        INIT_CASE("disk", alksim_disk_init, &disk.error, 2, &disk, &dc);
+#undef INIT_CASE
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_prng(data, size);
@@ -1833,5 +1916,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     alksim_fuzz_one(&nat_scenario, data, size);
     alksim_fuzz_one(&ring_scenario, data, size);
     check_shrink(data, size);
+    check_init(data, size);
     return 0;
 }
