@@ -719,7 +719,8 @@ ALKSIMDEF size_t alksim_shrink(const alksim_scenario *sc, const uint8_t *data,
 #ifndef ALKSIM_NO_STDIO
 /* The body of a fuzz harness: run; on failure re-run verbosely (the full
  * trace to stderr), write the input to $ALKSIM_REPRO_DIR if set, abort().
- * With $ALKSIM_VERBOSE set every run prints its trace. */
+ * With $ALKSIM_VERBOSE set every run prints its trace. Returns 0 (what
+ * LLVMFuzzerTestOneInput returns for an input that passed). */
 ALKSIMDEF int alksim_fuzz_one(const alksim_scenario *sc, const uint8_t *data,
                               size_t size);
 #endif

@@ -47,6 +47,19 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* One input through the harness. libFuzzer gives meaning to two return
+ * values only (0, and -1: keep the input out of the corpus); any other is
+ * a harness - or a header's fuzz_one - gone wrong, and fails the file. */
+static void run_one(const uint8_t *data, size_t size)
+{
+    int rc = LLVMFuzzerTestOneInput(data, size);
+    if (rc != 0 && rc != -1) {
+        fprintf(stderr, "LLVMFuzzerTestOneInput returned %d: only 0 and -1 "
+                        "mean anything\n", rc);
+        abort();
+    }
+}
+
 static int quiet;
 
 static double now_seconds(void)
@@ -236,7 +249,7 @@ static void run_file_range(void *arg)
         }
         if (!quiet)
             fprintf(stderr, "  %s (%zu bytes)\n", r->l->paths[i], size);
-        LLVMFuzzerTestOneInput(size ? data : (const uint8_t *)"", size);
+        run_one(size ? data : (const uint8_t *)"", size);
         free(data);
     }
 }
@@ -295,8 +308,7 @@ static void run_seed_range(void *arg)
     const seed_range *r = (const seed_range *)arg;
     uint64_t i;
     for (i = r->from; i < r->to; i++)
-        LLVMFuzzerTestOneInput(r->buf, seed_input(r->seed, i, r->buf,
-                                                  r->max_len));
+        run_one(r->buf, seed_input(r->seed, i, r->buf, r->max_len));
 }
 
 /* --write: the seed-mode inputs as files (committed seed corpora are made
