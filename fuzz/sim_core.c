@@ -62,6 +62,8 @@ typedef struct stream_model {
     uint8_t written[2][STREAM_MODEL];
     size_t n_written[2], n_delivered[2];
     int shut[2], eof[2];
+    uint64_t connect_at, reset_at; /* when asked: events come a latency or */
+    int reset_side;                /* two after (the peer hears a reset)  */
 } stream_model;
 
 typedef struct sent_record {
@@ -233,6 +235,23 @@ static int check_stream_event(alksim_ctx *ctx, core_state *st,
                      ? ev->side == 0
                      : ev->side == 0 || ev->side == 1,
                  "stream %u: event %d to side %d", ev->conn, ev->type, ev->side);
+    {
+        /* the handshake's events a latency (ACCEPTED) or a round trip after
+         * the connect, a reset's a latency after it, to the other side */
+        uint64_t lat = st->sparams.latency_ns;
+        uint64_t want = ev->type == ALKSIM_STREAM_ACCEPTED ? m->connect_at + lat
+                        : ev->type == ALKSIM_STREAM_CONNECTED ||
+                                ev->type == ALKSIM_STREAM_REFUSED
+                            ? m->connect_at + 2 * lat
+                        : ev->type == ALKSIM_STREAM_RESET ? m->reset_at + lat
+                                                          : ev->time;
+        ALKSIM_CHECK(ctx, ev->time == want &&
+                              (ev->type != ALKSIM_STREAM_RESET ||
+                               ev->side == 1 - m->reset_side),
+                     "stream %u: event %d to side %d at %llu, want %llu",
+                     ev->conn, ev->type, ev->side,
+                     (unsigned long long)ev->time, (unsigned long long)want);
+    }
     switch (ev->type) {
     case ALKSIM_STREAM_ACCEPTED:
         ALKSIM_CHECK(ctx, m->state == 1, "accepted twice or late");
@@ -322,6 +341,7 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
         st->sm[id].may_refuse = may_refuse;
         st->sm[id].from = from;
         st->sm[id].to = to;
+        st->sm[id].connect_at = ctx->now;
         alksim_log(ctx, "  stream %u: connect %u->%u", id, from, to);
         return ALKSIM_OK;
     }
@@ -359,6 +379,8 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
                                               side) == ALKSIM_OK,
                      "reset refused");
         m->state = 4;
+        m->reset_at = ctx->now;
+        m->reset_side = side;
         alksim_log(ctx, "  stream %u side %d resets", c, side);
     }
     return ALKSIM_OK;
