@@ -293,6 +293,8 @@ static pass_result run_pass(const codec_scenario *sc, const uint8_t *s,
     c.max = ALKC_DECODER_MEM_SIZE(sc->max_datagram);
     c.mem_len = ALKC_DECODER_MEM_SIZE(sc->max_datagram);
     c.mem = mem;
+    /* init sets every field: the decoder starts as garbage, not zeros */
+    memset(&c.dec, 0xA5, sizeof c.dec);
     ALK_CHECK(alkc_decoder_init(&c.dec, &cfg, c.mem, c.mem_len) == ALKC_OK,
               "init with max %zu failed", sc->max_datagram);
     ALK_CHECK(alkc_decoder_init(&c.dec, &cfg, c.mem, c.mem_len - 1) ==
@@ -448,6 +450,12 @@ static void check_codes(void)
                   "feed of NULL");
         ALK_CHECK(alkc_decoder_error(NULL, &info) == ALKC_ERR_INVALID_ARGUMENT,
                   "error of a NULL decoder");
+        {
+            alkc_datagram dg;
+            ALK_CHECK(alkc_decoder_next(NULL, &dg) == ALKC_ERR_INVALID_ARGUMENT &&
+                          alkc_decoder_next(&dec, NULL) == ALKC_ERR_INVALID_ARGUMENT,
+                      "next of a NULL decoder or into NULL");
+        }
     }
     /* a NULL config means the wire maximum: 65535 is a length to wait for */
     {
