@@ -95,6 +95,9 @@ typedef struct core_state {
     alksim_streams streams;
     alksim_stream_params sparams;
     stream_model sm[CONNS];
+    uint8_t part[HOSTS][HOSTS];  /* the model's partitions: from -> to */
+    uint32_t ip[HOSTS];          /* each host's own address (roaming) */
+    int natted[HOSTS];           /* behind its NAT, public 0xc0000200 + h */
 } core_state;
 
 static core_state the_state;
@@ -133,6 +136,8 @@ static void *core_setup(alksim_ctx *ctx)
     memset(st, 0, sizeof *st);
     if (alksim_net_init(&st->net, &ncfg, net_mem, sizeof net_mem) != ALKSIM_OK)
         return NULL;
+    for (a = 0; a < HOSTS; a++)
+        st->ip[a] = 0x0a000001u + a; /* the documented first addresses */
     for (a = 0; a < HOSTS; a++)
         for (b = 0; b < HOSTS; b++) {
             alksim_link *l = &st->link[a][b];
@@ -575,8 +580,9 @@ static int core_step(alksim_ctx *ctx, void *state, unsigned kind)
         int both = alksim_bool(ctx->src);
         ALKSIM_CHECK(ctx, alksim_net_partition(&st->net, a, b, 1) == ALKSIM_OK,
                      "partition %u->%u refused", a, b);
+        st->part[a][b] = 1;
         if (both)
-            alksim_net_partition(&st->net, b, a, 1);
+            alksim_net_partition(&st->net, b, a, 1), st->part[b][a] = 1;
         /* a host past the network's is refused, and changes nothing */
         ALKSIM_CHECK(ctx, alksim_net_partition(&st->net, HOSTS, a, 0) ==
                               ALKSIM_ERR_INVALID_ARGUMENT &&
@@ -588,6 +594,7 @@ static int core_step(alksim_ctx *ctx, void *state, unsigned kind)
     }
     case K_HEAL:
         alksim_net_heal(&st->net);
+        memset(st->part, 0, sizeof st->part);
         return ALKSIM_OK;
     case K_ROAM: {
         /* Each host roams within its own range: addresses stay unique, so
@@ -596,6 +603,7 @@ static int core_step(alksim_ctx *ctx, void *state, unsigned kind)
         uint32_t ip = 0x0a000100u + h * 256 + (uint32_t)alksim_u8(ctx->src);
         alksim_log(ctx, "  host %u roams to %08x", h, ip);
         alksim_net_set_ip(&st->net, h, ip);
+        st->ip[h] = ip;
         return ALKSIM_OK;
     }
     case K_NAT: {
@@ -608,6 +616,7 @@ static int core_step(alksim_ctx *ctx, void *state, unsigned kind)
         nat.expiry_ns = 1000 * alksim_range(ctx->src, 0, 200);
         alksim_log(ctx, "  host %u NAT %s", h, on ? "on" : "off");
         alksim_net_set_nat(&st->net, h, on ? &nat : NULL);
+        st->natted[h] = on;
         return ALKSIM_OK;
     }
     case K_WRITE:
@@ -668,6 +677,26 @@ static int core_check(alksim_ctx *ctx, void *state)
                  "network conservation violated");
     ALKSIM_CHECK(ctx, st->q.len == st->qmodel_len, "queue length %zu, model %zu",
                  st->q.len, st->qmodel_len);
+    {
+        /* partitions and addresses as the model set them; a host past the
+         * network's is never blocked and has no address */
+        uint32_t a, b;
+        for (a = 0; a < HOSTS; a++) {
+            uint32_t want = st->natted[a] ? 0xc0000200u + a : st->ip[a];
+            ALKSIM_CHECK(ctx, alksim_net_ip(&st->net, a) == want,
+                         "host %u's address %08x, the model's %08x", a,
+                         alksim_net_ip(&st->net, a), want);
+            for (b = 0; b < HOSTS; b++)
+                ALKSIM_CHECK(ctx, alksim_net_blocked(&st->net, a, b) == st->part[a][b],
+                             "partition %u->%u is %d, the model's %d", a, b,
+                             alksim_net_blocked(&st->net, a, b), st->part[a][b]);
+            ALKSIM_CHECK(ctx, !alksim_net_blocked(&st->net, a, HOSTS) &&
+                                  !alksim_net_blocked(&st->net, HOSTS, a),
+                         "a partition with host %d (of %d)", HOSTS, HOSTS);
+        }
+        ALKSIM_CHECK(ctx, alksim_net_ip(&st->net, HOSTS) == 0,
+                     "host %d (of %d) has an address", HOSTS, HOSTS);
+    }
     return ALKSIM_OK;
 }
 
@@ -676,6 +705,7 @@ static void core_heal(alksim_ctx *ctx, void *state)
     core_state *st = (core_state *)state;
     (void)ctx;
     alksim_net_heal(&st->net);
+    memset(st->part, 0, sizeof st->part);
 }
 
 static int core_quiesce(alksim_ctx *ctx, void *state)
@@ -701,7 +731,11 @@ static int core_quiesce(alksim_ctx *ctx, void *state)
                  "datagrams in flight at quiescence");
     for (c = 0; c < CONNS; c++) {
         const stream_model *m = &st->sm[c];
-        if (m->state != 3 && m->state != 2)
+        /* every connect has its outcome: connected, refused or reset */
+        ALKSIM_CHECK(ctx, m->state != 1 && m->state != 2,
+                     "stream %u: the connect is still %s at quiescence", c,
+                     m->state == 1 ? "unanswered" : "accepted, not connected");
+        if (m->state != 3)
             continue;
         for (d = 0; d < 2; d++) {
             ALKSIM_CHECK(ctx, m->n_delivered[d] == m->n_written[d],
@@ -1589,7 +1623,9 @@ static int ring_quiesce(alksim_ctx *ctx, void *state)
         rc = ring_poll(ctx, r);
         return rc != ALKSIM_OK ? rc : 1;
     }
-    for (d = 0; d < 2 && r->open; d++)
+    /* listening, no partition, no refusal drawn: it must have connected */
+    ALKSIM_CHECK(ctx, r->open == 1, "ring: connected %d times", r->open);
+    for (d = 0; d < 2; d++)
         ALKSIM_CHECK(ctx, r->eof[d] && r->delivered[d] == r->written[d],
                      "ring: direction %d ended with %llu of %llu bytes, "
                      "eof %d",
@@ -1791,9 +1827,20 @@ static uint64_t ref_rot(uint64_t v, unsigned by)
     return (v << by) | (v >> (64u - by));
 }
 
+static void ref_xoshiro_step(uint64_t st[4])
+{
+    uint64_t t = st[1] << 17;
+    st[2] ^= st[0];
+    st[3] ^= st[1];
+    st[1] ^= st[2];
+    st[0] ^= st[3];
+    st[2] ^= t;
+    st[3] = ref_rot(st[3], 45);
+}
+
 static void check_prng(const uint8_t *data, size_t size)
 {
-    uint64_t seed = 0, x, st[4], run, t;
+    uint64_t seed = 0, x, st[4], run, t = 0;
     alksim_rng rng;
     uint8_t got[300], want[300];
     size_t i, n, max_len;
@@ -1804,16 +1851,32 @@ static void check_prng(const uint8_t *data, size_t size)
     alksim_rng_seed(&rng, seed);
     for (k = 0; k < 16; k++) {
         uint64_t out = ref_rot(st[1] * 5, 7) * 9, v = alksim_rng_next(&rng);
-        t = st[1] << 17;
-        st[2] ^= st[0];
-        st[3] ^= st[1];
-        st[1] ^= st[2];
-        st[0] ^= st[3];
-        st[2] ^= t;
-        st[3] = ref_rot(st[3], 45);
+        ref_xoshiro_step(st);
         ALK_CHECK(v == out, "xoshiro256** output %d of seed %016llx: %016llx, not %016llx",
                   k, (unsigned long long)seed, (unsigned long long)v,
                   (unsigned long long)out);
+    }
+    /* a seeded byte source: alksim_bytes takes a fresh output per 8 bytes
+     * (little-endian), starting afresh at every call */
+    {
+        alksim_source src;
+        size_t m = 1 + (size > 10 ? data[10] % 40 : 13), j;
+        x = seed;
+        for (k = 0; k < 4; k++) st[k] = ref_weyl_mix(&x);
+        alksim_source_init_rng(&src, seed);
+        for (j = 0; j < 3; j++, m = m * 3 % 41 + 1) {
+            alksim_bytes(&src, got, m);
+            for (i = 0; i < m; i++) {
+                if (i % 8 == 0) {
+                    t = ref_rot(st[1] * 5, 7) * 9;
+                    ref_xoshiro_step(st);
+                }
+                want[i] = (uint8_t)(t >> (8 * (i % 8)));
+            }
+            ALK_CHECK(memcmp(got, want, m) == 0 && !alksim_source_done(&src),
+                      "alksim_bytes(%zu) of a source seeded %016llx is not the "
+                      "generator's stream", m, (unsigned long long)seed);
+        }
     }
     run = size > 8 ? data[8] : 0;
     max_len = size > 9 ? data[9] + 1u : 40;
@@ -1928,6 +1991,25 @@ static void check_init(const uint8_t *data, size_t size)
         INIT_CASE("disk", alksim_disk_init, &disk.error, 2, &disk, &dc);
 #undef INIT_CASE
     }
+    /* the configurations as used: each zero field its documented default */
+    ALK_CHECK(net.cfg.hosts == (nc.hosts ? nc.hosts : 2) &&
+                  net.cfg.max_in_flight == nc.max_in_flight &&
+                  net.cfg.slot_size == (nc.slot_size ? nc.slot_size : 1500) &&
+                  net.cfg.nat_mappings == (nc.nat_mappings ? nc.nat_mappings : 16),
+              "the net's configuration as used: %u %u %u %u from %u %u %u %u",
+              net.cfg.hosts, net.cfg.max_in_flight, net.cfg.slot_size,
+              net.cfg.nat_mappings, nc.hosts, nc.max_in_flight, nc.slot_size,
+              nc.nat_mappings);
+    ALK_CHECK(st.max_conns == (sc.max_conns ? sc.max_conns : 16) &&
+                  st.buffer == sc.buffer && st.hosts == (sc.hosts ? sc.hosts : 2),
+              "the streams' configuration as used: %u %u %u from %u %u %u",
+              st.max_conns, st.buffer, st.hosts, sc.max_conns, sc.buffer, sc.hosts);
+    ALK_CHECK(disk.cfg.sector_size == dc.sector_size && disk.cfg.sectors == dc.sectors &&
+                  disk.cfg.max_pending == (dc.max_pending ? dc.max_pending : 64),
+              "the disk's configuration as used: %u %llu %u from %u %llu %u",
+              disk.cfg.sector_size, (unsigned long long)disk.cfg.sectors,
+              disk.cfg.max_pending, dc.sector_size, (unsigned long long)dc.sectors,
+              dc.max_pending);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
