@@ -259,6 +259,8 @@ def run(cmd, cwd, timeout, env=None):
         return None, "timeout"
 
 
+RUN_LIMIT = {}   # (target, directory): seconds a mutant's replay may take
+
 HEADERS_ALL = ["alkcodec.h", "alksim.h", "alktunnel.h", "qcow2w.h"]
 
 # ---- mutant schemata: many mutants in one build, chosen at run time ----
@@ -639,13 +641,15 @@ def run_header(header, args, tree):
         # - a killed mutant costs one or two builds, not all of them.
         timed = []
         for t, d in runs:
-            t0 = time.time()
             rc1, _ = run(["make", "-s"] + scope + ["build-mutant/replay_%s" % t],
                          tree, args.timeout)
+            t0 = time.time()
             rc2, _ = run(["./build-mutant/replay_%s" % t, "-q", d], tree, args.timeout)
             if rc1 != 0 or rc2 != 0:
                 sys.exit("mutants: the unmutated tree fails replay_%s %s" % (t, d))
             timed.append((time.time() - t0, t, d))
+            # a mutant that loops is stopped after ten times the clean run
+            RUN_LIMIT[(t, d)] = max(15, int(10 * (time.time() - t0)))
         runs = [(t, d) for _, t, d in sorted(timed)]
         print("mutants: replay runs, quickest first: %s"
               % " ".join("%s:%s" % r for r in runs), flush=True)
@@ -811,7 +815,8 @@ def judge_by_runs(runs, scope, tree, timeout, limit, env=None, build=True):
             if rc != 0:
                 return rc, out, at
             built.add(t)
-        rc, out = run(["./build-mutant/replay_%s" % t, "-q", d], tree, limit, env)
+        rc, out = run(["./build-mutant/replay_%s" % t, "-q", "-x", d], tree,
+                      min(limit, RUN_LIMIT.get((t, d), limit)), env)
         if rc is None:
             return "gate-timeout", "replay_%s %s: timeout" % (t, d), at
         if rc != 0:

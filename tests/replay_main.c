@@ -2,14 +2,15 @@
  * fuzzing engine. Linked with one fuzz/<target>.c (which defines
  * LLVMFuzzerTestOneInput), it has two modes:
  *
- *   replay_<target> [-q] PATH...
+ *   replay_<target> [-q] [-x] PATH...
  *       Replay mode (the corpus gate, `make replay`): every regular file
  *       under each PATH (directories are walked, sorted by name, so the
  *       order is stable) is run through the harness, all of them in one
  *       forked child. If that child fails, each file is run again in its own
  *       child, so a crash or ALK_CHECK abort is attributed to its file and
  *       the rest still run. Ends with "<target>: N files, P passed, F failed
- *       (T s)".
+ *       (T s)". -x: stop at the first failure, without isolating (the
+ *       mutation tests need a verdict, not the list; the failed count is 1).
  *
  *   replay_<target> --seed N [--runs M] [--max-len L] [--run I] [--save DIR]
  *   replay_<target> --seed N --runs M [--max-len L] --write DIR
@@ -61,6 +62,7 @@ static void run_one(const uint8_t *data, size_t size)
 }
 
 static int quiet;
+static int first_failure_only; /* -x */
 
 static double now_seconds(void)
 {
@@ -272,6 +274,10 @@ static void replay_files(const file_list *l, tally *t)
         t->passed += l->n;
         return;
     }
+    if (first_failure_only) {
+        t->failed++;
+        return;
+    }
     fprintf(stderr, "  isolating the failing files, each in its own child\n");
     for (i = 0; i < l->n; i++) {
         r.from = i;
@@ -414,7 +420,7 @@ static int seed_mode(uint64_t seed, uint64_t runs, uint64_t only_run,
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: %s [-q] PATH...             replay files / directories\n"
+            "usage: %s [-q] [-x] PATH...        replay files / directories\n"
             "       %s --seed N [--runs M] [--max-len L] [--run I] "
             "[--save DIR]\n"
             "       %s --seed N --runs M [--max-len L] --write DIR\n",
@@ -439,6 +445,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "-q")) {
             quiet = 1;
+        } else if (!strcmp(a, "-x")) {
+            first_failure_only = 1;
         } else if (!strcmp(a, "--seed") && v) {
             seed = strtoull(v, NULL, 0);
             have_seed = 1;
