@@ -88,6 +88,9 @@ typedef struct core_state {
     pending_write pending[MAX_PENDING_WRITES];
     unsigned n_pending;
     uint64_t countdown[3];              /* the model's copy of injections */
+    alksim_disk_stats dstats;           /* the disk's counters, as modelled */
+    uint32_t max_pending;               /* the cache: one entry per sector */
+    uint32_t cached[64], n_cached;      /* piece of a write, oldest first */
     alksim_queue q;
     alksim_event qmem[QCAP];
     alksim_event qmodel[QCAP];
@@ -155,6 +158,7 @@ static void *core_setup(alksim_ctx *ctx)
                        l->reorder, l->mtu);
         }
     dcfg.max_pending = (uint32_t)alksim_range(ctx->src, 1, 64);
+    st->max_pending = dcfg.max_pending;
     alksim_log(ctx, "disk: %u sectors of %u bytes, cache %u sectors",
                SECTORS, SECTOR, dcfg.max_pending);
     if (alksim_disk_init(&st->disk, &dcfg, disk_mem, sizeof disk_mem) !=
@@ -434,7 +438,48 @@ static int do_send(alksim_ctx *ctx, core_state *st)
 /* The model's version of a disk operation's injected failure. */
 static int model_injected(core_state *st, int op)
 {
-    return st->countdown[op] && --st->countdown[op] == 0;
+    int hit = st->countdown[op] && --st->countdown[op] == 0;
+    st->dstats.injected_errors += (uint64_t)hit;
+    return hit;
+}
+
+/* The cache as the model sees it: each sector a write touches is an entry;
+ * a full cache writes its oldest entry back first; a flush writes them all
+ * back; a crash decides once per distinct cached sector. */
+static void model_cache_write(core_state *st, uint32_t off, uint32_t len)
+{
+    uint32_t s;
+    st->dstats.writes++;
+    for (s = off / SECTOR; len && s <= (off + len - 1) / SECTOR; s++) {
+        if (st->n_cached == st->max_pending) {
+            memmove(st->cached, st->cached + 1,
+                    (st->n_cached - 1) * sizeof st->cached[0]);
+            st->n_cached--;
+            st->dstats.writebacks++;
+        }
+        st->cached[st->n_cached++] = s;
+    }
+}
+
+static void model_cache_flush(core_state *st)
+{
+    st->dstats.flushes++;
+    st->dstats.writebacks += st->n_cached;
+    st->n_cached = 0;
+}
+
+static uint64_t model_cache_crash(core_state *st)
+{
+    uint64_t distinct = 0;
+    uint32_t i, j;
+    for (i = 0; i < st->n_cached; i++) {
+        for (j = 0; j < i && st->cached[j] != st->cached[i]; j++)
+            ;
+        distinct += j == i;
+    }
+    st->dstats.crashes++;
+    st->n_cached = 0;
+    return distinct;
 }
 
 static int do_write(alksim_ctx *ctx, core_state *st)
@@ -450,6 +495,7 @@ static int do_write(alksim_ctx *ctx, core_state *st)
         if (!model_injected(st, ALKSIM_DISK_FLUSH)) {
             ALKSIM_CHECK(ctx, alksim_disk_flush(&st->disk) == ALKSIM_OK,
                          "flush failed");
+            model_cache_flush(st);
             memcpy(st->durable_model, st->visible_model, DISK_BYTES);
             st->n_pending = 0;
         } else {
@@ -473,6 +519,7 @@ static int do_write(alksim_ctx *ctx, core_state *st)
     if (!expect_fail) {
         memcpy(st->visible_model + off, w->data, len);
         st->n_pending++;
+        model_cache_write(st, off, len);
     }
     return ALKSIM_OK;
 }
@@ -488,6 +535,7 @@ static int do_read(alksim_ctx *ctx, core_state *st)
     if (!expect_fail)
         ALKSIM_CHECK(ctx, memcmp(got, st->visible_model, DISK_BYTES) == 0,
                      "read differs from the newest writes");
+    st->dstats.reads += (uint64_t)!expect_fail;
     return ALKSIM_OK;
 }
 
@@ -519,12 +567,24 @@ static int do_crash(alksim_ctx *ctx, core_state *st)
 {
     uint8_t got[DISK_BYTES];
     unsigned s;
+    uint64_t decided = st->disk.stats.crash_kept + st->disk.stats.crash_dropped +
+                       st->disk.stats.crash_reordered;
+    uint64_t distinct = model_cache_crash(st);
     alksim_disk_crash(&st->disk, ctx->src);
+    ALKSIM_CHECK(ctx, st->disk.stats.crash_kept + st->disk.stats.crash_dropped +
+                              st->disk.stats.crash_reordered ==
+                          decided + distinct,
+                 "the crash decided %llu sectors; %llu distinct were cached",
+                 (unsigned long long)(st->disk.stats.crash_kept +
+                                      st->disk.stats.crash_dropped +
+                                      st->disk.stats.crash_reordered - decided),
+                 (unsigned long long)distinct);
     alksim_disk_inject(&st->disk, ALKSIM_DISK_READ, 0);
     st->countdown[ALKSIM_DISK_READ] = 0;
     ALKSIM_CHECK(ctx, alksim_disk_read(&st->disk, 0, got, DISK_BYTES) ==
                           ALKSIM_OK,
                  "read after crash failed");
+    st->dstats.reads++;
     for (s = 0; s < SECTORS; s++)
         ALKSIM_CHECK(ctx, sector_candidate(st, s, got + s * SECTOR),
                      "sector %u after crash is neither durable nor a cached "
@@ -629,6 +689,7 @@ static int core_step(alksim_ctx *ctx, void *state, unsigned kind)
         if (!expect_fail) {
             memcpy(st->durable_model, st->visible_model, DISK_BYTES);
             st->n_pending = 0;
+            model_cache_flush(st);
         }
         return ALKSIM_OK;
     }
@@ -677,6 +738,25 @@ static int core_check(alksim_ctx *ctx, void *state)
                  "network conservation violated");
     ALKSIM_CHECK(ctx, st->q.len == st->qmodel_len, "queue length %zu, model %zu",
                  st->q.len, st->qmodel_len);
+    {
+        const alksim_disk_stats *d = &st->disk.stats, *m = &st->dstats;
+        ALKSIM_CHECK(ctx, d->reads == m->reads && d->writes == m->writes &&
+                              d->flushes == m->flushes && d->crashes == m->crashes &&
+                              d->writebacks == m->writebacks &&
+                              d->injected_errors == m->injected_errors &&
+                              alksim_disk_pending(&st->disk) == st->n_cached,
+                     "disk counters r%llu w%llu f%llu c%llu wb%llu inj%llu "
+                     "pending %u; the model's r%llu w%llu f%llu c%llu wb%llu "
+                     "inj%llu pending %u",
+                     (unsigned long long)d->reads, (unsigned long long)d->writes,
+                     (unsigned long long)d->flushes, (unsigned long long)d->crashes,
+                     (unsigned long long)d->writebacks,
+                     (unsigned long long)d->injected_errors,
+                     alksim_disk_pending(&st->disk), (unsigned long long)m->reads,
+                     (unsigned long long)m->writes, (unsigned long long)m->flushes,
+                     (unsigned long long)m->crashes, (unsigned long long)m->writebacks,
+                     (unsigned long long)m->injected_errors, st->n_cached);
+    }
     {
         /* partitions and addresses as the model set them; a host past the
          * network's is never blocked and has no address */
@@ -1855,6 +1935,26 @@ static void check_prng(const uint8_t *data, size_t size)
         ALK_CHECK(v == out, "xoshiro256** output %d of seed %016llx: %016llx, not %016llx",
                   k, (unsigned long long)seed, (unsigned long long)v,
                   (unsigned long long)out);
+    }
+    /* below(n) is the next output mod n, and 0 for n = 0 without drawing;
+     * chance(num, den) is below(den) < num, and 0 for den = 0 */
+    for (k = 0; k < 8; k++) {
+        uint64_t bound = k == 0 ? 0
+                         : 1 + (uint64_t)(size > (size_t)k ? data[k] : (unsigned)k) *
+                                   (uint64_t)k * 977u;
+        uint64_t out = ref_rot(st[1] * 5, 7) * 9, v = alksim_rng_below(&rng, bound);
+        if (bound)
+            ref_xoshiro_step(st);
+        ALK_CHECK(v == (bound ? out % bound : 0), "rng_below(%llu) = %llu, not %llu",
+                  (unsigned long long)bound, (unsigned long long)v,
+                  (unsigned long long)(bound ? out % bound : 0));
+        out = ref_rot(st[1] * 5, 7) * 9;
+        v = (uint64_t)alksim_rng_chance(&rng, (uint32_t)k * 3, (uint32_t)(bound & 31));
+        if (bound & 31)
+            ref_xoshiro_step(st);
+        ALK_CHECK(v == (uint64_t)((bound & 31) && out % (bound & 31) < (uint64_t)k * 3),
+                  "rng_chance(%d, %llu) = %llu", k * 3,
+                  (unsigned long long)(bound & 31), (unsigned long long)v);
     }
     /* a seeded byte source: alksim_bytes takes a fresh output per 8 bytes
      * (little-endian), starting afresh at every call */
