@@ -154,13 +154,13 @@ static int drain(pass_ctx *c, const uint8_t *chunk, size_t chunk_start)
                       pass_names[c->kind], c->pos, dg.len, f.declared, c->max);
             ALK_CHECK(dg.data != NULL, "datagram data is NULL");
             if (f.payload >= chunk_start) {
-                ALK_CHECK(!dg.copied && dg.data == chunk + (f.payload -
+                ALK_CHECK(dg.copied == 0 && dg.data == chunk + (f.payload -
                                                              chunk_start),
                           "%s: payload at %zu lies in the chunk [%zu..) but "
                           "was not returned zero-copy",
                           pass_names[c->kind], f.payload, chunk_start);
             } else {
-                ALK_CHECK(dg.copied && dg.data == c->mem,
+                ALK_CHECK(dg.copied == 1 && dg.data == c->mem,
                           "%s: straddling payload at %zu not assembled in mem",
                           pass_names[c->kind], f.payload);
             }
@@ -301,8 +301,14 @@ static pass_result run_pass(const codec_scenario *sc, const uint8_t *s,
                   ALKC_ERR_INVALID_ARGUMENT,
               "init accepted %zu bytes of mem for max %zu", c.mem_len - 1,
               c.max);
+    memset(&c.dec, 0xA5, sizeof c.dec);
     ALK_CHECK(alkc_decoder_init(&c.dec, &cfg, c.mem, c.mem_len) == ALKC_OK,
               "re-init failed");
+    ALK_CHECK(alkc_decoder_stream_offset(&c.dec) == 0 &&
+                  alkc_decoder_pending_input(&c.dec) == 0 &&
+                  alkc_decoder_retained_bytes(&c.dec) == 0 &&
+                  !alkc_decoder_is_mid_datagram(&c.dec),
+              "a fresh decoder is not at offset 0 with nothing held");
     c.res.outcome = ALKC_NEED_MORE;
     c.res.digest = 0xcbf29ce484222325u;
     alk_trace("pass %s over %zu bytes", pass_names[kind], n);
@@ -427,7 +433,8 @@ static void check_codes(void)
         uint8_t out[8] = {0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE};
         memset(&info, 0x77, sizeof info);
         ALK_CHECK(alkc_encode(NULL, 8, "ab", 2, 16, &info) == ALKC_ERR_INVALID_ARGUMENT &&
-                      info.code == ALKC_ERR_INVALID_ARGUMENT,
+                      info.code == ALKC_ERR_INVALID_ARGUMENT && info.length == 2 &&
+                      info.limit == 8 && info.offset == 0,
                   "encode to NULL");
         ALK_CHECK(alkc_encode(out, 8, NULL, 2, 16, &info) == ALKC_ERR_INVALID_ARGUMENT &&
                       out[0] == 0xEE,
@@ -435,8 +442,14 @@ static void check_codes(void)
         ALK_CHECK(alkc_encode(out, 8, NULL, 0, 16, &info) == 2 && out[0] == 0 &&
                       out[1] == 0,
                   "encode of an empty NULL payload");
-        ALK_CHECK(alkc_encode_header(NULL, 1, 16, &info) == ALKC_ERR_INVALID_ARGUMENT,
+        ALK_CHECK(alkc_encode_header(NULL, 1, 16, &info) == ALKC_ERR_INVALID_ARGUMENT &&
+                      info.code == ALKC_ERR_INVALID_ARGUMENT && info.length == 1 &&
+                      info.limit == 16 && info.offset == 0,
                   "encode_header into NULL");
+        ALK_CHECK(alkc_encode(out, 8, NULL, 2, 16, &info) == ALKC_ERR_INVALID_ARGUMENT &&
+                      info.code == ALKC_ERR_INVALID_ARGUMENT && info.length == 2 &&
+                      info.limit == 8 && info.offset == 0,
+                  "encode of a NULL payload: error info");
         cfg.max_datagram = 16;
         ALK_CHECK(alkc_decoder_init(&dec, &cfg, mem, sizeof mem) == ALKC_OK, "init");
         memset(&info, 0x77, sizeof info);
