@@ -2019,6 +2019,7 @@ static void check_prng(const uint8_t *data, size_t size)
  * bytes given and the size for too few. Given exactly the size it must
  * succeed with the error field zero, however the object was left before. */
 static uint64_t init_mem[(1 << 17) / 8 + 1];
+static int null_config_checked;
 
 static void check_refusal(const char *obj, int rc, const alksim_error_info *e,
                           int want_ok, uint64_t value, uint64_t limit)
@@ -2090,6 +2091,37 @@ static void check_init(const uint8_t *data, size_t size)
         INIT_CASE("streams", alksim_streams_init, &st.error, 1, &st, &sc);
         INIT_CASE("disk", alksim_disk_init, &disk.error, 2, &disk, &dc);
 #undef INIT_CASE
+    }
+    /* no configuration at all is every default: the sizes of all-zero
+     * configurations, and the defaults as used (the same for every input:
+     * checked once per process) */
+    if (!null_config_checked) {
+        static uint64_t big[(1 << 22) / 8];
+        static alksim_net dnet;
+        static alksim_streams dst;
+        static alksim_disk ddisk;
+        alksim_net_config znc;
+        alksim_streams_config zsc;
+        alksim_disk_config zdc;
+        null_config_checked = 1;
+        memset(&znc, 0, sizeof znc);
+        memset(&zsc, 0, sizeof zsc);
+        memset(&zdc, 0, sizeof zdc);
+        ALK_CHECK(alksim_net_mem_size(NULL) == alksim_net_mem_size(&znc) &&
+                      alksim_streams_mem_size(NULL) == alksim_streams_mem_size(&zsc) &&
+                      alksim_disk_mem_size(NULL) == alksim_disk_mem_size(&zdc),
+                  "a NULL configuration's size is not the defaults'");
+        ALK_CHECK(alksim_net_init(&dnet, NULL, big, sizeof big) == ALKSIM_OK &&
+                      dnet.cfg.hosts == 2 && dnet.cfg.max_in_flight == 256 &&
+                      dnet.cfg.slot_size == 1500 && dnet.cfg.nat_mappings == 16,
+                  "a NULL net configuration is not the defaults");
+        ALK_CHECK(alksim_streams_init(&dst, NULL, big, sizeof big) == ALKSIM_OK &&
+                      dst.max_conns == 16 && dst.buffer == 65536 && dst.hosts == 2,
+                  "a NULL streams configuration is not the defaults");
+        ALK_CHECK(alksim_disk_init(&ddisk, NULL, big, sizeof big) == ALKSIM_OK &&
+                      ddisk.cfg.sector_size == 512 && ddisk.cfg.sectors == 2048 &&
+                      ddisk.cfg.max_pending == 64,
+                  "a NULL disk configuration is not the defaults");
     }
     /* the configurations as used: each zero field its documented default */
     ALK_CHECK(net.cfg.hosts == (nc.hosts ? nc.hosts : 2) &&
