@@ -98,6 +98,7 @@ typedef struct core_state {
     alksim_streams streams;
     alksim_stream_params sparams;
     stream_model sm[CONNS];
+    alksim_stream_stats smodel;  /* the streams' counters, as modelled */
     uint8_t part[HOSTS][HOSTS];  /* the model's partitions: from -> to */
     uint32_t ip[HOSTS];          /* each host's own address (roaming) */
     int natted[HOSTS];           /* behind its NAT, public 0xc0000200 + h */
@@ -150,7 +151,14 @@ static void *core_setup(alksim_ctx *ctx)
             l->dup = (uint32_t)alksim_range(ctx->src, 0, 2) * 8192;
             l->reorder = (uint32_t)alksim_range(ctx->src, 0, 2) * 8192;
             l->mtu = (uint32_t)alksim_range(ctx->src, 64, 256);
-            alksim_net_set_link(&st->net, a, b, l);
+            ALK_CHECK(alksim_net_set_link(&st->net, a, b, l) == ALKSIM_OK &&
+                          alksim_net_set_link(&st->net, a, HOSTS, l) ==
+                              ALKSIM_ERR_INVALID_ARGUMENT &&
+                          alksim_net_set_link(&st->net, HOSTS, b, l) ==
+                              ALKSIM_ERR_INVALID_ARGUMENT &&
+                          alksim_net_set_link(&st->net, a, b, NULL) ==
+                              ALKSIM_ERR_INVALID_ARGUMENT,
+                      "set_link: a host past the net's, or no link, was taken");
             alksim_log(ctx, "link %u->%u: latency %llu jitter %llu loss %u "
                             "dup %u reorder %u mtu %u",
                        a, b, (unsigned long long)l->latency_ns,
@@ -275,6 +283,7 @@ static int check_stream_event(alksim_ctx *ctx, core_state *st,
     case ALKSIM_STREAM_REFUSED:
         ALKSIM_CHECK(ctx, m->state == 1 && m->may_refuse,
                      "refused although listening, reachable and not drawn");
+        st->smodel.refused++;
         m->state = 4;
         break;
     case ALKSIM_STREAM_RESET:
@@ -291,12 +300,14 @@ static int check_stream_event(alksim_ctx *ctx, core_state *st,
                      "written ones (%zu written)",
                      ev->conn, m->n_delivered[dir], ev->len, m->n_written[dir]);
         m->n_delivered[dir] += ev->len;
+        st->smodel.delivered += ev->len;
         break;
     case ALKSIM_STREAM_EOF:
         ALKSIM_CHECK(ctx, m->shut[dir] && !m->eof[dir] &&
                               m->n_delivered[dir] == m->n_written[dir],
                      "EOF before all bytes or without shutdown");
         m->eof[dir] = 1;
+        st->smodel.eofs++;
         break;
     default:
         return alksim_fail(ctx, "unknown stream event %d", ev->type);
@@ -338,12 +349,18 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
                              st->sparams.refuse ||
                              alksim_net_blocked(&st->net, from, to) ||
                              alksim_net_blocked(&st->net, to, from);
-        if (m->state == 4 || (m->state == 3 && m->eof[0] && m->eof[1]))
-            alksim_stream_release(&st->streams, c), memset(m, 0, sizeof *m);
+        if (m->state == 4 || (m->state == 3 && m->eof[0] && m->eof[1])) {
+            /* what is still buffered is discarded with the slot */
+            st->smodel.discarded += m->n_written[0] - m->n_delivered[0] +
+                                    m->n_written[1] - m->n_delivered[1];
+            alksim_stream_release(&st->streams, c);
+            memset(m, 0, sizeof *m);
+        }
         rc = alksim_stream_connect(&st->streams, ctx->src, ctx->now, from, to,
                                    &st->sparams, &id);
         if (rc == ALKSIM_ERR_FULL)
             return ALKSIM_OK;
+        st->smodel.connects += rc == ALKSIM_OK;
         ALKSIM_CHECK(ctx, rc == ALKSIM_OK && st->sm[id].state == 0,
                      "connect: %d into a used slot %u", rc, id);
         st->sm[id].state = 1;
@@ -373,6 +390,7 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
                      "buffered beyond the window");
         memcpy(m->written[side] + m->n_written[side], buf, (size_t)w);
         m->n_written[side] += (size_t)w;
+        st->smodel.written += (uint64_t)w;
         alksim_log(ctx, "  stream %u side %d wrote %td of %zu", c, side, w,
                    len);
     } else if (kind == K_SSHUT) {
@@ -388,6 +406,11 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
                                               side) == ALKSIM_OK,
                      "reset refused");
         m->state = 4;
+        st->smodel.resets++;
+        st->smodel.discarded += m->n_written[0] - m->n_delivered[0] +
+                                m->n_written[1] - m->n_delivered[1];
+        m->n_written[0] = m->n_delivered[0];  /* gone: never delivered */
+        m->n_written[1] = m->n_delivered[1];
         m->reset_at = ctx->now;
         m->reset_side = side;
         alksim_log(ctx, "  stream %u side %d resets", c, side);
@@ -703,6 +726,12 @@ static int core_step(alksim_ctx *ctx, void *state, unsigned kind)
         alksim_log(ctx, "  inject op %d nth %llu", op, (unsigned long long)nth);
         alksim_disk_inject(&st->disk, op, nth);
         st->countdown[op] = nth;
+        /* an operation past the three is refused, and arms nothing */
+        ALKSIM_CHECK(ctx, alksim_disk_inject(&st->disk, ALKSIM_DISK_FLUSH + 1, 1) ==
+                              ALKSIM_ERR_INVALID_ARGUMENT &&
+                              alksim_disk_inject(&st->disk, -1, 1) ==
+                                  ALKSIM_ERR_INVALID_ARGUMENT,
+                     "a disk operation %d or -1 was armed", ALKSIM_DISK_FLUSH + 1);
         return ALKSIM_OK;
     }
     case K_PUSH: {
@@ -738,6 +767,24 @@ static int core_check(alksim_ctx *ctx, void *state)
                  "network conservation violated");
     ALKSIM_CHECK(ctx, st->q.len == st->qmodel_len, "queue length %zu, model %zu",
                  st->q.len, st->qmodel_len);
+    {
+        /* a refusal is counted at the connect, seen at its event: the
+         * model's count may lag until quiescence */
+        const alksim_stream_stats *g = &st->streams.stats, *m = &st->smodel;
+        ALKSIM_CHECK(ctx, g->written == m->written && g->delivered == m->delivered &&
+                              g->discarded == m->discarded &&
+                              g->connects == m->connects && g->refused >= m->refused &&
+                              g->resets == m->resets && g->eofs == m->eofs,
+                     "stream counters w%llu d%llu x%llu c%llu r%llu R%llu e%llu; "
+                     "the model's w%llu d%llu x%llu c%llu r%llu R%llu e%llu",
+                     (unsigned long long)g->written, (unsigned long long)g->delivered,
+                     (unsigned long long)g->discarded, (unsigned long long)g->connects,
+                     (unsigned long long)g->refused, (unsigned long long)g->resets,
+                     (unsigned long long)g->eofs, (unsigned long long)m->written,
+                     (unsigned long long)m->delivered, (unsigned long long)m->discarded,
+                     (unsigned long long)m->connects, (unsigned long long)m->refused,
+                     (unsigned long long)m->resets, (unsigned long long)m->eofs);
+    }
     {
         const alksim_disk_stats *d = &st->disk.stats, *m = &st->dstats;
         ALKSIM_CHECK(ctx, d->reads == m->reads && d->writes == m->writes &&
@@ -809,6 +856,10 @@ static int core_quiesce(alksim_ctx *ctx, void *state)
     }
     ALKSIM_CHECK(ctx, alksim_net_get_stats(&st->net).in_flight == 0,
                  "datagrams in flight at quiescence");
+    ALKSIM_CHECK(ctx, st->streams.stats.refused == st->smodel.refused,
+                 "%llu refusals counted, %llu seen at quiescence",
+                 (unsigned long long)st->streams.stats.refused,
+                 (unsigned long long)st->smodel.refused);
     for (c = 0; c < CONNS; c++) {
         const stream_model *m = &st->sm[c];
         /* every connect has its outcome: connected, refused or reset */
@@ -1777,17 +1828,20 @@ static int toy_step(alksim_ctx *ctx, void *state, unsigned kind)
 }
 
 /* Invariant 2 can break after an "add" or after a "tick": the same
- * invariant in two kinds of step. */
+ * invariant in two kinds of step. (The formats are named: a failure's
+ * site is the FNV-1a hash of its format, which check_trace recomputes.) */
+#define TOY_FMT1 "toy: three odd adds in a row"
+#define TOY_FMT2 "toy: total %llu after %llu ticks"
 static int toy_check(alksim_ctx *ctx, void *state)
 {
     toy_state *t = (toy_state *)state;
     if (t->odd_run >= 3) {
         toy_invariant = 1, toy_kind = (int)t->last_kind;
-        return alksim_fail(ctx, "toy: three odd adds in a row");
+        return alksim_fail(ctx, TOY_FMT1);
     }
     if (t->ticks >= 2 && t->total % 7 == 5) {
         toy_invariant = 2, toy_kind = (int)t->last_kind;
-        return alksim_fail(ctx, "toy: total %llu after %llu ticks",
+        return alksim_fail(ctx, TOY_FMT2,
                            (unsigned long long)t->total,
                            (unsigned long long)t->ticks);
     }
@@ -1829,6 +1883,78 @@ static int toy_same(toy_outcome a, toy_outcome b)
     return a.code == b.code && a.invariant == b.invariant && a.kind == b.kind;
 }
 
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 0x100000001b3u;
+    }
+    return h;
+}
+
+/* The run's result against its own verbose trace: lines numbered from 0,
+ * as many as trace_lines; trace_hash the FNV-1a of every line's text and
+ * its newline; a passing run's failure fields 0 / -1 / -1; a failing
+ * one's site the FNV-1a of the failing check's format, its phase (1 for an
+ * invariant, 2 for liveness), the step kind in the safety phase, and a
+ * "FAILED: " line saying which. */
+static void check_trace(const uint8_t *in, size_t n, toy_outcome want)
+{
+    FILE *f = tmpfile();
+    alksim_run_result r;
+    char line[1024], failed[1024] = "";
+    uint64_t h = 0xcbf29ce484222325u;
+    unsigned long lines = 0;
+    int rc;
+    ALK_CHECK(f != NULL, "tmpfile() failed");
+    memset(&r, 0x5a, sizeof r);
+    rc = alksim_run(&toy_scenario, in, n, ALKSIM_RUN_VERBOSE | ALKSIM_RUN_HASH, f, &r);
+    rewind(f);
+    while (fgets(line, sizeof line, f)) {
+        char *text;
+        size_t len;
+        unsigned long num = strtoul(line, &text, 10);
+        ALK_CHECK(num == lines && text[0] == ' ' && text[1] == ' ',
+                  "trace line %lu is numbered %lu: %s", lines, num, line);
+        text += 2;
+        len = strlen(text);
+        ALK_CHECK(len && text[len - 1] == '\n', "trace line %lu unterminated", lines);
+        h = fnv1a(h, text, len);   /* the text and its newline */
+        if (!strncmp(text, "FAILED: ", 8))
+            memcpy(failed, text, len + 1);
+        lines++;
+    }
+    fclose(f);
+    ALK_CHECK(rc == want.code && r.code == rc, "verbose run: %d (result %d), quiet %d",
+              rc, r.code, want.code);
+    ALK_CHECK(r.trace_lines == lines && r.trace_hash == h,
+              "trace: %lu lines hashed %016llx; the result says %lu, %016llx", lines,
+              (unsigned long long)h, r.trace_lines, (unsigned long long)r.trace_hash);
+    if (rc == ALKSIM_OK) {
+        ALK_CHECK(r.failure_site == 0 && r.failure_phase == -1 && r.failure_kind == -1 &&
+                      !failed[0],
+                  "a passing run has failure %016llx phase %d kind %d (%s)",
+                  (unsigned long long)r.failure_site, r.failure_phase, r.failure_kind,
+                  failed);
+    } else if (want.invariant == 3) {
+        ALK_CHECK(rc == ALKSIM_ERR_LIVENESS && r.failure_phase == 2 &&
+                      r.failure_kind == -1 && r.failure_site != 0 &&
+                      !strncmp(failed, "FAILED: liveness", 16),
+                  "a liveness failure: code %d phase %d kind %d (%s)", rc,
+                  r.failure_phase, r.failure_kind, failed);
+    } else {
+        const char *fmt = want.invariant == 1 ? TOY_FMT1 : TOY_FMT2;
+        ALK_CHECK(rc == ALKSIM_ERR_FAILED && r.failure_phase == 1 &&
+                      r.failure_kind == want.kind &&
+                      r.failure_site == fnv1a(0xcbf29ce484222325u, fmt, strlen(fmt)) &&
+                      !strncmp(failed, "FAILED: toy: ", 13),
+                  "invariant %d: code %d phase %d kind %d (want %d) site %016llx (%s)",
+                  want.invariant, rc, r.failure_phase, r.failure_kind, want.kind,
+                  (unsigned long long)r.failure_site, failed);
+    }
+}
+
 static void check_shrink(const uint8_t *data, size_t size)
 {
     uint8_t in[TOY_INPUT], out[TOY_INPUT], work[TOY_INPUT], probe[TOY_INPUT];
@@ -1837,6 +1963,7 @@ static void check_shrink(const uint8_t *data, size_t size)
     unsigned used;
     memcpy(in, data, n);
     want = toy_run(in, n);
+    check_trace(in, n, want);
     toy_runs = 0;
     k = alksim_shrink(&toy_scenario, in, n, out, work, TOY_RUNS);
     used = toy_runs;
@@ -2010,6 +2137,98 @@ static void check_prng(const uint8_t *data, size_t size)
     }
 }
 
+/* ---- a sans-IO node's timers (alksim_node) --------------------------------
+ * A toy node whose deadline and queued output the input sets, driven by
+ * alksim_node_deadline and alksim_node_fire at times the input picks,
+ * against a model of the documented rules: queued output is due now; a
+ * deadline before now is reported (and still returned); fire calls the
+ * node only when its deadline is due, and more than spin_limit (0 = 64)
+ * fires at one instant return ALKSIM_ERR_SPIN without calling it. The
+ * node starts as garbage: init sets every field. */
+typedef struct toy_node {
+    uint64_t deadline;
+    int output;
+    unsigned calls;
+    uint64_t called_at;
+} toy_node;
+
+static uint64_t toy_node_poll(void *ctx) { return ((toy_node *)ctx)->deadline; }
+static int toy_node_output(void *ctx) { return ((toy_node *)ctx)->output; }
+static void toy_node_fire(void *ctx, uint64_t now)
+{
+    toy_node *t = (toy_node *)ctx;
+    t->calls++;
+    t->called_at = now;
+}
+
+static void check_node(const uint8_t *data, size_t size)
+{
+    alksim_node node;
+    toy_node t;
+    alksim_source src;
+    uint64_t now = 1000, last = 0;
+    unsigned count = 0, limit, step;
+    int (*hout)(void *);
+    alksim_source_init_bytes(&src, data, size);
+    hout = alksim_bool(&src) ? toy_node_output : NULL;
+    memset(&t, 0, sizeof t);
+    t.deadline = ALKSIM_NEVER;
+    memset(&node, 0xA5, sizeof node);
+    alksim_node_init(&node, &t, toy_node_poll, hout, toy_node_fire);
+    ALK_CHECK(node.ctx == &t && node.poll_timeout == toy_node_poll &&
+                  node.has_output == hout &&
+                  node.handle_timeout == toy_node_fire && node.spin_limit == 0 &&
+                  node.fires_at_same_time == 0,
+              "alksim_node_init left a field unset");
+    node.spin_limit = (unsigned)alksim_range(&src, 0, 3);
+    limit = node.spin_limit ? node.spin_limit : 64;
+    for (step = 0; step < 64 && !alksim_source_done(&src); step++) {
+        unsigned op = (unsigned)alksim_pick(&src, 5), k, n;
+        if (op == 0) {
+            uint64_t d = alksim_range(&src, 0, 4);
+            t.deadline = d == 4 ? ALKSIM_NEVER : now + d - 2;
+        } else if (op == 1) {
+            t.output = alksim_bool(&src);
+        } else if (op == 2) {
+            now += alksim_range(&src, 0, 2);
+        } else if (op == 3) {
+            int err = 12345;
+            uint64_t got = alksim_node_deadline(&node, now, &err);
+            int out = hout && t.output;
+            uint64_t want = out ? now : t.deadline;
+            int want_err = !out && t.deadline != ALKSIM_NEVER && t.deadline < now
+                               ? ALKSIM_ERR_DEADLINE_PAST
+                               : ALKSIM_OK;
+            ALK_CHECK(got == want && err == want_err &&
+                          alksim_node_deadline(&node, now, NULL) == want,
+                      "node_deadline at %llu: %llu (err %d), want %llu (%d)",
+                      (unsigned long long)now, (unsigned long long)got, err,
+                      (unsigned long long)want, want_err);
+        } else {
+            n = 1 + (unsigned)alksim_range(&src, 0, 69);
+            for (k = 0; k < n; k++) {
+                unsigned before = t.calls;
+                int rc = alksim_node_fire(&node, now), want;
+                if (t.deadline == ALKSIM_NEVER || t.deadline > now) {
+                    want = ALKSIM_NONE;
+                } else if (count && last == now) {
+                    want = ++count > limit ? ALKSIM_ERR_SPIN : ALKSIM_OK;
+                } else {
+                    last = now;
+                    count = 1;
+                    want = ALKSIM_OK;
+                }
+                ALK_CHECK(rc == want && t.calls == before + (want == ALKSIM_OK) &&
+                              (want != ALKSIM_OK || t.called_at == now),
+                          "node_fire at %llu (deadline %llu, fire %u at this "
+                          "instant, limit %u): %d, want %d",
+                          (unsigned long long)now, (unsigned long long)t.deadline,
+                          count, limit, rc, want);
+            }
+        }
+    }
+}
+
 /* ---- init refusals ---------------------------------------------------------
  * Each init, on a configuration drawn from the input, given no memory,
  * memory off 8-byte alignment, or fewer bytes than its *_mem_size(), must
@@ -2153,5 +2372,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     alksim_fuzz_one(&ring_scenario, data, size);
     check_shrink(data, size);
     check_init(data, size);
+    check_node(data, size);
     return 0;
 }
