@@ -439,7 +439,10 @@ def function_extents(lines, lo, hi):
                 args.append(name_m.group(1))
         head = lines[i][:lines[i].index(name)]
         void = re.search(r"\bvoid\s*$", head) is not None
-        funcs[i] = (name, end, body, void, args)
+        # an attribute on the line above (a target("avx2") function) is
+        # part of the definition: its copies carry it, and go above it
+        first = i - 1 if i > lo and lines[i - 1].startswith("__attribute__") else i
+        funcs[i] = (name, end, body, void, args, first)
         i = end + 1
     return funcs
 
@@ -481,7 +484,7 @@ def schematize(lines, lo, chosen, skip, hi=None):
     texts, copies = {}, {}
     funcs = function_extents(lines, lo, hi)
     owner = {}
-    for start, (name, end, body, void, args) in funcs.items():
+    for start, (name, end, body, void, args, first) in funcs.items():
         for x in range(start, end + 1):
             owner[x] = start
     for idx, muts in by_line.items():
@@ -500,26 +503,29 @@ def schematize(lines, lo, chosen, skip, hi=None):
     for f in [f for f in copies if funcs[f][2][0] in texts]:
         del copies[f]   # (the brace's line is switched too: built alone)
     out, where, span = [], {}, {}
+    copy_at = {funcs[f][5]: f for f in copies}
     for idx, line in enumerate(lines):
         if idx == lo:
             out.extend(SCHEMA_HELPER)
-        if idx in copies:
-            name, end, body, void, args = funcs[idx]
-            for n, at, new in copies[idx]:
+        if idx in copy_at:
+            f = copy_at[idx]
+            name, end, body, void, args, top = funcs[f]
+            for n, at, new in copies[f]:
                 first = len(out) + 1
-                fn = list(lines[idx:end + 1])
-                fn[at - idx] = new
-                head = re.sub(r"^[A-Z0-9]+DEF\b", "static", fn[0])
-                fn[0] = re.sub(r"\b%s(\s*\()" % name, name + "__mut%d\\1" % n, head, 1)
+                fn = list(lines[top:end + 1])
+                fn[at - top] = new
+                head = re.sub(r"^[A-Z0-9]+DEF\b", "static", fn[f - top])
+                fn[f - top] = re.sub(r"\b%s(\s*\()" % name, name + "__mut%d\\1" % n,
+                                     head, 1)
                 out.extend(fn)
-                where[n] = first + (at - idx)
+                where[n] = first + (at - top)
                 span[n] = (first, len(out))
         if idx in texts:
             line = texts[idx][0]
             for n in texts[idx][1]:
                 where[n] = len(out) + 1
         for start in copies:
-            name, end, body, void, args = funcs[start]
+            name, end, body, void, args, top = funcs[start]
             if body[0] == idx:
                 call = ", ".join(args)
                 disp = "".join(
@@ -743,7 +749,9 @@ def schema_errors(log, base, where, span):
     lines of one - a warning a switched line causes elsewhere, "may be used
     uninitialized", names another line of the function)."""
     bad, near = set(), set()
-    for m in re.finditer(r"%s:(\d+):\d+: error" % base, log):
+    # (an error in a system header - an intrinsic inlined into a function
+    # of another target - names the header's line in a "called from" note)
+    for m in re.finditer(r"%s:(\d+):\d+: (?:error|note: called from here)" % base, log):
         at = int(m.group(1))
         bad |= {n for n, w in where.items() if w == at}
         bad |= {n for n, (a, b) in span.items() if a <= at <= b}
