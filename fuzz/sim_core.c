@@ -339,7 +339,11 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
         uint32_t h = (uint32_t)alksim_pick(ctx->src, HOSTS);
         int on = alksim_bool(ctx->src);
         alksim_log(ctx, "  host %u %s", h, on ? "listens" : "stops listening");
-        alksim_stream_listen(&st->streams, h, on);
+        ALKSIM_CHECK(ctx, alksim_stream_listen(&st->streams, h, on) == ALKSIM_OK &&
+                              alksim_stream_listen(&st->streams, HOSTS, on) ==
+                                  ALKSIM_ERR_INVALID_ARGUMENT,
+                     "listen on host %u refused, or on host %d (of %d) taken", h,
+                     HOSTS, HOSTS);
         return ALKSIM_OK;
     }
     if (kind == K_SCONNECT) {
@@ -349,7 +353,10 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
                              st->sparams.refuse ||
                              alksim_net_blocked(&st->net, from, to) ||
                              alksim_net_blocked(&st->net, to, from);
-        if (m->state == 4 || (m->state == 3 && m->eof[0] && m->eof[1])) {
+        /* a dead or ended connection's slot is released - and now and then
+         * an open one's, abandoned with bytes still in flight */
+        if (m->state == 4 ||
+            (m->state == 3 && ((m->eof[0] && m->eof[1]) || alksim_bool(ctx->src)))) {
             /* what is still buffered is discarded with the slot */
             st->smodel.discarded += m->n_written[0] - m->n_delivered[0] +
                                     m->n_written[1] - m->n_delivered[1];
@@ -639,7 +646,9 @@ static int queue_pop_check(alksim_ctx *ctx, core_state *st)
             best = i;
     ALKSIM_CHECK(ctx, rc == ALKSIM_OK && ev.time == st->qmodel[best].time &&
                           ev.seq == st->qmodel[best].seq &&
-                          ev.arg == st->qmodel[best].arg,
+                          ev.arg == st->qmodel[best].arg &&
+                          ev.kind == (uint32_t)(ev.seq * 3 + 1) &&
+                          ev.target == (uint32_t)(ev.seq ^ 0x55u),
                  "queue popped (%llu, %llu), model (%llu, %llu)",
                  (unsigned long long)ev.time, (unsigned long long)ev.seq,
                  (unsigned long long)st->qmodel[best].time,
@@ -736,7 +745,11 @@ static int core_step(alksim_ctx *ctx, void *state, unsigned kind)
     }
     case K_PUSH: {
         uint64_t t = ctx->now + alksim_range(ctx->src, 0, 3);
-        int rc = alksim_queue_push(&st->q, t, 1, 0, st->q.next_seq * 7);
+        /* kind, target and arg follow from the sequence number: each event
+         * popped must carry its own */
+        uint64_t seq = st->q.next_seq;
+        int rc = alksim_queue_push(&st->q, t, (uint32_t)(seq * 3 + 1),
+                                   (uint32_t)(seq ^ 0x55u), seq * 7);
         if (st->qmodel_len == QCAP) {
             ALKSIM_CHECK(ctx, rc == ALKSIM_ERR_FULL, "push into a full queue");
             return ALKSIM_OK;
@@ -2304,12 +2317,92 @@ static void check_init(const uint8_t *data, size_t size)
         else if (i == 2)                                                       \
             check_refusal(obj, init(o, cfg, mem, need[k] - cut[k]), e, 0,        \
                           need[k] - cut[k], need[k]);                          \
-        else                                                                   \
-            check_refusal(obj, init(o, cfg, mem, need[k]), e, 1, 0, 0)
+        else {                                                                 \
+            memset(o, 0xA5, sizeof *(o));  /* init sets every field */          \
+            check_refusal(obj, init(o, cfg, mem, need[k]), e, 1, 0, 0);         \
+        }
         INIT_CASE("net", alksim_net_init, &net.error, 0, &net, &nc);
         INIT_CASE("streams", alksim_streams_init, &st.error, 1, &st, &sc);
         INIT_CASE("disk", alksim_disk_init, &disk.error, 2, &disk, &dc);
 #undef INIT_CASE
+    }
+    /* a fresh object (made from garbage) counts nothing and holds nothing;
+     * each is set up again first: the three share init_mem */
+    {
+        alksim_net_stats ns, zero_ns;
+        alksim_stream_stats zero_ss;
+        alksim_disk_stats zero_ds;
+        memset(&zero_ns, 0, sizeof zero_ns);
+        memset(&zero_ss, 0, sizeof zero_ss);
+        memset(&zero_ds, 0, sizeof zero_ds);
+        memset(&net, 0xA5, sizeof net);
+        ALK_CHECK(alksim_net_init(&net, &nc, mem, need[0]) == ALKSIM_OK, "net init");
+        ns = alksim_net_get_stats(&net);
+        ALK_CHECK(!memcmp(&ns, &zero_ns, sizeof ns) &&
+                      alksim_net_next_time(&net) == ALKSIM_NEVER &&
+                      alksim_net_check(&net) == ALKSIM_OK,
+                  "a fresh net counts or holds something");
+        memset(&st, 0xA5, sizeof st);
+        ALK_CHECK(alksim_streams_init(&st, &sc, mem, need[1]) == ALKSIM_OK, "streams init");
+        ALK_CHECK(!memcmp(&st.stats, &zero_ss, sizeof zero_ss) &&
+                      alksim_stream_next_time(&st, 0) == ALKSIM_NEVER,
+                  "fresh streams count or hold something");
+        memset(&disk, 0xA5, sizeof disk);
+        ALK_CHECK(alksim_disk_init(&disk, &dc, mem, need[2]) == ALKSIM_OK, "disk init");
+        ALK_CHECK(!memcmp(&disk.stats, &zero_ds, sizeof zero_ds) &&
+                      alksim_disk_pending(&disk) == 0,
+                  "a fresh disk counts or holds something");
+    }
+    /* the configurations as used: each zero field its documented default */
+    ALK_CHECK(net.cfg.hosts == (nc.hosts ? nc.hosts : 2) &&
+                  net.cfg.max_in_flight == nc.max_in_flight &&
+                  net.cfg.slot_size == (nc.slot_size ? nc.slot_size : 1500) &&
+                  net.cfg.nat_mappings == (nc.nat_mappings ? nc.nat_mappings : 16),
+              "the net's configuration as used: %u %u %u %u from %u %u %u %u",
+              net.cfg.hosts, net.cfg.max_in_flight, net.cfg.slot_size,
+              net.cfg.nat_mappings, nc.hosts, nc.max_in_flight, nc.slot_size,
+              nc.nat_mappings);
+    ALK_CHECK(st.max_conns == (sc.max_conns ? sc.max_conns : 16) &&
+                  st.buffer == sc.buffer && st.hosts == (sc.hosts ? sc.hosts : 2),
+              "the streams' configuration as used: %u %u %u from %u %u %u",
+              st.max_conns, st.buffer, st.hosts, sc.max_conns, sc.buffer, sc.hosts);
+    ALK_CHECK(disk.cfg.sector_size == dc.sector_size && disk.cfg.sectors == dc.sectors &&
+                  disk.cfg.max_pending == (dc.max_pending ? dc.max_pending : 64),
+              "the disk's configuration as used: %u %llu %u from %u %llu %u",
+              disk.cfg.sector_size, (unsigned long long)disk.cfg.sectors,
+              disk.cfg.max_pending, dc.sector_size, (unsigned long long)dc.sectors,
+              dc.max_pending);
+    /* a configuration whose size overflows size_t: mem_size 0, and init
+     * refuses it saying so (value and bound 0) */
+    {
+        alksim_net_config bn = nc;
+        alksim_streams_config bs = sc;
+        alksim_disk_config bd = dc;
+        bn.hosts = UINT32_MAX;
+        bs.max_conns = UINT32_MAX;
+        bs.buffer = UINT32_MAX;
+        bd.sectors = UINT64_MAX / 2;
+        ALK_CHECK(alksim_net_mem_size(&bn) == 0 && alksim_streams_mem_size(&bs) == 0 &&
+                      alksim_disk_mem_size(&bd) == 0,
+                  "an overflowing configuration has a size: %zu %zu %zu",
+                  alksim_net_mem_size(&bn), alksim_streams_mem_size(&bs),
+                  alksim_disk_mem_size(&bd));
+        check_refusal("net", alksim_net_init(&net, &bn, mem, sizeof init_mem), &net.error,
+                      0, 0, 0);
+        check_refusal("streams", alksim_streams_init(&st, &bs, mem, sizeof init_mem),
+                      &st.error, 0, 0, 0);
+        check_refusal("disk", alksim_disk_init(&disk, &bd, mem, sizeof init_mem),
+                      &disk.error, 0, 0, 0);
+    }
+    /* the queue: no queue, or no memory for a capacity, is refused */
+    {
+        alksim_queue q;
+        alksim_event ev[2];
+        ALK_CHECK(alksim_queue_init(NULL, ev, 2) == ALKSIM_ERR_INVALID_ARGUMENT &&
+                      alksim_queue_init(&q, NULL, 2) == ALKSIM_ERR_INVALID_ARGUMENT &&
+                      alksim_queue_init(&q, NULL, 0) == ALKSIM_OK &&
+                      alksim_queue_push(&q, 1, 0, 0, 0) == ALKSIM_ERR_FULL,
+                  "queue_init's arguments");
     }
     /* no configuration at all is every default: the sizes of all-zero
      * configurations, and the defaults as used (the same for every input:
@@ -2342,25 +2435,6 @@ static void check_init(const uint8_t *data, size_t size)
                       ddisk.cfg.max_pending == 64,
                   "a NULL disk configuration is not the defaults");
     }
-    /* the configurations as used: each zero field its documented default */
-    ALK_CHECK(net.cfg.hosts == (nc.hosts ? nc.hosts : 2) &&
-                  net.cfg.max_in_flight == nc.max_in_flight &&
-                  net.cfg.slot_size == (nc.slot_size ? nc.slot_size : 1500) &&
-                  net.cfg.nat_mappings == (nc.nat_mappings ? nc.nat_mappings : 16),
-              "the net's configuration as used: %u %u %u %u from %u %u %u %u",
-              net.cfg.hosts, net.cfg.max_in_flight, net.cfg.slot_size,
-              net.cfg.nat_mappings, nc.hosts, nc.max_in_flight, nc.slot_size,
-              nc.nat_mappings);
-    ALK_CHECK(st.max_conns == (sc.max_conns ? sc.max_conns : 16) &&
-                  st.buffer == sc.buffer && st.hosts == (sc.hosts ? sc.hosts : 2),
-              "the streams' configuration as used: %u %u %u from %u %u %u",
-              st.max_conns, st.buffer, st.hosts, sc.max_conns, sc.buffer, sc.hosts);
-    ALK_CHECK(disk.cfg.sector_size == dc.sector_size && disk.cfg.sectors == dc.sectors &&
-                  disk.cfg.max_pending == (dc.max_pending ? dc.max_pending : 64),
-              "the disk's configuration as used: %u %llu %u from %u %llu %u",
-              disk.cfg.sector_size, (unsigned long long)disk.cfg.sectors,
-              disk.cfg.max_pending, dc.sector_size, (unsigned long long)dc.sectors,
-              dc.max_pending);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
