@@ -368,6 +368,97 @@ static ALK_UNUSED int qh_check(qh_disk *d, unsigned flags,
     return rc;
 }
 
+/* The checker through an io that fails its fail_at-th call of one kind
+ * (1 read, 2 write, 3 flush): what the checker must then report is exact -
+ * Q2W_ERR_IO, the operation's name, the failing call's offset and length
+ * (0 and 0 for a flush), a check error counted - and it must stop there:
+ * no later call of any kind. */
+typedef struct qh_faulty {
+    qh_disk *d;
+    int kind;
+    unsigned fail_at, calls;
+    int fired, after;
+    uint64_t off, len;
+} qh_faulty;
+
+static int qh_faulty_hit(qh_faulty *f, int kind, uint64_t off, uint64_t len)
+{
+    if (f->fired) {
+        f->after++;
+        return 0;
+    }
+    if (kind != f->kind || ++f->calls != f->fail_at) return 0;
+    f->fired = 1;
+    f->off = off;
+    f->len = len;
+    return 1;
+}
+static int qh_faulty_read(void *user, uint64_t off, void *dst, size_t len)
+{
+    qh_faulty *f = (qh_faulty *)user;
+    if (qh_faulty_hit(f, 1, off, len)) return -5;
+    return qh_io_read(f->d, off, dst, len);
+}
+static int qh_faulty_write(void *user, uint64_t off, const void *src, size_t len)
+{
+    qh_faulty *f = (qh_faulty *)user;
+    if (qh_faulty_hit(f, 2, off, len)) return -5;
+    return qh_io_write(f->d, off, src, len);
+}
+static int qh_faulty_flush(void *user)
+{
+    qh_faulty *f = (qh_faulty *)user;
+    if (qh_faulty_hit(f, 3, 0, 0)) return -5;
+    return 0;
+}
+
+/* Runs q2w_check(flags) with the kind-th operation failing at its
+ * fail_at-th call; the disk is changed as far as the repair got (the
+ * caller restores it). Returns whether the fault fired. */
+static ALK_UNUSED int qh_check_faulty(qh_disk *d, unsigned flags, int kind,
+                                      unsigned fail_at)
+{
+    static const char *const names[4] = {"", "read", "write", "flush"};
+    q2w_io io;
+    qh_faulty f;
+    q2w_check_result res;
+    size_t need = 0;
+    void *work;
+    int rc;
+    memset(&f, 0, sizeof f);
+    f.d = d;
+    f.kind = kind;
+    f.fail_at = fail_at;
+    io.read = qh_faulty_read;
+    io.write = qh_faulty_write;
+    io.flush = qh_faulty_flush;
+    io.user = &f;
+    io.file_size = d->len;
+    ALK_CHECK(q2w_check_work_size(&io, &need, NULL) == Q2W_OK, "check work size");
+    work = alk_malloc(need ? need : 1);
+    ALK_CHECK(work != NULL, "out of memory for check work");
+    memset(&res, 0x5a, sizeof res);
+    rc = q2w_check(&io, work, need, flags, &res);
+    alk_free(work);
+    if (!f.fired) {
+        ALK_CHECK(rc == Q2W_OK && res.check_errors == 0,
+                  "check (flags %u) without a fault: %s, %llu check errors", flags,
+                  q2w_strerror(rc), (unsigned long long)res.check_errors);
+        return 0;
+    }
+    ALK_CHECK(rc == Q2W_ERR_IO && res.error.code == Q2W_ERR_IO && res.error.what &&
+                  !strcmp(res.error.what, names[kind]) && res.error.offset == f.off &&
+                  res.error.needed == f.len && res.check_errors == 1 && f.after == 0,
+              "check (flags %u), %s %u failing at %llu (+%llu): %s, error %d %s at "
+              "%llu (+%llu), %llu check errors, %d calls after it",
+              flags, names[kind], fail_at, (unsigned long long)f.off,
+              (unsigned long long)f.len, q2w_strerror(rc), res.error.code,
+              res.error.what ? res.error.what : "NULL",
+              (unsigned long long)res.error.offset, (unsigned long long)res.error.needed,
+              (unsigned long long)res.check_errors, f.after);
+    return 1;
+}
+
 static ALK_UNUSED void qh_print_findings(const q2w_check_result *r)
 {
     size_t i;

@@ -524,6 +524,24 @@ static void lab_damage(scenario *s, const char *when)
         fixed.leaks_fixed = x.leaks;
         fixed.corruptions_fixed =
             flags == Q2W_CHECK_REPAIR_ALL && dmg == DMG_LOW ? 1 : 0;
+        {
+            /* the same repair with a read, a write or a flush failing:
+             * reported exactly, and nothing done after it; then the
+             * damaged image is put back */
+            unsigned char *damaged = (unsigned char *)alk_malloc(len);
+            int kind;
+            ALK_CHECK(damaged != NULL, "out of memory");
+            memcpy(damaged, s->disk.buf, len);
+            for (kind = 1; kind <= 3; kind++) {
+                /* a read somewhere in the scan; the repair's first write
+                 * or flush, or one of the next */
+                unsigned nth = 1 + (unsigned)alksim_range(&s->src, 0, kind == 1 ? 40 : 1);
+                qh_check_faulty(&s->disk, flags, kind, nth);
+                memcpy(s->disk.buf, damaged, len);
+                s->disk.len = (size_t)len;
+            }
+            alk_free(damaged);
+        }
         lab_check(s, flags, &fixed, "repair");
         after.leaks = 0;
         after.corruptions = x.corruptions - fixed.corruptions_fixed;
