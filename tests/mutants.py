@@ -3,7 +3,7 @@
 
     python3 tests/mutants.py --header alkcodec.h|all [--count 60] [--seed 1]
                              [--gate fast|replay] [--timeout 300]
-                             [--since REV] [--list] [--between START END]
+                             [--since REV] [--list] [--between START END] [--only N,...]
                              [--baseline FILE] [--write-baseline FILE]
 
 Makes one small source mutation at a time in a scratch copy of the tree
@@ -29,6 +29,10 @@ costs only its replay runs; a mutant whose schema line does not compile,
 or whose line has another shape, is built alone as before
 (--no-schemata: all of them). A schema mutant that alone would fail only
 on a -Werror warning is judged rather than counted as not built. --header all runs --count mutants of each of the four headers.
+
+--only N,... judges just those mutants of the same sample (the numbers a
+run printed), on the tree as it is now: a run's survivors re-judged after
+the oracles that should kill them were written.
 
 Selection is deterministic and spread over the code: every candidate
 mutation of the implementation section is enumerated, grouped by the
@@ -260,6 +264,7 @@ def run(cmd, cwd, timeout, env=None):
 
 
 RUN_LIMIT = {}   # (target, directory): seconds a mutant's replay may take
+ONLY = set()     # --only: the sample's mutants to judge (empty: all)
 
 HEADERS_ALL = ["alkcodec.h", "alksim.h", "alktunnel.h", "qcow2w.h"]
 
@@ -674,6 +679,8 @@ def run_header(header, args, tree):
               % (len(schema), len(chosen), len(chosen) - len(schema)), flush=True)
     order = [n for n in range(1, len(chosen) + 1) if n in schema] + \
             [n for n in range(1, len(chosen) + 1) if n not in schema]
+    if ONLY:
+        order = [n for n in order if n in ONLY]
     try:
         for n in order:
             i, label, new = chosen[n - 1]
@@ -768,7 +775,7 @@ def build_schemata(lines, lo, hi, chosen, target, build, tree, timeout, runs, sc
     or when with no mutant chosen it fails the gate). The compile errors
     are found first by syntax checks of every binary's sources, then by
     the build itself (the warnings only the optimiser sees)."""
-    skip = set()
+    skip = set(range(1, len(chosen) + 1)) - ONLY if ONLY else set()
     base = re.escape(os.path.basename(target))
     checks = syntax_commands(build, tree, timeout)
     for rounds, check in ((60, True), (25, False)):
@@ -909,6 +916,9 @@ def main():
     ap.add_argument("--no-schemata", action="store_true",
                     help="--gate replay: build every mutant alone (slower; the "
                          "schemata build them all into one binary per target)")
+    ap.add_argument("--only", default=None, metavar="N,N,...",
+                    help="judge only these mutants of the sample (the numbers "
+                         "a run printed: re-judging its survivors)")
     ap.add_argument("--list", action="store_true",
                     help="list the selected mutants without running them")
     ap.add_argument("--since", default=None,
@@ -921,6 +931,8 @@ def main():
     ap.add_argument("--write-baseline", default=None,
                     help="write the per-header kill rates to this file")
     args = ap.parse_args()
+    if args.only:
+        ONLY.update(int(x) for x in args.only.split(","))
     headers = HEADERS_ALL if args.header == "all" else [args.header]
     headers = [h for h in headers if os.path.exists(os.path.join(ROOT, h))]
 
