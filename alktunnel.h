@@ -1627,7 +1627,8 @@ typedef struct alkt_relay_server {
 ALKTDEF size_t alkt_relay_mem_size(const alkt_relay_config *cfg);
 ALKTDEF int alkt_relay_init(alkt_relay_server *r, const alkt_relay_config *cfg,
                             void *mem, size_t mem_len, uint64_t now);
-/* A new connection: its handle, or ALKT_ERR_CHANNELS_FULL (close it). */
+/* A new connection: its handle, or ALKT_ERR_CHANNELS_FULL (close it);
+ * *conn is 0 whenever it fails. */
 ALKTDEF int alkt_relay_accept(alkt_relay_server *r, uint64_t now, uint32_t *conn);
 /* Input from conn: the bytes taken (maybe fewer than len: the rest waits
  * until the other side drains - stop reading this socket meanwhile), or a
@@ -1748,7 +1749,8 @@ typedef alkt_node alkt_gateway;
  * their memory, the connection table and the control-plane tables. */
 ALKTDEF size_t alkt_node_mem_size(const alkt_node_config *cfg);
 /* Gateway: a connection came in (from a client); its handle, or
- * ALKT_ERR_CHANNELS_FULL (close it). */
+ * ALKT_ERR_CHANNELS_FULL (close it), ALKT_ERR_STATE on a client; *conn is
+ * 0 whenever it fails. */
 ALKTDEF int alkt_node_accept(alkt_node *n, uint64_t now, uint32_t *conn);
 ALKTDEF int alkt_client_init(alkt_client *c, const alkt_node_config *cfg,
                              void *mem, size_t mem_len, uint64_t now);

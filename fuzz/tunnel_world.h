@@ -454,12 +454,23 @@ static ALK_UNUSED void tw_connect(tw_world *w, int side, uint32_t h, const alkt_
     tw_link *l = NULL;
     for (i = 0; i < TW_LINKS && !l; i++)
         if (!w->links[i].used) l = &w->links[i];
+    /* (a failed accept leaves the handle 0, as documented; a client does
+     * not accept) */
     if (to >= TW_RELAY && !w->relay_down[to - TW_RELAY]) {
+        far = 0xA5A5A5A5u;
         rc = alkt_relay_accept(&w->relay[to - TW_RELAY], w->now, &far);
-        if (rc != ALKT_OK) far = 0;
+        ALK_CHECK(rc == ALKT_OK ? far != 0 : far == 0, "relay accept: %d, handle %u",
+                  rc, far);
     } else if (to >= 0 && to < TW_RELAY && tw_direct_ok(w, to - TW_GATEWAY)) {
+        far = 0xA5A5A5A5u;
+        if (!tw_node(w, side)->is_gateway)
+            ALK_CHECK(alkt_node_accept(tw_node(w, side), w->now, &far) ==
+                              ALKT_ERR_STATE && far == 0,
+                      "a client accepted a connection (handle %u)", far);
+        far = 0xA5A5A5A5u;
         rc = alkt_node_accept(&w->node[to], w->now, &far);
-        if (rc != ALKT_OK) far = 0;
+        ALK_CHECK(rc == ALKT_OK ? far != 0 : far == 0, "node accept: %d, handle %u",
+                  rc, far);
     }
     if (!far || !l) {
         if (far) tw_tell_closed(w, to, far);
