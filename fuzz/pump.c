@@ -174,6 +174,9 @@ static void pp_turn(pp *t, int k, size_t rd, size_t wr, int stall)
 {
     pp_end *e = &t->e[k];
     unsigned want = alkt_pump_poll(&e->p);
+    /* DONE is final: every later poll says DONE again */
+    ALK_CHECK(!e->done || want == ALKT_PUMP_DONE, "end %d: poll %u after DONE",
+              k, want);
     if (want & ALKT_PUMP_DONE) { e->done = 1; return; }
     if (want & ALKT_PUMP_ABORT) { e->aborted = 1; return; }
     if ((want & ALKT_PUMP_READ) && rd) {
