@@ -353,6 +353,9 @@ static void pp_run(pp *t)
                     t->failed = 1;
                     ALK_CHECK(alkt_pump_poll(&t->e[k].p) == ALKT_PUMP_ABORT &&
                                   t->e[k].p.code == 42, "end %d: no ABORT(42)", k);
+                    /* an aborted pump takes no more from its endpoint */
+                    ALK_CHECK(alkt_pump_endpoint_wrote(&t->e[k].p, 0) == ALKT_ERR_RESET,
+                              "end %d: endpoint_wrote after the abort", k);
                 } else {
                     ALK_CHECK(alkt_pump_poll(&t->e[k].p) == ALKT_PUMP_DONE,
                               "end %d: a done pump failed", k);

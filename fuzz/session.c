@@ -539,6 +539,13 @@ static void ss_answer(ss *t, int k)
         }
         alk_trace("side %d answers %u: %s", k, c->id, alkt_strerror(rc));
         ALK_CHECK(rc == ALKT_OK, "answer: %s", alkt_strerror(rc));
+        /* a channel is answered once: accepting or refusing an accepted
+         * channel again is refused */
+        if (!c->reset)
+            ALK_CHECK(alkt_channel_accept(&t->side[k].s, c->id, NULL) == ALKT_ERR_STATE &&
+                          alkt_channel_refuse(&t->side[k].s, c->id, 7, "no") ==
+                              ALKT_ERR_STATE,
+                      "side %d: channel %u answered twice", k, c->id);
     }
 }
 
