@@ -345,6 +345,9 @@ static void ss_connect(ss *t)
     alk_trace("connect");
     for (k = 1; k >= 0; k--) {
         ss_nonce(t, n);
+        ALK_CHECK(alkt_session_connect(&t->side[k].s, t->now, NULL) == ALKT_ERR_ARG &&
+                      alkt_session_connect(NULL, t->now, n) == ALKT_ERR_ARG,
+                  "connect without a nonce or a session");
         rc = alkt_session_connect(&t->side[k].s, t->now, n);
         ALK_CHECK(rc == ALKT_OK, "side %d connect: %s", k, alkt_strerror(rc));
         t->side[k].connected = 1;

@@ -382,6 +382,26 @@ static ALK_UNUSED void tw_init_shape(tw_world *w, int clients, int gateways, int
         w->ncfg[i].relay_first = client && relay_first;
         w->ncfg[i].session.plaintext = plaintext;
     }
+    {
+        /* a token past ALKT_TOKEN_MAX, unterminated, in a buffer of just
+         * the bytes the rule looks at (one past the limit): invalid, and
+         * read within those bytes (ASan sees the heap block's end) */
+        static int checked;
+        if (!checked) {
+            char *t = (char *)malloc(ALKT_TOKEN_MAX + 2);
+            alkt_relay_config rc;
+            const char *toks[1];
+            ALK_CHECK(t != NULL, "out of memory");
+            memset(t, 'a', ALKT_TOKEN_MAX + 2);
+            toks[0] = t;
+            memset(&rc, 0, sizeof rc);
+            rc.tokens = toks;
+            rc.token_count = 1;
+            ALK_CHECK(alkt_relay_mem_size(&rc) == 0, "an over-long token was taken");
+            free(t);
+            checked = 1;
+        }
+    }
     w->tokens[0] = "relay-token";
     w->rcfg.tokens = w->tokens;
     w->rcfg.token_count = 1;
