@@ -558,7 +558,14 @@ static int do_read(alksim_ctx *ctx, core_state *st)
 {
     uint8_t got[DISK_BYTES];
     int expect_fail = model_injected(st, ALKSIM_DISK_READ);
-    int rc = alksim_disk_read(&st->disk, 0, got, DISK_BYTES);
+    int rc;
+    /* past the end is refused before anything (no injected failure used) */
+    ALKSIM_CHECK(ctx, alksim_disk_read(&st->disk, DISK_BYTES - 1, got, 2) ==
+                          ALKSIM_ERR_RANGE &&
+                          alksim_disk_write(&st->disk, DISK_BYTES, got, 1) ==
+                              ALKSIM_ERR_RANGE,
+                 "a disk access past the end (%d bytes) not refused", DISK_BYTES);
+    rc = alksim_disk_read(&st->disk, 0, got, DISK_BYTES);
     ALKSIM_CHECK(ctx, rc == (expect_fail ? ALKSIM_ERR_IO : ALKSIM_OK),
                  "read returned %d, model expected %s", rc,
                  expect_fail ? "EIO" : "ok");
@@ -694,7 +701,11 @@ static int core_step(alksim_ctx *ctx, void *state, unsigned kind)
         uint32_t h = (uint32_t)alksim_pick(ctx->src, HOSTS);
         uint32_t ip = 0x0a000100u + h * 256 + (uint32_t)alksim_u8(ctx->src);
         alksim_log(ctx, "  host %u roams to %08x", h, ip);
-        alksim_net_set_ip(&st->net, h, ip);
+        ALKSIM_CHECK(ctx, alksim_net_set_ip(&st->net, h, ip) == ALKSIM_OK &&
+                              alksim_net_set_ip(&st->net, HOSTS, ip) ==
+                                  ALKSIM_ERR_INVALID_ARGUMENT,
+                     "set_ip of host %u refused, or of host %d (of %d) taken", h,
+                     HOSTS, HOSTS);
         st->ip[h] = ip;
         return ALKSIM_OK;
     }
@@ -911,13 +922,23 @@ typedef struct ref_source {
     size_t size, front, back;
     int done;
     uint64_t draws;
+    uint64_t *rng; /* seeded: xoshiro256**'s state (size SIZE_MAX, no data) */
 } ref_source;
+
+static uint64_t ref_rot(uint64_t v, unsigned by);
+static void ref_xoshiro_step(uint64_t st[4]);
+static uint64_t ref_weyl_mix(uint64_t *x);
 
 static uint64_t ref_take(ref_source *r, unsigned width)
 {
     uint64_t v = 0;
     unsigned i;
     r->draws++;
+    if (r->rng) { /* seeded: an output each, its low 8 * width bits */
+        v = ref_rot(r->rng[1] * 5, 7) * 9;
+        ref_xoshiro_step(r->rng);
+        return width >= 8 ? v : v & ((UINT64_C(1) << (8 * width)) - 1);
+    }
     for (i = 0; i < width; i++) {
         unsigned b = 0;
         if (r->size - r->front - r->back > 0)
@@ -977,6 +998,17 @@ static int ref_chance(ref_source *r, uint32_t num, uint32_t den)
 static void ref_bytes(ref_source *r, uint8_t *out, size_t n)
 {
     size_t left = r->size - r->front - r->back, i;
+    if (r->rng) { /* seeded: an output per 8 bytes, low byte first */
+        uint64_t t = 0;
+        for (i = 0; i < n; i++) {
+            if (i % 8 == 0) {
+                t = ref_rot(r->rng[1] * 5, 7) * 9;
+                ref_xoshiro_step(r->rng);
+            }
+            out[i] = (uint8_t)(t >> (8 * (i % 8)));
+        }
+        return;
+    }
     for (i = 0; i < n; i++)
         out[i] = i < left ? r->data[r->front + i] : 0;
     r->front += n < left ? n : left;
@@ -1190,6 +1222,21 @@ static void check_source(const uint8_t *data, size_t size)
             extra++;
     }
     ALK_CHECK(ref.done && src.done, "source never exhausted (%zu ops)", ops);
+    /* A seeded source: every draw from xoshiro256** seeded with the
+     * input's hash, never exhausted. */
+    {
+        uint64_t st4[4], x = rng;
+        for (k = 0; k < 4; k++) st4[k] = ref_weyl_mix(&x);
+        alksim_source_init_rng(&src, rng);
+        memset(&ref, 0, sizeof ref);
+        ref.size = SIZE_MAX;
+        ref.rng = st4;
+        for (k = 0; k < 48; k++) {
+            op = (unsigned)(alksim_splitmix64(&rng) % OP_COUNT);
+            draw_params(&rng, op, param);
+            source_op(&src, &ref, op, param);
+        }
+    }
 }
 
 /* ---- NAT: mapping, filtering and expiry against a reference model ---------
@@ -1941,6 +1988,16 @@ static void check_trace(const uint8_t *in, size_t n, toy_outcome want)
     fclose(f);
     ALK_CHECK(rc == want.code && r.code == rc, "verbose run: %d (result %d), quiet %d",
               rc, r.code, want.code);
+    {
+        /* alksim_run_seed is alksim_run on alksim_seed_input's bytes */
+        uint8_t a[TOY_INPUT], b[TOY_INPUT];
+        size_t len = 12345, m = alksim_seed_input(n, 1, a, TOY_INPUT);
+        int quiet = alksim_run(&toy_scenario, a, m, 0, NULL, NULL);
+        ALK_CHECK(alksim_run_seed(&toy_scenario, n, 1, b, TOY_INPUT, &len, 0, NULL, NULL) ==
+                          quiet &&
+                      len == m && !memcmp(a, b, m),
+                  "run_seed(%zu, 1) differs from a run on its input", n);
+    }
     ALK_CHECK(r.trace_lines == lines && r.trace_hash == h,
               "trace: %lu lines hashed %016llx; the result says %lu, %016llx", lines,
               (unsigned long long)h, r.trace_lines, (unsigned long long)r.trace_hash);
@@ -2117,6 +2174,21 @@ static void check_prng(const uint8_t *data, size_t size)
                       "alksim_bytes(%zu) of a source seeded %016llx is not the "
                       "generator's stream", m, (unsigned long long)seed);
         }
+        /* the integer draws: an output each, its low 8/16/32/64 bits; a
+         * seeded source never runs out */
+        for (k = 0; k < 4; k++) {
+            uint64_t v = k == 0   ? alksim_u8(&src)
+                         : k == 1 ? alksim_u16(&src)
+                         : k == 2 ? alksim_u32(&src)
+                                  : alksim_u64(&src);
+            uint64_t mask = k == 3 ? ~0ull : (1ull << (8u << k)) - 1;
+            t = ref_rot(st[1] * 5, 7) * 9;
+            ref_xoshiro_step(st);
+            ALK_CHECK(v == (t & mask), "seeded draw of %u bits: %llx, not %llx",
+                      8u << k, (unsigned long long)v, (unsigned long long)(t & mask));
+        }
+        ALK_CHECK(alksim_source_remaining(&src) == SIZE_MAX && !alksim_source_done(&src),
+                  "a seeded source has %zu bytes left", alksim_source_remaining(&src));
     }
     run = size > 8 ? data[8] : 0;
     max_len = size > 9 ? data[9] + 1u : 40;
