@@ -1190,6 +1190,15 @@ static void ss_primitives(const uint8_t *data, size_t size)
     ALK_CHECK(alkt_aead_open(ref, key, nonce, data, aad, sealed, n - aad + 16) == ALKT_OK &&
                   memcmp(ref, data + aad, n - aad) == 0,
               "AEAD open of its own seal");
+    {   /* any one tag bit wrong: refused (every byte of the tag compared) */
+        size_t at = n - aad + (size_t)data[size - 1] % 16;
+        unsigned char bit = (unsigned char)(1u << (data[0] % 8));
+        sealed[at] ^= bit;
+        ALK_CHECK(alkt_aead_open(ref, key, nonce, data, aad, sealed, n - aad + 16) ==
+                      ALKT_ERR_AUTH,
+                  "AEAD open took a tag with byte %zu changed", at - (n - aad));
+        sealed[at] ^= bit;
+    }
     {   /* the wire's integers: big-endian, each byte where the format
          * says (sequence numbers and counters pass 2^32 only in a long
          * life, so the sessions here never show the high word) */
