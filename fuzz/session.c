@@ -571,6 +571,8 @@ static void ss_send(ss *t, int k)
         return;
     }
     ALK_CHECK(!d->eof_sent || r == 0, "sent after shutdown");
+    ALK_CHECK(alkt_channel_send(&t->side[k].s, c->id, NULL, 1) == ALKT_ERR_ARG,
+              "send of one byte from NULL on %u", c->id);
     d->accepted += (uint64_t)r;
 }
 
