@@ -592,7 +592,9 @@ static void ts_read_dgrams(ts_sim *s, ts_ch *h)
             TS_FAIL(s, "channel %u: datagram %llu back (%ld bytes) is not the one sent", h->id,
                     (unsigned long long)h->dgot, (long)n);
         h->dgot++;
-        ALK_CHECK(alkt_dgram_pump_delivered(&h->dp) == ALKT_OK, "delivered");
+        ALK_CHECK(alkt_dgram_pump_delivered(&h->dp) == ALKT_OK &&
+                      alkt_dgram_pump_delivered(NULL) == ALKT_ERR_ARG,
+                  "delivered");
     }
 }
 

@@ -898,6 +898,12 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
                 t->limit = limit;
                 t->params = ev.params;
             }
+            /* (each role answers its own way: a gateway does not answer
+             * as a client does) */
+            if (!incoming)
+                ALK_CHECK(alkt_client_answer(n, ev.peer, ev.channel, ok, code) ==
+                              ALKT_ERR_ARG,
+                          "a gateway answered as a client");
             rc = incoming ? alkt_client_answer(n, ev.peer, ev.channel, ok, code)
                           : alkt_gateway_target_result(n, ev.peer, ev.channel, ok, code);
             /* (withdrawn by the opener: the endpoint goes) */
