@@ -365,8 +365,11 @@ static void ss_session_over(ss *t, int k)
 static void ss_events(ss *t, int k)
 {
     alkt_event ev;
-    while (alkt_session_poll_event(&t->side[k].s, &ev)) {
+    int got;
+    /* 1 and an event, or 0 when there is none: no other value */
+    while ((got = alkt_session_poll_event(&t->side[k].s, &ev)) != 0) {
         ss_chan *c = ev.channel ? ss_find(t, ev.channel) : NULL;
+        ALK_CHECK(got == 1, "poll_event returned %d", got);
         if (t->hostile && k == 0) continue;   /* the peer: not judged */
         if (t->hostile && ev.type == ALKT_EV_OPEN_REQUEST && !c &&
             t->n_ch < SS_MODEL_MAX) {
