@@ -251,6 +251,72 @@ static void pp_check(pp *t)
     }
 }
 
+/* Every pump and session call without its object, and every pump call
+ * on a pump never set up (no session), refuses - ALKT_ERR_ARG, ABORT from
+ * the polls, 0 from the size queries - without touching anything; so do
+ * the calls that fill an output given none. Once per process, on a live
+ * session and channel. */
+static void pp_null_args(pp *t)
+{
+    static int done;
+    alkt_pump zp;
+    alkt_dgram_pump zd;
+    const void *cd;
+    void *vd;
+    alkt_channel_info info;
+    alkt_open_params op;
+    uint32_t id;
+    alkt_session *s = &t->s[0];
+    if (done) return;
+    done = 1;
+    memset(&zp, 0, sizeof zp);
+    memset(&zd, 0, sizeof zd);
+    memset(&op, 0, sizeof op);
+    ALK_CHECK(alkt_pump_poll(NULL) == ALKT_PUMP_ABORT && alkt_pump_poll(&zp) == ALKT_PUMP_ABORT &&
+                  alkt_pump_read_buffer(NULL, &vd) == 0 && alkt_pump_read_buffer(&zp, &vd) == 0 &&
+                  alkt_pump_read_buffer(&t->e[0].p, NULL) == 0 &&
+                  alkt_pump_endpoint_read(NULL, 0) == ALKT_ERR_ARG &&
+                  alkt_pump_endpoint_read(&zp, 0) == ALKT_ERR_ARG &&
+                  alkt_pump_endpoint_eof(NULL) == ALKT_ERR_ARG &&
+                  alkt_pump_endpoint_eof(&zp) == ALKT_ERR_ARG &&
+                  alkt_pump_write_peek(NULL, &cd) == 0 && alkt_pump_write_peek(&zp, &cd) == 0 &&
+                  alkt_pump_write_peek(&t->e[0].p, NULL) == 0 &&
+                  alkt_pump_endpoint_wrote(NULL, 0) == ALKT_ERR_ARG &&
+                  alkt_pump_endpoint_wrote(&zp, 0) == ALKT_ERR_ARG &&
+                  alkt_pump_endpoint_shut(NULL) == ALKT_ERR_ARG &&
+                  alkt_pump_endpoint_shut(&zp) == ALKT_ERR_ARG &&
+                  alkt_pump_endpoint_failed(NULL, 1) == ALKT_ERR_ARG &&
+                  alkt_pump_endpoint_failed(&zp, 1) == ALKT_ERR_ARG &&
+                  alkt_pump_init(NULL, s, t->id, t->e[0].buf, 1) == ALKT_ERR_ARG,
+              "a pump call without a pump, or on one never set up");
+    ALK_CHECK(alkt_dgram_pump_poll(NULL) == ALKT_PUMP_ABORT &&
+                  alkt_dgram_pump_poll(&zd) == ALKT_PUMP_ABORT &&
+                  alkt_dgram_pump_send(NULL, "x", 1) == ALKT_ERR_ARG &&
+                  alkt_dgram_pump_send(&zd, "x", 1) == ALKT_ERR_ARG &&
+                  alkt_dgram_pump_recv(NULL, &cd) == ALKT_ERR_ARG &&
+                  alkt_dgram_pump_recv(&zd, &cd) == ALKT_ERR_ARG &&
+                  alkt_dgram_pump_delivered(&zd) == ALKT_ERR_ARG &&
+                  alkt_dgram_pump_endpoint_eof(NULL) == ALKT_ERR_ARG &&
+                  alkt_dgram_pump_endpoint_eof(&zd) == ALKT_ERR_ARG &&
+                  alkt_dgram_pump_endpoint_failed(NULL, 1) == ALKT_ERR_ARG &&
+                  alkt_dgram_pump_endpoint_failed(&zd, 1) == ALKT_ERR_ARG &&
+                  alkt_dgram_pump_init(NULL, s, t->id, t->e[0].buf, 64, 16) == ALKT_ERR_ARG,
+              "a datagram pump call without a pump, or on one never set up");
+    ALK_CHECK(alkt_session_poll_transmit(NULL, t->e[0].buf, 1) == 0 &&
+                  alkt_session_poll_transmit(s, NULL, 1) == 0 &&
+                  alkt_session_transmit_peek(NULL, &cd) == 0 &&
+                  alkt_session_transmit_peek(s, NULL) == 0 &&
+                  alkt_session_close(NULL, 0) == ALKT_ERR_ARG &&
+                  alkt_session_handle_input(NULL, "x", 1, 0) == ALKT_ERR_ARG &&
+                  alkt_session_handle_input(s, NULL, 1, 0) == ALKT_ERR_ARG &&
+                  alkt_channel_info_get(NULL, t->id, &info) == ALKT_ERR_ARG &&
+                  alkt_channel_info_get(s, t->id, NULL) == ALKT_ERR_ARG &&
+                  alkt_channel_open(NULL, &op, &id) == ALKT_ERR_ARG &&
+                  alkt_channel_open(s, NULL, &id) == ALKT_ERR_ARG &&
+                  alkt_channel_open(s, &op, NULL) == ALKT_ERR_ARG,
+              "a session call without its session or output");
+}
+
 static void pp_setup(pp *t)
 {
     int k;
@@ -302,6 +368,7 @@ static void pp_setup(pp *t)
         ALK_CHECK(alkt_pump_init(&t->e[k].p, &t->s[k], t->id, t->e[k].buf, cap) ==
                       ALKT_OK, "pump init");
     }
+    pp_null_args(t);
 }
 
 static size_t pp_amount(pp *t)
