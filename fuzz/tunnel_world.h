@@ -350,6 +350,8 @@ static ALK_UNUSED void tw_node_start(tw_world *w, int i)
 #define TW_NO_START 2u  /* the caller edits w->ncfg, then starts the nodes
                            (tw_node_start) */
 
+static void tw_null_args(tw_world *w);
+
 /* Any world: clients, gateways, relays (1..TW_MAX_*); relay_first for
  * every client; plaintext sessions or encrypted ones. */
 static ALK_UNUSED void tw_init_shape(tw_world *w, int clients, int gateways, int relays,
@@ -411,6 +413,79 @@ static ALK_UNUSED void tw_init_shape(tw_world *w, int clients, int gateways, int
     tw_default_control(w, expires);
     for (i = 0; i < TW_NODES && !(flags & TW_NO_START); i++)
         if (w->node_used[i]) tw_node_start(w, i);
+    if (w->node_used[TW_CLIENT] && w->node_used[TW_GATEWAY]) tw_null_args(w);
+}
+
+/* Every node and relay call without its object, on one never set up (no
+ * tables), or without its output refuses - ALKT_ERR_ARG, 0, UINT64_MAX or
+ * nothing - and touches nothing. Once per process, with live nodes. */
+static void tw_null_args(tw_world *w)
+{
+    static int done;
+    alkt_node zn;
+    alkt_relay_server zr;
+    alkt_role_event ev;
+    alkt_control ctl;
+    alkt_open_params op;
+    alkt_ip ip;
+    const void *cd;
+    void *vd;
+    uint32_t h = 0;
+    size_t res = 0;
+    alkt_node *c = &w->node[TW_CLIENT], *g = &w->node[TW_GATEWAY];
+    if (done) return;
+    done = 1;
+    memset(&zn, 0, sizeof zn);
+    memset(&zr, 0, sizeof zr);
+    memset(&ctl, 0, sizeof ctl);
+    memset(&op, 0, sizeof op);
+    memset(&ip, 0, sizeof ip);
+    ALK_CHECK(alkt_node_control(NULL, &ctl, 0) == ALKT_ERR_ARG &&
+                  alkt_node_control(c, NULL, 0) == ALKT_ERR_ARG &&
+                  alkt_node_control(&zn, &ctl, 0) == ALKT_ERR_ARG &&
+                  alkt_node_handle_input(NULL, 1, "x", 1, 0) == ALKT_ERR_ARG &&
+                  alkt_node_handle_input(c, 1, NULL, 1, 0) == ALKT_ERR_ARG &&
+                  alkt_node_poll_event(NULL, &ev) == 0 && alkt_node_poll_event(c, NULL) == 0 &&
+                  alkt_node_poll_event(&zn, &ev) == 0 &&
+                  alkt_node_poll_timeout(NULL) == UINT64_MAX &&
+                  alkt_node_poll_timeout(&zn) == UINT64_MAX &&
+                  alkt_node_transmit_peek(NULL, 1, &cd) == 0 &&
+                  alkt_node_transmit_peek(c, 1, NULL) == 0 &&
+                  alkt_node_transmit_done(NULL, 1, 0) == ALKT_ERR_ARG &&
+                  alkt_node_handle_connected(NULL, 1, 0) == ALKT_ERR_ARG &&
+                  alkt_node_accept(NULL, 0, &h) == ALKT_ERR_ARG &&
+                  alkt_node_accept(g, 0, NULL) == ALKT_ERR_ARG &&
+                  alkt_node_accept(&zn, 0, &h) == ALKT_ERR_ARG &&
+                  alkt_node_session(NULL, 1) == NULL && alkt_node_session(&zn, 1) == NULL &&
+                  alkt_node_session(c, 0) == NULL,
+              "a node call without its node, on one never set up, or without output");
+    ALK_CHECK(alkt_client_add_gateway(NULL, "gw", &ip, 1) == ALKT_ERR_ARG &&
+                  alkt_client_add_gateway(c, NULL, &ip, 1) == ALKT_ERR_ARG &&
+                  alkt_client_add_gateway(c, "gw", NULL, 1) == ALKT_ERR_ARG &&
+                  alkt_client_add_gateway(c, "gw", &ip, 0) == ALKT_ERR_ARG &&
+                  alkt_client_add_gateway(g, "gw", &ip, 1) == ALKT_ERR_ARG &&
+                  alkt_client_add_gateway(&zn, "gw", &ip, 1) == ALKT_ERR_ARG &&
+                  alkt_gateway_authorize(NULL, "c", &op, 0, &res) == ALKT_ERR_ARG &&
+                  alkt_gateway_authorize(g, NULL, &op, 0, &res) == ALKT_ERR_ARG &&
+                  alkt_gateway_authorize(g, "c", NULL, 0, &res) == ALKT_ERR_ARG,
+              "a client or gateway call without its arguments");
+    ALK_CHECK(alkt_relay_accept(NULL, 0, &h) == ALKT_ERR_ARG &&
+                  alkt_relay_accept(&zr, 0, &h) == ALKT_ERR_ARG &&
+                  alkt_relay_accept(&w->relay[0], 0, NULL) == ALKT_ERR_ARG &&
+                  alkt_relay_handle_input(NULL, 1, "x", 1, 0) == ALKT_ERR_ARG &&
+                  alkt_relay_poll_event(NULL, &ev) == 0 &&
+                  alkt_relay_poll_event(&w->relay[0], NULL) == 0 &&
+                  alkt_relay_poll_event(&zr, &ev) == 0 &&
+                  alkt_relay_poll_timeout(NULL) == UINT64_MAX &&
+                  alkt_relay_poll_timeout(&zr) == UINT64_MAX &&
+                  alkt_relay_transmit_peek(NULL, 1, &cd) == 0 &&
+                  alkt_relay_transmit_done(NULL, 1, 0) == ALKT_ERR_ARG &&
+                  alkt_relay_read_buffer(NULL, 1, &vd) == 0 &&
+                  alkt_relay_handle_read(NULL, 1, 0, 0) == ALKT_ERR_ARG &&
+                  alkt_relay_init(NULL, &w->rcfg, &zr, 8, 0) == ALKT_ERR_ARG &&
+                  alkt_relay_init(&zr, NULL, &zr, 8, 0) == ALKT_ERR_ARG &&
+                  alkt_relay_init(&zr, &w->rcfg, NULL, 8, 0) == ALKT_ERR_ARG,
+              "a relay call without its relay, on one never set up, or without output");
 }
 
 /* relay_first: the client tries the relay before the direct path. */
