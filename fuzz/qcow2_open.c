@@ -235,10 +235,11 @@ static void ref_judge(const ref_verdict *v, int rc, const q2w_error_info *e,
                   (unsigned long long)e->offset);
         return;
     }
+    /* (a header field is no table entry: index 0) */
     for (i = 0; i < v->n; i++)
         if (rc == v->brk[i].code && e->what &&
             strcmp(e->what, v->brk[i].what) == 0 &&
-            e->offset == v->brk[i].offset)
+            e->offset == v->brk[i].offset && e->index == 0)
             return;
     for (i = 0; i < v->n; i++)
         alk_trace("reference: %s %s at %llu", q2w_strerror(v->brk[i].code),
