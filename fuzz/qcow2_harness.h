@@ -341,7 +341,9 @@ static ALK_UNUSED int qh_check(qh_disk *d, unsigned flags,
     }
     work = alk_malloc(need ? need : 1);
     ALK_CHECK(work != NULL, "out of memory for check work");
-    rc = q2w_check(&io, work, need, flags, res);
+    /* (a leaks-only repair through its own entry point) */
+    rc = flags == Q2W_CHECK_REPAIR_LEAKS ? q2w_repair_leaks(&io, work, need, res)
+                                         : q2w_check(&io, work, need, flags, res);
 #ifndef Q2W_NO_STDIO
     if (d->mirror && flags == 0) {
         /* the same scan through q2w_posix_io on the mirror file */
@@ -533,7 +535,18 @@ static ALK_UNUSED int qh_open(qh_handle *h, qh_disk *d, uint32_t cluster_size,
     qh_handle_config(h, &cfg, cluster_size, slots, ops_cap, writable,
                      has_backing, d->len, d->backing_len);
     d->ops_cap = ops_cap;
-    return qh_run(&h->img, d, q2w_open(&h->img, &cfg));
+    {
+        int rc = qh_run(&h->img, d, q2w_open(&h->img, &cfg));
+        if (rc == Q2W_OK) {
+            /* info_get fills every field: the cache has 1..max_slots slots */
+            q2w_info info;
+            memset(&info, 0xA5, sizeof info);
+            q2w_info_get(&h->img, &info);
+            ALK_CHECK(info.cache_slots >= 1 && info.cache_slots <= slots,
+                      "open: %zu cache slots of at most %zu", info.cache_slots, slots);
+        }
+        return rc;
+    }
 }
 
 static ALK_UNUSED void qh_close_handle(qh_handle *h)
