@@ -604,7 +604,7 @@ def run_header(header, args, tree):
           % (header, len(cands), lo + 1, hi, len(set(func[c[0]] for c in cands)),
              len(chosen), args.seed, args.gate), flush=True)
     rec = {"header": header, "killed": 0, "survived": [], "equivalent": [],
-           "nobuild": 0, "sections": {}, "run": len(chosen)}
+           "nobuild": 0, "sections": {}, "run": len(ONLY) if ONLY else len(chosen)}
     if args.list:
         for i, label, new in chosen:
             print("  %s:%d  [%s]  %s: %s" % (header, i + 1, func[i], label, new.strip()))
@@ -675,8 +675,9 @@ def run_header(header, args, tree):
             set("build-mutant/replay_%s" % t for t, _ in runs))
         schema = build_schemata(lines, lo, hi, chosen, target, build_runs, tree,
                                 args.timeout, runs, scope, limit)
+        judged = len(ONLY) if ONLY else len(chosen)
         print("mutants: %d of %d in one build (schemata), %d built one by one"
-              % (len(schema), len(chosen), len(chosen) - len(schema)), flush=True)
+              % (len(schema), judged, judged - len(schema)), flush=True)
     order = [n for n in range(1, len(chosen) + 1) if n in schema] + \
             [n for n in range(1, len(chosen) + 1) if n not in schema]
     if ONLY:
@@ -806,8 +807,9 @@ def build_schemata(lines, lo, hi, chosen, target, build, tree, timeout, runs, sc
             skip |= bad
         else:
             return set()
+    left = skip - (set(range(1, len(chosen) + 1)) - ONLY) if ONLY else skip
     print("mutants: schemata: %d mutants left out (their switched line or copy "
-          "does not compile)" % len(skip), flush=True)
+          "does not compile)" % len(left), flush=True)
     rc, _, _ = judge_by_runs(runs, scope, tree, timeout, limit, build=False)
     if rc != "gate-pass":
         print("mutants: schemata: with no mutant chosen the build fails the gate")
