@@ -934,7 +934,7 @@ def main():
                     help="write the per-header kill rates to this file")
     args = ap.parse_args()
     if args.only:
-        ONLY.update(int(x) for x in args.only.split(","))
+        ONLY.update(int(x) for x in args.only.split(",") if x.strip())
     headers = HEADERS_ALL if args.header == "all" else [args.header]
     headers = [h for h in headers if os.path.exists(os.path.join(ROOT, h))]
 
