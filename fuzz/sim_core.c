@@ -1966,6 +1966,7 @@ static void check_trace(const uint8_t *in, size_t n, toy_outcome want)
     char line[1024], failed[1024] = "";
     uint64_t h = 0xcbf29ce484222325u;
     unsigned long lines = 0;
+    unsigned steps = 0, kinds_line = 0;
     int rc;
     ALK_CHECK(f != NULL, "tmpfile() failed");
     memset(&r, 0x5a, sizeof r);
@@ -1983,6 +1984,9 @@ static void check_trace(const uint8_t *in, size_t n, toy_outcome want)
         h = fnv1a(h, text, len);   /* the text and its newline */
         if (!strncmp(text, "FAILED: ", 8))
             memcpy(failed, text, len + 1);
+        /* a line per step; the toy (no swarm) runs every kind at weight 1 */
+        steps += !strncmp(text, "step ", 5);
+        kinds_line += !strcmp(text, "kinds (weight): add:1 tick:1 hold:1\n");
         lines++;
     }
     fclose(f);
@@ -1998,6 +2002,9 @@ static void check_trace(const uint8_t *in, size_t n, toy_outcome want)
                       len == m && !memcmp(a, b, m),
                   "run_seed(%zu, 1) differs from a run on its input", n);
     }
+    ALK_CHECK(kinds_line == 1 && steps == r.steps,
+              "trace: %u kinds lines, %u step lines for %u steps", kinds_line, steps,
+              r.steps);
     ALK_CHECK(r.trace_lines == lines && r.trace_hash == h,
               "trace: %lu lines hashed %016llx; the result says %lu, %016llx", lines,
               (unsigned long long)h, r.trace_lines, (unsigned long long)r.trace_hash);
