@@ -321,7 +321,10 @@ static int walk_tokens(const uint8_t *data, size_t size, size_t *err_offset)
             ALK_CHECK(0, "token type %d", (int)t.type);
         }
     }
-    ALK_CHECK(alkt_json_error(&p, &e) == rc, "sticky error differs");
+    /* (the reader knows no path: it reports "", whatever e held) */
+    memset(&e, 0x5a, sizeof e);
+    ALK_CHECK(alkt_json_error(&p, &e) == rc && e.path[0] == '\0' && e.code == rc,
+              "sticky error differs, or a path or code left over");
     if (rc) {
         check_error("walk", rc, &e, data, size);
         ALK_CHECK(alkt_json_next(&p, &t) == rc, "error not sticky");
@@ -460,6 +463,16 @@ static int check_reader(const uint8_t *data, size_t size, size_t *offset)
     *offset = e.offset;
     if (rc == ALKT_OK)
         check_walker(data, size);
+    {
+        /* over max_size: refused unread - offset max_size, line and column 0 */
+        alkt_json_limits tiny = {0, 8};
+        int big = alkt_json_validate((const char *)data, size, &tiny, &e);
+        ALK_CHECK(size <= 8 ? big != ALKT_ERR_TOO_LARGE
+                            : big == ALKT_ERR_TOO_LARGE && e.code == big && e.offset == 8 &&
+                                  e.line == 0 && e.column == 0 && e.path[0] == '\0',
+                  "validate of %zu bytes with max_size 8: %d at %zu (%zu:%zu)", size, big,
+                  e.offset, e.line, e.column);
+    }
     rc = alkt_json_validate((const char *)data, size, &shallow, &e);
     ref = json_ref_validate(data, size, 3, &ref_off);
     ALK_CHECK((rc == ALKT_OK) == (ref == 1) && (ref || e.offset == ref_off),
