@@ -70,6 +70,7 @@ typedef struct sent_record {
     uint32_t from, to, len;
     uint64_t sent_at, hash;
     unsigned copies_allowed, copies_seen;
+    unsigned originals_seen; /* copies delivered with duplicate == 0 */
 } sent_record;
 
 typedef struct pending_write {
@@ -228,6 +229,13 @@ static int check_delivery(alksim_ctx *ctx, core_state *st,
                  (unsigned long long)dg->id);
     ALKSIM_CHECK(ctx, !alksim_net_blocked(&st->net, r->from, dg->to_host),
                  "id %llu crossed a partition", (unsigned long long)dg->id);
+    /* one copy is the original, any other says it is the duplicate */
+    r->originals_seen += dg->duplicate == 0;
+    ALKSIM_CHECK(ctx, (dg->duplicate == 0 || dg->duplicate == 1) && r->originals_seen <= 1 &&
+                          (dg->duplicate == 0 || r->copies_allowed > 1),
+                 "datagram %llu: duplicate flag %d (%u originals, %u copies allowed)",
+                 (unsigned long long)dg->id, dg->duplicate, r->originals_seen,
+                 r->copies_allowed);
     ALKSIM_CHECK(ctx, ++r->copies_seen <= r->copies_allowed,
                  "id %llu delivered %u times, %u copies drawn",
                  (unsigned long long)dg->id, r->copies_seen,
@@ -291,6 +299,11 @@ static int check_stream_event(alksim_ctx *ctx, core_state *st,
         break;
     case ALKSIM_STREAM_DATA:
         ALKSIM_CHECK(ctx, m->state != 4, "data after a reset");
+        /* a partition holds a direction's bytes back until it heals */
+        ALKSIM_CHECK(ctx, !alksim_net_blocked(&st->net, dir == 0 ? m->from : m->to,
+                                              dir == 0 ? m->to : m->from),
+                     "stream %u: data from host %u through a partition", ev->conn,
+                     dir == 0 ? m->from : m->to);
         ALKSIM_CHECK(ctx, !m->eof[dir], "data after EOF");
         ALKSIM_CHECK(ctx, m->n_delivered[dir] + ev->len <= m->n_written[dir] &&
                               !memcmp(ev->data,
