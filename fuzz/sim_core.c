@@ -121,15 +121,20 @@ enum {
     K_SSHUT, K_SRESET, K_SLISTEN, K_COUNT
 };
 
-static uint64_t hash_bytes(const uint8_t *p, size_t n)
+/* FNV-1a from h over n bytes (the trace hash and failure sites use it). */
+static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325u;
     size_t i;
     for (i = 0; i < n; i++) {
-        h ^= p[i];
+        h ^= (unsigned char)s[i];
         h *= 0x100000001b3u;
     }
-    return h ^ n;
+    return h;
+}
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n)
+{
+    return fnv1a(0xcbf29ce484222325u, (const char *)p, n) ^ n;
 }
 
 static void *core_setup(alksim_ctx *ctx)
@@ -1954,16 +1959,6 @@ static toy_outcome toy_run(const uint8_t *in, size_t n)
 static int toy_same(toy_outcome a, toy_outcome b)
 {
     return a.code == b.code && a.invariant == b.invariant && a.kind == b.kind;
-}
-
-static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3u;
-    }
-    return h;
 }
 
 /* The run's result against its own verbose trace: lines numbered from 0,
