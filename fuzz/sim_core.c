@@ -698,8 +698,10 @@ static int core_step(alksim_ctx *ctx, void *state, unsigned kind)
         ALKSIM_CHECK(ctx, alksim_net_partition(&st->net, a, b, 1) == ALKSIM_OK,
                      "partition %u->%u refused", a, b);
         st->part[a][b] = 1;
-        if (both)
-            alksim_net_partition(&st->net, b, a, 1), st->part[b][a] = 1;
+        if (both) {
+            alksim_net_partition(&st->net, b, a, 1);
+            st->part[b][a] = 1;
+        }
         /* a host past the network's is refused, and changes nothing */
         ALKSIM_CHECK(ctx, alksim_net_partition(&st->net, HOSTS, a, 0) ==
                               ALKSIM_ERR_INVALID_ARGUMENT &&
