@@ -326,11 +326,18 @@ static void ss_drop(ss *t)
     int k;
     alk_trace("drop the connection");
     for (k = 0; k < 2; k++) {
+        alkt_session *s = &t->side[k].s;
+        /* the resume window runs from this moment when a working
+         * connection is lost */
+        int window = s->state == ALKT__S_ACTIVE && s->conn != ALKT__C_NONE && s->conn_was_up;
         t->pipe[k].head = t->pipe[k].len = 0;
         t->pipe[k].tamper = 0;
         t->side[k].tampered = 0;
         t->side[k].connected = 0;
-        alkt_session_handle_disconnected(&t->side[k].s, t->now);
+        alkt_session_handle_disconnected(s, t->now);
+        ALK_CHECK(!window || s->deadline_resume == t->now + s->resume_ns,
+                  "side %d: the resume window runs to %llu, lost at %llu", k,
+                  (unsigned long long)s->deadline_resume, (unsigned long long)t->now);
     }
     ss_events(t, 0);
     ss_events(t, 1);
@@ -934,11 +941,40 @@ static void ss_pair(ss *t)
             ss_transmit(t, k);   /* what the sender has queued, in flight */
             ss_tamper(t, k);
             break;
-        default:
-            (void)alkt_session_close(&t->side[k].s, 0x1234);
+        default: {
+            /* a close between two sessions that are up reaches the peer
+             * as a GOAWAY with the app's code: the peer's session ends
+             * with ALKT_ERR_GOAWAY (an empty pipe: nothing before it can
+             * be cut off) */
+            alkt_session *me = &t->side[k].s, *peer = &t->side[1 - k].s;
+            int tell = t->side[k].connected && me->conn == ALKT__C_UP &&
+                       peer->conn == ALKT__C_UP && !t->side[k].closed &&
+                       !t->side[1 - k].closed && !t->pipe[k].tamper &&
+                       t->pipe[k].len == 0;
+            int was_closed = me->state == ALKT__S_CLOSED;
+            int rc = alkt_session_close(me, 0x1234);
+            /* it ends the session here and now: once */
+            ALK_CHECK(rc == (was_closed ? ALKT_ERR_CLOSED : ALKT_OK) &&
+                          alkt_session_close(me, 0x1234) == ALKT_ERR_CLOSED,
+                      "side %d: close gave %s, then a second close did not refuse", k,
+                      alkt_strerror(rc));
+            ss_events(t, k);
+            ALK_CHECK(t->side[k].closed, "side %d: closed without its CLOSED event", k);
             ss_transmit(t, k);
             ss_deliver(t, k, SS_PIPE, 4096);
+            if (tell) {
+                const void *q;
+                ALK_CHECK(t->side[1 - k].closed && peer->peer_goaway == 0x1234 &&
+                              peer->close_code == ALKT_ERR_GOAWAY,
+                          "side %d closed: the peer %s (its GOAWAY code %d)", k,
+                          t->side[1 - k].closed ? "ended" : "did not end",
+                          peer->peer_goaway);
+                /* and says nothing more on that connection */
+                ALK_CHECK(alkt_session_transmit_peek(peer, &q) == 0,
+                          "side %d: still sending after the peer's GOAWAY", 1 - k);
+            }
             break;
+        }
         }
         ss_events(t, 0);
         ss_events(t, 1);
