@@ -315,6 +315,21 @@ static void pp_null_args(pp *t)
                   alkt_channel_open(s, NULL, &id) == ALKT_ERR_ARG &&
                   alkt_channel_open(s, &op, NULL) == ALKT_ERR_ARG,
               "a session call without its session or output");
+    {
+        /* a read of a channel there is not clears what it fills */
+        int eof = 1;
+        cd = "x";
+        ALK_CHECK(alkt_channel_peek(s, 0x7fffffffu, &cd, &eof) == ALKT_ERR_NO_CHANNEL &&
+                      cd == NULL && eof == 0,
+                  "peek of no channel left its outputs");
+        eof = 1;
+        ALK_CHECK(alkt_channel_consume(s, 0x7fffffffu, 1, &eof) == ALKT_ERR_NO_CHANNEL &&
+                      eof == 0,
+                  "consume of no channel left its eof");
+        cd = "x";
+        ALK_CHECK(alkt_dgram_pump_recv(&zd, &cd) == ALKT_ERR_ARG && cd == NULL,
+                  "a datagram pump never set up left recv's output");
+    }
 }
 
 static void pp_setup(pp *t)
@@ -343,8 +358,14 @@ static void pp_setup(pp *t)
         need = alkt_session_mem_size(&c);
         ALK_CHECK(need > 0, "config refused");
         t->mem[k] = malloc(need);
-        ALK_CHECK(t->mem[k] && alkt_session_init(&t->s[k], &c, t->mem[k], need,
-                                                 t->now) == ALKT_OK, "init");
+        /* one byte short of the size asked is refused */
+        ALK_CHECK(t->mem[k] && alkt_session_init(&t->s[k], &c, t->mem[k], need - 1,
+                                                 t->now) == ALKT_ERR_NOMEM &&
+                      alkt_session_init(&t->s[k], &c, t->mem[k], need, t->now) == ALKT_OK,
+                  "init");
+        /* no peer identity before one was proved */
+        ALK_CHECK(alkt_session_peer_identity(&t->s[k], NULL) == NULL,
+                  "a peer identity before the handshake");
     }
     pp_connect(t);
     memset(&o, 0, sizeof o);
