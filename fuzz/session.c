@@ -660,6 +660,12 @@ static void ss_shutdown(ss *t, int k)
         d->eof_sent = 1;
         d->eof_at = d->accepted;
     }
+    /* nothing is sent after one's own EOF: an error, not "no room now" */
+    if (rc == ALKT_OK) {
+        ptrdiff_t n = alkt_channel_send(&t->side[k].s, c->id, "x", 1);
+        ALK_CHECK(n == ALKT_ERR_STATE || n == ALKT_ERR_RESET,
+                  "side %d: a send after shutdown_write of %u gave %ld", k, c->id, (long)n);
+    }
 }
 
 static void ss_reset(ss *t, int k)

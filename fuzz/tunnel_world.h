@@ -452,6 +452,7 @@ static void tw_null_args(tw_world *w)
                   alkt_node_transmit_peek(NULL, 1, &cd) == 0 &&
                   alkt_node_transmit_peek(c, 1, NULL) == 0 &&
                   alkt_node_transmit_done(NULL, 1, 0) == ALKT_ERR_ARG &&
+                  alkt_node_transmit_done(c, 0, 0) == ALKT_ERR_ARG &&   /* no such handle */
                   alkt_node_handle_connected(NULL, 1, 0) == ALKT_ERR_ARG &&
                   alkt_node_accept(NULL, 0, &h) == ALKT_ERR_ARG &&
                   alkt_node_accept(g, 0, NULL) == ALKT_ERR_ARG &&
