@@ -89,6 +89,8 @@ typedef struct ss_chan {
     int opener;        /* side that opened it */
     int outcome;       /* 0 none yet, 1 opened, 2 refused */
     int answered;      /* the peer's app accepted or refused */
+    int refused_by_reset;   /* the peer's app reset it unanswered: the
+                               opener hears OPEN_FAILED, not RESET */
     int reset;         /* either side reset it, or a session ended */
     int done[2];       /* CHANNEL_DONE seen by that side */
     int known[2];      /* that side has it (opened it / saw the request) */
@@ -449,6 +451,10 @@ static void ss_events(ss *t, int k)
             c->outcome = 2;
             break;
         case ALKT_EV_RESET:
+            ALK_CHECK(!(c->refused_by_reset && c->opener == k && c->outcome == 0 &&
+                        ev.code == 99),
+                      "side %d: channel %u reset unanswered by the peer came as a RESET, "
+                      "not OPEN_FAILED", k, c->id);
             c->reset = 1;
             break;
         case ALKT_EV_CHANNEL_DONE:
@@ -672,10 +678,15 @@ static void ss_reset(ss *t, int k)
 {
     ss_chan *c = ss_pick(t, k);
     int rc;
+    alkt_channel_info info;
+    int incoming;
     if (!c) return;
+    incoming = alkt_channel_info_get(&t->side[k].s, c->id, &info) == ALKT_OK &&
+               info.state == ALKT_CHANNEL_INCOMING;
     rc = alkt_channel_reset(&t->side[k].s, c->id, 99);
     alk_trace("side %d reset %u: %s", k, c->id, alkt_strerror(rc));
     if (rc == ALKT_OK) c->reset = 1;
+    if (rc == ALKT_OK && incoming) c->refused_by_reset = 1;
 }
 
 static void ss_time(ss *t, uint64_t dt)
