@@ -611,7 +611,7 @@ static void rw_run(alksim_source *src)
                 break;
             case 3:
                 alk_trace("client roamed");
-                alkt_client_roamed(&w.node[TW_CLIENT], w.now);
+                tw_roam(&w, TW_CLIENT);
                 break;
             case 4:
                 tw_revoke(&w, "web", revoked);

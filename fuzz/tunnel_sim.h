@@ -1090,7 +1090,7 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
         for (i = 0; i < w->n_links; i++)
             if (w->links[i].used && (w->links[i].side[0] == c || w->links[i].side[1] == c))
                 tw_drop_link(w, i);
-        alkt_client_roamed(&w->node[c], w->now);
+        tw_roam(w, c);
         break;
     case K_CRASH_GW:
         s->gw_crashed[g] = s->any_crash = 1;

@@ -1151,6 +1151,69 @@ static ALK_UNUSED void tw_all_events(tw_world *w)
     for (i = 0; i < w->n_relays; i++) tw_relay_events(w, i);
 }
 
+/* The most a retry may wait after f failed rounds: backoff_min doubling
+ * per round up to backoff_max (the documented rule). */
+static ALK_UNUSED uint64_t tw_backoff_bound(const alkt_node *n, uint32_t f)
+{
+    uint64_t b = n->cfg.backoff_min_ns;
+    while (f-- > 1 && b < n->cfg.backoff_max_ns) b *= 2;
+    return b < n->cfg.backoff_max_ns ? b : n->cfg.backoff_max_ns;
+}
+
+/* No retry waits longer than its rule: a client's next round to a
+ * gateway, a gateway's next offer at a relay (each was set at or before
+ * now, to at most that moment plus the bound). */
+static ALK_UNUSED void tw_check_backoff(tw_world *w)
+{
+    int i;
+    uint32_t k;
+    for (i = 0; i < TW_NODES; i++) {
+        alkt_node *n = &w->node[i];
+        if (!w->node_used[i]) continue;
+        if (n->is_gateway) {
+            for (k = 0; k < n->cfg.max_relays; k++)
+                ALK_CHECK(n->relay_failures[k] == 0 ||
+                              n->relay_retry_at[k] <=
+                                  w->now + tw_backoff_bound(n, n->relay_failures[k]),
+                          "gateway %d: relay %u retried at %llu after %u failures (now %llu)",
+                          i, k, (unsigned long long)n->relay_retry_at[k],
+                          n->relay_failures[k], (unsigned long long)w->now);
+            continue;
+        }
+        for (k = 0; k < n->cfg.max_peers; k++) {
+            const alkt__peer *p = &n->peers[k];
+            if (p->state != ALKT__P_LIVE || p->conn || p->failures == 0) continue;
+            ALK_CHECK(p->retry_at <= w->now + tw_backoff_bound(n, p->failures),
+                      "client %d: peer %u retried at %llu after %u failed rounds (now %llu)",
+                      i, k + 1, (unsigned long long)p->retry_at, p->failures,
+                      (unsigned long long)w->now);
+        }
+    }
+}
+
+/* A client on a new address: every gateway it knows is tried again at
+ * once, from its preferred path, with no backoff left (and its old
+ * connections are gone). */
+static ALK_UNUSED void tw_roam(tw_world *w, int side)
+{
+    alkt_node *n = tw_node(w, side);
+    uint32_t k;
+    int live = 0;
+    alkt_client_roamed(n, w->now);
+    for (k = 0; k < n->cfg.max_peers; k++) {
+        const alkt__peer *p = &n->peers[k];
+        if (p->state != ALKT__P_LIVE) continue;
+        live = 1;
+        ALK_CHECK(p->conn == 0 && p->failures == 0 && p->path == 0 && p->retry_at <= w->now,
+                  "client %d roamed: peer %u keeps conn %u, %u failures, path %u, retry at "
+                  "%llu (now %llu)", side, k + 1, p->conn, p->failures, p->path,
+                  (unsigned long long)p->retry_at, (unsigned long long)w->now);
+    }
+    ALK_CHECK(!live || alkt_node_poll_timeout(n) <= w->now,
+              "client %d roamed: it sleeps until %llu (now %llu)", side,
+              (unsigned long long)alkt_node_poll_timeout(n), (unsigned long long)w->now);
+}
+
 /* Everything moves once: events, targets, bytes. */
 static ALK_UNUSED void tw_step(tw_world *w)
 {
@@ -1165,6 +1228,7 @@ static ALK_UNUSED void tw_step(tw_world *w)
         for (k = 0; k < 2 && l->used; k++) tw_recv(w, l, k);
     }
     tw_all_events(w);
+    tw_check_backoff(w);
 }
 
 /* The earliest deadline of any role. */
