@@ -710,7 +710,7 @@ static void rd_tap(void *ctx, const tw_target *target, const unsigned char *d, s
 
 static void rd_run(alksim_source *src)
 {
-    static unsigned char mem[2 * (RD_MAX + 2)];
+    unsigned char *mem;   /* exactly the size the rule asks (ASan sees past it) */
     tw_world w;
     rd t;
     alkt_dgram_pump d;
@@ -745,8 +745,13 @@ static void rd_run(alksim_source *src)
         rc = alkt_client_open(&w.node[TW_CLIENT], &p, w.now, &peer, &ch, NULL);
     }
     ALK_CHECK(rc == ALKT_OK, "open: %d", rc);
+    mem = (unsigned char *)malloc(2 * (max + 2));
+    ALK_CHECK(mem != NULL, "out of memory");
     ALK_CHECK(alkt_dgram_pump_init(&d, alkt_node_session(&w.node[TW_CLIENT], peer), ch, mem,
-                                   sizeof mem, max) == ALKT_OK, "dgram pump init");
+                                   2 * (max + 2) - 1, max) == ALKT_ERR_ARG &&
+                  alkt_dgram_pump_init(&d, alkt_node_session(&w.node[TW_CLIENT], peer), ch, mem,
+                                       2 * (max + 2), max) == ALKT_OK,
+              "dgram pump init (a byte short is refused)");
     for (step = 0; step < 4000; step++) {
         unsigned bits = alkt_dgram_pump_poll(&d);
         int live;
@@ -789,6 +794,7 @@ static void rd_run(alksim_source *src)
               step, t.sent, t.tapped, t.got);
     ALK_CHECK(t.got == count && t.tapped == count, "%zu handed back, %zu on the wire, of %zu",
               t.got, t.tapped, count);
+    free(mem);
     tw_free(&w);
 }
 
