@@ -332,11 +332,17 @@ static void ss_drop(ss *t)
         /* the resume window runs from this moment when a working
          * connection is lost */
         int window = s->state == ALKT__S_ACTIVE && s->conn != ALKT__C_NONE && s->conn_was_up;
+        int none = s->conn == ALKT__C_NONE;
+        unsigned events = s->session_events;
         t->pipe[k].head = t->pipe[k].len = 0;
         t->pipe[k].tamper = 0;
         t->side[k].tampered = 0;
         t->side[k].connected = 0;
         alkt_session_handle_disconnected(s, t->now);
+        alkt_session_handle_disconnected(NULL, t->now);   /* (nothing to do) */
+        /* no connection, nothing lost: no second DISCONNECTED */
+        ALK_CHECK(!none || s->session_events == events,
+                  "side %d: a disconnect without a connection made an event", k);
         ALK_CHECK(!window || s->deadline_resume == t->now + s->resume_ns,
                   "side %d: the resume window runs to %llu, lost at %llu", k,
                   (unsigned long long)s->deadline_resume, (unsigned long long)t->now);
