@@ -1056,6 +1056,10 @@ static ALK_UNUSED void tw_relay_events(tw_world *w, int k)
         int j;
         tw_link *l;
         ALK_CHECK(++guard < 10000, "relay: endless events");
+        /* a relay's event names connections only: the rest is zero */
+        ALK_CHECK(ev.peer == 0 && ev.channel == 0 && ev.code == 0 && ev.port == 0,
+                  "relay %d: event %d with peer %u channel %u code %d", k, (int)ev.type,
+                  ev.peer, ev.channel, ev.code);
         if (ev.type == ALKT_REV_SPLICED) {
             w->spliced++;
             continue;
