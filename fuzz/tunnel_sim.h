@@ -1043,7 +1043,12 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
         if ((h = ts_pick_open(s, src)) != NULL) {
             alkt_session *ss = alkt_node_session(&w->node[h->node], h->peer);
             if (h->udp) {
+                int was = (h->dp.flags & ALKT__DF_ABORT) != 0;
                 if (alkt_dgram_pump_endpoint_failed(&h->dp, 7) == ALKT_OK) h->state = TS_ENDED;
+                /* the pump it aborts keeps the endpoint's code */
+                if (!was && (h->dp.flags & ALKT__DF_ABORT))
+                    ALKSIM_CHECK(ctx, h->dp.code == 7, "channel %u: aborted with %d, not 7",
+                                 h->id, h->dp.code);
             } else if (ss && alkt_channel_reset(ss, h->id, 7) == ALKT_OK) {
                 h->state = TS_ENDED;
             }
