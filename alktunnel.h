@@ -526,7 +526,9 @@
  *
  *   Control plane: alkt_node_control takes decoded control messages. A
  *   section present replaces the node's; each revocation removes one
- *   authorization. Authorizations expire at their `expires` second:
+ *   authorization. A new relay list starts afresh: a gateway offers at
+ *   each of its relays at once, with no backoff left from the old list.
+ *   Authorizations expire at their `expires` second:
  *   cfg.epoch_ns is the Unix time (ns) at now == 0.
  *
  *   The rule (alkt_gateway_authorize; the client applies the same one
