@@ -585,8 +585,17 @@ static ALK_UNUSED void tw_connect(tw_world *w, int side, uint32_t h, const alkt_
     l->h[1] = far;
     l->last_in[0] = l->last_in[1] = w->now;
     alk_trace("connect node %d h %08x -> %d h %08x", side, (unsigned)h, to, (unsigned)far);
-    ALK_CHECK(alkt_node_handle_connected(tw_node(w, side), h, w->now) == ALKT_OK,
-              "handle_connected");
+    {
+        alkt_node *n = tw_node(w, side);
+        const alkt__nconn *c = alkt__nfind(n, h);
+        uint32_t relay = c ? c->relay : 0;
+        ALK_CHECK(alkt_node_handle_connected(n, h, w->now) == ALKT_OK, "handle_connected");
+        /* a gateway's offer that reached its relay ends that relay's
+         * backoff */
+        ALK_CHECK(!n->is_gateway || relay == 0 || n->relay_failures[relay - 1] == 0,
+                  "gateway %d: relay %u connected, %u failures kept", side, relay - 1,
+                  relay ? n->relay_failures[relay - 1] : 0);
+    }
 }
 
 /* Reset (both ends told) every link that touches end `who`; with `from`
