@@ -942,6 +942,10 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
             tw_link *l = tw_link_of(w, side, ev.conn, &k);
             alk_trace("node %d closes h %08x (%s)", side, (unsigned)ev.conn,
                       alkt_strerror(ev.code));
+            /* only a handle it still had: one it was told is closed (or
+             * whose connect failed) is gone already */
+            ALK_CHECK(l != NULL, "node %d closes h %08x, which is gone", side,
+                      (unsigned)ev.conn);
             if (l) {
                 l->h[k] = 0;
                 l->closed[k] = 1;
