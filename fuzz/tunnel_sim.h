@@ -987,7 +987,20 @@ static void ts_forward(ts_sim *s, ts_ch *l)
     int rc;
     if (!h) return;
     tw_ip4(&origin, 203, 0, 113, 9);
+    /* without an origin or an output, or on a client: refused, and the
+     * output (when there is one) cleared */
+    fch = 77;
+    ALK_CHECK(alkt_gateway_forward(&s->w.node[TW_GATEWAY + l->gw], l->tpeer, l->id, NULL,
+                                   &fch) == ALKT_ERR_ARG &&
+                  alkt_gateway_forward(&s->w.node[TW_GATEWAY + l->gw], l->tpeer, l->id,
+                                       &origin, NULL) == ALKT_ERR_ARG &&
+                  alkt_gateway_forward(&s->w.node[l->client], l->peer, l->id, &origin,
+                                       &fch) == ALKT_ERR_ARG,
+              "gateway_forward without its arguments, or on a client");
+    fch = 77;
     rc = alkt_gateway_forward(&s->w.node[TW_GATEWAY + l->gw], l->tpeer, l->id, &origin, &fch);
+    ALK_CHECK(rc == ALKT_OK || rc == ALKT_ERR_ARG || fch == 0,
+              "gateway_forward failed (%s) and left its output %u", alkt_strerror(rc), fch);
     alksim_log(s->ctx, "gateway %d: a connection to the listen of channel %u -> %s (%u)", l->gw,
                l->id, alkt_strerror(rc), fch);
     if (rc != ALKT_OK) return;
