@@ -553,10 +553,18 @@ static ALK_UNUSED void tw_connect(tw_world *w, int side, uint32_t h, const alkt_
     /* (a failed accept leaves the handle 0, as documented; a client does
      * not accept) */
     if (to >= TW_RELAY && !w->relay_down[to - TW_RELAY]) {
+        alkt_relay_stats before, after;
+        alkt_relay_stats_get(&w->relay[to - TW_RELAY], &before);
         far = 0xA5A5A5A5u;
         rc = alkt_relay_accept(&w->relay[to - TW_RELAY], w->now, &far);
         ALK_CHECK(rc == ALKT_OK ? far != 0 : far == 0, "relay accept: %d, handle %u",
                   rc, far);
+        /* an accepted connection is one more of its max_conns */
+        alkt_relay_stats_get(&w->relay[to - TW_RELAY], &after);
+        ALK_CHECK(after.conns == before.conns + (rc == ALKT_OK) &&
+                      (rc == ALKT_OK || before.conns == w->rcfg.max_conns),
+                  "relay accept: %d with %u of %u connections, %u after", rc, before.conns,
+                  w->rcfg.max_conns, after.conns);
     } else if (to >= 0 && to < TW_RELAY && tw_direct_ok(w, to - TW_GATEWAY)) {
         far = 0xA5A5A5A5u;
         if (!tw_node(w, side)->is_gateway)
