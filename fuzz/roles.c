@@ -233,7 +233,10 @@ static void rr_request(rr *t, int i)
     b[7 + tl] = (unsigned char)il;
     memcpy(b + 8 + tl, id, il);
     n = 8 + tl + il;
-    if (alksim_chance(t->src, 1, 8)) b[alksim_pick(t->src, n)] ^= (unsigned char)(1u << alksim_pick(t->src, 8));
+    if (alksim_chance(t->src, 1, 8)) {   /* (the bit first, as both compilers drew it) */
+        unsigned bit = (unsigned)alksim_pick(t->src, 8);
+        b[alksim_pick(t->src, n)] ^= (unsigned char)(1u << bit);
+    }
     rr_send(t, i, b, n);
 }
 
@@ -460,9 +463,11 @@ static void ra_run(alksim_source *src)
         default:
             p.host.kind = ALKT_HOST_IP;
             if (nres && alksim_bool(src)) {   /* near a resource's network */
+                unsigned bit;
                 p.host.ip = res[alksim_pick(src, nres)].network;
+                bit = (unsigned)alksim_pick(src, 8);   /* (first, as both compilers drew it) */
                 p.host.ip.bytes[alksim_pick(src, p.host.ip.family == 4 ? 4 : 16)] ^=
-                    (unsigned char)(1u << alksim_pick(src, 8));
+                    (unsigned char)(1u << bit);
                 if (alksim_bool(src)) p.host.ip = res[alksim_pick(src, nres)].network;
             } else {
                 ra_ip(src, &p.host.ip, alksim_chance(src, 1, 4) ? 6 : 4);
