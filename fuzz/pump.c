@@ -408,14 +408,22 @@ static void pp_run(pp *t)
         unsigned kind = (unsigned)alksim_range(&t->src, 0, 9);
         k = alksim_bool(&t->src);
         switch (kind) {
-        case 0: case 1: case 2:
-            pp_turn(t, k, pp_amount(t), pp_amount(t), stall[k]);
+        case 0: case 1: case 2: {
+            /* (one draw per statement, in the order gcc drew them: C
+             * leaves a call's argument order open, and clang's other
+             * order made an input another scenario in the campaigns) */
+            size_t back = pp_amount(t);
+            pp_turn(t, k, pp_amount(t), back, stall[k]);
             break;
+        }
         case 3: case 4:
             pp_transmit(t, k, pp_amount(t));
             break;
         case 5: case 6:
-            pp_deliver(t, k, pp_amount(t), (size_t)alksim_range(&t->src, 1, 3000));
+            {
+                size_t seg = (size_t)alksim_range(&t->src, 1, 3000);   /* (gcc's order) */
+                pp_deliver(t, k, pp_amount(t), seg);
+            }
             break;
         case 7:
             stall[k] = !stall[k];
