@@ -270,15 +270,8 @@ static void ts_push(ts_sim *s, const ts_view *v, int to_gateways, int to_clients
     c.relays = s->w.relays;
     c.relay_count = (size_t)s->w.n_relays;
     for (n = 0; n < TW_NODES; n++)
-        if (s->w.node_used[n] && (tw_is_gateway(n) ? to_gateways : to_clients)) {
-            alkt_node *nd = &s->w.node[n];
-            uint32_t k;
-            ALK_CHECK(alkt_node_control(nd, &c, s->w.now) == ALKT_OK, "control to node %d", n);
-            /* a new relay list starts afresh: no backoff left */
-            for (k = 0; nd->is_gateway && k < nd->cfg.max_relays; k++)
-                ALK_CHECK(nd->relay_retry_at[k] == 0 && nd->relay_failures[k] == 0,
-                          "gateway %d: relay %u keeps its old backoff", n, k);
-        }
+        if (s->w.node_used[n] && (tw_is_gateway(n) ? to_gateways : to_clients))
+            tw_control(&s->w, n, &c);
 }
 
 /* The gateways' view changed: what it no longer covers may be reset, and
@@ -1159,7 +1152,7 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
         if (everywhere) s->vc.auth[c][g] = 0;
         for (n = 0; n < TW_NODES; n++)
             if (w->node_used[n] && (tw_is_gateway(n) || everywhere))
-                ALK_CHECK(alkt_node_control(&w->node[n], &ctl, w->now) == ALKT_OK, "revoke");
+                tw_control(w, n, &ctl);
         ts_gateway_view_changed(s);
         break;
     }

@@ -316,6 +316,19 @@ static ALK_UNUSED void tw_check_config_rules(const alkt_node_config *good, void 
     ALK_CHECK(alkt_node_mem_size(&c) > 0, "a node config at its bounds refused");
 }
 
+/* A control message to node `side`, which takes it. A new relay list
+ * starts afresh: a gateway keeps no backoff from the old one (each of its
+ * relays is offered at once). */
+static ALK_UNUSED void tw_control(tw_world *w, int side, const alkt_control *c)
+{
+    alkt_node *n = tw_node(w, side);
+    uint32_t k;
+    ALK_CHECK(alkt_node_control(n, c, w->now) == ALKT_OK, "control to node %d", side);
+    for (k = 0; c->has_relays && n->is_gateway && k < n->cfg.max_relays; k++)
+        ALK_CHECK(n->relay_retry_at[k] == 0 && n->relay_failures[k] == 0,
+                  "gateway %d: relay %u keeps its old backoff", side, k);
+}
+
 /* Node i (re)starts empty from its config, with the current view. */
 static ALK_UNUSED void tw_node_start(tw_world *w, int i)
 {
@@ -336,7 +349,7 @@ static ALK_UNUSED void tw_node_start(tw_world *w, int i)
         ALK_CHECK(alkt_gateway_init(&w->node[i], &w->ncfg[i], w->mem[i], need, w->now) ==
                       ALKT_OK,
                   "gateway init");
-    ALK_CHECK(alkt_node_control(&w->node[i], &w->ctl, w->now) == ALKT_OK, "node %d control", i);
+    tw_control(w, i, &w->ctl);
     if (tw_is_client(i))
         for (g = 0; g < w->n_gateways; g++)
             ALK_CHECK(alkt_client_add_gateway(&w->node[i], w->ids[TW_GATEWAY + g], &w->gw_ip[g],
@@ -702,7 +715,7 @@ static ALK_UNUSED void tw_revoke(tw_world *w, const char *resource, int back)
         c.revocations = w->revs;
         c.revocation_count = 1;
     }
-    ALK_CHECK(alkt_node_control(&w->node[TW_GATEWAY], &c, w->now) == ALKT_OK, "control");
+    tw_control(w, TW_GATEWAY, &c);
 }
 
 /* ---- names ---- */
