@@ -122,8 +122,8 @@ static int utf8_ok(const char *s, size_t n)
 static void check_string_token(const alkt_json_token *t, const uint8_t *data,
                                size_t size)
 {
-    static char out[1 << 16];
-    size_t n = 0, bad = 0, n2 = 0;
+    static char out[1 << 16], want[sizeof out];   /* ours, and the reference's */
+    size_t n = 0, bad = 0, n2 = 0, wn = 0, wbad = 0;
     int rc;
     ALK_CHECK(t->offset < size && data[t->offset] == '"',
               "string token at %zu is not at a quote", t->offset);
@@ -141,9 +141,7 @@ static void check_string_token(const alkt_json_token *t, const uint8_t *data,
     ALK_CHECK(rc == ALKT_OK || rc == ALKT_ERR_BAD_SURROGATE,
               "unescape of string at %zu: %d", t->offset, rc);
     if (rc) {
-        static char scratch[sizeof out];
-        size_t wn = 0, wbad = 0;
-        ALK_CHECK(addr_ref_unescape(t->ptr, t->len, scratch, sizeof scratch, &wn, &wbad) == 0,
+        ALK_CHECK(addr_ref_unescape(t->ptr, t->len, want, sizeof want, &wn, &wbad) == 0,
                   "unescape of string at %zu: a surrogate the reference pairs", t->offset);
         ALK_CHECK(bad + 6 <= t->len && t->ptr[bad] == '\\' &&
                       t->ptr[bad + 1] == 'u',
@@ -151,14 +149,10 @@ static void check_string_token(const alkt_json_token *t, const uint8_t *data,
         return;
     }
     ALK_CHECK(n <= t->len, "unescape grew %zu -> %zu", t->len, n);
-    {   /* the same bytes as addr_ref.h's unescape (RFC 8259 section 7) */
-        static char want[sizeof out];
-        size_t wn = 0, wbad = 0;
-        ALK_CHECK(addr_ref_unescape(t->ptr, t->len, want, sizeof want, &wn, &wbad) == 1 &&
-                      wn == n && memcmp(out, want, n) == 0,
-                  "unescape of string at %zu: %zu bytes, the reference's %zu", t->offset,
-                  n, wn);
-    }
+    /* the same bytes as addr_ref.h's unescape (RFC 8259 section 7) */
+    ALK_CHECK(addr_ref_unescape(t->ptr, t->len, want, sizeof want, &wn, &wbad) == 1 &&
+                  wn == n && memcmp(out, want, n) == 0,
+              "unescape of string at %zu: %zu bytes, the reference's %zu", t->offset, n, wn);
     ALK_CHECK(utf8_ok(out, n), "unescape of string at %zu gave bad UTF-8",
               t->offset);
     if (!(t->flags & ALKT_JSON_ESCAPED))

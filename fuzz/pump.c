@@ -315,6 +315,7 @@ static void pp_null_args(pp *t)
                   alkt_channel_open(s, NULL, &id) == ALKT_ERR_ARG &&
                   alkt_channel_open(s, &op, NULL) == ALKT_ERR_ARG,
               "a session call without its session or output");
+    alkt_session_handle_disconnected(NULL, t->now);   /* (returns, touching nothing) */
     {
         /* a read of a channel there is not clears what it fills */
         int eof = 1;
@@ -419,12 +420,11 @@ static void pp_run(pp *t)
         case 3: case 4:
             pp_transmit(t, k, pp_amount(t));
             break;
-        case 5: case 6:
-            {
-                size_t seg = (size_t)alksim_range(&t->src, 1, 3000);   /* (gcc's order) */
-                pp_deliver(t, k, pp_amount(t), seg);
-            }
+        case 5: case 6: {
+            size_t seg = (size_t)alksim_range(&t->src, 1, 3000);   /* (gcc's order) */
+            pp_deliver(t, k, pp_amount(t), seg);
             break;
+        }
         case 7:
             stall[k] = !stall[k];
             alk_trace("end %d %s", k, stall[k] ? "stalls" : "writes again");

@@ -339,7 +339,6 @@ static void ss_drop(ss *t)
         t->side[k].tampered = 0;
         t->side[k].connected = 0;
         alkt_session_handle_disconnected(s, t->now);
-        alkt_session_handle_disconnected(NULL, t->now);   /* (nothing to do) */
         /* no connection, nothing lost: no second DISCONNECTED */
         ALK_CHECK(!none || s->session_events == events,
                   "side %d: a disconnect without a connection made an event", k);

@@ -603,8 +603,9 @@ def run_header(header, args, tree):
           "running %d (seed %d, gate %s)"
           % (header, len(cands), lo + 1, hi, len(set(func[c[0]] for c in cands)),
              len(chosen), args.seed, args.gate), flush=True)
+    judged = len(ONLY) if ONLY else len(chosen)   # (--only: those of the sample)
     rec = {"header": header, "killed": 0, "survived": [], "equivalent": [],
-           "nobuild": 0, "sections": {}, "run": len(ONLY) if ONLY else len(chosen)}
+           "nobuild": 0, "sections": {}, "run": judged}
     if args.list:
         for i, label, new in chosen:
             print("  %s:%d  [%s]  %s: %s" % (header, i + 1, func[i], label, new.strip()))
@@ -675,7 +676,6 @@ def run_header(header, args, tree):
             set("build-mutant/replay_%s" % t for t, _ in runs))
         schema = build_schemata(lines, lo, hi, chosen, target, build_runs, tree,
                                 args.timeout, runs, scope, limit)
-        judged = len(ONLY) if ONLY else len(chosen)
         print("mutants: %d of %d in one build (schemata), %d built one by one"
               % (len(schema), judged, judged - len(schema)), flush=True)
     order = [n for n in range(1, len(chosen) + 1) if n in schema] + \
