@@ -415,7 +415,16 @@ ALKSIMDEF int alksim_net_blocked(const alksim_net *net, uint32_t from,
                                  uint32_t to);
 /* Send from host `from`, source port `sport`, to `dst`. Faults (loss, dup,
  * jitter, reorder) are drawn from `faults`. Drops are silent, as on a real
- * network, and counted in the stats; errors are for misuse only. */
+ * network, and counted in the stats; errors are for misuse only.
+ * The draws, in this order (part of the replay contract: one input is one
+ * scenario): none when the datagram has no route or exceeds the link's
+ * MTU; else loss (alksim_chance(link->loss, 65536)), the original's delay
+ * unless lost, dup (alksim_chance(link->dup, 65536)), the copy's delay if
+ * duplicated. A delay is latency_ns, plus alksim_range(0, jitter_ns) when
+ * jitter_ns > 0, plus latency_ns + jitter_ns + 1 when reordered
+ * (alksim_chance(link->reorder, 65536)); the datagram arrives at now +
+ * delay. A copy drawn while every slot is in flight is counted as
+ * dropped_overflow after its draws. */
 ALKSIMDEF int alksim_net_send(alksim_net *net, alksim_source *faults,
                               uint64_t now, uint32_t from, uint16_t sport,
                               alksim_addr dst, const void *data, size_t len);

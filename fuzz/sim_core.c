@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 typedef struct stream_model {
     int state; /* 0 none, 1 connecting, 2 accepted, 3 connected, 4 dead */
-    int may_refuse;
+    int may_refuse, may_accept;
     uint32_t from, to;
     uint8_t written[2][STREAM_MODEL];
     size_t n_written[2], n_delivered[2];
@@ -71,6 +71,7 @@ typedef struct sent_record {
     uint64_t sent_at, hash;
     unsigned copies_allowed, copies_seen;
     unsigned originals_seen; /* copies delivered with duplicate == 0 */
+    uint64_t delay[2];       /* the original's and the copy's, as drawn */
 } sent_record;
 
 typedef struct pending_write {
@@ -101,6 +102,7 @@ typedef struct core_state {
     stream_model sm[CONNS];
     alksim_stream_stats smodel;  /* the streams' counters, as modelled */
     uint8_t part[HOSTS][HOSTS];  /* the model's partitions: from -> to */
+    uint8_t listens[HOSTS];      /* the model's listeners */
     uint32_t ip[HOSTS];          /* each host's own address (roaming) */
     int natted[HOSTS];           /* behind its NAT, public 0xc0000200 + h */
 } core_state;
@@ -189,8 +191,10 @@ static void *core_setup(alksim_ctx *ctx)
         if (alksim_streams_init(&st->streams, &scfg, stream_mem, need) != ALKSIM_OK)
             return NULL;
     }
-    for (a = 0; a < HOSTS; a++) /* everyone listens until told not to */
+    for (a = 0; a < HOSTS; a++) { /* everyone listens until told not to */
         alksim_stream_listen(&st->streams, a, 1);
+        st->listens[a] = 1;
+    }
     st->sparams.latency_ns = 1000 * alksim_range(ctx->src, 1, 50);
     st->sparams.bytes_per_sec = 1000000 * alksim_range(ctx->src, 0, 100);
     st->sparams.max_segment = (uint32_t)alksim_range(ctx->src, 0, STREAM_BUF);
@@ -232,6 +236,12 @@ static int check_delivery(alksim_ctx *ctx, core_state *st,
     ALKSIM_CHECK(ctx, dg->delivered_at <= ctx->now,
                  "id %llu delivered before its time",
                  (unsigned long long)dg->id);
+    ALKSIM_CHECK(ctx, (dg->duplicate == 0 || dg->duplicate == 1) &&
+                          dg->delivered_at == r->sent_at + r->delay[dg->duplicate],
+                 "id %llu (copy %d) arrived at %llu, drawn for %llu",
+                 (unsigned long long)dg->id, dg->duplicate,
+                 (unsigned long long)dg->delivered_at,
+                 (unsigned long long)(r->sent_at + r->delay[dg->duplicate & 1]));
     ALKSIM_CHECK(ctx, !alksim_net_blocked(&st->net, r->from, dg->to_host),
                  "id %llu crossed a partition", (unsigned long long)dg->id);
     /* one copy is the original, any other says it is the duplicate */
@@ -285,6 +295,9 @@ static int check_stream_event(alksim_ctx *ctx, core_state *st,
     switch (ev->type) {
     case ALKSIM_STREAM_ACCEPTED:
         ALKSIM_CHECK(ctx, m->state == 1, "accepted twice or late");
+        ALKSIM_CHECK(ctx, m->may_accept,
+                     "stream %u accepted: nobody listened or a partition stood",
+                     ev->conn);
         m->state = 2;
         break;
     case ALKSIM_STREAM_CONNECTED:
@@ -357,6 +370,7 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
         uint32_t h = (uint32_t)alksim_pick(ctx->src, HOSTS);
         int on = alksim_bool(ctx->src);
         alksim_log(ctx, "  host %u %s", h, on ? "listens" : "stops listening");
+        st->listens[h] = (uint8_t)on;
         ALKSIM_CHECK(ctx, alksim_stream_listen(&st->streams, h, on) == ALKSIM_OK &&
                               alksim_stream_listen(&st->streams, HOSTS, on) ==
                                   ALKSIM_ERR_INVALID_ARGUMENT,
@@ -367,10 +381,8 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
     if (kind == K_SCONNECT) {
         uint32_t from = (uint32_t)alksim_pick(ctx->src, HOSTS);
         uint32_t to = (uint32_t)alksim_pick(ctx->src, HOSTS), id;
-        int rc, may_refuse = !st->streams.listening[to] ||
-                             st->sparams.refuse ||
-                             alksim_net_blocked(&st->net, from, to) ||
-                             alksim_net_blocked(&st->net, to, from);
+        int reachable = !st->part[from][to] && !st->part[to][from];
+        int rc, may_refuse = !st->listens[to] || st->sparams.refuse || !reachable;
         /* a dead or ended connection's slot is released - and now and then
          * an open one's, abandoned with bytes still in flight */
         if (m->state == 4 ||
@@ -390,6 +402,7 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
                      "connect: %d into a used slot %u", rc, id);
         st->sm[id].state = 1;
         st->sm[id].may_refuse = may_refuse;
+        st->sm[id].may_accept = st->listens[to] && reachable;
         st->sm[id].from = from;
         st->sm[id].to = to;
         st->sm[id].connect_at = ctx->now;
@@ -443,6 +456,17 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
     return ALKSIM_OK;
 }
 
+/* A delay as alksim_net_send documents its draws. */
+static uint64_t send_delay(alksim_source *src, const alksim_link *l)
+{
+    uint64_t d = l->latency_ns;
+    if (l->jitter_ns)
+        d += alksim_range(src, 0, l->jitter_ns);
+    if (alksim_chance(src, l->reorder, 65536))
+        d += l->latency_ns + l->jitter_ns + 1;
+    return d;
+}
+
 static int do_send(alksim_ctx *ctx, core_state *st)
 {
     uint32_t from = (uint32_t)alksim_pick(ctx->src, HOSTS);
@@ -452,7 +476,9 @@ static int do_send(alksim_ctx *ctx, core_state *st)
     alksim_net_stats before = alksim_net_get_stats(&st->net), after;
     const alksim_link *l = &st->link[from][to];
     alksim_addr dst;
+    alksim_source pre;
     sent_record *r;
+    int lost = 0, dup = 0;
     if (st->n_ids == MAX_IDS)
         return ALKSIM_OK;
     alksim_bytes(ctx->src, buf, len);
@@ -464,6 +490,7 @@ static int do_send(alksim_ctx *ctx, core_state *st)
     r->len = (uint32_t)len;
     r->sent_at = ctx->now;
     r->hash = hash_bytes(buf, len);
+    pre = *ctx->src; /* the send's draws, replayed on a copy below */
     ALKSIM_CHECK(ctx, alksim_net_send(&st->net, ctx->src, ctx->now, from, 7,
                                       dst, buf, len) == ALKSIM_OK,
                  "send refused");
@@ -480,6 +507,25 @@ static int do_send(alksim_ctx *ctx, core_state *st)
     ALKSIM_CHECK(ctx, (after.dropped_mtu != before.dropped_mtu) ==
                           (len > l->mtu),
                  "MTU drop iff len %zu > mtu %u", len, l->mtu);
+    /* the documented draws: loss, the original's delay, dup, the copy's */
+    if (after.dropped_mtu == before.dropped_mtu &&
+        after.dropped_no_route == before.dropped_no_route) {
+        lost = alksim_chance(&pre, l->loss, 65536);
+        if (!lost)
+            r->delay[0] = send_delay(&pre, l);
+        dup = alksim_chance(&pre, l->dup, 65536);
+        if (dup)
+            r->delay[1] = send_delay(&pre, l);
+    }
+    ALKSIM_CHECK(ctx, lost == (after.lost != before.lost) &&
+                          dup == (r->copies_allowed > 1) &&
+                          pre.front == ctx->src->front && pre.back == ctx->src->back &&
+                          pre.done == ctx->src->done && pre.draws == ctx->src->draws &&
+                          !memcmp(&pre.rng, &ctx->src->rng, sizeof pre.rng),
+                 "send's draws: lost %d dup %d, drawn %d %d; source at %zu/%zu, "
+                 "replayed %zu/%zu",
+                 after.lost != before.lost, r->copies_allowed > 1, lost, dup,
+                 ctx->src->front, ctx->src->back, pre.front, pre.back);
     return ALKSIM_OK;
 }
 
@@ -809,6 +855,38 @@ static int core_check(alksim_ctx *ctx, void *state)
     core_state *st = (core_state *)state;
     ALKSIM_CHECK(ctx, alksim_net_check(&st->net) == ALKSIM_OK,
                  "network conservation violated");
+    {
+        /* the check must see a broken structure: a free slot listed twice,
+         * the last delivered slot also free, an arrival whose time is not
+         * its slot's - each made for one call and undone */
+        alksim_net *n = &st->net;
+        int rc;
+        if (n->free_len >= 2) {
+            uint32_t keep = n->free_slots[0];
+            n->free_slots[0] = n->free_slots[n->free_len - 1];
+            rc = alksim_net_check(n);
+            n->free_slots[0] = keep;
+            ALKSIM_CHECK(ctx, rc == ALKSIM_ERR_CONSERVATION,
+                         "net_check: a free slot listed twice passed (%d)", rc);
+        }
+        if (n->free_len && n->last_delivered >= 0) {
+            int32_t keep = n->last_delivered;
+            n->last_delivered = (int32_t)n->free_slots[0];
+            rc = alksim_net_check(n);
+            n->last_delivered = keep;
+            ALKSIM_CHECK(ctx, rc == ALKSIM_ERR_CONSERVATION,
+                         "net_check: the delivered slot also free passed (%d)", rc);
+        }
+        if (n->arrivals.len) {
+            uint64_t keep = n->arrivals.heap[0].time;
+            n->arrivals.heap[0].time = keep ? keep - 1 : 1;
+            rc = alksim_net_check(n);
+            n->arrivals.heap[0].time = keep;
+            ALKSIM_CHECK(ctx, rc == ALKSIM_ERR_CONSERVATION,
+                         "net_check: an arrival at another time than its slot's "
+                         "passed (%d)", rc);
+        }
+    }
     ALKSIM_CHECK(ctx, st->q.len == st->qmodel_len, "queue length %zu, model %zu",
                  st->q.len, st->qmodel_len);
     {
@@ -1203,6 +1281,12 @@ static void check_source(const uint8_t *data, size_t size)
                 source_op(&src, &ref, op, param); /* exhausted now */
             }
     }
+    /* No data is an empty source, whatever size comes with it. */
+    alksim_source_init_bytes(&src, NULL, 9);
+    ALK_CHECK(alksim_source_remaining(&src) == 0 && alksim_u8(&src) == 0 &&
+                  alksim_source_done(&src),
+              "a source of no data with size 9 has %zu bytes",
+              alksim_source_remaining(&src));
     /* Every pair of edges as (lo, hi), on the largest, the smallest and a
      * short (partly exhausted) draw of every width. */
     for (e = 0; e < N_EDGES; e++)
@@ -1945,6 +2029,20 @@ static const alksim_scenario toy_scenario = {
     toy_check,      NULL,      toy_quiesce, NULL,      40,
     8,              0};
 
+/* Setups that give no state: quietly (a scenario that cannot start from
+ * these bytes) or failing a check. */
+static void *toy_no_setup(alksim_ctx *ctx)
+{
+    (void)ctx;
+    return NULL;
+}
+
+static void *toy_failed_setup(alksim_ctx *ctx)
+{
+    alksim_fail(ctx, "toy: setup %s", "refused");
+    return NULL;
+}
+
 typedef struct toy_outcome {
     int code, invariant, kind;
 } toy_outcome;
@@ -2049,6 +2147,21 @@ static void check_shrink(const uint8_t *data, size_t size)
     toy_outcome want, got;
     unsigned used;
     memcpy(in, data, n);
+    {
+        /* no state: the run says why, and runs no step */
+        alksim_scenario sc = toy_scenario;
+        alksim_run_result r;
+        int rc;
+        sc.setup = toy_no_setup;
+        rc = alksim_run(&sc, in, n, 0, NULL, &r);
+        ALK_CHECK(rc == ALKSIM_ERR_INVALID_ARGUMENT && r.code == rc && r.steps == 0,
+                  "a setup without state: %d (result %d, %u steps)", rc, r.code,
+                  r.steps);
+        sc.setup = toy_failed_setup;
+        rc = alksim_run(&sc, in, n, 0, NULL, &r);
+        ALK_CHECK(rc == ALKSIM_ERR_FAILED && r.code == rc && r.steps == 0,
+                  "a failed setup: %d (result %d, %u steps)", rc, r.code, r.steps);
+    }
     want = toy_run(in, n);
     check_trace(in, n, want);
     toy_runs = 0;
@@ -2215,9 +2328,12 @@ static void check_prng(const uint8_t *data, size_t size)
         if (i % 8 == 0) t = ref_weyl_mix(&x);
         want[i] = (uint8_t)(t >> (8 * (i % 8)));
     }
+    memset(got, 0xEE, sizeof got);
     ALK_CHECK(alksim_seed_input(seed, run, got, max_len) == n && memcmp(got, want, n) == 0,
               "seed mode's input %llu of seed %016llx is not the documented stream",
               (unsigned long long)run, (unsigned long long)seed);
+    for (i = n; i < max_len; i++) /* the rest of the buffer untouched */
+        ALK_CHECK(got[i] == 0xEE, "seed mode's input of %zu bytes wrote byte %zu", n, i);
     /* every result code has its own text; an unknown code still has one */
     {
         static const int codes[] = {
@@ -2431,16 +2547,43 @@ static void check_init(const uint8_t *data, size_t size)
                       alksim_net_next_time(&net) == ALKSIM_NEVER &&
                       alksim_net_check(&net) == ALKSIM_OK,
                   "a fresh net counts or holds something");
+        /* a host past the net's: never blocked, and no NAT for it */
+        for (i = 0; i < net.cfg.hosts; i++)
+            ALK_CHECK(!alksim_net_blocked(&net, net.cfg.hosts, (uint32_t)i) &&
+                          !alksim_net_blocked(&net, (uint32_t)i, net.cfg.hosts),
+                      "host %u of %u: blocked with host %zu", net.cfg.hosts,
+                      net.cfg.hosts, i);
+        ALK_CHECK(alksim_net_set_nat(&net, net.cfg.hosts, NULL) ==
+                      ALKSIM_ERR_INVALID_ARGUMENT,
+                  "a NAT for host %u of %u taken", net.cfg.hosts, net.cfg.hosts);
         memset(&st, 0xA5, sizeof st);
         ALK_CHECK(alksim_streams_init(&st, &sc, mem, need[1]) == ALKSIM_OK, "streams init");
         ALK_CHECK(!memcmp(&st.stats, &zero_ss, sizeof zero_ss) &&
                       alksim_stream_next_time(&st, 0) == ALKSIM_NEVER,
                   "fresh streams count or hold something");
+        /* what is not there buffers nothing */
+        ALK_CHECK(alksim_stream_buffered(&st, st.max_conns, 0) == 0 &&
+                      alksim_stream_buffered(&st, 0, 2) == 0 &&
+                      alksim_stream_buffered(&st, 0, -1) == 0 &&
+                      alksim_stream_buffered(NULL, 0, 0) == 0,
+                  "a connection past %u, or a side other than 0 and 1, buffers "
+                  "something", st.max_conns);
         memset(&disk, 0xA5, sizeof disk);
         ALK_CHECK(alksim_disk_init(&disk, &dc, mem, need[2]) == ALKSIM_OK, "disk init");
         ALK_CHECK(!memcmp(&disk.stats, &zero_ds, sizeof zero_ds) &&
                       alksim_disk_pending(&disk) == 0,
                   "a fresh disk counts or holds something");
+        {
+            /* empty accesses: fine up to the end, a range error past it */
+            uint64_t end = (uint64_t)dc.sectors * dc.sector_size;
+            uint8_t b[1] = {0};
+            ALK_CHECK(alksim_disk_read(&disk, end, b, 0) == ALKSIM_OK &&
+                          alksim_disk_write(&disk, end, b, 0) == ALKSIM_OK &&
+                          alksim_disk_read(&disk, end + 1, b, 0) == ALKSIM_ERR_RANGE &&
+                          alksim_disk_write(&disk, end + 1, b, 0) == ALKSIM_ERR_RANGE,
+                      "empty accesses at the end (%llu) and past it",
+                      (unsigned long long)end);
+        }
     }
     /* the configurations as used: each zero field its documented default */
     ALK_CHECK(net.cfg.hosts == (nc.hosts ? nc.hosts : 2) &&
@@ -2483,6 +2626,12 @@ static void check_init(const uint8_t *data, size_t size)
         check_refusal("disk", alksim_disk_init(&disk, &bd, mem, sizeof init_mem),
                       &disk.error, 0, 0, 0);
     }
+    /* no object to set up is refused */
+    ALK_CHECK(alksim_net_init(NULL, &nc, mem, need[0]) == ALKSIM_ERR_INVALID_ARGUMENT &&
+                  alksim_streams_init(NULL, &sc, mem, need[1]) ==
+                      ALKSIM_ERR_INVALID_ARGUMENT &&
+                  alksim_disk_init(NULL, &dc, mem, need[2]) == ALKSIM_ERR_INVALID_ARGUMENT,
+              "an init without its object");
     /* the queue: no queue, or no memory for a capacity, is refused */
     {
         alksim_queue q;
