@@ -599,7 +599,11 @@ ALKSIMDEF int alksim_disk_flush(alksim_disk *disk);
 /* Power loss: every sector with cached writes ends up holding its durable
  * content or one of its cached versions (not necessarily the newest), as
  * `src` decides; an exhausted source drops them all. Multi-sector writes
- * tear at sector boundaries. The cache is empty afterwards. */
+ * tear at sector boundaries. The cache is empty afterwards. The draws: one
+ * alksim_pick(versions + 1) per sector, in the order of each sector's
+ * oldest cached write; 0 keeps the durable content (crash_dropped), k the
+ * k-th oldest cached version (crash_kept for the newest, else
+ * crash_reordered). */
 ALKSIMDEF int alksim_disk_crash(alksim_disk *disk, alksim_source *src);
 /* Make the n-th next operation of kind `op` fail with ALKSIM_ERR_IO
  * without effect (n >= 1; 0 cancels). */

@@ -64,6 +64,9 @@ typedef struct stream_model {
     int shut[2], eof[2];
     uint64_t connect_at, reset_at; /* when asked: events come a latency or */
     int reset_side;                /* two after (the peer hears a reset)  */
+    uint64_t sched_at[2]; /* a direction's next segment (or EOF) leaves: at
+                           * the write or shutdown that found it empty, or
+                           * at its previous delivery */
 } stream_model;
 
 typedef struct sent_record {
@@ -317,6 +320,18 @@ static int check_stream_event(alksim_ctx *ctx, core_state *st,
         break;
     case ALKSIM_STREAM_DATA:
         ALKSIM_CHECK(ctx, m->state != 4, "data after a reset");
+        {
+            /* a segment takes the latency and its bytes' time on the wire */
+            uint64_t bps = st->sparams.bytes_per_sec;
+            uint64_t want = m->sched_at[dir] + st->sparams.latency_ns +
+                            (bps ? (uint64_t)ev->len * 1000000000u / bps : 0);
+            ALKSIM_CHECK(ctx, ev->time >= want,
+                         "stream %u: %zu bytes at %llu, left at %llu: due no "
+                         "earlier than %llu", ev->conn, ev->len,
+                         (unsigned long long)ev->time,
+                         (unsigned long long)m->sched_at[dir], (unsigned long long)want);
+            m->sched_at[dir] = ev->time;
+        }
         /* a partition holds a direction's bytes back until it heals */
         ALKSIM_CHECK(ctx, !alksim_net_blocked(&st->net, dir == 0 ? m->from : m->to,
                                               dir == 0 ? m->to : m->from),
@@ -334,6 +349,9 @@ static int check_stream_event(alksim_ctx *ctx, core_state *st,
         st->smodel.delivered += ev->len;
         break;
     case ALKSIM_STREAM_EOF:
+        ALKSIM_CHECK(ctx, ev->time >= m->sched_at[dir] + st->sparams.latency_ns,
+                     "stream %u: EOF at %llu, sent at %llu", ev->conn,
+                     (unsigned long long)ev->time, (unsigned long long)m->sched_at[dir]);
         ALKSIM_CHECK(ctx, m->shut[dir] && !m->eof[dir] &&
                               m->n_delivered[dir] == m->n_written[dir],
                      "EOF before all bytes or without shutdown");
@@ -420,6 +438,8 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
         if (len > STREAM_MODEL - m->n_written[side])
             len = STREAM_MODEL - m->n_written[side];
         alksim_bytes(ctx->src, buf, len);
+        if (m->n_written[side] == m->n_delivered[side])
+            m->sched_at[side] = ctx->now; /* empty: this write schedules */
         w = alksim_stream_write(&st->streams, ctx->src, ctx->now, c, side, buf,
                                 len);
         ALKSIM_CHECK(ctx, w >= 0 && (size_t)w <= len, "write returned %td", w);
@@ -438,6 +458,8 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
                                                  side) == ALKSIM_OK,
                      "shutdown refused");
         m->shut[side] = 1;
+        if (m->n_written[side] == m->n_delivered[side])
+            m->sched_at[side] = ctx->now; /* empty: the EOF leaves now */
         alksim_log(ctx, "  stream %u side %d shuts down", c, side);
     } else {
         ALKSIM_CHECK(ctx, alksim_stream_reset(&st->streams, ctx->now, c,
@@ -670,8 +692,41 @@ static int do_crash(alksim_ctx *ctx, core_state *st)
     unsigned s;
     uint64_t decided = st->disk.stats.crash_kept + st->disk.stats.crash_dropped +
                        st->disk.stats.crash_reordered;
-    uint64_t distinct = model_cache_crash(st);
+    alksim_disk_stats before = st->disk.stats;
+    uint64_t want[3] = {0, 0, 0}; /* kept, dropped, reordered */
+    uint64_t distinct;
+    alksim_source pre = *ctx->src;
+    uint32_t i, j;
+    /* the documented draws: one pick of versions + 1 per cached sector, in
+     * the order of its oldest cached write (0 the durable content, k the
+     * k-th oldest cached version) */
+    for (i = 0; i < st->n_cached; i++) {
+        uint32_t versions = 0, chosen;
+        for (j = 0; j < i && st->cached[j] != st->cached[i]; j++)
+            ;
+        if (j < i)
+            continue;
+        for (j = i; j < st->n_cached; j++)
+            versions += st->cached[j] == st->cached[i];
+        chosen = (uint32_t)alksim_pick(&pre, (size_t)versions + 1);
+        want[chosen == 0 ? 1 : chosen == versions ? 0 : 2]++;
+    }
+    distinct = model_cache_crash(st);
     alksim_disk_crash(&st->disk, ctx->src);
+    ALKSIM_CHECK(ctx, st->disk.stats.crash_kept - before.crash_kept == want[0] &&
+                          st->disk.stats.crash_dropped - before.crash_dropped == want[1] &&
+                          st->disk.stats.crash_reordered - before.crash_reordered ==
+                              want[2] &&
+                          pre.front == ctx->src->front && pre.back == ctx->src->back &&
+                          pre.draws == ctx->src->draws &&
+                          !memcmp(&pre.rng, &ctx->src->rng, sizeof pre.rng),
+                 "crash: kept %llu dropped %llu reordered %llu; drawn %llu %llu %llu",
+                 (unsigned long long)(st->disk.stats.crash_kept - before.crash_kept),
+                 (unsigned long long)(st->disk.stats.crash_dropped - before.crash_dropped),
+                 (unsigned long long)(st->disk.stats.crash_reordered -
+                                      before.crash_reordered),
+                 (unsigned long long)want[0], (unsigned long long)want[1],
+                 (unsigned long long)want[2]);
     ALKSIM_CHECK(ctx, st->disk.stats.crash_kept + st->disk.stats.crash_dropped +
                               st->disk.stats.crash_reordered ==
                           decided + distinct,
