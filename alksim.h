@@ -107,6 +107,8 @@
  *   Memory: every object works in caller memory sized by a *_mem_size()
  *   function (0 if the configuration's size overflows), 8-byte aligned;
  *   init refuses too little, misaligned or overflowing memory. No malloc.
+ *   The size is what the object uses: its tables, each rounded up to 8
+ *   bytes, with nothing unused past the last one.
  *   Threading: no globals; one object per thread.
  *
  *   Limits and model choices: hosts, datagram slots, NAT entries, stream

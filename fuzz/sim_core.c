@@ -2602,6 +2602,13 @@ static void check_init(const uint8_t *data, size_t size)
                       alksim_net_next_time(&net) == ALKSIM_NEVER &&
                       alksim_net_check(&net) == ALKSIM_OK,
                   "a fresh net counts or holds something");
+        /* the size asked is the size used: the last table (the free list)
+         * ends within the last 8 bytes */
+        {
+            const uint8_t *end = (const uint8_t *)(net.free_slots + net.cfg.max_in_flight);
+            ALK_CHECK(end <= mem + need[0] && end + 8 > mem + need[0],
+                      "the net's tables end at byte %td of %zu", end - mem, need[0]);
+        }
         /* a host past the net's: never blocked, and no NAT for it */
         for (i = 0; i < net.cfg.hosts; i++)
             ALK_CHECK(!alksim_net_blocked(&net, net.cfg.hosts, (uint32_t)i) &&
@@ -2616,6 +2623,10 @@ static void check_init(const uint8_t *data, size_t size)
         ALK_CHECK(!memcmp(&st.stats, &zero_ss, sizeof zero_ss) &&
                       alksim_stream_next_time(&st, 0) == ALKSIM_NEVER,
                   "fresh streams count or hold something");
+        ALK_CHECK(st.listening + st.hosts <= mem + need[1] &&
+                      st.listening + st.hosts + 8 > mem + need[1],
+                  "the streams' tables end at byte %td of %zu",
+                  st.listening + st.hosts - mem, need[1]);
         /* what is not there buffers nothing */
         ALK_CHECK(alksim_stream_buffered(&st, st.max_conns, 0) == 0 &&
                       alksim_stream_buffered(&st, 0, 2) == 0 &&
@@ -2628,6 +2639,12 @@ static void check_init(const uint8_t *data, size_t size)
         ALK_CHECK(!memcmp(&disk.stats, &zero_ds, sizeof zero_ds) &&
                       alksim_disk_pending(&disk) == 0,
                   "a fresh disk counts or holds something");
+        {
+            const uint8_t *end =
+                (const uint8_t *)(disk.pending_sector + disk.cfg.max_pending);
+            ALK_CHECK(end <= mem + need[2] && end + 8 > mem + need[2],
+                      "the disk's tables end at byte %td of %zu", end - mem, need[2]);
+        }
         {
             /* empty accesses: fine up to the end, a range error past it */
             uint64_t end = (uint64_t)dc.sectors * dc.sector_size;
