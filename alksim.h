@@ -726,7 +726,15 @@ ALKSIMDEF int alksim_run_seed(const alksim_scenario *sc, uint64_t seed,
  * and returns its size (0 when even the empty input fails), or
  * ALKSIM_SHRINK_PASSES if `data` does not fail. `work` needs `size` bytes.
  * At most max_runs scenario runs (at least one: the first tells whether
- * `data` fails). */
+ * `data` fails). The search, so that its result can be predicted: rounds,
+ * each (1) removing chunks: the chunk starts at half the current size
+ * (at least 1); from the front, a chunk whose removal still fails the same
+ * way is removed (the same start tried again), else the next chunk is
+ * tried; a pass without a removal halves the chunk, and ends the step
+ * when the chunk was 1; (2) zeroing: each nonzero byte in turn is set to 0
+ * and kept zero if that still fails the same way. Rounds repeat until one
+ * neither shrinks nor zeroes anything; every attempt counts as a run, and
+ * the search stops wherever the runs reach max_runs. */
 #define ALKSIM_SHRINK_PASSES SIZE_MAX
 ALKSIMDEF size_t alksim_shrink(const alksim_scenario *sc, const uint8_t *data,
                                size_t size, uint8_t *out, uint8_t *work,

@@ -2195,6 +2195,62 @@ static void check_trace(const uint8_t *in, size_t n, toy_outcome want)
     }
 }
 
+/* The search alksim_shrink documents, written here from its comment: the
+ * output and the number of runs must be the header's exactly. */
+static size_t ref_shrink(const uint8_t *in, size_t size, uint8_t *out,
+                         unsigned max_runs, unsigned *runs_out)
+{
+    uint8_t work[TOY_INPUT];
+    toy_outcome target = toy_run(in, size);
+    size_t n = size;
+    unsigned runs = 1;
+    *runs_out = runs;
+    if (target.code == ALKSIM_OK)
+        return ALKSIM_SHRINK_PASSES;
+    memcpy(out, in, size);
+    for (;;) {
+        size_t before = n, chunk = n / 2 ? n / 2 : 1, i;
+        int zeroed = 0;
+        while (n && runs < max_runs) { /* (1) chunks */
+            size_t start = 0;
+            int removed = 0;
+            while (start < n && runs < max_runs) {
+                size_t len = n - start < chunk ? n - start : chunk;
+                memcpy(work, out, start);
+                memcpy(work + start, out + start + len, n - start - len);
+                runs++;
+                if (toy_same(toy_run(work, n - len), target)) {
+                    memcpy(out, work, n - len);
+                    n -= len;
+                    removed = 1;
+                } else {
+                    start += len;
+                }
+            }
+            if (!removed) {
+                if (chunk == 1)
+                    break;
+                chunk /= 2;
+            }
+        }
+        for (i = 0; i < n && runs < max_runs; i++) { /* (2) zeroes */
+            uint8_t keep = out[i];
+            if (!keep)
+                continue;
+            out[i] = 0;
+            runs++;
+            if (toy_same(toy_run(out, n), target))
+                zeroed = 1;
+            else
+                out[i] = keep;
+        }
+        if ((n == before && !zeroed) || runs >= max_runs)
+            break;
+    }
+    *runs_out = runs;
+    return n;
+}
+
 static void check_shrink(const uint8_t *data, size_t size)
 {
     uint8_t in[TOY_INPUT], out[TOY_INPUT], work[TOY_INPUT], probe[TOY_INPUT];
@@ -2223,6 +2279,16 @@ static void check_shrink(const uint8_t *data, size_t size)
     k = alksim_shrink(&toy_scenario, in, n, out, work, TOY_RUNS);
     used = toy_runs;
     ALK_CHECK(used <= TOY_RUNS, "shrink: %u runs, budget %u", used, TOY_RUNS);
+    {
+        uint8_t ref[TOY_INPUT];
+        unsigned ref_runs;
+        size_t rk;
+        rk = ref_shrink(in, n, ref, TOY_RUNS, &ref_runs);
+        ALK_CHECK(rk == k && used == ref_runs &&
+                      (k == ALKSIM_SHRINK_PASSES || !memcmp(ref, out, k)),
+                  "shrink: %zu bytes in %u runs; the documented search gives %zu in %u",
+                  k, used, rk, ref_runs);
+    }
     if (want.code == ALKSIM_OK) {
         ALK_CHECK(k == ALKSIM_SHRINK_PASSES,
                   "shrink: a passing input shrank to %zu bytes", k);
