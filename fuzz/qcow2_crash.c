@@ -200,7 +200,8 @@ static int cr_exec(cr *s, const q2w_op *op, size_t n)
 {
     static const unsigned char zeros[65536] = {0};
     size_t i;
-    qh_op_contract(op, n, s->fix.ops_cap, s->cs, s->disk_bytes);
+    qh_op_contract(op, n, s->fix.ops_cap, s->cs, s->disk_bytes,
+                   s->has_backing ? s->backing_len : 0);
     for (i = 0; i < n; i++) {
         const q2w_op *o = &op[i];
         int rc = ALKSIM_OK;

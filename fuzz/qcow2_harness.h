@@ -97,10 +97,12 @@ static int qh_header_write_ok(uint64_t off, size_t len)
 /* What every planned op must be, whatever executes it: a batch within the
  * caller's buffer; reads and backing reads with a buffer; writes inside
  * the disk (`cap` bytes) and, in the header cluster (when cluster_size is
- * known), only the writer's own fields; flushes without range or buffer. */
+ * known), only the writer's own fields; flushes without range or buffer;
+ * backing reads only for clusters that start inside the backing file
+ * (`backing_len` bytes, 0 without one: none at all). */
 static ALK_UNUSED void qh_op_contract(const q2w_op *op, size_t n,
                                       size_t ops_cap, uint32_t cluster_size,
-                                      uint64_t cap)
+                                      uint64_t cap, uint64_t backing_len)
 {
     size_t i;
     ALK_CHECK(n >= 1 && n <= ops_cap, "batch of %zu ops (cap %zu)", n,
@@ -130,6 +132,11 @@ static ALK_UNUSED void qh_op_contract(const q2w_op *op, size_t n,
             break;
         case Q2W_OP_BACKING_READ:
             ALK_CHECK(o->dst && o->len, "backing read without buffer/len");
+            ALK_CHECK(cluster_size ? o->off / cluster_size * cluster_size < backing_len
+                                   : backing_len > 0,
+                      "backing read at %llu: its cluster is not in the backing "
+                      "file (%llu bytes)", (unsigned long long)o->off,
+                      (unsigned long long)backing_len);
             break;
         default:
             ALK_CHECK(0, "op kind %d", o->kind);
@@ -140,7 +147,8 @@ static ALK_UNUSED void qh_op_contract(const q2w_op *op, size_t n,
 static ALK_UNUSED int qh_exec(qh_disk *d, const q2w_op *op, size_t n)
 {
     size_t i;
-    qh_op_contract(op, n, d->ops_cap, d->cluster_size, d->cap);
+    qh_op_contract(op, n, d->ops_cap, d->cluster_size, d->cap,
+                   d->backing ? d->backing_len : 0);
     for (i = 0; i < n; i++) {
         const q2w_op *o = &op[i];
         switch (o->kind) {
@@ -256,12 +264,53 @@ static void qh_mirror_after(qh_disk *d, const q2w_op *op, size_t n,
 
 /* The resume loop: every Q2W_PENDING comes with a non-empty batch, and the
  * operation ends within QH_RESUME_CAP rounds. */
+/* A call while an operation is pending is refused (BUSY, what
+ * "operation", offset and index 0) and leaves the batch as it was; each
+ * first round of an operation tries the next entry point in turn. */
+static unsigned qh_busy_turn;
+
+static void qh_probe_busy(q2w_image *img)
+{
+    const q2w_op *before, *after;
+    size_t nb, na;
+    q2w_extent x;
+    q2w_snapshot sn;
+    unsigned char byte = 0;
+    int rc;
+    unsigned turn = qh_busy_turn++ % 8;
+    before = q2w_batch(img, &nb);
+    memset(&sn, 0, sizeof sn);
+    switch (turn) {
+    case 0: rc = q2w_flush(img); break;
+    case 1: rc = q2w_read(img, 0, &byte, 1); break;
+    case 2: rc = q2w_write(img, 0, &byte, 1); break;
+    case 3: rc = q2w_map(img, 0, 1, &x); break;
+    case 4: rc = q2w_snapshot_delete(img, "busy"); break;
+    case 5: rc = q2w_snapshot_get(img, 0, &sn); break;
+    case 6: rc = q2w_discard(img, 0, 1); break;
+    default: rc = q2w_resize(img, 0); break;
+    }
+    after = q2w_batch(img, &na);
+    ALK_CHECK(rc == Q2W_ERR_BUSY && q2w_error(img)->code == Q2W_ERR_BUSY &&
+                  q2w_error(img)->what && !strcmp(q2w_error(img)->what, "operation") &&
+                  q2w_error(img)->offset == 0 && q2w_error(img)->index == 0 &&
+                  after == before && na == nb,
+              "entry point %u while an operation is pending: %d (%s, %llu, %llu), "
+              "batch %zu -> %zu ops", turn, rc,
+              q2w_error(img)->what ? q2w_error(img)->what : "",
+              (unsigned long long)q2w_error(img)->offset,
+              (unsigned long long)q2w_error(img)->index, nb, na);
+}
+
 static ALK_UNUSED int qh_run(q2w_image *img, qh_disk *d, int rc)
 {
     unsigned long rounds = 0;
     while (rc == Q2W_PENDING) {
         size_t n;
-        const q2w_op *op = q2w_batch(img, &n);
+        const q2w_op *op;
+        if (rounds == 0 && img->opened)
+            qh_probe_busy(img);
+        op = q2w_batch(img, &n);
         ALK_CHECK(++rounds < QH_RESUME_CAP, "resume loop did not end");
 #ifndef Q2W_NO_STDIO
         if (d->mirror) {
@@ -623,7 +672,15 @@ static ALK_UNUSED void qh_assert_map(qh_handle *h, qh_disk *d,
                       (unsigned long long)pos);
             qh_disk_read(d, x.host, got, (size_t)x.len);
         } else if (x.kind == Q2W_EXTENT_BACKING) {
-            uint64_t have = pos >= d->backing_len ? 0
+            uint64_t have;
+            ALK_CHECK(d->backing &&
+                          (d->cluster_size ? (pos + x.len - 1) / d->cluster_size *
+                                                 d->cluster_size
+                                           : pos) < d->backing_len,
+                      "%s: map at %llu: backing extent of %llu bytes past the "
+                      "backing file's %llu", when, (unsigned long long)pos,
+                      (unsigned long long)x.len, (unsigned long long)d->backing_len);
+            have = pos >= d->backing_len ? 0
                             : d->backing_len - pos < x.len ? d->backing_len - pos
                                                            : x.len;
             if (have) memcpy(got, d->backing + pos, (size_t)have);

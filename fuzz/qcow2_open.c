@@ -529,6 +529,72 @@ static void tamper_run(const uint8_t *data, size_t size)
     qh_disk_free(&d);
 }
 
+/* One refusal: its code and error fields, nothing planned. */
+static void expect_error(q2w_image *img, int rc, int code, const char *what,
+                         uint64_t offset, uint64_t index, const char *when)
+{
+    const q2w_error_info *e = q2w_error(img);
+    size_t nb;
+    q2w_batch(img, &nb);
+    ALK_CHECK(rc == code && e->code == code && e->what && !strcmp(e->what, what) &&
+                  e->offset == offset && e->index == index && nb == 0,
+              "%s: %d (%s, %llu, %llu, %zu ops), want %d (%s, %llu, %llu)", when, rc,
+              e->what ? e->what : "", (unsigned long long)e->offset,
+              (unsigned long long)e->index, nb, code, what,
+              (unsigned long long)offset, (unsigned long long)index);
+}
+
+/* What a read-only handle refuses, and what no handle finds: each refusal
+ * says why, plans nothing and writes nothing; the handle reads on. */
+static void check_read_only_refusals(qh_handle *h, qh_disk *d, const q2w_info *info)
+{
+    uint64_t writes = d->writes;
+    unsigned char byte = 0;
+    q2w_snapshot sn;
+    size_t need;
+    q2w_error_info err;
+    q2w_io io;
+    int k, rc;
+    for (k = 0; k < 6; k++) {
+        switch (k) {
+        case 0: rc = q2w_write(&h->img, 0, &byte, 1); break;
+        case 1: rc = q2w_write_zeroes(&h->img, 0, 1); break;
+        case 2: rc = q2w_discard(&h->img, 0, 1); break;
+        case 3: rc = q2w_resize(&h->img, info->size); break;
+        case 4: rc = q2w_snapshot_create(&h->img, "ro", 0, 0, 0); break;
+        default: rc = q2w_snapshot_delete(&h->img, "ro"); break;
+        }
+        expect_error(&h->img, rc, Q2W_ERR_READONLY, "operation", 0, 0, "read-only change");
+        ALK_CHECK(d->writes == writes, "a refused change wrote");
+    }
+    /* a snapshot past the last one: not found, at its index */
+    rc = qh_run(&h->img, d, q2w_snapshot_get(&h->img, info->nb_snapshots, &sn));
+    if (rc != Q2W_ERR_METADATA && rc != Q2W_ERR_UNSUPPORTED)
+        expect_error(&h->img, rc, Q2W_ERR_NOT_FOUND, "snapshot", 0, info->nb_snapshots,
+                     "snapshot past the last");
+    /* a snapshot whose L1 is not cluster-aligned cannot be read */
+    memset(&sn, 0, sizeof sn);
+    sn.l1_offset = (uint64_t)info->cluster_size + 1;
+    sn.l1_size = 1;
+    sn.disk_size = info->size;
+    rc = q2w_read_snapshot(&h->img, &sn, 0, &byte, 0);
+    expect_error(&h->img, rc, Q2W_ERR_ARG, "snapshot", sn.l1_offset, 0,
+                 "an unaligned snapshot L1");
+    rc = qh_run(&h->img, d, q2w_read(&h->img, 0, &byte, info->size ? 1 : 0));
+    ALK_CHECK(rc == Q2W_OK || rc == Q2W_ERR_METADATA || rc == Q2W_ERR_UNSUPPORTED,
+              "read after the refusals: %s", q2w_strerror(rc));
+    /* the checker's size: no io or nowhere to put it */
+    qh_make_io(d, &io);
+    memset(&err, 0xA5, sizeof err);
+    ALK_CHECK(q2w_check_work_size(NULL, &need, &err) == Q2W_ERR_ARG &&
+                  err.code == Q2W_ERR_ARG && err.what && !strcmp(err.what, "arguments"),
+              "check_work_size without an io");
+    memset(&err, 0xA5, sizeof err);
+    ALK_CHECK(q2w_check_work_size(&io, NULL, &err) == Q2W_ERR_ARG &&
+                  err.code == Q2W_ERR_ARG && err.what && !strcmp(err.what, "arguments"),
+              "check_work_size without a size");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     qh_disk disk;
@@ -598,6 +664,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         alk_free(buf);
     }
+    check_read_only_refusals(&h, &disk, &info);
     qh_close_handle(&h);
 
     rc = qh_check(&disk, 0, &res);
@@ -679,6 +746,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                              win_len - (size_t)(woff - win_off) - wlen) == 0,
                       "bytes beside the write changed");
         }
+        rc = qh_run(&h.img, &disk, q2w_snapshot_delete(&h.img, "never-made"));
+        expect_error(&h.img, rc, Q2W_ERR_NOT_FOUND, "snapshot", 0, 0,
+                     "deleting a snapshot never made");
         if (snap == Q2W_OK) {
             q2w_snapshot sn;
             rc = qh_run(&h.img, &disk, q2w_snapshot_find(&h.img, "fz", &sn));

@@ -2130,6 +2130,7 @@ static void check_trace(const uint8_t *in, size_t n, toy_outcome want)
     uint64_t h = 0xcbf29ce484222325u;
     unsigned long lines = 0;
     unsigned steps = 0, kinds_line = 0;
+    int last_done = 0; /* the last line says where a passing run ended */
     int rc;
     ALK_CHECK(f != NULL, "tmpfile() failed");
     memset(&r, 0x5a, sizeof r);
@@ -2147,6 +2148,7 @@ static void check_trace(const uint8_t *in, size_t n, toy_outcome want)
         h = fnv1a(h, text, len);   /* the text and its newline */
         if (!strncmp(text, "FAILED: ", 8))
             memcpy(failed, text, len + 1);
+        last_done = !strncmp(text, "done at ", 8);
         /* a line per step; the toy (no swarm) runs every kind at weight 1 */
         steps += !strncmp(text, "step ", 5);
         kinds_line += !strcmp(text, "kinds (weight): add:1 tick:1 hold:1\n");
@@ -2173,7 +2175,7 @@ static void check_trace(const uint8_t *in, size_t n, toy_outcome want)
               (unsigned long long)h, r.trace_lines, (unsigned long long)r.trace_hash);
     if (rc == ALKSIM_OK) {
         ALK_CHECK(r.failure_site == 0 && r.failure_phase == -1 && r.failure_kind == -1 &&
-                      !failed[0],
+                      !failed[0] && last_done,
                   "a passing run has failure %016llx phase %d kind %d (%s)",
                   (unsigned long long)r.failure_site, r.failure_phase, r.failure_kind,
                   failed);
@@ -2306,6 +2308,21 @@ static void check_shrink(const uint8_t *data, size_t size)
               "invariant %d kind %d, was %d %d %d",
               n, k, got.code, got.invariant, got.kind, want.code,
               want.invariant, want.kind);
+    {
+        /* a small budget: the search stops where the runs reach it */
+        uint8_t ref[TOY_INPUT];
+        unsigned budget = 1 + (n ? in[0] % 48u : 0), ref_runs, sused;
+        size_t rk, sk;
+        toy_runs = 0;
+        sk = alksim_shrink(&toy_scenario, in, n, probe, work, budget);
+        sused = toy_runs;
+        ALK_CHECK(sused <= budget, "shrink: %u runs, budget %u", sused, budget);
+        rk = ref_shrink(in, n, ref, budget, &ref_runs);
+        ALK_CHECK(rk == sk && sused == ref_runs &&
+                      (sk == ALKSIM_SHRINK_PASSES || !memcmp(ref, probe, sk)),
+                  "shrink with %u runs: %zu bytes in %u runs; the documented search "
+                  "gives %zu in %u", budget, sk, sused, rk, ref_runs);
+    }
     if (used >= TOY_RUNS)
         return; /* stopped by the budget: no minimality promised */
     for (i = 0; i < k; i++) {
