@@ -139,7 +139,8 @@
  *     (zero flag, or unallocated with no backing file under it),
  *     Q2W_EXTENT_BACKING (unallocated: the backing file's bytes) or
  *     Q2W_EXTENT_COMPRESSED (read it with q2w_read). ext.len >= 1 unless
- *     len is 0. Loop off += ext.len to walk a disk: the cost is one step
+ *     len is 0, which answers at once, with no I/O: {off, 0, ZERO, host
+ *     0}. Loop off += ext.len to walk a disk: the cost is one step
  *     per L2 table touched plus one per cluster in it, and an L2 table
  *     that is not there (with no backing file) is skipped whole, so a
  *     sparse disk of any size maps in a few calls. q2w_map_snapshot(img,

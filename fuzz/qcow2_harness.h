@@ -628,6 +628,25 @@ static ALK_UNUSED int qh_create(qh_disk *d, const q2w_create_opts *o)
  * is data that does not continue on the host); DATA's bytes are in the
  * file at its host offset, ZERO's are zeros, BACKING's are the backing
  * file's; a one-byte map inside an extent agrees with it. */
+/* A map of no bytes is answered at once, without I/O, as an empty zero
+ * extent at its offset. */
+static void qh_assert_empty_map(qh_handle *h, const q2w_snapshot *sn,
+                                uint64_t off, const char *when)
+{
+    q2w_extent x;
+    size_t nb;
+    int rc;
+    memset(&x, 0xA5, sizeof x);
+    rc = sn ? q2w_map_snapshot(&h->img, sn, off, 0, &x) : q2w_map(&h->img, off, 0, &x);
+    q2w_batch(&h->img, &nb);
+    ALK_CHECK(rc == Q2W_OK && nb == 0 && x.off == off && x.len == 0 &&
+                  x.kind == Q2W_EXTENT_ZERO && x.host == 0,
+              "%s: map of 0 bytes at %llu: %s, %zu ops, [%llu,+%llu) kind %d host %llu",
+              when, (unsigned long long)off, q2w_strerror(rc), nb,
+              (unsigned long long)x.off, (unsigned long long)x.len, x.kind,
+              (unsigned long long)x.host);
+}
+
 static ALK_UNUSED void qh_assert_map(qh_handle *h, qh_disk *d,
                                      const q2w_snapshot *sn,
                                      const unsigned char *model, uint64_t off,
@@ -637,6 +656,7 @@ static ALK_UNUSED void qh_assert_map(qh_handle *h, qh_disk *d,
     q2w_extent x, prev, one;
     int rc, have_prev = 0;
     memset(&prev, 0, sizeof prev);
+    qh_assert_empty_map(h, sn, off, when);
     while (pos < end) {
         unsigned char *got;
         uint64_t mid;
@@ -760,6 +780,9 @@ static ALK_UNUSED void qh_assert_fresh_view(qh_disk *d, uint32_t cluster_size,
         ALK_CHECK(info.size == size, "%s: fresh size %llu, model %llu", when,
                   (unsigned long long)info.size, (unsigned long long)size);
     }
+    /* on a cold cache: nothing loaded for a map of no bytes */
+    qh_assert_empty_map(&f, NULL, size, when);
+    qh_assert_empty_map(&f, NULL, size / 2, when);
     qh_assert_view(&f, d, model, 0, size, when);
     qh_close_handle(&f);
     d->ops_cap = saved_cap;

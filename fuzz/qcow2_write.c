@@ -143,12 +143,12 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
         rc = q2w_snapshot_create(img, name, 1, 2, 3);
         ALK_CHECK(rc == Q2W_ERR_ARG, "a %u-byte snapshot name: %s",
                   Q2W_MAX_SNAPSHOT_NAME + 1, q2w_strerror(rc));
-        /* names of varying length (1..13 bytes of suffix), so an entry
+        /* names of varying length (0..12 dashes of suffix), so an entry
          * can be shorter than the one written before it; in lab mode
          * every other one is as long as a name may be (on small clusters
          * its entry is then refused as too long: Q2W_ERR_LIMIT) */
         snprintf(name, sizeof name, "snap%u%.*s", s->snap_serial,
-                 (int)(s->snap_serial * 7 % 13), "-------------");
+                 (int)((s->snap_serial * 7 + 3) % 13), "-------------");
         if (s->lab && (s->snap_serial & 1)) {
             size_t k = strlen(name);
             memset(name + k, 'x', Q2W_MAX_SNAPSHOT_NAME - k);
