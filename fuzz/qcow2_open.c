@@ -529,6 +529,40 @@ static void tamper_run(const uint8_t *data, size_t size)
     qh_disk_free(&d);
 }
 
+/* Images whose own metadata outgrows one refcount-table cluster, the
+ * point where create's layout must count its tables in what they describe:
+ * 512-byte clusters with 64- and 32-bit refcounts, virtual sizes around
+ * the L1 that needs a second (and third) table cluster. Every created
+ * image is exactly consistent. Once per process. */
+static int create_geometry_checked;
+
+static void check_create_geometry(void)
+{
+    static const uint64_t sizes[] = {7ull << 30, 8ull << 30, (8ull << 30) + (1u << 29),
+                                     16ull << 30};
+    static const unsigned bits[] = {64, 32};
+    size_t i, j;
+    if (create_geometry_checked) return;
+    create_geometry_checked = 1;
+    for (i = 0; i < sizeof bits / sizeof bits[0]; i++)
+        for (j = 0; j < sizeof sizes / sizeof sizes[0]; j++) {
+            qh_disk d;
+            q2w_create_opts o;
+            int rc;
+            memset(&o, 0, sizeof o);
+            o.version = 3;
+            o.cluster_size = 512;
+            o.refcount_bits = bits[i];
+            o.size = sizes[j];
+            qh_disk_init(&d, 16u << 20);
+            rc = qh_create(&d, &o);
+            ALK_CHECK(rc == Q2W_OK, "create %llu bytes, %u-bit refcounts: %s",
+                      (unsigned long long)o.size, bits[i], q2w_strerror(rc));
+            qh_assert_consistent(&d, 1, "a created image");
+            qh_disk_free(&d);
+        }
+}
+
 /* One refusal: its code and error fields, nothing planned. */
 static void expect_error(q2w_image *img, int rc, int code, const char *what,
                          uint64_t offset, uint64_t index, const char *when)
@@ -609,6 +643,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size > MAX_INPUT) return 0;
     alk_trace_reset();
+    check_create_geometry();
     if (size >= 8 && memcmp(data, TAMPER_MAGIC, 8) == 0) {
         tamper_run(data, size);
         return 0;

@@ -31,6 +31,10 @@ mk v3-4k-lazy cluster_size=4096,lazy_refcounts=on 1M 'write -P 0x77 0 4096'
 mk v3-4k-zeroalloc cluster_size=4096 1M 'write -P 0x12 0 16384' 'write -z 4096 8192'
 mk v3-extl2 cluster_size=65536,extended_l2=on 1M
 mk v3-2m cluster_size=2097152 4M
+# an L1 of 69 entries (552 bytes: two 512-byte clusters, one if counted
+# 7 bytes an entry), and a one-cluster hole between used clusters
+mk v3-512-l1-two-clusters cluster_size=512 2200K 'write -P 0x13 0 4096'
+mk v3-512-hole cluster_size=512 256K 'write -P 0x14 0 1536' 'discard 512 512'
 qemu-img create -q -f raw "$tmp/base.raw" 1M
 mk v3-backing-raw cluster_size=4096,backing_file="$tmp/base.raw",backing_fmt=raw 1M 'write -P 0x21 512 512'
 qemu-img create -q -f qcow2 -o cluster_size=4096 "$tmp/c.qcow2" 1M
