@@ -786,6 +786,33 @@ static ALK_UNUSED void qh_assert_fresh_view(qh_disk *d, uint32_t cluster_size,
     qh_assert_view(&f, d, model, 0, size, when);
     qh_close_handle(&f);
     d->ops_cap = saved_cap;
+#ifndef Q2W_NO_STDIO
+    if (d->mirror) {
+        /* the same view through qcow2w's own driver on the mirror file */
+        q2w_config cfg;
+        q2w_backing_reader br;
+        unsigned char *got = (unsigned char *)alk_malloc(size ? (size_t)size : 1);
+        ALK_CHECK(got != NULL, "out of memory");
+        br.read = qh_mirror_backing;
+        br.user = d;
+        qh_handle_config(&f, &cfg, cluster_size, 8, 16, 0, has_backing, d->len,
+                         d->backing_len);
+        rc = q2w_posix_run(&f.img, d->mirror_fd, &br, q2w_open(&f.img, &cfg));
+        ALK_CHECK(rc == Q2W_OK, "%s: open through q2w_posix_run: %s", when,
+                  q2w_strerror(rc));
+        rc = q2w_posix_run(&f.img, d->mirror_fd, &br,
+                           q2w_read(&f.img, 0, got, (size_t)size));
+        ALK_CHECK(rc == Q2W_OK && memcmp(got, model, (size_t)size) == 0,
+                  "%s: the view through q2w_posix_run: %s, or other bytes", when,
+                  q2w_strerror(rc));
+        rc = q2w_posix_run_flags(&f.img, d->mirror_fd, &br, Q2W_POSIX_NO_FLUSH,
+                                 q2w_close(&f.img));
+        ALK_CHECK(rc == Q2W_OK, "%s: close through q2w_posix_run_flags: %s", when,
+                  q2w_strerror(rc));
+        alk_free(got);
+        qh_close_handle(&f);
+    }
+#endif
 }
 
 /* The on-disk bytes of snapshot entry `sn` (as q2w_snapshot_get/find gave
