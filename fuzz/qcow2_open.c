@@ -578,6 +578,49 @@ static void expect_error(q2w_image *img, int rc, int code, const char *what,
               (unsigned long long)offset, (unsigned long long)index);
 }
 
+/* Every listed snapshot against its table entry read here from the spec:
+ * l1 offset and size, id and name lengths at 12 and 14, dates at 16 and
+ * 20, the VM clock at 24, the 32-bit VM state size at 32, the extra data's
+ * size at 36; in the extra data the 64-bit VM state size (when it has 8
+ * bytes or more: it then replaces the one at 32) and the disk size (16
+ * bytes or more); then id, name, and padding to 8 bytes. */
+static void check_snapshot_entries(qh_handle *h, qh_disk *d, const q2w_info *info)
+{
+    const unsigned char *b = d->buf;
+    uint64_t pos = q2w__be64(b + 64);
+    uint32_t i;
+    for (i = 0; i < info->nb_snapshots; i++) {
+        q2w_snapshot sn;
+        const unsigned char *e;
+        uint32_t extra, idl, nml;
+        uint64_t len;
+        int rc;
+        if (pos > d->len || d->len - pos < 40) return;
+        e = b + pos;
+        extra = q2w__be32(e + 36);
+        idl = q2w__be16(e + 12);
+        nml = q2w__be16(e + 14);
+        len = (40u + (uint64_t)extra + idl + nml + 7) & ~7ull;
+        if (len > d->len - pos) return;
+        rc = qh_run(&h->img, d, q2w_snapshot_get(&h->img, i, &sn));
+        if (rc != Q2W_OK) return; /* refused: the walk's own checks */
+        ALK_CHECK(sn.index == i && sn.l1_offset == q2w__be64(e) &&
+                      sn.l1_size == q2w__be32(e + 8) && sn.date_sec == q2w__be32(e + 16) &&
+                      sn.date_nsec == q2w__be32(e + 20) &&
+                      sn.vm_clock_ns == q2w__be64(e + 24) &&
+                      sn.vm_state_size ==
+                          (extra >= 8 ? q2w__be64(e + 40) : q2w__be32(e + 32)) &&
+                      sn.disk_size == (extra >= 16 ? q2w__be64(e + 48) : 0) &&
+                      strlen(sn.id) == idl && !memcmp(sn.id, e + 40 + extra, idl) &&
+                      strlen(sn.name) == nml &&
+                      !memcmp(sn.name, e + 40 + extra + idl, nml) &&
+                      sn.entry_offset == pos - q2w__be64(b + 64) && sn.entry_len == len,
+                  "snapshot %u (entry at %llu, extra %u) differs from its entry", i,
+                  (unsigned long long)pos, extra);
+        pos += len;
+    }
+}
+
 /* What a read-only handle refuses, and what no handle finds: each refusal
  * says why, plans nothing and writes nothing; the handle reads on. */
 static void check_read_only_refusals(qh_handle *h, qh_disk *d, const q2w_info *info)
@@ -699,6 +742,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         alk_free(buf);
     }
+    check_snapshot_entries(&h, &disk, &info);
     check_read_only_refusals(&h, &disk, &info);
     qh_close_handle(&h);
 
