@@ -2328,6 +2328,18 @@ static int q2w__inflate(const unsigned char *in, size_t in_len,
 }
 /* INFLATE-END */
 
+/* The least cfg.mem that carves Q2W_MIN_SLOTS slots for this image (and,
+ * with cz, the two clusters a compressed read needs): what a NOMEM's
+ * `needed` says. */
+static size_t q2w__mem_floor(const q2w_image *img, size_t frees, size_t cz)
+{
+    uintptr_t base = (uintptr_t)img->mem;
+    size_t cs = (size_t)img->cluster_size;
+    return (size_t)(((base + 7u) & ~(uintptr_t)7u) - base) +
+           frees * sizeof(q2w__free) + cs + cz +
+           Q2W_MIN_SLOTS * (cs + sizeof(q2w__slot));
+}
+
 /* Inflate compressed entry e into dst (one cluster). The first call reads
  * its bytes into czbuf and returns Q2W_PENDING; the call after the batch
  * inflates. Inflating waits for an empty batch: an op planned earlier may
@@ -2344,7 +2356,8 @@ static int q2w__cz_inflate(q2w_image *img, uint64_t e, uint64_t where,
     if (!img->czbuf) {
         q2w__fail(img, Q2W_ERR_NOMEM, "cfg.mem: compressed cluster buffer",
                   where, idx);
-        img->err.needed = img->mem_len + 2 * img->cluster_size;
+        img->err.needed = q2w__mem_floor(img, img->cap_frees,
+                                         2 * (size_t)img->cluster_size);
         return Q2W_ERR_NOMEM;
     }
     q2w__cz_desc(img->cluster_bits, e, &coff, &clen);
@@ -3642,7 +3655,7 @@ static int q2w__carve(q2w_image *img)
     if (img->max_slots && n > img->max_slots) n = img->max_slots;
     if (n < Q2W_MIN_SLOTS) {
         q2w__fail(img, Q2W_ERR_NOMEM, "cfg.mem", 0, 0);
-        img->err.needed = meta + (size_t)cs + Q2W_MIN_SLOTS * per;
+        img->err.needed = q2w__mem_floor(img, frees, 0);
         return Q2W_ERR_NOMEM;
     }
     /* free list, scratch, slot clusters; the slot table goes at the very

@@ -621,6 +621,64 @@ static void check_snapshot_entries(qh_handle *h, qh_disk *d, const q2w_info *inf
     }
 }
 
+/* The memory a compressed cluster needs: opened with the least memory an
+ * open takes, a read inside a compressed cluster asks for `needed`; one
+ * byte less still cannot read it, `needed` can, and reads what a roomy
+ * handle read. */
+static void check_compressed_memory(qh_handle *h, qh_disk *d, const q2w_info *info)
+{
+    q2w_extent x;
+    uint64_t pos = 0, n0, n1;
+    unsigned char want = 0, got = 0;
+    unsigned k;
+    qh_handle t;
+    int rc;
+    for (k = 0; k < 256 && pos < info->size; k++, pos += x.len) {
+        rc = qh_run(&h->img, d, q2w_map(&h->img, pos, info->size - pos, &x));
+        if (rc != Q2W_OK || x.kind == Q2W_EXTENT_COMPRESSED) break;
+    }
+    if (k == 256 || pos >= info->size || rc != Q2W_OK ||
+        qh_run(&h->img, d, q2w_read(&h->img, pos, &want, 1)) != Q2W_OK)
+        return;
+    rc = open_image_with(&t, d, 0, 1);
+    n0 = q2w_error(&t.img)->needed;
+    qh_close_handle(&t);
+    ALK_CHECK(rc == Q2W_ERR_NOMEM && n0 > 1, "open with 1 byte of memory: %s, needed %llu",
+              q2w_strerror(rc), (unsigned long long)n0);
+    rc = open_image_with(&t, d, 0, (size_t)n0);
+    ALK_CHECK(rc == Q2W_OK, "open with the %llu bytes it asked: %s", (unsigned long long)n0,
+              q2w_strerror(rc));
+    rc = qh_run(&t.img, d, q2w_read(&t.img, pos, &got, 1));
+    n1 = q2w_error(&t.img)->needed;
+    qh_close_handle(&t);
+    if (rc == Q2W_OK) {
+        ALK_CHECK(got == want, "compressed byte at %llu", (unsigned long long)pos);
+        return; /* the least memory already holds the buffer */
+    }
+    ALK_CHECK(rc == Q2W_ERR_NOMEM && n1 > n0 &&
+                  !strcmp(q2w_error(&t.img)->what, "cfg.mem: compressed cluster buffer"),
+              "compressed read with %llu bytes of memory: %s (%s), needed %llu",
+              (unsigned long long)n0, q2w_strerror(rc), q2w_error(&t.img)->what,
+              (unsigned long long)n1);
+    rc = open_image_with(&t, d, 0, (size_t)n1 - 1);
+    ALK_CHECK(rc == Q2W_OK, "open with %llu bytes: %s", (unsigned long long)n1 - 1,
+              q2w_strerror(rc));
+    rc = qh_run(&t.img, d, q2w_read(&t.img, pos, &got, 1));
+    ALK_CHECK(rc == Q2W_ERR_NOMEM && q2w_error(&t.img)->needed == n1,
+              "compressed read with one byte less than needed (%llu): %s, needed %llu",
+              (unsigned long long)n1, q2w_strerror(rc),
+              (unsigned long long)q2w_error(&t.img)->needed);
+    qh_close_handle(&t);
+    rc = open_image_with(&t, d, 0, (size_t)n1);
+    ALK_CHECK(rc == Q2W_OK, "open with %llu bytes: %s", (unsigned long long)n1,
+              q2w_strerror(rc));
+    rc = qh_run(&t.img, d, q2w_read(&t.img, pos, &got, 1));
+    ALK_CHECK(rc == Q2W_OK && got == want,
+              "compressed read with the %llu bytes needed: %s", (unsigned long long)n1,
+              q2w_strerror(rc));
+    qh_close_handle(&t);
+}
+
 /* What a read-only handle refuses, and what no handle finds: each refusal
  * says why, plans nothing and writes nothing; the handle reads on. */
 static void check_read_only_refusals(qh_handle *h, qh_disk *d, const q2w_info *info)
@@ -743,6 +801,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         alk_free(buf);
     }
     check_snapshot_entries(&h, &disk, &info);
+    check_compressed_memory(&h, &disk, &info);
     check_read_only_refusals(&h, &disk, &info);
     qh_close_handle(&h);
 
