@@ -485,7 +485,12 @@ static ALK_UNUSED int qh_check_faulty(qh_disk *d, unsigned flags, int kind,
     io.flush = qh_faulty_flush;
     io.user = &f;
     io.file_size = d->len;
-    ALK_CHECK(q2w_check_work_size(&io, &need, NULL) == Q2W_OK, "check work size");
+    {
+        /* sized through the plain io: the fault is for the check itself */
+        q2w_io plain;
+        qh_make_io(d, &plain);
+        ALK_CHECK(q2w_check_work_size(&plain, &need, NULL) == Q2W_OK, "check work size");
+    }
     work = alk_malloc(need ? need : 1);
     ALK_CHECK(work != NULL, "out of memory for check work");
     memset(&res, 0x5a, sizeof res);

@@ -350,8 +350,12 @@ static int setup(scenario *s)
  * kind 7: close, damage the image on purpose, then the checker and its
  * repairs, each result predicted by the model below. */
 #define LAB_MAGIC "Q2WLAB01"
+/* The same, with the damages after PAST_EOF too (LAB01 inputs keep the
+ * three they were found with). */
+#define LAB2_MAGIC "Q2WLAB02"
 
-enum { DMG_LEAK, DMG_LOW, DMG_PAST_EOF, DMG_COUNT };
+enum { DMG_LEAK, DMG_LOW, DMG_PAST_EOF, DMG_COUNT, DMG_DIRTY = DMG_COUNT, DMG_MAX,
+       DMG_COUNT2 };
 
 /* The image's own refcounts, read and written here from the format (not
  * through qcow2w): the block of cluster c, its entry width. 0 when the
@@ -395,6 +399,7 @@ static void lab_rc_set(scenario *s, uint64_t at, unsigned bits, uint64_t v)
 /* What the checker must say; the repair's counters. */
 typedef struct lab_expect {
     uint64_t corruptions, leaks, leaks_fixed, corruptions_fixed;
+    int dirty_cleared;
 } lab_expect;
 
 static void lab_check(scenario *s, unsigned flags, const lab_expect *x,
@@ -414,13 +419,14 @@ static void lab_check(scenario *s, unsigned flags, const lab_expect *x,
     ALK_CHECK(r.corruptions == x->corruptions && r.leaks == x->leaks &&
                   r.leaks_fixed == x->leaks_fixed &&
                   r.corruptions_fixed == x->corruptions_fixed &&
-                  r.copied_fixed == 0 && !r.dirty_cleared,
+                  r.copied_fixed == 0 && r.dirty_cleared == x->dirty_cleared,
               "%s (flags %u): %llu corruptions, %llu leaks, %llu + %llu "
-              "fixed, %llu COPIED fixed; the model: %llu, %llu, %llu + %llu",
+              "fixed, %llu COPIED fixed, dirty bit cleared %d; the model: %llu, "
+              "%llu, %llu + %llu",
               when, flags, (unsigned long long)r.corruptions,
               (unsigned long long)r.leaks, (unsigned long long)r.leaks_fixed,
               (unsigned long long)r.corruptions_fixed,
-              (unsigned long long)r.copied_fixed,
+              (unsigned long long)r.copied_fixed, r.dirty_cleared,
               (unsigned long long)x->corruptions,
               (unsigned long long)x->leaks,
               (unsigned long long)x->leaks_fixed,
@@ -436,7 +442,14 @@ static void lab_check(scenario *s, unsigned flags, const lab_expect *x,
  *             first refcount block, the active L1): one corruption;
  *   PAST_EOF  an L2 entry of a table only the active L1 holds sent past
  *             the end of the file: that path's reference is a corruption
- *             and its old cluster has one path less (one leak).
+ *             and its old cluster has one path less (one leak);
+ * and in LAB02 inputs:
+ *   DIRTY     the dirty bit (v3): no finding; a writable open is refused
+ *             (DIRTY, the field at 72); only REPAIR_ALL clears the bit;
+ *   MAX       an active L2 table (one path) counted at the largest value
+ *             its width holds (2 bits and up): one leak; a snapshot, which
+ *             would add a path, is refused (LIMIT) and leaves the image
+ *             consistent, the leak still its only finding.
  * The model of repair: leaks are lowered by either repair, a refcount
  * below its references raised only by REPAIR_ALL, a reference past the
  * end of the file repaired by neither. A refcount repair leaves the image
@@ -448,7 +461,8 @@ static void lab_damage(scenario *s, const char *when)
     uint64_t len, ncl, c;
     uint64_t target = 0, at = 0, where = 0, was = 0;
     unsigned bits = 16, flags;
-    int dmg = (int)alksim_pick(&s->src, DMG_COUNT), rc, found = 0;
+    int dmg = (int)alksim_pick(&s->src, s->lab == 2 ? DMG_COUNT2 : DMG_COUNT), rc,
+        found = 0;
     lab_expect x, none;
     memset(&x, 0, sizeof x);
     memset(&none, 0, sizeof none);
@@ -492,6 +506,24 @@ static void lab_damage(scenario *s, const char *when)
             lab_rc_set(s, at, bits, 0);
             x.corruptions = 1;
         }
+    } else if (dmg == DMG_DIRTY) {
+        if (s->version == 3) {
+            b[79] |= 1;
+            found = 1;
+        }
+    } else if (dmg == DMG_MAX) {
+        uint64_t l1 = q2w__be64(b + 40), l1n = q2w__be32(b + 36), i;
+        for (i = 0; i < l1n && !found; i++) {
+            uint64_t l1e = q2w__be64(b + l1 + i * 8), l2 = l1e & Q2W__OFF_MASK, a;
+            if (!(l1e & Q2W__COPIED) || !l2) continue;
+            a = lab_rc_at(s, l2 / s->cs, &bits);
+            if (a && bits >= 2 && lab_rc_get(s, a, bits) == 1)
+                target = l2 / s->cs, at = a, was = 1, found = 1;
+        }
+        if (found) {
+            lab_rc_set(s, at, bits, bits == 64 ? ~0ull : (1ull << bits) - 1);
+            x.leaks = 1;
+        }
     } else {
         uint64_t l1 = q2w__be64(b + 40), l1n = q2w__be32(b + 36), i, j;
         uint64_t skip = alksim_range(&s->src, 0, 15);
@@ -516,6 +548,26 @@ static void lab_damage(scenario *s, const char *when)
               found ? "made" : "not possible", (unsigned long long)target,
               (unsigned long long)was);
     lab_check(s, 0, &x, "damaged");
+    if (found && (dmg == DMG_DIRTY || dmg == DMG_MAX)) {
+        qh_handle t;
+        rc = qh_open(&t, &s->disk, s->cs, s->slots, s->ops_cap, 1, s->has_backing);
+        if (dmg == DMG_DIRTY) {
+            ALK_CHECK(rc == Q2W_ERR_DIRTY && q2w_error(&t.img)->offset == 72,
+                      "%s: a writable open of a dirty image: %s at %llu", when,
+                      q2w_strerror(rc), (unsigned long long)q2w_error(&t.img)->offset);
+        } else {
+            ALK_CHECK(rc == Q2W_OK, "%s: open: %s", when, q2w_strerror(rc));
+            rc = qh_run(&t.img, &s->disk, q2w_snapshot_create(&t.img, "max", 0, 0, 0));
+            ALK_CHECK(rc == Q2W_ERR_LIMIT,
+                      "%s: a snapshot over a refcount at its maximum: %s (%s)", when,
+                      q2w_strerror(rc),
+                      q2w_error(&t.img)->what ? q2w_error(&t.img)->what : "");
+            rc = qh_run(&t.img, &s->disk, q2w_close(&t.img));
+            ALK_CHECK(rc == Q2W_OK, "%s: close: %s", when, q2w_strerror(rc));
+            lab_check(s, 0, &x, "a snapshot refused at the maximum");
+        }
+        qh_close_handle(&t);
+    }
     if (found) {
         lab_expect fixed = x, after = x;
         /* a leaks-only repair first, or straight to REPAIR_ALL */
@@ -524,6 +576,7 @@ static void lab_damage(scenario *s, const char *when)
         fixed.leaks_fixed = x.leaks;
         fixed.corruptions_fixed =
             flags == Q2W_CHECK_REPAIR_ALL && dmg == DMG_LOW ? 1 : 0;
+        fixed.dirty_cleared = flags == Q2W_CHECK_REPAIR_ALL && dmg == DMG_DIRTY;
         {
             /* the same repair with a read, a write or a flush failing:
              * reported exactly, and nothing done after it; then the
@@ -555,6 +608,19 @@ static void lab_damage(scenario *s, const char *when)
             lab_check(s, Q2W_CHECK_REPAIR_ALL, &fixed, "repair all");
             lab_check(s, 0, &none, "after repair all");
         }
+        if (dmg == DMG_DIRTY && flags == Q2W_CHECK_REPAIR_LEAKS) {
+            lab_expect all = none;
+            all.dirty_cleared = 1;
+            lab_check(s, Q2W_CHECK_REPAIR_ALL, &all, "repair all");
+        }
+        if (dmg == DMG_MAX && s->disk.len != len) {
+            /* the refused snapshot's clusters, freed, at the end: back to
+             * the image before the damage */
+            ALK_CHECK(s->disk.len > len && memcmp(s->disk.buf, saved, len) == 0,
+                      "%s: the image after the refused snapshot and the repair "
+                      "differs before its old end", when);
+            s->disk.len = (size_t)len;
+        }
         if (dmg == DMG_PAST_EOF) {
             ALK_CHECK(q2w__be64(s->disk.buf + where) ==
                           ((was & ~Q2W__OFF_MASK) | target * s->cs),
@@ -580,8 +646,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc, stopped = 0;
     memset(&s, 0, sizeof s);
     alk_trace_reset();
-    if (size >= 8 && memcmp(data, LAB_MAGIC, 8) == 0) {
-        s.lab = 1;
+    if (size >= 8 && (memcmp(data, LAB_MAGIC, 8) == 0 || memcmp(data, LAB2_MAGIC, 8) == 0)) {
+        s.lab = memcmp(data, LAB_MAGIC, 8) == 0 ? 1 : 2;
         data += 8;
         size -= 8;
     }
