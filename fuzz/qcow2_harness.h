@@ -466,6 +466,10 @@ static int qh_faulty_flush(void *user)
 /* Runs q2w_check(flags) with the kind-th operation failing at its
  * fail_at-th call; the disk is changed as far as the repair got (the
  * caller restores it). Returns whether the fault fired. */
+/* The calls of the faulty kind the last qh_check_faulty made (all of them
+ * when nothing failed: fail_at 0 counts a clean run's). */
+static unsigned qh_faulty_calls;
+
 static ALK_UNUSED int qh_check_faulty(qh_disk *d, unsigned flags, int kind,
                                       unsigned fail_at)
 {
@@ -496,6 +500,7 @@ static ALK_UNUSED int qh_check_faulty(qh_disk *d, unsigned flags, int kind,
     memset(&res, 0x5a, sizeof res);
     rc = q2w_check(&io, work, need, flags, &res);
     alk_free(work);
+    qh_faulty_calls = f.calls;
     if (!f.fired) {
         ALK_CHECK(rc == Q2W_OK && res.check_errors == 0,
                   "check (flags %u) without a fault: %s, %llu check errors", flags,

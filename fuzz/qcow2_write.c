@@ -586,9 +586,16 @@ static void lab_damage(scenario *s, const char *when)
             ALK_CHECK(damaged != NULL, "out of memory");
             memcpy(damaged, s->disk.buf, len);
             for (kind = 1; kind <= 3; kind++) {
-                /* a read somewhere in the scan; the repair's first write
-                 * or flush, or one of the next */
+                /* a read anywhere in the scan (the draw spread over the
+                 * reads a clean run makes); the repair's first write or
+                 * flush, or the next */
                 unsigned nth = 1 + (unsigned)alksim_range(&s->src, 0, kind == 1 ? 40 : 1);
+                if (kind == 1) {
+                    qh_check_faulty(&s->disk, flags, 1, 0); /* counts the reads */
+                    memcpy(s->disk.buf, damaged, len);
+                    s->disk.len = (size_t)len;
+                    nth = 1 + (unsigned)((uint64_t)(nth - 1) * qh_faulty_calls / 41);
+                }
                 qh_check_faulty(&s->disk, flags, kind, nth);
                 memcpy(s->disk.buf, damaged, len);
                 s->disk.len = (size_t)len;
