@@ -4861,7 +4861,10 @@ Q2WDEF int q2w_check(const q2w_io *io, void *work, size_t work_len,
     if (repair && (!io->write || !io->flush))
         return q2w__hfail(&res->error, Q2W_ERR_ARG, "io.write", 0, 0);
     rc = q2w__chk_setup(io, &k, head, &res->error);
-    if (rc != Q2W_OK) return rc;
+    if (rc != Q2W_OK) {
+        res->check_errors = rc == Q2W_ERR_IO; /* the header's read failed */
+        return rc;
+    }
     k.res = res;
     if (work_len < 2 * k.cs + k.nclusters * 4) {
         res->error.needed = 2 * k.cs + k.nclusters * 4;

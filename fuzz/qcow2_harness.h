@@ -322,6 +322,15 @@ static ALK_UNUSED int qh_run(q2w_image *img, qh_disk *d, int rc)
         }
 #endif
         rc = q2w_resume(img, qh_exec(d, op, n));
+        {
+            /* a slot is pinned by the current step or an earlier one,
+             * never by one still to come */
+            size_t i;
+            for (i = 0; i < img->n_slots; i++)
+                ALK_CHECK(img->slots[i].pin <= img->pin_epoch,
+                          "slot %zu pinned at %u, the step is %u", i,
+                          img->slots[i].pin, img->pin_epoch);
+        }
     }
     if (rc != Q2W_OK) {
         size_t n;

@@ -679,6 +679,40 @@ static void check_compressed_memory(qh_handle *h, qh_disk *d, const q2w_info *in
     qh_close_handle(&t);
 }
 
+/* An image with something the checker does not understand (an UNKNOWN
+ * finding, or a bitmaps extension it could not read: BITMAP) is never
+ * repaired: both repairs write nothing and refuse (UNSUPPORTED) when there
+ * was something to repair, else say OK. */
+static void check_unsure_repairs(qh_disk *d, const q2w_check_result *res)
+{
+    static const unsigned flags[2] = {Q2W_CHECK_REPAIR_LEAKS, Q2W_CHECK_REPAIR_ALL};
+    int unsure = res->unknown > 0, k;
+    unsigned char *saved;
+    size_t i, len = d->len;
+    for (i = 0; i < res->n_findings; i++)
+        unsure |= res->findings[i].kind == Q2W_FIND_BITMAP;
+    if (!unsure) return;
+    saved = (unsigned char *)alk_malloc(len ? len : 1);
+    ALK_CHECK(saved != NULL, "out of memory");
+    memcpy(saved, d->buf, len);
+    for (k = 0; k < 2; k++) {
+        q2w_check_result r;
+        int rc = qh_check(d, flags[k], &r);
+        int want = res->leaks || res->corruptions ? Q2W_ERR_UNSUPPORTED : Q2W_OK;
+        ALK_CHECK(rc == want && d->len == len && !memcmp(d->buf, saved, len) &&
+                      r.leaks_fixed == 0 && r.corruptions_fixed == 0 &&
+                      r.copied_fixed == 0 && !r.dirty_cleared,
+                  "repair %u of an image the checker is unsure of: %s (want %s), "
+                  "%llu + %llu + %llu fixed, dirty cleared %d, bytes %s", flags[k],
+                  q2w_strerror(rc), q2w_strerror(want),
+                  (unsigned long long)r.leaks_fixed,
+                  (unsigned long long)r.corruptions_fixed,
+                  (unsigned long long)r.copied_fixed, r.dirty_cleared,
+                  d->len == len && !memcmp(d->buf, saved, len) ? "kept" : "changed");
+    }
+    alk_free(saved);
+}
+
 /* What a read-only handle refuses, and what no handle finds: each refusal
  * says why, plans nothing and writes nothing; the handle reads on. */
 static void check_read_only_refusals(qh_handle *h, qh_disk *d, const q2w_info *info)
@@ -809,6 +843,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     alk_trace("check: %s, %llu corruptions, %llu leaks", q2w_strerror(rc),
               (unsigned long long)res.corruptions,
               (unsigned long long)res.leaks);
+    if (rc == Q2W_OK)
+        check_unsure_repairs(&disk, &res);
     if (rc != Q2W_OK || res.corruptions || res.leaks) {
         qh_disk_free(&disk);
         return 0;
