@@ -783,6 +783,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tamper_run(data, size);
         return 0;
     }
+#ifndef Q2W_NO_STDIO
+    if (size <= 16) {
+        /* q2w_posix_io sizes a file as it is, down to a byte */
+        char path[] = "/tmp/qcow2_open.XXXXXX";
+        int fd = mkstemp(path);
+        q2w_io io;
+        q2w_fdbox box;
+        ALK_CHECK(fd >= 0, "mkstemp");
+        unlink(path);
+        ALK_CHECK(!size || q2w_pwrite_full(fd, 0, data, size) == 0, "fill");
+        q2w_posix_io(&io, fd, &box);
+        ALK_CHECK(io.file_size == size, "posix io: a file of %zu bytes sized %llu", size,
+                  (unsigned long long)io.file_size);
+        close(fd);
+    }
+#endif
     qh_disk_init(&disk, DISK_CAP);
     memcpy(disk.buf, data, size);
     disk.len = size;
