@@ -277,9 +277,10 @@ static void qh_probe_busy(q2w_image *img)
     q2w_snapshot sn;
     unsigned char byte = 0;
     int rc;
-    unsigned turn = qh_busy_turn++ % 8;
+    unsigned turn = qh_busy_turn++ % 10;
     before = q2w_batch(img, &nb);
     memset(&sn, 0, sizeof sn);
+    sn.disk_size = 1;
     switch (turn) {
     case 0: rc = q2w_flush(img); break;
     case 1: rc = q2w_read(img, 0, &byte, 1); break;
@@ -288,7 +289,9 @@ static void qh_probe_busy(q2w_image *img)
     case 4: rc = q2w_snapshot_delete(img, "busy"); break;
     case 5: rc = q2w_snapshot_get(img, 0, &sn); break;
     case 6: rc = q2w_discard(img, 0, 1); break;
-    default: rc = q2w_resize(img, 0); break;
+    case 7: rc = q2w_resize(img, 0); break;
+    case 8: rc = q2w_map_snapshot(img, &sn, 0, 1, &x); break;
+    default: rc = q2w_read_snapshot(img, &sn, 0, &byte, 1); break;
     }
     after = q2w_batch(img, &na);
     ALK_CHECK(rc == Q2W_ERR_BUSY && q2w_error(img)->code == Q2W_ERR_BUSY &&

@@ -32,6 +32,10 @@
 #include "alk_check.h"
 #include "qcow2_harness.h"
 
+#ifndef Q2W_NO_STDIO
+#include <fcntl.h>
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_INPUT (256u << 10)
@@ -445,12 +449,45 @@ static void tamper_judge(qh_disk *d, const tamper_field *f, uint64_t value)
                       info.nb_snapshots == ref_be(head + 60, 4) &&
                       info.cluster_size == 1u << v.cluster_bits &&
                       info.version == v.version &&
+                      info.snapshots_offset == ref_be(head + 64, 8) &&
                       (v.version == 2 ||
                        (info.refcount_bits == 1u << ref_be(head + 96, 4) &&
                         info.incompatible == v.incompatible &&
+                        info.compatible == ref_be(head + 80, 8) &&
+                        info.autoclear == ref_be(head + 88, 8) &&
                         info.header_length == ref_be(head + 100, 4))),
                   "%s: the open reports other values than the header's",
                   when);
+        {
+            /* the backing name where the header puts it; its format from
+             * the extension of type 0xe2792aca, walked from the header's
+             * end (72 in version 2) to the name's offset, or the end of
+             * the cluster; no name at offset 0 */
+            const unsigned char *b = d->buf;
+            uint64_t boff = ref_be(head + 8, 8), blen = ref_be(head + 16, 4);
+            uint64_t pos = v.version == 2 ? 72 : ref_be(head + 100, 4);
+            uint64_t cs = 1ull << v.cluster_bits;
+            const unsigned char *fmt = NULL;
+            size_t fmt_len = 0;
+            uint64_t ext_end = boff ? boff : cs; /* qemu reads them up to the name */
+            while (pos + 8 <= ext_end && pos + 8 <= d->len) {
+                uint64_t type = ref_be(b + pos, 4), len = ref_be(b + pos + 4, 4);
+                if (type == 0 || pos + 8 + len > d->len) break;
+                if (type == 0xe2792acau) {
+                    fmt = b + pos + 8;
+                    fmt_len = (size_t)len;
+                }
+                pos += 8 + ((len + 7) & ~7ull);
+            }
+            ALK_CHECK(boff && blen ? info.backing_name && info.backing_name[blen] == 0 &&
+                                 !memcmp(info.backing_name, b + boff, (size_t)blen)
+                           : info.backing_name == NULL,
+                      "%s: the backing name differs from the header's", when);
+            ALK_CHECK(fmt ? info.backing_format && info.backing_format[fmt_len] == 0 &&
+                                !memcmp(info.backing_format, fmt, fmt_len)
+                          : info.backing_format == NULL,
+                      "%s: the backing format differs from the extension's", when);
+        }
     }
     /* (a version 2 header ends at 72: extensions follow) */
     ALK_CHECK(v.n != 0 || f->later || (v.version == 2 && f->off >= 72) ||
@@ -713,6 +750,42 @@ static void check_unsure_repairs(qh_disk *d, const q2w_check_result *res)
     alk_free(saved);
 }
 
+#ifndef Q2W_NO_STDIO
+/* A sync that fails reaches the caller: on a copy of a clean image, a
+ * one-byte write, then a flush through q2w_posix_run on /dev/zero (writes
+ * vanish, fdatasync fails): Q2W_ERR_IO; with Q2W_POSIX_NO_FLUSH, no sync
+ * and OK. */
+static void check_failing_sync(const qh_disk *d)
+{
+    int k;
+    for (k = 0; k < 2; k++) {
+        qh_disk c;
+        qh_handle t;
+        unsigned char byte = 0x5a;
+        int rc, fd = open("/dev/zero", O_RDWR);
+        if (fd < 0) return;
+        qh_disk_init(&c, d->cap);
+        qh_disk_reserve(&c, d->len);
+        memcpy(c.buf, d->buf, d->len);
+        c.len = d->len;
+        rc = open_image(&t, &c, 1);
+        if (rc == Q2W_OK)
+            rc = qh_run(&t.img, &c, q2w_write(&t.img, 0, &byte, 1));
+        if (rc == Q2W_OK) {
+            rc = k ? q2w_posix_run_flags(&t.img, fd, NULL, Q2W_POSIX_NO_FLUSH,
+                                         q2w_flush(&t.img))
+                   : q2w_posix_run(&t.img, fd, NULL, q2w_flush(&t.img));
+            ALK_CHECK(rc == (k ? Q2W_OK : Q2W_ERR_IO),
+                      "a flush through q2w_posix_run%s on /dev/zero: %s",
+                      k ? "_flags (no flush)" : "", q2w_strerror(rc));
+        }
+        close(fd);
+        qh_close_handle(&t);
+        qh_disk_free(&c);
+    }
+}
+#endif
+
 /* What a read-only handle refuses, and what no handle finds: each refusal
  * says why, plans nothing and writes nothing; the handle reads on. */
 static void check_read_only_refusals(qh_handle *h, qh_disk *d, const q2w_info *info)
@@ -736,6 +809,15 @@ static void check_read_only_refusals(qh_handle *h, qh_disk *d, const q2w_info *i
         expect_error(&h->img, rc, Q2W_ERR_READONLY, "operation", 0, 0, "read-only change");
         ALK_CHECK(d->writes == writes, "a refused change wrote");
     }
+    /* a flush is no change: nothing to do, and fine */
+    rc = qh_run(&h->img, d, q2w_flush(&h->img));
+    ALK_CHECK(rc == Q2W_OK && d->writes == writes, "read-only flush: %s",
+              q2w_strerror(rc));
+    /* a name never made: not found */
+    rc = qh_run(&h->img, d, q2w_snapshot_find(&h->img, "never-made", &sn));
+    if (rc != Q2W_ERR_METADATA && rc != Q2W_ERR_UNSUPPORTED)
+        expect_error(&h->img, rc, Q2W_ERR_NOT_FOUND, "snapshot", 0, 0,
+                     "a snapshot never made");
     /* a snapshot past the last one: not found, at its index */
     rc = qh_run(&h->img, d, q2w_snapshot_get(&h->img, info->nb_snapshots, &sn));
     if (rc != Q2W_ERR_METADATA && rc != Q2W_ERR_UNSUPPORTED)
@@ -752,6 +834,18 @@ static void check_read_only_refusals(qh_handle *h, qh_disk *d, const q2w_info *i
     rc = qh_run(&h->img, d, q2w_read(&h->img, 0, &byte, info->size ? 1 : 0));
     ALK_CHECK(rc == Q2W_OK || rc == Q2W_ERR_METADATA || rc == Q2W_ERR_UNSUPPORTED,
               "read after the refusals: %s", q2w_strerror(rc));
+    {
+        /* an op buffer below the minimum */
+        qh_handle t;
+        q2w_config cfg;
+        qh_handle_config(&t, &cfg, info->cluster_size, 8, 16, 0, 0, d->len, 0);
+        cfg.ops_cap = Q2W_MIN_OPS - 1;
+        cfg.no_backing = 1;
+        rc = q2w_open(&t.img, &cfg);
+        expect_error(&t.img, rc, Q2W_ERR_NOMEM, "cfg.ops_cap", 0, Q2W_MIN_OPS - 1,
+                     "an op buffer below the minimum");
+        qh_close_handle(&t);
+    }
     /* the checker's size: no io or nowhere to put it */
     qh_make_io(d, &io);
     memset(&err, 0xA5, sizeof err);
@@ -866,6 +960,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
 
+#ifndef Q2W_NO_STDIO
+    check_failing_sync(&disk);
+#endif
     /* A clean image must stay clean through a snapshot and a small write. */
     rc = open_image(&h, &disk, 1);
     alk_trace("writable open: %s", q2w_strerror(rc));

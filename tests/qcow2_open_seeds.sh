@@ -35,6 +35,8 @@ mk v3-2m cluster_size=2097152 4M
 # 7 bytes an entry), and a one-cluster hole between used clusters
 mk v3-512-l1-two-clusters cluster_size=512 2200K 'write -P 0x13 0 4096'
 mk v3-512-hole cluster_size=512 256K 'write -P 0x14 0 1536' 'discard 512 512'
+# a disk of no bytes: every range but the empty one is outside it
+mk v3-64k-size-0 cluster_size=65536 0
 qemu-img create -q -f raw "$tmp/base.raw" 1M
 mk v3-backing-raw cluster_size=4096,backing_file="$tmp/base.raw",backing_fmt=raw 1M 'write -P 0x21 512 512'
 qemu-img create -q -f qcow2 -o cluster_size=4096 "$tmp/c.qcow2" 1M
