@@ -449,9 +449,10 @@ static void lab_check(scenario *s, unsigned flags, const lab_expect *x,
  *   DIRTY     the dirty bit (v3): no finding; a writable open is refused
  *             (DIRTY, the field at 72); only REPAIR_ALL clears the bit;
  *   MAX       an active L2 table (one path) counted at the largest value
- *             its width holds (2 bits and up): one leak; a snapshot, which
- *             would add a path, is refused (LIMIT) and leaves the image
- *             consistent, the leak still its only finding.
+ *             its width holds (2 bits and up): one leak, and its L1 entry's
+ *             COPIED flag now disagrees (one corruption, gone with the
+ *             leak: a repair's own count has none); a snapshot, which
+ *             would add a path, is refused (LIMIT) and changes neither.
  * The model of repair: leaks are lowered by either repair, a refcount
  * below its references raised only by REPAIR_ALL, a reference past the
  * end of the file repaired by neither. A refcount repair leaves the image
@@ -525,6 +526,7 @@ static void lab_damage(scenario *s, const char *when)
         if (found) {
             lab_rc_set(s, at, bits, bits == 64 ? ~0ull : (1ull << bits) - 1);
             x.leaks = 1;
+            x.corruptions = 1; /* its COPIED flag now disagrees */
         }
     } else {
         uint64_t l1 = q2w__be64(b + 40), l1n = q2w__be32(b + 36), i, j;
@@ -579,6 +581,8 @@ static void lab_damage(scenario *s, const char *when)
         fixed.corruptions_fixed =
             flags == Q2W_CHECK_REPAIR_ALL && dmg == DMG_LOW ? 1 : 0;
         fixed.dirty_cleared = flags == Q2W_CHECK_REPAIR_ALL && dmg == DMG_DIRTY;
+        if (dmg == DMG_MAX) /* the leak's repair makes the flag right again */
+            fixed.corruptions = 0;
         {
             /* the same repair with a read, a write or a flush failing:
              * reported exactly, and nothing done after it; then the
@@ -659,7 +663,7 @@ static void lab_damage(scenario *s, const char *when)
 #endif
         lab_check(s, flags, &fixed, "repair");
         after.leaks = 0;
-        after.corruptions = x.corruptions - fixed.corruptions_fixed;
+        after.corruptions = dmg == DMG_MAX ? 0 : x.corruptions - fixed.corruptions_fixed;
         lab_check(s, 0, &after, "after the repair");
         if (after.corruptions && dmg == DMG_LOW) {
             ALK_CHECK(memcmp(s->disk.buf + at / 8, saved + at / 8, 1 +
