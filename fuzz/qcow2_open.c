@@ -579,8 +579,31 @@ static void check_create_geometry(void)
                                      16ull << 30};
     static const unsigned bits[] = {64, 32};
     size_t i, j;
+    unsigned order;
     if (create_geometry_checked) return;
     create_geometry_checked = 1;
+    /* and for every width, L1 tables of about as many 512-byte clusters
+     * as one refcount block counts (2 MiB of disk per L1 cluster): where
+     * the header, tables and L1 just fill or just overflow a block */
+    for (order = 0; order <= 6; order++) {
+        uint64_t epb = 512u * 8u >> order, n1;
+        for (n1 = epb - 4; n1 <= epb + 1; n1++) {
+            qh_disk d;
+            q2w_create_opts o;
+            int rc;
+            memset(&o, 0, sizeof o);
+            o.version = 3;
+            o.cluster_size = 512;
+            o.refcount_bits = 1u << order;
+            o.size = n1 << 21;
+            qh_disk_init(&d, 16u << 20);
+            rc = qh_create(&d, &o);
+            ALK_CHECK(rc == Q2W_OK, "create %llu bytes, %u-bit refcounts: %s",
+                      (unsigned long long)o.size, 1u << order, q2w_strerror(rc));
+            qh_assert_consistent(&d, 1, "a created image");
+            qh_disk_free(&d);
+        }
+    }
     for (i = 0; i < sizeof bits / sizeof bits[0]; i++)
         for (j = 0; j < sizeof sizes / sizeof sizes[0]; j++) {
             qh_disk d;

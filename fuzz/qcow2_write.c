@@ -128,10 +128,24 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
     case 3:
         rc = qh_run(img, &s->disk, q2w_flush(img));
         break;
-    case 4:
+    case 4: {
+        /* the L1 moves only when the new size needs more entries than it
+         * has, and then has exactly as many as needed */
+        q2w_info a, b;
+        uint64_t span = (uint64_t)s->cs * (s->cs / 8), need = (off + span - 1) / span;
+        q2w_info_get(img, &a);
         rc = qh_run(img, &s->disk, q2w_resize(img, off));
+        q2w_info_get(img, &b);
+        ALK_CHECK(rc != Q2W_OK ||
+                      (need <= a.l1_size ? b.l1_offset == a.l1_offset && b.l1_size == a.l1_size
+                                         : b.l1_size == need),
+                  "resize to %llu (%llu L1 entries needed): L1 of %u at %llu, was %u "
+                  "at %llu", (unsigned long long)off, (unsigned long long)need,
+                  b.l1_size, (unsigned long long)b.l1_offset, a.l1_size,
+                  (unsigned long long)a.l1_offset);
         if (rc == Q2W_OK) s->size = off; /* model bytes past old size are 0 */
         break;
+    }
     case 5: { /* snapshot create */
         static char name[Q2W_MAX_SNAPSHOT_NAME + 2];
         uint32_t t;
