@@ -303,7 +303,9 @@
  *   last error: code, byte offset in the image file (or the virtual offset
  *   for range errors), the table entry index, the field or table name, and
  *   for NOMEM the bytes needed. A refused operation changes nothing; an
- *   operation that fails half way has left the image consistent.
+ *   operation that fails half way has left the image consistent. A read
+ *   that fails leaves its dst unspecified (a compressed cluster that does
+ *   not inflate may have written part of it).
  */
 #ifndef QCOW2W_H
 #define QCOW2W_H
