@@ -37,6 +37,8 @@ mk v3-512-l1-two-clusters cluster_size=512 2200K 'write -P 0x13 0 4096'
 mk v3-512-hole cluster_size=512 256K 'write -P 0x14 0 1536' 'discard 512 512'
 # a disk of no bytes: every range but the empty one is outside it
 mk v3-64k-size-0 cluster_size=65536 0
+# an L1 of nine 512-byte clusters (more than 16 ops copy at once)
+mk v3-512-l1-nine-clusters cluster_size=512 18M 'write -P 0x15 0 4096' 'write -P 0x16 17825792 4096'
 qemu-img create -q -f raw "$tmp/base.raw" 1M
 mk v3-backing-raw cluster_size=4096,backing_file="$tmp/base.raw",backing_fmt=raw 1M 'write -P 0x21 512 512'
 qemu-img create -q -f qcow2 -o cluster_size=4096 "$tmp/c.qcow2" 1M
@@ -88,6 +90,20 @@ if qemu-img convert -q -c -f raw -O qcow2 -o cluster_size=4096,compression_type=
         "$tmp/c.raw" "$tmp/z.qcow2" 2>/dev/null; then
     seed v3-4k-zstd "$tmp/z.qcow2"
 fi
+# Text compressed cluster by cluster: streams of hundreds of bytes packed
+# one after another, so their descriptors span several sectors.
+python3 -c "
+import random
+random.seed(3)
+w = ['alpha', 'beta', 'gamma', 'delta', 'qcow2', 'cluster', 'refcount', 'table',
+     'snapshot', 'zlib']
+s = ' '.join(random.choice(w) + str(random.randint(0, 999)) for _ in range(9000))
+open('$tmp/t.raw', 'wb').write(s.encode()[:65536].ljust(65536, b' '))
+"
+for cs in 512 4096; do
+    qemu-img convert -q -c -f raw -O qcow2 -o cluster_size=$cs "$tmp/t.raw" "$tmp/t$cs.qcow2"
+    seed v3-$cs-compressed-text "$tmp/t$cs.qcow2"
+done
 # The v2 snapshots rewritten with 8 bytes of extra data (the 64-bit VM
 # state size alone; the first snapshot's 5, the 32-bit field 0): qemu
 # writes 24, but reads 8 as the 64-bit size. The table is repacked in
