@@ -369,9 +369,10 @@ static int setup(scenario *s)
 /* The same, with the damages after PAST_EOF too (LAB01 inputs keep the
  * three they were found with). */
 #define LAB2_MAGIC "Q2WLAB02"
+#define LAB3_MAGIC "Q2WLAB03" /* and COPIED, NO_BLOCK */
 
 enum { DMG_LEAK, DMG_LOW, DMG_PAST_EOF, DMG_COUNT, DMG_DIRTY = DMG_COUNT, DMG_MAX,
-       DMG_COUNT2 };
+       DMG_COUNT2, DMG_COPIED = DMG_COUNT2, DMG_NO_BLOCK, DMG_COUNT3 };
 
 /* The image's own refcounts, read and written here from the format (not
  * through qcow2w): the block of cluster c, its entry width. 0 when the
@@ -412,9 +413,28 @@ static void lab_rc_set(scenario *s, uint64_t at, unsigned bits, uint64_t v)
         p[i] = (unsigned char)(v >> (bits - 8 - 8 * i));
 }
 
+/* Paths of the active tables to clusters in [lo, hi) that carry COPIED:
+ * L1 entries to L2 tables, L2 entries to data (compressed ones never). */
+static uint64_t lab_copied_into(const scenario *s, uint64_t lo, uint64_t hi)
+{
+    const unsigned char *b = s->disk.buf;
+    uint64_t l1 = q2w__be64(b + 40), l1n = q2w__be32(b + 36), i, j, n = 0;
+    for (i = 0; i < l1n; i++) {
+        uint64_t l1e = q2w__be64(b + l1 + i * 8), l2 = l1e & Q2W__OFF_MASK;
+        if (!l2) continue;
+        n += (l1e & Q2W__COPIED) && l2 / s->cs >= lo && l2 / s->cs < hi;
+        for (j = 0; j < s->cs / 8; j++) {
+            uint64_t e = q2w__be64(b + l2 + j * 8), c = (e & Q2W__OFF_MASK) / s->cs;
+            n += !(e & Q2W__COMPRESSED) && (e & Q2W__COPIED) && (e & Q2W__OFF_MASK) &&
+                 c >= lo && c < hi;
+        }
+    }
+    return n;
+}
+
 /* What the checker must say; the repair's counters. */
 typedef struct lab_expect {
-    uint64_t corruptions, leaks, leaks_fixed, corruptions_fixed;
+    uint64_t corruptions, leaks, leaks_fixed, corruptions_fixed, copied_fixed;
     int dirty_cleared;
 } lab_expect;
 
@@ -435,7 +455,7 @@ static void lab_check(scenario *s, unsigned flags, const lab_expect *x,
     ALK_CHECK(r.corruptions == x->corruptions && r.leaks == x->leaks &&
                   r.leaks_fixed == x->leaks_fixed &&
                   r.corruptions_fixed == x->corruptions_fixed &&
-                  r.copied_fixed == 0 && r.dirty_cleared == x->dirty_cleared,
+                  r.copied_fixed == x->copied_fixed && r.dirty_cleared == x->dirty_cleared,
               "%s (flags %u): %llu corruptions, %llu leaks, %llu + %llu "
               "fixed, %llu COPIED fixed, dirty bit cleared %d; the model: %llu, "
               "%llu, %llu + %llu",
@@ -466,7 +486,19 @@ static void lab_check(scenario *s, unsigned flags, const lab_expect *x,
  *             its width holds (2 bits and up): one leak, and its L1 entry's
  *             COPIED flag now disagrees (one corruption, gone with the
  *             leak: a repair's own count has none); a snapshot, which
- *             would add a path, is refused (LIMIT) and changes neither.
+ *             would add a path, is refused (LIMIT) and changes neither;
+ * and in LAB03 inputs:
+ *   COPIED    an active data cluster (refcount 1) whose L2 entry loses its
+ *             COPIED flag: one corruption, which either repair sets right
+ *             (copied_fixed 1: nothing else was wrong), the image as before;
+ *   NO_BLOCK  the refcount-table entry of the last range past the first
+ *             that has a block, zeroed: every cluster the old block counted
+ *             (but itself, now unreferenced) is a corruption, so is every
+ *             path with COPIED to one of them, and the old block is a leak
+ *             when it lay outside its range; a leaks repair fixes no
+ *             corruption; REPAIR_ALL makes a block (every count it lost
+ *             fixed; the COPIED flags are then right) and leaves the image
+ *             clean (the block is new: the old image is put back after).
  * The model of repair: leaks are lowered by either repair, a refcount
  * below its references raised only by REPAIR_ALL, a reference past the
  * end of the file repaired by neither. A refcount repair leaves the image
@@ -477,9 +509,12 @@ static void lab_damage(scenario *s, const char *when)
     unsigned char *saved, *b;
     uint64_t len, ncl, c;
     uint64_t target = 0, at = 0, where = 0, was = 0;
+    uint64_t uncounted = 0; /* NO_BLOCK: the clusters that lost their count */
     unsigned bits = 16, flags;
-    int dmg = (int)alksim_pick(&s->src, s->lab == 2 ? DMG_COUNT2 : DMG_COUNT), rc,
-        found = 0;
+    int dmg = (int)alksim_pick(&s->src, s->lab == 3   ? DMG_COUNT3
+                                         : s->lab == 2 ? DMG_COUNT2
+                                                       : DMG_COUNT),
+        rc, found = 0;
     lab_expect x, none;
     memset(&x, 0, sizeof x);
     memset(&none, 0, sizeof none);
@@ -528,6 +563,46 @@ static void lab_damage(scenario *s, const char *when)
             b[79] |= 1;
             found = 1;
         }
+    } else if (dmg == DMG_COPIED) {
+        uint64_t l1 = q2w__be64(b + 40), l1n = q2w__be32(b + 36), i, j;
+        for (i = 0; i < l1n && !found; i++) {
+            uint64_t l1e = q2w__be64(b + l1 + i * 8), l2 = l1e & Q2W__OFF_MASK;
+            if (!(l1e & Q2W__COPIED) || !l2) continue;
+            for (j = 0; j < s->cs / 8 && !found; j++) {
+                uint64_t e = q2w__be64(b + l2 + j * 8);
+                if ((e & Q2W__COMPRESSED) || !(e & Q2W__COPIED)) continue;
+                where = l2 + j * 8, was = e, found = 1;
+                target = (e & Q2W__OFF_MASK) / s->cs;
+            }
+        }
+        if (found) {
+            q2w__put64(b + where, was & ~Q2W__COPIED);
+            x.corruptions = 1;
+        }
+    } else if (dmg == DMG_NO_BLOCK) {
+        unsigned order = s->version == 3 ? (unsigned)q2w__be32(b + 96) : 4u;
+        uint64_t epb = (uint64_t)s->cs * 8 >> order, rt = q2w__be64(b + 48);
+        uint64_t rt_entries = (uint64_t)q2w__be32(b + 56) * s->cs / 8, i, k;
+        bits = 1u << order;
+        for (i = rt_entries; i-- > 1 && !found;) {
+            uint64_t blk = q2w__be64(b + rt + i * 8) & ~511ull;
+            if (!blk || blk + s->cs > s->disk.len) continue;
+            where = rt + i * 8, was = q2w__be64(b + where), found = 1;
+            target = blk / s->cs;
+            for (k = 0; k < epb; k++) {
+                uint64_t cl = i * epb + k;
+                if (cl != target && lab_rc_get(s, blk * 8 + k * bits, bits))
+                    uncounted++;
+            }
+            /* each is a corruption, and each path with COPIED to one is
+             * another (a count of 0 is not 1) */
+            x.corruptions = uncounted + lab_copied_into(s, i * epb, (i + 1) * epb);
+            /* a block outside its own range is still counted there, by
+             * nothing now: a leak */
+            x.leaks = target / epb != i;
+        }
+        if (found)
+            q2w__put64(b + where, 0);
     } else if (dmg == DMG_MAX) {
         uint64_t l1 = q2w__be64(b + 40), l1n = q2w__be32(b + 36), i;
         for (i = 0; i < l1n && !found; i++) {
@@ -597,6 +672,12 @@ static void lab_damage(scenario *s, const char *when)
         fixed.dirty_cleared = flags == Q2W_CHECK_REPAIR_ALL && dmg == DMG_DIRTY;
         if (dmg == DMG_MAX) /* the leak's repair makes the flag right again */
             fixed.corruptions = 0;
+        if (dmg == DMG_COPIED) { /* either repair sets the flag right */
+            fixed.corruptions = 0;
+            fixed.copied_fixed = 1;
+        }
+        if (dmg == DMG_NO_BLOCK && flags == Q2W_CHECK_REPAIR_ALL)
+            fixed.corruptions = fixed.corruptions_fixed = uncounted;
         {
             /* the same repair with a read, a write or a flush failing:
              * reported exactly, and nothing done after it; then the
@@ -677,8 +758,19 @@ static void lab_damage(scenario *s, const char *when)
 #endif
         lab_check(s, flags, &fixed, "repair");
         after.leaks = 0;
-        after.corruptions = dmg == DMG_MAX ? 0 : x.corruptions - fixed.corruptions_fixed;
+        after.corruptions = dmg == DMG_MAX || dmg == DMG_COPIED ||
+                                    (dmg == DMG_NO_BLOCK && fixed.corruptions_fixed)
+                                ? 0
+                                : x.corruptions - fixed.corruptions_fixed;
         lab_check(s, 0, &after, "after the repair");
+        if (after.corruptions && dmg == DMG_NO_BLOCK) {
+            lab_expect all = none;
+            all.corruptions = all.corruptions_fixed = uncounted;
+            lab_check(s, Q2W_CHECK_REPAIR_ALL, &all, "repair all");
+            lab_check(s, 0, &none, "after repair all");
+        }
+        if (dmg == DMG_NO_BLOCK) /* a new block, somewhere: the old image back */
+            memcpy(s->disk.buf, saved, len), s->disk.len = (size_t)len;
         if (after.corruptions && dmg == DMG_LOW) {
             ALK_CHECK(memcmp(s->disk.buf + at / 8, saved + at / 8, 1 +
                              (bits - 1) / 8) != 0,
@@ -726,8 +818,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc, stopped = 0;
     memset(&s, 0, sizeof s);
     alk_trace_reset();
-    if (size >= 8 && (memcmp(data, LAB_MAGIC, 8) == 0 || memcmp(data, LAB2_MAGIC, 8) == 0)) {
-        s.lab = memcmp(data, LAB_MAGIC, 8) == 0 ? 1 : 2;
+    if (size >= 8 && (memcmp(data, LAB_MAGIC, 8) == 0 || memcmp(data, LAB2_MAGIC, 8) == 0 ||
+                      memcmp(data, LAB3_MAGIC, 8) == 0)) {
+        s.lab = data[7] - '0';
         data += 8;
         size -= 8;
     }
