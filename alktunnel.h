@@ -780,6 +780,8 @@ typedef enum alkt_result {
 #define ALKT__RESULT_LOWEST ALKT_ERR_NONCE_LIMIT
 
 #define ALKT_PATH_MAX 128
+/* A decoder that succeeds leaves it all zero: code ALKT_OK, no offset,
+ * line or column, path "". */
 typedef struct alkt_error {
     int code;            /* ALKT_OK or a negative ALKT_ERR_* */
     size_t offset;       /* byte offset of the problem in the input */
@@ -903,6 +905,7 @@ typedef struct alkt_ip {
 
 ALKTDEF int alkt_ip_parse(const char *s, size_t len, alkt_ip *out);
 ALKTDEF size_t alkt_ip_format(const alkt_ip *ip, char out[ALKT_IP_TEXT_MAX]);
+/* 1 when s is a host name as HOST in the top comment says, else 0. */
 ALKTDEF int alkt_hostname_valid(const char *s, size_t len);
 
 /* ---- typed params ---------------------------------------------------------
@@ -1514,7 +1517,8 @@ ALKTDEF ptrdiff_t alkt_dgram_pump_recv(alkt_dgram_pump *p, const void **data);
 ALKTDEF int alkt_dgram_pump_delivered(alkt_dgram_pump *p);
 /* No more datagrams from the endpoint: the channel's EOF follows the last. */
 ALKTDEF int alkt_dgram_pump_endpoint_eof(alkt_dgram_pump *p);
-/* The endpoint failed: the channel is reset with code, the pump aborts. */
+/* The endpoint failed: the channel is reset with code, the pump aborts
+ * (ALKT_OK too when the channel is already gone). */
 ALKTDEF int alkt_dgram_pump_endpoint_failed(alkt_dgram_pump *p, uint16_t code);
 
 /* ---- roles: relay, gateway, client (ROLES in the top comment) -------------

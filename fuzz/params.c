@@ -868,6 +868,11 @@ static void check_verdict(const char *what, const char *doc, size_t n, int rc,
                   (int)n, doc);
         return;
     }
+    if (rc == ALKT_OK) /* a success leaves no error behind */
+        ALK_CHECK(e->code == 0 && e->offset == 0 && e->line == 0 && e->column == 0 &&
+                      !e->path[0],
+                  "%s: accepted, yet the error says %d at %zu (%zu:%zu) '%s'", what,
+                  e->code, e->offset, e->line, e->column, e->path);
     if (x->alt_code && rc == x->alt_code && e->offset == x->alt_offset)
         return;
     ALK_CHECK(rc == x->code, "%s: %d (%s), the reference says %d (%s): %.*s",
@@ -1037,8 +1042,13 @@ static void plant_address(const char *raw, size_t raw_len)
     n = plant(doc, sizeof doc, "{\"substrate\":\"tcp\",\"host\":", raw,
               raw_len, ",\"port\":1}", &at);
     if (string_field(raw, raw_len, ALKT_HOST_MAX, ALKT_ERR_STRING_TOO_LONG,
-                     at, "host", text, sizeof text, &len, &x))
+                     at, "host", text, sizeof text, &len, &x)) {
         expect_set(&x, host_verdict(text, len, &ip), at, "host");
+        /* the public name rule: exactly 1 or 0, as the reference */
+        ALK_CHECK(alkt_hostname_valid(text, len) == addr_ref_hostname(text, len),
+                  "alkt_hostname_valid('%.*s') = %d, the reference %d", (int)len, text,
+                  alkt_hostname_valid(text, len), addr_ref_hostname(text, len));
+    }
     rc = alkt_open_params_decode(doc, n, NULL, &p, &e);
     check_open_paths("planted", doc, n, &p, rc, &e);
     check_verdict("host", doc, n, rc, &e, &x);
@@ -1565,6 +1575,34 @@ static void check_arg_errors(const uint8_t *data, size_t size)
               "alkt_control_decode with a capacity and no array, no err");
 }
 
+/* Every \uXXXX escape of the basic plane (upper and lower case hex), and
+ * the surrogate pairs at the edges of the astral planes, unescape to the
+ * reference's bytes: the UTF-8 encoder's every boundary. Once per process. */
+static void check_unescape_all(void)
+{
+    static int done;
+    static const char *const pairs[] = {"\\ud800\\udc00", "\\udbff\\udfff",
+                                        "\\uD800\\uDFFF", "\\uDBFF\\uDC00"};
+    char raw[16], o[8], w[8];
+    size_t n, b, wn, wb, k;
+    unsigned cp;
+    if (done) return;
+    done = 1;
+    for (cp = 0; cp < 0x10000; cp++) {
+        if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+        snprintf(raw, sizeof raw, (cp & 1) ? "\\u%04X" : "\\u%04x", cp);
+        ALK_CHECK(alkt_json_unescape(raw, 6, o, sizeof o, &n, &b) == ALKT_OK &&
+                      addr_ref_unescape(raw, 6, w, sizeof w, &wn, &wb) == 1 && n == wn &&
+                      !memcmp(o, w, n),
+                  "\\u%04x unescapes to other bytes than the reference's", cp);
+    }
+    for (k = 0; k < sizeof pairs / sizeof pairs[0]; k++)
+        ALK_CHECK(alkt_json_unescape(pairs[k], 12, o, sizeof o, &n, &b) == ALKT_OK &&
+                      addr_ref_unescape(pairs[k], 12, w, sizeof w, &wn, &wb) == 1 &&
+                      n == wn && !memcmp(o, w, n),
+                  "%s unescapes to other bytes than the reference's", pairs[k]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     size_t reader_off = 0;
@@ -1573,6 +1611,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     alk_trace("input: %zu bytes", size);
     if (size > ALKT_JSON_SIZE_DEFAULT)
         return 0; /* the size limit itself is a unit test */
+    check_unescape_all();
     reader = check_reader(data, size, &reader_off);
     check_open_params(data, size, reader, reader_off);
     check_listen_reply(data, size, reader, reader_off);

@@ -228,6 +228,18 @@ static void pp_check(pp *t)
         uint64_t held = e->p.from_endpoint - e->p.to_channel;
         ALK_CHECK(!(want & ALKT_PUMP_ABORT) || t->failed,
                   "side %d: ABORT (%d) without a failure", k, e->p.code);
+        if (want & ALKT_PUMP_ABORT) {
+            /* an aborted pump takes no more: every endpoint call is
+             * ALKT_ERR_RESET, and there is nothing to read or write */
+            void *vb;
+            const void *cd;
+            ALK_CHECK(alkt_pump_endpoint_wrote(&e->p, 0) == ALKT_ERR_RESET &&
+                          alkt_pump_endpoint_read(&e->p, 0) == ALKT_ERR_RESET &&
+                          alkt_pump_endpoint_eof(&e->p) == ALKT_ERR_RESET &&
+                          alkt_pump_read_buffer(&e->p, &vb) == 0 &&
+                          alkt_pump_write_peek(&e->p, &cd) == 0,
+                      "side %d: an aborted pump took a call", k);
+        }
         ALK_CHECK(e->p.from_endpoint == e->src_at, "side %d: from_endpoint %llu, "
                   "read %llu", k, (unsigned long long)e->p.from_endpoint,
                   (unsigned long long)e->src_at);
@@ -316,6 +328,16 @@ static void pp_null_args(pp *t)
                   alkt_channel_open(s, &op, NULL) == ALKT_ERR_ARG,
               "a session call without its session or output");
     alkt_session_handle_disconnected(NULL, t->now);   /* (returns, touching nothing) */
+    {
+        /* a datagram pump whose channel is gone: its endpoint's failure
+         * still aborts it with that code, and is fine */
+        alkt_dgram_pump dp;
+        unsigned char dm[2 * (16 + 2)];
+        ALK_CHECK(alkt_dgram_pump_init(&dp, s, 0x7ffffffdu, dm, sizeof dm, 16) == ALKT_OK &&
+                      alkt_dgram_pump_endpoint_failed(&dp, 9) == ALKT_OK &&
+                      alkt_dgram_pump_poll(&dp) == ALKT_PUMP_ABORT && dp.code == 9,
+                  "a datagram pump's endpoint failure on a gone channel: code %d", dp.code);
+    }
     {
         /* a read of a channel there is not clears what it fills */
         int eof = 1;

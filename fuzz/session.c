@@ -1289,6 +1289,34 @@ static void ss_primitives(const uint8_t *data, size_t size)
         ALK_CHECK(memcmp(big, big_ref, len + 16) == 0,
                   "AEAD seal of %zu bytes differs from the reference", len);
     }
+    {   /* the one-shot Poly1305 the header offers, against the reference */
+        unsigned char t1[16], t2[16];
+        alkt_poly1305(t1, data, size, key);
+        aref_poly1305(t2, data, size, key);
+        ALK_CHECK(memcmp(t1, t2, 16) == 0,
+                  "Poly1305 of %zu bytes differs from the reference", size);
+    }
+    {   /* small-order points give the all-zero secret the handshake
+         * refuses: 0, 1, p - 1, p and p + 1 (the last two non-canonical) */
+        static const unsigned char pts[5][32] = {
+            {0},
+            {1},
+            {0xec, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+             0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+             0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f},
+            {0xed, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+             0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+             0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f},
+            {0xee, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+             0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+             0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}};
+        static const unsigned char zero[32];
+        unsigned char o[32];
+        size_t k = size % 5;
+        alkt_x25519(o, a, pts[k]);
+        ALK_CHECK(memcmp(o, zero, 32) == 0,
+                  "X25519 with small-order point %zu is not all zero", k);
+    }
     {   /* the key schedule's next key: HKDF-Expand(key, "alkt1 rekey", 32),
          * which is one HMAC block: HMAC(key, "alkt1 rekey" || 0x01) */
         static const unsigned char info[12] = "alkt1 rekey\001";
