@@ -1590,8 +1590,9 @@ typedef struct alkt_relay_config {
     const char *const *tokens; /* the tokens it serves (NUL-terminated,
                                   the caller's memory, kept alive) */
     size_t token_count;        /* >= 1 */
-    uint32_t max_conns;        /* connections at once; 0 = 64 */
-    uint32_t buffer_size;      /* bytes held for each connection; 0 = 65536 */
+    uint32_t max_conns;        /* connections at once, <= 65535; 0 = 64 */
+    uint32_t buffer_size;      /* bytes held for each connection, <= 1 GiB;
+                                  0 = 65536 */
     uint64_t offer_lifetime_ns;   /* an offer not refreshed for this long
                                      expires; 0 = 30 s */
     uint64_t wait_ns;          /* a client waits this long for an offer;

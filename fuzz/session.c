@@ -724,6 +724,11 @@ static void ss_setup(ss *t, alkt_session_config *cfg, int k)
     ALK_CHECK(t->side[k].mem != NULL, "out of memory");
     rc = alkt_session_init(&t->side[k].s, cfg, t->side[k].mem, need, t->now);
     ALK_CHECK(rc == ALKT_OK, "init: %s", alkt_strerror(rc));
+    /* records per key as configured; 0 is the documented 2^32 */
+    ALK_CHECK(t->side[k].s.rekey_records == (t->rekey ? t->rekey : (uint64_t)1 << 32),
+              "side %d: %llu records per key, configured %llu", k,
+              (unsigned long long)t->side[k].s.rekey_records,
+              (unsigned long long)t->rekey);
 }
 
 static void ss_free(ss *t)
@@ -994,9 +999,13 @@ static void ss_pair(ss *t)
                           "side %d closed: the peer %s (its GOAWAY code %d)", k,
                           t->side[1 - k].closed ? "ended" : "did not end",
                           peer->peer_goaway);
-                /* and says nothing more on that connection */
+                /* and says nothing more on that connection, nor asks to be
+                 * woken for it now (a driver would spin) */
                 ALK_CHECK(alkt_session_transmit_peek(peer, &q) == 0,
                           "side %d: still sending after the peer's GOAWAY", 1 - k);
+                ALK_CHECK(alkt_session_poll_timeout(peer) > t->now,
+                          "side %d: due now after the peer's GOAWAY, with nothing to send",
+                          1 - k);
             }
             break;
         }

@@ -422,6 +422,37 @@ static ALK_UNUSED void tw_init_shape(tw_world *w, int clients, int gateways, int
     w->rcfg.token_count = 1;
     w->rcfg.max_conns = 8;
     w->rcfg.buffer_size = 4096;
+    {
+        /* the relay config's rules, each broken alone: no tokens, none
+         * counted, more than 65535 connections, buffers past 1 GiB: no
+         * memory size and no init; 65535 connections have both (once per
+         * process) */
+        static int checked;
+        int r;
+        for (r = 0; r < 5 && !checked; r++) {
+            alkt_relay_config b = w->rcfg;
+            alkt_relay_server zr;
+            void *m;
+            size_t need;
+            if (r == 0) b.tokens = NULL;
+            else if (r == 1) b.token_count = 0;
+            else if (r == 2) b.max_conns = 65536;
+            else if (r == 3) b.buffer_size = (1u << 30) + 1;
+            else b.max_conns = 65535, b.buffer_size = 1;
+            need = alkt_relay_mem_size(&b);
+            if (r < 4) {
+                ALK_CHECK(need == 0 && alkt_relay_init(&zr, &b, &zr, sizeof zr, 0) ==
+                                           ALKT_ERR_ARG,
+                          "a broken relay config (%d) taken", r);
+                continue;
+            }
+            m = malloc(need ? need : 1);
+            ALK_CHECK(need > 0 && m && alkt_relay_init(&zr, &b, m, need, 0) == ALKT_OK,
+                      "65535 relay connections refused");
+            free(m);
+        }
+        checked = 1;
+    }
     tw_relay_restart(w);
     tw_default_control(w, expires);
     for (i = 0; i < TW_NODES && !(flags & TW_NO_START); i++)
@@ -1024,6 +1055,10 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
                 t->used = 0;
                 t = NULL;
             }
+            /* a refused open leaves no grant behind */
+            if (!incoming && !ok && rc == ALKT_OK)
+                ALK_CHECK(alkt__grant_find(&n->peers[ev.peer - 1], ev.channel) == NULL,
+                          "gateway %d: the refused open %u keeps its grant", side, ev.channel);
             if (t && ev.params.substrate == ALKT_SUBSTRATE_UDP) {
                 t->dgram = 1;   /* (echo or fail: tw_target_kind) */
                 ALK_CHECK(alkt_dgram_pump_init(&t->dp, alkt_node_session(n, ev.peer),
@@ -1074,6 +1109,15 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
             if (ev.channel_event == ALKT_EV_CHANNEL_DONE) {
                 tw_target *t = tw_target_find_on(w, side, ev.peer, ev.channel);
                 if (t) t->used = 0;
+                /* an answer that comes after the channel's end is a
+                 * normal outcome: RESET, nothing else */
+                if (alkt_node_session(n, ev.peer))
+                    ALK_CHECK((tw_is_client(side)
+                                   ? alkt_client_answer(n, ev.peer, ev.channel, 0, 1)
+                                   : alkt_gateway_target_result(n, ev.peer, ev.channel, 0,
+                                                                1)) == ALKT_ERR_RESET,
+                              "node %d: a late answer to done channel %u", side,
+                              ev.channel);
             }
             break;
         default:
