@@ -452,6 +452,16 @@ static void lab_check(scenario *s, unsigned flags, const lab_expect *x,
     if (r.corruptions != x->corruptions || r.leaks != x->leaks)
         qh_print_findings(&r);
     ALK_CHECK(rc == Q2W_OK, "%s: check: %s", when, q2w_strerror(rc));
+    if (flags) {
+        /* a repair scans all it repairs: its image end is the one a plain
+         * check of the repaired image finds */
+        q2w_check_result p;
+        ALK_CHECK(qh_check(&s->disk, 0, &p) == Q2W_OK &&
+                      p.image_end_offset == r.image_end_offset,
+                  "%s: the repair's image end %llu, a check after it %llu", when,
+                  (unsigned long long)r.image_end_offset,
+                  (unsigned long long)p.image_end_offset);
+    }
     ALK_CHECK(r.corruptions == x->corruptions && r.leaks == x->leaks &&
                   r.leaks_fixed == x->leaks_fixed &&
                   r.corruptions_fixed == x->corruptions_fixed &&
@@ -687,16 +697,15 @@ static void lab_damage(scenario *s, const char *when)
             ALK_CHECK(damaged != NULL, "out of memory");
             memcpy(damaged, s->disk.buf, len);
             for (kind = 1; kind <= 3; kind++) {
-                /* a read anywhere in the scan (the draw spread over the
-                 * reads a clean run makes); the repair's first write or
-                 * flush, or the next */
-                unsigned nth = 1 + (unsigned)alksim_range(&s->src, 0, kind == 1 ? 40 : 1);
-                if (kind == 1) {
-                    qh_check_faulty(&s->disk, flags, 1, 0); /* counts the reads */
-                    memcpy(s->disk.buf, damaged, len);
-                    s->disk.len = (size_t)len;
-                    nth = 1 + (unsigned)((uint64_t)(nth - 1) * qh_faulty_calls / 41);
-                }
+                /* a read, write or flush anywhere in the repair: the draw
+                 * spread over the calls of that kind a clean run makes
+                 * (which the counting run checks) */
+                unsigned span = kind == 1 ? 41 : 2;
+                unsigned nth = 1 + (unsigned)alksim_range(&s->src, 0, span - 1);
+                qh_check_faulty(&s->disk, flags, kind, 0); /* counts the calls */
+                memcpy(s->disk.buf, damaged, len);
+                s->disk.len = (size_t)len;
+                nth = 1 + (unsigned)((uint64_t)(nth - 1) * qh_faulty_calls / span);
                 qh_check_faulty(&s->disk, flags, kind, nth);
                 memcpy(s->disk.buf, damaged, len);
                 s->disk.len = (size_t)len;
