@@ -673,6 +673,87 @@ static void check_listen_encode_raw(const uint8_t *data, size_t size)
               (int)n, enc1, rc);
 }
 
+/* An open struct made from raw bytes (kind, substrate and host kind from
+ * the first byte; port, listen and lengths from the second; address, name
+ * and path bytes from the rest, cut at their first NUL), encoded: either
+ * refused for a reason the struct shows - a port or listen of 0, an empty
+ * or non-UTF-8 path, a host the reference calls no name, an address of no
+ * family or an IPv4 one with bytes past its four, a name where only an
+ * address may stand - or written as a document that decodes back to the
+ * same struct. */
+static void check_open_encode_raw(const uint8_t *data, size_t size)
+{
+    alkt_open_params p, p2;
+    alkt_error e;
+    ptrdiff_t n;
+    size_t len, room = size > 2 ? size - 2 : 0, i;
+    unsigned b0, b1, hk;
+    int rc, bad_ip;
+    if (size < 2) return;
+    b0 = data[0];
+    b1 = data[1];
+    memset(&p, 0, sizeof p);
+    p.kind = (b0 & 1) ? ALKT_OPEN_FORWARDED : ALKT_OPEN_DIRECT;
+    p.substrate = (alkt_substrate)(1 + (b0 >> 1) % 3);
+    hk = (b0 >> 3) % 3;
+    if (p.kind == ALKT_OPEN_DIRECT && p.substrate == ALKT_SUBSTRATE_UNIX)
+        hk = 0; /* (the fields in use only: a path, no host or port) */
+    if (p.kind == ALKT_OPEN_FORWARDED)
+        p.listen = (uint16_t)((b0 & 0x40) ? b1 : b1 * 257u);
+    else if (p.substrate != ALKT_SUBSTRATE_UNIX)
+        p.port = (uint16_t)((b0 & 0x40) ? b1 : b1 * 257u);
+    if (hk == 1) {
+        memcpy(&p.host.ip, data + 2, room < sizeof p.host.ip ? room : sizeof p.host.ip);
+        if (b0 & 0x80) p.host.ip.family = (b1 & 1) ? 6 : 4;
+    }
+    len = b1 % ((room < ALKT_HOST_MAX ? room : ALKT_HOST_MAX) + 1);
+    if (hk == 2) {
+        memcpy(p.host.name, data + 2, len);
+        len = strlen(p.host.name);
+        memset(p.host.name + len, 0, sizeof p.host.name - len);
+    }
+    p.host.kind = (alkt_host_kind)hk;
+    if (p.kind == ALKT_OPEN_DIRECT && p.substrate == ALKT_SUBSTRATE_UNIX) {
+        len = b1 % ((room < ALKT_UNIX_PATH_MAX ? room : ALKT_UNIX_PATH_MAX) + 1);
+        memcpy(p.path, data + 2, len);
+        len = strlen(p.path);
+        memset(p.path + len, 0, sizeof p.path - len);
+    }
+    bad_ip = hk == 1 && p.host.ip.family != 4 && p.host.ip.family != 6;
+    for (i = 4; hk == 1 && p.host.ip.family == 4 && i < 16; i++)
+        bad_ip |= p.host.ip.bytes[i] != 0;
+    n = alkt_open_params_encode(&p, enc1, sizeof enc1, &e);
+    alk_trace("open encode of raw bytes: %ld (%s) '%s'", (long)n,
+              n < 0 ? alkt_strerror((int)n) : "ok", n < 0 ? e.path : "");
+    if (n < 0) {
+        ALK_CHECK(e.code == (int)n, "open encode returned %ld, error %d", (long)n, e.code);
+        if (!strcmp(e.path, "path"))
+            ALK_CHECK(!p.path[0] || !utf8_ok(p.path, strlen(p.path)),
+                      "open encode refused the path '%s'", p.path);
+        else if (!strcmp(e.path, "port") || !strcmp(e.path, "listen"))
+            ALK_CHECK((!strcmp(e.path, "port") ? p.port : p.listen) == 0,
+                      "open encode refused %s %u", e.path, (unsigned)p.port);
+        else if (!strcmp(e.path, "substrate"))
+            ALK_CHECK(p.kind == ALKT_OPEN_FORWARDED && p.substrate == ALKT_SUBSTRATE_UNIX,
+                      "open encode refused substrate %d (kind %d)", (int)p.substrate,
+                      (int)p.kind);
+        else if (!strcmp(e.path, "host"))
+            ALK_CHECK((hk == 0 && p.kind == ALKT_OPEN_DIRECT) || bad_ip ||
+                          (hk == 2 && (p.kind == ALKT_OPEN_FORWARDED ||
+                                       !addr_ref_hostname(p.host.name,
+                                                          strlen(p.host.name)))),
+                      "open encode refused the host (kind %u)", hk);
+        else
+            ALK_CHECK(0, "open encode refused with %d at '%s'", e.code, e.path);
+        return;
+    }
+    ALK_CHECK(n > 0, "open encode wrote nothing and said OK");
+    rc = alkt_open_params_decode(enc1, (size_t)n, NULL, &p2, &e);
+    ALK_CHECK(rc == ALKT_OK && memcmp(&p, &p2, sizeof p) == 0,
+              "open encode wrote %.*s for a struct it does not decode back to (%d)",
+              (int)n, enc1, rc);
+}
+
 typedef struct control_mem {
     alkt_resource resources[PARAMS_CAP];
     alkt_authorization authorizations[PARAMS_CAP];
@@ -1616,6 +1697,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_open_params(data, size, reader, reader_off);
     check_listen_reply(data, size, reader, reader_off);
     check_listen_encode_raw(data, size);
+    check_open_encode_raw(data, size);
     check_control(data, size, reader, reader_off);
     check_typed_values(data, size);
     check_arg_errors(data, size);

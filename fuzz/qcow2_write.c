@@ -501,8 +501,9 @@ static void lab_check(scenario *s, unsigned flags, const lab_expect *x,
  *   COPIED    an active data cluster (refcount 1) whose L2 entry loses its
  *             COPIED flag: one corruption, which either repair sets right
  *             (copied_fixed 1: nothing else was wrong), the image as before;
- *   NO_BLOCK  the refcount-table entry of the last range past the first
- *             that has a block, zeroed: every cluster the old block counted
+ *   NO_BLOCK  the refcount-table entry of the first range past the first
+ *             that has a block, zeroed (so that ranges after it are still
+ *             to be scanned): every cluster the old block counted
  *             (but itself, now unreferenced) is a corruption, so is every
  *             path with COPIED to one of them, and the old block is a leak
  *             when it lay outside its range; a leaks repair fixes no
@@ -594,7 +595,7 @@ static void lab_damage(scenario *s, const char *when)
         uint64_t epb = (uint64_t)s->cs * 8 >> order, rt = q2w__be64(b + 48);
         uint64_t rt_entries = (uint64_t)q2w__be32(b + 56) * s->cs / 8, i, k;
         bits = 1u << order;
-        for (i = rt_entries; i-- > 1 && !found;) {
+        for (i = 1; i < rt_entries && !found; i++) {
             uint64_t blk = q2w__be64(b + rt + i * 8) & ~511ull;
             if (!blk || blk + s->cs > s->disk.len) continue;
             where = rt + i * 8, was = q2w__be64(b + where), found = 1;
