@@ -478,6 +478,32 @@ static void tw_null_args(tw_world *w)
     size_t res = 0;
     alkt_node *c = &w->node[TW_CLIENT], *g = &w->node[TW_GATEWAY];
     if (done) return;
+    {
+        /* a client told of no gateway: an authorized open has no path
+         * (NO_CHANNEL, code NO_PATH) */
+        alkt_client fc;
+        size_t need = alkt_node_mem_size(&w->ncfg[TW_CLIENT]);
+        void *m = malloc(need ? need : 1);
+        alkt_open_params o;
+        uint32_t pr = 7, chn = 7;
+        int code = 0, rc = -1;
+        memset(&o, 0, sizeof o);
+        o.kind = ALKT_OPEN_DIRECT;
+        o.substrate = ALKT_SUBSTRATE_TCP;
+        o.host.kind = ALKT_HOST_IP;
+        tw_ip4(&o.host.ip, 10, 1, 0, 1);
+        o.port = 80;
+        ALK_CHECK(m && alkt_client_init(&fc, &w->ncfg[TW_CLIENT], m, need, w->now) == ALKT_OK &&
+                      alkt_node_control(&fc, &w->ctl, w->now) == ALKT_OK,
+                  "a fresh client");
+        if (w->auth[0].expires * 1000000000ull > w->now + w->ncfg[TW_CLIENT].epoch_ns)
+            ALK_CHECK((rc = alkt_client_open(&fc, &o, w->now, &pr, &chn, &code)) ==
+                              ALKT_ERR_NO_CHANNEL &&
+                          code == (int)ALKT_CODE_NO_PATH,
+                      "an open to a gateway never added: %s, code %d", alkt_strerror(rc),
+                      code);
+        free(m);
+    }
     done = 1;
     memset(&zn, 0, sizeof zn);
     memset(&zr, 0, sizeof zr);
