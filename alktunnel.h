@@ -1757,7 +1757,10 @@ typedef alkt_node alkt_gateway;
 ALKTDEF size_t alkt_node_mem_size(const alkt_node_config *cfg);
 /* Gateway: a connection came in (from a client); its handle, or
  * ALKT_ERR_CHANNELS_FULL (close it), ALKT_ERR_STATE on a client; *conn is
- * 0 whenever it fails. */
+ * 0 whenever it fails. The connection table holds 2 * max_peers +
+ * max_relays * offers_per_relay connections (each session's and one
+ * replacing it, and a gateway's offers at relays); accept refuses past
+ * that. */
 ALKTDEF int alkt_node_accept(alkt_node *n, uint64_t now, uint32_t *conn);
 ALKTDEF int alkt_client_init(alkt_client *c, const alkt_node_config *cfg,
                              void *mem, size_t mem_len, uint64_t now);

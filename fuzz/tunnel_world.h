@@ -479,6 +479,25 @@ static void tw_null_args(tw_world *w)
     alkt_node *c = &w->node[TW_CLIENT], *g = &w->node[TW_GATEWAY];
     if (done) return;
     {
+        /* a fresh gateway takes exactly the connections its table holds */
+        alkt_gateway fg;
+        const alkt_node_config *nc = &w->ncfg[TW_GATEWAY];
+        size_t need = alkt_node_mem_size(nc);
+        void *m = malloc(need ? need : 1);
+        uint32_t hh = 0, k = 0;
+        uint32_t holds = 2 * (nc->max_peers ? nc->max_peers : 8) +
+                         (nc->max_relays ? nc->max_relays : 4) *
+                             (nc->offers_per_relay ? nc->offers_per_relay : 2);
+        int rc = ALKT_OK;
+        ALK_CHECK(m && alkt_gateway_init(&fg, nc, m, need, w->now) == ALKT_OK,
+                  "a fresh gateway");
+        while (k < 100000 && (rc = alkt_node_accept(&fg, w->now, &hh)) == ALKT_OK) k++;
+        ALK_CHECK(rc == ALKT_ERR_CHANNELS_FULL && hh == 0 && k == holds,
+                  "a fresh gateway took %u connections (%s), its table holds %u", k,
+                  alkt_strerror(rc), holds);
+        free(m);
+    }
+    {
         /* a client told of no gateway: an authorized open has no path
          * (NO_CHANNEL, code NO_PATH) */
         alkt_client fc;
