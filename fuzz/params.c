@@ -506,7 +506,29 @@ static void check_typed_error(const char *what, int rc, const alkt_error *e,
                   what, rc, e->offset, reader, reader_off);
 }
 
-static char enc1[1 << 17], enc2[1 << 17];
+static char enc1[1 << 17], enc2[1 << 17], spaced[1 << 18];
+
+/* doc with insignificant whitespace: before it, after every { [ : , and
+ * before every } ] outside strings, after it - still plain, so still for
+ * the fast path. Returns the new length (0: no room). */
+static size_t space_out(const char *doc, size_t n)
+{
+    size_t i, o = 0;
+    int in_str = 0;
+    if (2 * n + 8 > sizeof spaced) return 0;
+    spaced[o++] = ' ';
+    for (i = 0; i < n; i++) {
+        char ch = doc[i];
+        if (!in_str && (ch == '}' || ch == ']')) spaced[o++] = '\n';
+        spaced[o++] = ch;
+        if (ch == '"' && (i == 0 || doc[i - 1] != '\\')) in_str = !in_str;
+        if (!in_str && (ch == '{' || ch == '[' || ch == ':' || ch == ','))
+            spaced[o++] = ch == ',' ? '\t' : ' ';
+    }
+    spaced[o++] = '\r';
+    spaced[o++] = '\n';
+    return o;
+}
 
 /* Encoding contract for one accepted value: size query, exact buffer,
  * short buffer, canonical JSON. Returns the length. */
@@ -586,6 +608,14 @@ static void check_open_params(const uint8_t *data, size_t size, int reader,
      * escape or holds non-ASCII bytes */
     ALK_CHECK(alkt__open_fast(enc1, n, NULL, &p3) == plain_ascii(enc1, n),
               "open fast path on a canonical document: %.*s", (int)n, enc1);
+    if (plain_ascii(enc1, n)) {
+        /* and with whitespace between its tokens */
+        alkt_open_params p4;
+        size_t sn = space_out(enc1, (size_t)n);
+        ALK_CHECK(sn && alkt__open_fast(spaced, sn, NULL, &p4) &&
+                      memcmp(&p4, &p, sizeof p) == 0,
+                  "open fast path on a spaced canonical document: %.*s", (int)sn, spaced);
+    }
     ALK_CHECK(alkt_open_params_encode(&p2, enc2, sizeof enc2, &e) ==
                       (ptrdiff_t)n &&
                   memcmp(enc1, enc2, n) == 0,
@@ -851,6 +881,13 @@ static void check_control(const uint8_t *data, size_t size, int reader,
     ALK_CHECK(alkt__control_fast(enc1, n, NULL, &c3) ==
                   (memchr(enc1, '\\', n) == NULL),
               "fast path on a canonical document: %.*s", (int)n, enc1);
+    if (memchr(enc1, '\\', n) == NULL) {
+        /* and with whitespace between its tokens */
+        size_t sn = space_out(enc1, (size_t)n);
+        control_setup(&c3, &m3);
+        ALK_CHECK(sn && alkt__control_fast(spaced, sn, NULL, &c3) && control_equal(&c, &c3),
+                  "fast path on a spaced canonical document: %.*s", (int)sn, spaced);
+    }
     ALK_CHECK(alkt_control_encode(&c2, enc2, sizeof enc2, &e) ==
                       (ptrdiff_t)n &&
                   memcmp(enc1, enc2, n) == 0,
