@@ -252,7 +252,11 @@ static void rr_run(alksim_source *src)
     t.cfg.max_conns = 4;
     t.cfg.buffer_size = (uint32_t)alksim_range(src, 1, 512);
     t.mem = malloc(alkt_relay_mem_size(&t.cfg));
-    ALK_CHECK(t.mem && alkt_relay_init(&t.r, &t.cfg, t.mem, alkt_relay_mem_size(&t.cfg), 0) == ALKT_OK,
+    ALK_CHECK(t.mem != NULL, "out of memory");
+    /* init takes memory as it comes: zeros or not (no draw: the buffer
+     * size's low bit) */
+    memset(t.mem, (t.cfg.buffer_size & 1) ? 0 : 0xA5, alkt_relay_mem_size(&t.cfg));
+    ALK_CHECK(alkt_relay_init(&t.r, &t.cfg, t.mem, alkt_relay_mem_size(&t.cfg), 0) == ALKT_OK,
               "relay init");
     alk_trace("relay: buffer %u", t.cfg.buffer_size);
     for (step = 0; step < 200 && !alksim_source_done(src); step++) {
@@ -264,9 +268,14 @@ static void rr_run(alksim_source *src)
             referenced |= t.c[j].h && t.c[j].partner == i + 1;
         if (op == 0 && !c->h && !referenced) {
             uint32_t h;
-            int rc = alkt_relay_accept(&t.r, t.now, &h);
-            alkt_relay_stats st;
+            alkt_relay_stats st, was;
+            int rc;
+            alkt_relay_stats_get(&t.r, &was);
+            rc = alkt_relay_accept(&t.r, t.now, &h);
             alkt_relay_stats_get(&t.r, &st);
+            ALK_CHECK(st.conns == was.conns + (rc == ALKT_OK) && (rc == ALKT_OK) == (h != 0),
+                      "accept: %d, connections %u -> %u, handle %u", rc, (unsigned)was.conns,
+                      (unsigned)st.conns, h);
             if (rc == ALKT_OK) {
                 memset(c, 0, sizeof *c);
                 c->h = h;
