@@ -10631,7 +10631,8 @@ static uint64_t alkt__next_expiry(const alkt_node *n)
     size_t i;
     for (i = 0; i < n->authorization_count; i++) {
         uint64_t e = n->authorizations[i].expires, at;
-        if (e > (UINT64_MAX - n->cfg.epoch_ns) / 1000000000u) continue;
+        /* (an expiry past 2^64 ns never comes: no wake-up for it) */
+        if (e > UINT64_MAX / 1000000000u) continue;
         at = e * 1000000000u;
         at = at > n->cfg.epoch_ns ? at - n->cfg.epoch_ns : 0;
         if (at > n->expiry_checked && at < t) t = at;

@@ -479,6 +479,40 @@ static void tw_null_args(tw_world *w)
     alkt_node *c = &w->node[TW_CLIENT], *g = &w->node[TW_GATEWAY];
     if (done) return;
     {
+        /* a gateway with one far authorization and nothing else to do
+         * wakes for its expiry, to the nanosecond, however far - and for
+         * none past 2^64 ns */
+        static const uint64_t far[2] = {18000000000ull, UINT64_MAX / 1000000000u + 1};
+        alkt_gateway fg;
+        alkt_control fc;
+        alkt_authorization a = w->auth[0];
+        alkt_node_config c0 = w->ncfg[TW_GATEWAY];
+        const alkt_node_config *nc = &c0;
+        size_t need = alkt_node_mem_size(nc);
+        void *m = malloc(need ? need : 1);
+        int k;
+        for (k = 0; k < 2; k++) {
+            uint64_t want;
+            c0.epoch_ns = k ? 0 : w->ncfg[TW_GATEWAY].epoch_ns; /* (0: a wrap would show) */
+            want = k ? UINT64_MAX : far[0] * 1000000000ull - nc->epoch_ns;
+            memset(&fc, 0, sizeof fc);
+            fc.has_resources = fc.has_authorizations = fc.has_relays = 1;
+            fc.resources = w->res;
+            fc.resource_count = 1;
+            a.expires = far[k];
+            fc.authorizations = &a;
+            fc.authorization_count = 1;
+            ALK_CHECK(m && alkt_gateway_init(&fg, nc, m, need, 0) == ALKT_OK &&
+                          alkt_node_control(&fg, &fc, 0) == ALKT_OK &&
+                          alkt_node_poll_timeout(&fg) == want,
+                      "a gateway whose one authorization expires at %llu s wakes at "
+                      "%llu, not %llu", (unsigned long long)far[k],
+                      (unsigned long long)alkt_node_poll_timeout(&fg),
+                      (unsigned long long)want);
+        }
+        free(m);
+    }
+    {
         /* a fresh gateway takes exactly the connections its table holds */
         alkt_gateway fg;
         const alkt_node_config *nc = &w->ncfg[TW_GATEWAY];
