@@ -780,8 +780,10 @@ typedef enum alkt_result {
 #define ALKT__RESULT_LOWEST ALKT_ERR_NONCE_LIMIT
 
 #define ALKT_PATH_MAX 128
-/* A decoder that succeeds leaves it all zero: code ALKT_OK, no offset,
- * line or column, path "". */
+/* A typed decoder (alkt_*_decode) that succeeds leaves it all zero: code
+ * ALKT_OK, no offset, line or column, path "". The reader
+ * (alkt_json_error, alkt_json_validate) reports a valid document as code
+ * ALKT_OK at offset 0, line 1, column 1, path "". */
 typedef struct alkt_error {
     int code;            /* ALKT_OK or a negative ALKT_ERR_* */
     size_t offset;       /* byte offset of the problem in the input */

@@ -431,8 +431,14 @@ static int check_reader(const uint8_t *data, size_t size, size_t *offset)
     alkt_json_limits shallow = {3, 0};
     size_t ref_off = 0, walk_off = 0;
     int ref = json_ref_validate(data, size, ALKT_JSON_DEPTH_DEFAULT, &ref_off);
-    int rc = alkt_json_validate((const char *)data, size, NULL, &e);
+    int rc = (memset(&e, 0xA5, sizeof e), alkt_json_validate((const char *)data, size, NULL, &e));
     int walk = walk_tokens(data, size, &walk_off);
+    /* a valid document is reported as alkt_json_error reports one: no
+     * code, offset 0 at line 1 column 1, no path */
+    if (rc == ALKT_OK)
+        ALK_CHECK(e.code == 0 && e.offset == 0 && e.line == 1 && e.column == 1 && !e.path[0],
+                  "validate's success: %d at %zu (%zu:%zu) '%.8s'", e.code, e.offset, e.line,
+                  e.column, e.path);
     alk_trace("reader: rc %d (%s) at %zu; reference %s at %zu", rc,
               alkt_strerror(rc), e.offset, ref ? "accepts" : "rejects",
               ref_off);
