@@ -1305,13 +1305,26 @@ static int token_verdict(const char *text, size_t len)
 
 /* The decoded text of the planted field (a resource's id, a relay's token). */
 static const char *field_resource_id(const alkt_control *c) { return c->resources[0].id; }
+static int proto_verdict(const char *t, size_t n)
+{
+    return (n == 3 && (!memcmp(t, "tcp", 3) || !memcmp(t, "udp", 3))) ||
+                   (n == 4 && !memcmp(t, "icmp", 4))
+               ? ALKT_OK
+               : ALKT_ERR_BAD_ENUM;
+}
+static const char *field_proto(const alkt_control *c)
+{
+    unsigned b = c->resources[0].protocols;
+    return b == ALKT_PROTO_TCP ? "tcp" : b == ALKT_PROTO_UDP ? "udp"
+                                     : b == ALKT_PROTO_ICMP ? "icmp" : "?";
+}
 static const char *field_relay_token(const alkt_control *c) { return c->relays[0].token; }
 
 /* One string planted into a string field of a control message: the
  * decoders' verdict is the rule's (verdict), and what they accept decodes
  * to the text itself. */
 static void plant_string_field(const char *what, const char *before, const char *after,
-                               const char *path, size_t cap,
+                               const char *path, size_t cap, int too_long_code,
                                int (*verdict)(const char *, size_t),
                                const char *(*field)(const alkt_control *),
                                const char *raw, size_t raw_len)
@@ -1323,8 +1336,8 @@ static void plant_string_field(const char *what, const char *before, const char 
     size_t n, at, len;
     int rc;
     n = plant(doc, sizeof doc, before, raw, raw_len, after, &at);
-    if (string_field(raw, raw_len, cap, ALKT_ERR_STRING_TOO_LONG, at, path, text,
-                     sizeof text, &len, &x))
+    if (string_field(raw, raw_len, cap, too_long_code, at, path, text, sizeof text, &len,
+                     &x))
         expect_set(&x, verdict(text, len), at, path);
     rc = control_planted(what, doc, n, &x, plain_ascii(raw + 1, raw_len - 2), &c);
     if (rc == ALKT_OK)
@@ -1338,12 +1351,20 @@ static void plant_id_token(const char *raw, size_t raw_len)
 {
     plant_string_field("id", "{\"resources\":[{\"id\":",
                        ",\"cidr\":\"10.0.0.0/8\",\"gateway\":\"g\"}]}", "resources[0].id",
-                       ALKT_ID_MAX, id_verdict, field_resource_id, raw, raw_len);
+                       ALKT_ID_MAX, ALKT_ERR_STRING_TOO_LONG, id_verdict, field_resource_id,
+                       raw, raw_len);
     plant_string_field("token",
                        "{\"relays\":[{\"id\":\"r\",\"address\":\"10.0.0.1\",\"port\":1,"
                        "\"token\":",
-                       "}]}", "relays[0].token", ALKT_TOKEN_MAX, token_verdict,
-                       field_relay_token, raw, raw_len);
+                       "}]}", "relays[0].token", ALKT_TOKEN_MAX, ALKT_ERR_STRING_TOO_LONG,
+                       token_verdict, field_relay_token, raw, raw_len);
+    /* and as a protocol: one of three names, anything else (longer than
+     * 15 bytes too) BAD_ENUM */
+    plant_string_field("protocol",
+                       "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\","
+                       "\"protocols\":[",
+                       "],\"gateway\":\"g\"}]}", "resources[0].protocols[0]", 15,
+                       ALKT_ERR_BAD_ENUM, proto_verdict, field_proto, raw, raw_len);
 }
 
 /* One string as the last key of every schema's object (each field of the
