@@ -374,7 +374,7 @@ static void pp_setup(pp *t)
         c.secret_len = sizeof pp_secret;
         c.identity = k ? "gateway" : "client";
         c.identity_len = strlen(c.identity);
-        c.max_channels = 2;
+        c.max_channels = k ? 1 : 2; /* the server allows the client one */
         c.channel_window = window;
         c.max_frame = frame;
         c.log_size = log;
@@ -398,6 +398,12 @@ static void pp_setup(pp *t)
     memcpy(o.host.name, "target", 6);
     o.port = 7;
     ALK_CHECK(alkt_channel_open(&t->s[0], &o, &t->id) == ALKT_OK, "open");
+    {
+        /* the client has room for two, the server's HELLO said one */
+        uint32_t id2 = 12345;
+        ALK_CHECK(alkt_channel_open(&t->s[0], &o, &id2) == ALKT_ERR_CHANNELS_FULL,
+                  "a second channel past the peer's limit of one");
+    }
     pp_flow(t);   /* (pp_events accepts the open on the server) */
     pp_flow(t);
     pp_events(t, 0);
