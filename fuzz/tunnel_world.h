@@ -523,9 +523,18 @@ static void tw_null_args(tw_world *w)
                          (nc->max_relays ? nc->max_relays : 4) *
                              (nc->offers_per_relay ? nc->offers_per_relay : 2);
         int rc = ALKT_OK;
-        ALK_CHECK(m && alkt_gateway_init(&fg, nc, m, need, w->now) == ALKT_OK,
+        ALK_CHECK(m && alkt_gateway_init(&fg, nc, m, need, 0) == ALKT_OK,
                   "a fresh gateway");
-        while (k < 100000 && (rc = alkt_node_accept(&fg, w->now, &hh)) == ALKT_OK) k++;
+        /* a connection accepted at 7 s (the gateway's first news of that
+         * time) has until 7 s + connect_timeout_ns for its handshake */
+        ALK_CHECK(alkt_node_accept(&fg, 7 * TW_SEC, &hh) == ALKT_OK && hh &&
+                      alkt_node_poll_timeout(&fg) ==
+                          7 * TW_SEC + (nc->connect_timeout_ns ? nc->connect_timeout_ns
+                                                               : 5 * TW_SEC),
+                  "a connection accepted at 7 s is due at %llu",
+                  (unsigned long long)alkt_node_poll_timeout(&fg));
+        k = 1;
+        while (k < 100000 && (rc = alkt_node_accept(&fg, 7 * TW_SEC, &hh)) == ALKT_OK) k++;
         ALK_CHECK(rc == ALKT_ERR_CHANNELS_FULL && hh == 0 && k == holds,
                   "a fresh gateway took %u connections (%s), its table holds %u", k,
                   alkt_strerror(rc), holds);
