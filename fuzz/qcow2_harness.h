@@ -297,7 +297,7 @@ static void qh_probe_busy(q2w_image *img)
     ALK_CHECK(rc == Q2W_ERR_BUSY && q2w_error(img)->code == Q2W_ERR_BUSY &&
                   q2w_error(img)->what && !strcmp(q2w_error(img)->what, "operation") &&
                   q2w_error(img)->offset == 0 && q2w_error(img)->index == 0 &&
-                  after == before && na == nb,
+                  q2w_error(img)->needed == 0 && after == before && na == nb,
               "entry point %u while an operation is pending: %d (%s, %llu, %llu), "
               "batch %zu -> %zu ops", turn, rc,
               q2w_error(img)->what ? q2w_error(img)->what : "",

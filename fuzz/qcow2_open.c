@@ -854,6 +854,15 @@ static void check_read_only_refusals(qh_handle *h, qh_disk *d, const q2w_info *i
     rc = q2w_read_snapshot(&h->img, &sn, 0, &byte, 0);
     expect_error(&h->img, rc, Q2W_ERR_ARG, "snapshot", sn.l1_offset, 0,
                  "an unaligned snapshot L1");
+    /* an L1 as large as the format allows is fine; one entry more is not */
+    sn.l1_offset = info->cluster_size;
+    sn.l1_size = Q2W_MAX_L1_BYTES / 8;
+    rc = qh_run(&h->img, d, q2w_read_snapshot(&h->img, &sn, 0, &byte, 0));
+    ALK_CHECK(rc == Q2W_OK, "a snapshot L1 of %u entries: %s", sn.l1_size, q2w_strerror(rc));
+    sn.l1_size++;
+    rc = q2w_read_snapshot(&h->img, &sn, 0, &byte, 0);
+    expect_error(&h->img, rc, Q2W_ERR_ARG, "snapshot", sn.l1_offset, 0,
+                 "a snapshot L1 past the format's limit");
     rc = qh_run(&h->img, d, q2w_read(&h->img, 0, &byte, info->size ? 1 : 0));
     ALK_CHECK(rc == Q2W_OK || rc == Q2W_ERR_METADATA || rc == Q2W_ERR_UNSUPPORTED,
               "read after the refusals: %s", q2w_strerror(rc));

@@ -159,6 +159,17 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
         rc = q2w_snapshot_create(img, name, 1, 2, 3);
         ALK_CHECK(rc == Q2W_ERR_ARG, "a %u-byte snapshot name: %s",
                   Q2W_MAX_SNAPSHOT_NAME + 1, q2w_strerror(rc));
+        {
+            /* and so is a delete of that name: the name, its length */
+            size_t nb;
+            rc = q2w_snapshot_delete(img, name);
+            q2w_batch(img, &nb);
+            ALK_CHECK(rc == Q2W_ERR_ARG && nb == 0 && q2w_error(img)->what &&
+                          !strcmp(q2w_error(img)->what, "snapshot name") &&
+                          q2w_error(img)->index == Q2W_MAX_SNAPSHOT_NAME + 1,
+                      "a delete of a %u-byte snapshot name: %s",
+                      Q2W_MAX_SNAPSHOT_NAME + 1, q2w_strerror(rc));
+        }
         /* names of varying length (0..12 dashes of suffix), so an entry
          * can be shorter than the one written before it; in lab mode
          * every other one is as long as a name may be (on small clusters
@@ -317,13 +328,14 @@ static int setup(scenario *s)
     {
         q2w_info in;
         q2w_info_get(&s->h.img, &in);
+        uint64_t span = (uint64_t)s->cs * (s->cs / 8); /* disk one L1 entry maps */
         ALK_CHECK(in.cluster_size == s->cs && in.version == s->version &&
                       in.refcount_bits == (o.refcount_bits ? o.refcount_bits
                                                            : 16u) &&
-                      in.size == s->size,
-                  "created image: cluster %u v%d refcount_bits %u size %llu",
+                      in.size == s->size && in.l1_size == (s->size + span - 1) / span,
+                  "created image: cluster %u v%d refcount_bits %u size %llu, L1 of %u",
                   in.cluster_size, in.version, in.refcount_bits,
-                  (unsigned long long)in.size);
+                  (unsigned long long)in.size, in.l1_size);
     }
     if (s->fixture == FIX_ZERO || s->fixture == FIX_DATA ||
         s->fixture == FIX_SNAP) {
@@ -894,6 +906,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     rc = qh_run(&s.h.img, &s.disk, q2w_close(&s.h.img));
     ALK_CHECK(rc == Q2W_OK, "close: %s", q2w_strerror(rc));
+    {
+        /* a closed handle takes nothing more */
+        size_t nb;
+        rc = q2w_read(&s.h.img, 0, buf, 1);
+        q2w_batch(&s.h.img, &nb);
+        ALK_CHECK(rc == Q2W_ERR_ARG && nb == 0 && q2w_error(&s.h.img)->what &&
+                      !strcmp(q2w_error(&s.h.img)->what, "image not open"),
+                  "a read after close: %s (%s)", q2w_strerror(rc),
+                  q2w_error(&s.h.img)->what ? q2w_error(&s.h.img)->what : "");
+    }
     qh_assert_consistent(&s.disk, !stopped, "after close");
     if (!stopped)
         qh_assert_fresh_view(&s.disk, s.cs, s.has_backing, s.model, s.size,
