@@ -37,6 +37,7 @@ typedef struct qh_disk {
      * reads and hold what it holds */
     int mirror;
     int mirror_fd;
+    int chk_unflushed; /* a checker write not yet followed by a flush */
 } qh_disk;
 
 static ALK_UNUSED void qh_disk_init(qh_disk *d, size_t cap)
@@ -125,6 +126,13 @@ static ALK_UNUSED void qh_op_contract(const q2w_op *op, size_t n,
                 ALK_CHECK(qh_header_write_ok(o->off, o->len),
                           "write [%llu, +%zu) into the header cluster",
                           (unsigned long long)o->off, o->len);
+            /* a switch of the header's table pairs (24..72) makes new
+             * metadata live: it ends its batch, followed by its flush only
+             * (one switch a batch: it counts once the batch ran) */
+            if (o->off < 72 && o->off + o->len > 24)
+                ALK_CHECK(i + 2 == n && op[i + 1].kind == Q2W_OP_FLUSH,
+                          "header switch [%llu, +%zu) as op %zu of %zu",
+                          (unsigned long long)o->off, o->len, i, n);
             break;
         case Q2W_OP_FLUSH:
             ALK_CHECK(o->off == 0 && o->len == 0 && !o->src && !o->dst,
@@ -367,11 +375,12 @@ static int qh_io_write(void *user, uint64_t off, const void *src, size_t len)
     qh_disk_reserve(d, (size_t)(off + len));
     memcpy(d->buf + off, src, len);
     if (off + len > d->len) d->len = (size_t)(off + len);
+    d->chk_unflushed = 1;
     return 0;
 }
 static int qh_io_flush(void *user)
 {
-    (void)user;
+    ((qh_disk *)user)->chk_unflushed = 0;
     return 0;
 }
 
@@ -403,8 +412,12 @@ static ALK_UNUSED int qh_check(qh_disk *d, unsigned flags,
     work = alk_malloc(need ? need : 1);
     ALK_CHECK(work != NULL, "out of memory for check work");
     /* (a leaks-only repair through its own entry point) */
+    d->chk_unflushed = 0;
     rc = flags == Q2W_CHECK_REPAIR_LEAKS ? q2w_repair_leaks(&io, work, need, res)
                                          : q2w_check(&io, work, need, flags, res);
+    /* a repair that succeeded made what it wrote durable */
+    ALK_CHECK(rc != Q2W_OK || !d->chk_unflushed,
+              "check (flags %u) returned with writes not flushed", flags);
 #ifndef Q2W_NO_STDIO
     if (d->mirror && flags == 0) {
         /* the same scan through q2w_posix_io on the mirror file */
