@@ -611,6 +611,76 @@ static void check_create_geometry(void)
     for (order = 5; order <= 6; order++)
         for (j = 0; j < sizeof sizes / sizeof sizes[0]; j++)
             check_created(sizes[j], 1u << order);
+    {
+        /* create refuses backing names and formats that cannot be
+         * written: empty, too long, a format without a backing file, a
+         * name that does not fit in cluster 0 - naming the field and the
+         * length */
+        static char longname[Q2W_MAX_BACKING_NAME + 2];
+        struct { const char *backing, *fmt, *what; int code; uint64_t needed; } c[6];
+        q2w_create_opts o;
+        q2w_error_info e;
+        uint64_t len;
+        memset(longname, 'b', sizeof longname - 1);
+        c[0].backing = ""; c[0].fmt = NULL; c[0].what = "backing"; c[0].code = Q2W_ERR_ARG;
+        c[0].needed = 0;
+        c[1].backing = longname; c[1].fmt = NULL; c[1].what = "backing";
+        c[1].code = Q2W_ERR_ARG; c[1].needed = Q2W_MAX_BACKING_NAME + 1;
+        c[2].backing = "b"; c[2].fmt = ""; c[2].what = "backing_fmt"; c[2].code = Q2W_ERR_ARG;
+        c[2].needed = 0;
+        c[3].backing = "b"; c[3].fmt = "0123456789abcdef"; c[3].what = "backing_fmt";
+        c[3].code = Q2W_ERR_ARG; c[3].needed = 16;
+        c[4].backing = NULL; c[4].fmt = "raw"; c[4].what = "backing_fmt";
+        c[4].code = Q2W_ERR_ARG; c[4].needed = 3;
+        c[5].backing = longname + sizeof longname - 1 - 500; c[5].fmt = NULL;
+        c[5].what = "backing name does not fit in cluster 0"; c[5].code = Q2W_ERR_LIMIT;
+        c[5].needed = 112 + 8 + 500;
+        for (j = 0; j < 6; j++) {
+            int rc;
+            memset(&o, 0, sizeof o);
+            o.version = 3;
+            o.cluster_size = 512;
+            o.size = 1u << 20;
+            o.backing = c[j].backing;
+            o.backing_fmt = c[j].fmt;
+            memset(&e, 0xA5, sizeof e);
+            rc = q2w_create(&o, NULL, 0, &len, &e);
+            ALK_CHECK(rc == c[j].code && e.code == rc && e.what && !strcmp(e.what, c[j].what) &&
+                          e.needed == c[j].needed,
+                      "create with backing case %zu: %s (%s, %llu)", j, q2w_strerror(rc),
+                      e.what ? e.what : "", (unsigned long long)e.needed);
+        }
+    }
+    {
+        /* snapshot ids count up past one digit: the eleventh is "11" */
+        qh_disk d;
+        qh_handle h;
+        q2w_create_opts o;
+        char name[8];
+        int rc;
+        memset(&o, 0, sizeof o);
+        o.version = 3;
+        o.cluster_size = 512;
+        o.size = 64u << 10;
+        qh_disk_init(&d, 4u << 20);
+        rc = qh_create(&d, &o);
+        if (rc == Q2W_OK) rc = qh_open(&h, &d, 512, 8, 16, 1, 0);
+        for (j = 0; j < 11 && rc == Q2W_OK; j++) {
+            snprintf(name, sizeof name, "s%zu", j);
+            rc = qh_run(&h.img, &d, q2w_snapshot_create(&h.img, name, 0, 0, 0));
+        }
+        for (j = 0; j < 11 && rc == Q2W_OK; j++) {
+            q2w_snapshot sn;
+            char want[8];
+            rc = qh_run(&h.img, &d, q2w_snapshot_get(&h.img, (uint32_t)j, &sn));
+            snprintf(want, sizeof want, "%zu", j + 1);
+            ALK_CHECK(rc != Q2W_OK || !strcmp(sn.id, want), "snapshot %zu has id %s, not %s",
+                      j, sn.id, want);
+        }
+        ALK_CHECK(rc == Q2W_OK, "eleven snapshots: %s", q2w_strerror(rc));
+        qh_close_handle(&h);
+        qh_disk_free(&d);
+    }
 }
 
 /* One refusal: its code and error fields, nothing planned. */
