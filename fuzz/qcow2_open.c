@@ -1026,6 +1026,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc == Q2W_OK) qh_assert_map(&h, &disk, NULL, buf, at, n, "map");
         if (rc != Q2W_OK) {
             expect_refusal(&h, rc, "read");
+            {
+                /* an L1 entry's refusal names the entry: its file offset
+                 * and its index */
+                const q2w_error_info *er = q2w_error(&h.img);
+                if (!strcmp(er->what, "l1 entry unaligned") ||
+                    !strcmp(er->what, "l1 entry reserved bits"))
+                    ALK_CHECK(er->offset == info.l1_offset + 8 * er->index,
+                              "%s: at %llu, index %llu of the L1 at %llu", er->what,
+                              (unsigned long long)er->offset,
+                              (unsigned long long)er->index,
+                              (unsigned long long)info.l1_offset);
+            }
             ALK_CHECK(rc == Q2W_ERR_METADATA || rc == Q2W_ERR_UNSUPPORTED,
                       "read: %s", q2w_strerror(rc));
             /* The handle stays usable after a refused read. */
