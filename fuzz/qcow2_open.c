@@ -809,8 +809,20 @@ static void check_unsure_repairs(qh_disk *d, const q2w_check_result *res)
     int unsure = res->unknown > 0, k;
     unsigned char *saved;
     size_t i, len = d->len;
-    for (i = 0; i < res->n_findings; i++)
-        unsure |= res->findings[i].kind == Q2W_FIND_BITMAP;
+    for (i = 0; i < res->n_findings; i++) {
+        const q2w_finding *f = &res->findings[i];
+        unsure |= f->kind == Q2W_FIND_BITMAP;
+        /* an UNKNOWN finding is about the header: no cluster, and either
+         * a feature field (80, 88) or an extension whose type it gives */
+        if (f->kind == Q2W_FIND_UNKNOWN)
+            ALK_CHECK(f->offset == 0 &&
+                          (f->where == 80 || f->where == 88 ||
+                           (f->where + 4 <= d->len &&
+                            q2w__be32(d->buf + f->where) == (uint32_t)f->stored)),
+                      "an UNKNOWN finding at %llu (entry %llu, value %llx)",
+                      (unsigned long long)f->offset, (unsigned long long)f->where,
+                      (unsigned long long)f->stored);
+    }
     if (!unsure) return;
     saved = (unsigned char *)alk_malloc(len ? len : 1);
     ALK_CHECK(saved != NULL, "out of memory");
