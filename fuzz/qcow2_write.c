@@ -666,6 +666,7 @@ static void lab_damage(scenario *s, const char *when)
     lab_check(s, 0, &x, "damaged");
     if (found && (dmg == DMG_DIRTY || dmg == DMG_MAX)) {
         qh_handle t;
+        uint64_t w0;
         rc = qh_open(&t, &s->disk, s->cs, s->slots, s->ops_cap, 1, s->has_backing);
         if (dmg == DMG_DIRTY) {
             ALK_CHECK(rc == Q2W_ERR_DIRTY && q2w_error(&t.img)->offset == 72,
@@ -673,7 +674,12 @@ static void lab_damage(scenario *s, const char *when)
                       q2w_strerror(rc), (unsigned long long)q2w_error(&t.img)->offset);
         } else {
             ALK_CHECK(rc == Q2W_OK, "%s: open: %s", when, q2w_strerror(rc));
+            w0 = s->disk.writes;
             rc = qh_run(&t.img, &s->disk, q2w_snapshot_create(&t.img, "max", 0, 0, 0));
+            /* refused before anything was written: the check that a count
+             * would overflow comes first */
+            ALK_CHECK(s->disk.writes == w0, "%s: the refused snapshot wrote %llu times",
+                      when, (unsigned long long)(s->disk.writes - w0));
             ALK_CHECK(rc == Q2W_ERR_LIMIT,
                       "%s: a snapshot over a refcount at its maximum: %s (%s)", when,
                       q2w_strerror(rc),
