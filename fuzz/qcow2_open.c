@@ -617,7 +617,7 @@ static void check_create_geometry(void)
          * name that does not fit in cluster 0 - naming the field and the
          * length */
         static char longname[Q2W_MAX_BACKING_NAME + 2];
-        struct { const char *backing, *fmt, *what; int code; uint64_t needed; } c[6];
+        struct { const char *backing, *fmt, *what; int code; uint64_t needed; } c[7];
         q2w_create_opts o;
         q2w_error_info e;
         uint64_t len;
@@ -635,18 +635,23 @@ static void check_create_geometry(void)
         c[5].backing = longname + sizeof longname - 1 - 500; c[5].fmt = NULL;
         c[5].what = "backing name does not fit in cluster 0"; c[5].code = Q2W_ERR_LIMIT;
         c[5].needed = 112 + 8 + 500;
-        for (j = 0; j < 6; j++) {
+        /* and a name of exactly the longest length is fine (64 KiB clusters) */
+        c[6].backing = longname + 1; c[6].fmt = NULL; c[6].what = NULL; c[6].code = Q2W_OK;
+        c[6].needed = 0;
+        for (j = 0; j < 7; j++) {
             int rc;
             memset(&o, 0, sizeof o);
             o.version = 3;
-            o.cluster_size = 512;
+            o.cluster_size = j == 6 ? 65536 : 512;
             o.size = 1u << 20;
             o.backing = c[j].backing;
             o.backing_fmt = c[j].fmt;
             memset(&e, 0xA5, sizeof e);
             rc = q2w_create(&o, NULL, 0, &len, &e);
-            ALK_CHECK(rc == c[j].code && e.code == rc && e.what && !strcmp(e.what, c[j].what) &&
-                          e.needed == c[j].needed,
+            ALK_CHECK(c[j].code == Q2W_OK
+                          ? rc == Q2W_OK
+                          : rc == c[j].code && e.code == rc && e.what &&
+                                !strcmp(e.what, c[j].what) && e.needed == c[j].needed,
                       "create with backing case %zu: %s (%s, %llu)", j, q2w_strerror(rc),
                       e.what ? e.what : "", (unsigned long long)e.needed);
         }
