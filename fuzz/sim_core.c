@@ -2094,7 +2094,10 @@ static void *toy_no_setup(alksim_ctx *ctx)
 
 static void *toy_failed_setup(alksim_ctx *ctx)
 {
-    alksim_fail(ctx, "toy: setup %s", "refused");
+    /* a failure says so, the first time and after */
+    ALK_CHECK(alksim_fail(ctx, "toy: setup %s", "refused") == ALKSIM_ERR_FAILED &&
+                  alksim_fail(ctx, "toy: again") == ALKSIM_ERR_FAILED,
+              "alksim_fail did not return ALKSIM_ERR_FAILED");
     return NULL;
 }
 
