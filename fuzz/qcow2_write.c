@@ -708,7 +708,8 @@ static void lab_damage(scenario *s, const char *when)
         if (dmg == DMG_NO_BLOCK && flags == Q2W_CHECK_REPAIR_ALL)
             fixed.corruptions = fixed.corruptions_fixed = uncounted;
         {
-            /* the same repair with a read, a write or a flush failing:
+            /* the same repair with a read, a write or a flush failing, and
+             * through q2w_posix_io:
              * reported exactly, and nothing done after it; then the
              * damaged image is put back */
             unsigned char *damaged = (unsigned char *)alk_malloc(len);
@@ -729,61 +730,58 @@ static void lab_damage(scenario *s, const char *when)
                 memcpy(s->disk.buf, damaged, len);
                 s->disk.len = (size_t)len;
             }
-            alk_free(damaged);
-        }
 #ifndef Q2W_NO_STDIO
-        {
-            /* the same repair through q2w_posix_io on a file holding the
-             * damaged image, with a stale errno from before: the same
-             * counters, and the same bytes as the model's repair below */
-            char path[] = "/tmp/qcow2_lab.XXXXXX";
-            int fd = mkstemp(path);
-            q2w_io io;
-            q2w_fdbox box;
-            q2w_check_result pr, mr;
-            size_t need = 0;
-            void *work;
-            int prc, mrc;
-            unsigned char *got, *damaged = (unsigned char *)alk_malloc((size_t)len);
-            ALK_CHECK(damaged != NULL, "out of memory");
-            memcpy(damaged, s->disk.buf, (size_t)len);
-            ALK_CHECK(fd >= 0, "lab: mkstemp");
-            unlink(path);
-            ALK_CHECK(q2w_pwrite_full(fd, 0, s->disk.buf, (size_t)len) == 0, "lab: fill");
-            q2w_posix_io(&io, fd, &box);
-            ALK_CHECK(io.file_size == len, "lab: posix io sees %llu bytes of %llu",
-                      (unsigned long long)io.file_size, (unsigned long long)len);
-            ALK_CHECK(q2w_check_work_size(&io, &need, NULL) == Q2W_OK, "lab: work size");
-            work = alk_malloc(need ? need : 1);
-            ALK_CHECK(work != NULL, "out of memory");
-            errno = EAGAIN;
-            prc = q2w_check(&io, work, need, flags, &pr);
-            alk_free(work);
-            mrc = qh_check(&s->disk, flags, &mr);
-            ALK_CHECK(prc == mrc && pr.corruptions == mr.corruptions && pr.leaks == mr.leaks &&
-                          pr.leaks_fixed == mr.leaks_fixed &&
-                          pr.corruptions_fixed == mr.corruptions_fixed &&
-                          pr.dirty_cleared == mr.dirty_cleared && pr.check_errors == 0,
-                      "%s: the repair through q2w_posix_io: %s, %llu/%llu fixed, %llu "
-                      "check errors; the model's %s, %llu/%llu", when, q2w_strerror(prc),
-                      (unsigned long long)pr.leaks_fixed,
-                      (unsigned long long)pr.corruptions_fixed,
-                      (unsigned long long)pr.check_errors, q2w_strerror(mrc),
-                      (unsigned long long)mr.leaks_fixed,
-                      (unsigned long long)mr.corruptions_fixed);
-            got = (unsigned char *)alk_malloc(s->disk.len ? s->disk.len : 1);
-            ALK_CHECK(got != NULL, "out of memory");
-            ALK_CHECK(q2w_pread_full(fd, 0, got, s->disk.len) == 0 &&
-                          !memcmp(got, s->disk.buf, s->disk.len),
-                      "%s: the file repaired through q2w_posix_io differs", when);
-            alk_free(got);
-            close(fd);
-            /* the model's repair is judged from the damaged image again */
-            memcpy(s->disk.buf, damaged, (size_t)len);
-            s->disk.len = (size_t)len;
+            {
+                /* the same repair through q2w_posix_io on a file holding the
+                 * damaged image, with a stale errno from before: the same
+                 * counters, and the same bytes as the model's repair below */
+                char path[] = "/tmp/qcow2_lab.XXXXXX";
+                int fd = mkstemp(path);
+                q2w_io io;
+                q2w_fdbox box;
+                q2w_check_result pr, mr;
+                size_t need = 0;
+                void *work;
+                int prc, mrc;
+                unsigned char *got;
+                ALK_CHECK(fd >= 0, "lab: mkstemp");
+                unlink(path);
+                ALK_CHECK(q2w_pwrite_full(fd, 0, s->disk.buf, (size_t)len) == 0, "lab: fill");
+                q2w_posix_io(&io, fd, &box);
+                ALK_CHECK(io.file_size == len, "lab: posix io sees %llu bytes of %llu",
+                          (unsigned long long)io.file_size, (unsigned long long)len);
+                ALK_CHECK(q2w_check_work_size(&io, &need, NULL) == Q2W_OK, "lab: work size");
+                work = alk_malloc(need ? need : 1);
+                ALK_CHECK(work != NULL, "out of memory");
+                errno = EAGAIN;
+                prc = q2w_check(&io, work, need, flags, &pr);
+                alk_free(work);
+                mrc = qh_check(&s->disk, flags, &mr);
+                ALK_CHECK(prc == mrc && pr.corruptions == mr.corruptions && pr.leaks == mr.leaks &&
+                              pr.leaks_fixed == mr.leaks_fixed &&
+                              pr.corruptions_fixed == mr.corruptions_fixed &&
+                              pr.dirty_cleared == mr.dirty_cleared && pr.check_errors == 0,
+                          "%s: the repair through q2w_posix_io: %s, %llu/%llu fixed, %llu "
+                          "check errors; the model's %s, %llu/%llu", when, q2w_strerror(prc),
+                          (unsigned long long)pr.leaks_fixed,
+                          (unsigned long long)pr.corruptions_fixed,
+                          (unsigned long long)pr.check_errors, q2w_strerror(mrc),
+                          (unsigned long long)mr.leaks_fixed,
+                          (unsigned long long)mr.corruptions_fixed);
+                got = (unsigned char *)alk_malloc(s->disk.len ? s->disk.len : 1);
+                ALK_CHECK(got != NULL, "out of memory");
+                ALK_CHECK(q2w_pread_full(fd, 0, got, s->disk.len) == 0 &&
+                              !memcmp(got, s->disk.buf, s->disk.len),
+                          "%s: the file repaired through q2w_posix_io differs", when);
+                alk_free(got);
+                close(fd);
+                /* the model's repair is judged from the damaged image again */
+                memcpy(s->disk.buf, damaged, len);
+                s->disk.len = (size_t)len;
+            }
+#endif
             alk_free(damaged);
         }
-#endif
         lab_check(s, flags, &fixed, "repair");
         after.leaks = 0;
         after.corruptions = dmg == DMG_MAX || dmg == DMG_COPIED ||
