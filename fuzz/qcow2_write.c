@@ -708,10 +708,9 @@ static void lab_damage(scenario *s, const char *when)
         if (dmg == DMG_NO_BLOCK && flags == Q2W_CHECK_REPAIR_ALL)
             fixed.corruptions = fixed.corruptions_fixed = uncounted;
         {
-            /* the same repair with a read, a write or a flush failing, and
-             * through q2w_posix_io:
-             * reported exactly, and nothing done after it; then the
-             * damaged image is put back */
+            /* the same repair with a read, a write or a flush failing
+             * (reported exactly, nothing done after it), then through
+             * q2w_posix_io; the damaged image is put back after each */
             unsigned char *damaged = (unsigned char *)alk_malloc(len);
             int kind;
             ALK_CHECK(damaged != NULL, "out of memory");
