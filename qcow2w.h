@@ -129,7 +129,9 @@
  *                                          the time is the caller's
  *     q2w_snapshot_delete(img, name)       Q2W_ERR_NOT_FOUND if absent
  *     q2w_snapshot_get(img, index, &sn)    list: index 0 .. nb_snapshots-1
- *     q2w_snapshot_find(img, name, &sn)
+ *     q2w_snapshot_find(img, name, &sn)    sn.id and sn.name hold the
+ *                                          entry's id_len and name_len
+ *                                          bytes then a NUL
  *     q2w_read_snapshot(img, &sn, off, dst, len)   a snapshot's view
  *   Map (what an export or a copy needs to skip holes and read in place):
  *     q2w_map(img, off, len, &ext) describes the longest run of bytes from
@@ -454,6 +456,10 @@ typedef struct q2w_snapshot {
     uint32_t index;            /* position in the snapshot table */
     char id[64];               /* NUL-terminated */
     char name[Q2W_MAX_SNAPSHOT_NAME + 1];
+    uint16_t id_len, name_len; /* the entry's byte counts: id and name hold
+                                  that many bytes then a NUL; an entry
+                                  whose bytes hold a NUL (qemu does not
+                                  refuse one) shows a shorter strlen */
     uint64_t l1_offset;
     uint32_t l1_size;
     uint32_t date_sec, date_nsec;
@@ -2834,6 +2840,8 @@ static int q2w__snap_fill(q2w_image *img, const unsigned char *e, uint64_t len,
     out->disk_size = extra >= 16 ? q2w__be64(e + 48) : 0;
     memcpy(out->id, e + 40 + extra, idl);
     memcpy(out->name, e + 40 + extra + idl, nml);
+    out->id_len = idl;
+    out->name_len = nml;
     out->entry_offset = pos;
     out->entry_len = (uint32_t)len;
     return Q2W_OK;

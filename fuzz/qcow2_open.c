@@ -736,9 +736,9 @@ static void check_snapshot_entries(qh_handle *h, qh_disk *d, const q2w_info *inf
                       sn.vm_state_size ==
                           (extra >= 8 ? q2w__be64(e + 40) : q2w__be32(e + 32)) &&
                       sn.disk_size == (extra >= 16 ? q2w__be64(e + 48) : 0) &&
-                      strlen(sn.id) == idl && !memcmp(sn.id, e + 40 + extra, idl) &&
-                      strlen(sn.name) == nml &&
-                      !memcmp(sn.name, e + 40 + extra + idl, nml) &&
+                      sn.id_len == idl && !memcmp(sn.id, e + 40 + extra, idl) &&
+                      !sn.id[idl] && sn.name_len == nml &&
+                      !memcmp(sn.name, e + 40 + extra + idl, nml) && !sn.name[nml] &&
                       sn.entry_offset == pos - q2w__be64(b + 64) && sn.entry_len == len,
                   "snapshot %u (entry at %llu, extra %u) differs from its entry", i,
                   (unsigned long long)pos, extra);

@@ -2766,6 +2766,36 @@ TEST seeded_sequences_match_the_model(void)
 /* ---- edges the mutation runs pointed at ------------------------------------------ */
 /* An image of size 0 has no L1: every operation that takes no range still
  * works on it, and empty ranges at offset 0 are in range. */
+/* A name whose bytes hold a NUL (qemu reads such an entry): the lengths
+ * say how many bytes the entry has, the strings end where they end, and
+ * a find by the bytes before the NUL does not match it. */
+TEST a_snapshot_name_holding_a_nul_keeps_its_length(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_snapshot sn;
+    uint64_t t;
+    make_image(&d, 4096, 16, 3, 1 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "abc", 1, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_get(&h.img, 0, &sn)));
+    ASSERT_EQ(1, sn.id_len);
+    ASSERT_EQ(3, sn.name_len);
+    close_exact(&h, &d, "one snapshot");
+    t = rd64(&d, 64);
+    ASSERT_EQ('b', d.buf[t + 64 + 1 + 1]);          /* id "1", then "abc" */
+    d.buf[t + 64 + 1 + 1] = 0;
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 0));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_get(&h.img, 0, &sn)));
+    ASSERT_EQ(3, sn.name_len);
+    ASSERT_EQ(1, (int)strlen(sn.name));
+    ASSERT_EQ(0, memcmp(sn.name, "a\0c", 4));
+    ASSERT_EQ(Q2W_ERR_NOT_FOUND, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "a", &sn)));
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
 TEST a_zero_size_image_takes_every_operation(void)
 {
     qh_disk d;
@@ -3581,6 +3611,7 @@ SUITE(operations)
     RUN_TEST(strerror_names_every_code);
     RUN_TEST(null_arguments_are_refused);
     RUN_TEST(a_zero_size_image_takes_every_operation);
+    RUN_TEST(a_snapshot_name_holding_a_nul_keeps_its_length);
     RUN_TEST(misaligned_memory_is_aligned_inside);
     RUN_TEST(snapshot_of_an_l1_filling_whole_clusters);
     RUN_TEST(header_boundaries);
