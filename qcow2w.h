@@ -387,7 +387,10 @@ typedef struct q2w_error_info {
     uint64_t offset;    /* image-file byte offset (virtual for RANGE) */
     uint64_t index;     /* table entry index, when a table is involved;
                            RANGE: the length asked for */
-    uint64_t needed;    /* NOMEM: bytes of cfg.mem needed; LIMIT: the value */
+    uint64_t needed;    /* NOMEM: bytes of cfg.mem needed; LIMIT: the value;
+                           a refusal of the header or an extension: the
+                           value read there (an extension's length, or
+                           its type for an extension qcow2w lacks) */
     const char *what;   /* field or table: "header.cluster_bits", "l2", ... */
 } q2w_error_info;
 

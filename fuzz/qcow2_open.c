@@ -96,6 +96,8 @@ typedef struct ref_break {
     int code;
     const char *what;
     uint64_t offset;
+    int has_value;
+    uint64_t value; /* q2w_error_info.needed: the offending value */
 } ref_break;
 
 typedef struct ref_verdict {
@@ -104,6 +106,7 @@ typedef struct ref_verdict {
     int version;
     uint32_t cluster_bits;
     uint64_t incompatible;
+    int ext; /* the break is an extension's (the fixed fields are good) */
 } ref_verdict;
 
 static uint64_t ref_be(const unsigned char *p, unsigned width)
@@ -120,7 +123,47 @@ static void ref_add(ref_verdict *v, int code, const char *what, uint64_t off)
     v->brk[v->n].code = code;
     v->brk[v->n].what = what;
     v->brk[v->n].offset = off;
+    v->brk[v->n].has_value = 0;
     v->n++;
+}
+
+/* The header extensions, walked as the spec lays them out: from the
+ * header's end to the backing name (or the cluster's end), each a 4-byte
+ * type, a 4-byte length and its data padded to 8 bytes, type 0 ending
+ * them. A length past the end is refused at its length field (the
+ * error's value: the length), a backing format longer than
+ * Q2W_MAX_BACKING_FMT likewise; an encryption or external data file
+ * extension is a feature qcow2w does not have (offset: the extension,
+ * value: its type). The first such extension is the break. */
+static void ref_extensions(const unsigned char *p, uint64_t hlen, uint64_t cs,
+                           uint64_t bk_off, ref_verdict *v)
+{
+    uint64_t pos = hlen, end = bk_off && bk_off < cs ? bk_off : cs;
+    const char *what = NULL;
+    while (pos + 8 <= end) {
+        uint64_t type = ref_be(p + pos, 4), len = ref_be(p + pos + 4, 4);
+        uint64_t off = pos + 4, value = len;
+        int code = Q2W_ERR_HEADER;
+        if (type == 0) return;
+        if (pos + 8 + ((len + 7) & ~7ull) > end)
+            what = "header extension length";
+        else if (type == 0xe2792acau && len > Q2W_MAX_BACKING_FMT)
+            what = "backing format extension";
+        else if (type == 0x0537be77u || type == 0x44415441u) {
+            code = Q2W_ERR_FEATURE;
+            what = type == 0x0537be77u ? "encryption extension" : "data file extension";
+            off = pos;
+            value = type;
+        }
+        if (what) {
+            ref_add(v, code, what, off);
+            v->brk[v->n - 1].has_value = 1;
+            v->brk[v->n - 1].value = value;
+            v->ext = 1;
+            return;
+        }
+        pos += 8 + ((len + 7) & ~7ull);
+    }
 }
 
 /* p: the first max(112, cluster) bytes of the file, zeros past its end. */
@@ -204,6 +247,7 @@ static void ref_header(const unsigned char *p, ref_verdict *v)
         if (bk_off < hlen || bk_off > cs || bk_len > cs - bk_off)
             ref_add(v, Q2W_ERR_HEADER, "header.backing_file_offset", 8);
     }
+    if (v->n == 0) ref_extensions(p, hlen, cs, bk_off, v);
 }
 
 /* The field names the rule above owns: a refusal naming one of them when
@@ -219,7 +263,8 @@ static int ref_owned_name(const char *what)
         "header.l1_table_offset", "header.refcount_table_clusters",
         "header.refcount_table_offset", "header.nb_snapshots",
         "header.snapshots_offset", "header.backing_file_size",
-        "header.backing_file_offset"};
+        "header.backing_file_offset", "header extension length",
+        "backing format extension", "encryption extension", "data file extension"};
     size_t i;
     for (i = 0; i < sizeof names / sizeof names[0]; i++)
         if (what && strcmp(what, names[i]) == 0) return 1;
@@ -239,11 +284,13 @@ static void ref_judge(const ref_verdict *v, int rc, const q2w_error_info *e,
                   (unsigned long long)e->offset);
         return;
     }
-    /* (a header field is no table entry: index 0) */
+    /* (a header field is no table entry: index 0; an extension's break
+     * gives its value, in `needed`: its length or its type) */
     for (i = 0; i < v->n; i++)
         if (rc == v->brk[i].code && e->what &&
             strcmp(e->what, v->brk[i].what) == 0 &&
-            e->offset == v->brk[i].offset && e->index == 0)
+            e->offset == v->brk[i].offset && e->index == 0 &&
+            (!v->brk[i].has_value || e->needed == v->brk[i].value))
             return;
     for (i = 0; i < v->n; i++)
         alk_trace("reference: %s %s at %llu", q2w_strerror(v->brk[i].code),
@@ -533,9 +580,11 @@ static void tamper_judge(qh_disk *d, const tamper_field *f, uint64_t value)
         rc = q2w_check_work_size(&io, &need, &e);
         snprintf(when, sizeof when, "%s = %llu, checker", f->name,
                  (unsigned long long)value);
-        ALK_CHECK(v.n ? rc != Q2W_OK : rc == Q2W_OK, "%s: %s", when,
+        /* (sizing reads the fixed fields only: the extensions are the
+         * check's) */
+        ALK_CHECK(v.n && !v.ext ? rc != Q2W_OK : rc == Q2W_OK, "%s: %s", when,
                   q2w_strerror(rc));
-        if (v.n) ref_judge(&v, rc, &e, when);
+        if (v.n && !v.ext) ref_judge(&v, rc, &e, when);
     }
     alk_free(head);
 }
