@@ -514,7 +514,11 @@ enum q2w_finding_kind {
     Q2W_FIND_HEADER,          /* the header itself does not validate */
     Q2W_FIND_BITMAP,          /* a bitmaps extension, directory entry or
                                  bitmap table entry that does not validate
-                                 (a corruption; repair then frees nothing) */
+                                 (a corruption; repair then frees nothing).
+                                 For the extension itself: offset = the
+                                 directory's, where = the extension's place
+                                 in cluster 0, stored = its length,
+                                 computed = its bitmap count */
     Q2W_FIND_UNKNOWN          /* a structure qcow2w does not know: a header
                                  extension of unknown type (stored = type),
                                  unknown compatible or autoclear bits

@@ -853,6 +853,60 @@ static void check_compressed_memory(qh_handle *h, qh_disk *d, const q2w_info *in
     qh_close_handle(&t);
 }
 
+/* The bitmaps extension as the spec and qcow2w.h's limits give it: while
+ * autoclear bit 0 says the bitmaps are current, an extension (the last of
+ * its type, walked as ref_extensions walks; an image with two is not
+ * judged) shorter than 24 bytes, with
+ * its reserved field set, listing none or more than 65535 bitmaps, a
+ * directory over 64 MiB or shorter than 24 bytes a bitmap, or at an
+ * offset not cluster-aligned or past 2^56, is a BITMAP finding: offset
+ * the directory's, where the extension's, stored its length, computed its
+ * count. (Only when the walk reached it: a failed read ends the check.) */
+static void check_bitmaps_extension(const qh_disk *d, const q2w_check_result *res)
+{
+    const unsigned char *b = d->buf;
+    uint64_t cs, pos, end, bk_off, at = 0, elen = 0, nb, dsize, doff;
+    uint32_t reserved;
+    size_t i;
+    int bad, seen = 0;
+    if (d->len < 112 || ref_be(b + 4, 4) != 3 || !(ref_be(b + 88, 8) & 1) ||
+        res->n_findings >= Q2W_CHECK_MAX_FINDINGS || res->check_errors)
+        return;
+    cs = 1ull << ref_be(b + 20, 4);
+    pos = ref_be(b + 100, 4);
+    bk_off = ref_be(b + 8, 8);
+    end = bk_off && bk_off < cs ? bk_off : cs;
+    if (end > d->len) return;   /* (zeros past the end: keep it simple) */
+    while (pos + 8 <= end) {
+        uint64_t type = ref_be(b + pos, 4), len = ref_be(b + pos + 4, 4);
+        if (type == 0 || pos + 8 + ((len + 7) & ~7ull) > end) break;
+        if (type == 0x23852875u) {
+            if (at) return;   /* (two: the spec allows one) */
+            at = pos;
+            elen = len;
+        }
+        pos += 8 + ((len + 7) & ~7ull);
+    }
+    if (!at) return;
+    nb = elen >= 24 ? ref_be(b + at + 8, 4) : 0;
+    reserved = elen >= 24 ? (uint32_t)ref_be(b + at + 12, 4) : 0;
+    dsize = elen >= 24 ? ref_be(b + at + 16, 8) : 0;
+    doff = elen >= 24 ? ref_be(b + at + 24, 8) : 0;
+    bad = elen < 24 || reserved || nb == 0 || nb > 65535 || dsize > (64ull << 20) ||
+          dsize < 24 * nb || doff % cs || doff >= (1ull << 56);
+    if (!bad) return;
+    for (i = 0; i < res->n_findings; i++) {
+        const q2w_finding *f = &res->findings[i];
+        seen |= f->kind == Q2W_FIND_BITMAP && f->offset == doff && f->where == at &&
+                f->stored == elen && f->computed == nb;
+    }
+    ALK_CHECK(seen, "the bitmaps extension at %llu (length %llu, %llu bitmaps, reserved "
+              "%u, directory %llu bytes at %llu) does not validate, and the check does not "
+              "say so", (unsigned long long)at, (unsigned long long)elen,
+              (unsigned long long)nb, reserved, (unsigned long long)dsize,
+              (unsigned long long)doff);
+}
+
 /* An image with something the checker does not understand (an UNKNOWN
  * finding, or a bitmaps extension it could not read: BITMAP) is never
  * repaired: both repairs write nothing and refuse (UNSUPPORTED) when there
@@ -1123,8 +1177,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     alk_trace("check: %s, %llu corruptions, %llu leaks", q2w_strerror(rc),
               (unsigned long long)res.corruptions,
               (unsigned long long)res.leaks);
-    if (rc == Q2W_OK)
+    if (rc == Q2W_OK) {
+        check_bitmaps_extension(&disk, &res);
         check_unsure_repairs(&disk, &res);
+    }
     if (rc != Q2W_OK || res.corruptions || res.leaks) {
         qh_disk_free(&disk);
         return 0;
