@@ -515,10 +515,27 @@ enum q2w_finding_kind {
     Q2W_FIND_BITMAP,          /* a bitmaps extension, directory entry or
                                  bitmap table entry that does not validate
                                  (a corruption; repair then frees nothing).
-                                 For the extension itself: offset = the
-                                 directory's, where = the extension's place
-                                 in cluster 0, stored = its length,
-                                 computed = its bitmap count */
+                                 The extension (at least 24 bytes, the
+                                 reserved field 0, 1..65535 bitmaps, a
+                                 directory of 24 bytes a bitmap up to
+                                 64 MiB, cluster-aligned below 2^56):
+                                 offset = the directory, where = the
+                                 extension in cluster 0, stored = its
+                                 length, computed = its count. A directory
+                                 entry (inside the directory; its table
+                                 cluster-aligned below 2^56, at most 1 GiB,
+                                 present when it has entries; extra data
+                                 at most 1 MiB): offset = the table (or the
+                                 entry, when the directory ends first:
+                                 where = the extension, stored = its place
+                                 in the directory), where = the entry,
+                                 stored = the table's size, computed = the
+                                 bitmap's index; the first such entry ends
+                                 the walk. A table entry (reserved bits
+                                 clear; bit 0 only without a cluster):
+                                 offset = its cluster, where = the entry,
+                                 stored = its value, computed = the
+                                 bitmap's index, each one a finding */
     Q2W_FIND_UNKNOWN          /* a structure qcow2w does not know: a header
                                  extension of unknown type (stored = type),
                                  unknown compatible or autoclear bits

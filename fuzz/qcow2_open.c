@@ -853,32 +853,51 @@ static void check_compressed_memory(qh_handle *h, qh_disk *d, const q2w_info *in
     qh_close_handle(&t);
 }
 
-/* The bitmaps extension as the spec and qcow2w.h's limits give it: while
- * autoclear bit 0 says the bitmaps are current, an extension (the last of
- * its type, walked as ref_extensions walks; an image with two is not
- * judged) shorter than 24 bytes, with
- * its reserved field set, listing none or more than 65535 bitmaps, a
- * directory over 64 MiB or shorter than 24 bytes a bitmap, or at an
- * offset not cluster-aligned or past 2^56, is a BITMAP finding: offset
- * the directory's, where the extension's, stored its length, computed its
- * count. (Only when the walk reached it: a failed read ends the check.) */
-static void check_bitmaps_extension(const qh_disk *d, const q2w_check_result *res)
+/* The file's byte at `at`, zero past its end (as the checker reads). */
+static uint64_t disk_be(const qh_disk *d, uint64_t at, unsigned width)
 {
-    const unsigned char *b = d->buf;
+    uint64_t v = 0;
+    unsigned i;
+    for (i = 0; i < width; i++) v = (v << 8) | (at + i < d->len ? d->buf[at + i] : 0);
+    return v;
+}
+
+/* The persistent bitmaps as the spec and qcow2w.h's documented limits
+ * give them, while autoclear bit 0 says they are current (the last
+ * extension of its type, walked as ref_extensions walks; an image with two
+ * is not judged): the BITMAP findings the check must make, in order, and
+ * no others.
+ *   - the extension: shorter than 24 bytes, its reserved field set,
+ *     listing none or more than 65535 bitmaps, a directory over 64 MiB or
+ *     shorter than 24 bytes a bitmap, or not cluster-aligned below 2^56:
+ *     one finding (offset the directory's, where the extension's, stored
+ *     its length, computed its count), and the walk ends;
+ *   - each directory entry (24 bytes, extra data, name, padded to 8): past
+ *     the directory's end (offset the entry's, where the extension's,
+ *     stored its place in the directory, computed its index), or a table
+ *     not cluster-aligned below 2^56, over 1 GiB, absent with entries,
+ *     extra data over 1 MiB, the entry running past the directory (offset
+ *     the table's, where the entry's, stored the table size, computed the
+ *     index): one finding, and the walk ends;
+ *   - each table entry with reserved bits, or bit 0 (all ones) beside a
+ *     cluster: one finding each (offset the cluster, where the entry,
+ *     stored the entry, computed the bitmap's index).
+ * (Only when the check read everything: a failed read ends it.) */
+static void check_bitmaps(const qh_disk *d, const q2w_check_result *res)
+{
+    q2w_finding want[64];
+    size_t nw = 0, i, got = 0;
     uint64_t cs, pos, end, bk_off, at = 0, elen = 0, nb, dsize, doff;
-    uint32_t reserved;
-    size_t i;
-    int bad, seen = 0;
-    if (d->len < 112 || ref_be(b + 4, 4) != 3 || !(ref_be(b + 88, 8) & 1) ||
+    int done = 0;
+    if (d->len < 112 || ref_be(d->buf + 4, 4) != 3 || !(ref_be(d->buf + 88, 8) & 1) ||
         res->n_findings >= Q2W_CHECK_MAX_FINDINGS || res->check_errors)
         return;
-    cs = 1ull << ref_be(b + 20, 4);
-    pos = ref_be(b + 100, 4);
-    bk_off = ref_be(b + 8, 8);
+    cs = 1ull << ref_be(d->buf + 20, 4);
+    pos = ref_be(d->buf + 100, 4);
+    bk_off = ref_be(d->buf + 8, 8);
     end = bk_off && bk_off < cs ? bk_off : cs;
-    if (end > d->len) return;   /* (zeros past the end: keep it simple) */
     while (pos + 8 <= end) {
-        uint64_t type = ref_be(b + pos, 4), len = ref_be(b + pos + 4, 4);
+        uint64_t type = disk_be(d, pos, 4), len = disk_be(d, pos + 4, 4);
         if (type == 0 || pos + 8 + ((len + 7) & ~7ull) > end) break;
         if (type == 0x23852875u) {
             if (at) return;   /* (two: the spec allows one) */
@@ -888,23 +907,60 @@ static void check_bitmaps_extension(const qh_disk *d, const q2w_check_result *re
         pos += 8 + ((len + 7) & ~7ull);
     }
     if (!at) return;
-    nb = elen >= 24 ? ref_be(b + at + 8, 4) : 0;
-    reserved = elen >= 24 ? (uint32_t)ref_be(b + at + 12, 4) : 0;
-    dsize = elen >= 24 ? ref_be(b + at + 16, 8) : 0;
-    doff = elen >= 24 ? ref_be(b + at + 24, 8) : 0;
-    bad = elen < 24 || reserved || nb == 0 || nb > 65535 || dsize > (64ull << 20) ||
-          dsize < 24 * nb || doff % cs || doff >= (1ull << 56);
-    if (!bad) return;
+#define WANT(o, w, st, co)                                                          \
+    do {                                                                            \
+        if (nw == sizeof want / sizeof want[0]) return; /* (too many to judge) */  \
+        want[nw].kind = Q2W_FIND_BITMAP;                                            \
+        want[nw].offset = (o);                                                      \
+        want[nw].where = (w);                                                       \
+        want[nw].stored = (st);                                                     \
+        want[nw].computed = (co);                                                   \
+        nw++;                                                                       \
+    } while (0)
+    nb = elen >= 24 ? disk_be(d, at + 8, 4) : 0;
+    dsize = elen >= 24 ? disk_be(d, at + 16, 8) : 0;
+    doff = elen >= 24 ? disk_be(d, at + 24, 8) : 0;
+    if (elen < 24 || disk_be(d, at + 12, 4) || nb == 0 || nb > 65535 ||
+        dsize > (64ull << 20) || dsize < 24 * nb || doff % cs || doff >= (1ull << 56)) {
+        WANT(doff, at, elen, nb);
+        done = 1;
+    }
+    for (i = 0, pos = 0; !done && i < nb; i++) {
+        uint64_t e = doff + pos, tab, tsize, extra, len, j;
+        if (pos + 24 > dsize) {
+            WANT(e, at, pos, i);
+            break;
+        }
+        tab = disk_be(d, e, 8);
+        tsize = disk_be(d, e + 8, 4);
+        extra = disk_be(d, e + 20, 4);
+        len = (24 + extra + disk_be(d, e + 18, 2) + 7) & ~7ull;
+        if (tab % cs || tab >= (1ull << 56) || tsize * 8 > (1ull << 30) || (tsize && !tab) ||
+            extra > (1u << 20) || len > dsize - pos) {
+            WANT(tab, e, tsize, i);
+            break;
+        }
+        for (j = 0; j < tsize && tab + 8 * j < d->len; j++) {   /* (zeros past it) */
+            uint64_t te = disk_be(d, tab + 8 * j, 8), off = te & 0x00fffffffffffe00ull;
+            if ((te & ~(0x00fffffffffffe00ull | 1)) || (off && (te & 1)))
+                WANT(off, tab + 8 * j, te, i);
+        }
+        pos += len;
+    }
+#undef WANT
     for (i = 0; i < res->n_findings; i++) {
         const q2w_finding *f = &res->findings[i];
-        seen |= f->kind == Q2W_FIND_BITMAP && f->offset == doff && f->where == at &&
-                f->stored == elen && f->computed == nb;
+        if (f->kind != Q2W_FIND_BITMAP) continue;
+        ALK_CHECK(got < nw && f->offset == want[got].offset && f->where == want[got].where &&
+                      f->stored == want[got].stored && f->computed == want[got].computed,
+                  "bitmap finding %zu (%llu at %llu, %llx, %llu) is not the reference's "
+                  "(%zu of them)", got, (unsigned long long)f->offset,
+                  (unsigned long long)f->where, (unsigned long long)f->stored,
+                  (unsigned long long)f->computed, nw);
+        got++;
     }
-    ALK_CHECK(seen, "the bitmaps extension at %llu (length %llu, %llu bitmaps, reserved "
-              "%u, directory %llu bytes at %llu) does not validate, and the check does not "
-              "say so", (unsigned long long)at, (unsigned long long)elen,
-              (unsigned long long)nb, reserved, (unsigned long long)dsize,
-              (unsigned long long)doff);
+    ALK_CHECK(got == nw, "%zu bitmap findings, the reference has %zu (first at %llu)", got,
+              nw, (unsigned long long)(nw ? want[0].where : 0));
 }
 
 /* An image with something the checker does not understand (an UNKNOWN
@@ -1178,7 +1234,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
               (unsigned long long)res.corruptions,
               (unsigned long long)res.leaks);
     if (rc == Q2W_OK) {
-        check_bitmaps_extension(&disk, &res);
+        check_bitmaps(&disk, &res);
         check_unsure_repairs(&disk, &res);
     }
     if (rc != Q2W_OK || res.corruptions || res.leaks) {
