@@ -35,7 +35,14 @@
  * model reads zeros there), and kind 7: damage made on purpose - a
  * refcount too high, one too low, an L2 entry past the end of the file -
  * then the checker and each repair against what the model predicts (see
- * lab_damage). */
+ * lab_damage).
+ *
+ * Inputs that start with "Q2WEDGE1" run as any other, but an offset the
+ * scenario moves off a cluster's edge lands one byte after it rather than
+ * before (the partial first cluster of a write, a zeroing or a discard
+ * that then runs on over whole clusters); the prefix keeps every other
+ * input's draws where they were. */
+#define EDGE_MAGIC "Q2WEDGE1"
 #define QCOW2W_IMPLEMENTATION
 #include "../qcow2w.h"
 #define ALKSIM_IMPLEMENTATION
@@ -71,6 +78,7 @@ typedef struct scenario {
     qh_snaps snaps;               /* each with the model as it was */
     unsigned snap_serial;
     int lab;                      /* lab mode (LAB_MAGIC) */
+    int edge_after;               /* EDGE_MAGIC: off the edge is after it */
 } scenario;
 
 static unsigned live_snaps(const scenario *s)
@@ -101,7 +109,11 @@ static uint64_t pick_off(scenario *s)
         off = s->cs * alksim_range(&s->src, 0, (s->size - 1) / s->cs);
     else
         off = alksim_range(&s->src, 0, s->size - 1);
-    if (alksim_chance(&s->src, 1, 8) && off >= s->cs) off -= 1;
+    if (alksim_chance(&s->src, 1, 8) && off >= s->cs) {
+        /* off the cluster edge: before it, or (EDGE_MAGIC) after it */
+        if (s->edge_after && off + 1 < s->size) off += 1;
+        else off -= 1;
+    }
     return off;
 }
 
@@ -846,6 +858,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size >= 8 && (memcmp(data, LAB_MAGIC, 8) == 0 || memcmp(data, LAB2_MAGIC, 8) == 0 ||
                       memcmp(data, LAB3_MAGIC, 8) == 0)) {
         s.lab = data[7] - '0';
+        data += 8;
+        size -= 8;
+    } else if (size >= 8 && memcmp(data, EDGE_MAGIC, 8) == 0) {
+        s.edge_after = 1;
         data += 8;
         size -= 8;
     }
