@@ -24,6 +24,9 @@ mk v3-64k-data cluster_size=65536 1M 'write -P 0x5a 4096 8192'
 mk v2-64k compat=0.10 1M 'write -P 0x11 0 512'
 mk v3-512 cluster_size=512 256K 'write -P 0x22 1000 3000' 'write -z 8192 4096'
 mk v3-512-rc1 cluster_size=512,refcount_bits=1 128K 'write -P 0x33 0 4096'
+# no data: a snapshot can be made at 1-bit refcounts, and after the write
+# its delete sees clusters at the largest refcount there is
+mk v3-512-rc1-empty cluster_size=512,refcount_bits=1 128K
 mk v3-512-rc64 cluster_size=512,refcount_bits=64 128K 'write -P 0x44 512 2048'
 mk v3-4k-rc8 cluster_size=4096,refcount_bits=8 1M 'write -P 0x55 0 12288' 'discard 4096 4096'
 mk v2-4k cluster_size=4096,compat=0.10 1M 'write -P 0x66 8192 4096'
