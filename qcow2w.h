@@ -1835,9 +1835,10 @@ static int q2w__l2_for(q2w_image *img, uint64_t vc, int create,
     return q2w__get(img, Q2W__K_L2, off, 0, l2);
 }
 
-/* Validate an L2 entry for use; *host is its cluster offset. */
+/* Validate an L2 entry (at `where`) for use; *host is its cluster
+ * offset. `writing`: the operation writes through it. */
 static int q2w__l2_check(q2w_image *img, uint64_t e, uint64_t where,
-                         uint64_t idx, uint64_t *host)
+                         uint64_t idx, int writing, uint64_t *host)
 {
     if (e & Q2W__COMPRESSED) {
         /* The descriptor fills bits 0..61: no reserved bits to check. */
@@ -1861,14 +1862,18 @@ static int q2w__l2_check(q2w_image *img, uint64_t e, uint64_t where,
         return q2w__fail(img, Q2W_ERR_METADATA, "l2 entry unaligned", where,
                          idx);
     /* Cheap overlap checks (a clean image never needs them): the header,
-     * the L1 and refcount tables, and any table in the cache. */
+     * the L1 and refcount tables, the entry's own L2 table - the same
+     * answer whatever the cache holds, so a read and a map agree - and,
+     * for a write only, any other table in the cache (a safety net: the
+     * write would land under a table written back later). */
     if (*host && (*host < img->cluster_size ||
                   (*host >= img->l1_offset &&
                    *host < img->l1_offset + (uint64_t)img->l1_size * 8) ||
                   (*host >= img->rt_offset &&
                    *host < img->rt_offset +
                                ((uint64_t)img->rt_clusters << img->cluster_bits)) ||
-                  q2w__find(img, *host) >= 0))
+                  *host == (where & ~(img->cluster_size - 1)) ||
+                  (writing && q2w__find(img, *host) >= 0)))
         return q2w__fail(img, Q2W_ERR_METADATA,
                          "data cluster overlaps metadata", where, idx);
     return Q2W_OK;
@@ -2515,7 +2520,7 @@ static int q2w__step_write(q2w_image *img, const unsigned char *src)
     rc = q2w__l2_for(img, vc, 1, &l2, &l2off);
     if (rc != Q2W_OK) return rc;
     e = q2w__be64(l2 + idx * 8);
-    rc = q2w__l2_check(img, e, l2off + idx * 8, idx, &host);
+    rc = q2w__l2_check(img, e, l2off + idx * 8, idx, 1, &host);
     if (rc != Q2W_OK) return rc;
     if (e & Q2W__COMPRESSED) {
         /* Never rewritten in place: a new cluster, the rest of it from the
@@ -2580,7 +2585,7 @@ static int q2w__step_unmap(q2w_image *img, int zero)
     rc = q2w__l2_for(img, vc, 1, &l2, &l2off);
     if (rc != Q2W_OK) return rc;
     e = q2w__be64(l2 + idx * 8);
-    rc = q2w__l2_check(img, e, l2off + idx * 8, idx, &host);
+    rc = q2w__l2_check(img, e, l2off + idx * 8, idx, 1, &host);
     if (rc != Q2W_OK) return rc;
     if (e == want || (e == 0 && !q2w__backed(img, vc))) {
         img->op_pos += cs;
@@ -2649,7 +2654,7 @@ static int q2w__step_read(q2w_image *img)
     if ((rc = q2w__l2_view(img, vc, &l2, &l2off)) != Q2W_OK) return rc;
     e = l2 ? q2w__be64(l2 + idx * 8) : 0;
     if (e) {
-        rc = q2w__l2_check(img, e, l2off + idx * 8, idx, &host);
+        rc = q2w__l2_check(img, e, l2off + idx * 8, idx, 0, &host);
         if (rc != Q2W_OK) return rc;
     }
     if (e & Q2W__COMPRESSED) {
@@ -2688,7 +2693,7 @@ static int q2w__step_map(q2w_image *img)
     for (; idx < n_l2 && img->op_pos < img->op_len; idx++, vc++, in = 0) {
         uint64_t e = l2 ? q2w__be64(l2 + idx * 8) : 0, host = 0, n;
         int kind;
-        if (e && (rc = q2w__l2_check(img, e, l2off + idx * 8, idx, &host)) !=
+        if (e && (rc = q2w__l2_check(img, e, l2off + idx * 8, idx, 0, &host)) !=
                      Q2W_OK)
             return rc;
         if (e & Q2W__COMPRESSED) kind = Q2W_EXTENT_COMPRESSED;

@@ -1147,6 +1147,54 @@ TEST hostile_entries_are_refused(void)
 }
 
 
+/* A data entry naming another L2 table: a read and a map take it (its
+ * bytes are that table's) whatever the cache holds - the same answer
+ * before and after the other table was read - and a write into it is
+ * refused while that table is cached. An entry naming its own table is
+ * refused by every operation. */
+TEST an_entry_naming_a_table_gets_one_answer_whatever_the_cache_holds(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_extent x;
+    unsigned char data[4096], b[8];
+    uint64_t l1, t0, t1;
+    int order;
+    memset(data, 7, sizeof data);
+    make_image(&d, 4096, 16, 3, 4 << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, data, sizeof data)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 2 << 20, data, sizeof data)));
+    close_exact(&h, &d, "two tables");
+    l1 = rd64(&d, 40);
+    t0 = rd64(&d, l1) & 0x00fffffffffffe00ull;
+    t1 = rd64(&d, l1 + 8) & 0x00fffffffffffe00ull;
+    ASSERT(t0 && t1 && t0 != t1);
+    q2w__put64(d.buf + t0 + 8, Q2W__COPIED | t1);   /* cluster 1: table 1 */
+    q2w__put64(d.buf + t0 + 16, Q2W__COPIED | t0);  /* cluster 2: its own */
+    for (order = 0; order < 2; order++) {
+        ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+        if (order) /* table 1 in the cache first */
+            ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 2 << 20, b, 8)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 4096, b, 8)));
+        ASSERT_EQ(0, memcmp(b, d.buf + t1, 8));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_map(&h.img, 4096, 4096, &x)));
+        ASSERT_EQ(Q2W_EXTENT_DATA, x.kind);
+        ASSERT_EQ(t1, x.host);
+        ASSERT_EQ(Q2W_ERR_METADATA, qh_run(&h.img, &d, q2w_read(&h.img, 8192, b, 8)));
+        ASSERT_STR_EQ("data cluster overlaps metadata", q2w_error(&h.img)->what);
+        ASSERT_EQ(t0 + 16, q2w_error(&h.img)->offset);
+        ASSERT_EQ(Q2W_ERR_METADATA, qh_run(&h.img, &d, q2w_map(&h.img, 8192, 4096, &x)));
+        if (!order)
+            ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 2 << 20, b, 8)));
+        ASSERT_EQ(Q2W_ERR_METADATA, qh_run(&h.img, &d, q2w_write(&h.img, 4096, b, 8)));
+        ASSERT_STR_EQ("data cluster overlaps metadata", q2w_error(&h.img)->what);
+        qh_close_handle(&h);
+    }
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* The POSIX executor end to end on a real file: create, write, read back,
  * close, check through q2w_posix_io; a backing reader callback. */
 static int test_backing_read(void *user, uint64_t off, void *dst, size_t len)
@@ -3654,6 +3702,7 @@ SUITE(checker)
     RUN_TEST(checker_finds_each_kind_of_damage);
     RUN_TEST(checker_work_memory_is_exact);
     RUN_TEST(hostile_entries_are_refused);
+    RUN_TEST(an_entry_naming_a_table_gets_one_answer_whatever_the_cache_holds);
     RUN_TEST(hostile_l1_entries_are_located);
     RUN_TEST(copies_fit_an_odd_op_buffer);
     RUN_TEST(refusals_name_their_place);
