@@ -1224,7 +1224,22 @@ static ALK_UNUSED void qh_assert_snapshots(qh_handle *h, qh_disk *d,
                           when, e->name, (unsigned long long)k, got[k],
                           e->model[k]);
         alk_free(got);
+    }
+    /* each map shows its own snapshot (all read first: no map may lean
+     * on the last read's state), and one byte past the snapshot's size
+     * is out of range (its size: disk_size, or the disk's when not
+     * recorded) with nothing asked of the file */
+    for (i = 0; i < info.nb_snapshots; i++) {
+        const qh_snap *e = &m->snap[entry[i]];
+        uint64_t lim = sn[i].disk_size ? sn[i].disk_size : info.size;
+        q2w_extent past;
+        size_t nb;
         qh_assert_map(h, d, &sn[i], e->model, 0, e->size, when);
+        rc = q2w_map_snapshot(&h->img, &sn[i], lim, 1, &past);
+        q2w_batch(&h->img, &nb);
+        ALK_CHECK(rc == Q2W_ERR_RANGE && nb == 0,
+                  "%s: a map of snapshot %s one byte past its size %llu: %s, %zu ops",
+                  when, e->name, (unsigned long long)lim, q2w_strerror(rc), nb);
     }
 }
 
