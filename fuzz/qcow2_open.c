@@ -977,12 +977,13 @@ static void check_unsure_repairs(qh_disk *d, const q2w_check_result *res)
         const q2w_finding *f = &res->findings[i];
         unsure |= f->kind == Q2W_FIND_BITMAP;
         /* an UNKNOWN finding is about the header: no cluster, and either
-         * a feature field (80, 88) or an extension whose type it gives */
+         * a feature field (80, 88) or an extension whose type it gives
+         * (the header's cluster read as the checker reads it: zeros past
+         * the file's end) */
         if (f->kind == Q2W_FIND_UNKNOWN)
             ALK_CHECK(f->offset == 0 &&
                           (f->where == 80 || f->where == 88 ||
-                           (f->where + 4 <= d->len &&
-                            q2w__be32(d->buf + f->where) == (uint32_t)f->stored)),
+                           disk_be(d, f->where, 4) == (uint32_t)f->stored),
                       "an UNKNOWN finding at %llu (entry %llu, value %llx)",
                       (unsigned long long)f->offset, (unsigned long long)f->where,
                       (unsigned long long)f->stored);
