@@ -152,11 +152,34 @@ static ALK_UNUSED void qh_op_contract(const q2w_op *op, size_t n,
     }
 }
 
+/* The L1 table is written as qemu writes it: its entries only, up to
+ * l1_offset + 8 * l1_size, never the rest of its last cluster (no padding:
+ * the file of a fresh qemu-img image ends at that byte). Judged against
+ * the table the header on the disk names. */
+static void qh_l1_tail_contract(const qh_disk *d, const q2w_op *op, size_t n)
+{
+    uint64_t cs = d->cluster_size, l1, end, tail_end;
+    size_t i;
+    if (!cs || d->len < 48) return;
+    l1 = q2w__be64(d->buf + 40);
+    end = l1 + 8ull * q2w__be32(d->buf + 36);
+    tail_end = (end + cs - 1) / cs * cs;
+    if (end == l1 || end == tail_end) return;
+    for (i = 0; i < n; i++)
+        if (op[i].kind == Q2W_OP_WRITE && op[i].off < tail_end &&
+            op[i].off + op[i].len > end)
+            ALK_CHECK(0, "write [%llu, +%zu) into the L1 table's last cluster "
+                      "past the table's end %llu",
+                      (unsigned long long)op[i].off, op[i].len,
+                      (unsigned long long)end);
+}
+
 static ALK_UNUSED int qh_exec(qh_disk *d, const q2w_op *op, size_t n)
 {
     size_t i;
     qh_op_contract(op, n, d->ops_cap, d->cluster_size, d->cap,
                    d->backing ? d->backing_len : 0);
+    qh_l1_tail_contract(d, op, n);
     for (i = 0; i < n; i++) {
         const q2w_op *o = &op[i];
         switch (o->kind) {

@@ -1010,6 +1010,72 @@ static void check_unsure_repairs(qh_disk *d, const q2w_check_result *res)
     alk_free(saved);
 }
 
+/* A repair scans all it repairs: on a copy of an image the checker finds
+ * something wrong in, each repair that succeeds reports the image end a
+ * plain check of the repaired file finds (image_end_offset: the end of the
+ * highest referenced cluster - a refcount block the repair made past the
+ * old end of the file included). A hostile image may send a repair's
+ * write anywhere: past the copy's room the write fails (and the repair
+ * with it), which is no verdict. */
+static int re_write(void *user, uint64_t off, const void *src, size_t len)
+{
+    qh_disk *c = (qh_disk *)user;
+    if (off + len > c->cap) return -5;
+    return qh_io_write(user, off, src, len);
+}
+
+static void check_repair_end(const qh_disk *d, const q2w_check_result *res)
+{
+    static const unsigned flags[2] = {Q2W_CHECK_REPAIR_LEAKS, Q2W_CHECK_REPAIR_ALL};
+    int k;
+    if (!res->corruptions && !res->leaks) return;
+    {
+        /* (only where the refcount table and every block it names lie
+         * inside the file: a repair then writes past the end nothing but
+         * the blocks it makes) */
+        uint64_t cs, rt, n, i;
+        if (d->len < 112) return;
+        cs = 1ull << (q2w__be32(d->buf + 20) & 63);
+        rt = q2w__be64(d->buf + 48);
+        n = (uint64_t)q2w__be32(d->buf + 56) * cs;
+        if (rt > d->len || n > d->len - rt) return;
+        for (i = 0; i < n; i += 8) {
+            uint64_t b = q2w__be64(d->buf + rt + i) & Q2W__OFF_MASK & ~(cs - 1);
+            if (b && (b > d->len || d->len - b < cs)) return;
+        }
+    }
+    for (k = 0; k < 2; k++) {
+        qh_disk c;
+        q2w_check_result r, p;
+        q2w_io io;
+        size_t need = 0;
+        void *work;
+        int rc;
+        qh_disk_init(&c, d->cap);
+        qh_disk_reserve(&c, d->len);
+        memcpy(c.buf, d->buf, d->len);
+        c.len = d->len;
+        qh_make_io(&c, &io);
+        io.write = re_write;
+        if (q2w_check_work_size(&io, &need, NULL) != Q2W_OK) {
+            qh_disk_free(&c);
+            return;
+        }
+        work = alk_malloc(need ? need : 1);
+        ALK_CHECK(work != NULL, "out of memory");
+        rc = q2w_check(&io, work, need, flags[k], &r);
+        alk_free(work);
+        if (rc == Q2W_OK) {
+            rc = qh_check(&c, 0, &p);
+            ALK_CHECK(rc == Q2W_OK && p.image_end_offset == r.image_end_offset,
+                      "repair %u: image end %llu, a check after it %s %llu", flags[k],
+                      (unsigned long long)r.image_end_offset, q2w_strerror(rc),
+                      (unsigned long long)p.image_end_offset);
+        }
+        qh_disk_free(&c);
+    }
+}
+
 #ifndef Q2W_NO_STDIO
 /* A sync that fails reaches the caller: on a copy of a clean image, a
  * one-byte write, then a flush through q2w_posix_run on /dev/zero (writes
@@ -1237,6 +1303,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == Q2W_OK) {
         check_bitmaps(&disk, &res);
         check_unsure_repairs(&disk, &res);
+        check_repair_end(&disk, &res);
     }
     if (rc != Q2W_OK || res.corruptions || res.leaks) {
         qh_disk_free(&disk);

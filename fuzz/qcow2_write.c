@@ -539,6 +539,55 @@ static void lab_check(scenario *s, unsigned flags, const lab_expect *x,
  * end of the file repaired by neither. A refcount repair leaves the image
  * byte for byte as before the damage; after PAST_EOF the old image is put
  * back. Then the scenario goes on with a fresh handle. */
+
+/* NO_BLOCK: a write through a writable handle on the damaged image into a
+ * data cluster whose refcount block is gone and whose L2 entry has no
+ * COPIED flag (shared with a snapshot: two paths or more), under an L2
+ * table of its own (COPIED in the L1). Refcounts count reference paths
+ * and COPIED is set exactly when the refcount is 1; the writer cannot
+ * count this cluster's paths, so it must not write it in place: either
+ * the write is refused, or every snapshot still reads back as it was.
+ * The damaged image is put back after. */
+static void lab_probe_shared_uncounted(scenario *s, const char *when)
+{
+    const unsigned char *b = s->disk.buf;
+    uint64_t l1 = q2w__be64(b + 40), l1n = q2w__be32(b + 36), i, j, v = 0;
+    size_t len = s->disk.len;
+    unsigned char *damaged, byte = 0x5a;
+    unsigned bits;
+    qh_handle t;
+    int rc, found = 0;
+    for (i = 0; i < l1n && !found; i++) {
+        uint64_t l1e = q2w__be64(b + l1 + i * 8), l2 = l1e & Q2W__OFF_MASK;
+        if (!(l1e & Q2W__COPIED) || !l2) continue;
+        for (j = 0; j < s->cs / 8 && !found; j++) {
+            uint64_t e = q2w__be64(b + l2 + j * 8), h = e & Q2W__OFF_MASK;
+            v = (i * (s->cs / 8) + j) * s->cs;
+            if ((e & (Q2W__COMPRESSED | Q2W__COPIED | Q2W__ZERO)) || !h ||
+                h + s->cs > len || v >= s->size || lab_rc_at(s, h / s->cs, &bits))
+                continue;
+            found = 1;
+        }
+    }
+    if (!found) return;
+    alk_trace("%s: write into shared cluster at virtual %llu without a block", when,
+              (unsigned long long)v);
+    damaged = (unsigned char *)alk_malloc(len);
+    ALK_CHECK(damaged != NULL, "out of memory");
+    memcpy(damaged, s->disk.buf, len);
+    rc = qh_open(&t, &s->disk, s->cs, s->slots, s->ops_cap, 1, s->has_backing);
+    if (rc == Q2W_OK) {
+        rc = qh_run(&t.img, &s->disk, q2w_write(&t.img, v, &byte, 1));
+        if (rc == Q2W_OK)
+            qh_assert_snapshots(&t, &s->disk, &s->snaps,
+                                "a write into a shared cluster without a refcount block");
+    }
+    qh_close_handle(&t);
+    memcpy(s->disk.buf, damaged, len);
+    s->disk.len = len;
+    alk_free(damaged);
+}
+
 static void lab_damage(scenario *s, const char *when)
 {
     unsigned char *saved, *b;
@@ -676,6 +725,7 @@ static void lab_damage(scenario *s, const char *when)
               found ? "made" : "not possible", (unsigned long long)target,
               (unsigned long long)was);
     lab_check(s, 0, &x, "damaged");
+    if (found && dmg == DMG_NO_BLOCK) lab_probe_shared_uncounted(s, when);
     if (found && (dmg == DMG_DIRTY || dmg == DMG_MAX)) {
         qh_handle t;
         uint64_t w0;
