@@ -1027,21 +1027,45 @@ static int re_write(void *user, uint64_t off, const void *src, size_t len)
 static void check_repair_end(const qh_disk *d, const q2w_check_result *res)
 {
     static const unsigned flags[2] = {Q2W_CHECK_REPAIR_LEAKS, Q2W_CHECK_REPAIR_ALL};
+    size_t i;
     int k;
     if (!res->corruptions && !res->leaks) return;
+    /* (only where nothing but refcounts and COPIED flags is wrong and no
+     * cluster has two references: on an image whose structures overlap, a
+     * refcount the repair writes lands inside another table and changes
+     * what a later check finds) */
+    if (res->n_findings >= Q2W_CHECK_MAX_FINDINGS || res->unknown) return;
+    for (i = 0; i < res->n_findings; i++) {
+        const q2w_finding *f = &res->findings[i];
+        if (f->kind != Q2W_FIND_LEAK && f->kind != Q2W_FIND_COPIED &&
+            (f->kind != Q2W_FIND_REFCOUNT || f->computed > 1))
+            return;
+    }
     {
         /* (only where the refcount table and every block it names lie
-         * inside the file: a repair then writes past the end nothing but
-         * the blocks it makes) */
-        uint64_t cs, rt, n, i;
-        if (d->len < 112) return;
+         * inside the file - a repair then writes past the end nothing but
+         * the blocks it makes - and no block shares its cluster with the
+         * header, the L1 table, the refcount table or an L2 table the L1
+         * names, with no snapshot tables to walk: a cluster used twice
+         * with a matching refcount is no finding, but a repair's write
+         * into it would change another structure) */
+        uint64_t cs, rt, n, at, l1, l1n, j;
+        if (d->len < 112 || q2w__be32(d->buf + 60)) return;
         cs = 1ull << (q2w__be32(d->buf + 20) & 63);
         rt = q2w__be64(d->buf + 48);
         n = (uint64_t)q2w__be32(d->buf + 56) * cs;
-        if (rt > d->len || n > d->len - rt) return;
-        for (i = 0; i < n; i += 8) {
-            uint64_t b = q2w__be64(d->buf + rt + i) & Q2W__OFF_MASK & ~(cs - 1);
-            if (b && (b > d->len || d->len - b < cs)) return;
+        l1 = q2w__be64(d->buf + 40);
+        l1n = q2w__be32(d->buf + 36);
+        if (rt > d->len || n > d->len - rt || l1 > d->len || l1n * 8 > d->len - l1)
+            return;
+        for (at = 0; at < n; at += 8) {
+            uint64_t b = q2w__be64(d->buf + rt + at) & Q2W__OFF_MASK & ~(cs - 1);
+            if (!b) continue;
+            if (b > d->len || d->len - b < cs || b < cs || (b < l1 + l1n * 8 && b + cs > l1) ||
+                (b < rt + n && b + cs > rt))
+                return;
+            for (j = 0; j < l1n; j++)
+                if ((q2w__be64(d->buf + l1 + 8 * j) & Q2W__OFF_MASK & ~(cs - 1)) == b) return;
         }
     }
     for (k = 0; k < 2; k++) {
