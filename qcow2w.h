@@ -386,11 +386,15 @@ typedef struct q2w_error_info {
     int code;
     uint64_t offset;    /* image-file byte offset (virtual for RANGE) */
     uint64_t index;     /* table entry index, when a table is involved;
-                           RANGE: the length asked for */
-    uint64_t needed;    /* NOMEM: bytes of cfg.mem needed; LIMIT: the value;
-                           a refusal of the header or an extension: the
-                           value read there (an extension's length, or
-                           its type for an extension qcow2w lacks) */
+                           RANGE: the length asked for; LIMIT met by an
+                           operation: the value over the limit (for an
+                           entry read from the snapshot table: its
+                           index) */
+    uint64_t needed;    /* NOMEM: bytes of cfg.mem needed; LIMIT met by
+                           q2w_create: the value; a refusal of the header
+                           or an extension: the value read there (an
+                           extension's length, or its type for an
+                           extension qcow2w lacks) */
     const char *what;   /* field or table: "header.cluster_bits", "l2", ... */
 } q2w_error_info;
 

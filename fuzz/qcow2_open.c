@@ -562,6 +562,18 @@ static void tamper_judge(qh_disk *d, const tamper_field *f, uint64_t value)
                       "%s: %s names %s", when, q2w_strerror(rc),
                       q2w_error(&h.img)->what);
         }
+        if (rc == Q2W_OK && f->off == 60 && value == Q2W_MAX_SNAPSHOTS) {
+            /* at the most snapshots there may be, one more is refused
+             * (LIMIT, naming the count) before anything is planned */
+            size_t nb;
+            int src = q2w_snapshot_create(&h.img, "one-more", 1, 2, 3);
+            q2w_batch(&h.img, &nb);
+            ALK_CHECK(src == Q2W_ERR_LIMIT && nb == 0 &&
+                          q2w_error(&h.img)->offset == 60 &&
+                          q2w_error(&h.img)->index == Q2W_MAX_SNAPSHOTS,
+                      "%s: snapshot %u: %s, %zu ops", when, Q2W_MAX_SNAPSHOTS + 1,
+                      q2w_strerror(src), nb);
+        }
         if (rc == Q2W_OK) {
             rc = qh_run(&h.img, d, q2w_close(&h.img));
             ALK_CHECK(rc == Q2W_OK, "%s: close: %s", when, q2w_strerror(rc));
