@@ -794,8 +794,10 @@ static void lab_damage(scenario *s, const char *when)
 #ifndef Q2W_NO_STDIO
             {
                 /* the same repair through q2w_posix_io on a file holding the
-                 * damaged image, with a stale errno from before: the same
-                 * counters, and the same bytes as the model's repair below */
+                 * damaged image, with a stale errno from before (EINTR: a
+                 * retry that looked at errno without a failed call would
+                 * read or write forever): the same counters, and the same
+                 * bytes as the model's repair below */
                 char path[] = "/tmp/qcow2_lab.XXXXXX";
                 int fd = mkstemp(path);
                 q2w_io io;
@@ -814,7 +816,7 @@ static void lab_damage(scenario *s, const char *when)
                 ALK_CHECK(q2w_check_work_size(&io, &need, NULL) == Q2W_OK, "lab: work size");
                 work = alk_malloc(need ? need : 1);
                 ALK_CHECK(work != NULL, "out of memory");
-                errno = EAGAIN;
+                errno = EINTR;
                 prc = q2w_check(&io, work, need, flags, &pr);
                 alk_free(work);
                 mrc = qh_check(&s->disk, flags, &mr);
