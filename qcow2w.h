@@ -512,7 +512,9 @@ enum q2w_finding_kind {
     Q2W_FIND_REFCOUNT,        /* stored refcount < references: corruption */
     Q2W_FIND_COPIED,          /* COPIED flag disagrees with refcount == 1 */
     Q2W_FIND_UNALIGNED,       /* a table or cluster offset is not aligned */
-    Q2W_FIND_PAST_EOF,        /* a reference points past the end of file */
+    Q2W_FIND_PAST_EOF,        /* a reference points past the end of file
+                                 (offset: the cluster it names; stored and
+                                 computed 0) */
     Q2W_FIND_RESERVED,        /* reserved bits set in an entry */
     Q2W_FIND_ZERO_FLAG_V2,    /* zero flag in a version 2 image */
     Q2W_FIND_HEADER,          /* the header itself does not validate */

@@ -644,6 +644,24 @@ static void check_created(uint64_t size, unsigned bits)
     ALK_CHECK(rc == Q2W_OK, "create %llu bytes, %u-bit refcounts: %s",
               (unsigned long long)size, bits, q2w_strerror(rc));
     qh_assert_consistent(&d, 1, "a created image");
+    {
+        /* the smallest layout: header, t refcount-table clusters, b
+         * blocks and the L1's n1 clusters, with the b blocks counting all
+         * 1 + t + b + n1 clusters and the table holding b entries */
+        uint64_t epb = 512u * 8u / bits, l1e = (size + (512u * 64u) - 1) / (512u * 64u);
+        uint64_t n1 = (l1e * 8 + 511) / 512, t, b, best = 0, bt = 0;
+        for (t = 1; t <= 1024; t++)
+            for (b = 1; b <= t * 64; b++)
+                if (b * epb >= 1 + t + b + n1) {
+                    if (!best || 1 + t + b + n1 < best) { best = 1 + t + b + n1; bt = t; }
+                    break;
+                }
+        ALK_CHECK(best && d.len == best * 512 && q2w__be32(d.buf + 56) == bt,
+                  "create %llu bytes, %u-bit refcounts: %zu bytes, %u table "
+                  "clusters; the smallest layout: %llu clusters, %llu table clusters",
+                  (unsigned long long)size, bits, d.len, q2w__be32(d.buf + 56),
+                  (unsigned long long)best, (unsigned long long)bt);
+    }
     qh_disk_free(&d);
 }
 
@@ -672,6 +690,9 @@ static void check_create_geometry(void)
     for (order = 5; order <= 6; order++)
         for (j = 0; j < sizeof sizes / sizeof sizes[0]; j++)
             check_created(sizes[j], 1u << order);
+    /* 64-bit refcounts, an L1 of 4030 clusters: 64 blocks, whose 512
+     * bytes of table entries fill exactly one table cluster */
+    check_created(4030ull << 21, 64);
     {
         /* create refuses backing names and formats that cannot be
          * written: empty, too long, a format without a backing file, a
@@ -1229,6 +1250,114 @@ static void check_read_only_refusals(qh_handle *h, qh_disk *d, const q2w_info *i
               "check_work_size without a size");
 }
 
+
+/* The header read twice at open (its fixed part, then cluster 0 with the
+ * extensions): a file whose refcount table offset changes between the two
+ * reads is refused as HEADER "header changed while open", naming the
+ * header itself (offset 0, no table entry: index 0). */
+static void check_header_changed(qh_disk *d)
+{
+    qh_handle t;
+    q2w_config cfg;
+    const q2w_op *op;
+    size_t n;
+    unsigned char save[8];
+    uint64_t rt, cs;
+    int rc;
+    if (d->len < 72) return;
+    memset(&cfg, 0, sizeof cfg);
+    t.mem_len = 12u * (2u << 20) + 8192;
+    t.mem = (unsigned char *)alk_malloc(t.mem_len);
+    t.ops = (q2w_op *)alk_malloc(16 * sizeof(q2w_op));
+    ALK_CHECK(t.mem && t.ops, "out of memory");
+    cfg.mem = t.mem;
+    cfg.mem_len = t.mem_len;
+    cfg.ops = t.ops;
+    cfg.ops_cap = 16;
+    cfg.max_slots = 8;
+    cfg.file_size = d->len;
+    cfg.no_backing = 1;
+    d->ops_cap = 16;
+    rc = q2w_open(&t.img, &cfg);
+    ALK_CHECK(rc == Q2W_PENDING, "header changed: open: %s", q2w_strerror(rc));
+    op = q2w_batch(&t.img, &n);
+    rc = q2w_resume(&t.img, qh_exec(d, op, n)); /* the fixed part read */
+    memcpy(save, d->buf + 48, 8);
+    rt = q2w__be64(d->buf + 48);
+    cs = 1ull << q2w__be32(d->buf + 20);
+    q2w__put64(d->buf + 48, rt + cs < (1ull << 56) ? rt + cs : rt - cs);
+    rc = qh_run(&t.img, d, rc);
+    memcpy(d->buf + 48, save, 8);
+    expect_error(&t.img, rc, Q2W_ERR_HEADER, "header changed while open", 0, 0,
+                 "the header changed between its two reads");
+    qh_close_handle(&t);
+}
+
+
+/* Refusals first: a resize that shrinks or passes 2^62 bytes.
+ * First fit (DESIGN NOTES: "Allocation is first fit from a moving hint"):
+ * on a clean image without snapshots, a snapshot created, deleted and
+ * created again in one handle puts the second L1 copy where the first one
+ * was - the first one's clusters are the lowest free run of that length
+ * again once it is deleted (the cluster below it was in use when it was
+ * placed, and nothing below it was freed since). On a copy of d. */
+static void check_first_fit(const qh_disk *d)
+{
+    qh_disk c;
+    qh_handle h;
+    q2w_info info;
+    q2w_snapshot a, b;
+    int rc;
+    if (d->len < 112 || q2w__be32(d->buf + 60) != 0) return;
+    qh_disk_init(&c, DISK_CAP);
+    qh_disk_reserve(&c, d->len);
+    memcpy(c.buf, d->buf, d->len);
+    c.len = d->len;
+    rc = open_image(&h, &c, 1);
+    if (rc == Q2W_OK) {
+        q2w_info_get(&h.img, &info);
+        c.cluster_size = info.cluster_size;
+        rc = info.l1_size ? Q2W_OK : Q2W_ERR_ARG;
+    }
+    if (rc == Q2W_OK && !info.autoclear) {
+        /* a resize that shrinks, or past 2^62 bytes, is refused with the
+         * size asked for, before anything is planned (with autoclear bits
+         * set, the first change clears them first) */
+        static const struct { int code; const char *what; } want[2] = {
+            {Q2W_ERR_UNSUPPORTED, "shrinking"}, {Q2W_ERR_LIMIT, "virtual size"}};
+        uint64_t ask[2];
+        size_t nb;
+        int k;
+        ask[0] = info.size ? info.size - 1 : 0;
+        ask[1] = (1ull << 62) + 1;
+        for (k = info.size ? 0 : 1; k < 2; k++) {
+            int r = q2w_resize(&h.img, ask[k]);
+            q2w_batch(&h.img, &nb);
+            ALK_CHECK(r == want[k].code && nb == 0 && q2w_error(&h.img)->what &&
+                          !strcmp(q2w_error(&h.img)->what, want[k].what) &&
+                          q2w_error(&h.img)->offset == 24 && q2w_error(&h.img)->index == ask[k],
+                      "resize %llu to %llu: %s (%s), %zu ops", (unsigned long long)info.size,
+                      (unsigned long long)ask[k], q2w_strerror(r),
+                      q2w_error(&h.img)->what ? q2w_error(&h.img)->what : "", nb);
+        }
+    }
+    if (rc == Q2W_OK) rc = qh_run(&h.img, &c, q2w_snapshot_create(&h.img, "a", 1, 2, 3));
+    if (rc == Q2W_OK) rc = qh_run(&h.img, &c, q2w_snapshot_find(&h.img, "a", &a));
+    if (rc == Q2W_OK) rc = qh_run(&h.img, &c, q2w_snapshot_delete(&h.img, "a"));
+    if (rc == Q2W_OK) rc = qh_run(&h.img, &c, q2w_snapshot_create(&h.img, "b", 1, 2, 3));
+    if (rc == Q2W_OK) {
+        rc = qh_run(&h.img, &c, q2w_snapshot_find(&h.img, "b", &b));
+        ALK_CHECK(rc == Q2W_OK, "first fit: find b: %s", q2w_strerror(rc));
+        ALK_CHECK(b.l1_offset == a.l1_offset,
+                  "first fit: a snapshot's L1 copy at %llu, deleted; the next "
+                  "one's at %llu", (unsigned long long)a.l1_offset,
+                  (unsigned long long)b.l1_offset);
+        alk_trace("first fit: L1 copies at %llu", (unsigned long long)b.l1_offset);
+    }
+    qh_close_handle(&h);
+    qh_disk_free(&c);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     qh_disk disk;
@@ -1288,6 +1417,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         qh_disk_free(&disk);
         return 0;
     }
+    check_header_changed(&disk);
     q2w_info_get(&h.img, &info);
     alk_trace("v%d cluster %u size %llu l1 %u", info.version,
               info.cluster_size, (unsigned long long)info.size, info.l1_size);
@@ -1337,6 +1467,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
               (unsigned long long)res.corruptions,
               (unsigned long long)res.leaks);
     if (rc == Q2W_OK) {
+        /* a reference past the end names a cluster past the file's last,
+         * with no counts (as documented) */
+        uint64_t cs = disk.len >= 24 ? 1ull << (q2w__be32(disk.buf + 20) & 63) : 1;
+        for (i = 0; i < res.n_findings; i++)
+            if (res.findings[i].kind == Q2W_FIND_PAST_EOF)
+                ALK_CHECK(res.findings[i].stored == 0 && res.findings[i].computed == 0 &&
+                              res.findings[i].offset >= (disk.len + cs - 1) / cs * cs,
+                          "a PAST_EOF finding at %llu (file %zu bytes): %llu, %llu",
+                          (unsigned long long)res.findings[i].offset, disk.len,
+                          (unsigned long long)res.findings[i].stored,
+                          (unsigned long long)res.findings[i].computed);
         check_bitmaps(&disk, &res);
         check_unsure_repairs(&disk, &res);
         check_repair_end(&disk, &res);
@@ -1346,6 +1487,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
 
+    check_first_fit(&disk);
 #ifndef Q2W_NO_STDIO
     check_failing_sync(&disk);
 #endif
