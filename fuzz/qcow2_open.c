@@ -42,33 +42,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define DISK_CAP (24u << 20)
 #define WINDOW (256u << 10)
 
-/* Opens d with mem_len bytes of image memory, 16 op slots, 8 table slots
- * and no backing file. */
-static int open_image_with(qh_handle *h, qh_disk *d, int writable, size_t mem_len)
+/* The config of an open of d with mem_len bytes of image memory (h's), 16
+ * op slots, 8 table slots and no backing file. */
+static void image_config(qh_handle *h, qh_disk *d, int writable, size_t mem_len,
+                         q2w_config *cfg)
 {
-    q2w_config cfg;
-    memset(&cfg, 0, sizeof cfg);
+    memset(cfg, 0, sizeof *cfg);
     h->mem_len = mem_len;
     h->mem = (unsigned char *)alk_malloc(h->mem_len);
     h->ops = (q2w_op *)alk_malloc(16 * sizeof(q2w_op));
     ALK_CHECK(h->mem && h->ops, "out of memory");
-    cfg.mem = h->mem;
-    cfg.mem_len = h->mem_len;
-    cfg.ops = h->ops;
-    cfg.ops_cap = 16;
-    cfg.max_slots = 8;
-    cfg.file_size = d->len;
-    cfg.writable = writable;
-    cfg.no_backing = 1;
+    cfg->mem = h->mem;
+    cfg->mem_len = h->mem_len;
+    cfg->ops = h->ops;
+    cfg->ops_cap = 16;
+    cfg->max_slots = 8;
+    cfg->file_size = d->len;
+    cfg->writable = writable;
+    cfg->no_backing = 1;
     d->ops_cap = 16;
+}
+
+static int open_image_with(qh_handle *h, qh_disk *d, int writable, size_t mem_len)
+{
+    q2w_config cfg;
+    image_config(h, d, writable, mem_len, &cfg);
     return qh_run(&h->img, d, q2w_open(&h->img, &cfg));
 }
 
+/* Enough for 8 slots of the largest cluster size and the buffer for
+ * reading a compressed cluster. */
+#define OPEN_MEM (12u * (2u << 20) + 8192)
+
 static int open_image(qh_handle *h, qh_disk *d, int writable)
 {
-    /* Enough for 8 slots of the largest cluster size and the buffer for
-     * reading a compressed cluster. */
-    return open_image_with(h, d, writable, 12u * (2u << 20) + 8192);
+    return open_image_with(h, d, writable, OPEN_MEM);
 }
 
 static void expect_refusal(const qh_handle *h, int rc, const char *when)
@@ -117,6 +125,32 @@ static uint64_t ref_be(const unsigned char *p, unsigned width)
     return v;
 }
 
+/* p's byte at `at` on (width of them), zeros past its plen bytes (as the
+ * checker reads a file past its end). */
+static uint64_t be_at(const unsigned char *p, size_t plen, uint64_t at, unsigned width)
+{
+    uint64_t v = 0;
+    unsigned i;
+    for (i = 0; i < width; i++) v = (v << 8) | (at + i < plen ? p[at + i] : 0);
+    return v;
+}
+
+/* The header extension at `pos` of cluster 0 (p holding plen bytes of
+ * it), as the spec lays them out: a 4-byte type, a 4-byte length and the
+ * data padded to 8 bytes, up to `end` (the backing name, or the cluster's
+ * end). 1: one, with its *type and *len; 0: the end (type 0, or no room
+ * for another); -1: its data runs past `end`. The next is at pos + 8 +
+ * the padded length. */
+static int ref_ext_at(const unsigned char *p, size_t plen, uint64_t pos, uint64_t end,
+                      uint64_t *type, uint64_t *len)
+{
+    if (pos + 8 > end) return 0;
+    *type = be_at(p, plen, pos, 4);
+    *len = be_at(p, plen, pos + 4, 4);
+    if (*type == 0) return 0;
+    return pos + 8 + ((*len + 7) & ~7ull) > end ? -1 : 1;
+}
+
 static void ref_add(ref_verdict *v, int code, const char *what, uint64_t off)
 {
     ALK_CHECK(v->n < 16, "reference: too many breaks");
@@ -127,10 +161,8 @@ static void ref_add(ref_verdict *v, int code, const char *what, uint64_t off)
     v->n++;
 }
 
-/* The header extensions, walked as the spec lays them out: from the
- * header's end to the backing name (or the cluster's end), each a 4-byte
- * type, a 4-byte length and its data padded to 8 bytes, type 0 ending
- * them. A length past the end is refused at its length field (the
+/* The header extensions (ref_ext_at), from the header's end to the
+ * backing name (or the cluster's end). A length past the end is refused at its length field (the
  * error's value: the length), a backing format longer than
  * Q2W_MAX_BACKING_FMT likewise; an encryption or external data file
  * extension is a feature qcow2w does not have (offset: the extension,
@@ -138,14 +170,13 @@ static void ref_add(ref_verdict *v, int code, const char *what, uint64_t off)
 static void ref_extensions(const unsigned char *p, uint64_t hlen, uint64_t cs,
                            uint64_t bk_off, ref_verdict *v)
 {
-    uint64_t pos = hlen, end = bk_off && bk_off < cs ? bk_off : cs;
+    uint64_t pos = hlen, end = bk_off && bk_off < cs ? bk_off : cs, type, len;
     const char *what = NULL;
-    while (pos + 8 <= end) {
-        uint64_t type = ref_be(p + pos, 4), len = ref_be(p + pos + 4, 4);
+    int k;
+    while ((k = ref_ext_at(p, (size_t)cs, pos, end, &type, &len)) != 0) {
         uint64_t off = pos + 4, value = len;
         int code = Q2W_ERR_HEADER;
-        if (type == 0) return;
-        if (pos + 8 + ((len + 7) & ~7ull) > end)
+        if (k < 0)
             what = "header extension length";
         else if (type == 0xe2792acau && len > Q2W_MAX_BACKING_FMT)
             what = "backing format extension";
@@ -886,13 +917,10 @@ static void check_compressed_memory(qh_handle *h, qh_disk *d, const q2w_info *in
     qh_close_handle(&t);
 }
 
-/* The file's byte at `at`, zero past its end (as the checker reads). */
+/* The file's bytes at `at`, zeros past its end (as the checker reads). */
 static uint64_t disk_be(const qh_disk *d, uint64_t at, unsigned width)
 {
-    uint64_t v = 0;
-    unsigned i;
-    for (i = 0; i < width; i++) v = (v << 8) | (at + i < d->len ? d->buf[at + i] : 0);
-    return v;
+    return be_at(d->buf, d->len, at, width);
 }
 
 /* The persistent bitmaps as the spec and qcow2w.h's documented limits
@@ -920,7 +948,7 @@ static void check_bitmaps(const qh_disk *d, const q2w_check_result *res)
 {
     q2w_finding want[64];
     size_t nw = 0, i, got = 0;
-    uint64_t cs, pos, end, bk_off, at = 0, elen = 0, nb, dsize, doff;
+    uint64_t cs, pos, end, bk_off, at = 0, elen = 0, nb, dsize, doff, type, tlen;
     int done = 0;
     if (d->len < 112 || ref_be(d->buf + 4, 4) != 3 || !(ref_be(d->buf + 88, 8) & 1) ||
         res->n_findings >= Q2W_CHECK_MAX_FINDINGS || res->check_errors)
@@ -929,15 +957,13 @@ static void check_bitmaps(const qh_disk *d, const q2w_check_result *res)
     pos = ref_be(d->buf + 100, 4);
     bk_off = ref_be(d->buf + 8, 8);
     end = bk_off && bk_off < cs ? bk_off : cs;
-    while (pos + 8 <= end) {
-        uint64_t type = disk_be(d, pos, 4), len = disk_be(d, pos + 4, 4);
-        if (type == 0 || pos + 8 + ((len + 7) & ~7ull) > end) break;
+    while (ref_ext_at(d->buf, d->len, pos, end, &type, &tlen) > 0) {
         if (type == 0x23852875u) {
             if (at) return;   /* (two: the spec allows one) */
             at = pos;
-            elen = len;
+            elen = tlen;
         }
-        pos += 8 + ((len + 7) & ~7ull);
+        pos += 8 + ((tlen + 7) & ~7ull);
     }
     if (!at) return;
 #define WANT(o, w, st, co)                                                          \
@@ -1265,19 +1291,7 @@ static void check_header_changed(qh_disk *d)
     uint64_t rt, cs;
     int rc;
     if (d->len < 72) return;
-    memset(&cfg, 0, sizeof cfg);
-    t.mem_len = 12u * (2u << 20) + 8192;
-    t.mem = (unsigned char *)alk_malloc(t.mem_len);
-    t.ops = (q2w_op *)alk_malloc(16 * sizeof(q2w_op));
-    ALK_CHECK(t.mem && t.ops, "out of memory");
-    cfg.mem = t.mem;
-    cfg.mem_len = t.mem_len;
-    cfg.ops = t.ops;
-    cfg.ops_cap = 16;
-    cfg.max_slots = 8;
-    cfg.file_size = d->len;
-    cfg.no_backing = 1;
-    d->ops_cap = 16;
+    image_config(&t, d, 0, OPEN_MEM, &cfg);
     rc = q2w_open(&t.img, &cfg);
     ALK_CHECK(rc == Q2W_PENDING, "header changed: open: %s", q2w_strerror(rc));
     op = q2w_batch(&t.img, &n);
