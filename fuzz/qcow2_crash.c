@@ -1044,16 +1044,7 @@ static void cr_verify(cr *s)
     rc = qh_check(&s->fix, Q2W_CHECK_REPAIR_LEAKS, &r);
     ALK_CHECK(rc == Q2W_OK, "repair: %s", q2w_strerror(rc));
     alk_trace("crash: %llu leaks repaired", (unsigned long long)r.leaks_fixed);
-    {
-        /* the repair's image end (with any refcount block it made, past
-         * the old end too) is the one a plain check of the result finds */
-        q2w_check_result p;
-        ALK_CHECK(qh_check(&s->fix, 0, &p) == Q2W_OK &&
-                      p.image_end_offset == r.image_end_offset,
-                  "repair's image end %llu, a check after it %llu",
-                  (unsigned long long)r.image_end_offset,
-                  (unsigned long long)p.image_end_offset);
-    }
+    qh_assert_repair_end(&s->fix, &r, "repair after the power loss");
     qh_assert_consistent(&s->fix, 1, "after repairing leaks");
 
     if (s->n_ver) qsort(s->ver, s->n_ver, sizeof *s->ver, cr_version_cmp);

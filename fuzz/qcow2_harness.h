@@ -467,6 +467,20 @@ static ALK_UNUSED int qh_check(qh_disk *d, unsigned flags,
     return rc;
 }
 
+/* A repair scans all it repairs: the image end it reported (`r`, a
+ * refcount block it made past the old end included) is the one a plain
+ * check of the repaired image d finds. */
+static ALK_UNUSED void qh_assert_repair_end(qh_disk *d, const q2w_check_result *r,
+                                            const char *when)
+{
+    q2w_check_result p;
+    int rc = qh_check(d, 0, &p);
+    ALK_CHECK(rc == Q2W_OK && p.image_end_offset == r->image_end_offset,
+              "%s: the repair's image end %llu, a check after it %s %llu", when,
+              (unsigned long long)r->image_end_offset, q2w_strerror(rc),
+              (unsigned long long)p.image_end_offset);
+}
+
 /* The checker through an io that fails its fail_at-th call of one kind
  * (1 read, 2 write, 3 flush): what the checker must then report is exact -
  * Q2W_ERR_IO, the operation's name, the failing call's offset and length
