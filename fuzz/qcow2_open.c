@@ -44,16 +44,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The config of an open of d with mem_len bytes of image memory (h's), 16
  * op slots, 8 table slots and no backing file. */
-static void image_config(qh_handle *h, qh_disk *d, int writable, size_t mem_len,
-                         q2w_config *cfg)
+static void image_config_at(qh_handle *h, qh_disk *d, int writable, size_t mem_len,
+                            size_t skew, q2w_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    h->mem_len = mem_len;
+    h->mem_len = mem_len + skew;
     h->mem = (unsigned char *)alk_malloc(h->mem_len);
     h->ops = (q2w_op *)alk_malloc(16 * sizeof(q2w_op));
     ALK_CHECK(h->mem && h->ops, "out of memory");
-    cfg->mem = h->mem;
-    cfg->mem_len = h->mem_len;
+    cfg->mem = h->mem + skew;   /* (skew: memory at an unaligned address) */
+    cfg->mem_len = mem_len;
     cfg->ops = h->ops;
     cfg->ops_cap = 16;
     cfg->max_slots = 8;
@@ -63,11 +63,22 @@ static void image_config(qh_handle *h, qh_disk *d, int writable, size_t mem_len,
     d->ops_cap = 16;
 }
 
-static int open_image_with(qh_handle *h, qh_disk *d, int writable, size_t mem_len)
+static void image_config(qh_handle *h, qh_disk *d, int writable, size_t mem_len,
+                         q2w_config *cfg)
+{
+    image_config_at(h, d, writable, mem_len, 0, cfg);
+}
+
+static int open_image_at(qh_handle *h, qh_disk *d, int writable, size_t mem_len, size_t skew)
 {
     q2w_config cfg;
-    image_config(h, d, writable, mem_len, &cfg);
+    image_config_at(h, d, writable, mem_len, skew, &cfg);
     return qh_run(&h->img, d, q2w_open(&h->img, &cfg));
+}
+
+static int open_image_with(qh_handle *h, qh_disk *d, int writable, size_t mem_len)
+{
+    return open_image_at(h, d, writable, mem_len, 0);
 }
 
 /* Enough for 8 slots of the largest cluster size and the buffer for
@@ -859,6 +870,39 @@ static void check_snapshot_entries(qh_handle *h, qh_disk *d, const q2w_info *inf
     }
 }
 
+/* The memory an open needs, at an aligned address and one byte past one
+ * (the carve aligns its start: up to 7 bytes more): opened with 1 byte, a
+ * NOMEM names `needed`; one byte less is NOMEM naming the same, `needed`
+ * opens. The unaligned floor is 7 bytes above the aligned one (the
+ * memory from malloc is 8-byte aligned). */
+static void check_open_memory(qh_disk *d)
+{
+    uint64_t n[2];
+    size_t skew;
+    qh_handle t;
+    int rc;
+    for (skew = 0; skew < 2; skew++) {
+        rc = open_image_at(&t, d, 0, 1, skew);
+        n[skew] = q2w_error(&t.img)->needed;
+        qh_close_handle(&t);
+        ALK_CHECK(rc == Q2W_ERR_NOMEM && n[skew] > 1,
+                  "open with 1 byte of memory at skew %zu: %s, needed %llu", skew,
+                  q2w_strerror(rc), (unsigned long long)n[skew]);
+        rc = open_image_at(&t, d, 0, (size_t)n[skew] - 1, skew);
+        ALK_CHECK(rc == Q2W_ERR_NOMEM && q2w_error(&t.img)->needed == n[skew],
+                  "open with one byte less than the %llu needed (skew %zu): %s, needed %llu",
+                  (unsigned long long)n[skew], skew, q2w_strerror(rc),
+                  (unsigned long long)q2w_error(&t.img)->needed);
+        qh_close_handle(&t);
+        rc = open_image_at(&t, d, 0, (size_t)n[skew], skew);
+        ALK_CHECK(rc == Q2W_OK, "open with the %llu bytes it asked (skew %zu): %s",
+                  (unsigned long long)n[skew], skew, q2w_strerror(rc));
+        qh_close_handle(&t);
+    }
+    ALK_CHECK(n[1] == n[0] + 7, "open's floor at an unaligned address: %llu, aligned %llu",
+              (unsigned long long)n[1], (unsigned long long)n[0]);
+}
+
 /* The memory a compressed cluster needs: opened with the least memory an
  * open takes, a read inside a compressed cluster asks for `needed`; one
  * byte less still cannot read it, `needed` can, and reads what a roomy
@@ -1468,6 +1512,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     check_snapshot_entries(&h, &disk, &info);
     check_compressed_memory(&h, &disk, &info);
+    check_open_memory(&disk);
     check_read_only_refusals(&h, &disk, &info);
     qh_close_handle(&h);
 
