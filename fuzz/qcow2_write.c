@@ -320,6 +320,10 @@ static int setup(scenario *s)
         s->backing = (unsigned char *)alk_malloc((size_t)s->backing_len + 1);
         ALK_CHECK(s->backing != NULL, "out of memory");
         fill(s, s->backing, s->backing_len);
+        /* a hole, as sparse backing files have: its second quarter reads
+         * as zeros (no draw: every input's scenario stays) */
+        memset(s->backing + s->backing_len / 4, 0,
+               (size_t)(s->backing_len / 2 - s->backing_len / 4));
         for (i = 0; i < s->backing_len && i < s->size; i++)
             s->model[i] = s->backing[i];
         o.backing = "backing.img";
