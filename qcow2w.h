@@ -304,7 +304,9 @@
  *   Every call returns a q2w_result. q2w_error(img) gives the context of the
  *   last error: code, byte offset in the image file (or the virtual offset
  *   for range errors), the table entry index, the field or table name, and
- *   for NOMEM the bytes needed. A refused operation changes nothing; an
+ *   for NOMEM the bytes needed. An operation's error is what q2w_error
+ *   gives when the operation returns it, even where a call refused while
+ *   its last batch was pending (BUSY) came between. A refused operation changes nothing; an
  *   operation that fails half way has left the image consistent. A read
  *   that fails leaves its dst unspecified (a compressed cluster that does
  *   not inflate may have written part of it).
@@ -638,6 +640,7 @@ typedef struct q2w_image {
     void *mem;
     size_t mem_len, max_slots;
     int deferred_err, opened;
+    q2w_error_info deferred_info;   /* deferred_err's context */
     /* the operation in progress */
     int op, sub, phase, ckpt_phase, failed, prepared;
     uint64_t op_off, op_len, op_pos, op_arg;
@@ -724,6 +727,9 @@ Q2WDEF int q2w_repair_leaks(const q2w_io *io, void *work, size_t work_len,
 Q2WDEF const char *q2w_finding_name(int kind);
 
 #ifndef Q2W_NO_STDIO
+/* The backing file for q2w_posix_exec: read(user, off, dst, len) fills dst
+ * with len bytes at virtual offset off, 0 or a negative errno. Without a
+ * reader (backing NULL, or read NULL) backing reads give zeros. */
 typedef struct q2w_backing_reader {
     int (*read)(void *user, uint64_t off, void *dst, size_t len);
     void *user;
@@ -3905,6 +3911,7 @@ static int q2w__finish(q2w_image *img, int rc)
         /* The planned ops must still run (reads into slots, data whose
          * metadata is cached): the error comes after the batch. */
         img->deferred_err = rc;
+        img->deferred_info = img->err;
         return Q2W_PENDING;
     }
     if (rc == Q2W_OK && img->n_ops) return Q2W_PENDING;
@@ -3969,6 +3976,7 @@ Q2WDEF int q2w_resume(q2w_image *img, int io_rc)
     if (img->deferred_err) {
         int rc = img->deferred_err;
         img->deferred_err = 0;
+        img->err = img->deferred_info;   /* (a BUSY refusal came between) */
         return rc;
     }
     if (img->op == Q2W__OP_NONE && img->ckpt_phase == Q2W__CKPT_IDLE &&

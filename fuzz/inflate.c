@@ -18,7 +18,9 @@
  *   - with zlib at hand (ALK_HAVE_ZLIB, set by the Makefile when zlib.h
  *     is found), zlib's inflate decides exactly as qemu reads a compressed
  *     cluster (Z_FINISH; success = Z_STREAM_END or Z_BUF_ERROR with the
- *     output full), and both agree on success and on every byte (not
+ *     output full), and both agree on success and on every byte, and on
+ *     the kind of a failure (Z_STREAM_END short: -1, Z_BUF_ERROR: -2,
+ *     Z_DATA_ERROR: -3) (not
  *     for an empty output: qemu never asks for one, zlib still reads
  *     block headers there, the decoder returns at once). */
 #define QCOW2W_IMPLEMENTATION
@@ -102,6 +104,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   zok ? "reads it" : "refuses it", zr, rc);
         ALK_CHECK(!zok || memcmp(out, again, out_len) == 0,
                   "zlib and qcow2w made other bytes");
+        /* and on why a failure failed: the stream ended short
+         * (Z_STREAM_END) is -1, the input ran out (Z_BUF_ERROR) is -2,
+         * a malformed stream (Z_DATA_ERROR) is -3 */
+        ALK_CHECK(zok || rc == (zr == Z_STREAM_END ? -1 : zr == Z_BUF_ERROR ? -2 : -3),
+                  "zlib fails with %d, qcow2w with %d", zr, rc);
+        ALK_CHECK(zok || zr == Z_STREAM_END || zr == Z_BUF_ERROR ||
+                      zr == Z_DATA_ERROR, "zlib %d", zr);
     }
 #endif
     free(in);

@@ -84,6 +84,10 @@ typedef struct qh_disk {
     int mirror;
     int mirror_fd;
     int chk_unflushed; /* a checker write not yet followed by a flush */
+    /* qh_pad_contract, while a caller sets pad_check: the planner's end
+     * of the file (q2w_info.file_end) when the batch run next was planned */
+    int pad_check;
+    uint64_t pad_end;
 } qh_disk;
 
 static ALK_UNUSED void qh_disk_init(qh_disk *d, size_t cap)
@@ -224,12 +228,38 @@ static void qh_l1_tail_contract(const qh_disk *d, const q2w_op *op, size_t n)
                       (unsigned long long)end);
 }
 
+/* A write (d->pad_check: a q2w_write) fills the rest of a new cluster
+ * around its data with zeros only when the cluster starts inside the file
+ * as planned so far (a reused cluster may hold stale bytes): a cluster at
+ * or past the planner's end of the file already reads as zeros and is not
+ * padded (DESIGN NOTES, File size). Such fills are the zero writes that
+ * start or end inside a cluster (whole zeroed clusters are new metadata);
+ * the planner's end grows with each write it plans, in batch order, from
+ * d->pad_end. */
+static void qh_pad_contract(const qh_disk *d, const q2w_op *op, size_t n)
+{
+    uint64_t end = d->pad_end, cs = d->cluster_size;
+    size_t i;
+    if (!d->pad_check || !cs) return;
+    for (i = 0; i < n; i++) {
+        if (op[i].kind != Q2W_OP_WRITE) continue;
+        if (!op[i].src && (op[i].off % cs || op[i].len % cs))
+            ALK_CHECK(op[i].off / cs * cs < end,
+                      "zeros [%llu, +%zu) (op %zu of %zu) pad a cluster at or "
+                      "past the end of the file (%llu)",
+                      (unsigned long long)op[i].off, op[i].len, i, n,
+                      (unsigned long long)end);
+        if (op[i].off + op[i].len > end) end = op[i].off + op[i].len;
+    }
+}
+
 static ALK_UNUSED int qh_exec(qh_disk *d, const q2w_op *op, size_t n)
 {
     size_t i;
     qh_op_contract(op, n, d->ops_cap, d->cluster_size, d->cap,
                    d->backing ? d->backing_len : 0);
     qh_l1_tail_contract(d, op, n);
+    qh_pad_contract(d, op, n);
     for (i = 0; i < n; i++) {
         const q2w_op *o = &op[i];
         switch (o->kind) {
@@ -355,8 +385,10 @@ static void qh_mirror_after(qh_disk *d, const q2w_op *op, size_t n,
 /* The resume loop: every Q2W_PENDING comes with a non-empty batch, and the
  * operation ends within QH_RESUME_CAP rounds. */
 /* A call while an operation is pending is refused (BUSY, what
- * "operation", offset and index 0) and leaves the batch as it was; each
- * first round of an operation tries the next entry point in turn. */
+ * "operation", offset and index 0) and leaves the batch as it was; every
+ * round of an operation tries the next entry point in turn, and the
+ * refusals change nothing of how the operation ends: its result and its
+ * error info (ERRORS: even one met before its last batch ran). */
 static unsigned qh_busy_turn;
 
 static void qh_probe_busy(q2w_image *img)
@@ -395,14 +427,22 @@ static void qh_probe_busy(q2w_image *img)
               (unsigned long long)q2w_error(img)->index, nb, na);
 }
 
+/* The planner's end of the file now, before it plans the next batch. */
+static void qh_pad_end(const q2w_image *img, qh_disk *d)
+{
+    q2w_info info;
+    if (!d->pad_check) return;
+    q2w_info_get(img, &info);
+    d->pad_end = info.file_end;
+}
+
 static ALK_UNUSED int qh_run(q2w_image *img, qh_disk *d, int rc)
 {
     unsigned long rounds = 0;
     while (rc == Q2W_PENDING) {
         size_t n;
         const q2w_op *op;
-        if (rounds == 0 && img->opened)
-            qh_probe_busy(img);
+        if (img->opened) qh_probe_busy(img);
         op = q2w_batch(img, &n);
         ALK_CHECK(++rounds < QH_RESUME_CAP, "resume loop did not end");
 #ifndef Q2W_NO_STDIO
@@ -410,11 +450,16 @@ static ALK_UNUSED int qh_run(q2w_image *img, qh_disk *d, int rc)
             unsigned char *got = qh_mirror_before(img, d, op, n);
             int xr = qh_exec(d, op, n);
             qh_mirror_after(d, op, n, got);
+            qh_pad_end(img, d);
             rc = q2w_resume(img, xr);
             continue;
         }
 #endif
-        rc = q2w_resume(img, qh_exec(d, op, n));
+        {
+            int xr = qh_exec(d, op, n);
+            qh_pad_end(img, d);
+            rc = q2w_resume(img, xr);
+        }
         {
             /* a slot is pinned by the current step or an earlier one,
              * never by one still to come */

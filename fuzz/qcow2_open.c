@@ -988,6 +988,56 @@ static uint64_t disk_be(const qh_disk *d, uint64_t at, unsigned width)
  *     cluster: one finding each (offset the cluster, where the entry,
  *     stored the entry, computed the bitmap's index).
  * (Only when the check read everything: a failed read ends it.) */
+/* The bitmap directory's size is in bytes and any size is allowed: its
+ * clusters are those its bytes touch. On a copy whose directory (one that
+ * validated, inside the file, with every finding recorded) is grown to end
+ * exactly at the end of the file's last cluster, the check makes no
+ * PAST_EOF finding named by the extension beyond the ones it made before;
+ * grown one byte more, exactly one more: the first cluster past the end.
+ * (Growing it changes nothing else the walk reads: every entry still fits.) */
+static void check_bitmap_directory_span(const qh_disk *d, const q2w_check_result *res,
+                                        uint64_t at, uint64_t doff, uint64_t dsize,
+                                        uint64_t cs)
+{
+    uint64_t end = (d->len + cs - 1) / cs * cs, before = 0;
+    size_t i;
+    int k;
+    if (res->n_findings >= Q2W_CHECK_MAX_FINDINGS || res->check_errors || doff >= end ||
+        dsize > end - doff || end - doff + 1 > (64ull << 20) || at + 24 > d->len)
+        return;
+    for (i = 0; i < res->n_findings; i++)
+        before += res->findings[i].kind == Q2W_FIND_PAST_EOF && res->findings[i].where == at;
+    for (k = 0; k < 2; k++) {
+        qh_disk c;
+        q2w_check_result r;
+        uint64_t grown = end - doff + (uint64_t)k, n = 0;
+        int rc;
+        qh_disk_init(&c, d->cap);
+        qh_disk_reserve(&c, d->len);
+        memcpy(c.buf, d->buf, d->len);
+        c.len = d->len;
+        tamper_put(c.buf + at + 16, 8, grown);
+        rc = qh_check(&c, 0, &r);
+        ALK_CHECK(rc == Q2W_OK, "bitmap directory grown to %llu bytes: %s",
+                  (unsigned long long)grown, q2w_strerror(rc));
+        for (i = 0; i < r.n_findings; i++) {
+            const q2w_finding *f = &r.findings[i];
+            if (f->kind != Q2W_FIND_PAST_EOF || f->where != at) continue;
+            n++;
+            ALK_CHECK(f->offset >= end, "bitmap directory grown to %llu bytes: past the "
+                      "end at %llu, the file ends at %llu", (unsigned long long)grown,
+                      (unsigned long long)f->offset, (unsigned long long)end);
+        }
+        ALK_CHECK(n == before + (uint64_t)k,
+                  "bitmap directory at %llu grown to %llu bytes (file end %llu, "
+                  "cluster %llu): %llu references past the end, want %llu",
+                  (unsigned long long)doff, (unsigned long long)grown,
+                  (unsigned long long)end, (unsigned long long)cs,
+                  (unsigned long long)n, (unsigned long long)(before + (uint64_t)k));
+        qh_disk_free(&c);
+    }
+}
+
 static void check_bitmaps(const qh_disk *d, const q2w_check_result *res)
 {
     q2w_finding want[64];
@@ -1064,6 +1114,7 @@ static void check_bitmaps(const qh_disk *d, const q2w_check_result *res)
     }
     ALK_CHECK(got == nw, "%zu bitmap findings, the reference has %zu (first at %llu)", got,
               nw, (unsigned long long)(nw ? want[0].where : 0));
+    if (nw == 0) check_bitmap_directory_span(d, res, at, doff, dsize, cs);
 }
 
 /* An image with something the checker does not understand (an UNKNOWN
@@ -1411,6 +1462,28 @@ static void check_first_fit(const qh_disk *d)
     qh_disk_free(&c);
 }
 
+/* An image the check calls clean (no corruption, no leak) holds nothing a
+ * write can be refused for that the check validates: a refusal there is
+ * never METADATA naming a refcount-table entry (reserved bits, an
+ * unaligned block, a block past the host offset limit), an L1 or L2
+ * entry's reserved bits or alignment, or the zero flag of a v2 image -
+ * each a finding of the check. */
+static void expect_no_checked_refusal(qh_handle *h, int rc, const char *when)
+{
+    static const char *const checked[] = {
+        "refcount_table", "l1 entry reserved bits", "l1 entry unaligned",
+        "l2 entry reserved bits", "l2 entry unaligned", "zero flag in a v2 image",
+    };
+    const q2w_error_info *e = q2w_error(&h->img);
+    size_t i;
+    if (rc != Q2W_ERR_METADATA) return;
+    for (i = 0; i < sizeof checked / sizeof checked[0]; i++)
+        ALK_CHECK(strcmp(e->what, checked[i]) != 0,
+                  "%s of an image the check calls clean: %s (%s at %llu, index %llu)",
+                  when, q2w_strerror(rc), e->what, (unsigned long long)e->offset,
+                  (unsigned long long)e->index);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     qh_disk disk;
@@ -1550,6 +1623,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     alk_trace("writable open: %s", q2w_strerror(rc));
     if (rc != Q2W_OK) {
         expect_refusal(&h, rc, "writable open");
+        expect_no_checked_refusal(&h, rc, "writable open");
         qh_close_handle(&h);
         qh_disk_free(&disk);
         return 0;
@@ -1577,6 +1651,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     alk_trace("snapshot create: %s", q2w_strerror(snap));
     if (snap != Q2W_OK) {
         expect_refusal(&h, snap, "snapshot create");
+        expect_no_checked_refusal(&h, snap, "snapshot create");
         ALK_CHECK(snap == Q2W_ERR_LIMIT || snap == Q2W_ERR_METADATA ||
                   snap == Q2W_ERR_UNSUPPORTED, "snapshot create: %s",
                   q2w_strerror(snap));
@@ -1586,6 +1661,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
               q2w_strerror(rc));
     if (rc != Q2W_OK) {
         expect_refusal(&h, rc, "write");
+        expect_no_checked_refusal(&h, rc, "write");
         ALK_CHECK(rc == Q2W_ERR_METADATA || rc == Q2W_ERR_UNSUPPORTED ||
                   rc == Q2W_ERR_LIMIT, "write: %s", q2w_strerror(rc));
     }
