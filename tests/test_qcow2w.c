@@ -1448,6 +1448,41 @@ TEST error_half_way_comes_after_the_planned_ops(void)
     PASS();
 }
 
+/* The same error, with a call refused (BUSY) before every resume: the
+ * write still ends with its own error and its own context, not the
+ * refusal's (ERRORS). */
+TEST error_half_way_keeps_its_context_past_a_busy_refusal(void)
+{
+    qh_disk d;
+    qh_handle h;
+    unsigned char b[8192], byte;
+    const uint64_t cs = 4096;
+    size_t n;
+    int rc, busy = 0;
+    memset(b, 0x4d, sizeof b);
+    checker_image(&d, 3);
+    q2w__put64(d.buf + 4 * cs + 8, Q2W__COPIED | 0x200); /* cluster 1 bad */
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    rc = q2w_write(&h.img, 0, b, 8192);
+    while (rc == Q2W_PENDING) {
+        const q2w_op *op = q2w_batch(&h.img, &n);
+        qh_exec(&d, op, n);
+        ASSERT_EQ(Q2W_ERR_BUSY, q2w_read(&h.img, 0, &byte, 1));
+        ASSERT_EQ(Q2W_ERR_BUSY, q2w_error(&h.img)->code);
+        busy++;
+        rc = q2w_resume(&h.img, 0);
+    }
+    ASSERT(busy > 0);
+    ASSERT_EQ(Q2W_ERR_METADATA, rc);
+    ASSERT_EQ(Q2W_ERR_METADATA, q2w_error(&h.img)->code);
+    ASSERT_EQ(4 * cs + 8, q2w_error(&h.img)->offset);
+    ASSERT_EQ(1, q2w_error(&h.img)->index);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* Growing an image whose backing file is longer than the old size zeroes
  * the new area instead of letting the backing file show (as qemu). */
 TEST resize_zeroes_what_a_longer_backing_file_would_show(void)
@@ -3710,6 +3745,7 @@ SUITE(checker)
     RUN_TEST(stale_copied_flags_are_set_again);
     RUN_TEST(partial_write_into_a_preallocated_zero_cluster);
     RUN_TEST(error_half_way_comes_after_the_planned_ops);
+    RUN_TEST(error_half_way_keeps_its_context_past_a_busy_refusal);
     RUN_TEST(resize_zeroes_what_a_longer_backing_file_would_show);
     RUN_TEST(posix_executor_round_trip);
     RUN_TEST(posix_executor_joins_neighbours_exactly);
