@@ -306,10 +306,10 @@
  *   for range errors), the table entry index, the field or table name, and
  *   for NOMEM the bytes needed. An operation's error is what q2w_error
  *   gives when the operation returns it, even where a call refused while
- *   its last batch was pending (BUSY) came between. A refused operation changes nothing; an
- *   operation that fails half way has left the image consistent. A read
- *   that fails leaves its dst unspecified (a compressed cluster that does
- *   not inflate may have written part of it).
+ *   its last batch was pending (BUSY) came between. A refused operation
+ *   changes nothing; an operation that fails half way has left the image
+ *   consistent. A read that fails leaves its dst unspecified (a
+ *   compressed cluster that does not inflate may have written part of it).
  */
 #ifndef QCOW2W_H
 #define QCOW2W_H

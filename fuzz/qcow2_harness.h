@@ -436,6 +436,14 @@ static void qh_pad_end(const q2w_image *img, qh_disk *d)
     d->pad_end = info.file_end;
 }
 
+/* qh_pad_contract on for the next operation's batches (the caller turns
+ * pad_check off after it): call before the operation plans its first. */
+static ALK_UNUSED void qh_pad_begin(const q2w_image *img, qh_disk *d)
+{
+    d->pad_check = 1;
+    qh_pad_end(img, d);
+}
+
 static ALK_UNUSED int qh_run(q2w_image *img, qh_disk *d, int rc)
 {
     unsigned long rounds = 0;
@@ -445,18 +453,15 @@ static ALK_UNUSED int qh_run(q2w_image *img, qh_disk *d, int rc)
         if (img->opened) qh_probe_busy(img);
         op = q2w_batch(img, &n);
         ALK_CHECK(++rounds < QH_RESUME_CAP, "resume loop did not end");
-#ifndef Q2W_NO_STDIO
-        if (d->mirror) {
-            unsigned char *got = qh_mirror_before(img, d, op, n);
-            int xr = qh_exec(d, op, n);
-            qh_mirror_after(d, op, n, got);
-            qh_pad_end(img, d);
-            rc = q2w_resume(img, xr);
-            continue;
-        }
-#endif
         {
-            int xr = qh_exec(d, op, n);
+            int xr;
+#ifndef Q2W_NO_STDIO
+            unsigned char *got = d->mirror ? qh_mirror_before(img, d, op, n) : NULL;
+#endif
+            xr = qh_exec(d, op, n);
+#ifndef Q2W_NO_STDIO
+            if (got) qh_mirror_after(d, op, n, got);
+#endif
             qh_pad_end(img, d);
             rc = q2w_resume(img, xr);
         }

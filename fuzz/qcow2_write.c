@@ -123,17 +123,12 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
     int rc;
     q2w_image *img = &s->h.img;
     switch (kind) {
-    case 0: {
-        /* (the planner's end of the file before the call plans) */
-        q2w_info a;
-        q2w_info_get(img, &a);
-        s->disk.pad_end = a.file_end;
-        s->disk.pad_check = 1;
+    case 0:
+        qh_pad_begin(img, &s->disk);
         rc = qh_run(img, &s->disk, q2w_write(img, off, buf, (size_t)len));
         s->disk.pad_check = 0;
         if (rc == Q2W_OK) memcpy(s->model + off, buf, (size_t)len);
         break;
-    }
     case 1:
         rc = qh_run(img, &s->disk, q2w_write_zeroes(img, off, len));
         if (rc == Q2W_OK) memset(s->model + off, 0, (size_t)len);
