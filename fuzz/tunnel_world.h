@@ -93,6 +93,9 @@ typedef struct tw_target {
     alkt_dgram_pump dp;
     size_t echo_len;
     int eof_seen, shut, done, aborted;
+    int idle;                  /* its last step ended on a round that moved
+                                  nothing, when its node's gen was idle_gen */
+    unsigned idle_gen;
     unsigned char buf[2048];   /* (the buffers last: not cleared) */
     unsigned char echo[4096];  /* bytes written to the endpoint, to echo */
 } tw_target;
@@ -141,11 +144,21 @@ struct tw_world {
     void *tap_ctx;
     /* optional: every node event, before the world handles it */
     void (*watch)(void *ctx, int node, const alkt_role_event *ev);
-    void *watch_ctx;
+    void *watch_ctx;           /* (a watch calls no role: the world
+                                  would not know to poll it) */
     uint32_t grant_tag;        /* the watch may name the next target */
     unsigned targets_exhausted;   /* opens refused for want of a target */
     int n_links, n_targets;    /* slots used so far (loops stop there) */
     unsigned node_starts;      /* tw_node_start calls (a node's state anew) */
+    /* What moved since a role last had nothing to say: gen[e] counts the
+     * calls into end e (a node, or relay TW_RELAY + k) that may give it
+     * events - input, a timeout that was due, transmit_done, an accept,
+     * a close, an answer, a target's pump moving. polled[e] is gen[e]
+     * when e was last polled to its last event: until gen[e] moves, a
+     * poll would find nothing (the API: poll after every input, timeout
+     * or command), so tw_run's steps skip it. tw_step and tw_run count
+     * every end as moved on entry: the caller may have called anything. */
+    unsigned gen[TW_RELAY + TW_MAX_RELAYS], polled[TW_RELAY + TW_MAX_RELAYS];
     /* last, and cleared field by field (a world is made per fuzz input) */
     tw_link links[TW_LINKS];
     tw_target targets[TW_TARGETS];
@@ -164,6 +177,13 @@ static ALK_UNUSED void tw_ip4(alkt_ip *ip, unsigned a, unsigned b, unsigned c, u
 static ALK_UNUSED int tw_is_client(int node) { return node >= 0 && node < TW_GATEWAY; }
 static ALK_UNUSED int tw_is_gateway(int node) { return node >= TW_GATEWAY && node < TW_NODES; }
 static ALK_UNUSED alkt_node *tw_node(tw_world *w, int side) { return &w->node[side]; }
+/* end e (node, or TW_RELAY + k) was called: it may have events */
+static ALK_UNUSED void tw_touch(tw_world *w, int e) { w->gen[e]++; }
+static ALK_UNUSED void tw_touch_all(tw_world *w)
+{
+    int e;
+    for (e = 0; e < TW_RELAY + TW_MAX_RELAYS; e++) w->gen[e]++;
+}
 
 /* The standard view: resource "web" = 10.1.0.0/16 (and "db" = 10.2.0.0/16
  * with a second gateway), tcp and udp ports 80 and 8000..8100; every client
@@ -649,6 +669,7 @@ static ALK_UNUSED tw_link *tw_link_of(tw_world *w, int side, uint32_t h, int *k)
 /* side's socket for h saw the end: tell the role. */
 static ALK_UNUSED void tw_tell_closed(tw_world *w, int side, uint32_t h)
 {
+    tw_touch(w, side);
     if (side >= TW_RELAY) alkt_relay_handle_closed(&w->relay[side - TW_RELAY], h, w->now);
     else alkt_node_handle_closed(tw_node(w, side), h, w->now);
 }
@@ -680,6 +701,8 @@ static ALK_UNUSED void tw_connect(tw_world *w, int side, uint32_t h, const alkt_
     uint32_t far = 0;
     int i, rc;
     tw_link *l = NULL;
+    tw_touch(w, side);
+    if (to >= 0) tw_touch(w, to);
     for (i = 0; i < TW_LINKS && !l; i++)
         if (!w->links[i].used) l = &w->links[i];
     /* (a failed accept leaves the handle 0, as documented; a client does
@@ -933,6 +956,9 @@ static ALK_UNUSED void tw_dgram_target_step(tw_world *w, tw_target *t)
     unsigned bits;
     int rounds;
     for (rounds = 0; rounds < 8; rounds++) {
+        alkt_dgram_pump before = t->dp;
+        size_t was_echo = t->echo_len;
+        int was_eof = t->eof_seen, was_shut = t->shut;
         bits = alkt_dgram_pump_poll(&t->dp);
         if (bits & ALKT_PUMP_ABORT) {
             t->aborted = 1;
@@ -981,19 +1007,28 @@ static ALK_UNUSED void tw_dgram_target_step(tw_world *w, tw_target *t)
                           "a poll right after dgram endpoint_eof still had work to do");
             }
         }
+        /* a round that moved nothing: the next ones would not either */
+        if (memcmp(&before, &t->dp, sizeof before) == 0 && was_echo == t->echo_len &&
+            was_eof == t->eof_seen && was_shut == t->shut) {
+            t->idle = 1;
+            break;
+        }
     }
 }
 
-static ALK_UNUSED void tw_target_step(tw_world *w, tw_target *t)
+static ALK_UNUSED void tw__target_rounds(tw_world *w, tw_target *t)
 {
     unsigned bits;
     int rounds;
-    if (t->done || t->aborted) return;
     if (t->dgram) {
         tw_dgram_target_step(w, t);
         return;
     }
     for (rounds = 0; rounds < 4; rounds++) {
+        alkt_pump before = t->p;
+        size_t was_echo = t->echo_len;
+        uint64_t was_received = t->received;
+        int was_eof = t->eof_seen, was_shut = t->shut;
         bits = alkt_pump_poll(&t->p);
         if (bits & ALKT_PUMP_ABORT) {
             t->aborted = 1;
@@ -1060,7 +1095,39 @@ static ALK_UNUSED void tw_target_step(tw_world *w, tw_target *t)
                           "a poll right after endpoint_eof still had work to do");
             }
         }
+        /* a round that moved nothing: the next ones would not either */
+        if (memcmp(&before, &t->p, sizeof before) == 0 && was_echo == t->echo_len &&
+            was_received == t->received && was_eof == t->eof_seen && was_shut == t->shut) {
+            t->idle = 1;
+            break;
+        }
     }
+}
+
+/* A target moves: its pump, its endpoint. One that moved nothing at its
+ * last step, with nothing called on its node since, would move nothing
+ * again and is skipped; one that moved makes its node one to poll. */
+static ALK_UNUSED void tw_target_step(tw_world *w, tw_target *t)
+{
+    alkt_pump p;
+    alkt_dgram_pump dp;
+    size_t echo_len;
+    uint64_t received;
+    int flags;
+    if (t->done || t->aborted) return;
+    if (t->idle && t->idle_gen == w->gen[t->side]) return;
+    p = t->p;
+    dp = t->dp;
+    echo_len = t->echo_len;
+    received = t->received;
+    flags = t->eof_seen | t->shut << 1;
+    t->idle = 0;
+    tw__target_rounds(w, t);
+    if (memcmp(&p, &t->p, sizeof p) != 0 || memcmp(&dp, &t->dp, sizeof dp) != 0 ||
+        echo_len != t->echo_len || received != t->received ||
+        flags != (t->eof_seen | t->shut << 1) || t->done || t->aborted)
+        tw_touch(w, t->side);
+    t->idle_gen = w->gen[t->side];
 }
 
 /* ---- events ---- */
@@ -1071,6 +1138,7 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
     int guard = 0;
     while (alkt_node_poll_event(n, &ev)) {
         ALK_CHECK(++guard < 10000, "node %d: endless events", side);
+        tw_touch(w, side);   /* (answers: its targets may move) */
         if (w->watch && ev.type != ALKT_REV_TARGET_CONNECT && ev.type != ALKT_REV_INCOMING)
             w->watch(w->watch_ctx, side, &ev);
         switch (ev.type) {
@@ -1222,6 +1290,7 @@ static ALK_UNUSED void tw_relay_events(tw_world *w, int k)
         int j;
         tw_link *l;
         ALK_CHECK(++guard < 10000, "relay: endless events");
+        tw_touch(w, TW_RELAY + k);
         /* a relay's event names connections only: the rest is zero */
         ALK_CHECK(ev.peer == 0 && ev.channel == 0 && ev.code == 0 && ev.port == 0,
                   "relay %d: event %d with peer %u channel %u code %d", k, (int)ev.type,
@@ -1269,6 +1338,7 @@ static ALK_UNUSED void tw_send(tw_world *w, tw_link *l, int k)
     /* (into a closed socket, or a silent link: lost) */
     if (!l->closed[1 - k] && !l->silent) p->len += n;
     l->out[k] += n;
+    tw_touch(w, l->side[k]);
     if (l->side[k] >= TW_RELAY) {
         alkt_relay_server *r = &w->relay[l->side[k] - TW_RELAY];
         ALK_CHECK(alkt_relay_transmit_done(r, l->h[k], n) == ALKT_OK,
@@ -1297,6 +1367,7 @@ static ALK_UNUSED void tw_recv(tw_world *w, tw_link *l, int k)
         else
             took = alkt_node_handle_input(tw_node(w, l->side[r]), l->h[r], p->buf + p->head, n,
                                           w->now);
+        tw_touch(w, l->side[r]);
         ALK_CHECK(took >= 0 && (size_t)took <= n, "input took %ld of %zu", (long)took, n);
         if (l->side[r] < TW_RELAY) ALK_CHECK((size_t)took == n, "a node takes everything");
         if (took) l->last_in[r] = w->now;
@@ -1313,13 +1384,24 @@ static ALK_UNUSED void tw_recv(tw_world *w, tw_link *l, int k)
     if (!l->h[0] && !l->h[1]) l->used = 0;
 }
 
-static ALK_UNUSED void tw_all_events(tw_world *w)
+/* Every end polled to its last event; with `moved` only those called
+ * since their last poll (tw_world.gen). */
+static ALK_UNUSED void tw__events(tw_world *w, int moved)
 {
     int i;
     for (i = 0; i < TW_NODES; i++)
-        if (w->node_used[i]) tw_node_events(w, i);
-    for (i = 0; i < w->n_relays; i++) tw_relay_events(w, i);
+        if (w->node_used[i] && (!moved || w->polled[i] != w->gen[i])) {
+            tw_node_events(w, i);
+            w->polled[i] = w->gen[i];
+        }
+    for (i = 0; i < w->n_relays; i++)
+        if (!moved || w->polled[TW_RELAY + i] != w->gen[TW_RELAY + i]) {
+            tw_relay_events(w, i);
+            w->polled[TW_RELAY + i] = w->gen[TW_RELAY + i];
+        }
 }
+
+static ALK_UNUSED void tw_all_events(tw_world *w) { tw__events(w, 0); }
 
 /* The most a retry may wait after f failed rounds: backoff_min doubling
  * per round up to backoff_max (the documented rule). */
@@ -1384,11 +1466,12 @@ static ALK_UNUSED void tw_roam(tw_world *w, int side)
               (unsigned long long)alkt_node_poll_timeout(n), (unsigned long long)w->now);
 }
 
-/* Everything moves once: events, targets, bytes. */
-static ALK_UNUSED void tw_step(tw_world *w)
+/* Everything moves once: events, targets, bytes (ends that nothing
+ * called since their last poll are not polled again: tw_world.gen). */
+static ALK_UNUSED void tw__step(tw_world *w)
 {
     int i, k;
-    tw_all_events(w);
+    tw__events(w, 1);
     for (i = 0; i < w->n_targets; i++)
         if (w->targets[i].used) tw_target_step(w, &w->targets[i]);
     for (i = 0; i < w->n_links; i++) {
@@ -1397,8 +1480,14 @@ static ALK_UNUSED void tw_step(tw_world *w)
         for (k = 0; k < 2; k++) tw_send(w, l, k);
         for (k = 0; k < 2 && l->used; k++) tw_recv(w, l, k);
     }
-    tw_all_events(w);
+    tw__events(w, 1);
     tw_check_backoff(w);
+}
+
+static ALK_UNUSED void tw_step(tw_world *w)
+{
+    tw_touch_all(w);   /* (the caller may have called any role) */
+    tw__step(w);
 }
 
 /* The earliest deadline of any role. */
@@ -1413,12 +1502,20 @@ static ALK_UNUSED uint64_t tw_next_deadline(tw_world *w)
     return t;
 }
 
+/* Every role's handle_timeout (each learns the time); those whose
+ * deadline was due may have events. */
 static ALK_UNUSED void tw_timeouts(tw_world *w)
 {
     int i;
     for (i = 0; i < TW_NODES; i++)
-        if (w->node_used[i]) alkt_node_handle_timeout(&w->node[i], w->now);
-    for (i = 0; i < w->n_relays; i++) alkt_relay_handle_timeout(&w->relay[i], w->now);
+        if (w->node_used[i]) {
+            if (alkt_node_poll_timeout(&w->node[i]) <= w->now) tw_touch(w, i);
+            alkt_node_handle_timeout(&w->node[i], w->now);
+        }
+    for (i = 0; i < w->n_relays; i++) {
+        if (alkt_relay_poll_timeout(&w->relay[i]) <= w->now) tw_touch(w, TW_RELAY + i);
+        alkt_relay_handle_timeout(&w->relay[i], w->now);
+    }
 }
 
 /* Time moves to the earliest deadline (at most to `limit`). */
@@ -1451,11 +1548,12 @@ static ALK_UNUSED int tw_busy(tw_world *w)
 static ALK_UNUSED void tw_run(tw_world *w, uint64_t until)
 {
     int guard = 0;
+    tw_touch_all(w);   /* (the caller may have called any role) */
     while (w->now < until) {
         uint64_t t;
         ALK_CHECK(++guard < 200000, "the world does not settle by %llu",
                   (unsigned long long)until);
-        tw_step(w);
+        tw__step(w);
         t = tw_next_deadline(w);
         if (guard > 199990)
             alk_trace("busy: next deadline %llu now %llu", (unsigned long long)t,
@@ -1468,7 +1566,7 @@ static ALK_UNUSED void tw_run(tw_world *w, uint64_t until)
         }
         tw_advance(w, until);
     }
-    tw_step(w);
+    tw__step(w);
 }
 
 #endif
