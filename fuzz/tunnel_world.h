@@ -73,6 +73,8 @@ typedef struct tw_link {
     int silent;            /* bytes are lost both ways, no end is seen */
     uint64_t last_in[2];   /* when side k last took input (or connected) */
     uint64_t out[2];       /* bytes side k has sent */
+    int dry[2];            /* side k's last peek was empty, at its end's */
+    unsigned dry_gen[2];   /* gen dry_gen[k]: empty until that moves */
     tw_pipe pipe[2];       /* pipe[k]: what side k sent (last: a new link
                               clears what comes before and the pipes'
                               counters, not their bytes) */
@@ -159,6 +161,11 @@ struct tw_world {
      * or command), so tw_run's steps skip it. tw_step and tw_run count
      * every end as moved on entry: the caller may have called anything. */
     unsigned gen[TW_RELAY + TW_MAX_RELAYS], polled[TW_RELAY + TW_MAX_RELAYS];
+    /* each end's poll_timeout at gen dl_gen[e] (dl_ok[e]): the same until
+     * gen moves, but for a node's clock (a deadline due stays due) */
+    uint64_t dl[TW_RELAY + TW_MAX_RELAYS];
+    unsigned dl_gen[TW_RELAY + TW_MAX_RELAYS];
+    int dl_ok[TW_RELAY + TW_MAX_RELAYS];
     /* last, and cleared field by field (a world is made per fuzz input) */
     tw_link links[TW_LINKS];
     tw_target targets[TW_TARGETS];
@@ -1317,14 +1324,18 @@ static ALK_UNUSED size_t tw_peek(tw_world *w, int side, uint32_t h, const void *
     return alkt_node_transmit_peek(tw_node(w, side), h, d);
 }
 
-/* One side of a link sends what it can into its pipe. */
-static ALK_UNUSED void tw_send(tw_world *w, tw_link *l, int k)
+/* One side of a link sends what it can into its pipe (not asked again
+ * while its last peek was empty and nothing was called on it since). */
+static ALK_UNUSED void tw__send(tw_world *w, tw_link *l, int k)
 {
     tw_pipe *p = &l->pipe[k];
     const void *d;
     size_t n, room, at;
     if (!l->h[k]) return;
+    if (l->dry[k] && l->dry_gen[k] == w->gen[l->side[k]]) return;   /* (nothing new) */
     n = tw_peek(w, l->side[k], l->h[k], &d);
+    l->dry[k] = n == 0;
+    l->dry_gen[k] = w->gen[l->side[k]];
     room = TW_PIPE - p->len;
     if (n > room) n = room;
     if (n > w->segment) n = w->segment;
@@ -1350,6 +1361,13 @@ static ALK_UNUSED void tw_send(tw_world *w, tw_link *l, int k)
     } else
         ALK_CHECK(alkt_node_transmit_done(tw_node(w, l->side[k]), l->h[k], n) == ALKT_OK,
                   "node tx done");
+}
+
+/* ... asked in any case (the caller may have called the role) */
+static ALK_UNUSED void tw_send(tw_world *w, tw_link *l, int k)
+{
+    l->dry[k] = 0;
+    tw__send(w, l, k);
 }
 
 /* The other side reads from pipe k. */
@@ -1392,11 +1410,13 @@ static ALK_UNUSED void tw__events(tw_world *w, int moved)
     for (i = 0; i < TW_NODES; i++)
         if (w->node_used[i] && (!moved || w->polled[i] != w->gen[i])) {
             tw_node_events(w, i);
+            tw_touch(w, i);   /* (a poll does work too: output, a deadline) */
             w->polled[i] = w->gen[i];
         }
     for (i = 0; i < w->n_relays; i++)
         if (!moved || w->polled[TW_RELAY + i] != w->gen[TW_RELAY + i]) {
             tw_relay_events(w, i);
+            tw_touch(w, TW_RELAY + i);
             w->polled[TW_RELAY + i] = w->gen[TW_RELAY + i];
         }
 }
@@ -1477,7 +1497,7 @@ static ALK_UNUSED void tw__step(tw_world *w)
     for (i = 0; i < w->n_links; i++) {
         tw_link *l = &w->links[i];
         if (!l->used) continue;
-        for (k = 0; k < 2; k++) tw_send(w, l, k);
+        for (k = 0; k < 2; k++) tw__send(w, l, k);
         for (k = 0; k < 2 && l->used; k++) tw_recv(w, l, k);
     }
     tw__events(w, 1);
@@ -1502,6 +1522,36 @@ static ALK_UNUSED uint64_t tw_next_deadline(tw_world *w)
     return t;
 }
 
+/* End e's poll_timeout, from tw_world.dl while nothing was called on
+ * it: a node's answer is its deadline, or its clock once that passed. */
+static ALK_UNUSED uint64_t tw__deadline(tw_world *w, int e)
+{
+    uint64_t t;
+    if (w->dl_ok[e] && w->dl_gen[e] == w->gen[e]) {
+        t = w->dl[e];
+        if (e < TW_RELAY && t < w->node[e].now) t = w->node[e].now;
+        return t;
+    }
+    t = e < TW_RELAY ? alkt_node_poll_timeout(&w->node[e])
+                     : alkt_relay_poll_timeout(&w->relay[e - TW_RELAY]);
+    w->dl[e] = t;
+    w->dl_gen[e] = w->gen[e];
+    w->dl_ok[e] = 1;
+    return t;
+}
+
+/* The earliest deadline of any role (tw__deadline's). */
+static ALK_UNUSED uint64_t tw__next_deadline(tw_world *w)
+{
+    uint64_t t = UINT64_MAX, u;
+    int i;
+    for (i = 0; i < TW_NODES; i++)
+        if (w->node_used[i] && (u = tw__deadline(w, i)) < t) t = u;
+    for (i = 0; i < w->n_relays; i++)
+        if ((u = tw__deadline(w, TW_RELAY + i)) < t) t = u;
+    return t;
+}
+
 /* Every role's handle_timeout (each learns the time); those whose
  * deadline was due may have events. */
 static ALK_UNUSED void tw_timeouts(tw_world *w)
@@ -1509,11 +1559,11 @@ static ALK_UNUSED void tw_timeouts(tw_world *w)
     int i;
     for (i = 0; i < TW_NODES; i++)
         if (w->node_used[i]) {
-            if (alkt_node_poll_timeout(&w->node[i]) <= w->now) tw_touch(w, i);
+            if (tw__deadline(w, i) <= w->now) tw_touch(w, i);
             alkt_node_handle_timeout(&w->node[i], w->now);
         }
     for (i = 0; i < w->n_relays; i++) {
-        if (alkt_relay_poll_timeout(&w->relay[i]) <= w->now) tw_touch(w, TW_RELAY + i);
+        if (tw__deadline(w, TW_RELAY + i) <= w->now) tw_touch(w, TW_RELAY + i);
         alkt_relay_handle_timeout(&w->relay[i], w->now);
     }
 }
@@ -1521,7 +1571,7 @@ static ALK_UNUSED void tw_timeouts(tw_world *w)
 /* Time moves to the earliest deadline (at most to `limit`). */
 static ALK_UNUSED void tw_advance(tw_world *w, uint64_t limit)
 {
-    uint64_t t = tw_next_deadline(w);
+    uint64_t t = tw__next_deadline(w);
     if (t > limit) t = limit;
     if (t > w->now) w->now = t;
     tw_timeouts(w);
@@ -1538,6 +1588,7 @@ static ALK_UNUSED int tw_busy(tw_world *w)
             const void *d;
             if (l->pipe[k].len && l->h[1 - k]) return 1;
             if (!l->h[k] || l->closed[1 - k]) continue;
+            if (l->dry[k] && l->dry_gen[k] == w->gen[l->side[k]]) continue;
             if (tw_peek(w, l->side[k], l->h[k], &d) > 0) return 1;
         }
     }
@@ -1554,7 +1605,7 @@ static ALK_UNUSED void tw_run(tw_world *w, uint64_t until)
         ALK_CHECK(++guard < 200000, "the world does not settle by %llu",
                   (unsigned long long)until);
         tw__step(w);
-        t = tw_next_deadline(w);
+        t = tw__next_deadline(w);
         if (guard > 199990)
             alk_trace("busy: next deadline %llu now %llu", (unsigned long long)t,
                       (unsigned long long)w->now);
