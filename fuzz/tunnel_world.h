@@ -34,7 +34,20 @@
  * error: alkt_pump_endpoint_failed, ALKT_CODE_ENDPOINT_ERROR); the rest
  * echo. An echo returns every byte and, after the client's EOF, its own
  * EOF. Datagram (UDP) targets echo, or fail (kind 7) at their datagram
- * 1 + y % 4; they refuse and never answer as stream targets do. */
+ * 1 + y % 4; they refuse and never answer as stream targets do.
+ *
+ * Steps: tw_step moves everything once (events, targets, bytes). Inside
+ * tw_run a step asks only what something happened to: a role is polled
+ * when it was called since its last poll (input, a timeout that was due,
+ * transmit_done, an accept, a close, an answer, its targets' pumps), a
+ * target whose last round moved nothing waits for its node to be called,
+ * a link end whose last peek was empty is not peeked again until then,
+ * and a role's poll_timeout is kept until then (tw_world.gen). That is
+ * the API's own rule - poll after every input, timeout or command - and
+ * the scenarios are the same as when everything was asked every step
+ * (the tunnel_sim corpus and 1,200 fuzzed inputs replay to the same
+ * fingerprint). tw_step and tw_run count every role as called on entry:
+ * their caller may have called any. */
 #ifndef TUNNEL_WORLD_H
 #define TUNNEL_WORLD_H
 
