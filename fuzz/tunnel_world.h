@@ -47,7 +47,10 @@
  * the scenarios are the same as when everything was asked every step
  * (the tunnel_sim corpus and 1,200 fuzzed inputs replay to the same
  * fingerprint). tw_step and tw_run count every role as called on entry:
- * their caller may have called any. */
+ * their caller may have called any. Built with TW_CHECK_QUIET (the replay
+ * gate's build) each skipped question is asked anyway and must have the
+ * answer it had: no event without a call, no output appearing in an empty
+ * peek, the same poll_timeout, a target that moves nothing again. */
 #ifndef TUNNEL_WORLD_H
 #define TUNNEL_WORLD_H
 
@@ -63,6 +66,11 @@
 #define TW_PIPE 8192u
 #define TW_TARGETS 48
 #define TW_SEC 1000000000ull
+#ifdef TW_CHECK_QUIET
+#define TW__CHECK_QUIET 1
+#else
+#define TW__CHECK_QUIET 0
+#endif
 /* Link ends: nodes 0..TW_NODES-1 (clients, then gateways), relay k is
  * TW_RELAY + k. */
 enum { TW_CLIENT = 0, TW_GATEWAY = TW_MAX_CLIENTS, TW_RELAY = TW_NODES };
@@ -1135,18 +1143,23 @@ static ALK_UNUSED void tw_target_step(tw_world *w, tw_target *t)
     uint64_t received;
     int flags;
     if (t->done || t->aborted) return;
-    if (t->idle && t->idle_gen == w->gen[t->side]) return;
+    if (t->idle && t->idle_gen == w->gen[t->side] && !TW__CHECK_QUIET) return;
     p = t->p;
     dp = t->dp;
     echo_len = t->echo_len;
     received = t->received;
     flags = t->eof_seen | t->shut << 1;
-    t->idle = 0;
-    tw__target_rounds(w, t);
-    if (memcmp(&p, &t->p, sizeof p) != 0 || memcmp(&dp, &t->dp, sizeof dp) != 0 ||
-        echo_len != t->echo_len || received != t->received ||
-        flags != (t->eof_seen | t->shut << 1) || t->done || t->aborted)
-        tw_touch(w, t->side);
+    {
+        int was_idle = t->idle && t->idle_gen == w->gen[t->side], moved;
+        t->idle = 0;
+        tw__target_rounds(w, t);
+        moved = memcmp(&p, &t->p, sizeof p) != 0 || memcmp(&dp, &t->dp, sizeof dp) != 0 ||
+                echo_len != t->echo_len || received != t->received ||
+                flags != (t->eof_seen | t->shut << 1) || t->done || t->aborted;
+        ALK_CHECK(!was_idle || !moved, "node %d: a target moved with no call on its node "
+                                      "since it last moved nothing", t->side);
+        if (moved) tw_touch(w, t->side);
+    }
     t->idle_gen = w->gen[t->side];
 }
 
@@ -1345,7 +1358,13 @@ static ALK_UNUSED void tw__send(tw_world *w, tw_link *l, int k)
     const void *d;
     size_t n, room, at;
     if (!l->h[k]) return;
-    if (l->dry[k] && l->dry_gen[k] == w->gen[l->side[k]]) return;   /* (nothing new) */
+    if (l->dry[k] && l->dry_gen[k] == w->gen[l->side[k]]) {   /* (nothing new) */
+        if (TW__CHECK_QUIET)
+            ALK_CHECK(tw_peek(w, l->side[k], l->h[k], &d) == 0,
+                      "end %d h %08x: output with no call since its last empty peek",
+                      l->side[k], (unsigned)l->h[k]);
+        return;
+    }
     n = tw_peek(w, l->side[k], l->h[k], &d);
     l->dry[k] = n == 0;
     l->dry_gen[k] = w->gen[l->side[k]];
@@ -1420,18 +1439,33 @@ static ALK_UNUSED void tw_recv(tw_world *w, tw_link *l, int k)
 static ALK_UNUSED void tw__events(tw_world *w, int moved)
 {
     int i;
-    for (i = 0; i < TW_NODES; i++)
-        if (w->node_used[i] && (!moved || w->polled[i] != w->gen[i])) {
-            tw_node_events(w, i);
-            tw_touch(w, i);   /* (a poll does work too: output, a deadline) */
-            w->polled[i] = w->gen[i];
+    for (i = 0; i < TW_NODES; i++) {
+        if (!w->node_used[i]) continue;
+        if (moved && w->polled[i] == w->gen[i]) {   /* nothing called it since */
+            alkt_role_event ev;
+            if (TW__CHECK_QUIET)
+                ALK_CHECK(!alkt_node_poll_event(&w->node[i], &ev),
+                          "node %d: event %d with no call since its last poll", i,
+                          (int)ev.type);
+            continue;
         }
-    for (i = 0; i < w->n_relays; i++)
-        if (!moved || w->polled[TW_RELAY + i] != w->gen[TW_RELAY + i]) {
-            tw_relay_events(w, i);
-            tw_touch(w, TW_RELAY + i);
-            w->polled[TW_RELAY + i] = w->gen[TW_RELAY + i];
+        tw_node_events(w, i);
+        tw_touch(w, i);   /* (a poll does work too: output, a deadline) */
+        w->polled[i] = w->gen[i];
+    }
+    for (i = 0; i < w->n_relays; i++) {
+        if (moved && w->polled[TW_RELAY + i] == w->gen[TW_RELAY + i]) {
+            alkt_role_event ev;
+            if (TW__CHECK_QUIET)
+                ALK_CHECK(!alkt_relay_poll_event(&w->relay[i], &ev),
+                          "relay %d: event %d with no call since its last poll", i,
+                          (int)ev.type);
+            continue;
         }
+        tw_relay_events(w, i);
+        tw_touch(w, TW_RELAY + i);
+        w->polled[TW_RELAY + i] = w->gen[TW_RELAY + i];
+    }
 }
 
 static ALK_UNUSED void tw_all_events(tw_world *w) { tw__events(w, 0); }
@@ -1540,9 +1574,15 @@ static ALK_UNUSED uint64_t tw_next_deadline(tw_world *w)
 static ALK_UNUSED uint64_t tw__deadline(tw_world *w, int e)
 {
     uint64_t t;
+    uint64_t u;
     if (w->dl_ok[e] && w->dl_gen[e] == w->gen[e]) {
         t = w->dl[e];
         if (e < TW_RELAY && t < w->node[e].now) t = w->node[e].now;
+        if (!TW__CHECK_QUIET) return t;
+        u = e < TW_RELAY ? alkt_node_poll_timeout(&w->node[e])
+                         : alkt_relay_poll_timeout(&w->relay[e - TW_RELAY]);
+        ALK_CHECK(u == t, "end %d: poll_timeout went from %llu to %llu with no call", e,
+                  (unsigned long long)t, (unsigned long long)u);
         return t;
     }
     t = e < TW_RELAY ? alkt_node_poll_timeout(&w->node[e])
@@ -1601,7 +1641,7 @@ static ALK_UNUSED int tw_busy(tw_world *w)
             const void *d;
             if (l->pipe[k].len && l->h[1 - k]) return 1;
             if (!l->h[k] || l->closed[1 - k]) continue;
-            if (l->dry[k] && l->dry_gen[k] == w->gen[l->side[k]]) continue;
+            if (l->dry[k] && l->dry_gen[k] == w->gen[l->side[k]] && !TW__CHECK_QUIET) continue;
             if (tw_peek(w, l->side[k], l->h[k], &d) > 0) return 1;
         }
     }
