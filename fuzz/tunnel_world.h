@@ -1350,6 +1350,19 @@ static ALK_UNUSED size_t tw_peek(tw_world *w, int side, uint32_t h, const void *
     return alkt_node_transmit_peek(tw_node(w, side), h, d);
 }
 
+/* Side k's last peek was empty and nothing called it since: it has no
+ * output (TW_CHECK_QUIET: asked anyway, it must say so). */
+static ALK_UNUSED int tw__dry(tw_world *w, tw_link *l, int k)
+{
+    const void *d;
+    if (!l->dry[k] || l->dry_gen[k] != w->gen[l->side[k]]) return 0;
+    if (TW__CHECK_QUIET)
+        ALK_CHECK(tw_peek(w, l->side[k], l->h[k], &d) == 0,
+                  "end %d h %08x: output with no call since its last empty peek", l->side[k],
+                  (unsigned)l->h[k]);
+    return 1;
+}
+
 /* One side of a link sends what it can into its pipe (not asked again
  * while its last peek was empty and nothing was called on it since). */
 static ALK_UNUSED void tw__send(tw_world *w, tw_link *l, int k)
@@ -1358,13 +1371,7 @@ static ALK_UNUSED void tw__send(tw_world *w, tw_link *l, int k)
     const void *d;
     size_t n, room, at;
     if (!l->h[k]) return;
-    if (l->dry[k] && l->dry_gen[k] == w->gen[l->side[k]]) {   /* (nothing new) */
-        if (TW__CHECK_QUIET)
-            ALK_CHECK(tw_peek(w, l->side[k], l->h[k], &d) == 0,
-                      "end %d h %08x: output with no call since its last empty peek",
-                      l->side[k], (unsigned)l->h[k]);
-        return;
-    }
+    if (tw__dry(w, l, k)) return;   /* (nothing new) */
     n = tw_peek(w, l->side[k], l->h[k], &d);
     l->dry[k] = n == 0;
     l->dry_gen[k] = w->gen[l->side[k]];
@@ -1607,7 +1614,7 @@ static ALK_UNUSED uint64_t tw__next_deadline(tw_world *w)
 
 /* Every role's handle_timeout (each learns the time); those whose
  * deadline was due may have events. */
-static ALK_UNUSED void tw_timeouts(tw_world *w)
+static ALK_UNUSED void tw__timeouts(tw_world *w)
 {
     int i;
     for (i = 0; i < TW_NODES; i++)
@@ -1622,16 +1629,30 @@ static ALK_UNUSED void tw_timeouts(tw_world *w)
 }
 
 /* Time moves to the earliest deadline (at most to `limit`). */
-static ALK_UNUSED void tw_advance(tw_world *w, uint64_t limit)
+static ALK_UNUSED void tw__advance(tw_world *w, uint64_t limit)
 {
     uint64_t t = tw__next_deadline(w);
     if (t > limit) t = limit;
     if (t > w->now) w->now = t;
-    tw_timeouts(w);
+    tw__timeouts(w);
 }
 
-/* Bytes in flight or waiting to be sent: the world is not quiet. */
-static ALK_UNUSED int tw_busy(tw_world *w)
+/* ... called from outside: the caller may have called any role */
+static ALK_UNUSED void tw_timeouts(tw_world *w)
+{
+    tw_touch_all(w);
+    tw__timeouts(w);
+}
+
+static ALK_UNUSED void tw_advance(tw_world *w, uint64_t limit)
+{
+    tw_touch_all(w);
+    tw__advance(w, limit);
+}
+
+/* Bytes in flight or waiting to be sent: the world is not quiet (tw_run's
+ * question, between its steps). */
+static ALK_UNUSED int tw__busy(tw_world *w)
 {
     int i, k;
     for (i = 0; i < w->n_links; i++) {
@@ -1641,7 +1662,7 @@ static ALK_UNUSED int tw_busy(tw_world *w)
             const void *d;
             if (l->pipe[k].len && l->h[1 - k]) return 1;
             if (!l->h[k] || l->closed[1 - k]) continue;
-            if (l->dry[k] && l->dry_gen[k] == w->gen[l->side[k]] && !TW__CHECK_QUIET) continue;
+            if (tw__dry(w, l, k)) continue;
             if (tw_peek(w, l->side[k], l->h[k], &d) > 0) return 1;
         }
     }
@@ -1662,13 +1683,13 @@ static ALK_UNUSED void tw_run(tw_world *w, uint64_t until)
         if (guard > 199990)
             alk_trace("busy: next deadline %llu now %llu", (unsigned long long)t,
                       (unsigned long long)w->now);
-        if (t <= w->now || tw_busy(w)) {
+        if (t <= w->now || tw__busy(w)) {
             /* something due now: run the timeouts, step again (bounded by
              * the guard: a deadline stuck at now is a busy loop) */
-            tw_timeouts(w);
+            tw__timeouts(w);
             continue;
         }
-        tw_advance(w, until);
+        tw__advance(w, until);
     }
     tw__step(w);
 }
