@@ -1445,33 +1445,23 @@ static ALK_UNUSED void tw_recv(tw_world *w, tw_link *l, int k)
  * since their last poll (tw_world.gen). */
 static ALK_UNUSED void tw__events(tw_world *w, int moved)
 {
-    int i;
-    for (i = 0; i < TW_NODES; i++) {
-        if (!w->node_used[i]) continue;
-        if (moved && w->polled[i] == w->gen[i]) {   /* nothing called it since */
-            alkt_role_event ev;
+    int e;
+    for (e = 0; e < TW_RELAY + w->n_relays; e++) {   /* (nodes, then relays) */
+        alkt_role_event ev;
+        int relay = e >= TW_RELAY;
+        if (!relay && !w->node_used[e]) continue;
+        if (moved && w->polled[e] == w->gen[e]) {   /* nothing called it since */
             if (TW__CHECK_QUIET)
-                ALK_CHECK(!alkt_node_poll_event(&w->node[i], &ev),
-                          "node %d: event %d with no call since its last poll", i,
+                ALK_CHECK(!(relay ? alkt_relay_poll_event(&w->relay[e - TW_RELAY], &ev)
+                                  : alkt_node_poll_event(&w->node[e], &ev)),
+                          "end %d: event %d with no call since its last poll", e,
                           (int)ev.type);
             continue;
         }
-        tw_node_events(w, i);
-        tw_touch(w, i);   /* (a poll does work too: output, a deadline) */
-        w->polled[i] = w->gen[i];
-    }
-    for (i = 0; i < w->n_relays; i++) {
-        if (moved && w->polled[TW_RELAY + i] == w->gen[TW_RELAY + i]) {
-            alkt_role_event ev;
-            if (TW__CHECK_QUIET)
-                ALK_CHECK(!alkt_relay_poll_event(&w->relay[i], &ev),
-                          "relay %d: event %d with no call since its last poll", i,
-                          (int)ev.type);
-            continue;
-        }
-        tw_relay_events(w, i);
-        tw_touch(w, TW_RELAY + i);
-        w->polled[TW_RELAY + i] = w->gen[TW_RELAY + i];
+        if (relay) tw_relay_events(w, e - TW_RELAY);
+        else tw_node_events(w, e);
+        tw_touch(w, e);   /* (a poll does work too: output, a deadline) */
+        w->polled[e] = w->gen[e];
     }
 }
 
