@@ -94,8 +94,8 @@ typedef struct tw_link {
     int silent;            /* bytes are lost both ways, no end is seen */
     uint64_t last_in[2];   /* when side k last took input (or connected) */
     uint64_t out[2];       /* bytes side k has sent */
-    int dry[2];            /* side k's last peek was empty, at its end's */
-    unsigned dry_gen[2];   /* gen dry_gen[k]: empty until that moves */
+    unsigned dry_gen[2];   /* side k's last peek was empty at its end's gen
+                              dry_gen[k] (0: it was not) */
     tw_pipe pipe[2];       /* pipe[k]: what side k sent (last: a new link
                               clears what comes before and the pipes'
                               counters, not their bytes) */
@@ -116,9 +116,8 @@ typedef struct tw_target {
     alkt_dgram_pump dp;
     size_t echo_len;
     int eof_seen, shut, done, aborted;
-    int idle;                  /* its last step ended on a round that moved
-                                  nothing, when its node's gen was idle_gen */
-    unsigned idle_gen;
+    unsigned idle_gen;         /* its last step ended on a round that moved
+                                  nothing, its node's gen then (0: it did not) */
     unsigned char buf[2048];   /* (the buffers last: not cleared) */
     unsigned char echo[4096];  /* bytes written to the endpoint, to echo */
 } tw_target;
@@ -180,13 +179,13 @@ struct tw_world {
      * when e was last polled to its last event: until gen[e] moves, a
      * poll would find nothing (the API: poll after every input, timeout
      * or command), so tw_run's steps skip it. tw_step and tw_run count
-     * every end as moved on entry: the caller may have called anything. */
+     * every end as moved on entry: the caller may have called anything,
+     * so a gen read is never 0 and a recorded gen of 0 means none. */
     unsigned gen[TW_RELAY + TW_MAX_RELAYS], polled[TW_RELAY + TW_MAX_RELAYS];
-    /* each end's poll_timeout at gen dl_gen[e] (dl_ok[e]): the same until
-     * gen moves, but for a node's clock (a deadline due stays due) */
+    /* each end's poll_timeout at gen dl_gen[e]: the same until gen moves,
+     * but for a node's clock (a deadline due stays due) */
     uint64_t dl[TW_RELAY + TW_MAX_RELAYS];
     unsigned dl_gen[TW_RELAY + TW_MAX_RELAYS];
-    int dl_ok[TW_RELAY + TW_MAX_RELAYS];
     /* last, and cleared field by field (a world is made per fuzz input) */
     tw_link links[TW_LINKS];
     tw_target targets[TW_TARGETS];
@@ -976,25 +975,53 @@ static ALK_UNUSED tw_target *tw_target_new(tw_world *w, int side, uint32_t peer,
 
 #define TW_DGRAM_MAX 600   /* the datagram targets' largest */
 
+/* What a target's step can move: its pumps (bytes, padding included:
+ * memcpy) and its endpoint. */
+typedef struct tw__target_state {
+    unsigned char p[sizeof(alkt_pump)], dp[sizeof(alkt_dgram_pump)];
+    size_t echo_len;
+    uint64_t received;
+    int eof_seen, shut, done, aborted;
+} tw__target_state;
+
+static ALK_UNUSED void tw__target_mark(const tw_target *t, tw__target_state *m)
+{
+    memcpy(m->p, &t->p, sizeof m->p);
+    memcpy(m->dp, &t->dp, sizeof m->dp);
+    m->echo_len = t->echo_len;
+    m->received = t->received;
+    m->eof_seen = t->eof_seen;
+    m->shut = t->shut;
+    m->done = t->done;
+    m->aborted = t->aborted;
+}
+
+static ALK_UNUSED int tw__target_moved(const tw_target *t, const tw__target_state *m)
+{
+    return memcmp(m->p, &t->p, sizeof m->p) != 0 || memcmp(m->dp, &t->dp, sizeof m->dp) != 0 ||
+           m->echo_len != t->echo_len || m->received != t->received ||
+           m->eof_seen != t->eof_seen || m->shut != t->shut || m->done != t->done ||
+           m->aborted != t->aborted;
+}
+
 /* A datagram target: each datagram the channel brings is echoed back
  * whole (queued framed in t->echo while the pump is busy); the client's
  * EOF is answered with ours once the queue is empty. */
-static ALK_UNUSED void tw_dgram_target_step(tw_world *w, tw_target *t)
+static ALK_UNUSED int tw_dgram_target_step(tw_world *w, tw_target *t)
 {
     unsigned bits;
     int rounds;
     for (rounds = 0; rounds < 8; rounds++) {
-        alkt_dgram_pump before = t->dp;
-        size_t was_echo = t->echo_len;
-        int was_eof = t->eof_seen, was_shut = t->shut;
+        tw__target_state before;
+        tw__target_mark(t, &before);
         bits = alkt_dgram_pump_poll(&t->dp);
         if (bits & ALKT_PUMP_ABORT) {
             t->aborted = 1;
-            return;
+            return 0;
         }
         if (bits & ALKT_PUMP_DONE) {
             t->done = 1;
-            return;
+            return 0;
         }
         if ((bits & ALKT_PUMP_WRITE) && t->echo_len + 2 + TW_DGRAM_MAX <= sizeof t->echo) {
             const void *d;
@@ -1011,7 +1038,7 @@ static ALK_UNUSED void tw_dgram_target_step(tw_world *w, tw_target *t)
                     ALK_CHECK(alkt_dgram_pump_endpoint_failed(&t->dp, ALKT_CODE_ENDPOINT_ERROR) ==
                                   ALKT_OK, "dgram target failed");
                     t->aborted = 1;
-                    return;
+                    return 0;
                 }
             }
         }
@@ -1036,35 +1063,28 @@ static ALK_UNUSED void tw_dgram_target_step(tw_world *w, tw_target *t)
             }
         }
         /* a round that moved nothing: the next ones would not either */
-        if (memcmp(&before, &t->dp, sizeof before) == 0 && was_echo == t->echo_len &&
-            was_eof == t->eof_seen && was_shut == t->shut) {
-            t->idle = 1;
-            break;
-        }
+        if (!tw__target_moved(t, &before)) return 1;
     }
+    return 0;
 }
 
-static ALK_UNUSED void tw__target_rounds(tw_world *w, tw_target *t)
+/* A target's rounds; 1 when they ended on one that moved nothing. */
+static ALK_UNUSED int tw__target_rounds(tw_world *w, tw_target *t)
 {
     unsigned bits;
     int rounds;
-    if (t->dgram) {
-        tw_dgram_target_step(w, t);
-        return;
-    }
+    if (t->dgram) return tw_dgram_target_step(w, t);
     for (rounds = 0; rounds < 4; rounds++) {
-        alkt_pump before = t->p;
-        size_t was_echo = t->echo_len;
-        uint64_t was_received = t->received;
-        int was_eof = t->eof_seen, was_shut = t->shut;
+        tw__target_state before;
+        tw__target_mark(t, &before);
         bits = alkt_pump_poll(&t->p);
         if (bits & ALKT_PUMP_ABORT) {
             t->aborted = 1;
-            return;
+            return 0;
         }
         if (bits & ALKT_PUMP_DONE) {
             t->done = 1;
-            return;
+            return 0;
         }
         if (bits & ALKT_PUMP_WRITE) {
             const void *d;
@@ -1087,7 +1107,7 @@ static ALK_UNUSED void tw__target_rounds(tw_world *w, tw_target *t)
                     ALK_CHECK(alkt_pump_endpoint_failed(&t->p, ALKT_CODE_ENDPOINT_ERROR) ==
                                   ALKT_OK, "target failed");
                     t->aborted = 1;
-                    return;
+                    return 0;
                 }
             }
         }
@@ -1124,12 +1144,9 @@ static ALK_UNUSED void tw__target_rounds(tw_world *w, tw_target *t)
             }
         }
         /* a round that moved nothing: the next ones would not either */
-        if (memcmp(&before, &t->p, sizeof before) == 0 && was_echo == t->echo_len &&
-            was_received == t->received && was_eof == t->eof_seen && was_shut == t->shut) {
-            t->idle = 1;
-            break;
-        }
+        if (!tw__target_moved(t, &before)) return 1;
     }
+    return 0;
 }
 
 /* A target moves: its pump, its endpoint. One that moved nothing at its
@@ -1137,30 +1154,18 @@ static ALK_UNUSED void tw__target_rounds(tw_world *w, tw_target *t)
  * again and is skipped; one that moved makes its node one to poll. */
 static ALK_UNUSED void tw_target_step(tw_world *w, tw_target *t)
 {
-    alkt_pump p;
-    alkt_dgram_pump dp;
-    size_t echo_len;
-    uint64_t received;
-    int flags;
+    tw__target_state before;
+    int was_idle, idle, moved;
     if (t->done || t->aborted) return;
-    if (t->idle && t->idle_gen == w->gen[t->side] && !TW__CHECK_QUIET) return;
-    p = t->p;
-    dp = t->dp;
-    echo_len = t->echo_len;
-    received = t->received;
-    flags = t->eof_seen | t->shut << 1;
-    {
-        int was_idle = t->idle && t->idle_gen == w->gen[t->side], moved;
-        t->idle = 0;
-        tw__target_rounds(w, t);
-        moved = memcmp(&p, &t->p, sizeof p) != 0 || memcmp(&dp, &t->dp, sizeof dp) != 0 ||
-                echo_len != t->echo_len || received != t->received ||
-                flags != (t->eof_seen | t->shut << 1) || t->done || t->aborted;
-        ALK_CHECK(!was_idle || !moved, "node %d: a target moved with no call on its node "
-                                      "since it last moved nothing", t->side);
-        if (moved) tw_touch(w, t->side);
-    }
-    t->idle_gen = w->gen[t->side];
+    was_idle = t->idle_gen == w->gen[t->side];
+    if (was_idle && !TW__CHECK_QUIET) return;
+    tw__target_mark(t, &before);
+    idle = tw__target_rounds(w, t);
+    moved = tw__target_moved(t, &before);
+    ALK_CHECK(!was_idle || !moved, "node %d: a target moved with no call on its node since it "
+                                  "last moved nothing", t->side);
+    if (moved) tw_touch(w, t->side);
+    t->idle_gen = idle ? w->gen[t->side] : 0;
 }
 
 /* ---- events ---- */
@@ -1355,7 +1360,7 @@ static ALK_UNUSED size_t tw_peek(tw_world *w, int side, uint32_t h, const void *
 static ALK_UNUSED int tw__dry(tw_world *w, tw_link *l, int k)
 {
     const void *d;
-    if (!l->dry[k] || l->dry_gen[k] != w->gen[l->side[k]]) return 0;
+    if (l->dry_gen[k] != w->gen[l->side[k]]) return 0;
     if (TW__CHECK_QUIET)
         ALK_CHECK(tw_peek(w, l->side[k], l->h[k], &d) == 0,
                   "end %d h %08x: output with no call since its last empty peek", l->side[k],
@@ -1373,8 +1378,7 @@ static ALK_UNUSED void tw__send(tw_world *w, tw_link *l, int k)
     if (!l->h[k]) return;
     if (tw__dry(w, l, k)) return;   /* (nothing new) */
     n = tw_peek(w, l->side[k], l->h[k], &d);
-    l->dry[k] = n == 0;
-    l->dry_gen[k] = w->gen[l->side[k]];
+    l->dry_gen[k] = n ? 0 : w->gen[l->side[k]];
     room = TW_PIPE - p->len;
     if (n > room) n = room;
     if (n > w->segment) n = w->segment;
@@ -1405,7 +1409,7 @@ static ALK_UNUSED void tw__send(tw_world *w, tw_link *l, int k)
 /* ... asked in any case (the caller may have called the role) */
 static ALK_UNUSED void tw_send(tw_world *w, tw_link *l, int k)
 {
-    l->dry[k] = 0;
+    l->dry_gen[k] = 0;
     tw__send(w, l, k);
 }
 
@@ -1572,7 +1576,7 @@ static ALK_UNUSED uint64_t tw__deadline(tw_world *w, int e)
 {
     uint64_t t;
     uint64_t u;
-    if (w->dl_ok[e] && w->dl_gen[e] == w->gen[e]) {
+    if (w->dl_gen[e] == w->gen[e]) {
         t = w->dl[e];
         if (e < TW_RELAY && t < w->node[e].now) t = w->node[e].now;
         if (!TW__CHECK_QUIET) return t;
@@ -1586,7 +1590,6 @@ static ALK_UNUSED uint64_t tw__deadline(tw_world *w, int e)
                      : alkt_relay_poll_timeout(&w->relay[e - TW_RELAY]);
     w->dl[e] = t;
     w->dl_gen[e] = w->gen[e];
-    w->dl_ok[e] = 1;
     return t;
 }
 
