@@ -32,6 +32,9 @@ FUZZ_TARGETS := codec sim_core sim_arq params qcow2_write qcow2_open qcow2_growt
 UNIT_TESTS   := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
 EXAMPLES     := $(patsubst examples/%.c,%,$(wildcard examples/*.c))
 BENCHES      := $(patsubst tests/bench_%.c,%,$(wildcard tests/bench_*.c))
+# the replays through alktunnel.h's portable primitives (see replay below)
+REPLAY_PORTABLE := $(if $(filter session,$(FUZZ_TARGETS)),session_portable) \
+                   $(if $(filter params,$(FUZZ_TARGETS)),params_portable)
 
 # Fuzz engine builds (make fuzz) amplify the codec attack to 64 KiB instead
 # of 16 MiB so that exec/s stays high; the replay gate uses the full size.
@@ -85,27 +88,94 @@ help:
 $(B):
 	@mkdir -p $(B)
 
-# ---- unit tests -------------------------------------------------------------
-# Each unit test and harness depends on the header it tests (tests/test_X.c
-# tests X.h; replay deps are listed per target below), so a change to one
-# header - or one mutant of it - rebuilds only what uses it.
+# ---- how the test programs are built ------------------------------------------
+# Each header's implementation is compiled once per flavour, from
+# fuzz/impl_<header>.c, into $(B)/<flavour>/libalk.a; every harness, replay
+# program, drill and test tool links that archive instead of compiling the
+# 10,000-line implementation into itself. (The unit tests are white-box:
+# they include their header's implementation and call its static
+# internals, so each unit test program is its own flavour. The examples
+# stay one file each, as a user copies them.) Harnesses reach the few
+# internals they check through fuzz/<header>_internal.h.
+#   asan      -O1 -g, the project warnings, ASan+UBSan: replay, conformance,
+#             diff-qemu
+#   portable  asan with alktunnel.h's portable primitives (no SIMD, no
+#             SHA-NI, no 128-bit products): the paths this CPU does not take
+#   plain     -O1 -g, no sanitizers: the planted-bug drills (their oracles
+#             abort on their own)
+#   planted/<header>-<bug>  plain, with <header>.h replaced by the copy a
+#             tests/planted/ patch made
+# Dependencies on headers come from the compiler (-MMD), so a change to one
+# header - or one mutant of it - rebuilds what includes it and nothing else.
+IMPLS     := alkcodec alksim alktunnel qcow2w
+ALKT_PORTABLE = -DALKTUNNEL_NO_INT128 -DALKTUNNEL_NO_SIMD -DALKTUNNEL_NO_SHA_NI
+FL_asan     = $(CFLAGS) $(WARN) $(SAN)
+FL_portable = $(FL_asan) $(ALKT_PORTABLE)
+FL_plain    = -O1 -g -std=c99
+FL_planted  = $(FL_plain) -I$(@D)
+# the flavour of a target under $(B)/<flavour>/
+flavour   = $(word 2,$(subst /, ,$(patsubst $(B)/%,x/%,$@)))
+DEPFLAGS  = -MMD -MP -MF $@.d
+# harness-only switches (not the header's): set per object below
+HARNESS_DEFS =
+
 .SECONDEXPANSION:
-# A test split into parts includes tests/test_<header>_*.h.
-$(B)/test_%: tests/test_%.c $$(wildcard $$*.h) $$(wildcard tests/test_$$*_*.h) \
-             tests/alk_test.h alksim.h $(wildcard tests/greatest.h) | $(B)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) $(GREATEST_INC) $< -o $@ \
-	    $(LDFLAGS)
+# An implementation object; in a planted flavour, its header is the patched
+# copy in the same directory when the bug is in that header.
+$(B)/%.o: fuzz/$$(notdir $$*).c $$(call patched_header,$$@) | $$(@D)/.dir
+	$(CC) $(CPPFLAGS) $(FL_$(flavour)) $(HARNESS_DEFS) -I. $(DEPFLAGS) -c $< -o $@
+$(B)/%.o: tests/$$(notdir $$*).c | $$(@D)/.dir
+	$(CC) $(CPPFLAGS) $(FL_$(flavour)) $(HARNESS_DEFS) -I. $(DEPFLAGS) -c $< -o $@
+$(B)/%/.dir:
+	@mkdir -p $(@D) && touch $@
+.PRECIOUS: $(B)/%/.dir $(B)/%.o $(B)/%/libalk.a $(B)/planted/%.h
+
+# A flavour that differs from another in some headers only builds those
+# and links the other's objects for the rest: portable builds alktunnel.h
+# and takes asan's; a planted flavour builds its patched header and takes
+# plain's. $(call impl_obj,FLAVOUR,HEADER) is the object a flavour links;
+# $(call patched_header,OBJECT) the patched header a planted object is
+# built against.
+BASE_portable  = asan
+OWN_portable   = alktunnel
+planted_header = $(firstword $(subst -, ,$(notdir $(1))))
+patched_header = $(if $(filter $(B)/planted/%,$(1)),$(dir $(1))$(call planted_header,$(patsubst %/,%,$(dir $(1)))).h)
+base_of  = $(if $(filter planted/%,$(1)),plain,$(BASE_$(1)))
+own_of   = $(if $(filter planted/%,$(1)),$(call planted_header,$(1)),$(OWN_$(1)))
+impl_obj = $(B)/$(if $(and $(call base_of,$(1)),$(filter-out $(call own_of,$(1)),$(2))),$(call base_of,$(1)),$(1))/impl_$(2).o
+$(B)/%/libalk.a: $$(foreach h,$(IMPLS),$$(call impl_obj,$$*,$$(h)))
+	@rm -f $@ && ar rcs $@ $^
+
+# A planted bug's header: the shipping header with the patch applied, no
+# fuzz allowed (-F0): a patch that no longer applies fails the build, and
+# so the drill.
+$(B)/planted/%.h: tests/planted/$$(*D).patch \
+                 $$(notdir $$*).h | $$(@D)/.dir
+	@cp $(notdir $*).h $@.tmp && \
+	    patch -s -F0 --no-backup-if-mismatch -r - $@.tmp < $< && \
+	    ! cmp -s $@.tmp $(notdir $*).h && mv $@.tmp $@ || \
+	    { rm -f $@.tmp; echo "$<: does not apply to $(notdir $*).h"; exit 1; }
+
+-include $(wildcard $(B)/*.d $(B)/*/*.d $(B)/planted/*/*.d)
+
+# ---- unit tests -------------------------------------------------------------
+# tests/test_X.c tests X.h (a test split into parts includes
+# tests/test_X_*.h); each program includes its header's implementation.
+$(B)/test_%: tests/test_%.c | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) $(GREATEST_INC) -I. $(DEPFLAGS) \
+	    $< -o $@ $(LDFLAGS)
 
 # The same tests compiled as C++ prove the headers are usable from C++.
-$(B)/test_%_cxx: tests/test_%.c $$(wildcard $$*.h) $$(wildcard tests/test_$$*_*.h) \
-                 tests/alk_test.h alksim.h $(wildcard tests/greatest.h) | $(B)
-	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -O1 -g $(WARNXX) $(SAN) $(GREATEST_INC) \
-	    -x c++ $< -x none -o $@ $(LDFLAGS)
+$(B)/test_%_cxx: tests/test_%.c | $(B)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -O1 -g $(WARNXX) $(SAN) $(GREATEST_INC) -I. \
+	    $(DEPFLAGS) -x c++ $< -x none -o $@ $(LDFLAGS)
 
-$(B)/test_qcow2w $(B)/test_qcow2w_cxx: fuzz/qcow2_harness.h fuzz/alk_check.h alksim.h
-$(B)/test_alktunnel $(B)/test_alktunnel_cxx: fuzz/tunnel_world.h fuzz/alk_check.h \
-                                          fuzz/alkt_equal.h \
-                                          tests/aead_ref.h
+# The crypto and encrypted-session suites built the portable way: the
+# ten-limb X25519 field (no 128-bit products), ChaCha20 and SHA-256
+# without SIMD - what a 32-bit target or another compiler runs.
+$(B)/test_alktunnel_portable: tests/test_alktunnel.c | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) $(ALKT_PORTABLE) $(GREATEST_INC) -I. \
+	    $(DEPFLAGS) $< -o $@ $(LDFLAGS)
 
 unit: $(UNIT_TESTS:%=$(B)/test_%) $(UNIT_TESTS:%=$(B)/test_%_cxx)
 	@rc=0; for t in $(UNIT_TESTS); do \
@@ -115,63 +185,46 @@ unit: $(UNIT_TESTS:%=$(B)/test_%) $(UNIT_TESTS:%=$(B)/test_%_cxx)
 	    done; \
 	done; exit $$rc
 
-# ---- replay gate ------------------------------------------------------------
-$(B)/replay_%: fuzz/%.c tests/replay_main.c alksim.h fuzz/alk_check.h | $(B)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) -DALK_TARGET='"replay_$*"' \
-	    fuzz/$*.c tests/replay_main.c -o $@ $(LDFLAGS)
+crypto-portable: $(B)/test_alktunnel_portable
+	@./$(B)/test_alktunnel_portable -s alkt_crypto_suite && \
+	    ./$(B)/test_alktunnel_portable -s alkt_sealed_suite
 
-$(B)/replay_codec: alkcodec.h fuzz/codec_layout.h
-$(B)/replay_sim_core: alksim.h
-$(B)/replay_sim_arq: alksim.h examples/arq.h examples/arq_scenario.h
-$(B)/replay_params: alktunnel.h fuzz/json_ref.h fuzz/alkt_equal.h fuzz/addr_ref.h
-$(B)/replay_qcow2_write: qcow2w.h alksim.h fuzz/qcow2_harness.h
-$(B)/replay_qcow2_growth: qcow2w.h alksim.h fuzz/qcow2_harness.h
-$(B)/replay_qcow2_open: qcow2w.h fuzz/qcow2_harness.h
-$(B)/replay_qcow2_crash: qcow2w.h alksim.h fuzz/qcow2_harness.h
+# ---- replay gate ------------------------------------------------------------
+# replay_<target>: fuzz/<target>.c + tests/replay_main.c + the asan library.
+$(B)/replay_%: $(B)/asan/%.o $(B)/asan/replay_main.o $(B)/asan/libalk.a
+	$(CC) $(CFLAGS) $(SAN) $^ -o $@ $(LDFLAGS) $(LDLIBS_$*)
+
+# The gate's world asks every question its steps skip and checks the answer
+# is the one it had (TW_CHECK_QUIET in fuzz/tunnel_world.h: no event, output
+# or deadline appears in a role nobody called); the campaigns skip them.
+$(B)/asan/roles.o $(B)/asan/tunnel_sim.o: HARNESS_DEFS = -DTW_CHECK_QUIET
 # The inflater is checked against zlib whenever zlib.h and -lz are there
 # (Debian: zlib1g-dev); without them only its own properties are checked.
 ZLIB_OK := $(shell printf '\043include <zlib.h>\nint main(void){return zlibVersion()[0] == 0;}\n' | \
              $(CC) -x c - -lz -o /dev/null 2>/dev/null && echo 1)
-$(B)/replay_inflate: qcow2w.h
-$(B)/replay_session: alktunnel.h alksim.h tests/aead_ref.h fuzz/sha256_ref.h fuzz/x25519_ref.h
-$(B)/replay_session_portable: fuzz/session.c tests/replay_main.c alktunnel.h alksim.h \
-                              tests/aead_ref.h fuzz/sha256_ref.h fuzz/x25519_ref.h fuzz/alk_check.h | $(B)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) -DALKTUNNEL_NO_INT128 -DALKTUNNEL_NO_SIMD \
-	    -DALKTUNNEL_NO_SHA_NI -DSS_PRIMITIVES_ONLY -DALK_TARGET='"replay_session_portable"' \
-	    fuzz/session.c tests/replay_main.c -o $@ $(LDFLAGS)
-# The params corpus once more with ALKTUNNEL_NO_SIMD: the JSON reader's
-# word-at-a-time string scan and the host-name byte rule, not SSE2 and words.
-$(B)/replay_params_portable: fuzz/params.c tests/replay_main.c alktunnel.h \
-                             fuzz/json_ref.h fuzz/alkt_equal.h fuzz/addr_ref.h \
-                             fuzz/alk_check.h | $(B)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) -DALKTUNNEL_NO_SIMD \
-	    -DALK_TARGET='"replay_params_portable"' fuzz/params.c tests/replay_main.c \
-	    -o $@ $(LDFLAGS)
-$(B)/replay_pump: alktunnel.h alksim.h
-$(B)/replay_roles: alktunnel.h alksim.h alkcodec.h fuzz/tunnel_world.h
-$(B)/replay_tunnel_sim: alktunnel.h alksim.h fuzz/tunnel_world.h fuzz/tunnel_sim.h
-# The gate's world asks every question its steps skip and checks the answer
-# is the one it had (TW_CHECK_QUIET in fuzz/tunnel_world.h: no event, output
-# or deadline appears in a role nobody called); the campaigns skip them.
-$(B)/replay_roles $(B)/replay_tunnel_sim: override CPPFLAGS += -DTW_CHECK_QUIET
-# override: tests/mutants.py sets CPPFLAGS on the command line, which would
-# otherwise drop the define and judge the inflater without its zlib oracle
-$(B)/replay_inflate: override CPPFLAGS += $(if $(ZLIB_OK),-DALK_HAVE_ZLIB)
-$(B)/replay_inflate: LDFLAGS += $(if $(ZLIB_OK),-lz)
+$(B)/asan/inflate.o $(B)/plain/inflate.o: HARNESS_DEFS = $(if $(ZLIB_OK),-DALK_HAVE_ZLIB)
+LDLIBS_inflate = $(if $(ZLIB_OK),-lz)
 
-# The JSON conformance collection also goes through the params oracle.
+# The session's corpus runs a second time through the portable primitives
+# (the primitives' checks only, SS_PRIMITIVES_ONLY), and the params corpus
+# through the JSON reader's word-at-a-time scan instead of SSE2: a mutant
+# of the paths this CPU does not take is judged by the replay too, not only
+# by crypto-portable.
+$(B)/portable/session.o: HARNESS_DEFS = -DSS_PRIMITIVES_ONLY
+$(B)/replay_session_portable: $(B)/portable/session.o $(B)/asan/replay_main.o \
+                              $(B)/portable/libalk.a
+	$(CC) $(CFLAGS) $(SAN) $^ -o $@ $(LDFLAGS)
+$(B)/replay_params_portable: $(B)/asan/params.o $(B)/asan/replay_main.o \
+                             $(B)/portable/libalk.a
+	$(CC) $(CFLAGS) $(SAN) $^ -o $@ $(LDFLAGS)
+
 # Targets run REPLAY_JOBS at a time (the slowest first), each into its own
 # log; the logs are printed in a fixed order once all have ended.
 REPLAY_JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 REPLAY_SLOW  := qcow2_crash qcow2_write codec qcow2_growth
 REPLAY_ORDER := $(foreach t,$(REPLAY_SLOW),$(filter $(t),$(FUZZ_TARGETS))) \
                 $(filter-out $(REPLAY_SLOW),$(FUZZ_TARGETS))
-# The session's corpus runs a second time through the portable primitives
-# (no SIMD, no SHA-NI, no 128-bit products; the primitives' checks only):
-# a mutant of the paths this CPU does not take is judged by the replay too,
-# not only by crypto-portable.
-REPLAY_PORTABLE := $(if $(filter session,$(FUZZ_TARGETS)),session_portable) \
-                   $(if $(filter params,$(FUZZ_TARGETS)),params_portable)
+# The JSON conformance collection also goes through the params oracle.
 REPLAY_RUNS  := $(foreach t,$(REPLAY_ORDER),$(t):corpus/$(t)) \
                 $(if $(filter params,$(FUZZ_TARGETS)),params:tests/json_conformance) \
                 $(if $(filter session,$(FUZZ_TARGETS)),session_portable:corpus/session) \
@@ -196,12 +249,12 @@ replay: $(FUZZ_TARGETS:%=$(B)/replay_%) $(REPLAY_PORTABLE:%=$(B)/replay_%)
 # tests/json_conformance/: y_ must be accepted, n_ rejected, i_accept_/
 # i_reject_ are the documented implementation choices. Checked against the
 # reference validator (fuzz/json_ref.h) and against alktunnel.h's reader.
-$(B)/json_conformance: tests/json_conformance_main.c fuzz/json_ref.h | $(B)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) $< -o $@ $(LDFLAGS)
-$(B)/json_conformance_impl: tests/json_conformance_main.c fuzz/json_ref.h \
-                            alktunnel.h | $(B)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) -DALKT_CONFORMANCE_IMPL $< \
-	    -o $@ $(LDFLAGS)
+$(B)/json_conformance: tests/json_conformance_main.c | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) -I. $(DEPFLAGS) $< -o $@ $(LDFLAGS)
+$(B)/asan/json_conformance_impl.o: tests/json_conformance_main.c | $$(@D)/.dir
+	$(CC) $(CPPFLAGS) $(FL_asan) -DALKT_CONFORMANCE_IMPL -I. $(DEPFLAGS) -c $< -o $@
+$(B)/json_conformance_impl: $(B)/asan/json_conformance_impl.o $(B)/asan/libalk.a
+	$(CC) $(CFLAGS) $(SAN) $^ -o $@ $(LDFLAGS)
 
 conformance: $(B)/json_conformance $(B)/json_conformance_impl
 	@rc=0; ./$(B)/json_conformance tests/json_conformance | \
@@ -214,17 +267,16 @@ fast-gate: unit replay $(if $(filter alktunnel,$(UNIT_TESTS)),crypto-portable)
 
 # ---- seeds ------------------------------------------------------------------
 # corpus/codec/ comes from a hand-written generator; the simulation and qcow2
-# targets'
-# generated seeds are seed-mode inputs written by their replay driver. Both
-# are byte-stable: seeds-check regenerates them and compares.
+# targets' generated seeds are seed-mode inputs written by their replay
+# driver. Both are byte-stable: seeds-check regenerates them and compares.
 SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth qcow2_crash session pump roles \
                   tunnel_sim
 SEED_ARGS = --seed 1 --runs 32 --max-len 2048
 
-$(B)/codec_seeds: fuzz/codec_seeds.c fuzz/codec_layout.h | $(B)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< -o $@ $(LDFLAGS)
+$(B)/codec_seeds: fuzz/codec_seeds.c | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -I. $(DEPFLAGS) $< -o $@ $(LDFLAGS)
 $(B)/params_seeds: fuzz/params_seeds.c | $(B)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< -o $@ $(LDFLAGS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -I. $(DEPFLAGS) $< -o $@ $(LDFLAGS)
 
 seeds: $(B)/codec_seeds $(B)/params_seeds $(SEEDED_TARGETS:%=$(B)/replay_%)
 	./$(B)/codec_seeds corpus/codec
@@ -240,11 +292,11 @@ seeds-check: $(B)/codec_seeds $(B)/params_seeds $(SEEDED_TARGETS:%=$(B)/replay_%
 	@for t in $(SEEDED_TARGETS); do mkdir -p $(B)/seeds-check/$$t && \
 	    ./$(B)/replay_$$t $(SEED_ARGS) --write $(B)/seeds-check/$$t \
 	    >/dev/null || exit 1; done
-	@rc=0; for f in $(B)/seeds-check/*/*; do \
-	    t=$${f#$(B)/seeds-check/}; \
+	@rc=0; n=0; for f in $(B)/seeds-check/*/*; do \
+	    t=$${f#$(B)/seeds-check/}; n=$$((n + 1)); \
 	    cmp -s "$$f" "corpus/$$t" || \
 	        { echo "seed differs or missing: corpus/$$t"; rc=1; }; \
-	done; exit $$rc
+	done; echo "seeds-check: $$n generated seeds compared with corpus/"; exit $$rc
 
 # ---- the whole gate ---------------------------------------------------------
 test gate:
@@ -255,112 +307,46 @@ compile-matrix:
 	@CC="$(CC)" CLANG="$(CLANG)" CXX="$(CXX)" CLANGXX="$(CLANGXX)" B="$(B)" \
 	    sh tests/compile_matrix.sh $(HEADERS)
 
+# ---- planted bugs -------------------------------------------------------------
+# tests/planted/<header>-<bug>.patch: a realistic bug, as a patch to the
+# shipping header (which carries no planted-bug switch). Its "Caught-by:"
+# lines name the programs that must fail with it; tests/planted.sh applies
+# each patch to a copy under $(B)/planted/<header>-<bug>/, builds just
+# those programs against the copy (the harness objects are the plain
+# flavour's, shared by every bug) and checks each fails.
+PLANTED := $(patsubst tests/planted/%.patch,%,$(wildcard tests/planted/*.patch))
+define PLANTED_PROGRAMS
+$(B)/planted/%/replay_$(1): $(B)/plain/$(1).o $(B)/plain/replay_main.o $(B)/planted/%/libalk.a
+	$$(CC) $$^ -o $$@ $$(LDFLAGS) $$(LDLIBS_$(1))
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call PLANTED_PROGRAMS,$(t))))
+# a unit test and ctgrind include the implementation: built with the
+# patched header's directory searched first
+$(B)/planted/%/test_alktunnel: tests/test_alktunnel.c $(B)/planted/%/alktunnel.h
+	$(CC) $(CPPFLAGS) $(FL_plain) -I$(@D) -I. $(GREATEST_INC) $(DEPFLAGS) $< -o $@ $(LDFLAGS)
+$(B)/planted/%/ctgrind: tests/ctgrind.c $(B)/planted/%/alktunnel.h
+	$(CC) $(CPPFLAGS) -O2 -g -std=c99 -I$(@D) -I. $(DEPFLAGS) $< -o $@ $(LDFLAGS)
+
+# The worked example with its planted bug, for the demo and the drill.
+$(B)/arq_demo_bug: examples/arq_demo.c examples/arq.h examples/arq_scenario.h \
+                   alksim.h | $(B)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -DARQ_PLANTED_BUG $< -o $@ $(LDFLAGS)
+# The committed corpus must catch the ARQ tutorial's planted bug.
+$(B)/plain/sim_arq_bug.o: fuzz/sim_arq.c examples/arq.h examples/arq_scenario.h | $$(@D)/.dir
+	$(CC) $(CPPFLAGS) $(FL_plain) -DARQ_PLANTED_BUG -I. $(DEPFLAGS) -c $< -o $@
+$(B)/replay_sim_arq_bug: $(B)/plain/sim_arq_bug.o $(B)/plain/replay_main.o $(B)/plain/libalk.a
+	$(CC) $^ -o $@ $(LDFLAGS)
+
+planted-bug-check:
+	@MAKE="$(MAKE)" B="$(B)" sh tests/planted.sh $(PLANTED)
+
 # ---- examples ---------------------------------------------------------------
+# Each example is one file that includes the implementations it uses, as a
+# user copies it.
 $(B)/%: examples/%.c $(HEADERS) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< -o $@ $(LDFLAGS)
 
 $(B)/arq_demo: examples/arq.h examples/arq_scenario.h
-# The worked example with its planted bug, for the demo and the gate.
-$(B)/arq_demo_bug: examples/arq_demo.c examples/arq.h examples/arq_scenario.h \
-                   alksim.h | $(B)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -DARQ_PLANTED_BUG $< -o $@ $(LDFLAGS)
-
-# The committed corpus must catch the planted bug: replay with the bug on
-# has to fail (the finding-* seed), replay with it off passes (make replay).
-$(B)/replay_sim_arq_bug: fuzz/sim_arq.c tests/replay_main.c examples/arq.h \
-                         examples/arq_scenario.h alksim.h | $(B)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) -DARQ_PLANTED_BUG \
-	    -DALK_TARGET='"replay_sim_arq_bug"' fuzz/sim_arq.c \
-	    tests/replay_main.c -o $@ $(LDFLAGS)
-
-# The same for qcow2w.h's crash ordering: each planted ordering bug
-# (QCOW2W_ORDER_MUTANT, see qcow2w.h) must fail corpus/qcow2_crash - the
-# harness's ordering audit is what catches them. No sanitizers: the
-# oracle aborts on its own, and the build is quick.
-ORDER_MUTANTS := 1 3 7
-$(B)/replay_qcow2_crash_order%: fuzz/qcow2_crash.c tests/replay_main.c \
-                                qcow2w.h alksim.h fuzz/qcow2_harness.h | $(B)
-	$(CC) $(CPPFLAGS) -O1 -g -std=c99 -DQCOW2W_ORDER_MUTANT=$* \
-	    -DALK_TARGET='"replay_qcow2_crash_order$*"' fuzz/qcow2_crash.c \
-	    tests/replay_main.c -o $@ $(LDFLAGS)
-
-# And for alktunnel.h's session: each ALKTUNNEL_PLANTED_BUG (a duplicate
-# open destroys the live channel, poll_timeout ignores queued output, EOF
-# as an empty data frame, the window not enforced, a resume resends an
-# acknowledged frame, a resume keeps the old keys and counts nonces from 0
-# again) must fail corpus/session.
-SESSION_BUGS := 1 2 3 4 5 6
-# The AEAD's planted bugs (the tag compared with an early exit, plaintext
-# written before the tag is checked) must fail the crypto unit suites.
-CRYPTO_BUGS := 7 8
-$(B)/replay_session_bug%: fuzz/session.c tests/replay_main.c alktunnel.h \
-                          alksim.h fuzz/alk_check.h | $(B)
-	$(CC) $(CPPFLAGS) -O1 -g -std=c99 -DALKTUNNEL_PLANTED_BUG=$* \
-	    -DALK_TARGET='"replay_session_bug$*"' fuzz/session.c \
-	    tests/replay_main.c -o $@ $(LDFLAGS)
-
-# The whole-tunnel simulation must catch the session's bugs 1-5 and the
-# roles' bugs 9-11 (revocation not applied to open channels, relays never
-# tried after the direct path fails, offers that never expire).
-SIM_BUGS := 1 2 3 4 5 9 10 11
-$(B)/replay_tunnel_sim_bug%: fuzz/tunnel_sim.c fuzz/tunnel_sim.h fuzz/tunnel_world.h \
-                             tests/replay_main.c alktunnel.h alksim.h fuzz/alk_check.h | $(B)
-	$(CC) $(CPPFLAGS) -O1 -g -std=c99 -DALKTUNNEL_PLANTED_BUG=$* \
-	    -DALK_TARGET='"replay_tunnel_sim_bug$*"' fuzz/tunnel_sim.c \
-	    tests/replay_main.c -o $@ $(LDFLAGS)
-
-$(B)/test_alktunnel_bug%: tests/test_alktunnel.c alktunnel.h \
-                          $(wildcard tests/test_alktunnel_*.h) tests/aead_ref.h | $(B)
-	$(CC) $(CPPFLAGS) -O1 -g -std=c99 -DALKTUNNEL_PLANTED_BUG=$* \
-	    $(GREATEST_INC) $< -o $@ $(LDFLAGS)
-
-planted-bug-check: $(SIM_BUGS:%=$(B)/replay_tunnel_sim_bug%) \
-                   $(B)/replay_sim_arq_bug \
-                   $(ORDER_MUTANTS:%=$(B)/replay_qcow2_crash_order%) \
-                   $(SESSION_BUGS:%=$(B)/replay_session_bug%) \
-                   $(CRYPTO_BUGS:%=$(B)/test_alktunnel_bug%)
-	@for m in $(SIM_BUGS); do \
-	    if ./$(B)/replay_tunnel_sim_bug$$m -q corpus/tunnel_sim \
-	        > $(B)/planted-sim.log 2>&1; \
-	    then echo "corpus/tunnel_sim does not catch planted bug $$m"; \
-	        exit 1; \
-	    else echo "planted bug $$m caught by corpus/tunnel_sim:" \
-	        "$$(grep -c '^FAIL' $(B)/planted-sim.log) failing inputs"; \
-	    fi; \
-	done
-	@if ./$(B)/replay_sim_arq_bug -q corpus/sim_arq > $(B)/planted.log 2>&1; \
-	then echo "corpus/sim_arq does not catch the planted bug"; exit 1; \
-	else grep -c '^FAIL' $(B)/planted.log | \
-	    sed 's/^/planted bug caught by corpus\/sim_arq: failing inputs: /'; \
-	fi
-	@for m in $(ORDER_MUTANTS); do \
-	    if ./$(B)/replay_qcow2_crash_order$$m -q corpus/qcow2_crash \
-	        > $(B)/planted-order.log 2>&1; \
-	    then echo "corpus/qcow2_crash does not catch ordering bug $$m"; \
-	        exit 1; \
-	    else echo "ordering bug $$m caught by corpus/qcow2_crash:" \
-	        "$$(grep -c '^FAIL' $(B)/planted-order.log) failing inputs"; \
-	    fi; \
-	done
-	@for m in $(SESSION_BUGS); do \
-	    if ./$(B)/replay_session_bug$$m -q corpus/session \
-	        > $(B)/planted-session.log 2>&1; \
-	    then echo "corpus/session does not catch session bug $$m"; \
-	        exit 1; \
-	    else echo "session bug $$m caught by corpus/session:" \
-	        "$$(grep -c '^FAIL' $(B)/planted-session.log) failing inputs"; \
-	    fi; \
-	done
-	@for m in $(CRYPTO_BUGS); do \
-	    if ./$(B)/test_alktunnel_bug$$m -s alkt_crypto_suite \
-	        > $(B)/planted-crypto.log 2>&1 && \
-	       ./$(B)/test_alktunnel_bug$$m -s alkt_sealed_suite \
-	        >> $(B)/planted-crypto.log 2>&1; \
-	    then echo "the crypto suites do not catch AEAD bug $$m"; exit 1; \
-	    else echo "AEAD bug $$m caught by the crypto suites:" \
-	        "$$(grep -c '^FAIL' $(B)/planted-crypto.log) failing tests"; \
-	    fi; \
-	done
 
 demo: $(EXAMPLES:%=$(B)/%) $(B)/arq_demo_bug
 	@rc=0; for e in $(EXAMPLES); do \
@@ -399,9 +385,8 @@ fuzz-merge: $(B)/replay_$(T)
 # Seeded iterations, each replayable alone from its printed seed; the gate
 # runs a bounded number (DIFF_ITER, default 100).
 ITER ?= 200
-$(B)/diff_qemu: tests/diff_qemu.c qcow2w.h alksim.h fuzz/qcow2_harness.h \
-                fuzz/alk_check.h | $(B)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) $< -o $@ $(LDFLAGS)
+$(B)/diff_qemu: $(B)/asan/diff_qemu.o $(B)/asan/libalk.a
+	$(CC) $(CFLAGS) $(SAN) $^ -o $@ $(LDFLAGS)
 
 diff-qemu: $(B)/diff_qemu
 	./$(B)/diff_qemu --iter $(ITER) --seed $(SEED)
@@ -531,45 +516,29 @@ ARM_CC ?= arm-none-eabi-gcc
 firmware-check:
 	@ARM_CC="$(ARM_CC)" B="$(B)" sh tests/firmware_check.sh
 
-# ---- valgrind ---------------------------------------------------------------
-# The crypto and encrypted-session suites built the portable way: the
-# ten-limb X25519 field (no 128-bit products), ChaCha20 and SHA-256
-# without SIMD - what a 32-bit target or another compiler runs.
-$(B)/test_alktunnel_portable: tests/test_alktunnel.c alktunnel.h \
-                              $(wildcard tests/test_alktunnel_*.h) tests/aead_ref.h | $(B)
-	$(CC) $(CPPFLAGS) -O1 -g $(WARN) $(SAN) -DALKTUNNEL_NO_INT128 \
-	    -DALKTUNNEL_NO_SIMD -DALKTUNNEL_NO_SHA_NI $(GREATEST_INC) $< -o $@ $(LDFLAGS)
-
-crypto-portable: $(B)/test_alktunnel_portable
-	@./$(B)/test_alktunnel_portable -s alkt_crypto_suite && \
-	    ./$(B)/test_alktunnel_portable -s alkt_sealed_suite
-
+# ---- constant time, valgrind ------------------------------------------------
 # Constant time, under valgrind: the secrets of every primitive marked
 # undefined, a branch or index on them reported (tests/ctgrind.c), at -O2
 # as users build it.
-$(B)/ctgrind: tests/ctgrind.c alktunnel.h | $(B)
-	$(CC) $(CPPFLAGS) -O2 -g $(WARN) $< -o $@ $(LDFLAGS)
-$(B)/ctgrind_bug7: tests/ctgrind.c alktunnel.h | $(B)
-	$(CC) $(CPPFLAGS) -O2 -g -std=c99 -DALKTUNNEL_PLANTED_BUG=7 $< -o $@ $(LDFLAGS)
+# as users build it. (That it sees an early-exit tag comparison is a
+# planted-bug drill: tests/planted/alktunnel-tag-compare-early-exit.patch.)
+$(B)/ctgrind: tests/ctgrind.c | $(B)
+	$(CC) $(CPPFLAGS) -O2 -g $(WARN) -I. $(DEPFLAGS) $< -o $@ $(LDFLAGS)
 
-ctgrind: $(B)/ctgrind $(B)/ctgrind_bug7
+ctgrind: $(B)/ctgrind
 	@valgrind -q --log-file=$(B)/ctgrind.vg ./$(B)/ctgrind
-	@if valgrind -q --log-file=$(B)/ctgrind_bug7.vg ./$(B)/ctgrind_bug7 \
-	        > $(B)/ctgrind_bug7.log; \
-	then echo "ctgrind does not see the early-exit tag compare (bug 7)"; exit 1; \
-	else echo "planted early-exit tag compare: $$(grep -c '^FAIL' $(B)/ctgrind_bug7.log) checks fail, as they must"; fi
 
 valgrind: | $(B)
 	@rc=0; for t in $(UNIT_TESTS); do \
-	    $(CC) $(CPPFLAGS) -O1 -g $(WARN) $(GREATEST_INC) tests/test_$$t.c \
+	    $(CC) $(CPPFLAGS) -O1 -g $(WARN) $(GREATEST_INC) -I. tests/test_$$t.c \
 	        -o $(B)/vg_$$t $(LDFLAGS) && \
 	    ALK_UNDER_VALGRIND=1 valgrind -q --error-exitcode=99 \
 	        --leak-check=full ./$(B)/vg_$$t || rc=1; \
 	done; exit $$rc
 
+# The Debian packages the gate uses, from the one list CI installs too.
 deps:
-	apt-get install -y clang lcov gcc-arm-none-eabi libclang-rt-14-dev \
-	    valgrind zip pkg-config python3 qemu-utils zlib1g-dev
+	sh .ci/install-deps
 
 clean:
 	rm -rf $(B)

@@ -155,22 +155,6 @@
  *                             are used when the CPU has them (asked once
  *                             with cpuid; ~6x faster here, same results -
  *                             the tests compare the two)
- *   ALKTUNNEL_PLANTED_BUG     test builds only: 1..6 plants a session bug
- *                             the committed corpus must catch (a duplicate
- *                             open destroys the live channel; poll_timeout
- *                             ignores queued output; EOF sent as an empty
- *                             data frame; the window not enforced; a
- *                             resume resends an acknowledged frame; a
- *                             resume keeps the old keys and counts nonces
- *                             from 0 again), 7..8 an AEAD bug the unit
- *                             suites must catch (the tag compared with an
- *                             early exit; plaintext written before the tag
- *                             is checked), 9..11 a role bug
- *                             corpus/tunnel_sim must catch (revocation
- *                             not applied to open channels; the relays
- *                             never tried after the direct path fails;
- *                             a relay's offers never expire) - see make
- *                             planted-bug-check
  *   ALKTUNNEL_CT_COUNT(n)     test builds only: called with the number of
  *                             bytes each constant-time comparison reads
  *   ALKTUNNEL_CT_PUBLIC(p, n) test builds only: called where a value made
@@ -1867,9 +1851,6 @@ ALKTDEF int alkt_gateway_forward(alkt_gateway *g, uint32_t peer,
 #endif
 #ifndef ALKTUNNEL_CT_PUBLIC
 #define ALKTUNNEL_CT_PUBLIC(p, n) ((void)0)
-#endif
-#ifndef ALKTUNNEL_PLANTED_BUG
-#define ALKTUNNEL_PLANTED_BUG 0
 #endif
 #include <float.h>  /* DBL_MAX */
 #include <locale.h> /* localeconv: strtod's decimal point */
@@ -6476,23 +6457,10 @@ ALKTDEF void alkt_aead_seal(unsigned char *out,
     alkt__aead_tag(out + len, key, nonce, aad, aad_len, out, len);
 }
 
-#if ALKTUNNEL_PLANTED_BUG == 7
-/* planted: a tag comparison that stops at the first difference */
-static int alkt__tag_equal(const unsigned char *a, const unsigned char *b)
-{
-    size_t i;
-    for (i = 0; i < ALKT_AEAD_TAG; i++) {
-        ALKTUNNEL_CT_COUNT(1);
-        if (a[i] != b[i]) return 0;
-    }
-    return 1;
-}
-#else
 static int alkt__tag_equal(const unsigned char *a, const unsigned char *b)
 {
     return alkt_ct_equal(a, b, ALKT_AEAD_TAG);
 }
-#endif
 
 ALKTDEF int alkt_aead_open(unsigned char *out,
                            const unsigned char key[ALKT_AEAD_KEY],
@@ -6507,13 +6475,11 @@ ALKTDEF int alkt_aead_open(unsigned char *out,
     if (sealed_len < ALKT_AEAD_TAG) return ALKT_ERR_AUTH;
     len = sealed_len - ALKT_AEAD_TAG;
     alkt__aead_tag(tag, key, nonce, aad, aad_len, c, len);
-    if (ALKTUNNEL_PLANTED_BUG == 8) /* planted: plaintext out before the check */
-        alkt_chacha20(out, c, len, key, nonce, 1);
     ok = alkt__tag_equal(tag, c + len);
     ALKTUNNEL_CT_PUBLIC(&ok, sizeof ok);   /* whether it matched: public */
     alkt__sha256_wipe(tag, sizeof tag);
     if (!ok) return ALKT_ERR_AUTH;
-    if (ALKTUNNEL_PLANTED_BUG != 8) alkt_chacha20(out, c, len, key, nonce, 1);
+    alkt_chacha20(out, c, len, key, nonce, 1);
     return ALKT_OK;
 }
 
@@ -7115,12 +7081,8 @@ static int alkt__derive_keys(alkt_session *s)
     if (!zero) rc = ALKT_ERR_AUTH;   /* a small-order point: no secret */
     alkt__mac(&s->key, "alkt1 keys", s->transcript, 32, dh, sizeof dh, prk);
     (void)alkt_hkdf_expand(okm, sizeof okm, prk, "alkt1 session keys", 18);
-    if (ALKTUNNEL_PLANTED_BUG == 6 && s->established_once) {
-        /* planted: a resume keeps the old keys and counts from 0 again */
-    } else {
-        memcpy(s->tx_key, okm + (s->is_server ? 32 : 0), ALKT_AEAD_KEY);
-        memcpy(s->rx_key, okm + (s->is_server ? 0 : 32), ALKT_AEAD_KEY);
-    }
+    memcpy(s->tx_key, okm + (s->is_server ? 32 : 0), ALKT_AEAD_KEY);
+    memcpy(s->rx_key, okm + (s->is_server ? 0 : 32), ALKT_AEAD_KEY);
     memcpy(s->auth_key, okm + 64, 32);
     s->tx_ctr = s->rx_ctr = 0;
     alkt__sha256_wipe(s->eph, sizeof s->eph);
@@ -7466,9 +7428,7 @@ static void alkt__pump(alkt_session *s)
         if (c->state == ALKT_CHANNEL_OPEN &&
             (c->flags & ALKT__CF_WRITE_CLOSED) &&
             !(c->flags & ALKT__CF_EOF_QUEUED)) {
-            if (!alkt__log_frame(s, ALKTUNNEL_PLANTED_BUG == 3 ? ALKT_FRAME_DATA
-                                                               : ALKT_FRAME_EOF,
-                                 c->id, NULL, 0, NULL, 0))
+            if (!alkt__log_frame(s, ALKT_FRAME_EOF, c->id, NULL, 0, NULL, 0))
                 return;
             c->flags |= ALKT__CF_EOF_QUEUED;
         }
@@ -7700,7 +7660,6 @@ static void alkt__take_hello(alkt_session *s, const unsigned char *p)
  * released, the rest goes again, whole frames from the first. */
 static int alkt__rewind(alkt_session *s, uint64_t peer_has)
 {
-    if (ALKTUNNEL_PLANTED_BUG == 5 && peer_has > s->seq_head) peer_has--;
     if (alkt__log_release(s, peer_has) != ALKT_OK) return ALKT_ERR_RESUME_REFUSED;
     s->seq_sent = s->seq_head;
     s->log_sent = s->log_head;
@@ -7916,10 +7875,6 @@ static int alkt__on_frame(alkt_session *s, unsigned type, uint32_t id,
         alkt_error err;
         if (alkt__local_id(s, id)) return ALKT_ERR_PROTOCOL;
         /* a live or used id: refused, and the live channel untouched */
-        if (ALKTUNNEL_PLANTED_BUG == 1 && c) {
-            alkt__chan_end(s, c, 0);
-            c->flags |= ALKT__CF_RESET;
-        }
         if (c || id <= s->peer_high)
             return alkt__refuse_later(s, id, ALKT__CODE_DUPLICATE);
         s->peer_high = id;
@@ -8048,13 +8003,7 @@ static int alkt__on_header(alkt_session *s)
         if (c->state == ALKT_CHANNEL_FINISHED) return ALKT_OK;
         if (c->state != ALKT_CHANNEL_OPEN || (c->flags & ALKT__CF_PEER_EOF))
             return ALKT_ERR_PROTOCOL;
-        if (n > c->rcv_granted && ALKTUNNEL_PLANTED_BUG != 4)
-            return ALKT_ERR_FLOW_CONTROL;
-        if (n > c->rcv_granted) {
-            /* (the planted bug: the excess is taken as credit) */
-            s->budget_used += n - c->rcv_granted;
-            c->rcv_granted = (uint32_t)n;
-        }
+        if (n > c->rcv_granted) return ALKT_ERR_FLOW_CONTROL;
         s->in_sink = c;
     }
     return ALKT_OK;
@@ -8427,7 +8376,7 @@ ALKTDEF uint64_t alkt_session_poll_timeout(const alkt_session *s)
 {
     uint64_t t = UINT64_MAX;
     if (!s) return t;
-    if (alkt__output_due(s) && ALKTUNNEL_PLANTED_BUG != 2) return s->now;
+    if (alkt__output_due(s)) return s->now;
     if (s->conn == ALKT__C_HANDSHAKE && s->deadline_hs < t) t = s->deadline_hs;
     if (s->conn == ALKT__C_UP) {
         if (s->last_rx + s->idle_ns < t) t = s->last_rx + s->idle_ns;
@@ -9563,10 +9512,6 @@ ALKTDEF void alkt_relay_handle_timeout(alkt_relay_server *r, uint64_t now)
             r->stats.refused++;
             alkt__rend(r, c, ALKT__RST_NO_GATEWAY);
         } else if (c->state == ALKT__R_OFFER) {
-            if (ALKTUNNEL_PLANTED_BUG == 11) { /* planted: offers never expire */
-                c->deadline = UINT64_MAX;
-                continue;
-            }
             r->stats.expired++;
             alkt__rend(r, c, ALKT__RST_EXPIRED);
         } else if (c->state == ALKT__R_REQUEST) {
@@ -10301,7 +10246,6 @@ static void alkt__client_work(alkt_node *n)
         /* path 0 is the preferred one: direct, or with relay_first the
          * first relay (and direct last) */
         path = n->cfg.relay_first ? (p->path + 1) % paths : p->path;
-        if (ALKTUNNEL_PLANTED_BUG == 10 && !n->cfg.relay_first) path = 0; /* planted */
         c->peer = i + 1;
         c->connect_wanted = 1;
         p->conn = alkt__nslot(n, c);
@@ -10362,7 +10306,7 @@ static void alkt__gateway_work(alkt_node *n)
 static void alkt__recheck(alkt_node *n)
 {
     uint32_t i, k;
-    if (!n->is_gateway || ALKTUNNEL_PLANTED_BUG == 9) return; /* (planted) */
+    if (!n->is_gateway) return;
     for (i = 0; i < n->cfg.max_peers; i++) {
         alkt__peer *p = &n->peers[i];
         if (p->state != ALKT__P_LIVE) continue;

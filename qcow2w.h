@@ -87,12 +87,6 @@
  *   QCOW2W_ASSERT(c)       internal-invariant check, default assert(c); never
  *                          fires on a malformed image, only on a library bug
  *                          or API misuse
- *   QCOW2W_ORDER_MUTANT    test builds only, never for real images: 1, 3 or
- *                          7 plants a crash-ordering bug (L2 tables before
- *                          refcount blocks; no flush between checkpoint
- *                          phases; a refcount-table switch before its new
- *                          table is written) that the crash harness's
- *                          corpus must catch (make planted-bug-check)
  *   Q2W_NO_STDIO           leave out the POSIX executor (pread/pwrite/
  *                          fdatasync) and the file-descriptor I/O helpers.
  *                          Without it the implementation needs POSIX.1-2008:
@@ -771,9 +765,6 @@ Q2WDEF void q2w_posix_io(q2w_io *io, int fd, q2w_fdbox *box);
 #include <assert.h>
 #define QCOW2W_ASSERT(c) assert(c)
 #endif
-#ifndef QCOW2W_ORDER_MUTANT
-#define QCOW2W_ORDER_MUTANT 0
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -1340,10 +1331,10 @@ static int q2w__ckpt_kind(int phase)
 {
     switch (phase) {
     case Q2W__CKPT_REFCOUNT_BLOCKS:
-        return QCOW2W_ORDER_MUTANT == 1 ? Q2W__K_L2 : Q2W__K_RB;
+        return Q2W__K_RB;
     case Q2W__CKPT_REFCOUNT_TABLE: return Q2W__K_RT;
     case Q2W__CKPT_L2_TABLES:
-        return QCOW2W_ORDER_MUTANT == 1 ? Q2W__K_RB : Q2W__K_L2;
+        return Q2W__K_L2;
     case Q2W__CKPT_L1_TABLE: return Q2W__K_L1;
     default: return 0;
     }
@@ -1384,9 +1375,7 @@ static int q2w__checkpoint_run(q2w_image *img)
                           NULL, q2w__slot_data(img, i));
                 s->dirty = 0;
             }
-        } else if (img->writes_since_flush &&
-                   (QCOW2W_ORDER_MUTANT != 3 ||
-                    img->ckpt_phase == Q2W__CKPT_FLUSH_L1_TABLE)) {
+        } else if (img->writes_since_flush) {
             if (q2w__room(img) < 1) return Q2W_PENDING;
             q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
         }
@@ -1740,7 +1729,6 @@ static int q2w__grow_rt_run(q2w_image *img)
         }
         img->grow_phase = Q2W__GROW_SWITCH_HEADER;
         /* The new blocks and pieces (dirty) go out, flushed. */
-        if (QCOW2W_ORDER_MUTANT == 7) return Q2W__AGAIN;
         return q2w__checkpoint_start(img);
     case Q2W__GROW_SWITCH_HEADER: {
         unsigned char f[12];

@@ -25,8 +25,7 @@
  * The amplification switch replays the `00 00` attack: up to 16 MiB in one
  * chunk, millions of empty datagrams, while the decoder retains nothing.
  * The same function runs under the replay gate, seed mode and the fuzzers. */
-#define ALKCODEC_IMPLEMENTATION
-#include "../alkcodec.h"
+#include "alkcodec.h"
 
 #include <stdint.h>
 #include <stdlib.h>

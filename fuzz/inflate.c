@@ -23,8 +23,8 @@
  *     Z_DATA_ERROR: -3) (not
  *     for an empty output: qemu never asks for one, zlib still reads
  *     block headers there, the decoder returns at once). */
-#define QCOW2W_IMPLEMENTATION
-#include "../qcow2w.h"
+#include "qcow2w.h"
+#include "qcow2w_internal.h"
 #include "alk_check.h"
 
 #include <stdlib.h>

@@ -38,8 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ALKTUNNEL_IMPLEMENTATION
-#include "../alktunnel.h"
+#include "alktunnel.h"
+#include "alktunnel_internal.h"
 #include "alk_check.h"
 #include "alkt_equal.h"
 #include "addr_ref.h"

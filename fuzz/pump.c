@@ -22,10 +22,8 @@
  * At the end (no stalls, everything moves until quiet): without a failure
  * both pumps are DONE, every byte arrived both ways, both ends were told to
  * shut once; after a failure both pumps abort. */
-#define ALKTUNNEL_IMPLEMENTATION
-#include "../alktunnel.h"
-#define ALKSIM_IMPLEMENTATION
-#include "../alksim.h"
+#include "alktunnel.h"
+#include "alksim.h"
 #include "alk_check.h"
 
 #include <stdlib.h>

@@ -48,11 +48,9 @@
  *     byte-identical to the disk at its creation;
  *   - the image accepts a write and a close, and is then exact (no leak).
  */
-#define QCOW2W_IMPLEMENTATION
-#include "../qcow2w.h"
-#define ALKSIM_IMPLEMENTATION
-#define ALKSIM_STATIC
-#include "../alksim.h"
+#define _POSIX_C_SOURCE 200809L /* the harness's POSIX mirror: mkstemp, pread */
+#include "qcow2w.h"
+#include "alksim.h"
 #include "alk_check.h"
 #include "qcow2_harness.h"
 

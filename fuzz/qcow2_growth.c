@@ -19,11 +19,9 @@
  *     covered by earlier blocks).
  * At the end: close, no corruption and no leak (the old tables were freed),
  * and a fresh handle reads the model. */
-#define QCOW2W_IMPLEMENTATION
-#include "../qcow2w.h"
-#define ALKSIM_IMPLEMENTATION
-#define ALKSIM_STATIC
-#include "../alksim.h"
+#define _POSIX_C_SOURCE 200809L /* the harness's POSIX mirror: mkstemp, pread */
+#include "qcow2w.h"
+#include "alksim.h"
 #include "alk_check.h"
 #include "qcow2_harness.h"
 

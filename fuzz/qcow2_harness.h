@@ -8,10 +8,12 @@
  *
  * The oracle lives here once: fuzz/qcow2_*.c, the replay gate, seed mode,
  * tests/test_qcow2w.c and tests/diff_qemu.c all call these functions.
- * Include after qcow2w.h with its implementation and fuzz/alk_check.h. */
+ * Include after qcow2w.h and fuzz/alk_check.h (the implementation in the
+ * same translation unit, or linked: see fuzz/qcow2w_internal.h). */
 #ifndef QCOW2_HARNESS_H
 #define QCOW2_HARNESS_H
 
+#include "qcow2w_internal.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

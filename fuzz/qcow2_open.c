@@ -27,8 +27,8 @@
  * Inputs that start with "Q2WTAMPR" are tamper recipes instead (see
  * tamper_run): every size, offset and count field of a valid image set
  * one off, and to the edges of what is valid, each judged by the rule. */
-#define QCOW2W_IMPLEMENTATION
-#include "../qcow2w.h"
+#define _POSIX_C_SOURCE 200809L /* the harness's POSIX mirror: mkstemp, pread */
+#include "qcow2w.h"
 #include "alk_check.h"
 #include "qcow2_harness.h"
 

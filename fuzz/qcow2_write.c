@@ -43,11 +43,9 @@
  * that then runs on over whole clusters); the prefix keeps every other
  * input's draws where they were. */
 #define EDGE_MAGIC "Q2WEDGE1"
-#define QCOW2W_IMPLEMENTATION
-#include "../qcow2w.h"
-#define ALKSIM_IMPLEMENTATION
-#define ALKSIM_STATIC
-#include "../alksim.h"
+#define _POSIX_C_SOURCE 200809L /* the harness's POSIX mirror: mkstemp, pread */
+#include "qcow2w.h"
+#include "alksim.h"
 #include "alk_check.h"
 #include "qcow2_harness.h"
 

@@ -39,12 +39,9 @@
  * the same wire format - and must give exactly the datagrams sent, in
  * order; the pump hands back exactly those datagrams, an empty one as an
  * empty datagram, and DONE only after both EOFs. */
-#define ALKTUNNEL_IMPLEMENTATION
-#include "../alktunnel.h"
-#define ALKSIM_IMPLEMENTATION
-#include "../alksim.h"
-#define ALKCODEC_IMPLEMENTATION
-#include "../alkcodec.h"
+#include "alktunnel.h"
+#include "alksim.h"
+#include "alkcodec.h"
 #include "alk_check.h"
 #include "tunnel_world.h"
 

@@ -51,11 +51,9 @@
  * unbounded anything; after each chunk: poll_timeout never before now,
  * the output drains, memory stays within the windows, and a refusal ends
  * the connection or the session with a code. */
-#define ALKTUNNEL_IMPLEMENTATION
-#include "../alktunnel.h"
-#define ALKSIM_IMPLEMENTATION
-#define ALKSIM_STATIC
-#include "../alksim.h"
+#include "alktunnel.h"
+#include "alktunnel_internal.h"
+#include "alksim.h"
 #include "alk_check.h"
 #include "../tests/aead_ref.h"
 #include "sha256_ref.h"

@@ -35,8 +35,7 @@
  *     stalled now and then: no delivery before the stall ends;
  *   shrinker - alksim_shrink on a toy scenario keeps the failure it was
  *     given, only removes or zeroes bytes, and stops 1-minimal. */
-#define ALKSIM_IMPLEMENTATION
-#include "../alksim.h"
+#include "alksim.h"
 #include "alk_check.h"
 
 #include <stdint.h>

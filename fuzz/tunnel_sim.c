@@ -2,10 +2,8 @@
  * gateways, relays, pumps) under deterministic simulation against a
  * reference model; the scenario and its invariants are in
  * fuzz/tunnel_sim.h. A failing input prints its full alksim trace. */
-#define ALKTUNNEL_IMPLEMENTATION
-#include "../alktunnel.h"
-#define ALKSIM_IMPLEMENTATION
-#include "../alksim.h"
+#include "alktunnel.h"
+#include "alksim.h"
 #include "tunnel_sim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

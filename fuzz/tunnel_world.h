@@ -55,6 +55,7 @@
 #define TUNNEL_WORLD_H
 
 #include "alk_check.h"
+#include "alktunnel_internal.h"
 #include <stddef.h>
 #include <string.h>
 

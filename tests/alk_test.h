@@ -13,7 +13,7 @@
 #define ALKSIM_STATIC
 #define ALKSIM_IMPLEMENTATION
 #define ALKSIM_NO_STDIO
-#include "../alksim.h"
+#include "alksim.h"
 #endif
 
 #include <stdint.h>

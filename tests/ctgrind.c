@@ -18,7 +18,7 @@
                                  is branch-free, but valgrind may not know
                                  the instructions) */
 #define ALKTUNNEL_IMPLEMENTATION
-#include "../alktunnel.h"
+#include "alktunnel.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -111,11 +111,9 @@
  *     qemu mode grows a v2 overlay only when its backing is not longer).
  * Without qemu-img / qemu-io on PATH the program says SKIPPED and exits 0.
  */
-#define QCOW2W_IMPLEMENTATION
-#include "../qcow2w.h"
-#define ALKSIM_IMPLEMENTATION
-#define ALKSIM_STATIC
-#include "../alksim.h"
+#define _POSIX_C_SOURCE 200809L /* the harness's POSIX mirror: mkstemp, pread */
+#include "qcow2w.h"
+#include "alksim.h"
 #include "../fuzz/alk_check.h"
 #include "../fuzz/qcow2_harness.h" /* the model's discard and snapshots */
 

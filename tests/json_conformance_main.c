@@ -18,8 +18,7 @@
 
 #ifdef ALKT_CONFORMANCE_IMPL
 /* ---- alktunnel.h binding: the only part that depends on the library ---- */
-#define ALKTUNNEL_IMPLEMENTATION
-#include "../alktunnel.h"
+#include "alktunnel.h"
 
 static int impl_accepts(const unsigned char *buf, size_t len)
 {

@@ -28,7 +28,7 @@
 #define ALKSIM_STATIC
 #define ALKSIM_IMPLEMENTATION
 #define ALKSIM_NO_STDIO
-#include "../alksim.h"
+#include "alksim.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -42,9 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef ALK_TARGET
-#define ALK_TARGET "harness"
-#endif
+/* The program's name as its reports give it: argv[0] without its directory
+ * (replay_session, build/planted/<bug>/replay_session: replay_session). */
+static const char *target_name = "harness";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -340,7 +340,7 @@ static int write_inputs(uint64_t seed, uint64_t runs, size_t max_len,
         }
     }
     free(buf);
-    printf("%s: wrote %llu seed-mode inputs to %s\n", ALK_TARGET,
+    printf("%s: wrote %llu seed-mode inputs to %s\n", target_name,
            (unsigned long long)runs, dir);
     return 0;
 }
@@ -382,7 +382,7 @@ static int seed_mode(uint64_t seed, uint64_t runs, uint64_t only_run,
             failed++;
             fprintf(stderr, "  reproduce: %s --seed %llu --run %llu "
                             "--max-len %zu\n",
-                    ALK_TARGET, (unsigned long long)seed,
+                    target_name, (unsigned long long)seed,
                     (unsigned long long)i, max_len);
             if (save_dir) {
                 char path[512];
@@ -400,7 +400,7 @@ static int seed_mode(uint64_t seed, uint64_t runs, uint64_t only_run,
     progress:
         if (now_seconds() >= next_report) {
             next_report += 10.0;
-            printf("%s: seed %llu: %llu/%llu runs, %llu failed\n", ALK_TARGET,
+            printf("%s: seed %llu: %llu/%llu runs, %llu failed\n", target_name,
                    (unsigned long long)seed,
                    (unsigned long long)(i + 1 - first),
                    (unsigned long long)(last - first),
@@ -410,7 +410,7 @@ static int seed_mode(uint64_t seed, uint64_t runs, uint64_t only_run,
     }
     free(buf);
     printf("%s: seed %llu: %llu runs, %llu passed, %llu failed (%.2f s)\n",
-           ALK_TARGET, (unsigned long long)seed,
+           target_name, (unsigned long long)seed,
            (unsigned long long)(last - first),
            (unsigned long long)(last - first - failed),
            (unsigned long long)failed, now_seconds() - t0);
@@ -424,7 +424,7 @@ static void usage(FILE *f)
             "       %s --seed N [--runs M] [--max-len L] [--run I] "
             "[--save DIR]\n"
             "       %s --seed N --runs M [--max-len L] --write DIR\n",
-            ALK_TARGET, ALK_TARGET, ALK_TARGET);
+            target_name, target_name, target_name);
 }
 
 int main(int argc, char **argv)
@@ -437,6 +437,10 @@ int main(int argc, char **argv)
     size_t max_len = 4096;
     const char *save_dir = NULL, *write_dir = NULL;
 
+    if (argc > 0 && argv[0][0]) {
+        const char *slash = strrchr(argv[0], '/');
+        target_name = slash ? slash + 1 : argv[0];
+    }
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -493,7 +497,7 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < files.n; k++)
         free(files.paths[k]);
     free(files.paths);
-    printf("%s: %lu files, %lu passed, %lu failed (%.2f s)\n", ALK_TARGET,
+    printf("%s: %lu files, %lu passed, %lu failed (%.2f s)\n", target_name,
            t.files, t.passed, t.failed, now_seconds() - t0);
     return t.failed || !t.files ? 1 : 0;
 }

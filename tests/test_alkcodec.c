@@ -4,7 +4,7 @@
  * property tests draw from a PRNG seeded by ALK_SEED (default 1) and print
  * the seed when they fail. */
 #define ALKCODEC_IMPLEMENTATION
-#include "../alkcodec.h"
+#include "alkcodec.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* test_alksim.c - unit tests for alksim.h (greatest API). */
 #define _POSIX_C_SOURCE 200809L
 #define ALKSIM_IMPLEMENTATION
-#include "../alksim.h"
+#include "alksim.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -25,7 +25,7 @@
 static unsigned long t_ct_compared;
 #define ALKTUNNEL_CT_COUNT(n) (t_ct_compared += (unsigned long)(n))
 #define ALKTUNNEL_IMPLEMENTATION
-#include "../alktunnel.h"
+#include "alktunnel.h"
 
 #include <float.h>
 #include <math.h>

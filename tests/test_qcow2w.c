@@ -6,10 +6,10 @@
  * op stream (the crash-consistency rules), and the checker's findings on
  * images damaged on purpose. ALK_SEED=N changes the property tests' seed. */
 #define QCOW2W_IMPLEMENTATION
-#include "../qcow2w.h"
+#include "qcow2w.h"
 #define ALKSIM_IMPLEMENTATION
 #define ALKSIM_STATIC
-#include "../alksim.h"
+#include "alksim.h"
 
 #include <stdint.h>
 #include <stdio.h>
