@@ -45,7 +45,7 @@ FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench install install-check uninstall oss-fuzz-check \
         firmware-check valgrind deps clean help planted-bug-check tunnel-process \
-        ctgrind crypto-portable FORCE
+        ctgrind crypto-portable gate-build planted-programs FORCE
 
 all: $(UNIT_TESTS:%=$(B)/test_%) $(FUZZ_TARGETS:%=$(B)/replay_%) \
      $(REPLAY_PORTABLE:%=$(B)/replay_%) $(EXAMPLES:%=$(B)/%)
@@ -183,7 +183,7 @@ unit: $(UNIT_TESTS:%=$(B)/test_%) $(UNIT_TESTS:%=$(B)/test_%_cxx)
 	        echo "== $(B)/test_$$t$$v"; \
 	        ./$(B)/test_$$t$$v || rc=1; \
 	    done; \
-	done; exit $$rc
+	done; echo "gate: $(words $(UNIT_TESTS)) headers' unit tests, as C and as C++"; exit $$rc
 
 crypto-portable: $(B)/test_alktunnel_portable
 	@./$(B)/test_alktunnel_portable -s alkt_crypto_suite && \
@@ -242,6 +242,9 @@ replay: $(FUZZ_TARGETS:%=$(B)/replay_%) $(REPLAY_PORTABLE:%=$(B)/replay_%)
 	    log=$(B)/replay-logs/$$(echo "$$r" | tr "/:" "__"); \
 	    cat "$$log"; [ "$$(cat "$$log.rc" 2>/dev/null)" = 0 ] || rc=1; \
 	done; \
+	echo "gate: $(words $(REPLAY_RUNS)) runs of $(words $(FUZZ_TARGETS)) harnesses," \
+	    "$$(cat $$(ls -d $(B)/replay-logs/* | grep -v '\.rc$$') | sed -n 's/^[a-z_0-9]*: \([0-9]*\) files,.*/\1/p' | \
+	        awk '{s += $$1} END {print s + 0}') inputs"; \
 	$(if $(ZLIB_OK),,echo "replay_inflate: the comparison with zlib" \
 	    "SKIPPED (no zlib.h or -lz: apt-get install zlib1g-dev)";) exit $$rc
 
@@ -296,7 +299,7 @@ seeds-check: $(B)/codec_seeds $(B)/params_seeds $(SEEDED_TARGETS:%=$(B)/replay_%
 	    t=$${f#$(B)/seeds-check/}; n=$$((n + 1)); \
 	    cmp -s "$$f" "corpus/$$t" || \
 	        { echo "seed differs or missing: corpus/$$t"; rc=1; }; \
-	done; echo "seeds-check: $$n generated seeds compared with corpus/"; exit $$rc
+	done; echo "gate: $$n generated seeds regenerated and compared with corpus/"; exit $$rc
 
 # ---- the whole gate ---------------------------------------------------------
 test gate:
@@ -337,6 +340,11 @@ $(B)/plain/sim_arq_bug.o: fuzz/sim_arq.c examples/arq.h examples/arq_scenario.h 
 $(B)/replay_sim_arq_bug: $(B)/plain/sim_arq_bug.o $(B)/plain/replay_main.o $(B)/plain/libalk.a
 	$(CC) $^ -o $@ $(LDFLAGS)
 
+# every program the drill runs (what the patches' Caught-by lines name)
+PLANTED_PROGRAMS := $(foreach b,$(PLANTED),$(addprefix $(B)/planted/$(b)/,$(shell \
+    sed -n 's/^Caught-by: \(valgrind \)\{0,1\}\([^ ]*\).*/\2/p' tests/planted/$(b).patch)))
+planted-programs: $(PLANTED_PROGRAMS) $(B)/replay_sim_arq_bug
+
 planted-bug-check:
 	@MAKE="$(MAKE)" B="$(B)" sh tests/planted.sh $(PLANTED)
 
@@ -347,6 +355,15 @@ $(B)/%: examples/%.c $(HEADERS) | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $< -o $@ $(LDFLAGS)
 
 $(B)/arq_demo: examples/arq.h examples/arq_scenario.h
+
+# Everything make test's stages run, built up front $(nproc) at a time
+# (tests/gate.sh); the stages then find it built.
+gate-build: $(UNIT_TESTS:%=$(B)/test_%) $(UNIT_TESTS:%=$(B)/test_%_cxx) \
+            $(if $(filter alktunnel,$(UNIT_TESTS)),$(B)/test_alktunnel_portable) \
+            $(FUZZ_TARGETS:%=$(B)/replay_%) $(REPLAY_PORTABLE:%=$(B)/replay_%) \
+            $(B)/json_conformance $(B)/json_conformance_impl \
+            $(B)/codec_seeds $(B)/params_seeds planted-programs \
+            $(EXAMPLES:%=$(B)/%) $(B)/arq_demo_bug $(B)/diff_qemu $(B)/ctgrind
 
 demo: $(EXAMPLES:%=$(B)/%) $(B)/arq_demo_bug
 	@rc=0; for e in $(EXAMPLES); do \

@@ -1103,8 +1103,9 @@ static void cr_report(cr *s, const uint8_t *data, size_t size)
             q2w_info info;
             memset(&info, 0, sizeof info);
             if (s->h.img.opened) q2w_info_get(&s->h.img, &info);
-            fprintf(f, "fixture %d cluster %u refcount-order %u%s%s%s: ",
-                    s->fixture, s->cs, q2w__be32(s->fix.buf + 96),
+            fprintf(f, "fixture %d%s cluster %u refcount-order %u%s%s%s: ",
+                    s->fixture, s->has_backing ? " backing-file" : "", s->cs,
+                    q2w__be32(s->fix.buf + 96),
                     rb > s->rb0 ? " block-growth" : "",
                     s->h.img.opened && info.refcount_table_offset !=
                                            q2w__be64(s->fix.buf + 48)

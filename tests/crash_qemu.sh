@@ -21,8 +21,12 @@ if ! command -v qemu-img >/dev/null 2>&1; then
 fi
 dir=$(mktemp -d /tmp/alk-crash-qemu.XXXXXX) || exit 1
 trap 'rm -rf "$dir"' EXIT
-QCOW2_CRASH_SAVE=$dir "$bin" --seed "$seed" --runs "$runs" >"$dir/harness.log" 2>&1 || {
+QCOW2_CRASH_SAVE=$dir QCOW2_CRASH_POINTS=$dir/points "$bin" --seed "$seed" --runs "$runs" \
+    >"$dir/harness.log" 2>&1 || {
     tail -20 "$dir/harness.log"; echo "crash_qemu: the harness failed"; exit 1; }
+# Every run leaves an image but those on the backing-file fixture.
+ran=$(wc -l < "$dir/points")
+backing=$(grep -c ' backing-file ' "$dir/points")
 n=0; pass=0; fail=0; window=0; clean=0; leaky=0; copied=0
 for img in "$dir"/*.qcow2; do
     [ -e "$img" ] || continue
@@ -48,6 +52,11 @@ for img in "$dir"/*.qcow2; do
         echo "$out" | head -5
     fi
 done
-echo "crash_qemu: qemu-img check exit 0 (clean) $clean, 3 (leaks) $leaky, 2 $copied"
+echo "crash_qemu: qemu-img check exit 0 (clean) $clean, 3 (leaks only) $leaky, 2 (allowed inside a snapshot operation, OFLAG_COPIED only) $copied"
+echo "gate: $ran runs, $n crashed images judged by qemu-img check ($backing runs on the backing-file fixture leave none: its backing file lives in memory)"
+if [ $((n + backing)) -ne "$ran" ]; then
+    echo "crash_qemu: $ran runs but $n images and $backing backing-file runs: $((ran - n - backing)) images missing"
+    fail=$((fail + 1))
+fi
 echo "crash_qemu: $n images ($window cut inside a snapshot operation), $pass passed, $fail failed"
 [ $fail -eq 0 ] && [ $n -gt 0 ]

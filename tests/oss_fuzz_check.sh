@@ -1,45 +1,84 @@
 #!/bin/sh
 # oss_fuzz_check.sh TARGET... - run .clusterfuzzlite/build.sh the way the
-# OSS-Fuzz base image does (libFuzzer, ASan+UBSan), since no Docker engine
-# runs here, then check its outputs: each fuzzer exists and runs its seed
-# corpus clean, the seed zip holds exactly corpus/<target>/, the .options
-# (and the .dict, for targets that have one) are there.
+# OSS-Fuzz base image does (bash -eu, $SRC/$WORK/$OUT, libFuzzer with
+# ASan+UBSan), since no Docker engine runs here, then check its outputs:
+# each fuzzer exists, the seed zip holds exactly corpus/<target>/, the
+# .options (and the .dict, for targets that have one) are there, and the
+# fuzzer, run from its seeds with the .options' limits, runs every seed
+# (whole: no max_len) and then fuzzes until OSS_FUZZ_SECONDS (default 3)
+# have gone, clean. (A slow target's seeds take longer than that: it runs
+# them all, and fuzzes no further.) Targets
+# run $(nproc) at a time. Everything the fuzzers write (crash and slow-input
+# artifacts, their corpora) stays under $B/oss-fuzz/: they run there, with
+# -artifact_prefix there, never in the checkout.
 set -u
 B=${B:-build}
+SECS=${OSS_FUZZ_SECONDS:-3}
 root=$(pwd)
 base="$root/$B/oss-fuzz"
-rm -rf "$base"
-mkdir -p "$base/src" "$base/work" "$base/out"
-ln -s "$root" "$base/src/alk"
 SAN="-fsanitize=address,undefined -fsanitize-address-use-after-scope"
 pass=0; fail=0
 check() { if eval "$2"; then echo "ok    $1"; pass=$((pass + 1)); else echo "FAIL  $1"; fail=$((fail + 1)); fi; }
+
+# one_target T - the checks of one fuzzer, into $base/run/T.report
+one_target() {
+    t=$1; out="$base/out"; run="$base/run/$t"
+    mkdir -p "$run/seeds" "$run/new" "$run/artifacts"
+    pass=0; fail=0
+    {
+        check "$t: fuzzer built" '[ -x "$out/$t" ]'
+        check "$t: seed zip matches corpus/$t" \
+            '[ "$(unzip -Z1 "$out/${t}_seed_corpus.zip" | sort)" = "$(ls "corpus/$t" | sort)" ]'
+        dict=""
+        if [ -f "fuzz/$t.dict" ]; then
+            check "$t: dict present" '[ -s "$out/$t.dict" ]'
+            dict="-dict=$out/$t.dict"
+        fi
+        check "$t: options present" '[ -s "$out/$t.options" ]'
+        # the [libfuzzer] options as flags, but max_len: every seed runs whole
+        opts=$(sed -n 's/^\([a-z_]*\) *= *\(.*\)$/-\1=\2/p' "$out/$t.options" 2>/dev/null |
+               grep -v '^-dict=\|^-max_len=' | tr '\n' ' ')
+        (cd "$run/seeds" && unzip -q "$out/${t}_seed_corpus.zip")
+        n=$(ls "$run/seeds" | wc -l)
+        # libFuzzer runs every seed before it fuzzes, whatever the time limit
+        # shellcheck disable=SC2086
+        check "$t: runs its $n seeds, then fuzzes until ${SECS} s, clean" \
+            '(cd "$run" && "$out/$t" -max_total_time="$SECS" $opts -artifact_prefix="$run/artifacts/" $dict new seeds > fuzz.log 2>&1) || { tail -20 "$run/fuzz.log"; false; }'
+        runs=$(sed -n 's/^Done \([0-9]*\) runs in \([0-9]*\) second.*/\1/p' "$run/fuzz.log")
+        secs=$(sed -n 's/^Done \([0-9]*\) runs in \([0-9]*\) second.*/\2/p' "$run/fuzz.log")
+        cov=$(sed -n 's/^#[0-9]*.*DONE *cov: \([0-9]*\).*/\1/p' "$run/fuzz.log")
+        inited=$(sed -n 's/^#\([0-9]*\).*INITED.*/\1/p' "$run/fuzz.log")
+        check "$t: every seed ran (INITED after $n inputs or more)" '[ "${inited:-0}" -ge "$n" ]'
+        echo "      ($t: ${runs:-?} runs in ${secs:-?} s, $(( ${runs:-0} - ${inited:-0} )) after the seeds; cov ${cov:-?})"
+        echo "counts $pass $fail"
+    } > "$base/run/$t.report" 2>&1
+}
+if [ "${1:-}" = --one ]; then one_target "$2"; exit 0; fi
+
+rm -rf "$base"
+mkdir -p "$base/src" "$base/work" "$base/out" "$base/run"
+ln -sfn "$root" "$base/src/alk"
+t0=$(date +%s)
 SRC="$base/src" WORK="$base/work" OUT="$base/out" \
     CC=${CLANG:-clang} CXX=${CLANGXX:-clang++} \
     CFLAGS="-O1 -fno-omit-frame-pointer -gline-tables-only $SAN -fsanitize=fuzzer-no-link" \
     CXXFLAGS="-O1 -fno-omit-frame-pointer -gline-tables-only $SAN -fsanitize=fuzzer-no-link" \
     LIB_FUZZING_ENGINE="-fsanitize=fuzzer" \
-    bash "$root/.clusterfuzzlite/build.sh" > "$base/build.log" 2>&1
+    bash -eu "$root/.clusterfuzzlite/build.sh" > "$base/build.log" 2>&1
 build_rc=$?
-check "build.sh exits 0" '[ $build_rc -eq 0 ] || { cat "$base/build.log"; false; }'
+check "build.sh exits 0 ($(( $(date +%s) - t0 )) s)" '[ $build_rc -eq 0 ] || { tail -30 "$base/build.log"; false; }'
+
+printf '%s\n' "$@" | xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} \
+    env B="$B" OSS_FUZZ_SECONDS="$SECS" sh tests/oss_fuzz_check.sh --one {}
 for t in "$@"; do
-    out="$base/out"
-    check "$t: fuzzer built" '[ -x "$out/$t" ]'
-    check "$t: seed zip matches corpus/$t" \
-        '[ "$(unzip -Z1 "$out/${t}_seed_corpus.zip" | sort)" = "$(ls "corpus/$t" | sort)" ]'
-    dict=""
-    if [ -f "fuzz/$t.dict" ]; then
-        check "$t: dict present" '[ -s "$out/$t.dict" ]'
-        dict="-dict=$out/$t.dict"
+    if [ -f "$base/run/$t.report" ]; then
+        grep -v '^counts ' "$base/run/$t.report"
+        set -- $(sed -n 's/^counts //p' "$base/run/$t.report") 0 0
+        pass=$((pass + $1)); fail=$((fail + $2))
+    else
+        echo "FAIL  $t: no report"; fail=$((fail + 1))
     fi
-    check "$t: options present" '[ -s "$out/$t.options" ]'
-    rm -rf "$base/seeds-$t" && mkdir -p "$base/seeds-$t"
-    (cd "$base/seeds-$t" && unzip -q "$out/${t}_seed_corpus.zip")
-    check "$t: runs its seed corpus" \
-        '"$out/$t" -runs=0 $dict "$base/seeds-$t" > "$base/run-$t.log" 2>&1 || { tail -20 "$base/run-$t.log"; false; }'
-    # 2000 iterations, or 15 s for the slow (disk-image) targets.
-    check "$t: runs 2000 fuzz iterations (at most 15 s) clean" \
-        '"$out/$t" -runs=2000 -max_total_time=15 $dict "$base/seeds-$t" > "$base/fuzz-$t.log" 2>&1 || { tail -20 "$base/fuzz-$t.log"; false; }'
 done
+echo "gate: $# fuzzers built by .clusterfuzzlite/build.sh as ClusterFuzzLite builds them, each ran its seeds and fuzzed"
 echo "oss-fuzz-check: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
