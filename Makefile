@@ -53,10 +53,10 @@ all: $(UNIT_TESTS:%=$(B)/test_%) $(FUZZ_TARGETS:%=$(B)/replay_%) \
 help:
 	@echo "alk targets:"
 	@echo "  make demo            build every example and run its demo"
-	@echo "  make test            compile matrix, unit tests (ASan+UBSan), replay, JSON"
-	@echo "                       conformance, seed"
-	@echo "                       stability, planted bug, demo, install, OSS-Fuzz and"
-	@echo "                       firmware checks; ends with 'N passed, N failed'"
+	@echo "  make test            the gate (tests/gate.sh): compile matrix, unit tests"
+	@echo "                       (ASan+UBSan), replay, JSON conformance, seed stability,"
+	@echo "                       planted bugs, demo, install, OSS-Fuzz, qemu, firmware;"
+	@echo "                       ends with 'N passed, N failed'"
 	@echo "  make unit            unit tests only (GREATEST_DIR=dir: real greatest.h)"
 	@echo "  make replay          every corpus/<target>/ file through its harness"
 	@echo "  make conformance     tests/json_conformance/ vs the reference and alktunnel.h"
@@ -81,8 +81,10 @@ help:
 	@echo "  make oss-fuzz-check  run .clusterfuzzlite/build.sh locally"
 	@echo "  make firmware-check  freestanding Cortex-M4 build and sizes"
 	@echo "  make valgrind        unit tests under valgrind (no sanitizers)"
-	@echo "  make planted-bug-check  corpus/sim_arq must catch the ARQ planted bug, corpus/qcow2_crash qcow2w.h's planted ordering bugs"
-	@echo "  make deps            install the Debian packages the tests use"
+	@echo "  make planted-bug-check  every tests/planted/*.patch applied to a copy of its"
+	@echo "                       header must fail what its Caught-by lines name"
+	@echo "  make gate-build      every program make test runs, -j\$$(nproc)"
+	@echo "  make deps            install the Debian packages the tests use (.ci/packages)"
 	@echo "  Engines: TARGETS=$(FUZZ_TARGETS)  HEADERS=$(HEADERS)"
 
 $(B):
@@ -115,7 +117,7 @@ FL_plain    = -O1 -g -std=c99
 FL_planted  = $(FL_plain) -I$(@D)
 # the flavour of a target under $(B)/<flavour>/
 flavour   = $(word 2,$(subst /, ,$(patsubst $(B)/%,x/%,$@)))
-DEPFLAGS  = -MMD -MP -MF $@.d
+DEPFLAGS  = -MMD -MP -MF $@.d -MT $@
 # harness-only switches (not the header's): set per object below
 HARNESS_DEFS =
 

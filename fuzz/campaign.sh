@@ -77,6 +77,35 @@ pick_engine() {
     esac
 }
 
+# engine_cc ENGINE - the engine's compiler command, with its instrumentation
+engine_cc() {
+    case $1 in
+    honggfuzz) echo "$HFCC" ;;
+    libfuzzer) echo "$CLANG -fsanitize=fuzzer" ;;
+    afl) echo "afl-clang-fast -fsanitize=fuzzer" ;;
+    esac
+}
+
+# impl_lib ENGINE - each header's implementation (fuzz/impl_<header>.c)
+# built once for the engine with the default instrumentation, into
+# fuzz/out/lib-ENGINE/libalk.a (rebuilt when a header or impl file is
+# newer); prints the archive's path.
+impl_lib() {
+    lib="$ROOT/fuzz/out/lib-$1"
+    mkdir -p "$lib"
+    if [ ! -f "$lib/libalk.a" ] || [ -n "$(find "$ROOT"/*.h "$ROOT"/fuzz/impl_*.c \
+            "$ROOT"/fuzz/*_internal.h -newer "$lib/libalk.a" 2>/dev/null)" ]; then
+        for impl in "$ROOT"/fuzz/impl_*.c; do
+            # shellcheck disable=SC2046
+            $(engine_cc "$1") -c -O1 -g $SAN -I"$ROOT" "$impl" \
+                -o "$lib/$(basename "$impl" .c).o" >&2 || return 1
+        done
+        rm -f "$lib/libalk.a"
+        ar rcs "$lib/libalk.a" "$lib"/impl_*.o || return 1
+    fi
+    echo "$lib/libalk.a"
+}
+
 # build ENGINE TARGET OUT
 build() {
     src="$ROOT/fuzz/$2.c"
@@ -93,13 +122,18 @@ build() {
     case " $NO_CMP_TARGETS " in *" $2 "*) cov="-fno-sanitize-coverage=trace-cmp" ;; esac
     # (honggfuzz and libFuzzer builds: AFL++ instruments with its own pass)
     allow=""
-    [ -f "$ROOT/fuzz/$2.cov" ] && allow="-fsanitize-coverage-allowlist=$ROOT/fuzz/$2.cov"
+    [ -f "$ROOT/fuzz/$2.cov" ] && [ "$1" != afl ] &&
+        allow="-fsanitize-coverage-allowlist=$ROOT/fuzz/$2.cov"
+    # The implementations: the engine's shared build, or - for a target
+    # instrumented its own way - compiled with the harness.
+    if [ -z "$cov$allow" ]; then
+        impls=$(impl_lib "$1") || return 1
+    else
+        impls="$ROOT/fuzz/impl_*.c"
+    fi
     # shellcheck disable=SC2086
-    case $1 in
-    honggfuzz) "$HFCC" -O1 -g $SAN $cov $allow $FUZZ_DEFS $zdef "$src" -o "$3" $zlib ;;
-    libfuzzer) "$CLANG" -O1 -g -fsanitize=fuzzer $SAN $cov $allow $FUZZ_DEFS $zdef "$src" -o "$3" $zlib ;;
-    afl) afl-clang-fast -O1 -g -fsanitize=fuzzer $SAN $cov $FUZZ_DEFS $zdef "$src" -o "$3" $zlib ;;
-    esac
+    $(engine_cc "$1") -O1 -g $SAN $cov $allow $FUZZ_DEFS $zdef -I"$ROOT" "$src" $impls \
+        -o "$3" $zlib
 }
 
 running_pid() {

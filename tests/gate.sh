@@ -49,7 +49,9 @@ stage() {
     ( n=0; while kill -0 "$pid" 2>/dev/null; do
           sleep 1; n=$((n + 1))
           if [ $((n % 30)) -eq 0 ] && kill -0 "$pid" 2>/dev/null; then
-              echo "... $name: running for ${n} s: $(tail -n 1 "$out" 2>/dev/null | cut -c1-100)"
+              last=$(tail -n 1 "$out" 2>/dev/null | cut -c1-100)
+              [ -n "$last" ] || last="$(find "$B" -type f -newer "$out" | wc -l) files written under $B/ so far"
+              echo "... $name: running for ${n} s: $last"
           fi
       done ) &
     ticker=$!

@@ -68,6 +68,7 @@ SRC="$base/src" WORK="$base/work" OUT="$base/out" \
 build_rc=$?
 check "build.sh exits 0 ($(( $(date +%s) - t0 )) s)" '[ $build_rc -eq 0 ] || { tail -30 "$base/build.log"; false; }'
 
+ntargets=$#
 printf '%s\n' "$@" | xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} \
     env B="$B" OSS_FUZZ_SECONDS="$SECS" sh tests/oss_fuzz_check.sh --one {}
 for t in "$@"; do
@@ -79,6 +80,6 @@ for t in "$@"; do
         echo "FAIL  $t: no report"; fail=$((fail + 1))
     fi
 done
-echo "gate: $# fuzzers built by .clusterfuzzlite/build.sh as ClusterFuzzLite builds them, each ran its seeds and fuzzed"
+echo "gate: $ntargets fuzzers built by .clusterfuzzlite/build.sh as ClusterFuzzLite builds them, each ran its seeds and fuzzed"
 echo "oss-fuzz-check: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
