@@ -121,6 +121,8 @@ DEPFLAGS  = -MMD -MP -MF $@.d -MT $@
 # harness-only switches (not the header's): set per object below
 HARNESS_DEFS =
 
+# a recipe that fails leaves no half-made target behind
+.DELETE_ON_ERROR:
 .SECONDEXPANSION:
 # An implementation object; in a planted flavour, its header is the patched
 # copy in the same directory when the bug is in that header.
@@ -149,14 +151,15 @@ $(B)/%/libalk.a: $$(foreach h,$(IMPLS),$$(call impl_obj,$$*,$$(h)))
 	@rm -f $@ && ar rcs $@ $^
 
 # A planted bug's header: the shipping header with the patch applied, no
-# fuzz allowed (-F0): a patch that no longer applies fails the build, and
-# so the drill.
+# fuzz allowed (-F0). A patch that no longer applies fails the build and
+# removes the bug's directory - programs built from an earlier header go
+# too - so the drill finds nothing to run and fails.
 $(B)/planted/%.h: tests/planted/$$(*D).patch \
                  $$(notdir $$*).h | $$(@D)/.dir
 	@cp $(notdir $*).h $@.tmp && \
 	    patch -s -F0 --no-backup-if-mismatch -r - $@.tmp < $< && \
 	    ! cmp -s $@.tmp $(notdir $*).h && mv $@.tmp $@ || \
-	    { rm -f $@.tmp; echo "$<: does not apply to $(notdir $*).h"; exit 1; }
+	    { rm -rf $(@D); echo "$<: does not apply to $(notdir $*).h"; exit 1; }
 
 -include $(wildcard $(B)/*.d $(B)/*/*.d $(B)/planted/*/*.d)
 

@@ -63,8 +63,11 @@ for bug in "$@"; do
         bad "$bug: no Caught-by line in tests/planted/$bug.patch"
 done
 # Every program every bug names (make planted-programs), in one parallel make.
+# A build that failed anywhere fails the drill: a program left from an
+# earlier build must not stand in for one that no longer builds.
 if ! $MAKE -s -k -j"$jobs" B="$B" planted-programs > "$B/planted-build.log" 2>&1; then
     sed 's/^/      /' "$B/planted-build.log" | tail -30
+    bad "the planted programs did not all build ($B/planted-build.log)"
 fi
 
 # Every (bug, catcher) pair, judged $jobs at a time, reported in order.
