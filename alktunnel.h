@@ -751,7 +751,10 @@ extern "C" {
     X(ALKT_ERR_DECRYPT, -51, "a record failed authentication (changed, "      \
       "replayed, reordered or cut on the path)")                             \
     X(ALKT_ERR_CIPHER, -52, "one peer is encrypted, the other plaintext")     \
-    X(ALKT_ERR_NONCE_LIMIT, -53, "the record counter of a key ran out")
+    X(ALKT_ERR_NONCE_LIMIT, -53, "the record counter of a key ran out")      \
+    X(ALKT_ERR_STALE_HELLO, -54, "a HELLO no fresher than one accepted "      \
+      "before (replayed, or the client's clock went back)")                  \
+    X(ALKT_ERR_BUSY, -55, "the gateway has no free session slot")
 
 typedef enum alkt_result {
 #define ALKT__ENUM(name, value, text) name = value,
@@ -761,7 +764,7 @@ typedef enum alkt_result {
 } alkt_result;
 /* The lowest code (the list's last entry: keep new codes below it and
  * move this along); a wire code outside [LOWEST, 0) is no library code. */
-#define ALKT__RESULT_LOWEST ALKT_ERR_NONCE_LIMIT
+#define ALKT__RESULT_LOWEST ALKT_ERR_BUSY
 
 #define ALKT_PATH_MAX 128
 /* A typed decoder (alkt_*_decode) that succeeds leaves it all zero: code
@@ -1116,7 +1119,7 @@ ALKTDEF int alkt_hkdf_expand(unsigned char *okm, size_t okm_len,
 
 /* ---- session: one authenticated channel mux over one byte stream ----------
  * See SESSION in the top comment for the wire format and the rules. */
-#define ALKT_PROTOCOL_VERSION 1u
+#define ALKT_PROTOCOL_VERSION 2u
 #define ALKT_FRAME_HEADER 8u
 #define ALKT_FRAME_PAYLOAD_MAX 16384u
 #define ALKT_NONCE_SIZE 32u
@@ -1124,14 +1127,21 @@ ALKTDEF int alkt_hkdf_expand(unsigned char *okm, size_t okm_len,
 #define ALKT_IDENTITY_MAX 129u  /* "client/resource": two IDs */
 #define ALKT_REASON_MAX 64u
 #define ALKT_CHANNELS_MAX 4096u
-/* HELLO: fixed fields, where the ephemeral key and identity length sit */
-#define ALKT__HELLO_FIXED 141u
+/* HELLO: fixed fields, where the ephemeral key, freshness and identity
+ * length sit; a client's HELLO ends with a MAC */
+#define ALKT__HELLO_FIXED 149u
 #define ALKT__HELLO_EPH 108u
-#define ALKT__HELLO_IDLEN 140u
+#define ALKT__HELLO_FRESH 140u
+#define ALKT__HELLO_IDLEN 148u
+#define ALKT__HELLO_MAC 32u
+#define ALKT__HELLO_MAX (ALKT__HELLO_FIXED + ALKT_IDENTITY_MAX + ALKT__HELLO_MAC)
+#define ALKT__REFUSE_LEN 34u  /* code(2) | MAC(32) */
 
 typedef enum alkt_frame_type {
     ALKT_FRAME_HELLO = 0x01,
     ALKT_FRAME_AUTH = 0x02,
+    ALKT_FRAME_REFUSE = 0x03,   /* server, in clear: a proven client's
+                                   HELLO turned down, the refusal MACed */
     /* sequenced: logged, acknowledged, resent after a resume */
     ALKT_FRAME_OPEN = 0x10,
     ALKT_FRAME_OPEN_OK = 0x11,
@@ -1174,6 +1184,17 @@ typedef struct alkt_session_config {
                                    default: every frame sealed */
     uint64_t rekey_records;     /* records sealed under one key before the
                                    next key; 2..2^60, 0 = 2^32 */
+    uint64_t epoch_ns;          /* client: the Unix time (ns) at now == 0:
+                                   each HELLO's freshness is epoch_ns + now
+                                   (above the last one sent), and a server
+                                   takes only HELLOs fresher than the last it
+                                   accepted, so a client must not go back in
+                                   time across restarts: give it the wall
+                                   clock (0: now alone) */
+    uint64_t freshness_floor;   /* server: take a client's HELLO only if its
+                                   freshness is above this - the last one
+                                   accepted under this secret (alkt_node keeps
+                                   it per authorization); 0: any */
 } alkt_session_config;
 
 typedef enum alkt_event_type {
@@ -1275,6 +1296,16 @@ typedef struct alkt_session {
     int resuming, conn_was_up;
     int hs_half;                /* server: a first handshake got as far as
                                    our AUTH (the token is known) */
+    int hs_proven;              /* server: this connection's client HELLO
+                                   passed its MAC and freshness (before
+                                   that we say nothing) */
+    uint64_t epoch_ns;          /* client: freshness = epoch_ns + now */
+    uint64_t fresh_sent;        /* client: the last HELLO's freshness */
+    uint64_t fresh_floor;       /* server: the last freshness accepted */
+    unsigned char hello_hash[32]; /* SHA-256 of the client's HELLO frame:
+                                   what a REFUSE is bound to */
+    int resume_mismatch;        /* client: the server's HELLO does not
+                                   resume us (judged once its AUTH is in) */
     uint64_t rx_peer_has;       /* frames the peer's HELLO says it has */
     int peer_goaway;            /* the code of the peer's GOAWAY */
     /* channels */
@@ -1381,6 +1412,16 @@ ALKTDEF int alkt_session_is_established(const alkt_session *s);
 /* The peer's identity as it proved it (valid once established). */
 ALKTDEF const char *alkt_session_peer_identity(const alkt_session *s,
                                                size_t *len);
+/* Server: the freshest client HELLO this session accepted, or its
+ * freshness_floor when none was fresher - a server that makes a session
+ * object per connection keeps the highest per secret and gives it as the
+ * next object's freshness_floor (so a recorded HELLO is never taken
+ * twice). */
+ALKTDEF uint64_t alkt_session_peer_freshness(const alkt_session *s);
+/* Wipes every key, token and the secret's state from s, and closes it:
+ * for a caller that keeps or reuses the memory. (A session wipes them
+ * itself once closed and its last frame is out.) */
+ALKTDEF void alkt_session_wipe(alkt_session *s);
 
 ALKTDEF int alkt_channel_open(alkt_session *s, const alkt_open_params *params,
                               uint32_t *id);
@@ -1672,13 +1713,19 @@ typedef struct alkt_node_config {
     uint64_t backoff_min_ns, backoff_max_ns;  /* 0 = 100 ms, 10 s */
     uint64_t offer_refresh_ns;    /* gateway: refresh offers this often;
                                      0 = 10 s */
+    uint32_t pending_per_source;  /* gateway: connections from one address
+                                     (alkt_node_accept_from) whose HELLO is
+                                     not proven yet, at most; a new one
+                                     takes the place of that address's
+                                     oldest; 0 = 4 */
 } alkt_node_config;
 
 typedef struct alkt__nconn {
     uint32_t handle;           /* 0: free */
     uint8_t state, close_wanted, connect_wanted, was_up;
-    uint8_t route_wait;        /* gateway: a whole HELLO, waiting for a
-                                  session slot to be freed */
+    uint8_t route_wait;        /* gateway: a whole HELLO, proven, waiting
+                                  for a session slot to be freed */
+    uint8_t has_source;        /* gateway: ip is where it came from */
     int close_code;            /* why the node closes it */
     uint32_t peer;             /* slot + 1, 0: none yet */
     uint32_t relay;            /* relay index + 1 for relay paths */
@@ -1687,9 +1734,18 @@ typedef struct alkt__nconn {
     uint16_t port;
     unsigned char out[ALKT_RELAY_REQUEST_MAX + 8];
     size_t out_len, out_off, out_peeked;   /* a relay request, 'R', 'S' */
-    unsigned char in[ALKT_FRAME_HEADER + ALKT__HELLO_FIXED + ALKT_IDENTITY_MAX];
+    unsigned char in[ALKT_FRAME_HEADER + ALKT__HELLO_MAX];
     size_t in_len;             /* gateway: a HELLO being read */
+    uint64_t accepted_at;      /* gateway: when it came in */
 } alkt__nconn;
+
+/* Gateway: the freshest HELLO accepted per (client, resource) - kept past
+ * the authorization's removal while there is room, so a re-added one does
+ * not take old HELLOs again. */
+typedef struct alkt__fresh {
+    char client[ALKT_ID_MAX + 1], resource[ALKT_ID_MAX + 1];
+    uint64_t last;
+} alkt__fresh;
 
 typedef struct alkt__grant {
     uint32_t channel;             /* 0: unused */
@@ -1734,6 +1790,11 @@ typedef struct alkt_node {
     uint64_t *relay_retry_at;     /* gateway: next offer attempt per relay */
     uint32_t *relay_failures;
     uint64_t expiry_checked;      /* gateway: expiries up to here applied */
+    alkt__fresh *fresh;           /* gateway: max_authorizations entries */
+    size_t fresh_count;
+    unsigned char decoy[32];      /* gateway: the key a HELLO naming no
+                                     authorization is checked under */
+    uint64_t fresh_sent;          /* client: the last HELLO's freshness */
 } alkt_node;
 typedef alkt_node alkt_client;
 typedef alkt_node alkt_gateway;
@@ -1745,9 +1806,20 @@ ALKTDEF size_t alkt_node_mem_size(const alkt_node_config *cfg);
  * ALKT_ERR_CHANNELS_FULL (close it), ALKT_ERR_STATE on a client; *conn is
  * 0 whenever it fails. The connection table holds 2 * max_peers +
  * max_relays * offers_per_relay connections (each session's and one
- * replacing it, and a gateway's offers at relays); accept refuses past
- * that. */
+ * replacing it, and a gateway's offers at relays). When it is full, the
+ * oldest connection whose HELLO is not proven yet is closed (a CLOSE
+ * event) to make room: strangers cannot keep a client out; only when
+ * every connection is a proven session's or an offer does accept refuse.
+ * accept_from also names the address it came from: at most
+ * cfg.pending_per_source unproven connections per address, a new one
+ * closing that address's oldest. */
 ALKTDEF int alkt_node_accept(alkt_node *n, uint64_t now, uint32_t *conn);
+ALKTDEF int alkt_node_accept_from(alkt_node *n, uint64_t now, const alkt_ip *from,
+                                  uint32_t *conn);
+/* Wipes every session's keys and buffers, the authorizations' secrets and
+ * the seed from n: for a caller that keeps or reuses the memory. n is
+ * unusable after it (init again). */
+ALKTDEF void alkt_node_wipe(alkt_node *n);
 ALKTDEF int alkt_client_init(alkt_client *c, const alkt_node_config *cfg,
                              void *mem, size_t mem_len, uint64_t now);
 ALKTDEF int alkt_gateway_init(alkt_gateway *g, const alkt_node_config *cfg,
@@ -6986,15 +7058,89 @@ static void alkt__mac(const alkt_hmac_sha256_ctx *key, const char *label,
     alkt_hmac_sha256_final(&m, out);
 }
 
-/* The resume proof: a MAC under the session's token. */
+/* The resume proof: a MAC under the session's token of the resuming
+ * HELLO's nonce, the session id and the HELLO's freshness (the HELLO's own
+ * MAC binds the proof to the rest). */
 static void alkt__resume_proof(const alkt_session *s, const unsigned char *nonce,
-                               unsigned char out[32])
+                               uint64_t fresh, unsigned char out[32])
 {
     alkt_hmac_sha256_ctx k;
+    unsigned char b[ALKT_SESSION_ID_SIZE + 8];
+    memcpy(b, s->session_id, ALKT_SESSION_ID_SIZE);
+    alkt__put64(b + ALKT_SESSION_ID_SIZE, fresh);
     alkt_hmac_sha256_init(&k, s->token, sizeof s->token);
-    alkt__mac(&k, "alkt1 resume", nonce, ALKT_NONCE_SIZE, s->session_id,
-              ALKT_SESSION_ID_SIZE, out);
+    alkt__mac(&k, "alkt2 resume", nonce, ALKT_NONCE_SIZE, b, sizeof b, out);
     alkt__sha256_wipe(&k, sizeof k);
+}
+
+/* The MAC a client's HELLO ends with: HMAC(secret, "alkt2 hello" || the
+ * frame header || the payload up to the MAC). hdr_len: the header's
+ * payload length (the MAC included). */
+static void alkt__hello_mac(const alkt_hmac_sha256_ctx *key,
+                            const unsigned char *payload, size_t hdr_len,
+                            unsigned char out[32])
+{
+    unsigned char h[ALKT_FRAME_HEADER];
+    alkt__frame_header(h, ALKT_FRAME_HELLO, hdr_len, 0);
+    alkt__mac(key, "alkt2 hello", h, sizeof h, payload,
+              hdr_len - ALKT__HELLO_MAC, out);
+}
+
+/* A client HELLO (payload p, n bytes) checked as far as a server can
+ * before it says or keeps anything: its shape, its MAC under key, its
+ * freshness above floor. ALKT_OK with *fresh; else ALKT_ERR_PROTOCOL (no
+ * client HELLO), _AUTH (the MAC) or _STALE_HELLO (a replay, or a client
+ * clock gone back). The MAC is computed for any well-shaped HELLO, so a
+ * name the server does not know (checked under a key of its own) and a
+ * wrong MAC cost the same and get the same silence. */
+static int alkt__hello_check(const alkt_hmac_sha256_ctx *key,
+                             const unsigned char *p, size_t n, uint64_t floor,
+                             uint64_t *fresh)
+{
+    unsigned char mac[32];
+    size_t idl;
+    int ok;
+    if (n < ALKT__HELLO_FIXED + 1 + ALKT__HELLO_MAC || n > ALKT__HELLO_MAX ||
+        memcmp(p, alkt__magic, 4) != 0 || p[6] != 1)
+        return ALKT_ERR_PROTOCOL;
+    idl = p[ALKT__HELLO_IDLEN];
+    if (idl == 0 || idl > ALKT_IDENTITY_MAX ||
+        n != ALKT__HELLO_FIXED + idl + ALKT__HELLO_MAC)
+        return ALKT_ERR_PROTOCOL;
+    alkt__hello_mac(key, p, n, mac);
+    ok = alkt_ct_equal(mac, p + n - ALKT__HELLO_MAC, 32);
+    ALKTUNNEL_CT_PUBLIC(&ok, sizeof ok);   /* whether it matched: public */
+    if (!ok) return ALKT_ERR_AUTH;
+    *fresh = alkt__get64(p + ALKT__HELLO_FRESH);
+    return *fresh > floor ? ALKT_OK : ALKT_ERR_STALE_HELLO;
+}
+
+/* SHA-256 of a HELLO frame (the header rebuilt from the payload length). */
+static void alkt__hello_hash(const unsigned char *p, size_t n,
+                             unsigned char out[32])
+{
+    unsigned char h[ALKT_FRAME_HEADER];
+    alkt_sha256_ctx c;
+    alkt__frame_header(h, ALKT_FRAME_HELLO, n, 0);
+    alkt_sha256_init(&c);
+    alkt_sha256_update(&c, h, sizeof h);
+    alkt_sha256_update(&c, p, n);
+    alkt_sha256_final(&c, out);
+}
+
+/* A REFUSE frame, whole, into out (ALKT_FRAME_HEADER + ALKT__REFUSE_LEN
+ * bytes): the negated library code, and HMAC(secret, "alkt2 refuse" ||
+ * SHA-256(the client's HELLO frame) || code) - bound to that HELLO's
+ * fresh nonce, so it refuses that connection and no other. */
+static size_t alkt__refuse_frame(const alkt_hmac_sha256_ctx *key,
+                                 const unsigned char hello_hash[32], int code,
+                                 unsigned char *out)
+{
+    alkt__frame_header(out, ALKT_FRAME_REFUSE, ALKT__REFUSE_LEN, 0);
+    alkt__put16(out + ALKT_FRAME_HEADER, (uint32_t)-code);
+    alkt__mac(key, "alkt2 refuse", hello_hash, 32, out + ALKT_FRAME_HEADER, 2,
+              out + ALKT_FRAME_HEADER + 2);
+    return ALKT_FRAME_HEADER + ALKT__REFUSE_LEN;
 }
 
 static size_t alkt__align8(size_t n)
@@ -7138,6 +7284,12 @@ static int alkt__cfg(const alkt_session_config *c, alkt_session_config *o)
     return 1;
 }
 
+/* the frame buffer: a frame of max_frame, or a whole HELLO */
+static size_t alkt__in_buf_size(const alkt_session_config *c)
+{
+    return c->max_frame > ALKT__HELLO_MAX ? c->max_frame : ALKT__HELLO_MAX;
+}
+
 static size_t alkt__rec_max(const alkt_session_config *c)
 {
     return ALKT__REC_OVERHEAD + ALKT_FRAME_HEADER + c->max_frame;
@@ -7158,7 +7310,7 @@ ALKTDEF size_t alkt_session_mem_size(const alkt_session_config *cfg)
     if (!cfg || !alkt__cfg(cfg, &c)) return 0;
     return alkt__align8((size_t)c.max_channels * sizeof(alkt__chan)) +
            (size_t)c.max_channels * 24u + (size_t)c.max_channels * c.channel_window +
-           c.log_size + c.max_frame + 8 + alkt__rec_mem(&c);
+           c.log_size + alkt__in_buf_size(&c) + 8 + alkt__rec_mem(&c);
 }
 
 ALKTDEF int alkt_session_init(alkt_session *s, const alkt_session_config *cfg,
@@ -7183,6 +7335,8 @@ ALKTDEF int alkt_session_init(alkt_session *s, const alkt_session_config *cfg,
     s->idle_ns = c.idle_timeout_ns;
     s->hs_ns = c.handshake_timeout_ns;
     s->resume_ns = c.resume_window_ns;
+    s->epoch_ns = c.epoch_ns;
+    s->fresh_floor = c.freshness_floor;
     s->now = now;
     p = (unsigned char *)(((uintptr_t)mem + 7u) & ~(uintptr_t)7u);
     s->chans = (alkt__chan *)(void *)p;
@@ -7199,7 +7353,7 @@ ALKTDEF int alkt_session_init(alkt_session *s, const alkt_session_config *cfg,
     s->log = p;
     p += c.log_size;
     s->in_buf = p;
-    p += c.max_frame;
+    p += alkt__in_buf_size(&c);
     s->plaintext = c.plaintext != 0;
     s->rekey_records = c.rekey_records;
     if (!s->plaintext) {
@@ -7475,6 +7629,19 @@ static void alkt__peer_goaway(alkt_session *s, int wire)
     s->rec_len = s->rec_off = 0;
 }
 
+/* A closed session keeps no key: the secret's state, the token, the
+ * handshake's keys and the receive key go at the close, the send key once
+ * nothing more is sealed (the connection is over: a GOAWAY is out). */
+static void alkt__forget_keys(alkt_session *s)
+{
+    alkt__sha256_wipe(&s->key, sizeof s->key);
+    alkt__sha256_wipe(s->token, sizeof s->token);
+    alkt__sha256_wipe(s->auth_key, sizeof s->auth_key);
+    alkt__sha256_wipe(s->eph, sizeof s->eph);
+    alkt__sha256_wipe(s->rx_key, sizeof s->rx_key);
+    if (s->conn == ALKT__C_NONE) alkt__sha256_wipe(s->tx_key, sizeof s->tx_key);
+}
+
 static void alkt__close_session(alkt_session *s, int code)
 {
     uint32_t i;
@@ -7493,6 +7660,7 @@ static void alkt__close_session(alkt_session *s, int code)
         alkt__chan_end(s, c, code);
         c->events |= ALKT__EV_RESET | ALKT__EV_DONE;
     }
+    alkt__forget_keys(s);
 }
 
 /* The connection is over (we know it): the session waits for another. */
@@ -7517,6 +7685,7 @@ static void alkt__conn_over(alkt_session *s, int code)
     s->conn_was_up = 0;
     if (s->state == ALKT__S_ACTIVE && s->now >= s->deadline_resume)
         alkt__close_session(s, ALKT_ERR_RESUME_EXPIRED);
+    if (s->state == ALKT__S_CLOSED) alkt__forget_keys(s);
     if (s->in_sink) {
         s->in_sink->rcv_partial = 0;   /* that frame comes again */
         s->in_sink = NULL;
@@ -7541,9 +7710,11 @@ static void alkt__ctl_frame(alkt_session *s, unsigned type, const void *p,
     s->ctl_len += ALKT_FRAME_HEADER + n;
 }
 
+/* Our HELLO's payload into h; a client's ends with its MAC. */
 static size_t alkt__hello(alkt_session *s, unsigned char *h, int resume,
                           const unsigned char *proof)
 {
+    size_t n;
     memcpy(h, alkt__magic, 4);
     h[4] = ALKT_PROTOCOL_VERSION;  /* lowest */
     h[5] = ALKT_PROTOCOL_VERSION;  /* highest (the server: its choice) */
@@ -7558,15 +7729,20 @@ static size_t alkt__hello(alkt_session *s, unsigned char *h, int resume,
     alkt__put32(h + 100, s->log_size);
     alkt__put32(h + 104, s->max_channels);
     memcpy(h + ALKT__HELLO_EPH, s->eph_pub, ALKT_X25519_SIZE); /* 0s in clear */
+    alkt__put64(h + ALKT__HELLO_FRESH, s->is_server ? 0 : s->fresh_sent);
     h[ALKT__HELLO_IDLEN] = (unsigned char)s->identity_len;
     memcpy(h + ALKT__HELLO_FIXED, s->identity, s->identity_len);
-    return ALKT__HELLO_FIXED + s->identity_len;
+    n = ALKT__HELLO_FIXED + s->identity_len;
+    if (s->is_server) return n;
+    n += ALKT__HELLO_MAC;
+    alkt__hello_mac(&s->key, h, n, h + n - ALKT__HELLO_MAC);
+    return n;
 }
 
 ALKTDEF int alkt_session_connect(alkt_session *s, uint64_t now,
                                  const unsigned char nonce[ALKT_NONCE_SIZE])
 {
-    unsigned char h[ALKT__HELLO_FIXED + ALKT_IDENTITY_MAX];
+    unsigned char h[ALKT__HELLO_MAX];
     if (!s || !nonce) return ALKT_ERR_ARG;
     if (s->state == ALKT__S_CLOSED) return ALKT_ERR_CLOSED;
     s->now = now;
@@ -7579,6 +7755,7 @@ ALKTDEF int alkt_session_connect(alkt_session *s, uint64_t now,
     s->conn = ALKT__C_HANDSHAKE;
     s->conn_code = 0;
     s->hs_step = 0;
+    s->hs_proven = 0;
     s->deadline_hs = now + s->hs_ns;
     s->last_rx = s->last_tx = now;
     s->in_hdr_len = 0;
@@ -7611,16 +7788,22 @@ ALKTDEF int alkt_session_connect(alkt_session *s, uint64_t now,
     if (!s->is_server) {
         unsigned char proof[32];
         size_t n;
+        /* fresher than every HELLO before it: the wall clock if the caller
+         * gave one, and at least one above the last */
+        s->fresh_sent = s->epoch_ns + now > s->fresh_sent ? s->epoch_ns + now
+                                                           : s->fresh_sent + 1;
         if (s->resuming)
-            alkt__resume_proof(s, s->nonce, proof);
+            alkt__resume_proof(s, s->nonce, s->fresh_sent, proof);
         n = alkt__hello(s, h, s->resuming, s->resuming ? proof : NULL);
         alkt__ctl_frame(s, ALKT_FRAME_HELLO, h, n);
         alkt_sha256_update(&s->hs_hash, s->ctl, s->ctl_len);
+        alkt__hello_hash(h, n, s->hello_hash);
     }
     return ALKT_OK;
 }
 
-/* A HELLO's fields, checked for what every HELLO must hold. */
+/* A HELLO's fields, checked for what every HELLO must hold (n: without a
+ * client HELLO's MAC, checked before). */
 static int alkt__parse_hello(alkt_session *s, const unsigned char *p,
                              size_t n)
 {
@@ -7700,25 +7883,64 @@ static void alkt__up(alkt_session *s)
     alkt__pump(s);
 }
 
+/* Server: a resuming client HELLO (payload p, its MAC and freshness fresh
+ * checked) proves this session's token and names counters the session can
+ * go on from. */
+static int alkt__resume_ok(const alkt_session *s, const unsigned char *p,
+                           uint64_t fresh)
+{
+    unsigned char proof[32];
+    uint64_t peer_has = alkt__get64(p + 56);
+    int ok;
+    if ((!s->established_once && !s->hs_half) ||
+        memcmp(p + 40, s->session_id, ALKT_SESSION_ID_SIZE) != 0)
+        return 0;
+    alkt__resume_proof(s, p + 8, fresh, proof);
+    ok = alkt_ct_equal(proof, p + 64, 32);
+    return ok && peer_has >= s->seq_head && peer_has <= s->seq_sent;
+}
+
+/* Server: a proven client's HELLO turned down - the REFUSE (MACed, bound
+ * to that HELLO) goes out and the connection ends after it; the session,
+ * if there is one, is untouched. */
+static int alkt__refuse(alkt_session *s, int code)
+{
+    unsigned char f[ALKT_FRAME_HEADER + ALKT__REFUSE_LEN];
+    s->ctl_len = s->ctl_off = 0;
+    alkt__refuse_frame(&s->key, s->hello_hash, code, f);
+    memcpy(s->ctl, f, sizeof f);
+    s->ctl_len = sizeof f;
+    s->conn = ALKT__C_DRAINING;
+    s->goaway_wanted = 0;
+    s->goaway_sent = 1;   /* the REFUSE is the last frame */
+    s->conn_code = code;
+    return code;
+}
+
 static int alkt__on_hello(alkt_session *s, const unsigned char *p, size_t n)
 {
-    int rc = alkt__parse_hello(s, p, n);
-    uint64_t peer_has = alkt__get64(p + 56);
-    if (rc != ALKT_OK) return rc;
+    int rc;
+    uint64_t peer_has;
+    if (s->hs_step != 0 || s->hs_proven) return ALKT_ERR_PROTOCOL;
     if (s->is_server) {
-        unsigned char h[ALKT__HELLO_FIXED + ALKT_IDENTITY_MAX], mac[32];
+        unsigned char h[ALKT__HELLO_MAX], mac[32];
         size_t hn;
-        int resume = p[7] & 1;
-        if (s->hs_step != 0) return ALKT_ERR_PROTOCOL;
+        uint64_t fresh = 0;
+        int resume;
+        /* Nothing is said, kept or computed for a HELLO that does not
+         * prove the secret, fresh: the connection just ends. */
+        rc = alkt__hello_check(&s->key, p, n, s->fresh_floor, &fresh);
+        if (rc != ALKT_OK) return rc;
+        s->hs_proven = 1;
+        s->fresh_floor = fresh;
+        alkt__hello_hash(p, n, s->hello_hash);
+        n -= ALKT__HELLO_MAC;
+        if ((rc = alkt__parse_hello(s, p, n)) != ALKT_OK) return rc;
+        peer_has = alkt__get64(p + 56);
+        resume = p[7] & 1;
         if (resume) {
-            unsigned char proof[32];
-            if ((!s->established_once && !s->hs_half) ||
-                memcmp(p + 40, s->session_id, ALKT_SESSION_ID_SIZE) != 0)
-                return ALKT_ERR_RESUME_REFUSED;
-            alkt__resume_proof(s, p + 8, proof);
-            if (!alkt_ct_equal(proof, p + 64, 32)) return ALKT_ERR_RESUME_REFUSED;
-            if (peer_has < s->seq_head || peer_has > s->seq_sent)
-                return ALKT_ERR_RESUME_REFUSED;
+            if (!alkt__resume_ok(s, p, fresh))
+                return alkt__refuse(s, ALKT_ERR_RESUME_REFUSED);
             if (!s->established_once) {
                 /* the proof stands for the client's lost AUTH: the first
                  * handshake is complete, and this one resumes it */
@@ -7766,13 +7988,16 @@ static int alkt__on_hello(alkt_session *s, const unsigned char *p, size_t n)
         }
         return ALKT_OK;
     }
-    if (s->hs_step != 0) return ALKT_ERR_PROTOCOL;
+    /* Client: nothing of the server's HELLO is trusted before its AUTH -
+     * a failure here ends this connection, and what a resume makes of the
+     * answer is judged once the AUTH proved it (alkt__on_auth). */
+    if ((rc = alkt__parse_hello(s, p, n)) != ALKT_OK) return rc;
+    peer_has = alkt__get64(p + 56);
+    s->resume_mismatch = 0;
     if (s->resuming) {
-        if (!(p[7] & 1) ||
-            memcmp(p + 40, s->session_id, ALKT_SESSION_ID_SIZE) != 0)
-            return ALKT_ERR_RESUME_REFUSED;
-        if (peer_has < s->seq_head || peer_has > s->seq_sent)
-            return ALKT_ERR_RESUME_REFUSED;
+        s->resume_mismatch = !(p[7] & 1) ||
+                             memcmp(p + 40, s->session_id, ALKT_SESSION_ID_SIZE) != 0 ||
+                             peer_has < s->seq_head || peer_has > s->seq_sent;
     } else {
         if (p[7] & 1) return ALKT_ERR_PROTOCOL;
         memcpy(s->session_id, p + 40, ALKT_SESSION_ID_SIZE);
@@ -7791,6 +8016,12 @@ static int alkt__on_auth(alkt_session *s, const unsigned char *p, size_t n)
     if (n != 32 || s->hs_step != 1) return ALKT_ERR_PROTOCOL;
     alkt__auth_mac(s, s->is_server ? "alkt1 client" : "alkt1 server", want);
     if (!alkt_ct_equal(want, p, 32)) return ALKT_ERR_AUTH;
+    if (s->resume_mismatch) {
+        /* the server proved this answer, and it does not resume us: the
+         * session is over (an authenticated refusal) */
+        alkt__close_session(s, ALKT_ERR_RESUME_REFUSED);
+        return ALKT_ERR_RESUME_REFUSED;
+    }
     if (!s->is_server) {
         alkt__auth_mac(s, "alkt1 client", want);
         alkt__ctl_frame(s, ALKT_FRAME_AUTH, want, 32);
@@ -7801,6 +8032,27 @@ static int alkt__on_auth(alkt_session *s, const unsigned char *p, size_t n)
         return ALKT_ERR_RESUME_REFUSED;
     alkt__up(s);
     return ALKT_OK;
+}
+
+/* Client: the server's REFUSE. Forged or not bound to our HELLO, it ends
+ * this connection only; proven, a refused or expired resume ends the
+ * session, anything else (ALKT_ERR_BUSY) this connection. */
+static int alkt__on_refuse(alkt_session *s, const unsigned char *p, size_t n)
+{
+    unsigned char f[ALKT_FRAME_HEADER + ALKT__REFUSE_LEN];
+    int code, ok;
+    if (s->is_server || n != ALKT__REFUSE_LEN || s->hs_step != 0)
+        return ALKT_ERR_PROTOCOL;
+    code = -(int)alkt__get16(p);
+    if (code >= 0 || code < ALKT__RESULT_LOWEST) return ALKT_ERR_PROTOCOL;
+    alkt__refuse_frame(&s->key, s->hello_hash, code, f);
+    ok = alkt_ct_equal(f + ALKT_FRAME_HEADER + 2, p + 2, 32);
+    if (!ok) return ALKT_ERR_AUTH;
+    if (code == ALKT_ERR_RESUME_REFUSED || code == ALKT_ERR_RESUME_EXPIRED)
+        alkt__close_session(s, code);
+    alkt__peer_goaway(s, -code);
+    s->conn_code = code;
+    return code;
 }
 
 /* ---- input ---- */
@@ -7824,15 +8076,15 @@ static int alkt__on_frame(alkt_session *s, unsigned type, uint32_t id,
     if (s->conn == ALKT__C_HANDSHAKE) {
         if (type == ALKT_FRAME_HELLO) return alkt__on_hello(s, p, n);
         if (type == ALKT_FRAME_AUTH) return alkt__on_auth(s, p, n);
+        if (type == ALKT_FRAME_REFUSE) return alkt__on_refuse(s, p, n);
         if (type == ALKT_FRAME_GOAWAY) {
-            /* the peer refused us: a resume it refused ends the session */
+            /* before the peer proved anything: this connection ends, and
+             * the session takes nothing from what it says */
             int code;
             if (n != 2) return ALKT_ERR_PROTOCOL;
             code = -(int)alkt__get16(p);
             alkt__peer_goaway(s, (int)alkt__get16(p));
             if (code < ALKT__RESULT_LOWEST || code >= 0) code = ALKT_ERR_GOAWAY;
-            if (code == ALKT_ERR_RESUME_REFUSED || code == ALKT_ERR_RESUME_EXPIRED)
-                alkt__close_session(s, code);
             s->conn_code = code;
             return code;
         }
@@ -7864,6 +8116,7 @@ static int alkt__on_frame(alkt_session *s, unsigned type, uint32_t id,
         return ALKT_ERR_GOAWAY;
     case ALKT_FRAME_HELLO:
     case ALKT_FRAME_AUTH:
+    case ALKT_FRAME_REFUSE:
         return ALKT_ERR_PROTOCOL;
     default:
         break;
@@ -7984,16 +8237,18 @@ static int alkt__on_header(alkt_session *s)
     s->in_got = 0;
     s->in_sink = NULL;
     if (s->in_hdr[1] != 0) return ALKT_ERR_PROTOCOL;
-    if (n > s->max_frame) return ALKT_ERR_FRAME_TOO_LARGE;
     if (s->conn == ALKT__C_HANDSHAKE) {
+        /* (a HELLO fits the frame buffer whatever max_frame is) */
         if (type != ALKT_FRAME_HELLO && type != ALKT_FRAME_AUTH &&
-            type != ALKT_FRAME_GOAWAY)
+            type != ALKT_FRAME_REFUSE && type != ALKT_FRAME_GOAWAY)
             return ALKT_ERR_PROTOCOL;
         if (id != 0) return ALKT_ERR_PROTOCOL;
+        if (n > ALKT__HELLO_MAX) return ALKT_ERR_FRAME_TOO_LARGE;
         if (type == ALKT_FRAME_HELLO)
             alkt_sha256_update(&s->hs_hash, s->in_hdr, ALKT_FRAME_HEADER);
         return ALKT_OK;
     }
+    if (n > s->max_frame) return ALKT_ERR_FRAME_TOO_LARGE;
     if (type == ALKT_FRAME_DATA) {
         alkt__chan *c = id ? alkt__find(s, id) : NULL;
         if (!c) {
@@ -8124,6 +8379,8 @@ static int alkt__input_records(alkt_session *s, const unsigned char *d,
     return rc;
 }
 
+static void alkt__tx_end(alkt_session *s);
+
 ALKTDEF int alkt_session_handle_input(alkt_session *s, const void *data,
                                       size_t len, uint64_t now)
 {
@@ -8143,13 +8400,18 @@ ALKTDEF int alkt_session_handle_input(alkt_session *s, const void *data,
     }
     if (rc != ALKT_OK) {
         if (s->conn == ALKT__C_HANDSHAKE) {
-            /* this connection only - unless the server will not resume */
-            alkt__goaway(s, rc);
-            if (!s->is_server && rc == ALKT_ERR_RESUME_REFUSED)
-                alkt__close_session(s, rc);
+            /* this connection only; a server says nothing to a client
+             * whose HELLO proved nothing */
+            if (s->is_server && !s->hs_proven) alkt__conn_over(s, rc);
+            else alkt__goaway(s, rc);
+        } else if (s->conn == ALKT__C_UP && rc == ALKT_ERR_DECRYPT) {
+            /* a record no key of ours sealed came from the path, not the
+             * peer: this connection only, the session resumes */
+            alkt__conn_over(s, rc);
         } else if (s->conn == ALKT__C_UP) {
-            alkt__violation(s, rc);    /* the session */
+            alkt__violation(s, rc);    /* the peer, proven, broke a rule */
         }
+        alkt__tx_end(s);   /* a peer's GOAWAY or REFUSE: over at once */
         return rc;
     }
     alkt__pump(s);
@@ -8510,6 +8772,28 @@ ALKTDEF const char *alkt_session_peer_identity(const alkt_session *s,
     if (!s || !s->established_once) return NULL;
     if (len) *len = s->peer_identity_len;
     return s->peer_identity;
+}
+
+ALKTDEF uint64_t alkt_session_peer_freshness(const alkt_session *s)
+{
+    return s && s->is_server ? s->fresh_floor : 0;
+}
+
+ALKTDEF void alkt_session_wipe(alkt_session *s)
+{
+    uint32_t i;
+    if (!s) return;
+    for (i = 0; s->chans && i < s->max_channels; i++)
+        alkt__sha256_wipe(s->chans[i].ring, s->channel_window);
+    if (s->log) alkt__sha256_wipe(s->log, s->log_size);
+    if (s->in_buf)
+        alkt__sha256_wipe(s->in_buf, s->max_frame > ALKT__HELLO_MAX ? s->max_frame
+                                                                  : ALKT__HELLO_MAX);
+    if (s->rec_out) alkt__sha256_wipe(s->rec_out, s->rec_cap);
+    if (s->rec_in)
+        alkt__sha256_wipe(s->rec_in, ALKT__REC_OVERHEAD + ALKT_FRAME_HEADER + s->max_frame);
+    alkt__sha256_wipe(s, sizeof *s);
+    s->state = ALKT__S_CLOSED;   /* every call on it is refused */
 }
 
 /* ---- channel commands ---- */
@@ -9575,7 +9859,8 @@ enum {
     ALKT__N_RELAY_REQ,      /* client: the relay request out, status awaited */
     ALKT__N_OFFER,          /* gateway: a spare at a relay, status awaited */
     ALKT__N_ROUTE,          /* gateway: reading the client's HELLO */
-    ALKT__N_SESSION         /* a session's connection */
+    ALKT__N_SESSION,        /* a session's connection */
+    ALKT__N_REFUSE          /* gateway: a REFUSE goes out, then it closes */
 };
 #define ALKT__HELLO_IN_MAX (ALKT_FRAME_HEADER + ALKT__HELLO_FIXED + ALKT_IDENTITY_MAX)
 
@@ -9593,6 +9878,7 @@ static int alkt__node_cfg(const alkt_node_config *c, alkt_node_config *o)
     if (!o->backoff_min_ns) o->backoff_min_ns = 100000000ull;
     if (!o->backoff_max_ns) o->backoff_max_ns = 10000000000ull;
     if (!o->offer_refresh_ns) o->offer_refresh_ns = 10000000000ull;
+    if (!o->pending_per_source) o->pending_per_source = 4;
     if (!c->id || !c->seed || c->seed_len < 32) return 0;
     idn = alkt__bounded_len(c->id, ALKT_ID_MAX + 1);
     if (idn == 0 || idn > ALKT_ID_MAX || alkt__check_id(c->id, idn) != ALKT_OK) return 0;
@@ -9637,7 +9923,8 @@ ALKTDEF size_t alkt_node_mem_size(const alkt_node_config *cfg)
            alkt__align8((size_t)c.max_resources * sizeof(alkt_resource)) +
            alkt__align8((size_t)c.max_authorizations * sizeof(alkt_authorization)) +
            alkt__align8((size_t)c.max_relays * sizeof(alkt_relay)) +
-           (size_t)c.max_relays * (8 + 4) + 16;
+           alkt__align8((size_t)c.max_relays * (8 + 4)) +
+           alkt__align8((size_t)c.max_authorizations * sizeof(alkt__fresh)) + 16;
 }
 
 static int alkt__node_init(alkt_node *n, const alkt_node_config *cfg, void *mem,
@@ -9693,8 +9980,13 @@ static int alkt__node_init(alkt_node *n, const alkt_node_config *cfg, void *mem,
     p += alkt__align8((size_t)c.max_relays * sizeof(alkt_relay));
     n->relay_retry_at = (uint64_t *)(void *)p;
     memset(p, 0, (size_t)c.max_relays * (8 + 4));
-    p += (size_t)c.max_relays * 8;
-    n->relay_failures = (uint32_t *)(void *)p;
+    n->relay_failures = (uint32_t *)(void *)(p + (size_t)c.max_relays * 8);
+    p += alkt__align8((size_t)c.max_relays * (8 + 4));
+    n->fresh = (alkt__fresh *)(void *)p;
+    {
+        /* the decoy key: HMAC(seed, "alkt2 decoy"), no one's secret */
+        alkt__mac(&n->drbg, "alkt2 decoy", n->decoy, 0, NULL, 0, n->decoy);
+    }
     return ALKT_OK;
 }
 
@@ -9940,17 +10232,64 @@ static void alkt__nlost(alkt_node *n, alkt__nconn *c, int app_closed, int code)
     }
 }
 
-ALKTDEF int alkt_node_accept(alkt_node *n, uint64_t now, uint32_t *conn)
+/* Gateway: a connection that has proven nothing yet (its HELLO not whole,
+ * or a REFUSE going out), the oldest - of the address from, when given. */
+static alkt__nconn *alkt__oldest_unproven(alkt_node *n, const alkt_ip *from,
+                                          uint32_t *count)
 {
-    alkt__nconn *c;
+    alkt__nconn *o = NULL;
+    uint32_t i;
+    *count = 0;
+    for (i = 0; i < n->max_conns; i++) {
+        alkt__nconn *c = &n->conns[i];
+        if (!c->handle || c->close_wanted || c->route_wait ||
+            (c->state != ALKT__N_ROUTE && c->state != ALKT__N_REFUSE) ||
+            c->relay)
+            continue;
+        if (from && (!c->has_source || c->ip.family != from->family ||
+                     memcmp(c->ip.bytes, from->bytes, from->family == 4 ? 4 : 16) != 0))
+            continue;
+        ++*count;
+        if (!o || c->accepted_at < o->accepted_at) o = c;
+    }
+    return o;
+}
+
+ALKTDEF int alkt_node_accept_from(alkt_node *n, uint64_t now, const alkt_ip *from,
+                                  uint32_t *conn)
+{
+    alkt__nconn *c, *old;
+    uint32_t pending;
     if (!n || !conn || !n->conns) return ALKT_ERR_ARG;
     *conn = 0;
     if (!n->is_gateway) return ALKT_ERR_STATE;
     if (now > n->now) n->now = now;
+    /* one address holds at most pending_per_source unproven connections:
+     * its oldest goes first */
+    if (from && (old = alkt__oldest_unproven(n, from, &pending)) != NULL &&
+        pending >= n->cfg.pending_per_source)
+        alkt__nlost(n, old, 0, ALKT_ERR_BUSY);
     c = alkt__nnew(n, ALKT__N_ROUTE);
-    if (!c) return ALKT_ERR_CHANNELS_FULL;
+    if (!c) {
+        /* a full table: the oldest unproven connection makes room */
+        old = alkt__oldest_unproven(n, NULL, &pending);
+        if (!old) return ALKT_ERR_CHANNELS_FULL;
+        alkt__nlost(n, old, 0, ALKT_ERR_BUSY);
+        c = alkt__nnew(n, ALKT__N_ROUTE);
+        if (!c) return ALKT_ERR_CHANNELS_FULL;
+    }
+    c->accepted_at = n->now;
+    if (from) {
+        c->ip = *from;
+        c->has_source = 1;
+    }
     *conn = c->handle;
     return ALKT_OK;
+}
+
+ALKTDEF int alkt_node_accept(alkt_node *n, uint64_t now, uint32_t *conn)
+{
+    return alkt_node_accept_from(n, now, NULL, conn);
 }
 
 static size_t alkt__relay_request(unsigned char *out, unsigned kind,
@@ -9974,7 +10313,13 @@ static void alkt__session_start(alkt_node *n, alkt__nconn *c, alkt__peer *p)
     alkt__draw(n, nonce);
     c->state = ALKT__N_SESSION;
     p->conn = alkt__nslot(n, c);
+    /* a client's HELLOs are fresher than every one the node sent before,
+     * whichever session sent it (a session keyed again starts over) */
+    if (!n->is_gateway && p->session.fresh_sent < n->fresh_sent)
+        p->session.fresh_sent = n->fresh_sent;
     (void)alkt_session_connect(&p->session, n->now, nonce);
+    alkt__sha256_wipe(nonce, sizeof nonce);
+    if (!n->is_gateway) n->fresh_sent = p->session.fresh_sent;
 }
 
 ALKTDEF int alkt_node_handle_connected(alkt_node *n, uint32_t conn, uint64_t now)
@@ -10013,89 +10358,154 @@ ALKTDEF void alkt_node_handle_closed(alkt_node *n, uint32_t conn, uint64_t now)
     alkt__nlost(n, c, 1, ALKT_ERR_NOT_CONNECTED);
 }
 
-/* Gateway: the client's HELLO is whole - find or make its session. */
+/* Gateway: the freshness entry of (client, resource); with make, one is
+ * made (in the place of one no authorization names any more, when full). */
+static alkt__fresh *alkt__fresh_find(alkt_node *n, const char *client,
+                                     const char *resource, int make)
+{
+    size_t i;
+    for (i = 0; i < n->fresh_count; i++)
+        if (strcmp(n->fresh[i].client, client) == 0 &&
+            strcmp(n->fresh[i].resource, resource) == 0)
+            return &n->fresh[i];
+    if (!make) return NULL;
+    if (n->fresh_count == n->cfg.max_authorizations) {
+        for (i = 0; i < n->fresh_count; i++) {
+            size_t k;
+            for (k = 0; k < n->authorization_count; k++)
+                if (strcmp(n->authorizations[k].client, n->fresh[i].client) == 0 &&
+                    strcmp(n->authorizations[k].resource, n->fresh[i].resource) == 0)
+                    break;
+            if (k == n->authorization_count) break;
+        }
+        if (i == n->fresh_count) return NULL;   /* (cannot be: fewer authorizations) */
+    } else {
+        i = n->fresh_count++;
+    }
+    memset(&n->fresh[i], 0, sizeof n->fresh[i]);
+    memcpy(n->fresh[i].client, client, strlen(client));
+    memcpy(n->fresh[i].resource, resource, strlen(resource));
+    return &n->fresh[i];
+}
+
+/* Gateway: a proven client turned down - the REFUSE (MACed under the
+ * authorization's secret, bound to its HELLO) goes out, then the
+ * connection closes. */
+static void alkt__nrefuse(alkt__nconn *c, const alkt_authorization *a, int code)
+{
+    alkt_hmac_sha256_ctx k;
+    unsigned char hash[32];
+    alkt__hello_hash(c->in + ALKT_FRAME_HEADER, c->in_len - ALKT_FRAME_HEADER, hash);
+    alkt_hmac_sha256_init(&k, a->secret, a->secret_len);
+    c->out_len = alkt__refuse_frame(&k, hash, code, c->out);
+    alkt__sha256_wipe(&k, sizeof k);
+    c->out_off = 0;
+    c->state = ALKT__N_REFUSE;
+    c->route_wait = 0;
+    c->close_code = code;
+    c->in_len = 0;
+}
+
+/* Gateway: a connection's HELLO is whole (c->in). Nothing is said or kept
+ * for a HELLO that does not prove a live authorization's secret, fresh:
+ * the connection just closes - a name we do not serve and a wrong MAC
+ * alike (the one checked under a decoy key, so both cost the same). A
+ * proven client gets its session (a new one, or the one it resumes, its
+ * token proven before its old connection is touched), or a REFUSE saying
+ * why not. route_wait: proven before, waiting for a slot. */
 static void alkt__route(alkt_node *n, alkt__nconn *c)
 {
     const unsigned char *h = c->in + ALKT_FRAME_HEADER;
-    size_t idl = h[ALKT__HELLO_IDLEN], cut;
+    size_t hn = c->in_len - ALKT_FRAME_HEADER;
+    size_t idl = h[ALKT__HELLO_IDLEN], cut, res;
     char client[ALKT_ID_MAX + 1], resource[ALKT_ID_MAX + 1];
-    const alkt_authorization *a;
+    const alkt_authorization *a = NULL;
     alkt__peer *p = NULL;
     alkt_session_config sc;
     uint32_t i;
-    size_t res;
+    int named;
     for (cut = 0; cut < idl && h[ALKT__HELLO_FIXED + cut] != '/'; cut++) {}
-    if (cut == 0 || cut >= idl - 1 || cut > ALKT_ID_MAX || idl - cut - 1 > ALKT_ID_MAX ||
-        alkt__check_id((const char *)h + ALKT__HELLO_FIXED, cut) != ALKT_OK ||
-        alkt__check_id((const char *)h + ALKT__HELLO_FIXED + 1 + cut, idl - cut - 1) != ALKT_OK) {
-        alkt__nlost(n, c, 0, ALKT_ERR_PROTOCOL);
-        return;
-    }
-    memcpy(client, h + ALKT__HELLO_FIXED, cut);
-    client[cut] = 0;
-    memcpy(resource, h + ALKT__HELLO_FIXED + 1 + cut, idl - cut - 1);
-    resource[idl - cut - 1] = 0;
-    if (h[7] & 1) {   /* a resume: the live session with that id */
-        for (i = 0; i < n->cfg.max_peers; i++) {
-            alkt__peer *q = &n->peers[i];
-            if (q->state == ALKT__P_LIVE && strcmp(q->id, client) == 0 &&
-                (q->session.established_once || q->session.hs_half) &&
-                memcmp(q->session.session_id, h + 40, ALKT_SESSION_ID_SIZE) == 0) {
-                p = q;
-                break;
-            }
-        }
-        if (p && p->conn) {   /* the old connection goes */
-            alkt__nconn *old = &n->conns[p->conn - 1];
-            p->conn = 0;
-            alkt__nclose(n, old, ALKT_ERR_NOT_CONNECTED);
-        }
-    }
-    if (!p) {
-        /* a new session (or a resume of one we do not have: the fresh
-         * session refuses it with the protocol's own code) */
+    named = cut > 0 && cut < idl - 1 && cut <= ALKT_ID_MAX && idl - cut - 1 <= ALKT_ID_MAX &&
+            alkt__check_id((const char *)h + ALKT__HELLO_FIXED, cut) == ALKT_OK &&
+            alkt__check_id((const char *)h + ALKT__HELLO_FIXED + 1 + cut, idl - cut - 1) == ALKT_OK;
+    if (named) {
+        memcpy(client, h + ALKT__HELLO_FIXED, cut);
+        client[cut] = 0;
+        memcpy(resource, h + ALKT__HELLO_FIXED + 1 + cut, idl - cut - 1);
+        resource[idl - cut - 1] = 0;
         for (res = 0; res < n->resource_count; res++)
             if (strcmp(n->resources[res].id, resource) == 0 &&
                 strcmp(n->resources[res].gateway, n->id) == 0)
                 break;
-        a = res < n->resource_count ? alkt__auth_find(n, client, resource, n->now) : NULL;
-        if (!a) {
-            alkt__nlost(n, c, 0, ALKT_ERR_AUTH);
+        if (res < n->resource_count) a = alkt__auth_find(n, client, resource, n->now);
+    }
+    if (!c->route_wait) {
+        alkt_hmac_sha256_ctx k;
+        alkt__fresh *f = a ? alkt__fresh_find(n, client, resource, 0) : NULL;
+        uint64_t fresh = 0;
+        int rc;
+        alkt_hmac_sha256_init(&k, a ? a->secret : n->decoy,
+                              a ? a->secret_len : sizeof n->decoy);
+        rc = alkt__hello_check(&k, h, hn, f ? f->last : 0, &fresh);
+        alkt__sha256_wipe(&k, sizeof k);
+        if (rc == ALKT_OK && !a) rc = ALKT_ERR_AUTH;
+        if (rc != ALKT_OK) {
+            alkt__nlost(n, c, 0, rc);   /* silence */
             return;
         }
-        for (i = 0; i < n->cfg.max_peers; i++)
-            if (n->peers[i].state == ALKT__P_FREE) {
-                p = &n->peers[i];
-                break;
-            }
-        if (!p) {
-            /* full: a session without a connection makes room - the same
-             * client's first (it started again), else the one that lost
-             * its connection first. A session never established goes at
-             * once; an established one is closed (its channels end, the
-             * app hears PEER_DOWN) and this HELLO waits for the slot. */
-            alkt__peer *v = NULL;
+        if (!f) f = alkt__fresh_find(n, client, resource, 1);
+        if (f) f->last = fresh;
+        if (h[7] & 1) {   /* a resume: the live session with that id */
             for (i = 0; i < n->cfg.max_peers; i++) {
                 alkt__peer *q = &n->peers[i];
-                int same, vsame;
-                if (q->state != ALKT__P_LIVE || q->conn) continue;
-                same = strcmp(q->id, client) == 0;
-                vsame = v && strcmp(v->id, client) == 0;
-                if (!v || (same && !vsame) || (same == vsame && q->lost_at < v->lost_at))
-                    v = q;
+                if (q->state == ALKT__P_LIVE && strcmp(q->id, client) == 0 &&
+                    alkt__resume_ok(&q->session, h, fresh)) {
+                    p = q;
+                    break;
+                }
             }
-            if (!v) {
-                alkt__nlost(n, c, 0, ALKT_ERR_CHANNELS_FULL);
+            if (!p) {   /* a session we do not have, or a token not its */
+                alkt__nrefuse(c, a, ALKT_ERR_RESUME_REFUSED);
                 return;
             }
-            if (v->session.established_once) {
-                if (v->session.state != ALKT__S_CLOSED)
-                    (void)alkt_session_close(&v->session, (uint16_t)ALKT_CODE_SHUTDOWN);
-                c->route_wait = 1;
-                return;
+            if (p->conn) {   /* proven: the old connection goes */
+                alkt__nconn *old = &n->conns[p->conn - 1];
+                p->conn = 0;
+                alkt__nclose(n, old, ALKT_ERR_NOT_CONNECTED);
             }
-            v->state = ALKT__P_FREE;
-            p = v;
+        }
+    } else if (!a) {
+        alkt__nlost(n, c, 0, ALKT_ERR_AUTH);   /* revoked while it waited */
+        return;
+    }
+    if (!p) {
+        /* A new session: the client started again, so a session of its own
+         * without a connection is over - the one never established gives
+         * its slot at once, an established one is closed (its channels
+         * end, the app hears PEER_DOWN) and this HELLO waits for the slot.
+         * Else a free slot. Everyone else's sessions keep theirs until
+         * their resume windows end: with none free the client is told
+         * ALKT_ERR_BUSY. */
+        alkt__peer *v = NULL;
+        for (i = 0; i < n->cfg.max_peers; i++) {
+            alkt__peer *q = &n->peers[i];
+            if (q->state != ALKT__P_LIVE || q->conn || strcmp(q->id, client) != 0)
+                continue;
+            if (!v || (!q->session.established_once && v->session.established_once))
+                v = q;
+        }
+        if (v && v->session.established_once) {
+            if (v->session.state != ALKT__S_CLOSED)
+                (void)alkt_session_close(&v->session, (uint16_t)ALKT_CODE_SHUTDOWN);
+            c->route_wait = 1;
+            return;
+        }
+        if (v) v->state = ALKT__P_FREE;
+        for (i = 0; i < n->cfg.max_peers && !p; i++)
+            if (n->peers[i].state == ALKT__P_FREE) p = &n->peers[i];
+        if (!p) {
+            alkt__nrefuse(c, a, ALKT_ERR_BUSY);
+            return;
         }
         sc = n->cfg.session;
         sc.is_server = 1;
@@ -10103,6 +10513,7 @@ static void alkt__route(alkt_node *n, alkt__nconn *c)
         sc.secret_len = a->secret_len;
         sc.identity = n->id;
         sc.identity_len = strlen(n->id);
+        sc.freshness_floor = alkt__get64(h + ALKT__HELLO_FRESH) - 1;   /* this one */
         if (alkt_session_init(&p->session, &sc, alkt__peer_mem(p, n), n->session_mem,
                               n->now) != ALKT_OK) {
             alkt__nlost(n, c, 0, ALKT_ERR_ARG);
@@ -10142,6 +10553,7 @@ ALKTDEF ptrdiff_t alkt_node_handle_input(alkt_node *n, uint32_t conn,
                 c->out[c->out_len++] = 'S';   /* our refreshes end here */
                 c->state = ALKT__N_ROUTE;
                 c->relay = 0;                  /* an inbound connection now */
+                c->accepted_at = n->now;
                 c->deadline = n->now + n->cfg.connect_timeout_ns;
             } else {
                 alkt__session_start(n, c, alkt__npeer(n, c));
@@ -10160,13 +10572,14 @@ ALKTDEF ptrdiff_t alkt_node_handle_input(alkt_node *n, uint32_t conn,
             if (c->in_len == ALKT_FRAME_HEADER) {
                 size_t pl = alkt__get16(c->in + 2);
                 if (c->in[0] != ALKT_FRAME_HELLO || c->in[1] != 0 ||
-                    alkt__get32(c->in + 4) != 0 || pl <= ALKT__HELLO_FIXED ||
-                    pl > ALKT__HELLO_FIXED + ALKT_IDENTITY_MAX) {
+                    alkt__get32(c->in + 4) != 0 ||
+                    pl <= ALKT__HELLO_FIXED + ALKT__HELLO_MAC || pl > ALKT__HELLO_MAX) {
                     alkt__nlost(n, c, 0, ALKT_ERR_PROTOCOL);
                     break;
                 }
             } else if (c->in_len > ALKT_FRAME_HEADER && c->in_len == need) {
-                if (c->in[ALKT_FRAME_HEADER + ALKT__HELLO_IDLEN] != need - ALKT_FRAME_HEADER - ALKT__HELLO_FIXED) {
+                if (c->in[ALKT_FRAME_HEADER + ALKT__HELLO_IDLEN] !=
+                    need - ALKT_FRAME_HEADER - ALKT__HELLO_FIXED - ALKT__HELLO_MAC) {
                     alkt__nlost(n, c, 0, ALKT_ERR_PROTOCOL);
                     break;
                 }
@@ -10210,7 +10623,10 @@ ALKTDEF int alkt_node_transmit_done(alkt_node *n, uint32_t conn, size_t n_sent)
         if (n_sent > c->out_peeked) return ALKT_ERR_ARG;
         c->out_peeked = 0;
         c->out_off += n_sent;
-        if (c->out_off == c->out_len) c->out_off = c->out_len = 0;
+        if (c->out_off == c->out_len) {
+            c->out_off = c->out_len = 0;
+            if (c->state == ALKT__N_REFUSE) alkt__nclose(n, c, c->close_code);
+        }
         return ALKT_OK;
     }
     if (c->state == ALKT__N_SESSION)
@@ -10377,6 +10793,20 @@ ALKTDEF int alkt_node_control(alkt_node *n, const alkt_control *ctl, uint64_t no
     return ALKT_OK;
 }
 
+ALKTDEF void alkt_node_wipe(alkt_node *n)
+{
+    uint32_t i;
+    if (!n) return;
+    for (i = 0; n->peers && i < n->cfg.max_peers; i++)
+        if (n->peers[i].state == ALKT__P_LIVE || n->peers[i].session.chans)
+            alkt_session_wipe(&n->peers[i].session);
+    if (n->authorizations)
+        alkt__sha256_wipe(n->authorizations,
+                          n->cfg.max_authorizations * sizeof(alkt_authorization));
+    if (n->conns) alkt__sha256_wipe(n->conns, n->max_conns * sizeof(alkt__nconn));
+    alkt__sha256_wipe(n, sizeof *n);
+}
+
 ALKTDEF int alkt_client_add_gateway(alkt_client *c, const char *gateway_id,
                                     const alkt_ip *ip, uint16_t port)
 {
@@ -10423,6 +10853,7 @@ static int alkt__client_key(alkt_node *c, alkt__peer *p)
     sc.secret_len = a->secret_len;
     sc.identity = ident;
     sc.identity_len = il + 1 + rl;
+    sc.epoch_ns = c->cfg.epoch_ns;   /* HELLOs fresh across restarts */
     return alkt_session_init(&p->session, &sc, alkt__peer_mem(p, c), c->session_mem, c->now);
 }
 

@@ -153,6 +153,7 @@ struct tw_world {
         path_failures;
     unsigned channel_events[TW_NODES][16];
     int last_code[TW_NODES];          /* of the last RESET / OPEN_FAILED / DONE */
+    int last_path_code;               /* of the last PATH_FAILED */
     int last_reset_code[TW_NODES];    /* of the last RESET */
     uint32_t last_event_channel[TW_NODES];
     alkt_control ctl;          /* the control plane's view, every node */
@@ -1287,6 +1288,7 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
             /* a real path, a library code saying why */
             int to = tw_dialled(w, side, &ev.ip, ev.port);
             w->path_failures++;
+            w->last_path_code = ev.code;
             ALK_CHECK(tw_is_client(side) && ev.peer >= 1, "path failure on node %d", side);
             ALK_CHECK(ev.code < 0 && ev.code >= ALKT__RESULT_LOWEST, "path failure code %d",
                       ev.code);
@@ -1655,6 +1657,9 @@ static ALK_UNUSED int tw__busy(tw_world *w)
         for (k = 0; k < 2; k++) {
             const void *d;
             if (l->pipe[k].len && l->h[1 - k]) return 1;
+            /* a close still to reach the other end (a silent one too: a
+             * gateway says nothing to a HELLO that proves nothing) */
+            if (l->closed[k] && l->h[1 - k] && !l->silent) return 1;
             if (!l->h[k] || l->closed[1 - k]) continue;
             if (tw__dry(w, l, k)) continue;
             if (tw_peek(w, l->side[k], l->h[k], &d) > 0) return 1;

@@ -654,9 +654,9 @@ TEST roles_forwarded_listen_opens_channels_back(void)
 }
 
 /* A client that crashes and starts again, over and over, opens a new
- * session each time; the old ones wait out their resume window without a
- * connection. With every slot taken that way the gateway makes room (the
- * same client's oldest first) rather than shutting everyone out. */
+ * session each time: its old one, waiting without a connection, is over
+ * (the owner started again - proven by its fresh HELLO), so each new
+ * session closes the one before it and the client is never locked out. */
 TEST roles_restarting_client_is_not_locked_out(void)
 {
     static const unsigned char seeds[2][32] = {"another client seed, 32 bytes!",
@@ -670,6 +670,7 @@ TEST roles_restarting_client_is_not_locked_out(void)
         unsigned before = w.peer_up[TW_GATEWAY];
         ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
         ASSERT_EQ(before + 1, w.peer_up[TW_GATEWAY]);   /* a new session got in */
+        ASSERT_EQ((unsigned)round, w.peer_down[TW_GATEWAY]);   /* the old one went */
         ASSERT(tr_echo(&w, peer, ch, 0, 1000, NULL));
         /* the crash: its connection is reset, its state is gone */
         tw_partition_direct(&w, 1);
@@ -680,8 +681,63 @@ TEST roles_restarting_client_is_not_locked_out(void)
         ASSERT_EQ(ALKT_OK, alkt_node_control(&w.node[TW_CLIENT], &w.ctl, w.now));
         ASSERT_EQ(ALKT_OK, alkt_client_add_gateway(&w.node[TW_CLIENT], "gw1", &w.gw_ip[0], w.gw_port));
     }
-    /* max_peers is 2: three sessions made room, each told to the app */
-    ASSERT_EQ(3u, w.peer_down[TW_GATEWAY]);
+    ASSERT_EQ(4u, w.peer_down[TW_GATEWAY]);
+    tw_free(&w);
+    PASS();
+}
+
+/* Other clients' sessions waiting for their resume keep their slots: a
+ * new client finds the gateway full and is told so (ALKT_ERR_BUSY, MACed:
+ * it proved its secret), nobody's session is taken, and once those
+ * windows have passed the new client gets in. */
+TEST roles_others_sessions_keep_their_slots(void)
+{
+    static const char *const ids[3] = {"c1", "c2", "c3"};
+    static const unsigned char seed[32] = "a seed for clients one two thre";
+    tw_world w;
+    alkt_node_config cc;
+    uint32_t peer, ch;
+    size_t na;
+    int k;
+    tw_init(&w, 0, TR_FAR);
+    na = w.ctl.authorization_count;
+    for (k = 0; k < 3; k++) {
+        w.auth[na + (size_t)k] = w.auth[0];
+        strcpy(w.auth[na + (size_t)k].client, ids[k]);
+    }
+    w.ctl.authorization_count = na + 3;
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.node[TW_GATEWAY], &w.ctl, w.now));
+    for (k = 0; k < 3; k++) {
+        unsigned up = w.peer_up[TW_GATEWAY];
+        /* client k, one that vanishes without a word (partitioned, then its
+         * node gone) after its session came up */
+        tw_node_config(&cc, ids[k], seed);
+        ASSERT_EQ(ALKT_OK, alkt_client_init(&w.node[TW_CLIENT], &cc, w.mem[TW_CLIENT],
+                                            alkt_node_mem_size(&cc), w.now));
+        ASSERT_EQ(ALKT_OK, alkt_node_control(&w.node[TW_CLIENT], &w.ctl, w.now));
+        ASSERT_EQ(ALKT_OK, alkt_client_add_gateway(&w.node[TW_CLIENT], "gw1", &w.gw_ip[0],
+                                                   w.gw_port));
+        w.path_failures = 0;
+        if (k < 2) {
+            ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+            ASSERT_EQ(up + 1, w.peer_up[TW_GATEWAY]);
+            tw_partition_direct(&w, 1);
+            tw_partition_direct(&w, 0);
+        } else {
+            /* max_peers is 2, both held by c1 and c2's sessions */
+            (void)tr_open(&w, &peer, &ch);
+            ASSERT_EQ(up, w.peer_up[TW_GATEWAY]);
+            ASSERT(w.path_failures >= 1);
+            ASSERT_EQ(ALKT_ERR_BUSY, w.last_path_code);
+            ASSERT_EQ(0u, w.peer_down[TW_GATEWAY]);   /* nobody was evicted */
+        }
+    }
+    /* their resume windows (600 s from when the gateway saw each
+     * connection gone: its idle timeout, 60 s) end: their slots come free,
+     * and c3, still trying, gets in */
+    tw_run(&w, w.now + 700 * TW_SEC);
+    ASSERT_EQ(2u, w.peer_down[TW_GATEWAY]);
+    ASSERT_EQ(3u, w.peer_up[TW_GATEWAY]);
     tw_free(&w);
     PASS();
 }
@@ -981,6 +1037,7 @@ SUITE(alkt_roles_suite)
     RUN_TEST(roles_offer_backoff_resets_when_the_relay_is_back);
     RUN_TEST(roles_failures_are_refused_and_reported);
     RUN_TEST(roles_restarting_client_is_not_locked_out);
+    RUN_TEST(roles_others_sessions_keep_their_slots);
     RUN_TEST(relay_refuses_bad_requests_with_a_status);
     RUN_TEST(relay_joins_by_token_and_id_and_expires_offers);
     RUN_TEST(relay_slot_reuse_keeps_nothing);

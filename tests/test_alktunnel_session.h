@@ -1,16 +1,17 @@
 /* test_alktunnel_session.h - SHA-256 / HMAC vectors and the session:
  * the wire format frozen in hex, flow control, duplicate opens, forged
  * and replayed handshakes, resumption, deadlines, the memory formula. */
-/* The frozen handshakes below were computed apart from this code (Python:
- * hashlib, hmac, and X25519 / ChaCha20-Poly1305 written out from RFC 7748
- * and RFC 8439) when the format was frozen.
+/* The frozen handshakes below were computed apart from this code
+ * (tests/session_vectors.py: Python's hashlib and hmac, X25519 and
+ * ChaCha20-Poly1305 written out from RFC 7748 and RFC 8439; with --v1 it
+ * gives the values of the format before, as frozen then).
  * Plaintext: the AUTH frames are HMAC-SHA-256 under the secret of "alkt1
  * server" / "alkt1 client" || SHA-256(client HELLO frame || server HELLO
  * frame). */
 #define T_SERVER_AUTH "0200002000000000" \
-    "b3509a53ea5791e9041fcf9e734fbc561306f32b6a0d5ed44ef1b58719d87574"
+    "0b4afb979ee0c73230af700fe92a082fdcc50dcaad41cb3680aa289978aff9ce"
 #define T_CLIENT_AUTH "0200002000000000" \
-    "b96eb09b47b0e89e5bde2463ed5f5f6c3fc6a404ec728bae58a73af948587c74"
+    "b412d03c18827df1dcb7921c832a137595b5f42528823118fc5ce961a46e43c4"
 /* Encrypted: HELLOs carry X25519 public keys of SHA-256("alkt1 ephemeral"
  * || the caller's random bytes); the AUTH key is the last 32 bytes of
  * HKDF-Expand(HMAC(secret, "alkt1 keys" || H || X25519 shared), "alkt1
@@ -19,13 +20,13 @@
 #define T_SEALED_SERVER_HELLO_EPH \
     "050ad6eb43bcd4fa2c6c42a93b44ebdf49181041fe5b7c3141a6c0b84999d76c"
 #define T_SEALED_SERVER_AUTH "0200002000000000" \
-    "5051a6a91cbcff7b1de4a11284b95537005851bdf46c354add64709fc8914d01"
+    "1fa9a55eda8684d4e1d0110f2c4af7c2eecf9b8beb90ed3f09051f7865aa0694"
 #define T_SEALED_CLIENT_AUTH "0200002000000000" \
-    "19da24b75cebbbd69fe8f680e286d1d0334cd827e7542b9b79d6a77e66cf5609"
+    "83522c9b1927a4aeeacfe5fb0140ffb21298c011299251cb8d0c2e86ef6f665c"
 #define T_SEALED_ACK0 \
-    "001005cf819783d4eb30adc48857eab432deb675a2297635fd26a6a08ff3c374907b"
+    "0010e108522519f8b7559002cee6422f0a99db22738681963914cd001e521bfc4af8"
 #define T_SEALED_PING1 \
-    "00100fd73b261ed9d256a68c83a866ad96c1aa803c7f42eaefafa4693a7f954f831e"
+    "0010f5bfe6c65cd0cf44ec0199db1daba8a1ae78e257afacbe03906ce21d51b8ed59"
 /* FIPS 180-4 / NIST examples and RFC 4231 section 4, as published; keys
  * of 63, 64 and 65 bytes around the block size (only a longer key is
  * hashed first), computed apart with Python's hmac module. */
@@ -405,22 +406,24 @@ TEST session_handshake_bytes_are_frozen(void)
     t_connect(&p);
     n = alkt_session_poll_transmit(&p.s[0], buf, sizeof buf);
     hex_encode(buf, n, hex);
-    /* HELLO: type 01, flags 0, length 0x0093, channel 0; "ALKT", versions
-     * 1..1, role 1 (client), flags 2 (plaintext, no resume), nonce =
+    /* HELLO: type 01, flags 0, length 0x00bb, channel 0; "ALKT", versions
+     * 2..2, role 1 (client), flags 2 (plaintext, no resume), nonce =
      * SHA-256("alkt1 nonce" || 32 x 02), session id 0, frames 0, proof 0,
-     * max frame 1024, log 16384, 4 channels, no ephemeral key, identity
-     * "laptop" */
-    ASSERT_STR_EQ("0100009300000000414c4b5401010102"
+     * max frame 1024, log 16384, 4 channels, no ephemeral key, freshness
+     * 5 s (now, no epoch), identity "laptop", then HMAC(secret, "alkt2
+     * hello" || the frame up to the MAC) */
+    ASSERT_STR_EQ("010000bb00000000414c4b5402020102"
                   "ec4dda100844b15c3fc504e43c33117303368de8d42d132522662651acc9b674"
                   "00000000000000000000000000000000" "0000000000000000"
                   "0000000000000000000000000000000000000000000000000000000000000000"
                   "00000400" "00004000" "00000004"
                   "0000000000000000000000000000000000000000000000000000000000000000"
-                  "06" "6c6170746f70", hex);
+                  "000000012a05f200" "06" "6c6170746f70"
+                  "b350f3c88f50e7c81d937e6478d229b4adaa8339e07d7e2f961dba70f8eb7457", hex);
     alkt_session_handle_input(&p.s[1], buf, n, p.now);
     n = alkt_session_poll_transmit(&p.s[1], buf, sizeof buf);
-    ASSERT_EQ(8 + 143 + 8 + 32, n);
-    hex_encode(buf + 8 + 143, 40, hex);
+    ASSERT_EQ(8 + 151 + 8 + 32, n);
+    hex_encode(buf + 8 + 151, 40, hex);
     /* AUTH: the server's MAC over SHA-256(client HELLO || server HELLO) */
     ASSERT_STR_EQ(T_SERVER_AUTH, hex);
     alkt_session_handle_input(&p.s[0], buf, n, p.now);
@@ -676,52 +679,135 @@ TEST session_injected_frame_is_detected(void)
     PASS();
 }
 
-/* A forged AUTH, a replayed handshake, a wrong secret: refused with a
- * code, and the server keeps no state from them. */
-/* Every HELLO field is checked where it arrives: the server refuses a bad
- * one at once with the code for it, before any MAC. */
+/* Every HELLO field is checked where it arrives. The server first checks
+ * what it can without knowing anything: the shape (magic, role, lengths),
+ * then the MAC and the freshness - and to a HELLO that fails those it says
+ * nothing at all (the connection just ends). A HELLO that proves the
+ * secret has its fields checked next, and a bad one is answered with a
+ * GOAWAY and its code (the test MACs such a HELLO again, as a client that
+ * holds the secret but speaks otherwise would). */
 TEST session_hello_fields_are_checked(void)
 {
-    static const struct { size_t at; unsigned char value; int code; } bad[] = {
-        {8 + 0, 'X', ALKT_ERR_PROTOCOL},       /* magic */
-        {8 + 3, 'X', ALKT_ERR_PROTOCOL},
-        {8 + 4, 2, ALKT_ERR_VERSION},          /* only version 2 and up */
-        {8 + 5, 0, ALKT_ERR_VERSION},          /* only version 0 */
-        {8 + 6, 2, ALKT_ERR_PROTOCOL},         /* a "server" talking to us */
-        {8 + 7, 6, ALKT_ERR_PROTOCOL},         /* an unknown flag */
-        {8 + 7, 0, ALKT_ERR_CIPHER},           /* encrypted, to a plaintext
+    static const struct {
+        size_t at;
+        unsigned char value;
+        int code, remac;
+    } bad[] = {
+        {8 + 0, 'X', ALKT_ERR_PROTOCOL, 0},    /* magic */
+        {8 + 3, 'X', ALKT_ERR_PROTOCOL, 0},
+        {8 + 6, 2, ALKT_ERR_PROTOCOL, 0},      /* a "server" talking to us */
+        {8 + 148, 0, ALKT_ERR_PROTOCOL, 0},    /* identity of 0 bytes */
+        {8 + 148, 7, ALKT_ERR_PROTOCOL, 0},    /* identity longer than sent */
+        {8 + 10, 0, ALKT_ERR_AUTH, 0},         /* the nonce: the MAC fails */
+        {8 + 143, 2, ALKT_ERR_AUTH, 0},        /* the freshness: the MAC */
+        {8 + 155 + 31, 0, ALKT_ERR_AUTH, 0},   /* the MAC's last byte */
+        {8 + 4, 3, ALKT_ERR_VERSION, 1},       /* only version 3 and up */
+        {8 + 5, 1, ALKT_ERR_VERSION, 1},       /* only version 1 */
+        {8 + 7, 6, ALKT_ERR_PROTOCOL, 1},      /* an unknown flag */
+        {8 + 7, 0, ALKT_ERR_CIPHER, 1},        /* encrypted, to a plaintext
                                                   server */
-        {8 + 98, 0, ALKT_ERR_PROTOCOL},        /* max_frame 0x0000_0000+.. < 256 */
-        {8 + 96, 1, ALKT_ERR_PROTOCOL},        /* max_frame past 16384 */
-        {8 + 102, 0, ALKT_ERR_PROTOCOL},       /* log smaller than 4 frames */
-        {8 + 107, 0, ALKT_ERR_PROTOCOL},       /* 0 channels */
-        {8 + 106, 0x10, ALKT_ERR_PROTOCOL},    /* 4100 channels */
-        {8 + 140, 0, ALKT_ERR_PROTOCOL},       /* identity of 0 bytes */
-        {8 + 140, 7, ALKT_ERR_PROTOCOL},       /* identity longer than sent */
+        {8 + 98, 0, ALKT_ERR_PROTOCOL, 1},     /* max_frame 0x0000_0000+.. < 256 */
+        {8 + 96, 1, ALKT_ERR_PROTOCOL, 1},     /* max_frame past 16384 */
+        {8 + 102, 0, ALKT_ERR_PROTOCOL, 1},    /* log smaller than 4 frames */
+        {8 + 107, 0, ALKT_ERR_PROTOCOL, 1},    /* 0 channels */
+        {8 + 106, 0x10, ALKT_ERR_PROTOCOL, 1}, /* 4100 channels */
     };
     size_t i;
     for (i = 0; i <= sizeof bad / sizeof bad[0]; i++) {
         t_pair p;
-        unsigned char hello[512];
-        size_t hn;
-        int rc;
+        unsigned char hello[512], out[64];
+        size_t hn, on;
+        int rc, code = i < sizeof bad / sizeof bad[0] ? bad[i].code : ALKT_ERR_PROTOCOL;
+        alkt_event ev;
         ASSERT(t_init_plain(&p));
         t_connect(&p);
         hn = alkt_session_poll_transmit(&p.s[0], hello, sizeof hello);
-        ASSERT_EQ(8 + 141 + 6, hn);
+        ASSERT_EQ(8 + 149 + 6 + 32, hn);
         if (i < sizeof bad / sizeof bad[0]) {
             hello[bad[i].at] = bad[i].value;
             if (bad[i].at == 8 + 106) hello[8 + 107] = 4;   /* 0x1004 */
+            if (bad[i].remac)
+                alkt__hello_mac(&p.s[0].key, hello + 8, hn - 8, hello + hn - 32);
         } else {
             hn--;                                /* one byte short */
             hello[3] = (unsigned char)(hello[3] - 1);
         }
         rc = alkt_session_handle_input(&p.s[1], hello, hn, p.now);
-        ASSERT_EQm("a bad HELLO field", i < sizeof bad / sizeof bad[0]
-                                            ? bad[i].code : ALKT_ERR_PROTOCOL, rc);
+        ASSERTm("a bad HELLO field", code == rc);
         ASSERT_EQ(0, alkt_session_is_established(&p.s[1]));
+        on = alkt_session_poll_transmit(&p.s[1], out, sizeof out);
+        if (i < sizeof bad / sizeof bad[0] && bad[i].remac) {
+            /* proven: a GOAWAY with the code, then the connection ends */
+            ASSERT_EQ(10, on);
+            ASSERT_EQ(ALKT_FRAME_GOAWAY, out[0]);
+            ASSERT_EQ((unsigned)-code, (unsigned)(out[8] << 8 | out[9]));
+        } else {
+            ASSERT_EQ(0, on);   /* silence */
+        }
+        ev = t_event(&p, 1);
+        ASSERT_EQ(ALKT_EV_DISCONNECTED, ev.type);
+        ASSERT_EQ(code, ev.code);
+        /* the floor moves for a proven HELLO only */
+        ASSERT_EQ(i < sizeof bad / sizeof bad[0] && bad[i].remac ? p.now : 0,
+                  alkt_session_peer_freshness(&p.s[1]));
         t_free(&p);
     }
+    PASS();
+}
+
+/* Freshness: a server takes a client's HELLO only when it is fresher than
+ * every one it accepted under the secret; a recorded HELLO, given again,
+ * gets silence and costs nothing. The client's HELLOs are fresher each
+ * time, even at the same now and across a session object made again. */
+TEST session_hello_freshness_stops_replays(void)
+{
+    t_pair p;
+    unsigned char hello[512], again[512], out[64];
+    size_t hn, an;
+    uint64_t fresh;
+    ASSERT(t_init_plain(&p));
+    t_connect(&p);
+    hn = alkt_session_poll_transmit(&p.s[0], hello, sizeof hello);
+    ASSERT_EQ(ALKT_OK, alkt_session_handle_input(&p.s[1], hello, hn, p.now));
+    fresh = alkt_session_peer_freshness(&p.s[1]);
+    ASSERT_EQ(p.now, fresh);   /* no epoch: now */
+    t_settle(&p);
+    ASSERT_EQ(1, alkt_session_is_established(&p.s[1]));
+    t_free(&p);
+    /* a new server object with the last freshness as its floor: the same
+     * HELLO again is stale - nothing said, nothing kept */
+    ASSERT(t_init_plain(&p));
+    {
+        alkt_session_config c;
+        t_config(&c, 1);
+        c.plaintext = 1;
+        c.freshness_floor = fresh;
+        ASSERT_EQ(ALKT_OK, alkt_session_init(&p.s[1], &c, p.mem[1],
+                                             alkt_session_mem_size(&c), p.now));
+        ASSERT_EQ(fresh, alkt_session_peer_freshness(&p.s[1]));
+    }
+    t_connect(&p);
+    ASSERT_EQ(ALKT_ERR_STALE_HELLO, alkt_session_handle_input(&p.s[1], hello, hn, p.now));
+    ASSERT_EQ(0, alkt_session_poll_transmit(&p.s[1], out, sizeof out));
+    ASSERT_EQ(ALKT_ERR_STALE_HELLO, t_event(&p, 1).code);
+    /* the client's next HELLO, at the same now: one fresher, taken */
+    alkt_session_handle_disconnected(&p.s[0], p.now);
+    t_drain(&p);
+    {
+        unsigned char n[ALKT_NONCE_SIZE];
+        memset(n, 9, sizeof n);
+        alkt_session_connect(&p.s[0], p.now, n);
+        memset(n, 8, sizeof n);
+        alkt_session_connect(&p.s[1], p.now, n);
+    }
+    an = alkt_session_poll_transmit(&p.s[0], again, sizeof again);
+    ASSERT_EQ(hn, an);
+    ASSERT_EQ(fresh + 1, alkt__get64(again + 8 + 140));
+    ASSERT_EQ(ALKT_OK, alkt_session_handle_input(&p.s[1], again, an, p.now));
+    t_settle(&p);
+    ASSERT_EQ(1, alkt_session_is_established(&p.s[1]));
+    ASSERT_EQ(fresh + 1, alkt_session_peer_freshness(&p.s[1]));
+    t_free(&p);
     PASS();
 }
 
@@ -779,7 +865,9 @@ TEST session_refuses_forged_handshakes(void)
     /* the same server takes a proper handshake afterwards */
     auth[20] ^= 1;
     t_free(&p);
-    /* a recorded handshake replayed to a server with a new nonce */
+    /* a recorded handshake replayed to a server with a new nonce (and no
+     * freshness floor: one that forgot everything): its HELLO is taken,
+     * but the AUTH it recorded is for another transcript */
     ASSERT(t_init(&q));
     q.nonce = 5;
     t_connect(&q);
@@ -789,7 +877,9 @@ TEST session_refuses_forged_handshakes(void)
     ASSERT_EQ(ALKT_ERR_AUTH, rc);
     ASSERT_EQ(0, alkt_session_is_established(&q.s[1]));
     t_free(&q);
-    /* a client with another secret: the server's AUTH does not verify */
+    /* a client with another secret: its HELLO proves nothing, and the
+     * server says nothing to it - no HELLO, no AUTH, no GOAWAY: the
+     * client learns only that the connection ended */
     ASSERT(t_init(&p));
     {
         alkt_session_config c;
@@ -802,12 +892,20 @@ TEST session_refuses_forged_handshakes(void)
                                              alkt_session_mem_size(&c), p.now));
     }
     t_connect(&p);
-    t_settle(&p);
-    ASSERT_EQ(0, alkt_session_is_established(&p.s[0]));
-    ASSERT_EQ(0, alkt_session_is_established(&p.s[1]));
-    ev = t_event(&p, 0);
+    hn = alkt_session_poll_transmit(&p.s[0], hello, sizeof hello);
+    ASSERT_EQ(ALKT_ERR_AUTH, alkt_session_handle_input(&p.s[1], hello, hn, p.now));
+    ASSERT_EQ(0, alkt_session_poll_transmit(&p.s[1], reply, sizeof reply));
+    ev = t_event(&p, 1);
     ASSERT_EQ(ALKT_EV_DISCONNECTED, ev.type);
     ASSERT_EQ(ALKT_ERR_AUTH, ev.code);
+    ASSERT_EQ(0u, alkt_session_peer_freshness(&p.s[1]));   /* nothing kept */
+    ASSERT_EQ(ALKT_EV_NONE, t_event(&p, 0).type);
+    alkt_session_handle_disconnected(&p.s[0], p.now);   /* (its app closes) */
+    ev = t_event(&p, 0);
+    ASSERT_EQ(ALKT_EV_DISCONNECTED, ev.type);
+    ASSERT_EQ(ALKT_ERR_NOT_CONNECTED, ev.code);
+    ASSERT_EQ(0, alkt_session_is_established(&p.s[0]));
+    ASSERT_EQ(0, alkt_session_is_established(&p.s[1]));
     t_free(&p);
     PASS();
 }
@@ -1465,6 +1563,7 @@ SUITE(alkt_session_suite)
     RUN_TEST(session_duplicate_open_keeps_the_live_channel);
     RUN_TEST(session_injected_frame_is_detected);
     RUN_TEST(session_hello_fields_are_checked);
+    RUN_TEST(session_hello_freshness_stops_replays);
     RUN_TEST(session_oversize_frame_is_refused_at_its_header);
     RUN_TEST(session_refuses_forged_handshakes);
     RUN_TEST(session_resumes_exactly_once);
