@@ -234,7 +234,10 @@
  *                     = non-empty; from <= to; a protocol at most once
  *     AUTHORIZATION  {"client":ID,"resource":ID,"secret":HEX,"expires":SECS}
  *     REVOCATION     {"client":ID,"resource":ID}
- *     RELAY          {"id":ID,"address":HOST,"port":PORT,"token":TOKEN}
+ *     RELAY          {"id":ID,"address":HOST,"port":PORT,"token":TOKEN
+ *                     [,"offer_key":HEX]}  offer_key: sent to a gateway
+ *                     only, the key it proves its offers with at that
+ *                     relay (the relay holds the same, per gateway id)
  *
  *   PORT   integer 1..65535 (0 is refused everywhere, `listen: 0` included)
  *   ID     1..64 bytes of [A-Za-z0-9._:-]
@@ -986,6 +989,10 @@ typedef struct alkt_relay {
     alkt_host address;
     uint16_t port;
     char token[ALKT_TOKEN_MAX + 1];
+    unsigned char offer_key[ALKT_SECRET_MAX]; /* gateway: proves its offers
+                                                 at this relay (0 bytes:
+                                                 it offers none there) */
+    size_t offer_key_len;
 } alkt_relay;
 
 /* Sections of a control message. Before decoding, set each array pointer
@@ -1611,7 +1618,16 @@ typedef struct alkt_role_event {
 
 /* -- relay: rendezvous by token, splices a client's connection to one a
  * gateway offered, copies bytes it cannot read (RELAY in the top comment) */
-#define ALKT_RELAY_REQUEST_MAX (8u + ALKT_TOKEN_MAX + ALKT_ID_MAX)
+#define ALKT_RELAY_REQUEST_MAX (8u + ALKT_TOKEN_MAX + ALKT_ID_MAX + 8u + 32u)
+
+/* A gateway a relay takes offers from, and the key its offers are proven
+ * with (the gateway holds the same, in its control plane's relay item:
+ * offer_key). Clients do not hold it. */
+typedef struct alkt_relay_gateway {
+    const char *id;            /* the gateway's ID (NUL-terminated) */
+    const unsigned char *key;  /* 16..64 bytes */
+    size_t key_len;
+} alkt_relay_gateway;
 
 typedef struct alkt_relay_config {
     const char *const *tokens; /* the tokens it serves (NUL-terminated,
@@ -1626,6 +1642,12 @@ typedef struct alkt_relay_config {
                                   0 = 5 s */
     uint64_t request_timeout_ns;  /* the request must arrive within; 0 = 5 s */
     uint64_t idle_timeout_ns;  /* a pair with no byte either way; 0 = 300 s */
+    const alkt_relay_gateway *gateways; /* whose offers it takes (the
+                                   caller's memory, kept alive); none: it
+                                   takes no offer at all */
+    size_t gateway_count;
+    uint32_t offers_per_gateway;  /* live offers of one gateway, at most (a
+                                     new one ends the stalest); 0 = 4 */
 } alkt_relay_config;
 
 typedef struct alkt_relay_stats {
@@ -1641,7 +1663,10 @@ typedef struct alkt__rconn {
     unsigned char status;
     uint32_t other;            /* the joined connection's slot + 1 */
     uint32_t token;            /* index in the config's tokens */
+    uint32_t gw;               /* an offer's gateway: index in the config */
     uint64_t deadline;
+    uint64_t fresh;            /* an offer's freshness, as proven */
+    uint64_t refreshed_at;     /* an offer's request or last 'R' */
     unsigned char req[ALKT_RELAY_REQUEST_MAX];
     size_t req_len;
     uint32_t head, len, peeked;
@@ -1653,6 +1678,7 @@ typedef struct alkt__rconn {
 typedef struct alkt_relay_server {
     alkt_relay_config cfg;
     alkt__rconn *conns;
+    uint64_t *gw_fresh;        /* per gateway: the freshest offer taken */
     uint32_t gen;
     uint64_t now;
     alkt_relay_stats stats;
@@ -1686,6 +1712,8 @@ ALKTDEF uint64_t alkt_relay_poll_timeout(const alkt_relay_server *r);
 ALKTDEF void alkt_relay_handle_timeout(alkt_relay_server *r, uint64_t now);
 ALKTDEF int alkt_relay_poll_event(alkt_relay_server *r, alkt_role_event *ev);
 ALKTDEF void alkt_relay_stats_get(const alkt_relay_server *r, alkt_relay_stats *st);
+/* Wipes the relay's buffers and state (the keys are the caller's). */
+ALKTDEF void alkt_relay_wipe(alkt_relay_server *r);
 
 /* -- client and gateway: nodes holding sessions (CLIENT AND GATEWAY in the
  * top comment). One type serves both; the alkt_node_* calls are the
@@ -1794,7 +1822,8 @@ typedef struct alkt_node {
     size_t fresh_count;
     unsigned char decoy[32];      /* gateway: the key a HELLO naming no
                                      authorization is checked under */
-    uint64_t fresh_sent;          /* client: the last HELLO's freshness */
+    uint64_t fresh_sent;          /* client: the last HELLO's freshness;
+                                     gateway: the last relay offer's */
 } alkt_node;
 typedef alkt_node alkt_client;
 typedef alkt_node alkt_gateway;
@@ -4327,7 +4356,8 @@ enum { ALKT__FK_ID, ALKT__FK_CIDR, ALKT__FK_PORTS, ALKT__FK_PROTOCOLS,
     X(alkt_relay, "id", ALKT__FK_ID, id, id, 1)                                   \
     X(alkt_relay, "address", ALKT__FK_HOST, address, address, 1)                  \
     X(alkt_relay, "port", ALKT__FK_PORT, port, port, 1)                           \
-    X(alkt_relay, "token", ALKT__FK_TOKEN, token, token, 1)
+    X(alkt_relay, "token", ALKT__FK_TOKEN, token, token, 1)                       \
+    X(alkt_relay, "offer_key", ALKT__FK_SECRET, offer_key, offer_key_len, 0)
 /* Open params: which fields a kind wants is alkt__open_rules' (every field
  * is optional here); the encoder writes them in the kind's own order. */
 #define ALKT__OPEN_SCHEMA(X)                                                      \
@@ -5616,6 +5646,7 @@ static int alkt__enc_value_check(alkt__dec *d, const char *name, const alkt__fde
                                name);
     case ALKT__FK_SECRET:
         k = *ALKT__CAT(obj, fd->aux, size_t);
+        if (k == 0 && !fd->required) return ALKT_OK;   /* absent */
         return alkt__enc_check(
             d, k < ALKT_SECRET_MIN || k > ALKT_SECRET_MAX ? ALKT_ERR_BAD_VALUE : ALKT_OK, name);
     case ALKT__FK_EXPIRES:
@@ -5696,6 +5727,7 @@ static void alkt__enc_value(alkt__w *w, int *first, const char *name, const alkt
         const unsigned char *secret = ALKT__CAT(obj, fd->at, unsigned char);
         char hex[2 * ALKT_SECRET_MAX];
         count = *ALKT__CAT(obj, fd->aux, size_t);
+        if (count == 0 && !fd->required) return;   /* absent */
         for (k = 0; k < count; k++) {
             hex[2 * k] = "0123456789abcdef"[secret[k] >> 4];
             hex[2 * k + 1] = "0123456789abcdef"[secret[k] & 15];
@@ -9392,7 +9424,9 @@ enum {
 #define ALKT__RST_BAD_TOKEN 2u
 #define ALKT__RST_NO_GATEWAY 3u
 #define ALKT__RST_EXPIRED 4u
+#define ALKT__RST_UNPROVEN 5u
 static const unsigned char alkt__relay_magic[4] = {'A', 'L', 'K', 'R'};
+#define ALKT__RELAY_VERSION 2u
 
 static int alkt__relay_cfg(const alkt_relay_config *c, alkt_relay_config *o)
 {
@@ -9404,12 +9438,21 @@ static int alkt__relay_cfg(const alkt_relay_config *c, alkt_relay_config *o)
     if (!o->wait_ns) o->wait_ns = 5000000000ull;
     if (!o->request_timeout_ns) o->request_timeout_ns = 5000000000ull;
     if (!o->idle_timeout_ns) o->idle_timeout_ns = 300000000000ull;
+    if (!o->offers_per_gateway) o->offers_per_gateway = 4;
     if (!c->tokens || c->token_count == 0 || o->max_conns > 65535u ||
-        o->buffer_size > (1u << 30))
+        o->buffer_size > (1u << 30) || (c->gateway_count && !c->gateways) ||
+        c->gateway_count > 65535u)
         return 0;
     for (i = 0; i < c->token_count; i++) {
         size_t n = c->tokens[i] ? alkt__bounded_len(c->tokens[i], ALKT_TOKEN_MAX + 1) : 0;
         if (n == 0 || n > ALKT_TOKEN_MAX || alkt__check_token(c->tokens[i], n) != ALKT_OK)
+            return 0;
+    }
+    for (i = 0; i < c->gateway_count; i++) {
+        const alkt_relay_gateway *g = &c->gateways[i];
+        size_t n = g->id ? alkt__bounded_len(g->id, ALKT_ID_MAX + 1) : 0;
+        if (n == 0 || n > ALKT_ID_MAX || alkt__check_id(g->id, n) != ALKT_OK ||
+            !g->key || g->key_len < ALKT_SECRET_MIN || g->key_len > ALKT_SECRET_MAX)
             return 0;
     }
     return 1;
@@ -9420,7 +9463,8 @@ ALKTDEF size_t alkt_relay_mem_size(const alkt_relay_config *cfg)
     alkt_relay_config c;
     if (!cfg || !alkt__relay_cfg(cfg, &c)) return 0;
     return alkt__align8((size_t)c.max_conns * sizeof(alkt__rconn)) +
-           (size_t)c.max_conns * c.buffer_size + 8;
+           (size_t)c.max_conns * c.buffer_size + 8 +
+           alkt__align8(c.gateway_count * sizeof(uint64_t)) + 8;
 }
 
 ALKTDEF int alkt_relay_init(alkt_relay_server *r, const alkt_relay_config *cfg,
@@ -9442,6 +9486,9 @@ ALKTDEF int alkt_relay_init(alkt_relay_server *r, const alkt_relay_config *cfg,
         r->conns[i].ring = p;
         p += c.buffer_size;
     }
+    p = (unsigned char *)(((uintptr_t)p + 7u) & ~(uintptr_t)7u);
+    r->gw_fresh = (uint64_t *)(void *)p;
+    memset(p, 0, c.gateway_count * sizeof(uint64_t));
     return ALKT_OK;
 }
 
@@ -9541,13 +9588,41 @@ static void alkt__rjoin(alkt_relay_server *r, alkt__rconn *client, alkt__rconn *
     r->stats.spliced++;
 }
 
+/* An offer proven: a gateway the relay knows, the MAC under its key over
+ * the whole request (HMAC(key, "alkr2 offer" || the request up to the
+ * MAC)), the freshness above the last offer it took from that gateway.
+ * Its gateway's index, or -1. */
+static int alkt__roffer_proven(alkt_relay_server *r, alkt__rconn *c)
+{
+    size_t tl = c->req[6], gl = c->req[7 + tl], at = 8 + tl + gl, i;
+    int gw = -1;
+    for (i = 0; i < r->cfg.gateway_count; i++)
+        if (alkt__bounded_len(r->cfg.gateways[i].id, ALKT_ID_MAX + 1) == gl &&
+            memcmp(r->cfg.gateways[i].id, c->req + 8 + tl, gl) == 0)
+            gw = (int)i;
+    if (gw >= 0) {
+        alkt_hmac_sha256_ctx k;
+        unsigned char mac[32];
+        int ok;
+        uint64_t fresh = alkt__get64(c->req + at);
+        alkt_hmac_sha256_init(&k, r->cfg.gateways[gw].key, r->cfg.gateways[gw].key_len);
+        alkt__mac(&k, "alkr2 offer", c->req, at + 8, NULL, 0, mac);
+        alkt__sha256_wipe(&k, sizeof k);
+        ok = alkt_ct_equal(mac, c->req + at + 8, 32);
+        if (!ok || fresh <= r->gw_fresh[gw]) return -1;
+        r->gw_fresh[gw] = fresh;
+        c->fresh = fresh;
+    }
+    return gw;
+}
+
 /* A whole request: check it, then wait or join. */
 static void alkt__rrequest(alkt_relay_server *r, alkt__rconn *c)
 {
     size_t tl = c->req[6], gl = c->req[7 + tl];
     int tok;
     uint32_t i;
-    if (memcmp(c->req, alkt__relay_magic, 4) != 0 || c->req[4] != 1 ||
+    if (memcmp(c->req, alkt__relay_magic, 4) != 0 || c->req[4] != ALKT__RELAY_VERSION ||
         (c->req[5] != ALKT__RELAY_CLIENT && c->req[5] != ALKT__RELAY_OFFER) ||
         alkt__check_token((const char *)c->req + 7, tl) != ALKT_OK ||
         alkt__check_id((const char *)c->req + 8 + tl, gl) != ALKT_OK) {
@@ -9563,16 +9638,48 @@ static void alkt__rrequest(alkt_relay_server *r, alkt__rconn *c)
     }
     c->token = (uint32_t)tok;
     c->kind = c->req[5];
-    /* the oldest partner first: the slot order is not the age, so pick
-     * the earliest deadline among the matches */
+    c->refreshed_at = r->now;
+    if (c->kind == ALKT__RELAY_OFFER) {
+        /* only a gateway offers: a token holder can join, never offer */
+        int gw = alkt__roffer_proven(r, c);
+        alkt__rconn *stalest = NULL;
+        uint32_t live = 0;
+        if (gw < 0) {
+            r->stats.refused++;
+            alkt__rend(r, c, ALKT__RST_UNPROVEN);
+            return;
+        }
+        c->gw = (uint32_t)gw;
+        /* a gateway's live offers are bounded: the stalest makes room */
+        for (i = 0; i < r->cfg.max_conns; i++) {
+            alkt__rconn *o = &r->conns[i];
+            if (o == c || !o->handle || o->closing || o->state != ALKT__R_OFFER ||
+                o->gw != c->gw)
+                continue;
+            live++;
+            if (!stalest || o->fresh < stalest->fresh) stalest = o;
+        }
+        if (live >= r->cfg.offers_per_gateway && stalest) {
+            r->stats.expired++;
+            alkt__rend(r, stalest, ALKT__RST_EXPIRED);
+        }
+    }
     {
+        /* A client joins the offer refreshed last (a stale one may be a
+         * spare its gateway lost); an offer takes the client that waited
+         * longest. */
         alkt__rconn *best = NULL;
         unsigned want = c->kind == ALKT__RELAY_CLIENT ? ALKT__R_OFFER : ALKT__R_WAITING;
         for (i = 0; i < r->cfg.max_conns; i++) {
             alkt__rconn *o = &r->conns[i];
             if (!o->handle || o->closing || o->state != want || !alkt__rsame(o, c))
                 continue;
-            if (!best || o->deadline < best->deadline) best = o;
+            if (!best ||
+                (want == ALKT__R_WAITING
+                     ? o->deadline < best->deadline
+                     : o->refreshed_at > best->refreshed_at ||
+                           (o->refreshed_at == best->refreshed_at && o->fresh > best->fresh)))
+                best = o;
         }
         if (best) {
             if (c->kind == ALKT__RELAY_CLIENT) alkt__rjoin(r, c, best);
@@ -9590,7 +9697,8 @@ static void alkt__rrequest(alkt_relay_server *r, alkt__rconn *c)
 }
 
 /* The request's bytes, one at a time, each field checked at the byte
- * where it is known; the request ends at its last byte. */
+ * where it is known; the request ends at its last byte (an offer's after
+ * its freshness and MAC). */
 static size_t alkt__rrequest_bytes(alkt_relay_server *r, alkt__rconn *c,
                                    const unsigned char *d, size_t len)
 {
@@ -9602,13 +9710,17 @@ static size_t alkt__rrequest_bytes(alkt_relay_server *r, alkt__rconn *c,
         n = c->req_len;
         tl = c->req[6];
         if (n == 4) bad = memcmp(c->req, alkt__relay_magic, 4) != 0;  /* not ours */
+        else if (n == 5) bad = c->req[4] != ALKT__RELAY_VERSION;
+        else if (n == 6) bad = c->req[5] != ALKT__RELAY_CLIENT && c->req[5] != ALKT__RELAY_OFFER;
         else if (n == 7) bad = tl == 0 || tl > ALKT_TOKEN_MAX;
         else if (n >= 8 && n == 8 + tl) bad = c->req[7 + tl] == 0 || c->req[7 + tl] > ALKT_ID_MAX;
         else bad = 0;
         if (bad) {
             r->stats.refused++;
             alkt__rend(r, c, ALKT__RST_BAD_REQUEST);
-        } else if (n > 8 + tl && n == 8 + tl + c->req[7 + tl]) {
+        } else if (n > 8 + tl &&
+                   n == 8 + tl + c->req[7 + tl] +
+                            (c->req[5] == ALKT__RELAY_OFFER ? 8u + 32u : 0u)) {
             alkt__rrequest(r, c);
         }
     }
@@ -9679,6 +9791,7 @@ ALKTDEF ptrdiff_t alkt_relay_handle_input(alkt_relay_server *r, uint32_t conn,
                 break;
             }
             c->deadline = r->now + r->cfg.offer_lifetime_ns;
+            c->refreshed_at = r->now;
             used++;
         } else if (c->state == ALKT__R_JOINED && c->discard_refresh) {
             /* refreshes sent before the gateway read our status byte,
@@ -9850,6 +9963,16 @@ ALKTDEF void alkt_relay_stats_get(const alkt_relay_server *r, alkt_relay_stats *
         st->waiting += c->state == ALKT__R_WAITING && !c->closing;
         st->pairs += c->state == ALKT__R_JOINED && c->other && c->kind == ALKT__RELAY_CLIENT;
     }
+}
+
+ALKTDEF void alkt_relay_wipe(alkt_relay_server *r)
+{
+    uint32_t i;
+    if (!r) return;
+    for (i = 0; r->conns && i < r->cfg.max_conns; i++)
+        alkt__sha256_wipe(r->conns[i].ring, r->cfg.buffer_size);
+    if (r->conns) alkt__sha256_wipe(r->conns, r->cfg.max_conns * sizeof(alkt__rconn));
+    alkt__sha256_wipe(r, sizeof *r);
 }
 
 /* ---- client and gateway ---------------------------------------------------- */
@@ -10292,19 +10415,31 @@ ALKTDEF int alkt_node_accept(alkt_node *n, uint64_t now, uint32_t *conn)
     return alkt_node_accept_from(n, now, NULL, conn);
 }
 
+/* A relay request into out; an offer (rl set) ends with its freshness and
+ * HMAC(offer key, "alkr2 offer" || the request up to the MAC). */
 static size_t alkt__relay_request(unsigned char *out, unsigned kind,
-                                  const char *token, const char *id)
+                                  const char *token, const char *id,
+                                  const alkt_relay *rl, uint64_t fresh)
 {
     size_t tl = alkt__bounded_len(token, ALKT_TOKEN_MAX);
     size_t il = alkt__bounded_len(id, ALKT_ID_MAX);
+    size_t n = 8 + tl + il;
     memcpy(out, alkt__relay_magic, 4);
-    out[4] = 1;
+    out[4] = ALKT__RELAY_VERSION;
     out[5] = (unsigned char)kind;
     out[6] = (unsigned char)tl;
     memcpy(out + 7, token, tl);
     out[7 + tl] = (unsigned char)il;
     memcpy(out + 8 + tl, id, il);
-    return 8 + tl + il;
+    if (rl) {
+        alkt_hmac_sha256_ctx k;
+        alkt__put64(out + n, fresh);
+        alkt_hmac_sha256_init(&k, rl->offer_key, rl->offer_key_len);
+        alkt__mac(&k, "alkr2 offer", out, n + 8, NULL, 0, out + n + 8);
+        alkt__sha256_wipe(&k, sizeof k);
+        n += 8 + 32;
+    }
+    return n;
 }
 
 static void alkt__session_start(alkt_node *n, alkt__nconn *c, alkt__peer *p)
@@ -10331,9 +10466,13 @@ ALKTDEF int alkt_node_handle_connected(alkt_node *n, uint32_t conn, uint64_t now
     if (c->relay) {
         const alkt_relay *rl = &n->relays[c->relay - 1];
         alkt__peer *p = alkt__npeer(n, c);
+        if (n->is_gateway)   /* each offer fresher than the last */
+            n->fresh_sent = n->cfg.epoch_ns + n->now > n->fresh_sent
+                                ? n->cfg.epoch_ns + n->now : n->fresh_sent + 1;
         c->out_len = alkt__relay_request(c->out,
                                          n->is_gateway ? ALKT__RELAY_OFFER : ALKT__RELAY_CLIENT,
-                                         rl->token, n->is_gateway ? n->id : p->id);
+                                         rl->token, n->is_gateway ? n->id : p->id,
+                                         n->is_gateway ? rl : NULL, n->fresh_sent);
         c->out_off = 0;
         c->state = n->is_gateway ? ALKT__N_OFFER : ALKT__N_RELAY_REQ;
         c->refresh_at = n->now + n->cfg.offer_refresh_ns;
@@ -10544,7 +10683,9 @@ ALKTDEF ptrdiff_t alkt_node_handle_input(alkt_node *n, uint32_t conn,
         if (c->state == ALKT__N_RELAY_REQ || c->state == ALKT__N_OFFER) {
             /* the relay's status byte: 0 joined, else it refuses */
             if (d[used++] != ALKT__RST_JOINED) {
-                alkt__nlost(n, c, 0, d[used - 1] <= ALKT__RST_BAD_TOKEN ? ALKT_ERR_RELAY_REFUSED : ALKT_ERR_NO_OFFER);
+                alkt__nlost(n, c, 0, d[used - 1] <= ALKT__RST_BAD_TOKEN ||
+                                             d[used - 1] == ALKT__RST_UNPROVEN
+                                         ? ALKT_ERR_RELAY_REFUSED : ALKT_ERR_NO_OFFER);
                 break;
             }
             if (c->state == ALKT__N_OFFER) {
@@ -10702,7 +10843,10 @@ static void alkt__gateway_work(alkt_node *n)
     for (k = 0; k < n->relay_count; k++) {
         const alkt_relay *rl = &n->relays[k];
         uint32_t have = 0;
-        if (rl->address.kind != ALKT_HOST_IP || n->now < n->relay_retry_at[k]) continue;
+        /* (a relay we hold no offer key for takes no offer from us) */
+        if (rl->address.kind != ALKT_HOST_IP || !rl->offer_key_len ||
+            n->now < n->relay_retry_at[k])
+            continue;
         for (i = 0; i < n->max_conns; i++)
             have += n->conns[i].handle && !n->conns[i].close_wanted &&
                     n->conns[i].relay == k + 1;

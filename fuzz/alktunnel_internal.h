@@ -19,7 +19,7 @@
 /* Implementation-only constants the harnesses compare with: name, value. */
 #define ALKT_INTERNAL_CONSTANTS(X)                                            \
     X(ALKT__S_ACTIVE, 1) X(ALKT__S_CLOSED, 2)          /* session state */     \
-    X(ALKT__C_NONE, 0) X(ALKT__C_UP, 2)                /* its connection */    \
+    X(ALKT__C_NONE, 0) X(ALKT__C_HANDSHAKE, 1) X(ALKT__C_UP, 2) /* its connection */ \
     X(ALKT__CODE_FULL, 0xff03) /* OPEN_ERR: no channel slot */                 \
     X(ALKT__DF_ABORT, 8)       /* datagram pump: aborted */                    \
     X(ALKT__P_LIVE, 2)         /* node peer slot in use */

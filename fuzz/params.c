@@ -1398,7 +1398,7 @@ static const key_schema key_schemas[] = {
     {"{\"revocations\":[{\"client\":\"c\",\"resource\":\"r\",", ":1}]}",
      "revocations[0]", {"client", "resource", NULL}},
     {"{\"relays\":[{\"id\":\"x\",\"address\":\"a\",\"port\":1,\"token\":"
-     "\"t\",", ":1}]}", "relays[0]", {"id", "address", "port", "token", NULL}},
+     "\"t\",", ":1}]}", "relays[0]", {"id", "address", "port", "token", "offer_key", NULL}},
 };
 
 /* The path the header promises for an unknown key: raw bytes, those

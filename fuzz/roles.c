@@ -58,6 +58,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const rr_tokens[] = {"tok-a", "tok-b"};
 static const char *const rr_token_pool[] = {"tok-a", "tok-b", "tok-c", "tok-", "t"};
 static const char *const rr_id_pool[] = {"gw1", "gw2", "g", "bad/id"};
+/* the gateways the relay takes offers from, and their offer keys */
+static const char *const rr_gateways[] = {"gw1", "gw2"};
+static const unsigned char rr_keys[3][16] = {"gw1's offer key", "gw2's offer key",
+                                             "a key no one has"};
+#define RR_LIFETIME 30000000000ull   /* offer_lifetime_ns, the default */
 
 typedef struct rr_conn {
     uint32_t h;                /* 0: none */
@@ -68,6 +73,10 @@ typedef struct rr_conn {
     char id[ALKT_ID_MAX + 1];
     int token;
     int status;                /* -1: none yet */
+    int proven;                /* offer: its MAC and freshness held */
+    int ended;                 /* offer: the relay let it go (bound, age) */
+    uint64_t fresh;            /* offer: its freshness */
+    uint64_t refreshed_at;     /* offer: its request or last 'R' */
     int after_s;               /* offer: its 'S' sent (what follows is data) */
     int bad_byte;              /* offer: sent something but 'R' unjoined */
     int partner;               /* model index + 1 once joined */
@@ -84,8 +93,12 @@ typedef struct rr {
     void *mem;
     uint64_t now;
     rr_conn c[RR_CONNS];
-    uint64_t seen_status[5];   /* status bytes read, by value */
+    uint64_t seen_status[6];   /* status bytes read, by value */
     uint64_t seen_spliced;     /* SPLICED events */
+    uint64_t gw_fresh[2];      /* per gateway: the freshest offer taken */
+    uint64_t fresh_next;       /* the freshness the next offer draws from */
+    const char *last_tok, *last_id;   /* of the last request */
+    unsigned last_kind;
 } rr;
 
 static int rr_find(rr *t, uint32_t h)
@@ -96,12 +109,14 @@ static int rr_find(rr *t, uint32_t h)
     return -1;
 }
 
-/* The model's reading of a whole request. */
-static void rr_parse(rr_conn *c)
+/* The model's reading of a whole request; an offer's proof judged, and a
+ * proven one taken as the relay takes it: the freshness moves, and the
+ * gateway's stalest live offer goes when it has `bound` already. */
+static void rr_parse(rr *t, rr_conn *c, unsigned bound)
 {
     size_t tl = c->req[6], il;
     size_t i;
-    int ok = memcmp(c->req, "ALKR", 4) == 0 && c->req[4] == 1 &&
+    int ok = memcmp(c->req, "ALKR", 4) == 0 && c->req[4] == 2 &&
              (c->req[5] == 1 || c->req[5] == 2) && tl >= 1 && tl <= ALKT_TOKEN_MAX;
     il = c->req[7 + tl];
     ok = ok && il >= 1 && il <= ALKT_ID_MAX;
@@ -123,6 +138,37 @@ static void rr_parse(rr_conn *c)
         c->id[il] = 0;
     }
     c->parsed = 1;
+    c->refreshed_at = t->now;
+    if (ok && c->token_ok && c->kind == 2) {
+        int gw = -1, j;
+        for (j = 0; j < 2; j++)
+            if (strcmp(c->id, rr_gateways[j]) == 0) gw = j;
+        c->fresh = alkt__get64(c->req + 8 + tl + il);
+        if (gw >= 0) {
+            alkt_hmac_sha256_ctx k;
+            unsigned char mac[32];
+            alkt_hmac_sha256_init(&k, rr_keys[gw], sizeof rr_keys[gw]);
+            alkt_hmac_sha256_update(&k, "alkr2 offer", 11);
+            alkt_hmac_sha256_update(&k, c->req, 8 + tl + il + 8);
+            alkt_hmac_sha256_final(&k, mac);
+            c->proven = memcmp(mac, c->req + 8 + tl + il + 8, 32) == 0 &&
+                        c->fresh > t->gw_fresh[gw];
+        }
+        if (c->proven) {
+            rr_conn *stalest = NULL;
+            unsigned live = 0;
+            t->gw_fresh[gw] = c->fresh;
+            for (j = 0; j < RR_CONNS; j++) {
+                rr_conn *o = &t->c[j];
+                if (o == c || !o->h || !o->proven || o->partner || o->ended ||
+                    o->status >= 0 || strcmp(o->id, c->id) != 0)
+                    continue;
+                live++;
+                if (!stalest || o->fresh < stalest->fresh) stalest = o;
+            }
+            if (live >= bound && stalest) stalest->ended = 1;
+        }
+    }
 }
 
 /* Bytes the model's connection i sends. */
@@ -137,11 +183,14 @@ static void rr_send(rr *t, int i, const unsigned char *b, size_t n)
     for (k = 0; k < (size_t)took; k++) {
         if (!c->parsed) {
             if (c->req_len < sizeof c->req) c->req[c->req_len++] = b[k];
-            if (c->req_len >= 8 && c->req_len >= 8u + c->req[6] &&
-                c->req_len == 8u + c->req[6] + c->req[7 + c->req[6]] && c->req[7 + c->req[6]])
-                rr_parse(c);
+            /* (an offer's request ends after its freshness and MAC) */
+            if (c->req_len >= 8 && c->req_len >= 8u + c->req[6] && c->req[7 + c->req[6]] &&
+                c->req_len == 8u + c->req[6] + c->req[7 + c->req[6]] +
+                                  (c->req[5] == 2 ? 40u : 0u))
+                rr_parse(t, c, t->cfg.offers_per_gateway);
         } else if (c->kind == 2 && !c->partner) {
             if (b[k] != 'R') c->bad_byte = 1;   /* an offer says only 'R' */
+            else if (c->status < 0 && !c->ended) c->refreshed_at = t->now;
         } else if (c->kind == 2 && c->partner && !c->after_s) {
             if (b[k] == 'S') c->after_s = 1;   /* (its 'R's are not data) */
         } else if (c->partner && c->sent_len < RR_STREAM) {
@@ -162,7 +211,7 @@ static void rr_drain(rr *t, int i, size_t max)
         for (k = 0; k < n; k++) {
             if (c->status < 0) {
                 c->status = p[k];
-                ALK_CHECK(c->status <= 4, "status %d", c->status);
+                ALK_CHECK(c->status <= 5, "status %d", c->status);
                 t->seen_status[c->status]++;
                 ALK_CHECK(c->parsed || c->status == 1 || c->req_len >= 4,
                           "a status before a whole request: %d", c->status);
@@ -170,8 +219,20 @@ static void rr_drain(rr *t, int i, size_t max)
                     ALK_CHECK(!c->parsed || !c->valid || c->bad_byte,
                               "a valid request refused as malformed");
                 if (c->status == 2) ALK_CHECK(c->parsed && c->valid && !c->token_ok, "token status");
+                /* 5: an offer that did not prove itself - and only that */
+                ALK_CHECK((c->status == 5) == (c->parsed && c->valid && c->token_ok &&
+                                               c->kind == 2 && !c->proven),
+                          "status %d for an offer %s proven", c->status,
+                          c->proven ? "that was" : "not");
+                /* 4: an offer the relay let go, whose end the model saw
+                 * coming (its gateway's bound, or its age) */
+                if (c->status == 4)
+                    ALK_CHECK(c->kind == 2 && c->proven && c->ended,
+                              "an offer ended that was neither over its gateway's "
+                              "bound nor past its lifetime");
                 if (c->status == 0)   /* (the match itself: at SPLICED) */
-                    ALK_CHECK(c->parsed && c->valid && c->token_ok && c->partner,
+                    ALK_CHECK(c->parsed && c->valid && c->token_ok && c->partner &&
+                                  (c->kind != 2 || c->proven),
                               "status 0 without a good request and a partner");
             } else {
                 rr_conn *o = c->partner ? &t->c[c->partner - 1] : NULL;
@@ -199,9 +260,27 @@ static void rr_events(rr *t)
             ALK_CHECK(a >= 0 && b >= 0, "spliced unknown connections");
             ALK_CHECK(t->c[a].parsed && t->c[b].parsed && t->c[a].valid && t->c[b].valid &&
                           t->c[a].token_ok && t->c[a].token == t->c[b].token &&
-                          t->c[a].kind == 1 && t->c[b].kind == 2 &&
-                          strcmp(t->c[a].id, t->c[b].id) == 0,
+                          t->c[a].kind == 1 && t->c[b].kind == 2 && t->c[b].proven &&
+                          !t->c[b].ended && strcmp(t->c[a].id, t->c[b].id) == 0,
                       "a join the rules do not allow");
+            {
+                /* the offer refreshed last (then the freshest) of those
+                 * that could have been joined */
+                int j;
+                for (j = 0; j < RR_CONNS; j++) {
+                    const rr_conn *o = &t->c[j];
+                    if (j == b || !o->h || o->kind != 2 || !o->proven || o->ended ||
+                        o->partner || o->status >= 0 || o->token != t->c[b].token ||
+                        strcmp(o->id, t->c[b].id) != 0)
+                        continue;
+                    ALK_CHECK(o->refreshed_at < t->c[b].refreshed_at ||
+                                  (o->refreshed_at == t->c[b].refreshed_at &&
+                                   o->fresh <= t->c[b].fresh),
+                              "joined offer %d (refreshed %llu) over %d (refreshed %llu)", b,
+                              (unsigned long long)t->c[b].refreshed_at, j,
+                              (unsigned long long)o->refreshed_at);
+                }
+            }
             t->c[a].partner = b + 1;
             t->c[b].partner = a + 1;
             t->seen_spliced++;
@@ -216,20 +295,49 @@ static void rr_events(rr *t)
     }
 }
 
+/* A request: drawn token, id and kind; an offer with its freshness (the
+ * next, or an old one: a replay) and its MAC (under its gateway's key, or
+ * one nobody holds); then perhaps a bit flipped anywhere. */
 static void rr_request(rr *t, int i)
 {
     unsigned char b[ALKT_RELAY_REQUEST_MAX + 8];
-    const char *tok = rr_token_pool[alksim_pick(t->src, 5)];
-    const char *id = rr_id_pool[alksim_pick(t->src, 4)];
+    /* mostly the token and id of the request before: offers and clients
+     * that meet, and offers that compete for one client */
+    int again = t->last_tok && alksim_chance(t->src, 3, 4);
+    int good = alksim_chance(t->src, 3, 4);   /* a token and gateway that exist */
+    const char *tok = again ? t->last_tok
+                            : good ? rr_tokens[alksim_pick(t->src, 2)]
+                                   : rr_token_pool[alksim_pick(t->src, 5)];
+    const char *id = again ? t->last_id
+                           : good ? rr_gateways[alksim_pick(t->src, 2)]
+                                  : rr_id_pool[alksim_pick(t->src, 4)];
     size_t tl = strlen(tok), il = strlen(id), n;
+    t->last_tok = tok;
+    t->last_id = id;
     memcpy(b, "ALKR", 4);
-    b[4] = 1;
-    b[5] = (unsigned char)alksim_range(t->src, 1, 3);
+    b[4] = 2;
+    b[5] = (unsigned char)(alksim_chance(t->src, 1, 16) ? 3 : alksim_range(t->src, 1, 2));
+    if (again && t->last_kind == 2 && b[5] != 3)   /* after an offer: another, or its client */
+        b[5] = (unsigned char)(alksim_bool(t->src) ? 2 : 1);
+    t->last_kind = b[5];
     b[6] = (unsigned char)tl;
     memcpy(b + 7, tok, tl);
     b[7 + tl] = (unsigned char)il;
     memcpy(b + 8 + tl, id, il);
     n = 8 + tl + il;
+    if (b[5] == 2) {
+        alkt_hmac_sha256_ctx k;
+        unsigned key = strcmp(id, "gw2") == 0 ? 1u : 0u;
+        uint64_t fresh = ++t->fresh_next;
+        if (alksim_chance(t->src, 1, 6)) fresh = alksim_range(t->src, 0, fresh);  /* old */
+        if (alksim_chance(t->src, 1, 6)) key = 2;                              /* forged */
+        alkt__put64(b + n, fresh);
+        alkt_hmac_sha256_init(&k, rr_keys[key], sizeof rr_keys[key]);
+        alkt_hmac_sha256_update(&k, "alkr2 offer", 11);
+        alkt_hmac_sha256_update(&k, b, n + 8);
+        alkt_hmac_sha256_final(&k, b + n + 8);
+        n += 40;
+    }
     if (alksim_chance(t->src, 1, 8)) {   /* (the bit first, as both compilers drew it) */
         unsigned bit = (unsigned)alksim_pick(t->src, 8);
         b[alksim_pick(t->src, n)] ^= (unsigned char)(1u << bit);
@@ -240,14 +348,23 @@ static void rr_request(rr *t, int i)
 static void rr_run(alksim_source *src)
 {
     static const char *tokens[2] = {"tok-a", "tok-b"};
+    alkt_relay_gateway gws[2];
     rr t;
-    int step;
+    int step, g;
     memset(&t, 0, sizeof t);
     t.src = src;
     t.cfg.tokens = tokens;
     t.cfg.token_count = 2;
     t.cfg.max_conns = 4;
     t.cfg.buffer_size = (uint32_t)alksim_range(src, 1, 512);
+    for (g = 0; g < 2; g++) {
+        gws[g].id = rr_gateways[g];
+        gws[g].key = rr_keys[g];
+        gws[g].key_len = sizeof rr_keys[g];
+    }
+    t.cfg.gateways = gws;
+    t.cfg.gateway_count = 2;
+    t.cfg.offers_per_gateway = (uint32_t)alksim_range(src, 1, 3);
     t.mem = malloc(alkt_relay_mem_size(&t.cfg));
     ALK_CHECK(t.mem != NULL, "out of memory");
     /* init takes memory as it comes: zeros or not (no draw: the buffer
@@ -295,6 +412,9 @@ static void rr_run(alksim_source *src)
             alk_trace("send %d: %zu bytes", i, n);
         } else if (op == 3 && c->h) {
             rr_drain(&t, i, alksim_range(src, 1, 600));
+        } else if (op == 6 && c->h && c->parsed && c->kind == 2 && c->status < 0) {
+            rr_send(&t, i, (const unsigned char *)"R", 1);   /* a refresh */
+            alk_trace("refresh %d", i);
         } else if (op == 4 && c->h && alksim_chance(src, 1, 3)) {
             /* (what it sent still reaches its partner: its model stays) */
             alkt_relay_handle_closed(&t.r, c->h, t.now);
@@ -305,6 +425,11 @@ static void rr_run(alksim_source *src)
             t.now += alksim_range(src, 0, 3) * 2000000000ull;
             if (dl != UINT64_MAX && dl > t.now && alksim_bool(src)) t.now = dl;
             alkt_relay_handle_timeout(&t.r, t.now);
+            /* offers not refreshed for their lifetime are let go */
+            for (g = 0; g < RR_CONNS; g++)
+                if (t.c[g].h && t.c[g].proven && !t.c[g].partner && t.c[g].status < 0 &&
+                    t.now >= t.c[g].refreshed_at + RR_LIFETIME)
+                    t.c[g].ended = 1;
             alk_trace("time %llu", (unsigned long long)t.now);
         } else {
             int k;
@@ -322,7 +447,7 @@ static void rr_run(alksim_source *src)
              * 4), every request refused (status 1, 2, 3) */
             ALK_CHECK(st.spliced >= t.seen_spliced && st.expired >= t.seen_status[4] &&
                           st.refused >= t.seen_status[1] + t.seen_status[2] +
-                                            t.seen_status[3],
+                                            t.seen_status[3] + t.seen_status[5],
                       "relay stats: %llu spliced, %llu expired, %llu refused; seen "
                       "%llu joins, %llu expiries, %llu refusals",
                       (unsigned long long)st.spliced, (unsigned long long)st.expired,

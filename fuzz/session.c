@@ -44,6 +44,19 @@
  * the time), and after every step the nonce oracle says: under one key the
  * record counter only grows, and a key once replaced never seals again.
  *
+ * Mode 4 (first byte 0x30 with bits 2-3 free), an off-path attacker: mode
+ * 0 with one more transition, a party without the secret injecting bytes:
+ * a HELLO that proves nothing (its MAC broken, or a HELLO recorded from an
+ * earlier connection replayed) as the first bytes of a fresh connection
+ * to the server; a cleartext GOAWAY, or a REFUSE with a made-up MAC, into
+ * the client while it handshakes; or drawn bytes into either side at any
+ * time (not in plaintext: past its handshake nothing protects it).
+ * It may cost a connection, never the session: the server says nothing
+ * to a HELLO that proves nothing (not a byte, and its freshness floor does
+ * not move), no injection ends a session (no CLOSED but a close, a peer's
+ * GOAWAY after its proof, or a resume window passing), and at the end
+ * everything arrived once as in mode 0.
+ *
  * Mode 1, a hostile peer: a real client handshakes with the server
  * session, then the input's bytes go to the server as frames from the
  * peer (forged types, bad lengths, window overruns, data after EOF,
@@ -122,7 +135,11 @@ typedef struct ss {
     int plaintext;       /* first byte, bit 1: no encryption */
     uint64_t rekey;      /* first byte, bits 2-3: records per key */
     int tamper;          /* mode 3: records changed on the path */
+    int attack;          /* mode 4: an off-path party injects bytes */
     int pair;            /* ss_pair: both ends are sessions of one config */
+    unsigned char hello[2][ALKT_FRAME_HEADER + ALKT__HELLO_MAX];   /* the
+                            client's HELLOs: this connection's, the last */
+    size_t hello_len[2];
 } ss;
 
 static unsigned char ss_byte(uint32_t id, int dir, uint64_t off)
@@ -364,6 +381,12 @@ static void ss_connect(ss *t)
         ALK_CHECK(rc == ALKT_OK, "side %d connect: %s", k, alkt_strerror(rc));
         t->side[k].connected = 1;
     }
+    /* (what an observer on the path records: the client's HELLO, before
+     * anything of it is sent) */
+    memcpy(t->hello[1], t->hello[0], t->hello_len[0]);
+    t->hello_len[1] = t->hello_len[0];
+    t->hello_len[0] = t->side[0].s.ctl_len;
+    memcpy(t->hello[0], t->side[0].s.ctl, t->hello_len[0]);
 }
 
 /* ---- events into the model ---- */
@@ -430,12 +453,12 @@ static void ss_events(ss *t, int k)
             break;
         case ALKT_EV_CLOSED:
             /* between two correct sessions only these end one: a close
-             * (ours or the peer's), or the resume window passing */
+             * (ours or the peer's), or the resume window passing - not a
+             * record changed on the path (that costs the connection), not
+             * an off-path party's bytes */
             ALK_CHECK(t->hostile || ev.code == ALKT_ERR_CLOSED ||
                           ev.code == ALKT_ERR_GOAWAY ||
-                          ev.code == ALKT_ERR_RESUME_EXPIRED ||
-                          ev.code == ALKT_ERR_RESUME_REFUSED ||
-                          (ev.code == ALKT_ERR_DECRYPT && t->side[k].tampered),
+                          ev.code == ALKT_ERR_RESUME_EXPIRED,
                       "side %d: the session ended with %s", k,
                       alkt_strerror(ev.code));
             t->side[k].closed = 1;
@@ -896,6 +919,95 @@ static void ss_tamper(ss *t, int k)
     t->side[1 - k].tampered = 1;
 }
 
+/* Mode 4: an off-path party's bytes (see the top comment). */
+static void ss_attack(ss *t)
+{
+    alkt_session *cl = &t->side[0].s, *sv = &t->side[1].s;
+    unsigned char b[ALKT_FRAME_HEADER + ALKT__HELLO_MAX];
+    size_t n;
+    unsigned kind = (unsigned)alksim_pick(&t->src, 3);
+    if (t->side[0].closed || t->side[1].closed) return;
+    if (kind == 0) {
+        /* a fresh connection; before the client's HELLO, the attacker's */
+        int replay = t->hello_len[1] && alksim_bool(&t->src), silent;
+        uint64_t floor, fresh;
+        ss_connect(t);
+        if (replay) {
+            n = t->hello_len[1];
+            memcpy(b, t->hello[1], n);
+        } else {
+            n = t->hello_len[0];
+            memcpy(b, t->hello[0], n);
+            b[alksim_range(&t->src, 0, n - 1)] ^= (unsigned char)alksim_range(&t->src, 1, 255);
+        }
+        floor = alkt_session_peer_freshness(sv);
+        fresh = n >= ALKT_FRAME_HEADER + ALKT__HELLO_FRESH + 8
+                    ? alkt__get64(b + ALKT_FRAME_HEADER + ALKT__HELLO_FRESH) : 0;
+        /* proves nothing: changed, or seen already (a replay the server
+         * never saw - its connection dropped first - is a fair HELLO) */
+        silent = !replay || fresh <= floor;
+        alk_trace("attack: %s HELLO (%zu bytes) into a fresh connection",
+                  replay ? "a replayed" : "a changed", n);
+        (void)alkt_session_handle_input(sv, b, n, t->now);
+        if (silent) {
+            unsigned char out[64];
+            ALK_CHECK(alkt_session_poll_transmit(sv, out, sizeof out) == 0,
+                      "the server answered a HELLO that proves nothing");
+            ALK_CHECK(alkt_session_peer_freshness(sv) == floor,
+                      "a HELLO that proves nothing moved the freshness floor");
+            /* (over, or still waiting for a HELLO a changed length made
+             * longer: nothing proven either way) */
+            ALK_CHECK(sv->conn == ALKT__C_NONE ||
+                          (sv->conn == ALKT__C_HANDSHAKE && !sv->hs_proven),
+                      "the server took a HELLO that proved nothing");
+        }
+        ss_events(t, 1);
+        ss_drop(t);   /* (its app closes that connection) */
+        return;
+    }
+    if (kind == 1) {
+        /* into the client's handshake: a GOAWAY, or a REFUSE whose MAC is
+         * made up, saying the resume is refused or expired, or more */
+        static const int codes[] = {ALKT_ERR_RESUME_REFUSED, ALKT_ERR_RESUME_EXPIRED,
+                                    ALKT_ERR_BUSY, ALKT_ERR_AUTH, ALKT_ERR_CLOSED};
+        int refuse = alksim_bool(&t->src);
+        int code = codes[alksim_pick(&t->src, 5)];
+        int state = cl->state;
+        if (cl->conn != ALKT__C_HANDSHAKE || cl->hs_step != 0) ss_connect(t);
+        b[0] = refuse ? ALKT_FRAME_REFUSE : ALKT_FRAME_GOAWAY;
+        b[1] = 0;
+        n = refuse ? ALKT__REFUSE_LEN : 2;
+        b[2] = 0;
+        b[3] = (unsigned char)n;
+        memset(b + 4, 0, 4);
+        b[8] = (unsigned char)((unsigned)-code >> 8);
+        b[9] = (unsigned char)-code;
+        if (refuse) alksim_bytes(&t->src, b + 10, 32);
+        alk_trace("attack: a %s (%s) into the client's handshake",
+                  refuse ? "REFUSE" : "GOAWAY", alkt_strerror(code));
+        (void)alkt_session_handle_input(cl, b, ALKT_FRAME_HEADER + n, t->now);
+        ALK_CHECK(cl->state == state || cl->state == ALKT__S_ACTIVE,
+                  "an unproven %s ended the client's session", refuse ? "REFUSE" : "GOAWAY");
+        ss_events(t, 0);
+        return;
+    }
+    {
+        /* drawn bytes after what side k sent (not in plaintext: past the
+         * handshake nothing protects it, and bytes after a HELLO and AUTH
+         * in flight would land there) */
+        int k = (int)alksim_pick(&t->src, 2);
+        ss_pipe *p = &t->pipe[k];
+        size_t i;
+        if (t->plaintext) return;
+        n = (size_t)alksim_range(&t->src, 1, 64);
+        if (p->len + n > SS_PIPE) return;
+        alksim_bytes(&t->src, b, n);
+        for (i = 0; i < n; i++) p->buf[(p->head + p->len + i) % SS_PIPE] = b[i];
+        p->len += n;
+        alk_trace("attack: %zu drawn bytes toward side %d", n, 1 - k);
+    }
+}
+
 static void ss_pair(ss *t)
 {
     static const uint32_t weights[] = {
@@ -914,6 +1026,8 @@ static void ss_pair(ss *t)
     };
     static const uint32_t tamper_weights[] = {6, 14, 10, 16, 12, 3, 2, 6, 5,
                                               2, 3, 1, 8 /* tamper */};
+    static const uint32_t attack_weights[] = {6, 14, 10, 16, 12, 3, 2, 6, 5,
+                                              2, 3, 1, 0, 8 /* attack */};
     alkt_session_config cfg;
     unsigned step;
     int k;
@@ -938,9 +1052,10 @@ static void ss_pair(ss *t)
     ss_setup(t, &cfg, 1);
     ss_connect(t);
     for (step = 0; step < SS_STEPS && !alksim_source_done(&t->src); step++) {
-        size_t op = t->tamper ? alksim_weighted(&t->src, tamper_weights, 13)
-                              : alksim_weighted(&t->src, weights,
-                                                sizeof weights / sizeof weights[0]);
+        size_t op = t->tamper   ? alksim_weighted(&t->src, tamper_weights, 13)
+                    : t->attack ? alksim_weighted(&t->src, attack_weights, 14)
+                                : alksim_weighted(&t->src, weights,
+                                                  sizeof weights / sizeof weights[0]);
         if (op == 11 && step < SS_STEPS - SS_STEPS / 10) op = 4;
         k = (int)alksim_pick(&t->src, 2);
         switch (op) {
@@ -969,6 +1084,7 @@ static void ss_pair(ss *t)
             ss_transmit(t, k);   /* what the sender has queued, in flight */
             ss_tamper(t, k);
             break;
+        case 13: ss_attack(t); break;
         default: {
             /* a close between two sessions that are up reaches the peer
              * as a GOAWAY with the app's code: the peer's session ends
@@ -1368,6 +1484,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         t.plaintext = (data[0] >> 1) & 1;
         t.rekey = rekey[(data[0] >> 2) & 3];
         t.tamper = (data[0] & 0xf1) == 0x70;
+        t.attack = (data[0] & 0xf1) == 0x30;
         if (t.tamper) t.plaintext = 0;
     }
     alk_trace("%s, %llu records per key", t.plaintext ? "plaintext" : "encrypted",
@@ -1379,8 +1496,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         alk_trace("mode: hostile peer");
         ss_hostile(&t);
     } else {
-        alk_trace(t.tamper ? "mode: two sessions, records changed on the path"
-                           : "mode: two sessions");
+        alk_trace(t.tamper   ? "mode: two sessions, records changed on the path"
+                  : t.attack ? "mode: two sessions and an off-path attacker"
+                             : "mode: two sessions");
         ss_pair(&t);
     }
     if (getenv("SESSION_TRACE")) alk_trace_dump(stderr);

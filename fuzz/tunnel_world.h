@@ -135,6 +135,9 @@ struct tw_world {
     char ids[TW_NODES][16];
     alkt_relay_config rcfg;
     const char *tokens[1];
+    alkt_relay_gateway rgw[TW_MAX_GATEWAYS];   /* whose offers relays take */
+    unsigned char offer_key[32];               /* (every gateway's, at every
+                                                  relay) */
     int n_clients, n_gateways, n_relays;
     int plaintext;             /* sessions without encryption (speed) */
     uint64_t now;
@@ -217,7 +220,8 @@ static ALK_UNUSED void tw_touch_all(tw_world *w)
 /* The standard view: resource "web" = 10.1.0.0/16 (and "db" = 10.2.0.0/16
  * with a second gateway), tcp and udp ports 80 and 8000..8100; every client
  * authorized to every resource until `expires` (Unix seconds); every relay
- * with token "relay-token". Authorization i*n_gateways+g is client i's to
+ * with token "relay-token" and the gateways' offer key (the relays hold it
+ * for every gateway). Authorization i*n_gateways+g is client i's to
  * gateway g's resource. */
 static ALK_UNUSED void tw_default_control(tw_world *w, uint64_t expires)
 {
@@ -227,6 +231,7 @@ static ALK_UNUSED void tw_default_control(tw_world *w, uint64_t expires)
     memset(w->res, 0, sizeof w->res);
     memset(w->auth, 0, sizeof w->auth);
     memset(w->relays, 0, sizeof w->relays);
+    for (j = 0; j < sizeof w->offer_key; j++) w->offer_key[j] = (unsigned char)(0x5a ^ j);
     for (g = 0; g < w->n_gateways; g++) {
         alkt_resource *r = &w->res[g];
         strcpy(r->id, g == 0 ? "web" : "db");
@@ -255,6 +260,8 @@ static ALK_UNUSED void tw_default_control(tw_world *w, uint64_t expires)
         w->relays[k].address.ip = w->relay_ip[k];
         w->relays[k].port = w->relay_port;
         strcpy(w->relays[k].token, "relay-token");
+        memcpy(w->relays[k].offer_key, w->offer_key, sizeof w->offer_key);
+        w->relays[k].offer_key_len = sizeof w->offer_key;
     }
     w->ctl.has_resources = w->ctl.has_authorizations = w->ctl.has_relays = 1;
     w->ctl.resources = w->res;
@@ -471,6 +478,13 @@ static ALK_UNUSED void tw_init_shape(tw_world *w, int clients, int gateways, int
     w->rcfg.token_count = 1;
     w->rcfg.max_conns = 8;
     w->rcfg.buffer_size = 4096;
+    for (i = 0; i < w->n_gateways; i++) {
+        w->rgw[i].id = w->ids[TW_GATEWAY + i];
+        w->rgw[i].key = w->offer_key;
+        w->rgw[i].key_len = sizeof w->offer_key;
+    }
+    w->rcfg.gateways = w->rgw;
+    w->rcfg.gateway_count = (size_t)w->n_gateways;
     {
         /* the relay config's rules, each broken alone: no tokens, none
          * counted, more than 65535 connections, buffers past 1 GiB: no

@@ -213,6 +213,10 @@ static void gen_control(uint64_t *st, alkt_control *c)
         r->port = gen_port(st);
         for (j = 0; j < n; j++)
             r->token[j] = (char)(0x21 + pick(st, 0x7E - 0x21 + 1));
+        if (pick(st, 2)) {   /* a gateway's: with its offer key */
+            r->offer_key_len = ALKT_SECRET_MIN + pick(st, ALKT_SECRET_MAX - ALKT_SECRET_MIN + 1);
+            for (j = 0; j < r->offer_key_len; j++) r->offer_key[j] = (unsigned char)pick(st, 256);
+        }
     }
 }
 

@@ -1604,6 +1604,32 @@ TEST control_relay_fields(void)
     CHECK_CALL(tp_ctl_err("{\"relays\":[{\"id\":\"x\",\"address\":\"h\","
                           "\"token\":\"t\",\"port\":1,\"port\":1}]}",
                           ALKT_ERR_DUPLICATE_FIELD, 56, "relays[0].port"));
+    /* offer_key: optional (a client's relays have none), HEX as a secret,
+     * and left out again by the encoder when absent */
+    c = tp_ctl_init(TP_CAP);
+    ASSERT_EQ(ALKT_OK, tp_ctl_decode("{\"relays\":[{\"id\":\"r\",\"address\":\"h\","
+                                     "\"port\":1,\"token\":\"t\",\"offer_key\":"
+                                     "\"000102030405060708090a0b0c0d0eff\"}]}",
+                                     c));
+    ASSERT_EQ(16u, c->relays[0].offer_key_len);
+    ASSERT_EQ(0xff, c->relays[0].offer_key[15]);
+    c = tp_ctl_init(TP_CAP);
+    ASSERT_EQ(ALKT_OK, tp_ctl_decode("{\"relays\":[{\"id\":\"r\",\"address\":\"h\","
+                                     "\"port\":1,\"token\":\"t\"}]}",
+                                     c));
+    ASSERT_EQ(0u, c->relays[0].offer_key_len);
+    {
+        char out[256];
+        ptrdiff_t n = alkt_control_encode(c, out, sizeof out - 1, NULL);
+        ASSERT(n > 0);
+        out[n] = 0;
+        ASSERT_EQ(NULL, strstr(out, "offer_key"));
+        c->relays[0].offer_key_len = 15;   /* too short: refused, as a secret */
+        ASSERT_EQ(ALKT_ERR_BAD_VALUE, (int)alkt_control_encode(c, out, sizeof out, NULL));
+    }
+    CHECK_CALL(tp_ctl_err("{\"relays\":[{\"id\":\"x\",\"address\":\"h\",\"port\":1,"
+                          "\"token\":\"t\",\"offer_key\":\"0001\"}]}",
+                          ALKT_ERR_BAD_VALUE, 68, "relays[0].offer_key"));
     PASS();
 }
 

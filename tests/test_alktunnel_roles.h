@@ -332,8 +332,13 @@ typedef struct tr_relay {
     alkt_relay_server r;
     alkt_relay_config cfg;
     const char *tokens[2];
+    alkt_relay_gateway gws[2];
     void *mem;
 } tr_relay;
+
+/* the offer keys of gw1 and gw2; and the freshness of the next offer */
+static const unsigned char tr_offer_key[2][16] = {"gw1's offer key", "gw2's offer key"};
+static uint64_t tr_fresh = 1000;
 
 static void tr_relay_init(tr_relay *t)
 {
@@ -345,23 +350,43 @@ static void tr_relay_init(tr_relay *t)
     t->cfg.token_count = 2;
     t->cfg.max_conns = 4;
     t->cfg.buffer_size = 64;
+    t->gws[0].id = "gw1";
+    t->gws[1].id = "gw2";
+    t->gws[0].key = tr_offer_key[0];
+    t->gws[1].key = tr_offer_key[1];
+    t->gws[0].key_len = t->gws[1].key_len = sizeof tr_offer_key[0];
+    t->cfg.gateways = t->gws;
+    t->cfg.gateway_count = 2;
     need = alkt_relay_mem_size(&t->cfg);
     t->mem = malloc(need);
     ALK_CHECK(t->mem && alkt_relay_init(&t->r, &t->cfg, t->mem, need, 0) == ALKT_OK,
               "relay init");
 }
 
+/* A request as the format says, written out here; an offer (kind 2) ends
+ * with the next freshness and HMAC(key, "alkr2 offer" || what comes
+ * before the MAC), key: the one of id (gw1 / gw2), or gw1's for another. */
 static size_t tr_req(unsigned char *b, unsigned kind, const char *tok, const char *id)
 {
-    size_t tl = strlen(tok), il = strlen(id);
+    size_t tl = strlen(tok), il = strlen(id), n;
     memcpy(b, "ALKR", 4);
-    b[4] = 1;
+    b[4] = 2;
     b[5] = (unsigned char)kind;
     b[6] = (unsigned char)tl;
     memcpy(b + 7, tok, tl);
     b[7 + tl] = (unsigned char)il;
     memcpy(b + 8 + tl, id, il);
-    return 8 + tl + il;
+    n = 8 + tl + il;
+    if (kind == 2) {
+        alkt_hmac_sha256_ctx k;
+        alkt__put64(b + n, ++tr_fresh);
+        alkt_hmac_sha256_init(&k, tr_offer_key[strcmp(id, "gw2") == 0], 16);
+        alkt_hmac_sha256_update(&k, "alkr2 offer", 11);
+        alkt_hmac_sha256_update(&k, b, n + 8);
+        alkt_hmac_sha256_final(&k, b + n + 8);
+        n += 8 + 32;
+    }
+    return n;
 }
 
 /* The status byte the relay sends on conn, or -1 when none is due. */
@@ -416,7 +441,7 @@ TEST relay_refuses_bad_requests_with_a_status(void)
     /* lengths: a token of 0 bytes is refused at its length byte, an id of
      * 65 at its length byte, before any byte of it arrives */
     ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
-    ASSERT_EQ((ptrdiff_t)7, alkt_relay_handle_input(&t.r, c, "ALKR\1\1\0", 7, 0));
+    ASSERT_EQ((ptrdiff_t)7, alkt_relay_handle_input(&t.r, c, "ALKR\2\1\0", 7, 0));
     ASSERT_EQ(1, tr_status(&t, c));
     ASSERT(tr_closes(&t, c));
     ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
@@ -430,6 +455,13 @@ TEST relay_refuses_bad_requests_with_a_status(void)
     ASSERT_EQ((ptrdiff_t)(8 + 7), alkt_relay_handle_input(&t.r, c, b, 8 + 7, 0));
     ASSERT_EQ(-1, tr_status(&t, c));
     alkt_relay_handle_closed(&t.r, c, 0);
+    /* the version before (1): refused at its byte */
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
+    n = tr_req(b, 1, "tok-one", "gw1");
+    b[4] = 1;
+    alkt_relay_handle_input(&t.r, c, b, 5, 0);
+    ASSERT_EQ(1, tr_status(&t, c));
+    ASSERT(tr_closes(&t, c));
     /* silence: the request timeout closes without a status */
     ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
     ASSERT_EQ(5000000000ull, alkt_relay_poll_timeout(&t.r));
@@ -527,6 +559,86 @@ TEST relay_joins_by_token_and_id_and_expires_offers(void)
     PASS();
 }
 
+
+/* Only a gateway offers: an offer request carries a MAC under the key the
+ * relay holds for that gateway id (clients do not hold it) and a freshness
+ * above the last offer taken from that gateway. A forged one, one from a
+ * gateway the relay does not know and a replayed one get status 5; a
+ * gateway's live offers are bounded (a new one ends its stalest); a client
+ * joins the offer refreshed last. */
+TEST relay_offers_are_proven_fresh_and_bounded(void)
+{
+    tr_relay t;
+    unsigned char b[256], rec[256];
+    uint32_t c, g[3], cl;
+    size_t n, rn;
+    alkt_relay_stats st;
+    int k;
+    tr_relay_init(&t);
+    free(t.mem);
+    t.cfg.max_conns = 8;
+    t.cfg.offers_per_gateway = 2;
+    t.mem = malloc(alkt_relay_mem_size(&t.cfg));
+    ASSERT(t.mem);
+    ASSERT_EQ(ALKT_OK, alkt_relay_init(&t.r, &t.cfg, t.mem, alkt_relay_mem_size(&t.cfg), 0));
+    /* a forged MAC; a gateway the relay does not know (MACed under gw1's
+     * key: a token holder who guessed nothing better) */
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
+    n = tr_req(b, 2, "tok-one", "gw1");
+    b[n - 1] ^= 1;
+    alkt_relay_handle_input(&t.r, c, b, n, 0);
+    ASSERT_EQ(5, tr_status(&t, c));
+    ASSERT(tr_closes(&t, c));
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
+    n = tr_req(b, 2, "tok-one", "gw9");
+    alkt_relay_handle_input(&t.r, c, b, n, 0);
+    ASSERT_EQ(5, tr_status(&t, c));
+    ASSERT(tr_closes(&t, c));
+    /* a proven offer, recorded; the same bytes again, and an older one */
+    rn = tr_req(rec, 2, "tok-one", "gw1");
+    n = tr_req(b, 2, "tok-one", "gw1");   /* fresher, not sent yet */
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &g[0]));
+    alkt_relay_handle_input(&t.r, g[0], b, n, 0);
+    ASSERT_EQ(-1, tr_status(&t, g[0]));   /* waiting: an offer */
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
+    alkt_relay_handle_input(&t.r, c, b, n, 0);   /* replayed */
+    ASSERT_EQ(5, tr_status(&t, c));
+    ASSERT(tr_closes(&t, c));
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
+    alkt_relay_handle_input(&t.r, c, rec, rn, 0);   /* older than the last */
+    ASSERT_EQ(5, tr_status(&t, c));
+    ASSERT(tr_closes(&t, c));
+    alkt_relay_stats_get(&t.r, &st);
+    ASSERT_EQ(1u, st.offers);
+    /* two more offers of gw1: the bound is 2, so the stalest (the first)
+     * ends with status 4 */
+    for (k = 1; k < 3; k++) {
+        ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &g[k]));
+        n = tr_req(b, 2, "tok-one", "gw1");
+        alkt_relay_handle_input(&t.r, g[k], b, n, k == 1 ? 1000000000ull : 2000000000ull);
+    }
+    ASSERT_EQ(4, tr_status(&t, g[0]));
+    ASSERT(tr_closes(&t, g[0]));
+    alkt_relay_stats_get(&t.r, &st);
+    ASSERT_EQ(2u, st.offers);
+    /* the older of the two refreshed last: a client joins it */
+    ASSERT_EQ((ptrdiff_t)1, alkt_relay_handle_input(&t.r, g[1], "R", 1, 3000000000ull));
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &cl));
+    n = tr_req(b, 1, "tok-one", "gw1");
+    alkt_relay_handle_input(&t.r, cl, b, n, 3000000000ull);
+    ASSERT_EQ(0, tr_status(&t, cl));
+    ASSERT_EQ(0, tr_status(&t, g[1]));
+    ASSERT_EQ(-1, tr_status(&t, g[2]));
+    /* a client request never becomes an offer, whatever its id: another
+     * client for gw1 now waits (g[2] is there for it) and joins g[2] */
+    ASSERT_EQ(ALKT_OK, alkt_relay_accept(&t.r, 0, &c));
+    n = tr_req(b, 1, "tok-one", "gw1");
+    alkt_relay_handle_input(&t.r, c, b, n, 3000000000ull);
+    ASSERT_EQ(0, tr_status(&t, c));
+    ASSERT_EQ(0, tr_status(&t, g[2]));
+    free(t.mem);
+    PASS();
+}
 
 /* A slot a joined spare used keeps nothing for the next connection: a
  * client landing there is joined and its bytes cross (the spare's "drop
@@ -1041,6 +1153,7 @@ SUITE(alkt_roles_suite)
     RUN_TEST(relay_refuses_bad_requests_with_a_status);
     RUN_TEST(relay_joins_by_token_and_id_and_expires_offers);
     RUN_TEST(relay_slot_reuse_keeps_nothing);
+    RUN_TEST(relay_offers_are_proven_fresh_and_bounded);
     RUN_TEST(roles_gateway_replaces_a_spare_lost_silently);
     RUN_TEST(dgram_pump_carries_empty_and_full_datagrams_in_order);
     RUN_TEST(dgram_pump_refuses_oversize_and_cut_frames);
