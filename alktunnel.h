@@ -10618,30 +10618,36 @@ static void alkt__route(alkt_node *n, alkt__nconn *c)
         return;
     }
     if (!p) {
-        /* A new session: the client started again, so a session of its own
-         * without a connection is over - the one never established gives
-         * its slot at once, an established one is closed (its channels
-         * end, the app hears PEER_DOWN) and this HELLO waits for the slot.
-         * Else a free slot. Everyone else's sessions keep theirs until
-         * their resume windows end: with none free the client is told
-         * ALKT_ERR_BUSY. */
-        alkt__peer *v = NULL;
+        /* A new session: the client started again, and a client keeps one
+         * session per gateway, so every session of its own here is over -
+         * one never established gives its slot at once, an established one
+         * is closed (its channels end, the app hears PEER_DOWN). Then a
+         * free slot, or wait for one of those to go. Everyone else's
+         * sessions keep their slots until their resume windows end: with
+         * none free the client is told ALKT_ERR_BUSY. */
+        int closing = 0;
         for (i = 0; i < n->cfg.max_peers; i++) {
             alkt__peer *q = &n->peers[i];
-            if (q->state != ALKT__P_LIVE || q->conn || strcmp(q->id, client) != 0)
+            if (q->state != ALKT__P_LIVE || strcmp(q->id, client) != 0) continue;
+            if (q->session.established_once) {
+                if (q->session.state != ALKT__S_CLOSED)
+                    (void)alkt_session_close(&q->session, (uint16_t)ALKT_CODE_SHUTDOWN);
+                closing = 1;
                 continue;
-            if (!v || (!q->session.established_once && v->session.established_once))
-                v = q;
+            }
+            if (q->conn) {
+                alkt__nconn *old = &n->conns[q->conn - 1];
+                q->conn = 0;
+                alkt__nclose(n, old, ALKT_ERR_NOT_CONNECTED);
+            }
+            q->state = ALKT__P_FREE;
         }
-        if (v && v->session.established_once) {
-            if (v->session.state != ALKT__S_CLOSED)
-                (void)alkt_session_close(&v->session, (uint16_t)ALKT_CODE_SHUTDOWN);
+        for (i = 0; i < n->cfg.max_peers && !p; i++)
+            if (n->peers[i].state == ALKT__P_FREE) p = &n->peers[i];
+        if (!p && closing) {
             c->route_wait = 1;
             return;
         }
-        if (v) v->state = ALKT__P_FREE;
-        for (i = 0; i < n->cfg.max_peers && !p; i++)
-            if (n->peers[i].state == ALKT__P_FREE) p = &n->peers[i];
         if (!p) {
             alkt__nrefuse(c, a, ALKT_ERR_BUSY);
             return;

@@ -22,7 +22,8 @@
     X(ALKT__C_NONE, 0) X(ALKT__C_HANDSHAKE, 1) X(ALKT__C_UP, 2) /* its connection */ \
     X(ALKT__CODE_FULL, 0xff03) /* OPEN_ERR: no channel slot */                 \
     X(ALKT__DF_ABORT, 8)       /* datagram pump: aborted */                    \
-    X(ALKT__P_LIVE, 2)         /* node peer slot in use */
+    X(ALKT__P_LIVE, 2)         /* node peer slot in use */                      \
+    X(ALKT__N_ROUTE, 4)        /* gateway connection reading a HELLO */
 
 #ifdef __cplusplus
 extern "C" {

@@ -24,7 +24,10 @@
  * partitioned / healed, a connection dropped silently, a client roams, a
  * gateway or a client crashes and restarts, revoke (at the gateways only
  * or everywhere), authorize again (new expiry), edit a resource (widen,
- * tighten, remove, restore), segment size, targets refusing for a while.
+ * tighten, remove, restore), segment size, targets refusing for a while,
+ * an outsider (no secret: recorded HELLOs replayed or changed, drawn
+ * bytes at a gateway, GOAWAY / REFUSE / drawn bytes into a live
+ * connection).
  *
  * Invariants after every transition:
  *   - an open the client's view does not cover is refused at once
@@ -41,7 +44,11 @@
  *     only after every byte; an early-EOF target's EOF exactly at its
  *     limit;
  *   - a session is lost only after its gateway crashed or its
- *     authorization went away;
+ *     authorization went away; a gateway ends a session only for its
+ *     client (its new session, or a protocol it broke), never to make
+ *     room for another and never for an outsider;
+ *   - a gateway says nothing to an outsider's HELLO that proves nothing,
+ *     and gives it no session slot;
  *   - no role's deadline is in the past after handle_timeout; a node with
  *     output queued says so in poll_timeout (a loop sleeping until the
  *     deadline would hold it back);
@@ -115,6 +122,8 @@ typedef struct ts_sim {
     int gw_crashed[TW_MAX_GATEWAYS];
     int shaky[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];  /* authorization gone once */
     int hostile[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];   /* its session must end */
+    int restarted[TW_MAX_CLIENTS];  /* the client crashed and started again:
+                                       its new session ends its old ones */
     int dups[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];      /* duplicate opens sent */
     int forwarded[TW_MAX_CLIENTS][TW_MAX_GATEWAYS]; /* the gateway opened one */
     int any_crash;             /* a gateway crashed: its sessions' channel
@@ -141,11 +150,11 @@ static const char *const ts_kinds[] = {
     "open", "send", "shutdown", "reset", "step", "run", "idle", "kill-relay",
     "restart-relay", "partition", "heal", "drop-link", "roam", "crash-gateway",
     "crash-client", "revoke", "authorize", "edit-resource", "segment", "targets-refuse",
-    "hostile-client", "forward"};
+    "hostile-client", "forward", "outsider"};
 enum { K_OPEN, K_SEND, K_SHUT, K_RESET, K_STEP, K_RUN, K_IDLE, K_KILL_RELAY,
        K_RESTART_RELAY, K_PARTITION, K_HEAL, K_DROP, K_ROAM, K_CRASH_GW,
        K_CRASH_CLIENT, K_REVOKE, K_AUTHORIZE, K_EDIT, K_SEGMENT, K_REFUSE, K_HOSTILE,
-       K_FORWARD, K_COUNT };
+       K_FORWARD, K_OUTSIDER, K_COUNT };
 
 static ts_sim ts__state;
 
@@ -388,6 +397,14 @@ static void ts_session_hostile(ts_sim *s, int c, int g, const ts_ch *keep)
             s->ch[i].lost_ok = 1;
 }
 
+static int ts_client_of_id(ts_sim *s, const char *id)
+{
+    int i;
+    for (i = 0; i < s->w.n_clients; i++)
+        if (strcmp(id, s->w.ids[i]) == 0) return i;
+    return -1;
+}
+
 static int ts_client_of(ts_sim *s, const char *ident, size_t len)
 {
     int i;
@@ -490,16 +507,22 @@ static void ts_watch(void *ctx, int node, const alkt_role_event *ev)
                    ev->channel, c, h->kind);
         return;
     }
-    if (tw_is_gateway(node) &&
-        (ev->type == ALKT_REV_PEER_DOWN ||
-         (ev->type == ALKT_REV_CLOSE && ev->code == ALKT_ERR_CHANNELS_FULL))) {
-        /* every session slot taken (crashed clients' sessions wait out
-         * their idle timeout): the gateway makes room as documented, and
-         * a client's session may go - any outcome is allowed there */
+    if (tw_is_gateway(node) && ev->type == ALKT_REV_PEER_DOWN) {
+        /* A gateway ends a client's session only for the client: its
+         * own new session (it started again), or the client broke the
+         * protocol - never to make room for another, never for anyone
+         * without the secret. */
         int g = node - TW_GATEWAY, c;
-        for (c = 0; c < s->w.n_clients; c++) s->shaky[c][g] = 1;
+        const alkt__peer *p = ev->peer >= 1 && ev->peer <= s->w.node[node].cfg.max_peers
+                                  ? &s->w.node[node].peers[ev->peer - 1] : NULL;
+        c = p ? ts_client_of_id(s, p->id) : -1;
+        if (c < 0) return;
+        if (!s->restarted[c] && !s->hostile[c][g])
+            TS_FAIL(s, "gateway %d ended client %d's session (%d) with no reason", g, c,
+                    ev->code);
+        s->shaky[c][g] = 1;
         for (i = 0; i < TS_CH; i++)
-            if (s->ch[i].gw == g) s->ch[i].lost_ok = 1;
+            if (s->ch[i].gw == g && s->ch[i].client == c) s->ch[i].lost_ok = 1;
         return;
     }
     if (tw_is_client(node) && ev->type == ALKT_REV_PEER_DOWN) {
@@ -961,6 +984,161 @@ static void ts_hostile_frame(ts_sim *s, ts_ch *h, alksim_source *src)
     ts_session_hostile(s, h->client, h->gw, NULL);
 }
 
+/* An outsider - no secret, no role: at a gateway a direct path reaches, a
+ * client HELLO an observer recorded, replayed as it was or with a byte
+ * changed, or drawn bytes; or, in encrypted worlds, bytes into a live
+ * connection between a client and a gateway (a GOAWAY or a REFUSE in
+ * clear, or drawn bytes), either way. It may cost a connection, never a
+ * session (ts_watch: no client loses one, and a gateway ends one only
+ * for its client), and the gateway says nothing and keeps nothing for a
+ * HELLO that proves nothing. The moment that counts most: a client's
+ * connection cut, and the outsider's GOAWAY or REFUSE reaching its new
+ * connection before the gateway's answer. */
+static void ts_outsider(ts_sim *s, alksim_source *src, int g)
+{
+    tw_world *w = &s->w;
+    alkt_node *gw = &w->node[TW_GATEWAY + g];
+    unsigned char b[ALKT_FRAME_HEADER + ALKT__HELLO_MAX];
+    size_t n = 0, i;
+    unsigned how = (unsigned)alksim_pick(src, 6);
+    if (how < 3) {
+        unsigned r = w->n_recorded ? (unsigned)alksim_pick(src, TW_RECORDED < w->n_recorded
+                                                                     ? TW_RECORDED : w->n_recorded)
+                                   : 0;
+        int stale = 1;
+        uint32_t far;
+        uint64_t out0;
+        tw_link *l;
+        if (how < 2 && w->n_recorded) {
+            n = w->recorded_len[r];
+            memcpy(b, w->recorded[r], n);
+            if (how == 1) b[alksim_pick(src, n)] ^= (unsigned char)alksim_range(src, 1, 255);
+            else {
+                /* a replay is stale once the gateway took a fresher HELLO
+                 * under that name (one never delivered is a fair HELLO) */
+                const unsigned char *h = b + ALKT_FRAME_HEADER;
+                size_t idl = h[ALKT__HELLO_IDLEN], cut;
+                uint64_t fresh = alkt__get64(h + ALKT__HELLO_FRESH);
+                char client[ALKT_ID_MAX + 1], res[ALKT_ID_MAX + 1];
+                stale = 0;
+                for (cut = 0; cut < idl && h[ALKT__HELLO_FIXED + cut] != '/'; cut++) {}
+                if (cut > 0 && cut <= ALKT_ID_MAX && idl - cut - 1 <= ALKT_ID_MAX) {
+                    memcpy(client, h + ALKT__HELLO_FIXED, cut);
+                    client[cut] = 0;
+                    memcpy(res, h + ALKT__HELLO_FIXED + cut + 1, idl - cut - 1);
+                    res[idl - cut - 1] = 0;
+                    for (i = 0; i < gw->fresh_count; i++)
+                        if (strcmp(gw->fresh[i].client, client) == 0 &&
+                            strcmp(gw->fresh[i].resource, res) == 0 && gw->fresh[i].last >= fresh)
+                            stale = 1;
+                }
+            }
+        } else {
+            n = alksim_len(src, sizeof b);
+            alksim_bytes(src, b, n);
+            if (n >= ALKT_FRAME_HEADER && alksim_bool(src)) {
+                b[0] = ALKT_FRAME_HELLO;   /* a HELLO's header, for a while */
+                b[1] = 0;
+                b[2] = (unsigned char)((n - ALKT_FRAME_HEADER) >> 8);
+                b[3] = (unsigned char)(n - ALKT_FRAME_HEADER);
+                memset(b + 4, 0, 4);
+            }
+        }
+        if ((l = tw_outsider_connect(w, g)) == NULL) return;
+        far = l->h[1];
+        out0 = l->out[1];
+        tw_outsider_send(w, l, b, n);
+        alksim_log(s->ctx, "outsider: %s (%zu bytes) at gateway %d",
+                   how == 0 ? "a recorded HELLO" : how == 1 ? "a recorded HELLO changed"
+                                                          : "drawn bytes",
+                   n, g);
+        tw_run(w, w->now + TW_SEC / 10);
+        if (stale && l->used && l->side[0] == TW_OUTSIDER) {
+            const alkt__nconn *c = alkt__nfind(gw, far);
+            if (l->out[1] != out0)
+                TS_FAIL(s, "gateway %d answered an outsider's HELLO that proves nothing", g);
+            if (c && (c->state != ALKT__N_ROUTE || c->route_wait))
+                TS_FAIL(s, "gateway %d took an outsider's HELLO that proves nothing (state %d)",
+                        g, c->state);
+        }
+        return;
+    }
+    {
+        /* bytes into a live client-gateway connection, to either end */
+        static const int codes[] = {ALKT_ERR_RESUME_REFUSED, ALKT_ERR_RESUME_EXPIRED,
+                                    ALKT_ERR_BUSY, ALKT_ERR_GOAWAY};
+        int start = (int)alksim_pick(src, TW_LINKS), k = (int)alksim_pick(src, 2);
+        unsigned what = (unsigned)alksim_pick(src, 3);
+        int code = codes[alksim_pick(src, 4)];
+        tw_link *l = NULL;
+        if (how < 5 || w->plaintext) {
+            /* the moment a resume's handshake is under way: a client's
+             * connection to g is cut (both ends told), and while its new
+             * one waits for the gateway's answer, the outsider's bytes
+             * reach it first */
+            int cl = -1, step;
+            for (i = 0; i < TW_LINKS && cl < 0; i++) {
+                tw_link *c = &w->links[((size_t)start + i) % TW_LINKS];
+                if (c->used && c->h[0] && c->h[1] && tw_is_client(c->side[0]) &&
+                    c->side[1] == TW_GATEWAY + g)
+                    cl = c->side[0];
+            }
+            if (cl < 0) return;
+            tw_reset_links_of(w, TW_GATEWAY + g, cl, 1);
+            for (step = 0; step < 40 && !l; step++) {
+                tw_timeouts(w);
+                tw_step(w);
+                for (i = 0; i < TW_LINKS && !l; i++) {
+                    tw_link *c = &w->links[i];
+                    const alkt__nconn *nc;
+                    const alkt_session *cs;
+                    if (!c->used || !c->h[0] || !c->h[1] || c->side[0] != cl ||
+                        c->side[1] != TW_GATEWAY + g || c->pipe[1].len)
+                        continue;
+                    nc = alkt__nfind(&w->node[cl], c->h[0]);
+                    cs = nc && nc->peer ? &w->node[cl].peers[nc->peer - 1].session : NULL;
+                    if (cs && cs->conn == ALKT__C_HANDSHAKE && cs->state == ALKT__S_ACTIVE &&
+                        c->out[0])
+                        l = c;
+                }
+            }
+            k = 1;   /* (toward the client) */
+        } else {
+            /* (encrypted only: past its handshake nothing protects a
+             * plaintext session) */
+            for (i = 0; i < TW_LINKS && !l; i++) {
+                tw_link *c = &w->links[((size_t)start + i) % TW_LINKS];
+                if (c->used && c->h[0] && c->h[1] && !c->closed[0] && !c->closed[1] &&
+                    tw_is_client(c->side[0]) && tw_is_gateway(c->side[1]))
+                    l = c;
+            }
+        }
+        if (!l) return;
+        if (what < 2) {
+            n = ALKT_FRAME_HEADER + (what ? ALKT__REFUSE_LEN : 2u);
+            memset(b, 0, n);
+            b[0] = what ? ALKT_FRAME_REFUSE : ALKT_FRAME_GOAWAY;
+            b[3] = (unsigned char)(n - ALKT_FRAME_HEADER);
+            b[8] = (unsigned char)((unsigned)-code >> 8);
+            b[9] = (unsigned char)-code;
+            if (what) alksim_bytes(src, b + 10, 32);
+        } else {
+            n = (size_t)alksim_range(src, 1, 64);
+            alksim_bytes(src, b, n);
+        }
+        {   /* (after what that end sent: the pipe is the path) */
+            tw_pipe *p = &l->pipe[k];
+            if (p->len + n > TW_PIPE) return;
+            for (i = 0; i < n; i++) p->buf[(p->head + p->len + i) % TW_PIPE] = b[i];
+            p->len += n;
+        }
+        alksim_log(s->ctx, "outsider: %zu bytes (%s) into the connection of client %d and "
+                   "gateway %d, toward the %s", n,
+                   what == 0 ? "a GOAWAY" : what == 1 ? "a REFUSE" : "drawn",
+                   l->side[0], l->side[1] - TW_GATEWAY, k ? "client" : "gateway");
+    }
+}
+
 /* An open channel: listens = 0 one that carries data, 1 a listen. */
 static ts_ch *ts_pick(ts_sim *s, alksim_source *src, int listens)
 {
@@ -1131,6 +1309,7 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
         ts_push(s, &s->vg, 1, 0);   /* it starts with the control plane's view */
         break;
     case K_CRASH_CLIENT:
+        s->restarted[c] = 1;
         for (i = 0; i < TS_CH; i++)
             if (s->ch[i].client == c && s->ch[i].state != TS_FREE) s->ch[i].state = TS_ENDED;
         tw_crash_node(w, c);
@@ -1185,6 +1364,9 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
         break;
     case K_FORWARD:
         if ((h = ts_pick(s, src, 1)) != NULL) ts_forward(s, h);
+        break;
+    case K_OUTSIDER:
+        ts_outsider(s, src, g);
         break;
     case K_HOSTILE:
         if ((h = ts_pick_open(s, src)) != NULL) {
@@ -1300,7 +1482,8 @@ static int ts_check(alksim_ctx *ctx, void *state)
     for (i = 0; i < w->n_links; i++)
         for (k = 0; k < 2; k++) {
             tw_link *l = &w->links[i];
-            if (!l->used || l->side[k] < TW_RELAY || !l->h[k] || l->out[k] ||
+            if (!l->used || l->side[k] < TW_RELAY || l->side[k] == TW_OUTSIDER || !l->h[k] ||
+                l->out[k] ||
                 !tw_is_gateway(l->side[1 - k]))
                 continue;
             ALKSIM_CHECK(ctx, w->now <= l->last_in[k] + 30 * TW_SEC + TW_SEC / 1000,

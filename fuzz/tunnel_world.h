@@ -75,6 +75,11 @@
 /* Link ends: nodes 0..TW_NODES-1 (clients, then gateways), relay k is
  * TW_RELAY + k. */
 enum { TW_CLIENT = 0, TW_GATEWAY = TW_MAX_CLIENTS, TW_RELAY = TW_NODES };
+/* An outsider: a party with no secret and no role of ours, whose bytes the
+ * world writes straight into a link (tw_outsider_*); what is sent to it is
+ * counted (tw_link.out) and dropped. */
+#define TW_OUTSIDER (TW_RELAY + TW_MAX_RELAYS)
+#define TW_RECORDED 4   /* client HELLOs an observer kept (tw_world.recorded) */
 /* How a gateway is reached: public or a NAT with a port forward take a
  * direct connection; a full-cone NAT (EIM/EIF in alksim's terms) has no
  * mapping for an inbound first packet, a symmetric one (EDM/APDF) neither. */
@@ -136,6 +141,9 @@ struct tw_world {
     alkt_relay_config rcfg;
     const char *tokens[1];
     alkt_relay_gateway rgw[TW_MAX_GATEWAYS];   /* whose offers relays take */
+    unsigned char recorded[TW_RECORDED][ALKT_FRAME_HEADER + ALKT__HELLO_MAX];
+    size_t recorded_len[TW_RECORDED];          /* the last client HELLOs */
+    unsigned n_recorded;                       /* sent on direct links */
     unsigned char offer_key[32];               /* (every gateway's, at every
                                                   relay) */
     int n_clients, n_gateways, n_relays;
@@ -186,7 +194,7 @@ struct tw_world {
      * or command), so tw_run's steps skip it. tw_step and tw_run count
      * every end as moved on entry: the caller may have called anything,
      * so a gen read is never 0 and a recorded gen of 0 means none. */
-    unsigned gen[TW_RELAY + TW_MAX_RELAYS], polled[TW_RELAY + TW_MAX_RELAYS];
+    unsigned gen[TW_OUTSIDER + 1], polled[TW_RELAY + TW_MAX_RELAYS];
     /* each end's poll_timeout at gen dl_gen[e]: the same until gen moves,
      * but for a node's clock (a deadline due stays due) */
     uint64_t dl[TW_RELAY + TW_MAX_RELAYS];
@@ -713,6 +721,7 @@ static ALK_UNUSED tw_link *tw_link_of(tw_world *w, int side, uint32_t h, int *k)
 static ALK_UNUSED void tw_tell_closed(tw_world *w, int side, uint32_t h)
 {
     tw_touch(w, side);
+    if (side == TW_OUTSIDER) return;
     if (side >= TW_RELAY) alkt_relay_handle_closed(&w->relay[side - TW_RELAY], h, w->now);
     else alkt_node_handle_closed(tw_node(w, side), h, w->now);
 }
@@ -802,6 +811,43 @@ static ALK_UNUSED void tw_connect(tw_world *w, int side, uint32_t h, const alkt_
                   "gateway %d: relay %u connected, %u failures kept", side, relay - 1,
                   relay ? n->relay_failures[relay - 1] : 0);
     }
+}
+
+/* An outsider connects to gateway g where a direct path reaches it: the
+ * link (its side 0 the outsider), or NULL when the connect fails. */
+static ALK_UNUSED tw_link *tw_outsider_connect(tw_world *w, int g)
+{
+    tw_link *l = NULL;
+    uint32_t far = 0;
+    int i;
+    if (!tw_direct_ok(w, g)) return NULL;
+    for (i = 0; i < TW_LINKS && !l; i++)
+        if (!w->links[i].used) l = &w->links[i];
+    if (!l || alkt_node_accept(&w->node[TW_GATEWAY + g], w->now, &far) != ALKT_OK) return NULL;
+    tw_touch(w, TW_GATEWAY + g);
+    memset(l, 0, offsetof(tw_link, pipe[0].buf));
+    l->pipe[1].head = l->pipe[1].len = 0;
+    if (l - w->links >= w->n_links) w->n_links = (int)(l - w->links) + 1;
+    l->used = 1;
+    l->side[0] = TW_OUTSIDER;
+    l->h[0] = 0xffff0000u | (uint32_t)(l - w->links + 1);
+    l->side[1] = TW_GATEWAY + g;
+    l->h[1] = far;
+    l->last_in[0] = l->last_in[1] = w->now;
+    alk_trace("outsider connects to gateway %d (h %08x)", g, (unsigned)far);
+    return l;
+}
+
+/* Bytes from the outsider of l, in order after what it sent before. */
+static ALK_UNUSED void tw_outsider_send(tw_world *w, tw_link *l, const void *d, size_t n)
+{
+    tw_pipe *p = &l->pipe[0];
+    size_t i;
+    (void)w;
+    if (!l->used || !l->h[0] || l->closed[0] || p->len + n > TW_PIPE) return;
+    for (i = 0; i < n; i++) p->buf[(p->head + p->len + i) % TW_PIPE] = ((const unsigned char *)d)[i];
+    p->len += n;
+    l->out[0] += n;
 }
 
 /* Reset (both ends told) every link that touches end `who`; with `from`
@@ -1368,6 +1414,7 @@ static ALK_UNUSED void tw_relay_events(tw_world *w, int k)
 
 static ALK_UNUSED size_t tw_peek(tw_world *w, int side, uint32_t h, const void **d)
 {
+    if (side == TW_OUTSIDER) return 0;   /* (its bytes go in by hand) */
     if (side >= TW_RELAY) return alkt_relay_transmit_peek(&w->relay[side - TW_RELAY], h, d);
     return alkt_node_transmit_peek(tw_node(w, side), h, d);
 }
@@ -1396,6 +1443,17 @@ static ALK_UNUSED void tw__send(tw_world *w, tw_link *l, int k)
     if (tw__dry(w, l, k)) return;   /* (nothing new) */
     n = tw_peek(w, l->side[k], l->h[k], &d);
     l->dry_gen[k] = n ? 0 : w->gen[l->side[k]];
+    if (l->out[k] == 0 && n >= ALKT_FRAME_HEADER && tw_is_client(l->side[k]) &&
+        tw_is_gateway(l->side[1 - k])) {
+        /* an observer on the path keeps the client's HELLO */
+        const unsigned char *f = (const unsigned char *)d;
+        size_t fl = ALKT_FRAME_HEADER + ((size_t)f[2] << 8 | f[3]);
+        if (f[0] == ALKT_FRAME_HELLO && fl <= n && fl <= sizeof w->recorded[0]) {
+            unsigned r = w->n_recorded++ % TW_RECORDED;
+            memcpy(w->recorded[r], f, fl);
+            w->recorded_len[r] = fl;
+        }
+    }
     room = TW_PIPE - p->len;
     if (n > room) n = room;
     if (n > w->segment) n = w->segment;
@@ -1439,7 +1497,9 @@ static ALK_UNUSED void tw_recv(tw_world *w, tw_link *l, int k)
         size_t n = TW_PIPE - p->head < p->len ? TW_PIPE - p->head : p->len;
         ptrdiff_t took;
         if (n > w->segment) n = w->segment;
-        if (l->side[r] >= TW_RELAY)
+        if (l->side[r] == TW_OUTSIDER)
+            took = (ptrdiff_t)n;   /* (read and dropped: counted in out[k]) */
+        else if (l->side[r] >= TW_RELAY)
             took = alkt_relay_handle_input(&w->relay[l->side[r] - TW_RELAY], l->h[r],
                                            p->buf + p->head, n, w->now);
         else
@@ -1447,7 +1507,8 @@ static ALK_UNUSED void tw_recv(tw_world *w, tw_link *l, int k)
                                           w->now);
         tw_touch(w, l->side[r]);
         ALK_CHECK(took >= 0 && (size_t)took <= n, "input took %ld of %zu", (long)took, n);
-        if (l->side[r] < TW_RELAY) ALK_CHECK((size_t)took == n, "a node takes everything");
+        if (l->side[r] < TW_RELAY || l->side[r] == TW_OUTSIDER)
+            ALK_CHECK((size_t)took == n, "a node takes everything");
         if (took) l->last_in[r] = w->now;
         p->head = (p->head + (size_t)took) % TW_PIPE;
         p->len -= (size_t)took;
