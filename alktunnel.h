@@ -757,7 +757,10 @@ extern "C" {
     X(ALKT_ERR_NONCE_LIMIT, -53, "the record counter of a key ran out")      \
     X(ALKT_ERR_STALE_HELLO, -54, "a HELLO no fresher than one accepted "      \
       "before (replayed, or the client's clock went back)")                  \
-    X(ALKT_ERR_BUSY, -55, "the gateway has no free session slot")
+    X(ALKT_ERR_BUSY, -55, "the gateway has no free session slot")           \
+    X(ALKT_ERR_UNANSWERED, -56, "the gateway closed the connection without "   \
+      "answering our HELLO (it does not take our name or secret, or the "     \
+      "HELLO was stale)")
 
 typedef enum alkt_result {
 #define ALKT__ENUM(name, value, text) name = value,
@@ -767,7 +770,7 @@ typedef enum alkt_result {
 } alkt_result;
 /* The lowest code (the list's last entry: keep new codes below it and
  * move this along); a wire code outside [LOWEST, 0) is no library code. */
-#define ALKT__RESULT_LOWEST ALKT_ERR_BUSY
+#define ALKT__RESULT_LOWEST ALKT_ERR_UNANSWERED
 
 #define ALKT_PATH_MAX 128
 /* A typed decoder (alkt_*_decode) that succeeds leaves it all zero: code
@@ -1313,6 +1316,7 @@ typedef struct alkt_session {
                                    what a REFUSE is bound to */
     int resume_mismatch;        /* client: the server's HELLO does not
                                    resume us (judged once its AUTH is in) */
+    int hs_heard;               /* a byte came on this connection */
     uint64_t rx_peer_has;       /* frames the peer's HELLO says it has */
     int peer_goaway;            /* the code of the peer's GOAWAY */
     /* channels */
@@ -1596,11 +1600,16 @@ typedef enum alkt_role_event_type {
                                 origin); accept (connect the local side)
                                 or refuse with alkt_client_answer */
     ALKT_REV_SPLICED,        /* relay: `conn` and `conn2` are joined */
-    ALKT_REV_PATH_FAILED     /* client: an attempt on a path to `peer`
+    ALKT_REV_PATH_FAILED,    /* client: an attempt on a path to `peer`
                                 (ip:port) failed (code: why; the next path
                                 or a backoff follows). Attempts that fail
                                 between two polls are told once, the
                                 latest with its code. */
+    ALKT_REV_OPEN_REFUSED    /* gateway: `peer` opened `channel` with
+                                `params` and the gateway refused it (code:
+                                ALKT_CODE_UNAUTHORIZED, or ALKT__CODE_FULL
+                                when no grant slot was free) - for its log;
+                                nothing to do */
 } alkt_role_event_type;
 
 typedef struct alkt_role_event {
@@ -7788,6 +7797,7 @@ ALKTDEF int alkt_session_connect(alkt_session *s, uint64_t now,
     s->conn_code = 0;
     s->hs_step = 0;
     s->hs_proven = 0;
+    s->hs_heard = 0;
     s->deadline_hs = now + s->hs_ns;
     s->last_rx = s->last_tx = now;
     s->in_hdr_len = 0;
@@ -8421,7 +8431,10 @@ ALKTDEF int alkt_session_handle_input(alkt_session *s, const void *data,
     if (!s || (!data && len)) return ALKT_ERR_ARG;
     s->now = now;
     if (s->conn != ALKT__C_HANDSHAKE && s->conn != ALKT__C_UP) return ALKT_OK;
-    if (len) s->last_rx = now;
+    if (len) {
+        s->last_rx = now;
+        s->hs_heard = 1;
+    }
     while (len && rc == ALKT_OK &&
            (s->conn == ALKT__C_HANDSHAKE || s->conn == ALKT__C_UP)) {
         size_t used;
@@ -10335,6 +10348,12 @@ static void alkt__nlost(alkt_node *n, alkt__nconn *c, int app_closed, int code)
     alkt__peer *p = alkt__npeer(n, c);
     int was_up = c->was_up;
     int session_conn = c->state == ALKT__N_SESSION;
+    /* client: our HELLO went, nothing came back, the connection ended - a
+     * gateway's silence to a HELLO that proves nothing to it */
+    if (!n->is_gateway && p && session_conn && app_closed &&
+        p->session.conn == ALKT__C_HANDSHAKE && !p->session.hs_heard &&
+        p->session.ctl_off == p->session.ctl_len)
+        code = ALKT_ERR_UNANSWERED;
     uint32_t relay = c->relay;
     int offer = n->is_gateway && (c->state == ALKT__N_OFFER ||
                                   (c->state == ALKT__N_CONNECTING && relay));
@@ -11288,7 +11307,10 @@ static int alkt__peer_event(alkt_node *n, alkt__peer *p, const alkt_event *se,
                 (void)alkt_channel_refuse(&p->session, se->channel,
                                           (uint16_t)ALKT_CODE_UNAUTHORIZED,
                                           "not authorized");
-                return 0;
+                ev->type = ALKT_REV_OPEN_REFUSED;   /* (for the gateway's log) */
+                ev->code = gr ? (int)ALKT_CODE_UNAUTHORIZED : (int)ALKT__CODE_FULL;
+                ev->params = info.params;
+                return 1;
             }
             gr->channel = se->channel;
             gr->params = info.params;

@@ -165,6 +165,8 @@ struct tw_world {
     unsigned channel_events[TW_NODES][16];
     int last_code[TW_NODES];          /* of the last RESET / OPEN_FAILED / DONE */
     int last_path_code;               /* of the last PATH_FAILED */
+    unsigned path_unanswered;         /* PATH_FAILED with ALKT_ERR_UNANSWERED */
+    unsigned opens_refused[TW_NODES]; /* gateway: OPEN_REFUSED events */
     int last_reset_code[TW_NODES];    /* of the last RESET */
     uint32_t last_event_channel[TW_NODES];
     alkt_control ctl;          /* the control plane's view, every node */
@@ -1349,6 +1351,7 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
             int to = tw_dialled(w, side, &ev.ip, ev.port);
             w->path_failures++;
             w->last_path_code = ev.code;
+            w->path_unanswered += ev.code == ALKT_ERR_UNANSWERED;
             ALK_CHECK(tw_is_client(side) && ev.peer >= 1, "path failure on node %d", side);
             ALK_CHECK(ev.code < 0 && ev.code >= ALKT__RESULT_LOWEST, "path failure code %d",
                       ev.code);
@@ -1376,6 +1379,13 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
                               "node %d: a late answer to done channel %u", side,
                               ev.channel);
             }
+            break;
+        case ALKT_REV_OPEN_REFUSED:
+            ALK_CHECK(tw_is_gateway(side) && ev.peer >= 1 &&
+                          (ev.code == (int)ALKT_CODE_UNAUTHORIZED ||
+                           ev.code == (int)ALKT__CODE_FULL),
+                      "node %d: open refused (%d)", side, ev.code);
+            w->opens_refused[side]++;
             break;
         default:
             ALK_CHECK(0, "node %d: unexpected event %d", side, (int)ev.type);

@@ -165,6 +165,8 @@ TEST roles_gateway_refuses_what_the_client_should_not_open(void)
     tw_run(&w, w.now + TW_SEC);
     ASSERT_EQ(1u, w.channel_events[TW_CLIENT][ALKT_EV_OPEN_FAILED]);
     ASSERT_EQ(0u, (unsigned)w.channel_events[TW_GATEWAY][ALKT_EV_OPENED]);
+    /* and the gateway's app hears of it, for its log */
+    ASSERT_EQ(1u, w.opens_refused[TW_GATEWAY]);
     /* nothing reached a target: only the authorized channel has one */
     ASSERT(tw_target_find(&w, 1, ch) != NULL || tw_target_find(&w, 2, ch) != NULL);
     ASSERT_EQ(NULL, (void *)tw_target_find(&w, 1, rogue));
@@ -890,6 +892,8 @@ TEST roles_failures_are_refused_and_reported(void)
     tw_run(&w, 3 * TW_SEC);
     ASSERT_EQ(0u, w.peer_up[TW_CLIENT]);
     ASSERT(w.path_failures >= 2);
+    /* the gateway said nothing to our HELLO: that much the client can tell */
+    ASSERT(w.path_unanswered >= 1);
     /* a new address for the gateway is taken at the next attempt; with the
      * right secret the session comes up (a fresh one: nothing to resume) */
     ASSERT_EQ(ALKT_OK, alkt_client_add_gateway(&w.node[TW_CLIENT], "gw1", &w.gw_ip[0], w.gw_port));
