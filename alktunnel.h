@@ -1833,6 +1833,10 @@ typedef struct alkt_node {
                                      authorization is checked under */
     uint64_t fresh_sent;          /* client: the last HELLO's freshness;
                                      gateway: the last relay offer's */
+    uint32_t *closing;            /* gateway: handles of unproven
+                                     connections evicted to make room, their
+                                     slots free, their CLOSE events owed */
+    uint32_t closing_count;
 } alkt_node;
 typedef alkt_node alkt_client;
 typedef alkt_node alkt_gateway;
@@ -10060,7 +10064,8 @@ ALKTDEF size_t alkt_node_mem_size(const alkt_node_config *cfg)
            alkt__align8((size_t)c.max_authorizations * sizeof(alkt_authorization)) +
            alkt__align8((size_t)c.max_relays * sizeof(alkt_relay)) +
            alkt__align8((size_t)c.max_relays * (8 + 4)) +
-           alkt__align8((size_t)c.max_authorizations * sizeof(alkt__fresh)) + 16;
+           alkt__align8((size_t)c.max_authorizations * sizeof(alkt__fresh)) +
+           alkt__align8((size_t)alkt__node_conns(&c) * 4) + 16;
 }
 
 static int alkt__node_init(alkt_node *n, const alkt_node_config *cfg, void *mem,
@@ -10119,6 +10124,8 @@ static int alkt__node_init(alkt_node *n, const alkt_node_config *cfg, void *mem,
     n->relay_failures = (uint32_t *)(void *)(p + (size_t)c.max_relays * 8);
     p += alkt__align8((size_t)c.max_relays * (8 + 4));
     n->fresh = (alkt__fresh *)(void *)p;
+    p += alkt__align8((size_t)c.max_authorizations * sizeof(alkt__fresh));
+    n->closing = (uint32_t *)(void *)p;
     {
         /* the decoy key: HMAC(seed, "alkt2 decoy"), no one's secret */
         alkt__mac(&n->drbg, "alkt2 decoy", n->decoy, 0, NULL, 0, n->decoy);
@@ -10397,6 +10404,28 @@ static alkt__nconn *alkt__oldest_unproven(alkt_node *n, const alkt_ip *from,
     return o;
 }
 
+/* Gateway: an unproven connection makes room at once - its slot is free
+ * now, its handle waits in the closing queue for its CLOSE event (code
+ * ALKT_ERR_BUSY); bytes for it are taken and dropped meanwhile. 0 when
+ * the queue is full (the app has not polled its events). */
+static int alkt__nevict(alkt_node *n, alkt__nconn *c)
+{
+    uint32_t h = c->handle;
+    if (n->closing_count >= n->max_conns) return 0;
+    alkt__nlost(n, c, 1, ALKT_ERR_BUSY);
+    n->closing[n->closing_count++] = h;
+    return 1;
+}
+
+/* The index of handle h in the closing queue, or -1. */
+static int alkt__nclosing(const alkt_node *n, uint32_t h)
+{
+    uint32_t i;
+    for (i = 0; n && n->closing && h && i < n->closing_count; i++)
+        if (n->closing[i] == h) return (int)i;
+    return -1;
+}
+
 ALKTDEF int alkt_node_accept_from(alkt_node *n, uint64_t now, const alkt_ip *from,
                                   uint32_t *conn)
 {
@@ -10409,14 +10438,13 @@ ALKTDEF int alkt_node_accept_from(alkt_node *n, uint64_t now, const alkt_ip *fro
     /* one address holds at most pending_per_source unproven connections:
      * its oldest goes first */
     if (from && (old = alkt__oldest_unproven(n, from, &pending)) != NULL &&
-        pending >= n->cfg.pending_per_source)
-        alkt__nlost(n, old, 0, ALKT_ERR_BUSY);
+        pending >= n->cfg.pending_per_source && !alkt__nevict(n, old))
+        return ALKT_ERR_CHANNELS_FULL;
     c = alkt__nnew(n, ALKT__N_ROUTE);
     if (!c) {
         /* a full table: the oldest unproven connection makes room */
         old = alkt__oldest_unproven(n, NULL, &pending);
-        if (!old) return ALKT_ERR_CHANNELS_FULL;
-        alkt__nlost(n, old, 0, ALKT_ERR_BUSY);
+        if (!old || !alkt__nevict(n, old)) return ALKT_ERR_CHANNELS_FULL;
         c = alkt__nnew(n, ALKT__N_ROUTE);
         if (!c) return ALKT_ERR_CHANNELS_FULL;
     }
@@ -10511,6 +10539,8 @@ ALKTDEF int alkt_node_handle_connected(alkt_node *n, uint32_t conn, uint64_t now
 ALKTDEF void alkt_node_handle_closed(alkt_node *n, uint32_t conn, uint64_t now)
 {
     alkt__nconn *c = alkt__nfind(n, conn);
+    int q = alkt__nclosing(n, conn);
+    if (q >= 0) n->closing[q] = n->closing[--n->closing_count];   /* closed already */
     if (!c) return;
     if (now > n->now) n->now = now;
     alkt__nlost(n, c, 1, ALKT_ERR_NOT_CONNECTED);
@@ -10702,6 +10732,7 @@ ALKTDEF ptrdiff_t alkt_node_handle_input(alkt_node *n, uint32_t conn,
     alkt__nconn *c = alkt__nfind(n, conn);
     const unsigned char *d = (const unsigned char *)data;
     size_t used = 0;
+    if (!c && data && alkt__nclosing(n, conn) >= 0) return (ptrdiff_t)len;   /* evicted */
     if (!c || (!data && len)) return ALKT_ERR_ARG;
     if (now > n->now) n->now = now;
     while (used < len && c->handle == conn && !c->close_wanted) {
@@ -10784,7 +10815,7 @@ ALKTDEF size_t alkt_node_transmit_peek(alkt_node *n, uint32_t conn,
 ALKTDEF int alkt_node_transmit_done(alkt_node *n, uint32_t conn, size_t n_sent)
 {
     alkt__nconn *c = alkt__nfind(n, conn);
-    if (!c) return ALKT_ERR_ARG;
+    if (!c) return !n_sent && alkt__nclosing(n, conn) >= 0 ? ALKT_OK : ALKT_ERR_ARG;
     if (c->out_peeked) {
         if (n_sent > c->out_peeked) return ALKT_ERR_ARG;
         c->out_peeked = 0;
@@ -10972,6 +11003,7 @@ ALKTDEF void alkt_node_wipe(alkt_node *n)
     if (n->authorizations)
         alkt__sha256_wipe(n->authorizations,
                           n->cfg.max_authorizations * sizeof(alkt_authorization));
+    if (n->relays) alkt__sha256_wipe(n->relays, n->cfg.max_relays * sizeof(alkt_relay));
     if (n->conns) alkt__sha256_wipe(n->conns, n->max_conns * sizeof(alkt__nconn));
     alkt__sha256_wipe(n, sizeof *n);
 }
@@ -11191,6 +11223,7 @@ ALKTDEF uint64_t alkt_node_poll_timeout(const alkt_node *n)
     uint64_t t = UINT64_MAX;
     uint32_t i;
     if (!n || !n->peers) return t;
+    if (n->closing_count) return n->now;
     for (i = 0; i < n->max_conns; i++) {
         const alkt__nconn *c = &n->conns[i];
         if (!c->handle) continue;
@@ -11360,6 +11393,12 @@ ALKTDEF int alkt_node_poll_event(alkt_node *n, alkt_role_event *ev)
     memset(ev, 0, sizeof *ev);
     if (n->is_gateway) alkt__gateway_work(n);
     else alkt__client_work(n);
+    if (n->closing_count) {
+        ev->type = ALKT_REV_CLOSE;
+        ev->conn = n->closing[--n->closing_count];
+        ev->code = ALKT_ERR_BUSY;
+        return 1;
+    }
     for (i = 0; i < n->max_conns; i++) {
         alkt__nconn *c = &n->conns[i];
         if (!c->handle) continue;

@@ -606,11 +606,23 @@ static void tw_null_args(tw_world *w)
                                                                : 5 * TW_SEC),
                   "a connection accepted at 7 s is due at %llu",
                   (unsigned long long)alkt_node_poll_timeout(&fg));
+        /* once full, each new one takes the place of the oldest unproven
+         * one (its CLOSE owed), until as many CLOSEs wait as it holds: then
+         * it refuses until the app polls its events */
         k = 1;
         while (k < 100000 && (rc = alkt_node_accept(&fg, 7 * TW_SEC, &hh)) == ALKT_OK) k++;
-        ALK_CHECK(rc == ALKT_ERR_CHANNELS_FULL && hh == 0 && k == holds,
+        ALK_CHECK(rc == ALKT_ERR_CHANNELS_FULL && hh == 0 && k == 2 * holds,
                   "a fresh gateway took %u connections (%s), its table holds %u", k,
                   alkt_strerror(rc), holds);
+        {
+            alkt_role_event fe;
+            uint32_t closes = 0;
+            while (alkt_node_poll_event(&fg, &fe))
+                closes += fe.type == ALKT_REV_CLOSE && fe.code == ALKT_ERR_BUSY;
+            ALK_CHECK(closes == holds, "%u CLOSEs for %u connections evicted", closes, holds);
+            ALK_CHECK(alkt_node_accept(&fg, 7 * TW_SEC, &hh) == ALKT_OK,
+                      "no room made after the CLOSEs were polled");
+        }
         free(m);
     }
     {

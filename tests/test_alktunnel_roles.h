@@ -856,6 +856,140 @@ TEST roles_others_sessions_keep_their_slots(void)
     PASS();
 }
 
+/* 1 when a 16-byte run of pat[0..n) is in mem[0..len). */
+static int tr_holds(const void *mem, size_t len, const void *pat, size_t n)
+{
+    const unsigned char *m = (const unsigned char *)mem, *q = (const unsigned char *)pat;
+    size_t i, j;
+    for (j = 0; j + 16 <= n; j += 8)
+        for (i = 0; i + 16 <= len; i++)
+            if (memcmp(m + i, q + j, 16) == 0) return 1;
+    return 0;
+}
+
+/* A stranger gets silence: a recorded HELLO replayed, its MAC changed,
+ * its freshness raised (the MAC no longer fits), its name changed to one
+ * the gateway does not know, bytes that are no HELLO - each connection is
+ * closed with not one byte sent back, no session made or ended, no
+ * freshness taken; the live session goes on. (Unknown names are checked
+ * under a decoy key like known ones: the same work, the same answer.) */
+TEST roles_gateway_is_silent_to_strangers(void)
+{
+    tw_world w;
+    alkt_node *g;
+    uint32_t peer, ch;
+    unsigned char h[ALKT_FRAME_HEADER + ALKT__HELLO_MAX], fresh_before[64 * 64];
+    size_t hl, i, fresh_len;
+    unsigned up, down;
+    int v;
+    tw_init(&w, 0, TR_FAR);
+    g = &w.node[TW_GATEWAY];
+    ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+    ASSERT(tr_echo(&w, peer, ch, 0, 1000, NULL));
+    ASSERT(w.n_recorded >= 1);
+    hl = w.recorded_len[(w.n_recorded - 1) % TW_RECORDED];
+    memcpy(h, w.recorded[(w.n_recorded - 1) % TW_RECORDED], hl);
+    ASSERT_EQ('l', h[ALKT_FRAME_HEADER + ALKT__HELLO_FIXED]);   /* "laptop/..." */
+    up = w.peer_up[TW_GATEWAY];
+    down = w.peer_down[TW_GATEWAY];
+    fresh_len = g->fresh_count * sizeof *g->fresh;
+    ASSERT(fresh_len > 0 && fresh_len <= sizeof fresh_before);
+    memcpy(fresh_before, g->fresh, fresh_len);
+    for (v = 0; v < 5; v++) {
+        unsigned char m[sizeof h];
+        size_t ml = hl;
+        tw_link *l;
+        memcpy(m, h, hl);
+        if (v == 1) m[hl - 1] ^= 1;                                         /* MAC */
+        if (v == 2) m[ALKT_FRAME_HEADER + ALKT__HELLO_FRESH + 7] ^= 0x80;  /* fresher */
+        if (v == 3) m[ALKT_FRAME_HEADER + ALKT__HELLO_FIXED] = 'q';        /* unknown name */
+        if (v == 4)
+            for (i = 0; i < ml; i++) m[i] = (unsigned char)(i * 37 + 11);
+        l = tw_outsider_connect(&w, 0);
+        ASSERT(l != NULL);
+        tw_outsider_send(&w, l, m, ml);
+        tw_run(&w, w.now + TW_SEC);
+        ASSERT_EQm("the gateway answered a stranger", 0ull, (unsigned long long)l->out[1]);
+        ASSERT_EQm("the gateway kept the stranger's connection", 0u, l->h[1]);
+    }
+    ASSERT_EQ(up, w.peer_up[TW_GATEWAY]);
+    ASSERT_EQ(down, w.peer_down[TW_GATEWAY]);
+    ASSERT_EQ(0, memcmp(fresh_before, g->fresh, fresh_len));
+    ASSERT(tr_echo(&w, peer, ch, 1000, 1000, NULL));
+    tw_free(&w);
+    PASS();
+}
+
+/* Unproven connections hold no session and give way: strangers that
+ * open connection after connection and send half a HELLO never fill the
+ * gateway (each new one closes the oldest unproven one), a client still
+ * gets in; from one address at most pending_per_source wait at a time.
+ * Then alkt_node_wipe and alkt_relay_wipe leave no secret, offer key or
+ * token in the node's or relay's memory. */
+TEST roles_unproven_connections_make_room(void)
+{
+    static const unsigned char half[] = {ALKT_FRAME_HELLO, 0, 0, 200, 0, 0, 0, 0, 'A', 'L'};
+    static const char req[] = "\x0brelay-token\x03gw1";   /* in an offer's request */
+    tw_world w;
+    alkt_node *g;
+    alkt_role_event ev;
+    alkt_ip a, b;
+    uint32_t peer, ch, hs[6];
+    unsigned closed;
+    int k;
+    tw_init(&w, 0, TR_FAR);
+    g = &w.node[TW_GATEWAY];
+    for (k = 0; k < 40; k++) {
+        tw_link *l = tw_outsider_connect(&w, 0);
+        ASSERTm("a stranger's connection was refused, not one of its own replaced", l != NULL);
+        tw_outsider_send(&w, l, half, sizeof half);
+        tw_run(&w, w.now + TW_SEC / 100);
+    }
+    ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+    ASSERT_EQ(1u, w.peer_up[TW_GATEWAY]);
+    ASSERT(tr_echo(&w, peer, ch, 0, 1000, NULL));
+    /* per source (a gateway with room): the fifth from a takes the place
+     * of a's first; b's own is not touched */
+    {
+        alkt_node_config gc;
+        alkt_gateway fg;
+        void *m;
+        tw_node_config(&gc, "gw9", w.seed[TW_GATEWAY]);
+        gc.max_peers = 8;
+        m = malloc(alkt_node_mem_size(&gc));
+        ASSERT(m != NULL);
+        ASSERT_EQ(ALKT_OK, alkt_gateway_init(&fg, &gc, m, alkt_node_mem_size(&gc), 0));
+        tw_ip4(&a, 192, 0, 2, 1);
+        tw_ip4(&b, 192, 0, 2, 2);
+        ASSERT_EQ(ALKT_OK, alkt_node_accept_from(&fg, 1, &b, &hs[5]));
+        for (k = 0; k < 5; k++) ASSERT_EQ(ALKT_OK, alkt_node_accept_from(&fg, 2 + (uint64_t)k, &a, &hs[k]));
+        closed = 0;
+        while (alkt_node_poll_event(&fg, &ev))
+            if (ev.type == ALKT_REV_CLOSE) {
+                closed++;
+                ASSERT_EQ(hs[0], ev.conn);
+                ASSERT_EQ(ALKT_ERR_BUSY, ev.code);
+            }
+        ASSERT_EQ(1u, closed);
+        free(m);
+    }
+    /* the wipes */
+    ASSERT(tr_holds(w.mem[TW_GATEWAY], w.mem_len[TW_GATEWAY], w.offer_key, sizeof w.offer_key));
+    ASSERT(tr_holds(w.mem[TW_GATEWAY], w.mem_len[TW_GATEWAY], w.auth[0].secret,
+                    w.auth[0].secret_len));
+    ASSERT(tr_holds(w.rmem[0], w.rmem_len, req, 16));   /* the gateway's offer */
+    alkt_node_wipe(g);
+    alkt_relay_wipe(&w.relay[0]);
+    ASSERT(!tr_holds(w.rmem[0], w.rmem_len, req, 16));
+    ASSERT(!tr_holds(w.mem[TW_GATEWAY], w.mem_len[TW_GATEWAY], w.offer_key, sizeof w.offer_key));
+    ASSERT(!tr_holds(w.mem[TW_GATEWAY], w.mem_len[TW_GATEWAY], w.auth[0].secret,
+                     w.auth[0].secret_len));
+    ASSERT(!tr_holds(g, sizeof *g, w.auth[0].secret, w.auth[0].secret_len));
+    w.node_used[TW_GATEWAY] = 0;
+    tw_free(&w);
+    PASS();
+}
+
 /* What can go wrong on the way, and what the app is told. */
 TEST roles_failures_are_refused_and_reported(void)
 {
@@ -1154,6 +1288,8 @@ SUITE(alkt_roles_suite)
     RUN_TEST(roles_failures_are_refused_and_reported);
     RUN_TEST(roles_restarting_client_is_not_locked_out);
     RUN_TEST(roles_others_sessions_keep_their_slots);
+    RUN_TEST(roles_gateway_is_silent_to_strangers);
+    RUN_TEST(roles_unproven_connections_make_room);
     RUN_TEST(relay_refuses_bad_requests_with_a_status);
     RUN_TEST(relay_joins_by_token_and_id_and_expires_offers);
     RUN_TEST(relay_slot_reuse_keeps_nothing);

@@ -471,6 +471,78 @@ TEST sealed_tag_compare_does_not_stop_early(void)
     PASS();
 }
 
+/* 1 when some 16-byte run of any of the n secrets (each len bytes; runs
+ * of zeros left out: a wiped field is zeros too) is in the session struct
+ * or its memory (mem_len bytes). */
+static int s_holds_any(const alkt_session *s, const unsigned char *mem, size_t mem_len,
+                       const unsigned char (*secrets)[96], size_t n, size_t len)
+{
+    static const unsigned char zero[16];
+    size_t k, j;
+    for (k = 0; k < n; k++)
+        for (j = 0; j + 16 <= len; j += 8)
+            if (memcmp(secrets[k] + j, zero, 16) != 0 &&
+                (s_leaks((const unsigned char *)s, sizeof *s, secrets[k] + j, 16, 16) ||
+                 s_leaks(mem, mem_len, secrets[k] + j, 16, 16)))
+                return 1;
+    return 0;
+}
+
+/* Keys go with the session: after a close (the GOAWAY out, the
+ * connection done) neither side holds a run of its traffic keys, AUTH
+ * key, resume token or the secret's HMAC state anywhere in the struct or
+ * its memory; alkt_session_wipe takes the channel bytes and everything
+ * else too. The check can fail: while the session lives, it finds them. */
+TEST sealed_close_and_wipe_forget_every_key(void)
+{
+    static const unsigned char msg[] = "channel bytes no one may find afterwards, 48 b";
+    unsigned char secrets[2][6][96], got[64];
+    alkt_session_config c;
+    size_t mem_len, have = 0;
+    t_pair p;
+    uint32_t id;
+    int k;
+    t_config(&c, 0);
+    mem_len = alkt_session_mem_size(&c);
+    ASSERT(t_init(&p));
+    ASSERT(t_open(&p, &id));
+    ASSERT_EQ((ptrdiff_t)sizeof msg, alkt_channel_send(&p.s[0], id, msg, sizeof msg));
+    t_settle(&p);
+    s_read(&p, 1, id, got, &have, sizeof got);
+    ASSERT_EQ(sizeof msg, have);
+    for (k = 0; k < 2; k++) {
+        alkt_session *s = &p.s[k];
+        memset(secrets[k], 0, sizeof secrets[k]);
+        memcpy(secrets[k][0], s->tx_key, sizeof s->tx_key);
+        memcpy(secrets[k][1], s->rx_key, sizeof s->rx_key);
+        memcpy(secrets[k][2], s->auth_key, sizeof s->auth_key);
+        memcpy(secrets[k][3], s->token, sizeof s->token);
+        memcpy(secrets[k][4], (const unsigned char *)&s->key, 48);
+        memcpy(secrets[k][5], (const unsigned char *)&s->key + 48, 48);
+        ASSERTm("the check finds the keys of a live session",
+                s_holds_any(s, p.mem[k], mem_len, (const unsigned char (*)[96])secrets[k], 6, 96));
+    }
+    ASSERT(s_leaks(p.mem[1], mem_len, msg, sizeof msg, 16));
+    /* the client closes: its GOAWAY goes out sealed, then both forget */
+    ASSERT_EQ(ALKT_OK, alkt_session_close(&p.s[0], 7));
+    t_settle(&p);
+    ASSERT(s_closed_with(&p, 1, ALKT_ERR_GOAWAY));
+    alkt_session_handle_disconnected(&p.s[0], p.now);
+    alkt_session_handle_disconnected(&p.s[1], p.now);
+    t_drain(&p);
+    for (k = 0; k < 2; k++)
+        ASSERTm("a closed session still holds a key",
+                !s_holds_any(&p.s[k], p.mem[k], mem_len,
+                             (const unsigned char (*)[96])secrets[k], 6, 96));
+    /* the wipe: no channel byte either, and every call refused */
+    alkt_session_wipe(&p.s[1]);
+    ASSERT(!s_leaks(p.mem[1], mem_len, msg, sizeof msg, 16));
+    ASSERT(!s_leaks((const unsigned char *)&p.s[1], sizeof p.s[1], msg, sizeof msg, 16));
+    ASSERT_EQ(ALKT_ERR_CLOSED, (int)alkt_channel_send(&p.s[1], id, msg, 1));
+    t_free(&p);
+    PASS();
+}
+
 SUITE(alkt_sealed_suite)
 {
     RUN_TEST(sealed_handshake_and_first_records_are_frozen);
@@ -481,4 +553,5 @@ SUITE(alkt_sealed_suite)
     RUN_TEST(sealed_resume_derives_fresh_keys);
     RUN_TEST(sealed_and_plaintext_peers_refuse_each_other);
     RUN_TEST(sealed_tag_compare_does_not_stop_early);
+    RUN_TEST(sealed_close_and_wipe_forget_every_key);
 }
