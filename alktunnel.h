@@ -1,6 +1,6 @@
 /* alktunnel.h - sans-IO tunnels: strict JSON, the tunnel params, and the
  * authenticated channel-mux session
- * version 0.2.0 - single-header C99 library, part of alk
+ * version 0.3.0 (wire version 2) - single-header C99 library, part of alk
  *
  * Everything alktunnel reads as text from outside: a strict RFC 8259 JSON
  * pull parser and typed decoders / encoders for the tunnel's open params,
@@ -261,21 +261,30 @@
  *
  * SESSION
  *
- *   Wire format, version 1. Every frame: an 8-byte header, then payload.
+ *   Wire format, version 2 (version 1 peers get silence: their HELLO
+ *   has no MAC). Every frame: an 8-byte header, then payload.
  *     offset size  field
  *     0      1     type (below); unknown types end the session
  *     1      1     flags, 0 (anything else ends the session)
  *     2      2     payload length, big-endian, <= the receiver's max_frame
- *                  (256..16384, from its HELLO)
+ *                  (256..16384, from its HELLO; handshake frames <= 310)
  *     4      4     channel id, big-endian (0: the session itself)
- *   Handshake (channel 0):
- *     0x01 HELLO  "ALKT"(4) version_min(1) version_max(1) role(1: client,
- *                 2: server) flags(1: bit 0 resume, bit 1 plaintext)
- *                 nonce(32) session_id(16) frames_received(8)
- *                 resume_proof(32) max_frame(4) log_size(4) max_channels(4)
- *                 ephemeral_key(32: X25519 public, zeros in plaintext)
- *                 identity_len(1) identity(1..129)
+ *   Handshake (channel 0, in clear):
+ *     0x01 HELLO  payload offset: 0 "ALKT"(4) 4 version_min(1)
+ *                 5 version_max(1) 6 role(1: client, 2: server) 7 flags(1:
+ *                 bit 0 resume, bit 1 plaintext) 8 nonce(32) 40
+ *                 session_id(16) 56 frames_received(8) 64 resume_proof(32)
+ *                 96 max_frame(4) 100 log_size(4) 104 max_channels(4) 108
+ *                 ephemeral_key(32: X25519 public, zeros in plaintext) 140
+ *                 freshness(8: client; 0 from a server) 148 identity_len(1)
+ *                 149 identity(1..129), then from a client only
+ *                 MAC(32) = HMAC-SHA-256(secret, "alkt2 hello" || the
+ *                 frame header || the payload up to the MAC)
  *     0x02 AUTH   MAC(32)
+ *     0x03 REFUSE code(2: a library code, negated) MAC(32) = HMAC-SHA-256(
+ *                 secret, "alkt2 refuse" || SHA-256(the client's HELLO
+ *                 frame) || code): a server turning down a proven client
+ *                 (ALKT_ERR_RESUME_REFUSED, _BUSY); the last frame it sends
  *   Sequenced frames (kept in the sender's resend log until acknowledged;
  *   after a resume each side resends from the count the other's HELLO
  *   gives, so every one arrives exactly once and in order):
@@ -303,21 +312,32 @@
  *   under the direction's key, nonce = 4 zero bytes | the record's counter
  *   (64 bits, little endian; never sent), AAD = the length. A record that
  *   fails its tag (changed, cut, replayed, reordered: the counter is
- *   implicit) or whose length no frame can have ends the session with
- *   ALKT_ERR_DECRYPT; nothing of it is used - a record is opened whole
+ *   implicit) or whose length no frame can have ends the connection with
+ *   ALKT_ERR_DECRYPT - not the session, which resumes on a new one
+ *   (anyone on the path can change a byte; only the peers can end a
+ *   session) - and nothing of it is used: a record is opened whole
  *   before its frame is looked at. After rekey_records - 1 records a key
  *   seals a REKEY frame as its last record and the direction moves to
  *   HKDF-Expand(key, "alkt1 rekey", 32), counting from 0: no key ever seals
  *   past its limit (a session made to would end with ALKT_ERR_NONCE_LIMIT
  *   rather than reuse a nonce).
  *
- *   Handshake: the client sends HELLO; the server answers HELLO (with the
- *   session id) and AUTH; the client checks it and sends its AUTH. H =
- *   SHA-256(client HELLO frame || server HELLO frame) binds both nonces,
- *   both ephemeral keys, identities, versions and parameters. The
- *   caller's 32 random bytes per connection make the HELLO's nonce,
- *   SHA-256("alkt1 nonce" || them), and apart from it the ephemeral key,
- *   SHA-256("alkt1 ephemeral" || them) - they must be secret and fresh.
+ *   Handshake: the client sends HELLO; the server checks its MAC and its
+ *   freshness first and, until both pass, says nothing and keeps nothing
+ *   (the connection just ends: ALKT_ERR_AUTH, _STALE_HELLO or _PROTOCOL
+ *   on the server's side). A proven client gets the server's HELLO (with
+ *   the session id) and AUTH, or a REFUSE; it checks the AUTH and sends
+ *   its own. Freshness: epoch_ns + now on the client (its wall clock,
+ *   above every HELLO it sent before); the server takes a HELLO only
+ *   when its freshness is above the last one it accepted under that
+ *   secret (freshness_floor; alkt_node keeps it per authorization), so a
+ *   recorded HELLO replayed - or a client whose clock went back - gets
+ *   silence. H = SHA-256(client HELLO frame || server HELLO frame) binds
+ *   both nonces, both ephemeral keys, identities, versions, freshness and
+ *   parameters. The caller's 32 random bytes per connection make the
+ *   HELLO's nonce, SHA-256("alkt1 nonce" || them), and apart from it the
+ *   ephemeral key, SHA-256("alkt1 ephemeral" || them) - they must be
+ *   secret and fresh.
  *   Encrypted (the pattern of Noise NNpsk0 - an ephemeral exchange both
  *   ways, mixed with the pre-shared secret - on this handshake's frames):
  *     dh  = X25519(our ephemeral, the peer's); all zero: ALKT_ERR_AUTH
@@ -330,14 +350,24 @@
  *   taken. Plaintext (both sides configured so): AUTH = HMAC-SHA-256(
  *   secret, "alkt1 server" / "alkt1 client" || H). Encrypted and plaintext
  *   peers refuse each other (ALKT_ERR_CIPHER) - the flag is in H too, so a
- *   path cannot switch it. A forged, truncated or replayed handshake fails
- *   the MAC (ALKT_ERR_AUTH) and costs only that connection: the session
- *   keeps nothing from it. A new session's id is SHA-256("alkt1 session id"
- *   || both nonces)[0..16] and its resume token HMAC(secret, "alkt1 token"
- *   || H || id), never sent; a resuming client proves it holds the token
- *   with HMAC(token, "alkt1 resume" || its new nonce || id). A resume runs
- *   a new ephemeral exchange: new keys, counters from 0. The versions in
- *   common: the highest (only 1 exists); none is ALKT_ERR_VERSION.
+ *   path cannot switch it. A new session's id is SHA-256("alkt1 session
+ *   id" || both nonces)[0..16] and its resume token HMAC(secret, "alkt1
+ *   token" || H || id), never sent; a resuming client proves it holds the
+ *   token with HMAC(token, "alkt2 resume" || its new nonce || id ||
+ *   freshness(8)), so a recorded resume proves nothing twice. A resume
+ *   runs a new ephemeral exchange: new keys, counters from 0. The versions
+ *   in common: the highest (only 2 exists); none is ALKT_ERR_VERSION.
+ *
+ *   Before the peer's proof nothing ends or changes a session. A forged,
+ *   truncated or replayed handshake, a GOAWAY or garbage in clear, a
+ *   server HELLO changed on the way, a REFUSE whose MAC does not fit our
+ *   HELLO: each costs that connection (ALKT_EV_DISCONNECTED), and the
+ *   session keeps trying within its own deadlines. A client's refused
+ *   resume ends its session only when the refusal is proven: a REFUSE
+ *   with a good MAC, or a GOAWAY after the server's AUTH checked out.
+ *   Keys live as long as they are needed: traffic keys, the AUTH key,
+ *   the resume token and the secret's HMAC state are wiped when the
+ *   session closes; alkt_session_wipe wipes all of the session's memory.
  *
  *   What is protected, encrypted: who the peer is (it holds the secret;
  *   its identity and every handshake field are bound by the MACs); that a
@@ -347,7 +377,8 @@
  *   the secret leaks later (forward secrecy: their keys came from
  *   ephemeral keys that are gone). A resume token alone is worth nothing
  *   on the path: a resumption still needs the secret for its AUTH. Not
- *   hidden: the HELLOs (identities, parameters), record lengths, timing.
+ *   hidden: the HELLOs (identities - the client and resource names -,
+ *   parameters, freshness: the client's clock), record lengths, timing.
  *   Plaintext: the same authentication, and the order and completeness of
  *   the frame stream (the frame counts of ACK and HELLO), but anyone on
  *   the path reads the channel bytes, and one who rewrites bytes of a
@@ -409,9 +440,9 @@
  *   timeout), the session keeps its channels and log for resume_window;
  *   connect on a new connection (any path) resumes: both sides resend
  *   what the other has not received, so every byte, EOF and reset arrives
- *   once. A wrong token or an unknown session is ALKT_ERR_RESUME_REFUSED,
- *   a resume after the window ALKT_ERR_RESUME_EXPIRED: the session ends
- *   and its channels with it. A server session object serves one session:
+ *   once. A wrong token or an unknown session is ALKT_ERR_RESUME_REFUSED
+ *   (the server's REFUSE, proven), a resume after the window
+ *   ALKT_ERR_RESUME_EXPIRED: the session ends and its channels with it. A server session object serves one session:
  *   route a new session's HELLO to a new object.
  *
  *   Time: every call takes now (ns). poll_timeout returns now whenever
@@ -427,12 +458,21 @@
  *     ALKT_ERR_PROTOCOL, _FRAME_TOO_LARGE, _FLOW_CONTROL  the peer broke a
  *                             rule (the session ends, GOAWAY sent)
  *     ALKT_ERR_DECRYPT        a record failed its tag, or has a length no
- *                             frame can have (the session ends; nothing of
- *                             the record was used)
+ *                             frame can have (the connection ends, the
+ *                             session resumes; nothing of the record was
+ *                             used)
  *     ALKT_ERR_NONCE_LIMIT    a key would seal past rekey_records (cannot
  *                             happen while REKEY works; the session ends)
  *     ALKT_ERR_AUTH, _VERSION, _CIPHER, _HANDSHAKE_TIMEOUT  this connection
  *                             failed (_CIPHER: one side is plaintext)
+ *     ALKT_ERR_STALE_HELLO    server: a HELLO no fresher than one taken
+ *                             before (a replay, a clock gone back); the
+ *                             connection ends in silence
+ *     ALKT_ERR_BUSY           the server has no room for a new session (a
+ *                             proven REFUSE; try again later)
+ *     ALKT_ERR_UNANSWERED     client node: the gateway closed without a
+ *                             word to our HELLO (it does not take our
+ *                             name or secret, or our clock is behind)
  *     ALKT_ERR_RESUME_REFUSED, _RESUME_EXPIRED, _GOAWAY, _CLOSED  the
  *                             session is over
  *     ALKT_ERR_IDLE_TIMEOUT, _NOT_CONNECTED  the connection is gone
@@ -484,24 +524,45 @@
  *   keeps open at it, and then copies bytes both ways without reading
  *   them (the session's MACs make anything it changes fail). Every
  *   connection starts with a request:
- *     "ALKR"(4) version(1: 1) kind(1: 1 client, 2 gateway offer)
+ *     "ALKR"(4) version(1: 2) kind(1: 1 client, 2 gateway offer)
  *     token_len(1) token(1..128, printable) id_len(1) id(1..64, an ID:
- *     the gateway's)
+ *     the gateway's), and an offer then freshness(8, big-endian) MAC(32)
+ *     = HMAC-SHA-256(the gateway's offer key, "alkr2 offer" || the
+ *     request up to the MAC)
  *   and gets one status byte: 0 joined (bytes follow), 1 malformed
  *   request, 2 unknown token, 3 no offer came within wait_ns, 4 the offer
- *   expired - then the relay closes it. A client's request meets the
- *   oldest offer with the same token and id; it waits up to wait_ns for
- *   one. An offer lives offer_lifetime_ns from its request or its last
- *   'R' byte (a refresh); once joined the gateway sends 'S' and the relay
- *   drops the 'R's before it. A pair ends when either side closes (what
- *   it sent still reaches the other), or after idle_timeout_ns with no
- *   byte either way; a connection that does not take its last bytes is
- *   closed after request_timeout_ns. Bounds: max_conns connections and
- *   buffer_size bytes held toward each (handle_input takes what fits: the
- *   caller stops reading that socket until the other side drains).
- *   Memory: alkt_relay_mem_size(cfg), about max_conns * (buffer_size +
- *   300) bytes. Queued bytes are not a deadline: poll the socket for
- *   writing while transmit_peek has any.
+ *   expired (or gave way to a fresher one of its gateway), 5 an offer not
+ *   proven (an id the relay takes no offers from, a MAC that does not
+ *   fit, a freshness not above that gateway's last) - then the relay
+ *   closes it. A client's request meets the live offer with the same
+ *   token and id refreshed last (ties: the fresher); it waits up to
+ *   wait_ns for one. An offer lives offer_lifetime_ns from its request or
+ *   its last 'R' byte (a refresh); once joined the gateway sends 'S' and
+ *   the relay drops the 'R's before it. A pair ends when either side
+ *   closes (what it sent still reaches the other), or after
+ *   idle_timeout_ns with no byte either way; a connection that does not
+ *   take its last bytes is closed after request_timeout_ns. Bounds:
+ *   max_conns connections, offers_per_gateway live offers per gateway
+ *   (a new one ends its stalest), and buffer_size bytes held toward each
+ *   connection (handle_input takes what fits: the caller stops reading
+ *   that socket until the other side drains). Memory:
+ *   alkt_relay_mem_size(cfg), about max_conns * (buffer_size + 320)
+ *   bytes. Queued bytes are not a deadline: poll the socket for writing
+ *   while transmit_peek has any.
+ *
+ *   Trust: the relay token is in every client's config - it lets a party
+ *   join, nothing more. Offering takes the gateway's offer key (the
+ *   relay's cfg.gateways; the gateway's control plane relay item
+ *   offer_key), which clients never hold: a token holder cannot offer,
+ *   a recorded offer replayed is not fresh, and a gateway's own offers
+ *   crowd out only its own stalest. The relay itself is trusted with
+ *   nothing: it sees lengths and timing; whatever it changes, drops,
+ *   replays or splices wrongly fails a MAC at the peers, so the worst it
+ *   can do is not deliver (the client then tries its next path). What a
+ *   token holder still can do: join a real offer and waste it (the
+ *   gateway says nothing to a HELLO that proves nothing, closes, and
+ *   offers again), as any party that can reach a gateway directly costs
+ *   it a connection; bounding that per source is the relay operator's.
  *
  * CLIENT AND GATEWAY
  *
@@ -534,13 +595,33 @@
  *   secret of the authorization of the first resource it opens there
  *   (taken again before every attempt until the session is established,
  *   so a changed secret is used), and names itself "client/resource" in
- *   its HELLO; the gateway finds that authorization (it must be live) and
- *   keys its side with it. A resume goes to the session it names. A
- *   gateway with every slot taken makes room from the sessions waiting
- *   without a connection - the same client's first, then the one that
- *   lost its connection first (an established one is closed: PEER_DOWN);
- *   with none to take the new connection is closed (CLOSE with
- *   ALKT_ERR_CHANNELS_FULL).
+ *   its HELLO; the gateway finds that authorization (it must be live),
+ *   checks the HELLO's MAC under its secret and its freshness against
+ *   the last one taken for that (client, resource) - a name it does not
+ *   serve is checked under a decoy key, so both cost the same - and
+ *   until both pass it answers nothing and keeps nothing: the connection
+ *   is closed. A resume goes to the session it names, once its token is
+ *   proven; only then is that session's old connection dropped. A new
+ *   session means the client started again (a client keeps one session
+ *   per gateway): every session of that client's at the gateway ends
+ *   (one that was established with PEER_DOWN), and the new one takes a
+ *   free slot. Everyone else's sessions keep their slots until their
+ *   resume windows end; with none free the client gets a proven REFUSE,
+ *   ALKT_ERR_BUSY, and the gateway's app ALKT_REV_OPEN_REFUSED (for its
+ *   log; refused opens are told there too, with the client and target).
+ *
+ *   Connections before proof (gateway): alkt_node_accept_from(from)
+ *   takes each incoming connection with its source address. One holds
+ *   no session, only its connection slot and the HELLO's bytes, for at
+ *   most connect_timeout_ns; at most pending_per_source of them per
+ *   address, and when the table is full a new connection takes the
+ *   place of the oldest unproven one (its CLOSE comes as an event, code
+ *   ALKT_ERR_BUSY). So strangers can slow a client's handshake down by
+ *   their share of the table, never keep it out: a proven client always
+ *   gets a session slot if one is free. A client whose HELLOs get no
+ *   answer is told ALKT_ERR_UNANSWERED (PATH_FAILED): the gateway does
+ *   not take its name or secret, or its clock is behind the last HELLO
+ *   the gateway took.
  *
  *   Paths (client): the direct address (alkt_client_add_gateway), then
  *   each relay of the control plane (relays with an IP address), in that
@@ -571,6 +652,78 @@
  *   HMAC-SHA-256(seed, "alkt1 drbg" || counter). Memory:
  *   alkt_node_mem_size(cfg), about max_peers * (alkt_session_mem_size +
  *   max_channels * 700) + the control tables; nothing grows.
+ *
+ * SECURITY
+ *
+ *   Who may do what (the posture of WireGuard in a pre-shared-secret
+ *   design: silent to strangers, no state before proof), each row backed
+ *   by named tests - unit (tests/test_alktunnel_*.h), the fuzz harnesses'
+ *   attackers with their committed seeds, and the process test
+ *   (tests/tunnel_process.sh: whole alktunnel processes on loopback):
+ *
+ *   An off-path stranger (no secret; any bytes to any listening port)
+ *   gets silence: a gateway answers a HELLO only once its MAC and
+ *   freshness check out, treats a name it does not serve like a wrong
+ *   MAC (same work, same silence), and keeps for it only a connection
+ *   slot for connect_timeout_ns, pending_per_source per address, which
+ *   any newer connection can take. It cannot end, stall or displace a
+ *   session: before a peer's proof nothing it sends (a GOAWAY, a REFUSE, a
+ *   replayed or changed HELLO, noise) ends more than the connection it
+ *   came on, and a resume touches a live connection only after its token
+ *   is proven. It can make a client's handshake wait for a slot and cost
+ *   the gateway an HMAC per HELLO.
+ *     roles_gateway_is_silent_to_strangers,
+ *     roles_unproven_connections_make_room, session_refuses_forged_handshakes,
+ *     session_hello_freshness_stops_replays, session_hello_fields_are_checked;
+ *     fuzz/session.c mode 4 (corpus/session/offpath-attacker-*), tunnel_sim's
+ *     outsider (corpus/tunnel_sim/offpath-outsider-*); the process test's 24
+ *     attacking connections with 5 fresh clients; planted bugs
+ *     hello-mac-not-checked, hello-freshness-not-checked.
+ *   An on-path party (sees and can change one path's bytes) learns the
+ *   names in the HELLOs (client and resource), the client's clock (the
+ *   freshness), sizes and timing; it can cut that path. It cannot read
+ *   or change channel bytes (a changed record ends the connection, and
+ *   the session resumes), end a session beyond its own resume window, or
+ *   make a replay do anything (HELLO freshness, implicit record counters,
+ *   a resume proof bound to the freshness).
+ *     sealed_channel_bytes_never_show_on_the_wire,
+ *     sealed_changed_record_ends_the_connection,
+ *     sealed_replayed_reordered_and_cut_records,
+ *     sealed_resume_derives_fresh_keys, session_resumes_exactly_once;
+ *     fuzz/session.c (flips, cuts, injected GOAWAYs and REFUSEs); planted bug
+ *     unproven-goaway-ends-session.
+ *   A relay-token holder (any client) can join offers by the rules and
+ *   nothing more: offering takes the gateway's offer key, a replayed
+ *   offer is stale, and a client joins the offer refreshed last, so
+ *   parked offers do not win.
+ *     relay_offers_are_proven_fresh_and_bounded,
+ *     relay_refuses_bad_requests_with_a_status; fuzz/roles.c's relay model;
+ *     the process test's 20 replayed offers with 4 relay-only clients; planted
+ *     bug relay-offer-not-proven.
+ *   A client of another resource holds its own secret: it reaches its
+ *   own resources only - every open checked against a live
+ *   authorization, re-checked at every control message and expiry - and
+ *   ends or displaces only its own sessions.
+ *     roles_authorization_decides_every_open,
+ *     roles_gateway_refuses_what_the_client_should_not_open,
+ *     roles_revocation_resets_live_channels_at_once,
+ *     roles_expiry_resets_live_channels,
+ *     roles_others_sessions_keep_their_slots; tunnel_sim's authorization
+ *     model.
+ *   A compromised relay holds everything relayed and can drop or delay
+ *   it; it reads and forges nothing the session accepts (the session's
+ *   keys never pass it), and a client moves to its next path.
+ *     roles_relay_death_resumes_on_the_direct_path, the sealed_* tests;
+ *     tunnel_sim's relay faults.
+ *   Keys: wiped at close, and by alkt_session_wipe / alkt_node_wipe /
+ *   alkt_relay_wipe for callers that keep the memory.
+ *     sealed_close_and_wipe_forget_every_key,
+ *     roles_unproven_connections_make_room.
+ *   Not covered: a party holding a client's secret is that client
+ *   (revoke it); the freshness needs the client's wall clock to move
+ *   forward (a client whose clock went back is silent until it passes
+ *   the last HELLO taken); denial by volume (a flood of connections or
+ *   bandwidth) is bounded per connection, not prevented.
  *
  * DESIGN NOTES
  *
