@@ -13,9 +13,10 @@
  * COMMAND LINE
  *
  *   alktunnel relay   --listen ADDR:PORT (--token TOKEN ... | --config relay.json)
+ *                     [--offer-key GATEWAY_ID:HEX ...]
  *   alktunnel gateway --id ID --config gateway.json --listen ADDR:PORT
  *   alktunnel client  --id ID --config client.json --gateway GWID=ADDR:PORT
- *                     [-L [BIND:]PORT:HOST:HOSTPORT ...]
+ *                     [-L [BIND:]PORT:HOST:HOSTPORT ...] [--connect-timeout SECS]
  *                     [-R [BIND:]PORT:LOCALHOST:LOCALPORT ...]
  *                     [-U [BIND:]PORT:HOST:HOSTPORT ...] [--udp-idle SECONDS]
  *                     [--udp-port-file FILE] [--via-relay] [--stats SECONDS]
@@ -38,11 +39,36 @@
  *   ADDR, HOST, BIND: IPv4 or IPv6 literals (IPv6 in brackets: [::1]:80);
  *   no names are resolved. -L listens on BIND (default 127.0.0.1) PORT (0:
  *   any free port) and opens a channel to HOST:HOSTPORT through the gateway
- *   whose resource covers it. -R asks that gateway to listen on BIND
- *   (default any) PORT and sends each connection there to
- *   LOCALHOST:LOCALPORT. --via-relay tries the config's relays before the
- *   direct path. The relay serves the --token values, or with --config
- *   the tokens of the file's relays entries.
+ *   whose resource covers it. A -L connection that comes while there is
+ *   no session with that gateway waits for one at most --connect-timeout
+ *   SECS (default 10); then it is reset (SO_LINGER 0) and the log says why
+ *   - the last failed attempt, e.g. the gateway closed the connection at
+ *   our HELLO (it does not take our secret or name). -R asks that gateway
+ *   to listen on BIND (default any: 0.0.0.0) PORT and sends each
+ *   connection there to LOCALHOST:LOCALPORT; the gateway listens only when
+ *   a live authorization of this client names a resource of that gateway
+ *   whose CIDR covers the bind address and whose ports cover PORT (the
+ *   client checks the same rule before it asks). --via-relay tries the
+ *   config's relays before the direct path.
+ *
+ *   Relays. The relay serves the --token values, or with --config the
+ *   tokens of the file's relays entries, and takes a spare connection (an
+ *   offer) only from a gateway it holds a key for: --offer-key
+ *   GATEWAY_ID:HEX, once per gateway (HEX: 32..128 lowercase hex digits,
+ *   an even count - the format of a secret). That gateway's config names
+ *   the same key in the relay's item, "offer_key":"HEX"; a gateway offers
+ *   only at relays whose item has one, and clients never see it (leave it
+ *   out of their configs). A relay without --offer-key joins nobody.
+ *
+ *   Strangers. A gateway answers nothing to a connection whose HELLO
+ *   does not prove a secret it holds (an unknown name, a wrong MAC, a
+ *   replayed HELLO): it resets it. At most 4 such unproven connections
+ *   per source address are kept (a new one closes that address's
+ *   oldest), and a full table closes the oldest unproven one. Work turned
+ *   away or refused - those connections, refused opens (naming the
+ *   client and the target), refused relay requests, a client's failed
+ *   paths - is logged at most 5 lines per kind per 10 s, then one line
+ *   with the count of the rest, so a flood does not fill the disk.
  *
  *   UDP. -U binds a UDP socket on BIND (default 127.0.0.1) PORT; each
  *   source address sending to it is a flow with its own channel (substrate
@@ -88,11 +114,12 @@
  *   Exit status: 0 normal end, 1 runtime failure (a listen, memory), 2
  *   usage or config error.
  *
- * EXAMPLE SESSION (gateway.json = client.json: a resource 127.0.0.1/32 on
- * gateway "gw1", an authorization for "laptop" with its secret, and a relay
- * {"id":"r1","address":"127.0.0.1","port":7000,"token":"t0k"})
+ * EXAMPLE SESSION (client.json: a resource 127.0.0.1/32 on gateway "gw1",
+ * an authorization for "laptop" with its secret, and a relay
+ * {"id":"r1","address":"127.0.0.1","port":7000,"token":"t0k"}; gateway.json
+ * the same, its relay item with "offer_key":"KEYHEX" too)
  *
- *   alktunnel relay   --listen 127.0.0.1:7000 --token t0k &
+ *   alktunnel relay   --listen 127.0.0.1:7000 --token t0k --offer-key gw1:KEYHEX &
  *   alktunnel echo    --listen 127.0.0.1:9000 &
  *   alktunnel gateway --id gw1 --config gateway.json --listen 127.0.0.1:7100 &
  *   alktunnel client  --id laptop --config client.json --via-relay \
@@ -123,7 +150,8 @@
  *                             (64 KiB each)
  *   config sections           256 resources, authorizations, revocations;
  *                             64 relays; 1 MiB of JSON
- *   relay                     128 connections, 256 KiB held toward each
+ *   relay                     128 connections, 256 KiB held toward each;
+ *                             64 --token, 64 --offer-key
  *   echo                      64 KiB buffered per connection; UDP: one
  *                             datagram held while its send would block
  *   substrates                tcp and udp direct opens; forwarded (-R)
@@ -163,6 +191,7 @@
 #define MAX_FORWARDS 16
 #define MAX_GATEWAYS 8
 #define MAX_TOKENS 64
+#define MAX_OFFER_KEYS 64
 #define CONTROL_CAP 256
 #define RELAYS_CAP 64            /* alkt_node_config's max_relays limit */
 #define CONFIG_MAX ((size_t)1 << 20)
@@ -184,6 +213,9 @@
 #define ENDPOINT_CONNECT_NS (10 * SEC) /* a target or -R local connect */
 #define REMOTE_RETRY_NS (5 * SEC)      /* an -R listen that ended or failed */
 #define STOP_GRACE_NS (3 * SEC)        /* SIGTERM: pumps get this long */
+#define CONNECT_TIMEOUT_S 10u          /* -L: waiting for a session, at most */
+#define LOG_BURST 5u                   /* lines per kind per window ... */
+#define LOG_WINDOW_NS (10 * SEC)       /* ... then only a count */
 #define POLL_MAX_MS 1000
 
 /* ---- the command line ---- */
@@ -201,6 +233,13 @@ typedef struct gateway_spec {
     uint16_t port;
 } gateway_spec;
 
+/* Relay: a gateway whose offers it takes, and the key they are proven with. */
+typedef struct offer_key_spec {
+    char id[ALKT_ID_MAX + 1];
+    unsigned char key[ALKT_SECRET_MAX];
+    size_t key_len;
+} offer_key_spec;
+
 typedef struct options {
     const char *id, *config, *port_file;
     int has_listen;
@@ -208,6 +247,9 @@ typedef struct options {
     uint16_t listen_port;
     const char *tokens[MAX_TOKENS];
     size_t token_count;
+    offer_key_spec offer_keys[MAX_OFFER_KEYS];
+    size_t offer_key_count;
+    unsigned connect_timeout_s;
     gateway_spec gateways[MAX_GATEWAYS];
     size_t gateway_count;
     forward_spec local[MAX_FORWARDS], remote[MAX_FORWARDS], udp[MAX_FORWARDS];
@@ -240,6 +282,17 @@ typedef struct sock {
     int out_blocked;            /* the socket took less than was offered */
     uint32_t handle;            /* K_NODE, K_RELAY */
     int owner;
+    uint32_t peer;              /* client K_NODE: the gateway it is for */
+    int accepted;               /* K_NODE, K_RELAY: it came to our listen */
+    int said;                   /* a byte went out on it: a gateway says
+                                   nothing to a HELLO that proves nothing,
+                                   so a K_NODE with none was never proven */
+    int status_seen;            /* K_RELAY: the relay's first byte out is
+                                   its status (0: joined) */
+    unsigned char status;
+    unsigned char req[ALKT_RELAY_REQUEST_MAX]; /* K_RELAY: the request's
+                                   first bytes, to name it when refused */
+    size_t req_len;
     char addr[64];              /* the far end, for the log */
     unsigned char held[RELAY_HELD]; /* relay: read, not taken by the role */
     size_t held_off, held_len;
@@ -309,6 +362,31 @@ typedef struct control_store {
     alkt_control ctl;
 } control_store;
 
+/* Kinds of line a stranger can cause in numbers: each is rate-limited. */
+enum log_kind {
+    LOG_TURNED_AWAY,    /* gateway: connections closed unproven */
+    LOG_OPEN_REFUSED,   /* gateway: opens no authorization covers */
+    LOG_OFFER_FAILED,   /* gateway: offers a relay refused */
+    LOG_RELAY_REFUSED,  /* relay: requests refused */
+    LOG_PATH_FAILED,    /* client: failed attempts */
+    LOG_CONN_CLOSED,    /* client: connections the node closed */
+    LOG_LOCAL_RESET,    /* client: -L connections reset, no session */
+    LOG_KINDS
+};
+
+/* Client: the last failure on one path to a gateway. */
+#define PATHS_TOLD 4
+typedef struct path_failure {
+    char via[64];               /* empty: unused */
+    char why[400];
+} path_failure;
+
+typedef struct log_limit {
+    uint64_t window_end;        /* 0: no window open */
+    unsigned printed;
+    unsigned long long held;    /* lines not printed in this window */
+} log_limit;
+
 static struct app {
     const char *role;
     options opt;
@@ -322,6 +400,14 @@ static struct app {
     uint64_t remote_retry_at[MAX_FORWARDS];
     int remote_hold[MAX_FORWARDS];        /* refused by our own config */
     char peer_names[GATEWAY_PEERS + 1][ALKT_IDENTITY_MAX + 16]; /* at PEER_UP */
+    /* client, per gateway: the resource whose secret keys the session,
+     * why the last attempt on each path failed, why the last connection
+     * ended */
+    char key_resource[GATEWAY_PEERS + 1][ALKT_ID_MAX + 1];
+    path_failure failures[GATEWAY_PEERS + 1][PATHS_TOLD];
+    char conn_error[GATEWAY_PEERS + 1][96];
+    const control_store *view;  /* the control document applied last */
+    log_limit limits[LOG_KINDS];
     alkt_relay_server relay;
     int stopping;
     uint64_t stop_deadline;
@@ -345,18 +431,70 @@ static uint64_t now_ns(void)
 }
 
 #if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 1, 0)))
+#endif
+static void vsay(const char *fmt, va_list ap)
+{
+    char line[1024];
+    int n = snprintf(line, sizeof line, "alktunnel %s: ", A.role);
+    if (n > 0 && (size_t)n < sizeof line)
+        vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    fprintf(stderr, "%s\n", line);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 1, 2)))
 #endif
 static void say(const char *fmt, ...)
 {
-    char line[1024];
     va_list ap;
-    int n = snprintf(line, sizeof line, "alktunnel %s: ", A.role);
     va_start(ap, fmt);
-    if (n > 0 && (size_t)n < sizeof line)
-        vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    vsay(fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s\n", line);
+}
+
+/* Closes the windows that are over (all of them at exit: now ==
+ * UINT64_MAX): each says how many of its lines were not printed. Called
+ * every loop pass (at most POLL_MAX_MS apart), so a count comes within a
+ * second of its window's end. */
+static void log_tick(uint64_t now)
+{
+    static const char *const what[LOG_KINDS] = {
+        "connections turned away", "opens refused", "offers refused by a relay",
+        "relay requests refused", "path failures", "connections closed",
+        "-L connections reset"};
+    int k;
+    for (k = 0; k < LOG_KINDS; k++) {
+        log_limit *l = &A.limits[k];
+        if (!l->window_end || now < l->window_end) continue;
+        if (l->held)
+            say("... and %llu more %s in the last %llu s", l->held, what[k],
+                (unsigned long long)((now == UINT64_MAX ? now_ns() - l->window_end +
+                                      LOG_WINDOW_NS : LOG_WINDOW_NS) / SEC));
+        memset(l, 0, sizeof *l);
+    }
+}
+
+/* A line a stranger can make us write as often as it likes: the first
+ * LOG_BURST of its kind in a window are printed, the rest only counted. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void say_limited(enum log_kind kind, const char *fmt, ...)
+{
+    log_limit *l = &A.limits[kind];
+    uint64_t now = now_ns();
+    va_list ap;
+    log_tick(now);
+    if (!l->window_end) l->window_end = now + LOG_WINDOW_NS;
+    if (l->printed >= LOG_BURST) {
+        l->held++;
+        return;
+    }
+    l->printed++;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
+    va_end(ap);
 }
 
 static void on_signal(int sig)
@@ -665,6 +803,10 @@ static int sock_add(int fd, enum sock_kind kind)
         so->connecting = so->out_blocked = 0;
         so->handle = 0;
         so->owner = -1;
+        so->peer = 0;
+        so->accepted = so->said = so->status_seen = 0;
+        so->status = 0;
+        so->req_len = 0;
         so->addr[0] = 0;
         so->held_off = so->held_len = 0;
         so->echo = NULL;
@@ -787,8 +929,12 @@ static int load_control(const char *path, control_store *cs, char *msg, size_t c
     fclose(f);
     control_arrays(cs);
     if (alkt_control_decode(text, len, NULL, &cs->ctl, &err) != ALKT_OK) {
-        snprintf(msg, cap, "%s:%zu:%zu: %s%s%s", path, err.line, err.column, err.path,
-                 err.path[0] ? ": " : "", alkt_strerror(err.code));
+        size_t pl = strlen(err.path);
+        int secret = (pl >= 7 && strcmp(err.path + pl - 7, ".secret") == 0) ||
+                     (pl >= 10 && strcmp(err.path + pl - 10, ".offer_key") == 0);
+        snprintf(msg, cap, "%s:%zu:%zu: %s%s%s%s", path, err.line, err.column, err.path,
+                 err.path[0] ? ": " : "", alkt_strerror(err.code),
+                 secret ? " (a secret is 32..128 lowercase hex digits, an even count)" : "");
         return -1;
     }
     cs->ctl.has_resources = cs->ctl.has_authorizations = cs->ctl.has_relays = 1;
@@ -1269,6 +1415,43 @@ static int live_pumps(void)
 }
 
 /* ---- the client's opens ---- */
+static void tunnel_params(const tunnel *tu, alkt_open_params *op)
+{
+    const forward_spec *f = tu->udp ? &A.opt.udp[tu->udp_index]
+                            : tu->remote >= 0 ? &A.opt.remote[tu->remote]
+                                              : &A.opt.local[tu->local];
+    memset(op, 0, sizeof *op);
+    op->substrate = tu->udp ? ALKT_SUBSTRATE_UDP : ALKT_SUBSTRATE_TCP;
+    if (tu->remote >= 0 && !tu->udp) {
+        op->kind = ALKT_OPEN_FORWARDED;
+        op->listen = f->port;
+        if (f->has_bind) {
+            op->host.kind = ALKT_HOST_IP;
+            op->host.ip = f->bind;
+        }
+    } else {
+        op->kind = ALKT_OPEN_DIRECT;
+        op->host.kind = ALKT_HOST_IP;
+        op->host.ip = f->host;
+        op->port = f->host_port;
+    }
+}
+
+/* Client: the resource whose secret keys a new session with the gateway
+ * of peer - the node takes the first open's, by the rule every open is
+ * checked with (CLIENT AND GATEWAY in alktunnel.h), which
+ * alkt_gateway_authorize applies to our own id: a client node has no
+ * gateway id to filter resources by, so it asks over all of them. */
+static void remember_key_resource(uint32_t peer, const alkt_open_params *op)
+{
+    size_t res = 0;
+    if (peer == 0 || peer > GATEWAY_PEERS || A.key_resource[peer][0] || !A.view) return;
+    if (alkt_gateway_authorize(A.node, A.opt.id, op, now_ns(), &res) == 0 &&
+        res < A.view->ctl.resource_count)
+        snprintf(A.key_resource[peer], sizeof A.key_resource[peer], "%s",
+                 A.view->resources[res].id);
+}
+
 static void client_try_open(int t)
 {
     tunnel *tu = &A.tunnels[t];
@@ -1276,30 +1459,9 @@ static void client_try_open(int t)
     uint32_t peer = 0, channel = 0;
     int code = 0, rc;
     char buf[96];
-    memset(&op, 0, sizeof op);
-    op.substrate = tu->udp ? ALKT_SUBSTRATE_UDP : ALKT_SUBSTRATE_TCP;
-    if (tu->udp) {
-        const forward_spec *f = &A.opt.udp[tu->udp_index];
-        op.kind = ALKT_OPEN_DIRECT;
-        op.host.kind = ALKT_HOST_IP;
-        op.host.ip = f->host;
-        op.port = f->host_port;
-    } else if (tu->remote >= 0) {
-        const forward_spec *f = &A.opt.remote[tu->remote];
-        op.kind = ALKT_OPEN_FORWARDED;
-        op.listen = f->port;
-        if (f->has_bind) {
-            op.host.kind = ALKT_HOST_IP;
-            op.host.ip = f->bind;
-        }
-    } else {
-        const forward_spec *f = &A.opt.local[tu->local];
-        op.kind = ALKT_OPEN_DIRECT;
-        op.host.kind = ALKT_HOST_IP;
-        op.host.ip = f->host;
-        op.port = f->host_port;
-    }
+    tunnel_params(tu, &op);
     rc = alkt_client_open(A.node, &op, now_ns(), &peer, &channel, &code);
+    if (rc == ALKT_ERR_NOT_CONNECTED) remember_key_resource(peer, &op);
     if (rc == ALKT_OK) {
         tu->state = T_OPENING;
         tu->peer = peer;
@@ -1321,12 +1483,16 @@ static void client_try_open(int t)
         tu->peer = peer;
     } else {
         int remote = tu->remote, udp = tu->udp ? tu->udp_index : -1;
-        char why[192];
+        char why[256];
         snprintf(why, sizeof why, "open refused here: %s%s",
                  rc == ALKT_ERR_NO_CHANNEL ? code_text(code, buf, sizeof buf)
                                            : alkt_strerror(rc),
                  udp >= 0 && rc == ALKT_ERR_NO_CHANNEL
-                     ? " (this -U drops every datagram until a reload)" : "");
+                     ? " (this -U drops every datagram until a reload)"
+                 : remote >= 0 && code == (int)ALKT_CODE_UNAUTHORIZED
+                     ? " (-R needs a live authorization for a resource whose CIDR covers the "
+                       "bind address, 0.0.0.0 by default, and whose ports cover the port)"
+                     : "");
         /* our own config said no: only a reload can change that, so a
          * flood of datagrams is not a flood of opens and log lines */
         if (udp >= 0 && rc == ALKT_ERR_NO_CHANNEL) udp_fw[udp].held = 1;
@@ -1357,6 +1523,17 @@ static void client_open_remote(int r)
 }
 
 /* ---- node events ---- */
+
+/* Client: why a connection to the gateway of peer ended on our side (a
+ * connect error, the far end's close), for the PATH_FAILED that follows. */
+static void note_conn_error(uint32_t peer, const char *what, int err)
+{
+    if (A.is_gateway || peer == 0 || peer > GATEWAY_PEERS) return;
+    if (err) snprintf(A.conn_error[peer], sizeof A.conn_error[peer], "%s: %s", what,
+                      strerror(err));
+    else snprintf(A.conn_error[peer], sizeof A.conn_error[peer], "%s", what);
+}
+
 static void node_connect(const alkt_role_event *ev)
 {
     char a[64];
@@ -1364,12 +1541,14 @@ static void node_connect(const alkt_role_event *ev)
     ip_port_text(&ev->ip, ev->port, a, sizeof a);
     if (fd < 0 || (i = sock_add(fd, K_NODE)) < 0) {
         if (A.opt.verbose) say("connect %s: %s", a, fd < 0 ? strerror(errno) : "no socket slot");
+        note_conn_error(ev->peer, fd < 0 ? "connect" : "no socket slot", fd < 0 ? errno : 0);
         if (fd >= 0) close(fd);
         alkt_node_handle_closed(A.node, ev->conn, now_ns());
         return;
     }
     set_nodelay(fd);
     A.socks[i].handle = ev->conn;
+    A.socks[i].peer = ev->peer;
     A.socks[i].connecting = !done;
     snprintf(A.socks[i].addr, sizeof A.socks[i].addr, "%s", a);
     if (A.opt.verbose) say("conn %08x: connecting to %s", (unsigned)ev->conn, a);
@@ -1631,32 +1810,199 @@ static void channel_event(const alkt_role_event *ev)
     }
 }
 
+/* Gateway: why a connection that never carried a session was closed -
+ * the codes a stranger can cause; NULL for the others. */
+static const char *turned_away_text(int code, int said)
+{
+    switch (code) {
+    case ALKT_ERR_AUTH:
+        return "its HELLO proves no secret we hold (an unknown client or resource, or a "
+               "wrong MAC)";
+    case ALKT_ERR_STALE_HELLO:
+        return "its HELLO is no fresher than one accepted before (a replay, or the "
+               "client's clock went back)";
+    case ALKT_ERR_PROTOCOL: return "what it sent is not a HELLO";
+    case ALKT_ERR_BUSY:
+        return said ? "a proven client, told we have no free session slot"
+                    : "room made for newer connections (an address keeps 4 unproven "
+                      "ones, a full table loses its oldest)";
+    case ALKT_ERR_HANDSHAKE_TIMEOUT: return "no whole HELLO in time";
+    default: return NULL;
+    }
+}
+
+/* The node is done with a connection: closed, and why in the log. On a
+ * gateway, strangers cause most of these: their lines are rate-limited,
+ * and a connection turned away in silence is reset (no TIME_WAIT kept for
+ * it). A session's own end is told by its PEER_DOWN line. */
+static void node_closed(const alkt_role_event *ev)
+{
+    int i = sock_by_handle(K_NODE, ev->conn);
+    const sock *so = i >= 0 ? &A.socks[i] : NULL;
+    const char *addr = so && so->addr[0] ? so->addr : "?";
+    /* an accepted connection we said something on was proven: only its
+     * REFUSE (BUSY) is a turning away; our offers always said their
+     * request, so any of these codes is the relayed stranger's */
+    const char *away = !so || !A.is_gateway ? NULL
+                       : !so->accepted ? turned_away_text(ev->code, 0)
+                       : !so->said || ev->code == ALKT_ERR_BUSY
+                           ? turned_away_text(ev->code, so->said) : NULL;
+    int abort_it = 0;
+    char buf[96];
+    if (!ev->code || ev->code == ALKT_ERR_GOAWAY || ev->code == ALKT_ERR_CLOSED) {
+        /* (a session's end: its PEER_DOWN line says so) */
+        if (A.opt.verbose)
+            say("conn %08x: closed%s%s", (unsigned)ev->conn, ev->code ? ": " : "",
+                ev->code ? alkt_strerror(ev->code) : "");
+    } else if (away && so->accepted) {
+        abort_it = !so->said;
+        say_limited(LOG_TURNED_AWAY, "connection from %s turned away%s: %s", addr,
+                    so->said ? "" : " without an answer", away);
+    } else if (A.is_gateway && so && !so->accepted && ev->code == ALKT_ERR_HANDSHAKE_TIMEOUT) {
+        /* a spare nobody joined for 4 refresh periods (replaced), or the
+         * client joined to it sent no HELLO */
+        if (A.opt.verbose)
+            say("conn %08x: offer at relay %s ended: %s", (unsigned)ev->conn, addr,
+                alkt_strerror(ev->code));
+    } else if (A.is_gateway && so && !so->accepted &&
+               (ev->code == ALKT_ERR_RELAY_REFUSED || ev->code == ALKT_ERR_NO_OFFER)) {
+        say_limited(LOG_OFFER_FAILED, "offer at relay %s refused: %s (does the relay serve "
+                    "the item's token, and hold --offer-key %s:... with the item's "
+                    "offer_key?)", addr, code_text(ev->code, buf, sizeof buf), A.opt.id);
+    } else if (away) {
+        say_limited(LOG_TURNED_AWAY, "relayed connection via %s turned away: %s", addr, away);
+    } else if (!A.is_gateway) {
+        /* (an attempt that failed is told again by its PATH_FAILED) */
+        say_limited(LOG_CONN_CLOSED, "conn %08x to %s: closed by the node: %s",
+                    (unsigned)ev->conn, addr, code_text(ev->code, buf, sizeof buf));
+    } else {
+        say("conn %08x %s %s: closed by the node: %s", (unsigned)ev->conn,
+            so && so->accepted ? "from" : "to", addr, code_text(ev->code, buf, sizeof buf));
+    }
+    if (i >= 0) sock_close(i, abort_it);
+}
+
+/* Client: why an attempt to reach a gateway failed, in the user's terms. */
+static const char *path_failure_text(const alkt_role_event *ev, char *out, size_t cap)
+{
+    char buf[96];
+    const char *res = ev->peer <= GATEWAY_PEERS ? A.key_resource[ev->peer] : "";
+    const char *err = ev->peer <= GATEWAY_PEERS ? A.conn_error[ev->peer] : "";
+    switch (ev->code) {
+    case ALKT_ERR_UNANSWERED:
+        /* (a gateway closes a connection it made room with in silence
+         * too: the last reason, rare unless our address floods it) */
+        if (res[0])
+            snprintf(out, cap, "the gateway closed the connection at our HELLO (it does not "
+                     "take our secret for resource %s, or our name %s/%s; or the HELLO "
+                     "was stale - our clock behind an earlier run's; or connections from "
+                     "our address crowded it out)", res, A.opt.id, res);
+        else
+            snprintf(out, cap, "the gateway closed the connection at our HELLO (it does not "
+                     "take our secret or our name; or the HELLO was stale; or connections "
+                     "from our address crowded it out)");
+        break;
+    case ALKT_ERR_BUSY:
+        snprintf(out, cap, "gateway %s has no free session slot",
+                 peer_name(ev->peer, buf, sizeof buf));
+        break;
+    case ALKT_ERR_NO_OFFER:
+        snprintf(out, cap, "the relay had no spare connection from gateway %s (does the "
+                 "gateway offer there - its relay item needs an offer_key the relay holds "
+                 "with --offer-key?)", peer_name(ev->peer, buf, sizeof buf));
+        break;
+    case ALKT_ERR_RELAY_REFUSED:
+        snprintf(out, cap, "the relay refused our request (it does not serve our relay "
+                 "item's token?)");
+        break;
+    case ALKT_ERR_NOT_CONNECTED:
+        snprintf(out, cap, "%s", err[0] ? err : "the connection ended before the handshake");
+        break;
+    case ALKT_ERR_HANDSHAKE_TIMEOUT:
+        snprintf(out, cap, "no handshake within the attempt's time limit");
+        break;
+    default:
+        snprintf(out, cap, "%s", code_text(ev->code, buf, sizeof buf));
+        break;
+    }
+    if (ev->peer <= GATEWAY_PEERS) A.conn_error[ev->peer][0] = 0;
+    return out;
+}
+
+/* Gateway: an open no authorization covers (or with no grant slot): who
+ * asked for what. */
+static void open_refused(const alkt_role_event *ev)
+{
+    const alkt_open_params *p = &ev->params;
+    char name[ALKT_IDENTITY_MAX + 16], a[64], host[ALKT_HOST_MAX + 1];
+    alkt_ip any;
+    if (p->host.kind == ALKT_HOST_IP) alkt_ip_format(&p->host.ip, host);
+    else snprintf(host, sizeof host, "%s", p->host.kind == ALKT_HOST_NAME ? p->host.name : "");
+    if (p->kind == ALKT_OPEN_FORWARDED) {
+        memset(&any, 0, sizeof any);
+        any.family = 4;
+        ip_port_text(p->host.kind == ALKT_HOST_IP ? &p->host.ip : &any, p->listen, a,
+                     sizeof a);
+    } else if (p->substrate == ALKT_SUBSTRATE_UNIX) {
+        snprintf(a, sizeof a, "%.60s", p->path);
+    } else {
+        snprintf(a, sizeof a, p->host.kind == ALKT_HOST_IP && p->host.ip.family == 6
+                 ? "[%.40s]:%u" : "%.40s:%u", host, (unsigned)p->port);
+    }
+    say_limited(LOG_OPEN_REFUSED, "ch %u open refused for client %s: %s %s %s: %s",
+                (unsigned)ev->channel, peer_name(ev->peer, name, sizeof name),
+                p->kind == ALKT_OPEN_FORWARDED ? "listen on" : "connect to",
+                alkt_substrate_name(p->substrate) ? alkt_substrate_name(p->substrate) : "?", a,
+                ev->code == (int)ALKT_CODE_UNAUTHORIZED
+                    ? "no live authorization of the client covers it"
+                    : "no free grant slot for the session (0xff03)");
+}
+
 static void node_event(const alkt_role_event *ev)
 {
     char name[ALKT_IDENTITY_MAX + 16], buf[96], a[64];
-    int t, i;
+    int t;
     switch (ev->type) {
     case ALKT_REV_CONNECT:
         node_connect(ev);
         break;
     case ALKT_REV_CLOSE:
-        i = sock_by_handle(K_NODE, ev->conn);
-        if (ev->code)
-            say("conn %08x%s%s: closed by the node: %s", (unsigned)ev->conn,
-                i >= 0 && A.socks[i].addr[0] ? " to " : "", i >= 0 ? A.socks[i].addr : "",
-                code_text(ev->code, buf, sizeof buf));
-        else if (A.opt.verbose)
-            say("conn %08x: closed", (unsigned)ev->conn);
-        if (i >= 0) sock_close(i, 0);
+        node_closed(ev);
         break;
-    case ALKT_REV_PATH_FAILED:
-        say("path to %s via %s failed: %s", peer_name(ev->peer, name, sizeof name),
-            ip_port_text(&ev->ip, ev->port, a, sizeof a), code_text(ev->code, buf, sizeof buf));
+    case ALKT_REV_OPEN_REFUSED:
+        open_refused(ev);
         break;
+    case ALKT_REV_PATH_FAILED: {
+        char why[400];
+        path_failure_text(ev, why, sizeof why);
+        ip_port_text(&ev->ip, ev->port, a, sizeof a);
+        if (ev->peer <= GATEWAY_PEERS) {
+            /* kept per path (the oldest path's gives way): a -L reset
+             * tells each one's */
+            path_failure *f = A.failures[ev->peer], *slot = &f[0];
+            int k;
+            for (k = 0; k < PATHS_TOLD; k++)
+                if (strcmp(f[k].via, a) == 0 || !f[k].via[0]) {
+                    slot = &f[k];
+                    break;
+                }
+            if (k == PATHS_TOLD) {
+                memmove(&f[0], &f[1], (PATHS_TOLD - 1) * sizeof f[0]);
+                slot = &f[PATHS_TOLD - 1];
+            }
+            snprintf(slot->via, sizeof slot->via, "%s", a);
+            snprintf(slot->why, sizeof slot->why, "%s", why);
+        }
+        say_limited(LOG_PATH_FAILED, "path to %s via %s failed: %s",
+                    peer_name(ev->peer, name, sizeof name), a, why);
+        break;
+    }
     case ALKT_REV_PEER_UP:
         peer_name(ev->peer, name, sizeof name);
-        if (ev->peer <= GATEWAY_PEERS)
+        if (ev->peer <= GATEWAY_PEERS) {
             snprintf(A.peer_names[ev->peer], sizeof A.peer_names[ev->peer], "%s", name);
+            memset(A.failures[ev->peer], 0, sizeof A.failures[ev->peer]);
+        }
         say("session with %s %s", name, ev->code ? "resumed" : "established");
         if (!A.is_gateway) {
             size_t r;
@@ -1671,6 +2017,8 @@ static void node_event(const alkt_role_event *ev)
     case ALKT_REV_PEER_DOWN:
         say("session with %s over: %s", peer_name(ev->peer, name, sizeof name),
             code_text(ev->code, buf, sizeof buf));
+        /* the next open keys the next session (maybe another resource) */
+        if (!A.is_gateway && ev->peer <= GATEWAY_PEERS) A.key_resource[ev->peer][0] = 0;
         /* its channels are gone, and the slot may serve a new session */
         snprintf(buf, sizeof buf, "the session is over");
         for (t = 0; t < MAX_TUNNELS; t++) {
@@ -1714,11 +2062,13 @@ static void node_flush(void)
                     break;
                 }
                 if (A.opt.verbose) say("conn %08x: send: %s", (unsigned)so->handle, strerror(errno));
+                note_conn_error(so->peer, "send", errno);
                 alkt_node_handle_closed(A.node, so->handle, now_ns());
                 sock_close(i, 0);
                 break;
             }
             (void)alkt_node_transmit_done(A.node, so->handle, (size_t)w);
+            if (w > 0) so->said = 1;
             if ((size_t)w < n) {
                 so->out_blocked = 1;
                 break;
@@ -1750,20 +2100,35 @@ static void node_settle(void)
     }
 }
 
+/* Gateway: relays of the view it makes no offers at - no client reaches
+ * it through them. */
+static void warn_relays_without_key(const control_store *cs)
+{
+    size_t k;
+    if (!A.is_gateway) return;
+    for (k = 0; k < cs->ctl.relay_count; k++)
+        if (!cs->relays[k].offer_key_len)
+            say("relay %s has no offer_key in %s: this gateway makes no offers there, so "
+                "no client reaches it through that relay", cs->relays[k].id, A.opt.config);
+}
+
 static void node_reload(void)
 {
     char msg[512];
     size_t k;
     int rc, t, revoked = 0;
-    if (load_control(A.opt.config, &reload_store, msg, sizeof msg) != 0) {
+    /* decoded beside the view in use: a bad file leaves that one whole */
+    control_store *next = A.view == &config_store ? &reload_store : &config_store;
+    if (load_control(A.opt.config, next, msg, sizeof msg) != 0) {
         say("reload refused, the old view stays: %s", msg);
         return;
     }
-    rc = alkt_node_control(A.node, &reload_store.ctl, now_ns());
+    rc = alkt_node_control(A.node, &next->ctl, now_ns());
     if (rc != ALKT_OK) {
         say("reload refused, the old view stays: %s: %s", A.opt.config, alkt_strerror(rc));
         return;
     }
+    A.view = next;
     /* what the node reset just now (their DONE events come next) */
     for (t = 0; t < MAX_TUNNELS; t++) {
         const tunnel *tu = &A.tunnels[t];
@@ -1776,8 +2141,9 @@ static void node_reload(void)
     }
     say("reloaded %s: %zu resource(s), %zu authorization(s), %zu revocation(s), %zu "
         "relay(s); %d channel(s) no longer authorized, reset as revoked", A.opt.config,
-        reload_store.ctl.resource_count, reload_store.ctl.authorization_count,
-        reload_store.ctl.revocation_count, reload_store.ctl.relay_count, revoked);
+        next->ctl.resource_count, next->ctl.authorization_count,
+        next->ctl.revocation_count, next->ctl.relay_count, revoked);
+    warn_relays_without_key(next);
     for (k = 0; k < A.opt.remote_count; k++) A.remote_hold[k] = 0;
     for (k = 0; k < A.opt.udp_count; k++) udp_fw[k].held = 0;
 }
@@ -1891,6 +2257,8 @@ static int node_setup(void)
         fprintf(stderr, "alktunnel: %s: %s\n", A.opt.config, alkt_strerror(rc));
         return 2;
     }
+    A.view = &config_store;
+    warn_relays_without_key(&config_store);
     for (k = 0; k < A.opt.gateway_count; k++) {
         const gateway_spec *g = &A.opt.gateways[k];
         rc = alkt_client_add_gateway(A.node, g->id, &g->ip, g->port);
@@ -1902,11 +2270,78 @@ static int node_setup(void)
     return 0;
 }
 
+/* Client: when a -L connection waiting for its open gives up; 0: it
+ * does not wait for a session (not an -L one, or its open is out). */
+static uint64_t local_wait_deadline(const tunnel *tu)
+{
+    if (tu->state != T_WAIT || tu->local < 0 || tu->sock < 0) return 0;
+    return tu->started + (uint64_t)A.opt.connect_timeout_s * SEC;
+}
+
+/* Client: a -L connection waited too long for its channel: it is reset
+ * (the application sees the failure at once, not a hang), with why. */
+static void local_wait_expired(int t)
+{
+    tunnel *tu = &A.tunnels[t];
+    char name[ALKT_IDENTITY_MAX + 16], last[900];
+    size_t len = 0;
+    int k;
+    last[0] = 0;
+    for (k = 0; tu->peer <= GATEWAY_PEERS && k < PATHS_TOLD; k++) {
+        const path_failure *f = &A.failures[tu->peer][k];
+        int n;
+        if (!f->via[0] || len >= sizeof last) continue;
+        n = snprintf(last + len, sizeof last - len, "%s%s (via %s)", len ? "; " : "",
+                     f->why, f->via);
+        if (n > 0) len += (size_t)n;
+    }
+    peer_name(tu->peer, name, sizeof name);
+    if (tu->retry_soon)
+        say_limited(LOG_LOCAL_RESET, "%s: reset: no room for its open at gateway %s within "
+                    "%u s (the session's resend log or channel table stays full)", tu->what,
+                    name, A.opt.connect_timeout_s);
+    else
+        say_limited(LOG_LOCAL_RESET, "%s: reset: no session with gateway %s within %u s: %s",
+                    tu->what, name, A.opt.connect_timeout_s,
+                    last[0] ? last : "no attempt has ended yet (the one under way gets no "
+                                     "answer)");
+    tunnel_end(t, 1, NULL);
+}
+
+/* Gateway: connections on our --listen, each named by where it comes from
+ * (a few unproven connections per address at most: the node's rule). */
+static void gateway_accept(int lfd, uint64_t now)
+{
+    char a[64];
+    int k;
+    for (k = 0; k < 16; k++) {
+        alkt_ip ip;
+        uint16_t port;
+        uint32_t h = 0;
+        int fd = accept_one(lfd, &ip, &port), j = -1;
+        if (fd < 0) break;
+        set_nodelay(fd);
+        ip_port_text(&ip, port, a, sizeof a);
+        if (alkt_node_accept_from(A.node, now, &ip, &h) != ALKT_OK ||
+            (j = sock_add(fd, K_NODE)) < 0) {
+            say_limited(LOG_TURNED_AWAY, "connection from %s turned away: no free %s", a,
+                        h ? "socket slot" : "connection slot (every one carries a session)");
+            if (h) alkt_node_handle_closed(A.node, h, now);
+            close(fd);
+            continue;
+        }
+        A.socks[j].handle = h;
+        A.socks[j].accepted = 1;
+        snprintf(A.socks[j].addr, sizeof A.socks[j].addr, "%s", a);
+        if (A.opt.verbose) say("conn %08x: accepted from %s", (unsigned)h, a);
+    }
+}
+
 static int run_node(void)
 {
     struct pollfd pfd[MAX_SOCKS];
     char a[64];
-    int rc, i, t, first_port = -1;
+    int rc, i, t, first_port = -1, listener;
     size_t k;
     uint64_t now, udp_due = UINT64_MAX;
     if ((rc = node_setup()) != 0) return rc;
@@ -1994,9 +2429,14 @@ static int run_node(void)
         }
         if (A.stopping && (live_pumps() == 0 || now >= A.stop_deadline)) break;
         if (alkt_node_poll_timeout(A.node) <= now) alkt_node_handle_timeout(A.node, now);
-        for (t = 0; t < MAX_TUNNELS; t++)
+        for (t = 0; t < MAX_TUNNELS; t++) {
+            uint64_t wait_due = local_wait_deadline(&A.tunnels[t]);
             if (A.tunnels[t].state == T_CONNECTING && now >= A.tunnels[t].deadline)
                 endpoint_answer(t, 0, ETIMEDOUT);
+            else if (wait_due && now >= wait_due)
+                local_wait_expired(t);
+        }
+        log_tick(now);
         for (k = 0; k < A.opt.remote_count; k++)
             if (A.remote_tunnel[k] < 0 && !A.remote_hold[k] && !A.stopping &&
                 now >= A.remote_retry_at[k])
@@ -2058,8 +2498,11 @@ static int run_node(void)
         }
         if (A.opt.stats_s) ms = ms_until(now, A.stats_at, ms);
         if (A.stopping) ms = ms_until(now, A.stop_deadline, ms);
-        for (t = 0; t < MAX_TUNNELS; t++)
+        for (t = 0; t < MAX_TUNNELS; t++) {
+            uint64_t wait_due = local_wait_deadline(&A.tunnels[t]);
             if (A.tunnels[t].state == T_CONNECTING) ms = ms_until(now, A.tunnels[t].deadline, ms);
+            if (wait_due) ms = ms_until(now, wait_due, ms);
+        }
         for (k = 0; k < A.opt.remote_count; k++)
             if (A.remote_tunnel[k] < 0 && !A.remote_hold[k] && !A.stopping)
                 ms = ms_until(now, A.remote_retry_at[k], ms);
@@ -2072,35 +2515,17 @@ static int run_node(void)
         }
         if (n <= 0) continue;
         now = now_ns();
+        listener = -1;
         for (i = 0; i < polled; i++) {
             sock *so = &A.socks[i];
             short re = pfd[i].revents;
             if (!re || so->fd < 0 || pfd[i].fd != so->fd) continue;
             switch (so->kind) {
-            case K_LISTEN: {
-                int kk;
-                for (kk = 0; kk < 16; kk++) {
-                    alkt_ip ip;
-                    uint16_t port;
-                    uint32_t h = 0;
-                    int fd = accept_one(so->fd, &ip, &port), j;
-                    if (fd < 0) break;
-                    set_nodelay(fd);
-                    if (alkt_node_accept(A.node, now, &h) != ALKT_OK ||
-                        (j = sock_add(fd, K_NODE)) < 0) {
-                        say("connection from %s turned away: no free slot",
-                            ip_port_text(&ip, port, a, sizeof a));
-                        if (h) alkt_node_handle_closed(A.node, h, now);
-                        close(fd);
-                        continue;
-                    }
-                    A.socks[j].handle = h;
-                    ip_port_text(&ip, port, A.socks[j].addr, sizeof A.socks[j].addr);
-                    if (A.opt.verbose)
-                        say("conn %08x: accepted from %s", (unsigned)h, A.socks[j].addr);
-                }
+            case K_LISTEN:
+                /* after the reads: a HELLO that came is taken before new
+                 * connections from its address can push it out */
+                listener = i;
                 break;
-            }
             case K_LISTEN_L: {
                 int kk;
                 for (kk = 0; kk < 16; kk++) {
@@ -2141,6 +2566,7 @@ static int run_node(void)
                         if (A.opt.verbose)
                             say("conn %08x: connect %s: %s", (unsigned)so->handle, so->addr,
                                 strerror(err));
+                        note_conn_error(so->peer, "connect", err);
                         alkt_node_handle_closed(A.node, so->handle, now);
                         sock_close(i, 0);
                     } else {
@@ -2156,6 +2582,8 @@ static int run_node(void)
                         if (A.opt.verbose)
                             say("conn %08x: %s", (unsigned)so->handle,
                                 r == 0 ? "the far end closed" : strerror(errno));
+                        note_conn_error(so->peer, r == 0 ? "the far end closed the connection"
+                                                         : "recv", r == 0 ? 0 : errno);
                         alkt_node_handle_closed(A.node, so->handle, now);
                         sock_close(i, 0);
                     }
@@ -2188,6 +2616,8 @@ static int run_node(void)
                 break;
             }
         }
+        if (listener >= 0 && A.socks[listener].fd >= 0 && A.socks[listener].kind == K_LISTEN)
+            gateway_accept(A.socks[listener].fd, now);
     }
     /* the end: GOAWAY on every session, sent as far as the sockets take it */
     {
@@ -2207,7 +2637,12 @@ static int run_node(void)
             if (udp_fw[k].turned_away)
                 say("-U %u: %llu datagram(s) turned away without a flow",
                     (unsigned)A.opt.udp[k].port, (unsigned long long)udp_fw[k].turned_away);
+        log_tick(UINT64_MAX);
         say("stopped (%d session(s) closed)", closed);
+        /* keys and buffers do not outlive their use (core dumps, swap) */
+        alkt_node_wipe(A.node);
+        memset(&config_store, 0, sizeof config_store);
+        memset(&reload_store, 0, sizeof reload_store);
     }
     return 0;
 }
@@ -2218,6 +2653,59 @@ static void relay_drop(int i, const char *why)
     sock *so = &A.socks[i];
     if (A.opt.verbose) say("conn %08x (%s): %s", (unsigned)so->handle, so->addr, why);
     alkt_relay_handle_closed(&A.relay, so->handle, now_ns());
+    sock_close(i, 0);
+}
+
+/* A relay request's kind and gateway id, from its first bytes (as far as
+ * they came), for the log: "offer for gateway gw1", "client for gateway
+ * gw1", or "request". */
+static const char *relay_request_text(const sock *so, char *out, size_t cap)
+{
+    const unsigned char *q = so->req;
+    size_t tl = so->req_len > 6 ? q[6] : 0, il, k;
+    char id[ALKT_ID_MAX + 1];
+    const char *kind = so->req_len > 5 && memcmp(q, "ALKR", 4) == 0
+                           ? q[5] == 2 ? "offer" : q[5] == 1 ? "client request" : "request"
+                           : "request";
+    if (so->req_len < 8 + tl || strcmp(kind, "request") == 0) {
+        snprintf(out, cap, "%s", kind);
+        return out;
+    }
+    il = q[7 + tl];
+    if (il > ALKT_ID_MAX || so->req_len < 8 + tl + il) il = 0;
+    for (k = 0; k < il; k++)   /* (printable only: it is the sender's text) */
+        id[k] = q[8 + tl + k] > 0x20 && q[8 + tl + k] < 0x7f ? (char)q[8 + tl + k] : '?';
+    id[il] = 0;
+    snprintf(out, cap, il ? "%s for gateway %s" : "%s", kind, id);
+    return out;
+}
+
+/* The relay closed connection i: a refused request (a stranger can make
+ * as many as it likes: rate-limited) or the end of a pair or offer. */
+static void relay_closed(int i)
+{
+    static const char *const status_text[] = {
+        "joined", "malformed request", "unknown token",
+        "no offer came from that gateway in time (is it offering here, with the key "
+        "this relay holds for it?)",
+        "the offer expired or made room for a fresher one",
+        "offer not proven (no --offer-key for that gateway here, a wrong key, or a "
+        "replayed offer)"};
+    sock *so = &A.socks[i];
+    char what[96];
+    relay_request_text(so, what, sizeof what);
+    if (!so->status_seen) {
+        say_limited(LOG_RELAY_REFUSED, "%s from %s ended: %s", what, so->addr,
+                    so->req_len ? "no whole request in time" : "nothing came in time");
+    } else if (so->status == 0 || so->status == 4) {
+        if (A.opt.verbose)
+            say("conn %08x (%s, %s): closed%s", (unsigned)so->handle, so->addr, what,
+                so->status ? ": the offer expired" : "");
+    } else {
+        say_limited(LOG_RELAY_REFUSED, "%s from %s refused: %s", what, so->addr,
+                    so->status < sizeof status_text / sizeof status_text[0]
+                        ? status_text[so->status] : "status unknown");
+    }
     sock_close(i, 0);
 }
 
@@ -2236,9 +2724,7 @@ static void relay_settle(void)
                 say("spliced client %s with gateway offer %s",
                     a >= 0 ? A.socks[a].addr : "?", b >= 0 ? A.socks[b].addr : "?");
             } else if (ev.type == ALKT_REV_CLOSE && a >= 0) {
-                if (A.opt.verbose)
-                    say("conn %08x (%s): closed", (unsigned)ev.conn, A.socks[a].addr);
-                sock_close(a, 0);
+                relay_closed(a);
             }
         }
         for (i = 0; i < A.sock_high; i++) {
@@ -2276,6 +2762,10 @@ static void relay_settle(void)
                     break;
                 }
                 (void)alkt_relay_transmit_done(&A.relay, so->handle, (size_t)w);
+                if (w > 0 && !so->status_seen) {
+                    so->status_seen = 1;
+                    so->status = *(const unsigned char *)d;
+                }
                 progress = 1;
                 if ((size_t)w < n) {
                     so->out_blocked = 1;
@@ -2290,6 +2780,7 @@ static void relay_settle(void)
 static int run_relay(void)
 {
     static const char *tokens[RELAYS_CAP + MAX_TOKENS];
+    static alkt_relay_gateway gateways[MAX_OFFER_KEYS];
     struct pollfd pfd[MAX_SOCKS];
     alkt_relay_config cfg;
     size_t need, count = 0, k;
@@ -2311,11 +2802,18 @@ static int run_relay(void)
         }
     }
     for (k = 0; k < A.opt.token_count; k++) tokens[count++] = A.opt.tokens[k];
+    for (k = 0; k < A.opt.offer_key_count; k++) {
+        gateways[k].id = A.opt.offer_keys[k].id;
+        gateways[k].key = A.opt.offer_keys[k].key;
+        gateways[k].key_len = A.opt.offer_keys[k].key_len;
+    }
     memset(&cfg, 0, sizeof cfg);
     cfg.tokens = tokens;
     cfg.token_count = count;
     cfg.max_conns = RELAY_CONNS;
     cfg.buffer_size = RELAY_BUF;
+    cfg.gateways = gateways;
+    cfg.gateway_count = A.opt.offer_key_count;
     need = alkt_relay_mem_size(&cfg);
     if (need == 0) {
         fprintf(stderr, "alktunnel: a token is invalid (1..%d bytes of 0x21..0x7e)\n",
@@ -2334,8 +2832,10 @@ static int run_relay(void)
         return 1;
     }
     (void)sock_add(fd, K_LISTEN);
-    say("relay listening on %s, %zu token(s)",
-        ip_port_text(&A.opt.listen_ip, port, a, sizeof a), count);
+    say("relay listening on %s, %zu token(s), offers from %zu gateway(s)%s",
+        ip_port_text(&A.opt.listen_ip, port, a, sizeof a), count, A.opt.offer_key_count,
+        A.opt.offer_key_count ? "" : " - no --offer-key: no gateway can offer here, so no "
+                                     "client is ever joined");
     if (A.opt.port_file && write_port_file(A.opt.port_file, port) != 0) return 1;
     A.stats_t = now_ns();
     A.stats_at = A.stats_t + (uint64_t)A.opt.stats_s * SEC;
@@ -2344,6 +2844,7 @@ static int run_relay(void)
         int ms = POLL_MAX_MS, n, polled;
         if (alkt_relay_poll_timeout(&A.relay) <= now) alkt_relay_handle_timeout(&A.relay, now);
         relay_settle();
+        log_tick(now);
         if (A.opt.stats_s && now >= A.stats_at) {
             alkt_relay_stats st;
             double secs = (double)(now - A.stats_t) / 1e9;
@@ -2402,13 +2903,14 @@ static int run_relay(void)
                     set_nodelay(nfd);
                     if (alkt_relay_accept(&A.relay, now, &h) != ALKT_OK ||
                         (j = sock_add(nfd, K_RELAY)) < 0) {
-                        say("connection from %s turned away: no free slot",
-                            ip_port_text(&ip, p, a, sizeof a));
+                        say_limited(LOG_RELAY_REFUSED, "connection from %s turned away: no "
+                                    "free slot", ip_port_text(&ip, p, a, sizeof a));
                         if (h) alkt_relay_handle_closed(&A.relay, h, now);
                         close(nfd);
                         continue;
                     }
                     A.socks[j].handle = h;
+                    A.socks[j].accepted = 1;
                     ip_port_text(&ip, p, A.socks[j].addr, sizeof A.socks[j].addr);
                     if (A.opt.verbose)
                         say("conn %08x: accepted from %s", (unsigned)h, A.socks[j].addr);
@@ -2426,6 +2928,12 @@ static int run_relay(void)
                 } else {
                     /* the request, or refreshes: a little at a time */
                     r = recv(so->fd, so->held, sizeof so->held, 0);
+                    if (r > 0 && !so->status_seen && so->req_len < sizeof so->req) {
+                        size_t keep = sizeof so->req - so->req_len;
+                        if (keep > (size_t)r) keep = (size_t)r;
+                        memcpy(so->req + so->req_len, so->held, keep);
+                        so->req_len += keep;
+                    }
                     if (r > 0) {
                         ptrdiff_t used = alkt_relay_handle_input(&A.relay, so->handle,
                                                                  so->held, (size_t)r, now);
@@ -2443,7 +2951,10 @@ static int run_relay(void)
             }
         }
     }
+    log_tick(UINT64_MAX);
     say("stopped");
+    alkt_relay_wipe(&A.relay);   /* (its keys are ours: wiped next) */
+    memset(A.opt.offer_keys, 0, sizeof A.opt.offer_keys);
     return 0;
 }
 
@@ -2606,9 +3117,10 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: alktunnel relay   --listen ADDR:PORT (--token TOKEN ... | --config relay.json)\n"
+        "                         [--offer-key GATEWAY_ID:HEX ...]\n"
         "       alktunnel gateway --id ID --config gateway.json --listen ADDR:PORT\n"
         "       alktunnel client  --id ID --config client.json --gateway GWID=ADDR:PORT ...\n"
-        "                         [-L [BIND:]PORT:HOST:HOSTPORT ...]\n"
+        "                         [-L [BIND:]PORT:HOST:HOSTPORT ...] [--connect-timeout SECS]\n"
         "                         [-R [BIND:]PORT:LOCALHOST:LOCALPORT ...] [--via-relay]\n"
         "                         [-U [BIND:]PORT:HOST:HOSTPORT ...] [--udp-idle SECONDS]\n"
         "                         [--udp-port-file FILE]\n"
@@ -2617,7 +3129,18 @@ static void usage(FILE *f)
         "gateway, client: [--plaintext] (no encryption: both ends, or neither)\n"
         "ADDR, HOST, BIND: IP literals, IPv6 in brackets ([::1]:80). -L and -U bind\n"
         "127.0.0.1 by default; PORT 0 picks a free port (--port-file tells it).\n"
+        "-L: a connection waiting for a session with the gateway is reset after\n"
+        "--connect-timeout seconds (default 10), the log saying why.\n"
+        "-R: the gateway listens on BIND (default 0.0.0.0) PORT only when a live\n"
+        "authorization of this client names a resource of that gateway whose CIDR\n"
+        "covers BIND and whose ports cover PORT.\n"
         "-U: a UDP flow per source, ended after --udp-idle seconds (default 60).\n"
+        "--offer-key (relay, once per gateway): the relay takes spare connections\n"
+        "(offers) only from gateways it holds a key for; HEX is 32..128 lowercase hex\n"
+        "digits, an even count, and is the gateway config's relay item \"offer_key\"\n"
+        "(clients do not get it). Without any, the relay joins nobody.\n"
+        "Turned-away work (unproven connections, refused opens and relay requests,\n"
+        "failed paths) is logged at most 5 lines per kind per 10 s, then counted.\n"
         "Signals: SIGHUP reloads a gateway's or client's config; SIGINT/SIGTERM end\n"
         "channels with EOF and exit within 3 s. Exit: 0 ok, 1 runtime, 2 usage/config.\n");
 }
@@ -2627,6 +3150,23 @@ static int bad_usage(const char *what, const char *arg)
     fprintf(stderr, "alktunnel: %s%s%s\n", what, arg ? ": " : "", arg ? arg : "");
     usage(stderr);
     return 2;
+}
+
+/* HEX as a control document's secrets have it: 32..128 lowercase hex
+ * digits, an even count (16..64 bytes). 0 and the bytes, or -1. */
+static int parse_secret_hex(const char *s, unsigned char *out, size_t *len)
+{
+    size_t n = strlen(s), i;
+    if (n < 2 * ALKT_SECRET_MIN || n > 2 * ALKT_SECRET_MAX || n % 2) return -1;
+    for (i = 0; i < n; i++) {
+        char c = s[i];
+        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (v < 0) return -1;
+        if (i % 2 == 0) out[i / 2] = (unsigned char)(v << 4);
+        else out[i / 2] = (unsigned char)(out[i / 2] | v);
+    }
+    *len = n / 2;
+    return 0;
 }
 
 static int valid_id(const char *s)
@@ -2664,6 +3204,36 @@ static int parse_args(int argc, char **argv)
         } else if (strcmp(arg, "--token") == 0) {
             if (o->token_count == MAX_TOKENS) return bad_usage("too many --token", NULL);
             o->tokens[o->token_count++] = val;
+        } else if (strcmp(arg, "--offer-key") == 0) {
+            /* GATEWAY_ID:HEX - an ID may hold ':', HEX never does */
+            const char *colon = strrchr(val, ':');
+            offer_key_spec *ok = &o->offer_keys[o->offer_key_count];
+            size_t idl = colon ? (size_t)(colon - val) : 0, k;
+            if (o->offer_key_count == MAX_OFFER_KEYS)
+                return bad_usage("too many --offer-key", NULL);
+            if (!colon || idl == 0 || idl > ALKT_ID_MAX)
+                return bad_usage("bad --offer-key GATEWAY_ID:HEX (no gateway id before the "
+                                 "last ':')", val);
+            memcpy(ok->id, val, idl);
+            ok->id[idl] = 0;
+            if (!valid_id(ok->id))
+                return bad_usage("bad --offer-key: the gateway id is 1..64 of A-Za-z0-9._:-",
+                                 val);
+            if (parse_secret_hex(colon + 1, ok->key, &ok->key_len) != 0)
+                return bad_usage("bad --offer-key: the key is 32..128 lowercase hex digits, "
+                                 "an even count (a secret's format)", val);
+            for (k = 0; k < o->offer_key_count; k++)
+                if (strcmp(o->offer_keys[k].id, ok->id) == 0)
+                    return bad_usage("--offer-key given twice for gateway", ok->id);
+            o->offer_key_count++;
+            /* out of our command line: ps shows x's from here on */
+            memset(argv[i + 1] + (colon + 1 - val), 'x', strlen(colon + 1));
+        } else if (strcmp(arg, "--connect-timeout") == 0) {
+            char *end;
+            unsigned long v = strtoul(val, &end, 10);
+            if (*val == 0 || *end || v == 0 || v > 86400)
+                return bad_usage("bad --connect-timeout SECS (1..86400)", val);
+            o->connect_timeout_s = (unsigned)v;
         } else if (strcmp(arg, "--config") == 0) {
             o->config = val;
         } else if (strcmp(arg, "--id") == 0) {
@@ -2731,12 +3301,18 @@ static int parse_args(int argc, char **argv)
         return bad_usage("--udp is echo's", NULL);
     if (o->plaintext && strcmp(role, "gateway") != 0 && strcmp(role, "client") != 0)
         return bad_usage("--plaintext is the gateway's and the client's", NULL);
+    if (o->offer_key_count && strcmp(role, "relay") != 0)
+        return bad_usage("--offer-key is the relay's (a gateway's key is its relay item's "
+                         "offer_key)", NULL);
+    if (o->connect_timeout_s && strcmp(role, "client") != 0)
+        return bad_usage("--connect-timeout is the client's", NULL);
     if (!o->udp_idle_s) o->udp_idle_s = UDP_IDLE_S;
+    if (!o->connect_timeout_s) o->connect_timeout_s = CONNECT_TIMEOUT_S;
     if (strcmp(role, "relay") == 0) {
         if (!o->has_listen) return bad_usage("relay needs --listen", NULL);
         if (!o->token_count && !o->config) return bad_usage("relay needs --token or --config", NULL);
         if (o->id || o->gateway_count || o->local_count || o->remote_count || o->via_relay)
-            return bad_usage("relay takes --listen, --token, --config only", NULL);
+            return bad_usage("relay takes --listen, --token, --config, --offer-key only", NULL);
     } else if (strcmp(role, "gateway") == 0) {
         if (!o->id || !o->config || !o->has_listen)
             return bad_usage("gateway needs --id, --config and --listen", NULL);

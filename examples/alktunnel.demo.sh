@@ -54,9 +54,12 @@ wait_port() {
 
 token=demo-relay-token
 secret=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+# the key gw1 proves its offers with at the relay (the relay takes offers
+# only from gateways it holds a key for)
+offer_key=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
 
-"$bin" relay --listen 127.0.0.1:0 --token "$token" --port-file "$tmp/relay.port" \
-    2> "$tmp/relay.log" &
+"$bin" relay --listen 127.0.0.1:0 --token "$token" --offer-key "gw1:$offer_key" \
+    --port-file "$tmp/relay.port" 2> "$tmp/relay.log" &
 pids="$pids $!"
 "$bin" echo --listen 127.0.0.1:0 --port-file "$tmp/echo.port" 2> "$tmp/echo.log" &
 pids="$pids $!"
@@ -67,18 +70,23 @@ relay_port=$(wait_port "$tmp/relay.port")
 echo_port=$(wait_port "$tmp/echo.port")
 udp_echo_port=$(wait_port "$tmp/udpecho.port")
 
-# One control document serves both sides: the gateway keeps its own
+# One control document for both sides, but for the relay item's offer_key:
+# the gateway's alone (a client never holds it). The gateway keeps its own
 # resources, the client picks the gateway by the resource's "gateway".
-cat > "$tmp/gateway.json" <<EOF
+view() {   # view FILE [OFFER_KEY]
+    key=${2:+',"offer_key":"'$2'"'}
+    cat > "$1" <<EOF
 {"resources":[{"id":"echo-host","cidr":"127.0.0.1/32",
                "ports":[{"from":1,"to":65535}],"protocols":["tcp","udp"],
                "gateway":"gw1"}],
  "authorizations":[{"client":"laptop","resource":"echo-host",
                     "secret":"$secret","expires":4102444800}],
  "relays":[{"id":"r1","address":"127.0.0.1","port":$relay_port,
-            "token":"$token"}]}
+            "token":"$token"$key}]}
 EOF
-cp "$tmp/gateway.json" "$tmp/client.json"
+}
+view "$tmp/gateway.json" "$offer_key"
+view "$tmp/client.json"
 
 "$bin" gateway --id gw1 --config "$tmp/gateway.json" --listen 127.0.0.1:0 \
     --port-file "$tmp/gateway.port" 2> "$tmp/gateway.log" &

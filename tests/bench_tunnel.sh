@@ -262,9 +262,12 @@ echo_port=$(cat "$tmp/echo.port")
 
 # ---- alktunnel: (a) client -> gateway, (b) client -> relay -> gateway -----
 secret=62656e63682d74756e6e656c2d7365637265742d6e6f742d666f722d75736521
-view() {   # view FILE CLIENT [RELAYPORT]
+# the key gw1 proves its offers with at the relay: in the gateway's view
+# and the relay's --offer-key, never in a client's view
+offer_key=62656e6368206777312070726f766573206f66666572732061742072656c6179
+view() {   # view FILE CLIENT [RELAYPORT [OFFER_KEY]]
     if [ $# -ge 3 ]; then
-        relays='{"id":"r1","address":"127.0.0.1","port":'$3',"token":"bench-token"}'
+        relays='{"id":"r1","address":"127.0.0.1","port":'$3',"token":"bench-token"'${4:+',"offer_key":"'$4'"'}'}'
     else
         relays=''
     fi
@@ -274,12 +277,14 @@ view() {   # view FILE CLIENT [RELAYPORT]
  "relays":[$relays]}
 EOF
 }
-bg relay "$bin" relay --listen 127.0.0.1:0 --token bench-token --port-file "$tmp/relay.port"
+bg relay "$bin" relay --listen 127.0.0.1:0 --token bench-token --offer-key "gw1:$offer_key" \
+    --port-file "$tmp/relay.port"
 wait_file "$tmp/relay.port" || { echo "bench-tunnel: the relay did not start"; exit 1; }
 relay_port=$(cat "$tmp/relay.port")
 view "$tmp/gw_a.json" laptop
 view "$tmp/gw_p.json" laptop
-view "$tmp/gw_b.json" laptop "$relay_port"
+view "$tmp/gw_b.json" laptop "$relay_port" "$offer_key"
+view "$tmp/cl_b.json" laptop "$relay_port"
 bg gw_a "$bin" gateway --id gw1 --config "$tmp/gw_a.json" --listen 127.0.0.1:0 \
     --port-file "$tmp/gw_a.port"
 bg gw_p "$bin" gateway --id gw1 --config "$tmp/gw_p.json" --listen 127.0.0.1:0 \
@@ -296,7 +301,7 @@ bg cl_a "$bin" client --id laptop --config "$tmp/gw_a.json" \
 bg cl_p "$bin" client --id laptop --config "$tmp/gw_p.json" --plaintext \
     --gateway "gw1=127.0.0.1:$(cat "$tmp/gw_p.port")" \
     -L "0:127.0.0.1:$sink" -L "$alkt_p_echo:127.0.0.1:$echo_port" --port-file "$tmp/cl_p.port"
-bg cl_b "$bin" client --id laptop --config "$tmp/gw_b.json" --via-relay --plaintext \
+bg cl_b "$bin" client --id laptop --config "$tmp/cl_b.json" --via-relay --plaintext \
     --gateway "gw1=127.0.0.1:$(cat "$tmp/gw_b.port")" \
     -L "0:127.0.0.1:$sink" -L "$alkt_b_echo:127.0.0.1:$echo_port" --port-file "$tmp/cl_b.port"
 wait_file "$tmp/cl_a.port" && wait_file "$tmp/cl_p.port" && wait_file "$tmp/cl_b.port" || {
