@@ -407,6 +407,7 @@ static struct app {
     path_failure failures[GATEWAY_PEERS + 1][PATHS_TOLD];
     char conn_error[GATEWAY_PEERS + 1][96];
     const control_store *view;  /* the control document applied last */
+    void *role_mem;             /* the node's or relay's memory */
     log_limit limits[LOG_KINDS];
     alkt_relay_server relay;
     int stopping;
@@ -2240,7 +2241,7 @@ static int node_setup(void)
         return 2;
     }
     A.node = (alkt_node *)malloc(sizeof *A.node);
-    mem = malloc(need);
+    mem = A.role_mem = malloc(need);
     A.pump_mem = (unsigned char *)malloc((size_t)MAX_TUNNELS * TUNNEL_MEM);
     if (!A.node || !mem || !A.pump_mem) {
         fprintf(stderr, "alktunnel: out of memory (%zu bytes for the node)\n", need);
@@ -2643,6 +2644,9 @@ static int run_node(void)
         alkt_node_wipe(A.node);
         memset(&config_store, 0, sizeof config_store);
         memset(&reload_store, 0, sizeof reload_store);
+        free(A.role_mem);
+        free(A.node);
+        A.node = NULL;
     }
     return 0;
 }
@@ -2820,7 +2824,7 @@ static int run_relay(void)
                 ALKT_TOKEN_MAX);
         return 2;
     }
-    mem = malloc(need);
+    mem = A.role_mem = malloc(need);
     if (!mem || alkt_relay_init(&A.relay, &cfg, mem, need, now_ns()) != ALKT_OK) {
         fprintf(stderr, "alktunnel: relay init failed (%zu bytes)\n", need);
         return 1;
@@ -2955,6 +2959,7 @@ static int run_relay(void)
     say("stopped");
     alkt_relay_wipe(&A.relay);   /* (its keys are ours: wiped next) */
     memset(A.opt.offer_keys, 0, sizeof A.opt.offer_keys);
+    free(A.role_mem);
     return 0;
 }
 
