@@ -43,7 +43,7 @@ FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
 .PHONY: all demo test gate fast-gate unit replay replay-runs conformance compile-matrix seeds diff-qemu \
         crash-qemu crash-soak \
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
-        mutants coverage bench install install-check uninstall oss-fuzz-check \
+        mutants coverage bench bench-vs install install-check uninstall oss-fuzz-check \
         firmware-check valgrind deps clean help planted-bug-check tunnel-process \
         ctgrind crypto-portable gate-build planted-programs FORCE
 
@@ -497,6 +497,12 @@ bench: $(BENCHES:%=$(B)/bench_%) $(B)/bench_alktunnel_cli
 	B=$(B) ALKTUNNEL=$(B)/bench_alktunnel_cli sh tests/bench_tunnel.sh || \
 	    missed="$$missed tunnel"; \
 	if [ -n "$$missed" ]; then echo "bench: targets missed in:$$missed"; exit 1; fi
+
+# One bench program, this checkout against a git revision, run in turn:
+# make bench-vs REV=<rev> [BENCH=session] [ROUNDS=5] (tests/bench_vs.py).
+bench-vs: | $(B)
+	B=$(B) CC="$(CC)" REV="$(REV)" BENCH="$(BENCH)" ROUNDS="$(ROUNDS)" \
+	    python3 tests/bench_vs.py
 
 # ---- install ----------------------------------------------------------------
 install:

@@ -472,7 +472,9 @@
  *                             proven REFUSE; try again later)
  *     ALKT_ERR_UNANSWERED     client node: the gateway closed without a
  *                             word to our HELLO (it does not take our
- *                             name or secret, or our clock is behind)
+ *                             name or secret, our clock is behind, or
+ *                             strangers' connections crowded ours out:
+ *                             the next attempt gets in)
  *     ALKT_ERR_RESUME_REFUSED, _RESUME_EXPIRED, _GOAWAY, _CLOSED  the
  *                             session is over
  *     ALKT_ERR_IDLE_TIMEOUT, _NOT_CONNECTED  the connection is gone
@@ -620,8 +622,8 @@
  *   their share of the table, never keep it out: a proven client always
  *   gets a session slot if one is free. A client whose HELLOs get no
  *   answer is told ALKT_ERR_UNANSWERED (PATH_FAILED): the gateway does
- *   not take its name or secret, or its clock is behind the last HELLO
- *   the gateway took.
+ *   not take its name or secret, its clock is behind the last HELLO the
+ *   gateway took, or - passing - its connection gave way to newer ones.
  *
  *   Paths (client): the direct address (alkt_client_add_gateway), then
  *   each relay of the control plane (relays with an IP address), in that
@@ -912,8 +914,8 @@ extern "C" {
       "before (replayed, or the client's clock went back)")                  \
     X(ALKT_ERR_BUSY, -55, "the gateway has no free session slot")           \
     X(ALKT_ERR_UNANSWERED, -56, "the gateway closed the connection without "   \
-      "answering our HELLO (it does not take our name or secret, or the "     \
-      "HELLO was stale)")
+      "answering our HELLO (it does not take our name or secret, the HELLO "  \
+      "was stale, or it made room for other connections)")
 
 typedef enum alkt_result {
 #define ALKT__ENUM(name, value, text) name = value,
@@ -1737,7 +1739,8 @@ typedef enum alkt_role_event_type {
     ALKT_REV_CLOSE,          /* close `conn`'s socket; the handle is gone
                                 (code: 0, or the ALKT_ERR_* that ended it
                                 - ALKT_ERR_GOAWAY when the peer said
-                                goodbye) */
+                                goodbye; from a relay: the status byte it
+                                refused the request with, 1..5, or 0) */
     ALKT_REV_PEER_UP,        /* the session with `peer` is established
                                 (code 0) or resumed (code 1) */
     ALKT_REV_PEER_DOWN,      /* the session with `peer` is over (code): its
@@ -1954,6 +1957,9 @@ typedef struct alkt__peer {
     uint64_t retry_at;
     uint64_t lost_at;             /* gateway: when its connection went */
     uint8_t fail_event;           /* client: PATH_FAILED to report */
+    uint8_t supersedes;           /* gateway: a new session of a client
+                                     with established ones here: they end
+                                     when this one is established */
     int fail_code;
     alkt_ip fail_ip;
     uint16_t fail_port;
@@ -8603,8 +8609,13 @@ ALKTDEF int alkt_session_handle_input(alkt_session *s, const void *data,
     if (rc != ALKT_OK) {
         if (s->conn == ALKT__C_HANDSHAKE) {
             /* this connection only; a server says nothing to a client
-             * whose HELLO proved nothing */
-            if (s->is_server && !s->hs_proven) alkt__conn_over(s, rc);
+             * whose HELLO proved nothing, nor to what comes after its own
+             * AUTH before the client's (anyone on the path may have sent
+             * it, and a GOAWAY sealed there would end the session at a
+             * client that checked that AUTH) - a proven HELLO it cannot
+             * take (version, cipher) gets a GOAWAY in clear, which ends
+             * only the connection too */
+            if (s->is_server && (!s->hs_proven || s->hs_step != 0)) alkt__conn_over(s, rc);
             else alkt__goaway(s, rc);
         } else if (s->conn == ALKT__C_UP && rc == ALKT_ERR_DECRYPT) {
             /* a record no key of ours sealed came from the path, not the
@@ -10110,6 +10121,7 @@ ALKTDEF int alkt_relay_poll_event(alkt_relay_server *r, alkt_role_event *ev)
         if (c->closing && !c->status_len && c->len == 0) {
             ev->type = ALKT_REV_CLOSE;
             ev->conn = c->handle;
+            ev->code = c->status;   /* a refusal's status; 0 once joined */
             alkt__rfree(c);
             return 1;
         }
@@ -10681,7 +10693,6 @@ ALKTDEF int alkt_node_handle_connected(alkt_node *n, uint32_t conn, uint64_t now
              * refresh periods: a spare dropped silently on the way (a NAT
              * or a middlebox forgetting it) is never told to us */
             c->deadline = n->now + 4 * n->cfg.offer_refresh_ns;
-            n->relay_failures[c->relay - 1] = 0;
         }
         return ALKT_OK;
     }
@@ -10745,6 +10756,20 @@ static void alkt__nrefuse(alkt__nconn *c, const alkt_authorization *a, int code)
     c->route_wait = 0;
     c->close_code = code;
     c->in_len = 0;
+}
+
+/* Gateway: client's established sessions end (but keep's, when given):
+ * it started a new one. */
+static void alkt__end_older(alkt_node *n, const alkt__peer *keep, const char *client)
+{
+    uint32_t i;
+    for (i = 0; i < n->cfg.max_peers; i++) {
+        alkt__peer *q = &n->peers[i];
+        if (q == keep || q->state != ALKT__P_LIVE || !q->session.established_once ||
+            q->session.state == ALKT__S_CLOSED || strcmp(q->id, client) != 0)
+            continue;
+        (void)alkt_session_close(&q->session, (uint16_t)ALKT_CODE_SHUTDOWN);
+    }
 }
 
 /* Gateway: a connection's HELLO is whole (c->in). Nothing is said or kept
@@ -10822,19 +10847,19 @@ static void alkt__route(alkt_node *n, alkt__nconn *c)
     if (!p) {
         /* A new session: the client started again, and a client keeps one
          * session per gateway, so every session of its own here is over -
-         * one never established gives its slot at once, an established one
-         * is closed (its channels end, the app hears PEER_DOWN). Then a
-         * free slot, or wait for one of those to go. Everyone else's
-         * sessions keep their slots until their resume windows end: with
-         * none free the client is told ALKT_ERR_BUSY. */
-        int closing = 0;
+         * one never established gives its slot at once; established ones
+         * end (their channels too, the app hears PEER_DOWN) when the new
+         * one is established, so a new attempt that fails its handshake
+         * takes nothing - or at once when only their slots are left, the
+         * new one waiting for one of them to go. Everyone else's sessions
+         * keep their slots until their resume windows end: with none free
+         * the client is told ALKT_ERR_BUSY. */
+        int older = 0;
         for (i = 0; i < n->cfg.max_peers; i++) {
             alkt__peer *q = &n->peers[i];
             if (q->state != ALKT__P_LIVE || strcmp(q->id, client) != 0) continue;
             if (q->session.established_once) {
-                if (q->session.state != ALKT__S_CLOSED)
-                    (void)alkt_session_close(&q->session, (uint16_t)ALKT_CODE_SHUTDOWN);
-                closing = 1;
+                older = 1;
                 continue;
             }
             if (q->conn) {
@@ -10846,7 +10871,8 @@ static void alkt__route(alkt_node *n, alkt__nconn *c)
         }
         for (i = 0; i < n->cfg.max_peers && !p; i++)
             if (n->peers[i].state == ALKT__P_FREE) p = &n->peers[i];
-        if (!p && closing) {
+        if (!p && older) {
+            alkt__end_older(n, NULL, client);
             c->route_wait = 1;
             return;
         }
@@ -10868,6 +10894,7 @@ static void alkt__route(alkt_node *n, alkt__nconn *c)
         }
         memset(p->grants, 0, (size_t)sc.max_channels * sizeof(alkt__grant));
         p->state = ALKT__P_LIVE;
+        p->supersedes = (uint8_t)older;
         memcpy(p->id, client, sizeof client);
         memcpy(p->key, resource, sizeof resource);
     }
@@ -11428,6 +11455,10 @@ ALKTDEF void alkt_node_handle_timeout(alkt_node *n, uint64_t now)
             continue;
         }
         if (c->state == ALKT__N_OFFER && n->now >= c->refresh_at) {
+            /* the relay kept it a refresh period: it took the offer, so
+             * that relay's backoff ends (a connect alone says nothing: a
+             * relay that refuses our offers is retried ever later) */
+            if (c->relay && c->relay <= n->cfg.max_relays) n->relay_failures[c->relay - 1] = 0;
             if (c->out_len < sizeof c->out) c->out[c->out_len++] = 'R';
             c->refresh_at = n->now + n->cfg.offer_refresh_ns;
         }
@@ -11457,6 +11488,10 @@ static int alkt__peer_event(alkt_node *n, alkt__peer *p, const alkt_event *se,
         if (p->conn) n->conns[p->conn - 1].was_up = 1;
         p->failures = 0;
         p->path = 0;
+        if (n->is_gateway && p->supersedes) {
+            p->supersedes = 0;
+            alkt__end_older(n, p, p->id);
+        }
         ev->type = ALKT_REV_PEER_UP;
         ev->code = se->type == ALKT_EV_RESUMED;
         return 1;

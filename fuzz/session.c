@@ -51,11 +51,13 @@
  * to the server; a cleartext GOAWAY, or a REFUSE with a made-up MAC, into
  * the client while it handshakes; or drawn bytes into either side at any
  * time (not in plaintext: past its handshake nothing protects it).
+ * With first byte 0x50 (bits 2-3 free) also: drawn bytes in the place of
+ * the client's AUTH, after the server's HELLO and AUTH reached the client.
  * It may cost a connection, never the session: the server says nothing
  * to a HELLO that proves nothing (not a byte, and its freshness floor does
- * not move), no injection ends a session (no CLOSED but a close, a peer's
- * GOAWAY after its proof, or a resume window passing), and at the end
- * everything arrived once as in mode 0.
+ * not move), no injection ends a session (no CLOSED but a close, the peer
+ * app's GOAWAY, or a resume window passing), and at the end everything
+ * arrived once as in mode 0.
  *
  * Mode 1, a hostile peer: a real client handshakes with the server
  * session, then the input's bytes go to the server as frames from the
@@ -135,7 +137,8 @@ typedef struct ss {
     int plaintext;       /* first byte, bit 1: no encryption */
     uint64_t rekey;      /* first byte, bits 2-3: records per key */
     int tamper;          /* mode 3: records changed on the path */
-    int attack;          /* mode 4: an off-path party injects bytes */
+    int attack;          /* mode 4: an off-path party injects bytes (2:
+                            into the client's AUTH's place too) */
     int pair;            /* ss_pair: both ends are sessions of one config */
     unsigned char hello[2][ALKT_FRAME_HEADER + ALKT__HELLO_MAX];   /* the
                             client's HELLOs: this connection's, the last */
@@ -453,14 +456,18 @@ static void ss_events(ss *t, int k)
             break;
         case ALKT_EV_CLOSED:
             /* between two correct sessions only these end one: a close
-             * (ours or the peer's), or the resume window passing - not a
-             * record changed on the path (that costs the connection), not
-             * an off-path party's bytes */
+             * (ours, or the peer app's: its GOAWAY carries the app's code
+             * 0x1234, never a library code - a correct peer breaks no
+             * rule), or the resume window passing - not a record changed
+             * on the path (that costs the connection), not an off-path
+             * party's bytes (the campaign found a server that answered
+             * bytes put in place of the client's AUTH with a sealed
+             * GOAWAY, ending the session at the client) */
             ALK_CHECK(t->hostile || ev.code == ALKT_ERR_CLOSED ||
-                          ev.code == ALKT_ERR_GOAWAY ||
+                          (ev.code == ALKT_ERR_GOAWAY && t->side[k].s.peer_goaway == 0x1234) ||
                           ev.code == ALKT_ERR_RESUME_EXPIRED,
-                      "side %d: the session ended with %s", k,
-                      alkt_strerror(ev.code));
+                      "side %d: the session ended with %s (the peer's GOAWAY code %d)", k,
+                      alkt_strerror(ev.code), t->side[k].s.peer_goaway);
             t->side[k].closed = 1;
             ss_session_over(t, k);
             break;
@@ -925,8 +932,38 @@ static void ss_attack(ss *t)
     alkt_session *cl = &t->side[0].s, *sv = &t->side[1].s;
     unsigned char b[ALKT_FRAME_HEADER + ALKT__HELLO_MAX];
     size_t n;
-    unsigned kind = (unsigned)alksim_pick(&t->src, 3);
+    unsigned kind = (unsigned)alksim_pick(&t->src, t->attack == 2 ? 4 : 3);
     if (t->side[0].closed || t->side[1].closed) return;
+    if (kind == 3) {
+        /* bytes in the place of the client's AUTH: a fresh connection, the
+         * client's HELLO to the server and the server's HELLO and AUTH to
+         * the client (up now, the server proven), then the attacker's
+         * bytes ahead of the client's AUTH. The server must not answer
+         * them with a sealed GOAWAY: the client would take it as the
+         * server's word and end the session (found by the tunnel_sim
+         * campaign) */
+        ss_pipe *p = &t->pipe[0];
+        size_t i;
+        ss_connect(t);
+        if (t->side[0].closed || t->side[1].closed) return;
+        ss_transmit(t, 0);
+        ss_deliver(t, 0, SS_PIPE, SS_PIPE);
+        ss_transmit(t, 1);
+        ss_deliver(t, 1, SS_PIPE, SS_PIPE);
+        n = (size_t)alksim_range(&t->src, 1, 64);
+        if (p->len + n > SS_PIPE) return;
+        alksim_bytes(&t->src, b, n);
+        for (i = 0; i < n; i++) p->buf[(p->head + p->len + i) % SS_PIPE] = b[i];
+        p->len += n;
+        alk_trace("attack: %zu drawn bytes before the client's AUTH", n);
+        /* they reach the server, and what it says the client */
+        ss_deliver(t, 0, SS_PIPE, SS_PIPE);
+        ss_transmit(t, 1);
+        ss_deliver(t, 1, SS_PIPE, SS_PIPE);
+        ALK_CHECK(!t->side[0].closed && !t->side[1].closed,
+                  "bytes in the place of the client's AUTH ended the session");
+        return;
+    }
     if (kind == 0) {
         /* a fresh connection; before the client's HELLO, the attacker's */
         int replay = t->hello_len[1] && alksim_bool(&t->src), silent;
@@ -972,8 +1009,11 @@ static void ss_attack(ss *t)
                                     ALKT_ERR_BUSY, ALKT_ERR_AUTH, ALKT_ERR_CLOSED};
         int refuse = alksim_bool(&t->src);
         int code = codes[alksim_pick(&t->src, 5)];
-        int state = cl->state;
+        int state;
         if (cl->conn != ALKT__C_HANDSHAKE || cl->hs_step != 0) ss_connect(t);
+        /* (the drop before it may end a session whose window passed) */
+        if (t->side[0].closed || t->side[1].closed) return;
+        state = cl->state;
         b[0] = refuse ? ALKT_FRAME_REFUSE : ALKT_FRAME_GOAWAY;
         b[1] = 0;
         n = refuse ? ALKT__REFUSE_LEN : 2;
@@ -1484,7 +1524,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         t.plaintext = (data[0] >> 1) & 1;
         t.rekey = rekey[(data[0] >> 2) & 3];
         t.tamper = (data[0] & 0xf1) == 0x70;
-        t.attack = (data[0] & 0xf1) == 0x30;
+        t.attack = (data[0] & 0xf1) == 0x30 ? 1 : (data[0] & 0xf1) == 0x50 ? 2 : 0;
         if (t.tamper) t.plaintext = 0;
     }
     alk_trace("%s, %llu records per key", t.plaintext ? "plaintext" : "encrypted",

@@ -896,7 +896,9 @@ static void ts_hostile(ts_sim *s, ts_ch *h, int overrun)
         }
         return;
     }
-    if (h->eof_sent || alkt__log_room(ss) < want + 64 || h->sent + want > TS_MAX_SEND) return;
+    if (h->eof_sent || alkt__log_room(ss) < want + 64 || h->sent + want > TS_MAX_SEND ||
+        ss->conn != ALKT__C_UP)
+        return;
     while (total < want) {
         size_t k = want - total < ss->max_frame ? want - total : ss->max_frame;
         for (i = 0; i < k; i++) b[i] = ts_byte(h->tag, h->sent + total + i);
@@ -919,8 +921,22 @@ static void ts_hostile(ts_sim *s, ts_ch *h, int overrun)
                 if (w->links[j].used) tw_recv(w, &w->links[j], k);
         w->segment = seg;
         /* judged only when it all crossed at once (a silent link, a path
-         * being made, a full pipe: then any outcome is allowed) */
-        h->overrun = 1;
+         * being made, a full pipe, or a connection gone on the way - an
+         * outsider's bytes end one - then any outcome is allowed): the
+         * gateway's session of this client ended, or it still has the
+         * connection it all came on */
+        h->overrun = 0;
+        {
+            const alkt_node *gn = &w->node[TW_GATEWAY + h->gw];
+            uint32_t q;
+            for (q = 0; q < gn->cfg.max_peers; q++) {
+                const alkt__peer *gp = &gn->peers[q];
+                if (gp->state == ALKT__P_LIVE && gp->session.established_once &&
+                    strcmp(gp->id, w->ids[h->client]) == 0 &&
+                    (gp->session.state == ALKT__S_CLOSED || (gp->conn && gp->session.conn == ALKT__C_UP)))
+                    h->overrun = 1;
+            }
+        }
         for (j = 0; j < w->n_links; j++)
             for (k = 0; k < 2; k++) {
                 tw_link *l = &w->links[j];

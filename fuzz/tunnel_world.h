@@ -814,17 +814,8 @@ static ALK_UNUSED void tw_connect(tw_world *w, int side, uint32_t h, const alkt_
     l->h[1] = far;
     l->last_in[0] = l->last_in[1] = w->now;
     alk_trace("connect node %d h %08x -> %d h %08x", side, (unsigned)h, to, (unsigned)far);
-    {
-        alkt_node *n = tw_node(w, side);
-        const alkt__nconn *c = alkt__nfind(n, h);
-        uint32_t relay = c ? c->relay : 0;
-        ALK_CHECK(alkt_node_handle_connected(n, h, w->now) == ALKT_OK, "handle_connected");
-        /* a gateway's offer that reached its relay ends that relay's
-         * backoff */
-        ALK_CHECK(!n->is_gateway || relay == 0 || n->relay_failures[relay - 1] == 0,
-                  "gateway %d: relay %u connected, %u failures kept", side, relay - 1,
-                  relay ? n->relay_failures[relay - 1] : 0);
-    }
+    ALK_CHECK(alkt_node_handle_connected(tw_node(w, side), h, w->now) == ALKT_OK,
+              "handle_connected");
 }
 
 /* An outsider connects to gateway g where a direct path reaches it: the
@@ -1414,8 +1405,10 @@ static ALK_UNUSED void tw_relay_events(tw_world *w, int k)
         tw_link *l;
         ALK_CHECK(++guard < 10000, "relay: endless events");
         tw_touch(w, TW_RELAY + k);
-        /* a relay's event names connections only: the rest is zero */
-        ALK_CHECK(ev.peer == 0 && ev.channel == 0 && ev.code == 0 && ev.port == 0,
+        /* a relay's event names connections only, and a CLOSE the status
+         * it refused with (1..5, else 0): the rest is zero */
+        ALK_CHECK(ev.peer == 0 && ev.channel == 0 && ev.port == 0 &&
+                      (ev.type == ALKT_REV_CLOSE ? ev.code >= 0 && ev.code <= 5 : ev.code == 0),
                   "relay %d: event %d with peer %u channel %u code %d", k, (int)ev.type,
                   ev.peer, ev.channel, ev.code);
         if (ev.type == ALKT_REV_SPLICED) {

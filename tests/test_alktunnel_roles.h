@@ -391,15 +391,19 @@ static size_t tr_req(unsigned char *b, unsigned kind, const char *tok, const cha
     return n;
 }
 
+static int tr_last_status;   /* the last status tr_status read (0: none) */
+
 /* The status byte the relay sends on conn, or -1 when none is due. */
 static int tr_status(tr_relay *t, uint32_t conn)
 {
     const void *d;
     size_t n = alkt_relay_transmit_peek(&t->r, conn, &d);
     int st;
+    tr_last_status = 0;
     if (n == 0) return -1;
     st = *(const unsigned char *)d;
     ALK_CHECK(alkt_relay_transmit_done(&t->r, conn, 1) == ALKT_OK, "status done");
+    tr_last_status = st;
     return st;
 }
 
@@ -407,7 +411,8 @@ static int tr_closes(tr_relay *t, uint32_t conn)
 {
     alkt_role_event ev;
     while (alkt_relay_poll_event(&t->r, &ev))
-        if (ev.type == ALKT_REV_CLOSE && ev.conn == conn) return 1;
+        if (ev.type == ALKT_REV_CLOSE && ev.conn == conn)
+            return ev.code == tr_last_status;   /* the CLOSE tells the status */
     return 0;
 }
 
@@ -920,6 +925,57 @@ TEST roles_gateway_is_silent_to_strangers(void)
     PASS();
 }
 
+/* A second party with the client's name and secret (a duplicate install,
+ * misconfigured: plaintext) proves its HELLO, but its handshake fails: the
+ * client's working session is not ended for it - a new session takes the
+ * place of the client's old ones only once it is established. */
+TEST roles_failed_new_session_ends_nothing(void)
+{
+    tw_world w;
+    alkt_session dup;
+    alkt_session_config dc;
+    unsigned char *dm, nonce[32], hello[ALKT_FRAME_HEADER + ALKT__HELLO_MAX];
+    char ident[ALKT_IDENTITY_MAX + 1];
+    uint32_t peer, ch;
+    size_t hl, il;
+    tw_link *l;
+    unsigned down;
+    tw_init(&w, 0, TR_FAR);
+    ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+    ASSERT(tr_echo(&w, peer, ch, 0, 1000, NULL));
+    hl = w.recorded_len[(w.n_recorded - 1) % TW_RECORDED];
+    memcpy(hello, w.recorded[(w.n_recorded - 1) % TW_RECORDED], hl);
+    il = hello[ALKT_FRAME_HEADER + ALKT__HELLO_IDLEN];
+    memcpy(ident, hello + ALKT_FRAME_HEADER + ALKT__HELLO_FIXED, il);
+    /* the duplicate: same name and secret, plaintext, its clock ahead */
+    memset(&dc, 0, sizeof dc);
+    dc.secret = w.auth[0].secret;
+    dc.secret_len = w.auth[0].secret_len;
+    dc.identity = ident;
+    dc.identity_len = il;
+    dc.plaintext = 1;
+    dc.epoch_ns = w.ncfg[TW_CLIENT].epoch_ns + 5 * TW_SEC;
+    dm = (unsigned char *)malloc(alkt_session_mem_size(&dc));
+    ASSERT(dm != NULL);
+    ASSERT_EQ(ALKT_OK, alkt_session_init(&dup, &dc, dm, alkt_session_mem_size(&dc), w.now));
+    memset(nonce, 0x77, sizeof nonce);
+    ASSERT_EQ(ALKT_OK, alkt_session_connect(&dup, w.now, nonce));
+    hl = alkt_session_poll_transmit(&dup, hello, sizeof hello);
+    ASSERT(hl > ALKT_FRAME_HEADER + ALKT__HELLO_FIXED);
+    down = w.peer_down[TW_GATEWAY];
+    l = tw_outsider_connect(&w, 0);
+    ASSERT(l != NULL);
+    tw_outsider_send(&w, l, hello, hl);
+    tw_run(&w, w.now + TW_SEC);
+    ASSERT(l->out[1] > 0);   /* proven: the gateway answered (and gave up) */
+    ASSERT_EQm("a failed handshake ended the client's session", down,
+               w.peer_down[TW_GATEWAY]);
+    ASSERT(tr_echo(&w, peer, ch, 1000, 1000, NULL));
+    free(dm);
+    tw_free(&w);
+    PASS();
+}
+
 /* Unproven connections hold no session and give way: strangers that
  * open connection after connection and send half a HELLO never fill the
  * gateway (each new one closes the oldest unproven one), a client still
@@ -1060,8 +1116,9 @@ TEST roles_failures_are_refused_and_reported(void)
 }
 
 /* The gateway's offers back off while a relay is down, and start from the
- * bottom again once one got through: a relay that comes back and dies
- * again is retried within backoff_min, not after the old long wait. */
+ * bottom again once one got through and was kept a refresh period: a
+ * relay that comes back and dies again is retried within backoff_min, not
+ * after the old long wait. */
 TEST roles_offer_backoff_resets_when_the_relay_is_back(void)
 {
     tw_world w;
@@ -1072,7 +1129,7 @@ TEST roles_offer_backoff_resets_when_the_relay_is_back(void)
     tw_run(&w, w.now + 20 * TW_SEC);    /* many failed offers: long backoff */
     ASSERT(w.connects_refused >= 6);
     w.relay_down[0] = 0;                   /* back */
-    tw_run(&w, w.now + 12 * TW_SEC);
+    tw_run(&w, w.now + 22 * TW_SEC);       /* in, and refreshed once */
     {
         alkt_relay_stats st;
         alkt_relay_stats_get(&w.relay[0], &st);
@@ -1082,6 +1139,26 @@ TEST roles_offer_backoff_resets_when_the_relay_is_back(void)
     tw_kill_relay(&w);
     tw_run(&w, w.now + 350000000ull);   /* 0.35 s: retries at 0.1 and 0.3 s */
     ASSERT_EQ(before + 2, w.connects_refused);
+    tw_free(&w);
+    PASS();
+}
+
+/* A relay that refuses the gateway's offers (it holds another key for
+ * that gateway: status 5) is offered to ever more slowly - a connect that
+ * works is no success when the offer is turned down at once: about 8 tries
+ * in 20 s (0.1 s doubling to 10 s), not one every backoff_min. */
+TEST roles_refused_offers_back_off(void)
+{
+    static const unsigned char other[32] = "not the key the gateway offers.";
+    tw_world w;
+    alkt_relay_stats st;
+    tw_init(&w, 0, TR_FAR);
+    w.rgw[0].key = other;
+    tw_run(&w, 20 * TW_SEC);
+    alkt_relay_stats_get(&w.relay[0], &st);
+    ASSERT_EQ(0u, st.offers);
+    ASSERT(st.refused >= 5);
+    ASSERTm("refused offers are retried without backoff", st.refused <= 10);
     tw_free(&w);
     PASS();
 }
@@ -1285,11 +1362,13 @@ SUITE(alkt_roles_suite)
     RUN_TEST(roles_forwarded_listen_opens_channels_back);
     RUN_TEST(roles_refuse_bad_arguments);
     RUN_TEST(roles_offer_backoff_resets_when_the_relay_is_back);
+    RUN_TEST(roles_refused_offers_back_off);
     RUN_TEST(roles_failures_are_refused_and_reported);
     RUN_TEST(roles_restarting_client_is_not_locked_out);
     RUN_TEST(roles_others_sessions_keep_their_slots);
     RUN_TEST(roles_gateway_is_silent_to_strangers);
     RUN_TEST(roles_unproven_connections_make_room);
+    RUN_TEST(roles_failed_new_session_ends_nothing);
     RUN_TEST(relay_refuses_bad_requests_with_a_status);
     RUN_TEST(relay_joins_by_token_and_id_and_expires_offers);
     RUN_TEST(relay_slot_reuse_keeps_nothing);

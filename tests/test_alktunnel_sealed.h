@@ -477,7 +477,7 @@ TEST sealed_tag_compare_does_not_stop_early(void)
 static int s_holds_any(const alkt_session *s, const unsigned char *mem, size_t mem_len,
                        const unsigned char (*secrets)[96], size_t n, size_t len)
 {
-    static const unsigned char zero[16];
+    static const unsigned char zero[16] = {0};
     size_t k, j;
     for (k = 0; k < n; k++)
         for (j = 0; j + 16 <= len; j += 8)
