@@ -607,8 +607,10 @@
  *   session means the client started again (a client keeps one session
  *   per gateway): every session of that client's at the gateway ends
  *   (one that was established with PEER_DOWN), and the new one takes a
- *   free slot. Everyone else's sessions keep their slots until their
- *   resume windows end; with none free the client gets a proven REFUSE,
+ *   free slot, or one whose handshake never finished and whose
+ *   connection is gone. Everyone else's established sessions keep their
+ *   slots until their resume windows end; with none free the client gets
+ *   a proven REFUSE,
  *   ALKT_ERR_BUSY, and the gateway's app ALKT_REV_OPEN_REFUSED (for its
  *   log; refused opens are told there too, with the client and target).
  *
@@ -650,7 +652,9 @@
  *   (ALKT_REV_INCOMING) only for a listen it asked for, and refuses the
  *   rest itself.
  *
- *   Entropy: 32 bytes of seed at init; nonces and jitter are
+ *   Entropy: 32 bytes of seed at init, new ones at every init (the same
+ *   seed again repeats the node's nonces: a HELLO recorded before would
+ *   then make the very session it came from); nonces and jitter are
  *   HMAC-SHA-256(seed, "alkt1 drbg" || counter). Memory:
  *   alkt_node_mem_size(cfg), about max_peers * (alkt_session_mem_size +
  *   max_channels * 700) + the control tables; nothing grows.
@@ -722,7 +726,12 @@
  *     sealed_close_and_wipe_forget_every_key,
  *     roles_unproven_connections_make_room.
  *   Not covered: a party holding a client's secret is that client
- *   (revoke it); the freshness needs the client's wall clock to move
+ *   (revoke it); a gateway that starts again has forgotten the freshness
+ *   it took, so a HELLO recorded before then is fresh to it once - it
+ *   gets a handshake that cannot finish (no secret), whose slot any
+ *   proven client's new session takes once its connection is gone; the
+ *   freshness needs the
+ *   client's wall clock to move
  *   forward (a client whose clock went back is silent until it passes
  *   the last HELLO taken); denial by volume (a flood of connections or
  *   bandwidth) is bounded per connection, not prevented.
@@ -1888,9 +1897,9 @@ typedef struct alkt_node_config {
     alkt_session_config session; /* template for every session: limits and
                                     timers (secret, identity and is_server
                                     are the node's to set) */
-    const unsigned char *seed; /* >= 32 random bytes: session nonces and
-                                  jitter are drawn from them (HMAC-SHA-256
-                                  in counter mode) */
+    const unsigned char *seed; /* >= 32 random bytes, new for every init:
+                                  session nonces and jitter are drawn
+                                  from them (HMAC-SHA-256 in counter mode) */
     size_t seed_len;
     uint64_t epoch_ns;         /* Unix time in ns when `now` was 0 (expiry
                                   of authorizations is in Unix seconds) */
@@ -8586,6 +8595,19 @@ static int alkt__input_records(alkt_session *s, const unsigned char *d,
 
 static void alkt__tx_end(alkt_session *s);
 
+/* A handshake that failed (bad input, or too slow): this connection only.
+ * A server says nothing to a client whose HELLO proved nothing, nor after
+ * its own AUTH went out (the bytes that failed may be anyone's on the
+ * path, and a GOAWAY sealed then would end the session at a client that
+ * checked that AUTH): the connection just ends. A proven HELLO it cannot
+ * take (version, cipher) gets a GOAWAY in clear, which ends only the
+ * connection too; a client says why in clear. */
+static void alkt__hs_failed(alkt_session *s, int rc)
+{
+    if (s->is_server && (!s->hs_proven || s->hs_step != 0)) alkt__conn_over(s, rc);
+    else alkt__goaway(s, rc);
+}
+
 ALKTDEF int alkt_session_handle_input(alkt_session *s, const void *data,
                                       size_t len, uint64_t now)
 {
@@ -8608,15 +8630,7 @@ ALKTDEF int alkt_session_handle_input(alkt_session *s, const void *data,
     }
     if (rc != ALKT_OK) {
         if (s->conn == ALKT__C_HANDSHAKE) {
-            /* this connection only; a server says nothing to a client
-             * whose HELLO proved nothing, nor to what comes after its own
-             * AUTH before the client's (anyone on the path may have sent
-             * it, and a GOAWAY sealed there would end the session at a
-             * client that checked that AUTH) - a proven HELLO it cannot
-             * take (version, cipher) gets a GOAWAY in clear, which ends
-             * only the connection too */
-            if (s->is_server && (!s->hs_proven || s->hs_step != 0)) alkt__conn_over(s, rc);
-            else alkt__goaway(s, rc);
+            alkt__hs_failed(s, rc);
         } else if (s->conn == ALKT__C_UP && rc == ALKT_ERR_DECRYPT) {
             /* a record no key of ours sealed came from the path, not the
              * peer: this connection only, the session resumes */
@@ -8871,7 +8885,7 @@ ALKTDEF void alkt_session_handle_timeout(alkt_session *s, uint64_t now)
     if (now > s->now) s->now = now;
     now = s->now;
     if (s->conn == ALKT__C_HANDSHAKE && now >= s->deadline_hs)
-        alkt__goaway(s, ALKT_ERR_HANDSHAKE_TIMEOUT);
+        alkt__hs_failed(s, ALKT_ERR_HANDSHAKE_TIMEOUT);
     if (s->conn == ALKT__C_UP) {
         if (now >= s->last_rx + s->idle_ns) {
             /* silent for too long: this connection is dead */
@@ -10871,6 +10885,17 @@ static void alkt__route(alkt_node *n, alkt__nconn *c)
         }
         for (i = 0; i < n->cfg.max_peers && !p; i++)
             if (n->peers[i].state == ALKT__P_FREE) p = &n->peers[i];
+        /* then a slot held by a handshake that never finished and has no
+         * connection (a HELLO replayed to a gateway that started again
+         * and forgot its freshness makes one; a client whose AUTH was
+         * lost loses nothing: a new session follows its refused resume) */
+        for (i = 0; i < n->cfg.max_peers && !p; i++) {
+            alkt__peer *q = &n->peers[i];
+            if (q->state == ALKT__P_LIVE && !q->session.established_once && !q->conn) {
+                q->state = ALKT__P_FREE;
+                p = q;
+            }
+        }
         if (!p && older) {
             alkt__end_older(n, NULL, client);
             c->route_wait = 1;

@@ -931,6 +931,11 @@ static ALK_UNUSED void tw_crash_node(tw_world *w, int i)
     }
     for (j = 0; j < w->n_targets; j++)
         if (w->targets[j].used && w->targets[j].side == i) w->targets[j].used = 0;
+    /* a node that starts again draws new entropy, as a real one must: the
+     * same seed would repeat its nonces, and a HELLO recorded before the
+     * crash, replayed, would make the very session it came from, token
+     * and all (the tunnel_sim campaign's outsider did just that) */
+    for (k = 16; k < 24 && ++w->seed[i][k] == 0; k++) {}
     tw_node_start(w, i);
 }
 
@@ -1269,12 +1274,15 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
         }
         case ALKT_REV_PEER_UP:
             w->peer_up[side]++;
-            alk_trace("node %d peer %u up (%s)", side, ev.peer, ev.code ? "resumed" : "new");
+            alk_trace("node %d peer %u (%s) up (%s)", side, ev.peer,
+                      ev.peer ? tw_node(w, side)->peers[ev.peer - 1].id : "?",
+                      ev.code ? "resumed" : "new");
             break;
         case ALKT_REV_PEER_DOWN:
             w->peer_down[side]++;
             w->last_code[side] = ev.code;
-            alk_trace("node %d peer %u down %d", side, ev.peer, ev.code);
+            alk_trace("node %d peer %u (%s) down %d", side, ev.peer,
+                      ev.peer ? tw_node(w, side)->peers[ev.peer - 1].id : "?", ev.code);
             break;
         case ALKT_REV_TARGET_CONNECT:
         case ALKT_REV_INCOMING: {

@@ -976,6 +976,68 @@ TEST roles_failed_new_session_ends_nothing(void)
     PASS();
 }
 
+/* A gateway that starts again has forgotten the freshness it took: a
+ * recorded HELLO is fresh to it once, and gets a handshake that cannot
+ * finish. Such half sessions, their connections gone, give their slots to
+ * any proven client's new session: two replays into a gateway of two
+ * slots do not keep a third client out. */
+TEST roles_replays_after_a_gateway_restart_keep_no_one_out(void)
+{
+    static const char *const ids[3] = {"c1", "c2", "c3"};
+    static const unsigned char seed[32] = "a seed for clients one two thre";
+    unsigned char rec[2][ALKT_FRAME_HEADER + ALKT__HELLO_MAX];
+    size_t rl[2], na;
+    tw_world w;
+    alkt_node_config cc;
+    uint32_t peer, ch;
+    int k;
+    tw_init(&w, 0, TR_FAR);
+    na = w.ctl.authorization_count;
+    for (k = 0; k < 3; k++) {
+        w.auth[na + (size_t)k] = w.auth[0];
+        strcpy(w.auth[na + (size_t)k].client, ids[k]);
+    }
+    w.ctl.authorization_count = na + 3;
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.node[TW_GATEWAY], &w.ctl, w.now));
+    for (k = 0; k < 3; k++) {
+        tw_node_config(&cc, ids[k], seed);
+        ASSERT_EQ(ALKT_OK, alkt_client_init(&w.node[TW_CLIENT], &cc, w.mem[TW_CLIENT],
+                                            alkt_node_mem_size(&cc), w.now));
+        ASSERT_EQ(ALKT_OK, alkt_node_control(&w.node[TW_CLIENT], &w.ctl, w.now));
+        ASSERT_EQ(ALKT_OK, alkt_client_add_gateway(&w.node[TW_CLIENT], "gw1", &w.gw_ip[0],
+                                                   w.gw_port));
+        if (k == 2) break;
+        ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+        rl[k] = w.recorded_len[(w.n_recorded - 1) % TW_RECORDED];
+        memcpy(rec[k], w.recorded[(w.n_recorded - 1) % TW_RECORDED], rl[k]);
+        ASSERT_EQ(ALKT_FRAME_HELLO, rec[k][0]);
+        ASSERT_EQ(0, rec[k][ALKT_FRAME_HEADER + 7] & 1);   /* a new session's */
+        tw_partition_direct(&w, 1);
+        tw_partition_direct(&w, 0);
+    }
+    /* the gateway starts again; the replays */
+    tw_crash_node(&w, TW_GATEWAY);
+    ASSERT_EQ(ALKT_OK, alkt_node_control(&w.node[TW_GATEWAY], &w.ctl, w.now));
+    for (k = 0; k < 2; k++) {
+        tw_link *l = tw_outsider_connect(&w, 0);
+        ASSERT(l != NULL);
+        tw_outsider_send(&w, l, rec[k], rl[k]);
+        tw_run(&w, w.now + TW_SEC / 10);
+        ASSERT(l->out[1] > 0);   /* fresh to it: answered */
+    }
+    tw_run(&w, w.now + 20 * TW_SEC);   /* their handshakes time out */
+    /* c3 gets in */
+    {
+        unsigned up = w.peer_up[TW_GATEWAY];
+        w.path_failures = 0;
+        ASSERT_EQ(ALKT_OK, tr_open(&w, &peer, &ch));
+        ASSERT_EQ(up + 1, w.peer_up[TW_GATEWAY]);
+        ASSERT(tr_echo(&w, peer, ch, 0, 500, NULL));
+    }
+    tw_free(&w);
+    PASS();
+}
+
 /* Unproven connections hold no session and give way: strangers that
  * open connection after connection and send half a HELLO never fill the
  * gateway (each new one closes the oldest unproven one), a client still
@@ -1369,6 +1431,7 @@ SUITE(alkt_roles_suite)
     RUN_TEST(roles_gateway_is_silent_to_strangers);
     RUN_TEST(roles_unproven_connections_make_room);
     RUN_TEST(roles_failed_new_session_ends_nothing);
+    RUN_TEST(roles_replays_after_a_gateway_restart_keep_no_one_out);
     RUN_TEST(relay_refuses_bad_requests_with_a_status);
     RUN_TEST(relay_joins_by_token_and_id_and_expires_offers);
     RUN_TEST(relay_slot_reuse_keeps_nothing);

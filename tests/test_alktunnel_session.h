@@ -921,6 +921,58 @@ TEST session_refuses_forged_handshakes(void)
     PASS();
 }
 
+/* A server's handshake that runs out of time says nothing: not to a
+ * connection that proved nothing (half a HELLO), and not after its own
+ * AUTH went out while the client's AUTH never came - a GOAWAY sealed then
+ * would end the session at the client, which checked that AUTH and is up
+ * (found by the session campaign). The client resumes on a new
+ * connection. */
+TEST session_server_handshake_timeout_is_silent(void)
+{
+    t_pair p;
+    unsigned char hello[512], reply[512];
+    size_t hn, rn;
+    alkt_event ev;
+    ASSERT(t_init(&p));
+    t_connect(&p);
+    hn = alkt_session_poll_transmit(&p.s[0], hello, sizeof hello);
+    /* half a HELLO, then nothing */
+    ASSERT_EQ(ALKT_OK, alkt_session_handle_input(&p.s[1], hello, hn / 2, p.now));
+    p.now += 11000000000ull;
+    alkt_session_handle_timeout(&p.s[1], p.now);
+    ASSERT_EQ(0, alkt_session_poll_transmit(&p.s[1], reply, sizeof reply));
+    ev = t_event(&p, 1);
+    ASSERT_EQ(ALKT_EV_DISCONNECTED, ev.type);
+    ASSERT_EQ(ALKT_ERR_HANDSHAKE_TIMEOUT, ev.code);
+    alkt_session_handle_disconnected(&p.s[0], p.now);
+    t_drain(&p);
+    /* the whole HELLO; the server's HELLO and AUTH reach the client, the
+     * client's AUTH is lost */
+    t_connect(&p);
+    hn = alkt_session_poll_transmit(&p.s[0], hello, sizeof hello);
+    ASSERT_EQ(ALKT_OK, alkt_session_handle_input(&p.s[1], hello, hn, p.now));
+    rn = alkt_session_poll_transmit(&p.s[1], reply, sizeof reply);
+    ASSERT_EQ(ALKT_OK, alkt_session_handle_input(&p.s[0], reply, rn, p.now));
+    ASSERT_EQ(1, alkt_session_is_established(&p.s[0]));
+    (void)alkt_session_poll_transmit(&p.s[0], hello, sizeof hello);   /* lost */
+    p.now += 11000000000ull;
+    alkt_session_handle_timeout(&p.s[1], p.now);
+    ASSERTm("the server sent a GOAWAY after its AUTH",
+            0 == alkt_session_poll_transmit(&p.s[1], reply, sizeof reply));
+    ev = t_event(&p, 1);
+    ASSERT_EQ(ALKT_EV_DISCONNECTED, ev.type);
+    ASSERT_EQ(ALKT_ERR_HANDSHAKE_TIMEOUT, ev.code);
+    /* the client notices the silence, and resumes */
+    alkt_session_handle_disconnected(&p.s[0], p.now);
+    t_drain(&p);
+    t_connect(&p);
+    t_settle(&p);
+    ASSERT_EQ(1, alkt_session_is_established(&p.s[0]));
+    ASSERT_EQ(1, alkt_session_is_established(&p.s[1]));
+    t_free(&p);
+    PASS();
+}
+
 /* A drop mid-transfer: the client reconnects, the session resumes, every
  * byte arrives once; a wrong token or a late resume is refused. */
 TEST session_resumes_exactly_once(void)
@@ -1577,6 +1629,7 @@ SUITE(alkt_session_suite)
     RUN_TEST(session_hello_freshness_stops_replays);
     RUN_TEST(session_oversize_frame_is_refused_at_its_header);
     RUN_TEST(session_refuses_forged_handshakes);
+    RUN_TEST(session_server_handshake_timeout_is_silent);
     RUN_TEST(session_resumes_exactly_once);
     RUN_TEST(session_deadlines_count_queued_output);
     RUN_TEST(session_zero_copy_paths_match_the_copying_ones);
