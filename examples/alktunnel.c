@@ -39,9 +39,10 @@
  *   ADDR, HOST, BIND: IPv4 or IPv6 literals (IPv6 in brackets: [::1]:80);
  *   no names are resolved. -L listens on BIND (default 127.0.0.1) PORT (0:
  *   any free port) and opens a channel to HOST:HOSTPORT through the gateway
- *   whose resource covers it. A -L connection that comes while there is
- *   no session with that gateway waits for one at most --connect-timeout
- *   SECS (default 10); then it is reset (SO_LINGER 0) and the log says why
+ *   whose resource covers it. A -L connection that is not carried within
+ *   --connect-timeout SECS (default 10) - no session with that gateway, a
+ *   session resuming, no room for its open there - is reset (SO_LINGER 0)
+ *   and the log says why
  *   - the last failed attempt, e.g. the gateway closed the connection at
  *   our HELLO (it does not take our secret or name). -R asks that gateway
  *   to listen on BIND (default any: 0.0.0.0) PORT and sends each
@@ -1541,8 +1542,9 @@ static void node_connect(const alkt_role_event *ev)
     int done, i, fd = connect_start(&ev->ip, ev->port, SOCK_STREAM, &done);
     ip_port_text(&ev->ip, ev->port, a, sizeof a);
     if (fd < 0 || (i = sock_add(fd, K_NODE)) < 0) {
-        if (A.opt.verbose) say("connect %s: %s", a, fd < 0 ? strerror(errno) : "no socket slot");
-        note_conn_error(ev->peer, fd < 0 ? "connect" : "no socket slot", fd < 0 ? errno : 0);
+        int err = fd < 0 ? errno : 0;   /* (before say: stdio may change errno) */
+        if (A.opt.verbose) say("connect %s: %s", a, err ? strerror(err) : "no socket slot");
+        note_conn_error(ev->peer, fd < 0 ? "connect" : "no socket slot", err);
         if (fd >= 0) close(fd);
         alkt_node_handle_closed(A.node, ev->conn, now_ns());
         return;
@@ -2062,8 +2064,12 @@ static void node_flush(void)
                     so->out_blocked = 1;
                     break;
                 }
-                if (A.opt.verbose) say("conn %08x: send: %s", (unsigned)so->handle, strerror(errno));
-                note_conn_error(so->peer, "send", errno);
+                {
+                    int err = errno;
+                    if (A.opt.verbose)
+                        say("conn %08x: send: %s", (unsigned)so->handle, strerror(err));
+                    note_conn_error(so->peer, "send", err);
+                }
                 alkt_node_handle_closed(A.node, so->handle, now_ns());
                 sock_close(i, 0);
                 break;
@@ -2272,10 +2278,17 @@ static int node_setup(void)
 }
 
 /* Client: when a -L connection waiting for its open gives up; 0: it
- * does not wait for a session (not an -L one, or its open is out). */
+ * does not wait for a session (not an -L one, or its open is out while
+ * the session is connected - an open sent into a session that is
+ * resuming waits for a connection as much as one not sent yet). */
 static uint64_t local_wait_deadline(const tunnel *tu)
 {
-    if (tu->state != T_WAIT || tu->local < 0 || tu->sock < 0) return 0;
+    if (tu->local < 0 || tu->sock < 0) return 0;
+    if (tu->state == T_OPENING) {
+        if (alkt_session_is_established(alkt_node_session(A.node, tu->peer))) return 0;
+    } else if (tu->state != T_WAIT) {
+        return 0;
+    }
     return tu->started + (uint64_t)A.opt.connect_timeout_s * SEC;
 }
 
@@ -2297,6 +2310,10 @@ static void local_wait_expired(int t)
         if (n > 0) len += (size_t)n;
     }
     peer_name(tu->peer, name, sizeof name);
+    if (tu->state == T_OPENING) {   /* its open is queued: it goes too */
+        alkt_session *s = alkt_node_session(A.node, tu->peer);
+        if (s) (void)alkt_channel_reset(s, tu->channel, (uint16_t)ALKT_CODE_ENDPOINT_ERROR);
+    }
     if (tu->retry_soon)
         say_limited(LOG_LOCAL_RESET, "%s: reset: no room for its open at gateway %s within "
                     "%u s (the session's resend log or channel table stays full)", tu->what,
@@ -2328,6 +2345,12 @@ static void gateway_accept(int lfd, uint64_t now)
             say_limited(LOG_TURNED_AWAY, "connection from %s turned away: no free %s", a,
                         h ? "socket slot" : "connection slot (every one carries a session)");
             if (h) alkt_node_handle_closed(A.node, h, now);
+            {   /* a reset, as for every connection turned away: no TIME_WAIT */
+                struct linger lg;
+                lg.l_onoff = 1;
+                lg.l_linger = 0;
+                (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+            }
             close(fd);
             continue;
         }
@@ -2580,11 +2603,12 @@ static int run_node(void)
                         (void)alkt_node_handle_input(A.node, so->handle, A.io, (size_t)r, now);
                     } else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
                                           errno != EINTR)) {
+                        int err = r == 0 ? 0 : errno;
                         if (A.opt.verbose)
                             say("conn %08x: %s", (unsigned)so->handle,
-                                r == 0 ? "the far end closed" : strerror(errno));
+                                r == 0 ? "the far end closed" : strerror(err));
                         note_conn_error(so->peer, r == 0 ? "the far end closed the connection"
-                                                         : "recv", r == 0 ? 0 : errno);
+                                                         : "recv", err);
                         alkt_node_handle_closed(A.node, so->handle, now);
                         sock_close(i, 0);
                     }
@@ -2686,7 +2710,7 @@ static const char *relay_request_text(const sock *so, char *out, size_t cap)
 
 /* The relay closed connection i: a refused request (a stranger can make
  * as many as it likes: rate-limited) or the end of a pair or offer. */
-static void relay_closed(int i)
+static void relay_closed(int i, int code)
 {
     static const char *const status_text[] = {
         "joined", "malformed request", "unknown token",
@@ -2698,6 +2722,10 @@ static void relay_closed(int i)
     sock *so = &A.socks[i];
     char what[96];
     relay_request_text(so, what, sizeof what);
+    if (!so->status_seen && code > 0) {   /* refused, the status never sent */
+        so->status_seen = 1;
+        so->status = (unsigned char)code;
+    }
     if (!so->status_seen) {
         say_limited(LOG_RELAY_REFUSED, "%s from %s ended: %s", what, so->addr,
                     so->req_len ? "no whole request in time" : "nothing came in time");
@@ -2728,7 +2756,7 @@ static void relay_settle(void)
                 say("spliced client %s with gateway offer %s",
                     a >= 0 ? A.socks[a].addr : "?", b >= 0 ? A.socks[b].addr : "?");
             } else if (ev.type == ALKT_REV_CLOSE && a >= 0) {
-                relay_closed(a);
+                relay_closed(a, ev.code);   /* (code: the refusal's status) */
             }
         }
         for (i = 0; i < A.sock_high; i++) {
@@ -3134,8 +3162,9 @@ static void usage(FILE *f)
         "gateway, client: [--plaintext] (no encryption: both ends, or neither)\n"
         "ADDR, HOST, BIND: IP literals, IPv6 in brackets ([::1]:80). -L and -U bind\n"
         "127.0.0.1 by default; PORT 0 picks a free port (--port-file tells it).\n"
-        "-L: a connection waiting for a session with the gateway is reset after\n"
-        "--connect-timeout seconds (default 10), the log saying why.\n"
+        "-L: a connection not carried within --connect-timeout seconds (default\n"
+        "10: no session with the gateway, a session resuming, no room for its\n"
+        "open) is reset, the log saying why.\n"
         "-R: the gateway listens on BIND (default 0.0.0.0) PORT only when a live\n"
         "authorization of this client names a resource of that gateway whose CIDR\n"
         "covers BIND and whose ports cover PORT.\n"
@@ -3218,15 +3247,15 @@ static int parse_args(int argc, char **argv)
                 return bad_usage("too many --offer-key", NULL);
             if (!colon || idl == 0 || idl > ALKT_ID_MAX)
                 return bad_usage("bad --offer-key GATEWAY_ID:HEX (no gateway id before the "
-                                 "last ':')", val);
+                                 "last ':')", NULL);   /* (the value may be a key) */
             memcpy(ok->id, val, idl);
             ok->id[idl] = 0;
             if (!valid_id(ok->id))
                 return bad_usage("bad --offer-key: the gateway id is 1..64 of A-Za-z0-9._:-",
-                                 val);
+                                 ok->id);
             if (parse_secret_hex(colon + 1, ok->key, &ok->key_len) != 0)
                 return bad_usage("bad --offer-key: the key is 32..128 lowercase hex digits, "
-                                 "an even count (a secret's format)", val);
+                                 "an even count (a secret's format); for gateway", ok->id);
             for (k = 0; k < o->offer_key_count; k++)
                 if (strcmp(o->offer_keys[k].id, ok->id) == 0)
                     return bad_usage("--offer-key given twice for gateway", ok->id);
@@ -3295,7 +3324,9 @@ static int parse_args(int argc, char **argv)
         } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
             o->verbose = 1;
         } else {
-            return bad_usage("unknown option", arg);
+            /* (never a key in the log: --offer-key=ID:HEX is no option) */
+            return bad_usage("unknown option",
+                             strncmp(arg, "--offer-key", 11) == 0 ? "--offer-key=..." : arg);
         }
         if (takes) i++;
     }

@@ -30,16 +30,24 @@ def run(cmd, **kw):
     return r.stdout
 
 
+FIG = re.compile(r"(-?\d+(?:\.\d+)?)\s*(MB/s|GB/s|million/s|thousand/s|"
+                 r"cycles/byte|exec/s|ms|us|s|x)\b")
+
+
 def figures(text):
-    """{label: first number} for lines with a number, the label being the
-    line with every number replaced by '#' (targets and verdicts left out)."""
+    """{label: value} for every measured figure: a number followed by a
+    unit (MB/s, thousand/s, x, s, ...). The label is the line with every
+    number replaced by '#' and the figure's own marked '@', so two figures
+    of one line are told apart (targets and verdicts left out)."""
     out = {}
     for line in text.splitlines():
-        if line.startswith("target:") or not NUM.search(line):
+        if line.startswith("target:"):
             continue
-        label = NUM.sub("#", line).strip()
-        if label not in out:
-            out[label] = float(NUM.search(line).group(0))
+        for m in FIG.finditer(line):
+            label = NUM.sub("#", line[:m.start()]) + "@" + NUM.sub("#", line[m.end(1):])
+            label = label.strip()
+            if label not in out:
+                out[label] = float(m.group(1))
     return out
 
 
@@ -91,8 +99,8 @@ def main():
             v = [g[l] for g in got[side]]
             med[side] = (statistics.median(v), min(v), max(v))
         ratio = med["now"][0] / med["before"][0] if med["before"][0] else float("nan")
-        print("  %-70s now %g [%g..%g]  before %g [%g..%g]  now/before %.3f" %
-              (l[:70], med["now"][0], med["now"][1], med["now"][2],
+        print("  %s\n      now %g [%g..%g]  before %g [%g..%g]  now/before %.3f" %
+              (l[:110], med["now"][0], med["now"][1], med["now"][2],
                med["before"][0], med["before"][1], med["before"][2], ratio))
     missing = [l for l in got["before"][0] if l not in labels]
     for l in missing + [l for l in got["now"][0] if l not in labels]:
