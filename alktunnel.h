@@ -1460,7 +1460,10 @@ typedef struct alkt_session {
     int established_once, hs_step;
     uint64_t now, deadline_hs, deadline_resume, last_rx, last_tx;
     unsigned char session_id[ALKT_SESSION_ID_SIZE];
-    unsigned char token[32];
+    unsigned char token[32];      /* the resume token, once token_ready */
+    unsigned char token_h[32];    /* the first handshake's transcript, which
+                                     the token is taken from when needed */
+    int token_ready;
     unsigned char nonce[ALKT_NONCE_SIZE], peer_nonce[ALKT_NONCE_SIZE];
     unsigned char transcript[32];
     alkt_sha256_ctx hs_hash;
@@ -7278,11 +7281,32 @@ static void alkt__mac(const alkt_hmac_sha256_ctx *key, const char *label,
 /* The resume proof: a MAC under the session's token of the resuming
  * HELLO's nonce, the session id and the HELLO's freshness (the HELLO's own
  * MAC binds the proof to the rest). */
-static void alkt__resume_proof(const alkt_session *s, const unsigned char *nonce,
+/* The token comes from this transcript (the session's first handshake):
+ * kept, and the MAC taken only when a resume needs it - most sessions
+ * never resume, and it was a tenth of a plaintext handshake. */
+static void alkt__token_from(alkt_session *s)
+{
+    memcpy(s->token_h, s->transcript, 32);
+    s->token_ready = 0;
+}
+
+/* The resume token, HMAC(secret, "alkt1 token" || H || id). */
+static const unsigned char *alkt__token(alkt_session *s)
+{
+    if (!s->token_ready) {
+        alkt__mac(&s->key, "alkt1 token", s->token_h, 32, s->session_id,
+                  ALKT_SESSION_ID_SIZE, s->token);
+        s->token_ready = 1;
+    }
+    return s->token;
+}
+
+static void alkt__resume_proof(alkt_session *s, const unsigned char *nonce,
                                uint64_t fresh, unsigned char out[32])
 {
     alkt_hmac_sha256_ctx k;
     unsigned char b[ALKT_SESSION_ID_SIZE + 8];
+    (void)alkt__token(s);
     memcpy(b, s->session_id, ALKT_SESSION_ID_SIZE);
     alkt__put64(b + ALKT_SESSION_ID_SIZE, fresh);
     alkt_hmac_sha256_init(&k, s->token, sizeof s->token);
@@ -7861,6 +7885,7 @@ static void alkt__forget_keys(alkt_session *s)
 {
     alkt__sha256_wipe(&s->key, sizeof s->key);
     alkt__sha256_wipe(s->token, sizeof s->token);
+    s->token_ready = 0;
     alkt__sha256_wipe(s->auth_key, sizeof s->auth_key);
     alkt__sha256_wipe(s->eph, sizeof s->eph);
     alkt__sha256_wipe(s->rx_key, sizeof s->rx_key);
@@ -8100,8 +8125,7 @@ static void alkt__up(alkt_session *s)
         s->state = ALKT__S_ACTIVE;
         s->established_once = 1;
         s->hs_half = 0;
-        alkt__mac(&s->key, "alkt1 token", s->transcript, 32,
-                  s->session_id, ALKT_SESSION_ID_SIZE, s->token);
+        alkt__token_from(s);
         s->session_events |= ALKT__SEV_ESTABLISHED;
     }
     s->session_events &= ~ALKT__SEV_DISCONNECTED;
@@ -8112,7 +8136,7 @@ static void alkt__up(alkt_session *s)
 /* Server: a resuming client HELLO (payload p, its MAC and freshness fresh
  * checked) proves this session's token and names counters the session can
  * go on from. */
-static int alkt__resume_ok(const alkt_session *s, const unsigned char *p,
+static int alkt__resume_ok(alkt_session *s, const unsigned char *p,
                            uint64_t fresh)
 {
     unsigned char proof[32];
@@ -8208,8 +8232,7 @@ static int alkt__on_hello(alkt_session *s, const unsigned char *p, size_t n)
              * counts the session as established, and if its AUTH is lost
              * with the connection it resumes - its proof completes this
              * handshake then */
-            alkt__mac(&s->key, "alkt1 token", s->transcript, 32,
-                      s->session_id, ALKT_SESSION_ID_SIZE, s->token);
+            alkt__token_from(s);
             s->hs_half = 1;
         }
         return ALKT_OK;
