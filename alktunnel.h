@@ -3482,7 +3482,10 @@ static int alkt__number_magnitude(const alkt_json_token *t, uint64_t limit,
     }
     for (; i < t->len; i++) {
         uint64_t d = (uint64_t)(t->ptr[i] - '0');
-        if (v > (limit - d) / 10)
+        /* v * 10 + d > limit, without a 64-bit division (a 700-byte
+         * library routine on 32-bit targets): the bounds are constants */
+        if (v > UINT64_MAX / 10 || (v == UINT64_MAX / 10 && d > UINT64_MAX % 10) ||
+            v * 10 + d > limit)
             return ALKT_ERR_OUT_OF_RANGE;
         v = v * 10 + d;
     }
@@ -3797,6 +3800,46 @@ ALKTDEF int alkt_ip_parse(const char *s, size_t len, alkt_ip *out)
     return ALKT_OK;
 }
 
+/* *v / d into *v, the remainder returned (d != 0), with 32-bit divisions
+ * only: a 64-bit `/` or `%` pulls a 700-byte library routine into 32-bit
+ * builds (the firmware check counts it). Bit by bit above 32 bits. */
+static uint32_t alkt__divmod64_bits(uint64_t *v, uint32_t d)
+{
+    uint64_t q;
+    uint32_t r;
+    int i;
+    if (*v <= 0xffffffffu) {
+        r = (uint32_t)*v % d;
+        *v = (uint32_t)*v / d;
+        return r;
+    }
+    r = (uint32_t)(*v >> 32) % d;
+    q = (uint64_t)((uint32_t)(*v >> 32) / d) << 32;
+    for (i = 31; i >= 0; i--) {
+        uint64_t t = ((uint64_t)r << 1) | ((*v >> i) & 1u);
+        if (t >= d) {
+            t -= d;
+            q |= (uint64_t)1 << i;
+        }
+        r = (uint32_t)t;
+    }
+    *v = q;
+    return r;
+}
+
+/* The same, natively where the target divides 64 bits itself. */
+static uint32_t alkt__divmod64(uint64_t *v, uint32_t d)
+{
+#if defined(UINTPTR_MAX) && UINTPTR_MAX > 0xffffffffu
+    uint32_t r = (uint32_t)(*v % d);
+    (void)alkt__divmod64_bits;   /* (the 32-bit targets'; unit-tested here) */
+    *v /= d;
+    return r;
+#else
+    return alkt__divmod64_bits(v, d);
+#endif
+}
+
 /* v in base 10 or 16 (lowercase) at out; returns the digit count (<= 20).
  * The one number formatter: addresses, prefixes, JSON integers, paths. */
 static size_t alkt__fmt_u(char *out, uint64_t v, unsigned base)
@@ -3804,8 +3847,8 @@ static size_t alkt__fmt_u(char *out, uint64_t v, unsigned base)
     char tmp[20];
     size_t n = 0, k;
     do {
-        tmp[n++] = "0123456789abcdef"[v % base];
-        v /= base;
+        uint32_t r = alkt__divmod64(&v, base);
+        tmp[n++] = "0123456789abcdef"[r];
     } while (v);
     for (k = 0; k < n; k++)
         out[k] = tmp[n - 1 - k];
@@ -7712,11 +7755,17 @@ static uint64_t alkt__log_room(const alkt_session *s)
     return s->log_size - (s->log_tail - s->log_head);
 }
 
+/* Where absolute log offset abs sits in the ring. */
+static size_t alkt__log_at(const alkt_session *s, uint64_t abs)
+{
+    return (size_t)alkt__divmod64(&abs, s->log_size);
+}
+
 static void alkt__log_put(alkt_session *s, const void *data, size_t len)
 {
     const unsigned char *d = (const unsigned char *)data;
     while (len) {
-        size_t at = (size_t)(s->log_tail % s->log_size);
+        size_t at = alkt__log_at(s, s->log_tail);
         size_t n = s->log_size - at < len ? s->log_size - at : len;
         memcpy(s->log + at, d, n);
         s->log_tail += n;
@@ -7727,7 +7776,7 @@ static void alkt__log_put(alkt_session *s, const void *data, size_t len)
 
 static unsigned char alkt__log_byte(const alkt_session *s, uint64_t abs)
 {
-    return s->log[abs % s->log_size];
+    return s->log[alkt__log_at(s, abs)];
 }
 
 static size_t alkt__log_frame_len(const alkt_session *s, uint64_t abs)
@@ -8749,7 +8798,7 @@ static size_t alkt__tx_next_sealed(alkt_session *s, const unsigned char **p)
                 rc = alkt__seal_frame(s, s->ctl + s->ctl_off, n, NULL, 0);
                 s->ctl_off += n;
             } else if (s->conn == ALKT__C_UP && s->log_sent < s->log_tail) {
-                size_t at = (size_t)(s->log_sent % s->log_size);
+                size_t at = alkt__log_at(s, s->log_sent);
                 size_t n = alkt__log_frame_len(s, s->log_sent);
                 size_t first = s->log_size - at < n ? s->log_size - at : n;
                 rc = alkt__seal_frame(s, s->log + at, first, s->log, n - first);
@@ -8798,7 +8847,7 @@ static size_t alkt__tx_next(alkt_session *s, const unsigned char **p)
         if (s->conn != ALKT__C_UP || s->log_sent == s->log_tail) return 0;
         s->tx_frame_left = alkt__log_frame_len(s, s->log_sent);
     }
-    at = (size_t)(s->log_sent % s->log_size);
+    at = alkt__log_at(s, s->log_sent);
     k = s->tx_frame_left;
     {
         /* the whole frames queued behind it go in the same run, up to the
