@@ -456,6 +456,46 @@ static void json_level(void)
     seed("key-near-end", "{\"abcdefgh\":1}");
 }
 
+/* The validator checks UTF-8 64 bytes at a time, with a mask fast path for
+ * two- and three-byte characters and a character that runs into the next
+ * block checked whole: each kind of character - valid of every length,
+ * and each way to be invalid - with its lead byte at the last positions
+ * of a block and the first of the next, inside a string of an object (so
+ * the decoders' fast paths meet it too). Values on both sides of the
+ * block edge, not only the line that handles it. */
+static void utf8_block_positions(void)
+{
+    static const struct {
+        const char *name;
+        const char *bytes;
+    } kinds[] = {
+        {"valid2", "\xc3\xa9"},          {"valid3", "\xe2\x82\xac"},
+        {"valid4", "\xf0\x9f\x98\x80"},    {"valid3-e0", "\xe0\xa0\x80"},
+        {"valid3-ed", "\xed\x9f\xbf"},     {"overlong2", "\xc1\xbf"},
+        {"overlong3", "\xe0\x9f\xbf"},     {"surrogate", "\xed\xa0\x80"},
+        {"overlong4", "\xf0\x8f\xbf\xbf"}, {"above-max", "\xf4\x90\x80\x80"},
+        {"lead-f5", "\xf5\x80\x80\x80"},   {"lone-continuation", "\x80"},
+        {"cut2", "\xc3\x41"},            {"cut3", "\xe2\x82\x41"},
+        {"cut4", "\xf0\x9f\x98\x41"}};
+    static const unsigned at[] = {60, 61, 62, 63, 64};
+    size_t k, j;
+    for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (j = 0; j < sizeof at / sizeof at[0]; j++) {
+            char doc[160], name[64];
+            size_t n = 0, len = strlen(kinds[k].bytes);
+            /* {"a":"xxx...<char>yyyyyyyy"} with the lead at offset at[j] */
+            memcpy(doc, "{\"a\":\"", 6);
+            n = 6;
+            while (n < at[j]) doc[n++] = 'x';
+            memcpy(doc + n, kinds[k].bytes, len);
+            n += len;
+            memcpy(doc + n, "yyyyyyyy\"}", 10);
+            n += 10;
+            snprintf(name, sizeof name, "utf8-block-%s-at-%u", kinds[k].name, at[j]);
+            seed_n(name, doc, n);
+        }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -468,6 +508,7 @@ int main(int argc, char **argv)
     control();
     addresses();
     json_level();
+    utf8_block_positions();
     printf("params_seeds: wrote %u seeds to %s\n", written, out_dir);
     return 0;
 }
