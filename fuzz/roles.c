@@ -20,7 +20,11 @@
  * protocols, two gateways), authorizations (two clients, expiries around
  * now) and open params (direct or forwarded, tcp/udp/unix, IP, name or no
  * host). alkt_gateway_authorize must agree with the reference below,
- * written bit by bit and separately from the header's rule.
+ * written bit by bit and separately from the header's rule - for the
+ * drawn opens, and then for every address one bit away from each
+ * resource's network (each bit of it, both clients, direct and
+ * forwarded), so a prefix that ends inside a byte is judged on both sides
+ * of its edge whatever the draws.
  *
  * Mode 2, the world of fuzz/tunnel_world.h: channels opened, bytes sent,
  * echoes read, half-closes and resets, the relay killed and restarted, the
@@ -512,6 +516,46 @@ static int ra_allowed(const alkt_resource *res, size_t nres, const alkt_authoriz
     return 0;
 }
 
+/* Every address one bit away from each resource's network, and the
+ * network itself: the gateway's answer is the reference's. The port is
+ * the resource's first range's start (or 1), the substrate one its
+ * protocols allow. */
+static void ra_sweep(alkt_gateway *g, const alkt_resource *res, size_t nres,
+                     const alkt_authorization *au, size_t nau, const char *const *clients,
+                     uint64_t now)
+{
+    size_t i;
+    for (i = 0; i < nres; i++) {
+        const alkt_resource *r = &res[i];
+        unsigned bits = r->network.family == 4 ? 32 : 128, b;
+        for (b = 0; b <= bits; b++) {
+            int c, fwd;
+            for (c = 0; c < 2; c++)
+                for (fwd = 0; fwd < 2; fwd++) {
+                    alkt_open_params p;
+                    size_t which = 99;
+                    int got, want;
+                    memset(&p, 0, sizeof p);
+                    p.kind = fwd ? ALKT_OPEN_FORWARDED : ALKT_OPEN_DIRECT;
+                    p.substrate = r->protocols && !(r->protocols & ALKT_PROTO_TCP)
+                                      ? ALKT_SUBSTRATE_UDP : ALKT_SUBSTRATE_TCP;
+                    p.host.kind = ALKT_HOST_IP;
+                    p.host.ip = r->network;
+                    if (b < bits) p.host.ip.bytes[b / 8] ^= (unsigned char)(0x80u >> (b % 8));
+                    if (fwd) p.listen = r->port_range_count ? r->port_ranges[0].from : 1;
+                    else p.port = r->port_range_count ? r->port_ranges[0].from : 1;
+                    want = ra_allowed(res, nres, au, nau, "gw1", clients[c], &p,
+                                      (1700000000ull * 1000000000ull + now) / 1000000000ull);
+                    got = alkt_gateway_authorize(g, clients[c], &p, now, &which);
+                    ALK_CHECK((got == 0) == want,
+                              "resource %zu (/%u): bit %u flipped, %s %s: authorize says %d, "
+                              "the reference %d", i, (unsigned)r->prefix_len, b, clients[c],
+                              fwd ? "forwarded" : "direct", got, want);
+                }
+        }
+    }
+}
+
 static void ra_ip(alksim_source *src, alkt_ip *ip, int family)
 {
     static const unsigned char pool[4] = {0, 10, 0xff, 0x80};
@@ -623,6 +667,7 @@ static void ra_run(alksim_source *src)
             ALK_CHECK(got == (int)ALKT_CODE_UNAUTHORIZED, "refusal code %d", got);
         }
     }
+    ra_sweep(&g, res, nres, au, nau, clients, now);
     free(mem);
 }
 
