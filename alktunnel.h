@@ -575,8 +575,8 @@
  *   until alkt_node_poll_timeout.
  *
  *   Control plane: alkt_node_control takes decoded control messages. A
- *   section present replaces the node's; each revocation removes one
- *   authorization. A new relay list starts afresh: a gateway offers at
+ *   section present replaces the node's; each revocation removes every
+ *   authorization of its client and resource. A new relay list starts afresh: a gateway offers at
  *   each of its relays at once, with no backoff left from the old list.
  *   Authorizations expire at their `expires` second:
  *   cfg.epoch_ns is the Unix time (ns) at now == 0.
@@ -2038,8 +2038,8 @@ ALKTDEF int alkt_client_init(alkt_client *c, const alkt_node_config *cfg,
 ALKTDEF int alkt_gateway_init(alkt_gateway *g, const alkt_node_config *cfg,
                               void *mem, size_t mem_len, uint64_t now);
 /* The control plane's view. A section present in ctl replaces the node's
- * (resources, authorizations, relays); each revocation removes its
- * authorization. Then every open channel is checked again: one that no
+ * (resources, authorizations, relays); each revocation removes every
+ * authorization of its client and resource. Then every open channel is checked again: one that no
  * live authorization covers any more is reset with ALKT_CODE_REVOKED.
  * ALKT_ERR_TOO_MANY when a section is over the configured capacity
  * (nothing changed). */

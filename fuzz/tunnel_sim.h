@@ -137,7 +137,7 @@ typedef struct ts_sim {
     uint64_t rekey;            /* records per key (0: the default) */
     int probed[TW_MAX_CLIENTS][TW_MAX_GATEWAYS];
     alkt_resource res[TW_MAX_GATEWAYS];
-    alkt_authorization auth[TW_MAX_CLIENTS * TW_MAX_GATEWAYS];
+    alkt_authorization auth[TW_MAX_CLIENTS * TW_MAX_GATEWAYS + 1];
     alkt_revocation revs[TW_MAX_CLIENTS];
     /* the gateway-decision check: the inputs of the last whole check */
     int grid_valid;
@@ -281,6 +281,36 @@ static void ts_push(ts_sim *s, const ts_view *v, int to_gateways, int to_clients
     for (n = 0; n < TW_NODES; n++)
         if (s->w.node_used[n] && (tw_is_gateway(n) ? to_gateways : to_clients))
             tw_control(&s->w, n, &c);
+}
+
+/* Before a revocation of (c, g): the same authorizations again, but that
+ * pair's twice and last - where a removal that moves the last entry into
+ * the removed one's place must look at the moved entry too. Only the
+ * authorizations section: nothing else changes. */
+static void ts_push_twice(ts_sim *s, const ts_view *v, int c, int g, int to_gateways,
+                          int to_clients)
+{
+    alkt_control ctl;
+    int i, k, n;
+    size_t na = 0;
+    if (!v->auth[c][g]) return;
+    for (i = 0; i < s->w.n_clients; i++)
+        for (k = 0; k < s->w.n_gateways; k++) {
+            if (!v->auth[i][k] || (i == c && k == g)) continue;
+            s->auth[na] = s->w.auth[i * s->w.n_gateways + k];
+            s->auth[na++].expires = v->expires[i][k];
+        }
+    for (k = 0; k < 2; k++) {
+        s->auth[na] = s->w.auth[c * s->w.n_gateways + g];
+        s->auth[na++].expires = v->expires[c][g];
+    }
+    memset(&ctl, 0, sizeof ctl);
+    ctl.has_authorizations = 1;
+    ctl.authorizations = s->auth;
+    ctl.authorization_count = na;
+    for (n = 0; n < TW_NODES; n++)
+        if (s->w.node_used[n] && (tw_is_gateway(n) ? to_gateways : to_clients))
+            tw_control(&s->w, n, &ctl);
 }
 
 /* The gateways' view changed: what it no longer covers may be reset, and
@@ -1337,6 +1367,8 @@ static int ts_step(alksim_ctx *ctx, void *state, unsigned kind)
         int n;
         alksim_log(ctx, "revoke client %d at gateway %d (%s)", c, g,
                    everywhere ? "everywhere" : "gateways only");
+        ts_push_twice(s, &s->vg, c, g, 1, 0);
+        if (everywhere) ts_push_twice(s, &s->vc, c, g, 0, 1);
         memset(&ctl, 0, sizeof ctl);
         strcpy(s->revs[0].client, w->ids[c]);
         strcpy(s->revs[0].resource, w->res[g].id);
