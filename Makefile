@@ -449,7 +449,7 @@ GATE   ?= fast
 mutants:
 	python3 tests/mutants.py --header $(HEADER) --count $(COUNT) \
 	    --seed $(SEED) --gate $(GATE) $(if $(BASELINE),--baseline $(BASELINE)) \
-	    $(if $(NO_SCHEMATA),--no-schemata)
+	    $(if $(NO_SCHEMATA),--no-schemata) $(if $(FAMILIES),--families $(FAMILIES))
 
 # ---- coverage ---------------------------------------------------------------
 coverage:

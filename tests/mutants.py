@@ -72,20 +72,27 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SKIP_DIRS = {".git", "build", "out"}
 
-REL = [  # (pattern, replacement, label); lookarounds keep ->, <<, >>, <=
-    (r"(?<![<>=!-])<(?![<=])", "<=", "< to <="),
-    (r"<=", "<", "<= to <"),
-    (r"(?<![<>=-])>(?![>=])", ">=", "> to >="),
-    (r">=", ">", ">= to >"),
-    (r"==", "!=", "== to !="),
-    (r"!=", "==", "!= to =="),
-    (r"&&", "||", "&& to ||"),
-    (r"\|\|", "&&", "|| to &&"),
-    (r"\+\+", "--", "++ to --"),
-    (r"(?<![-])--", "++", "-- to ++"),
-    (r"\+=", "-=", "+= to -="),
-    (r"-=", "+=", "-= to +="),
+REL = [  # (pattern, replacement, label, family); lookarounds keep ->, <<, >>, <=
+    (r"(?<![<>=!-])<(?![<=])", "<=", "< to <=", "flip-comparison"),
+    (r"<=", "<", "<= to <", "flip-comparison"),
+    (r"(?<![<>=-])>(?![>=])", ">=", "> to >=", "flip-comparison"),
+    (r">=", ">", ">= to >", "flip-comparison"),
+    (r"==", "!=", "== to !=", "flip-comparison"),
+    (r"!=", "==", "!= to ==", "flip-comparison"),
+    (r"&&", "||", "&& to ||", "swap-logical"),
+    (r"\|\|", "&&", "|| to &&", "swap-logical"),
+    (r"\+\+", "--", "++ to --", "swap-increment"),
+    (r"(?<![-])--", "++", "-- to ++", "swap-increment"),
+    (r"\+=", "-=", "+= to -=", "swap-increment"),
+    (r"-=", "+=", "-= to +=", "swap-increment"),
 ]
+# The operator families change one token; the semantic ones change what a
+# statement does in the ways real bugs do (issue 41: an outside check found
+# such bugs survive the gate far more often than operator mutants).
+OPERATOR_FAMILIES = ["flip-comparison", "swap-logical", "swap-increment",
+                     "shift-constant", "negate-condition", "return-early"]
+SEMANTIC_FAMILIES = ["delete-statement", "drop-guard", "swap-halves",
+                     "contents-to-length", "drop-reset", "swap-remove-skip"]
 DECL = re.compile(r"^\s*(const\s+)?(static\s+)?(unsigned|int|size_t|ptrdiff_t|"
                   r"uint\d+_t|alkc_\w+|alksim_\w+|alkt_\w+|q2w_\w+|char|void)\b")
 
@@ -107,6 +114,17 @@ def implementation_range(lines, macro):
     return start, len(lines)
 
 
+def line_code(line):
+    """code_part, and for a line that begins with a dereference (*p = x;,
+    which code_part takes for a comment's continuation) its code."""
+    code = code_part(line)
+    s = line.strip()
+    if code is None and s.startswith("*") and not s.startswith(("*/", "* ")) and \
+            s != "*" and re.search(r"[;{})]$", re.sub(r"/\*.*?\*/", "", s).rstrip()):
+        return re.sub(r"/\*.*?\*/", "", line).rstrip()
+    return code
+
+
 def code_part(line):
     """The line without a trailing comment; None for comment/preprocessor."""
     s = line.strip()
@@ -116,10 +134,20 @@ def code_part(line):
 
 
 def candidates(lines, lo, hi):
+    """Every candidate mutation of lines [lo, hi): (line index, family,
+    label, mutated line). The operator families first; a semantic mutant
+    whose line text an earlier one already makes is left out (a reset's
+    deletion is drop-reset's, not delete-statement's)."""
     out = []
+    ctx = Context(lines, lo, hi)
     in_string_table = False
     for i in range(lo, hi):
         code = code_part(lines[i])
+        if code is None and ctx.text[i] is not None and "_ASSERT(" not in ctx.text[i]:
+            # (a line code_part takes for a comment: *p = x;) the semantic
+            # families only - the operator ones stay as they were
+            out += semantic_at(ctx, i, ctx.text[i])
+            continue
         if code is None or "_ASSERT(" in code:
             continue  # weakening an internal assertion is unobservable
         if "X(" in code or "RESULT_LIST" in code:  # the message table
@@ -129,10 +157,10 @@ def candidates(lines, lo, hi):
             continue
         in_string_table = False
         body = re.sub(r'"([^"\\]|\\.)*"', lambda m: "\0" * len(m.group(0)), code)
-        for pat, rep, label in REL:
+        for pat, rep, label, family in REL:
             for m in re.finditer(pat, body):
                 new = code[:m.start()] + rep + code[m.end():]
-                out.append((i, label, new))
+                out.append((i, family, label, new))
         for m in re.finditer(r"(?<![\w.])(0x[0-9a-fA-F]+|\d+)(u|U|ul|UL)?(?![\w.])",
                              body):
             v = int(m.group(1), 0)
@@ -141,26 +169,663 @@ def candidates(lines, lo, hi):
                     continue
                 lit = (hex(v + d) if m.group(1).startswith("0x") else str(v + d))
                 new = code[:m.start()] + lit + (m.group(2) or "") + code[m.end():]
-                out.append((i, "constant %s to %s" % (m.group(1), lit), new))
+                out.append((i, "shift-constant", "constant %s to %s" % (m.group(1), lit),
+                            new))
         m = re.match(r"^(\s*)(if|while) \((.*)\)(\s*\{?)$", code)
         if m:
             new = "%s%s (!(%s))%s" % m.groups()
-            out.append((i, "negate %s condition" % m.group(2), new))
+            out.append((i, "negate-condition", "negate %s condition" % m.group(2), new))
         s = code.strip()
-        if (s.endswith(";") and s != ";" and not DECL.match(code)
-                and s.count("(") == s.count(")")
-                and not s.startswith(("return", "break", "continue", "}", "case", "default",
-                                      "(void)"))
-                and not code.rstrip().endswith(("(", ","))
-                and statement_start(lines, i)
-                and not (i + 1 < hi and lines[i + 1].strip().startswith("else"))):
-            indent = code[:len(code) - len(code.lstrip())]
-            out.append((i, "delete statement", indent + ";"))
         if (s.startswith("return ") and s != "return 0;"
                 and s.endswith(";") and s.count("(") == s.count(")")
                 and not re.match(r"return (\w*_OK|NULL);", s)):
             indent = code[:len(code) - len(code.lstrip())]
-            out.append((i, "return 0 instead", indent + "return 0;"))
+            out.append((i, "return-early", "return 0 instead", indent + "return 0;"))
+        out += semantic_at(ctx, i, code)
+    uniq, keys = [], set()
+    for c in out:
+        key = (c[0], c[3].strip())
+        if c[1] in SEMANTIC_FAMILIES and key in keys:
+            continue
+        keys.add(key)
+        uniq.append(c)
+    return uniq
+
+
+def semantic_at(ctx, i, code):
+    out = []
+    for fam, label, new in semantic_mutations(ctx, i, code):
+        at = i
+        if "@" in fam:   # placed on a later line (a condition's last one)
+            fam, at = fam.split("@")[0], int(fam.split("@")[1])
+        out.append((at, fam, label, new))
+    return out
+
+
+# ---- the semantic families ----
+LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
+JUMP = re.compile(r"^(?:return|goto|break|continue)\b")
+IF_AT = re.compile(r"^(\s*(?:\}\s*)?(?:else\s+)?)if\s*\(")
+LOOP_AT = re.compile(r"^\s*(?:\}\s*)?(for|while|do)\b")
+CAST = re.compile(r"^\(\s*(?:const\s+|unsigned\s+|signed\s+)*(?:unsigned|signed|int|char|"
+                  r"short|long|size_t|uint\d+_t|int\d+_t|uintptr_t)"
+                  r"(?:\s+(?:int|long|char))*\s*\)\s*")
+OPERAND = re.compile(r"^\*?[a-z_]\w*(?:\s*(?:->|\.)\s*\w+|\[[^\[\]]+\])*$")
+PRIMARY = re.compile(r"\s*(0x[0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[A-Za-z_]\w*"
+                     r"(?:(?:->|\.)\w+|\[[^\[\]]+\])*)")
+RESET_VALUE = re.compile(r"^(?:0|0[uU]|0[uU]?[lL]{1,2}|NULL|false|'\\0'|"
+                         r"[A-Z][A-Z0-9_]*_(?:NONE|FREE|IDLE|EMPTY))$")
+
+
+def mask(code):
+    """code with its string and character literals blanked (same length):
+    a quote or bracket inside one is not syntax."""
+    return LITERAL.sub(lambda m: "\0" * len(m.group(0)), code)
+
+
+def match_paren(s, p):
+    """The index of the bracket closing the one at s[p], or None when it
+    is not closed in s."""
+    depth = 0
+    for k in range(p, len(s)):
+        if s[k] in "([{":
+            depth += 1
+        elif s[k] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return k
+    return None
+
+
+def top_level(s, a, b):
+    """The indices in s[a:b] at bracket depth 0."""
+    depth = 0
+    for k in range(a, b):
+        ch = s[k]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0:
+            yield k
+
+
+class Context:
+    """The header's lines with their code (comments gone, literals
+    blanked), and the questions about block structure the semantic
+    families ask."""
+
+    def __init__(self, lines, lo, hi):
+        self.lines, self.lo, self.hi = lines, lo, hi
+        # text: what code_part gives, and also the code lines it takes for
+        # comment lines (*p = x; starts with a star); code: text with the
+        # literals and an unclosed trailing comment blanked
+        self.text, self.code = [], []
+        in_comment = False
+        for line in lines:
+            text = None if in_comment else line_code(line)
+            flat = re.sub(r"/\*.*?\*/", "", mask(line))
+            if in_comment:
+                in_comment = "*/" not in flat
+            elif "/*" in flat:
+                in_comment = True
+            self.text.append(text)
+            code = mask(text or "")
+            at = code.find("/*")
+            self.code.append(code if at < 0 else code[:at] + " " * (len(code) - at))
+
+    def next_code(self, i):
+        for j in range(i + 1, self.hi):
+            if self.code[j].strip():
+                return j
+        return None
+
+    def prev_code(self, i):
+        for j in range(i - 1, self.lo - 1, -1):
+            if self.code[j].strip():
+                return j
+        return None
+
+    def opener(self, i):
+        """The line of the { that the } opening line i closes."""
+        depth = 0
+        text = self.code[i]
+        text = text[:text.index("}") + 1] if "}" in text else text
+        for j in range(i, self.lo - 1, -1):
+            for ch in reversed(text if j == i else self.code[j]):
+                if ch == "}":
+                    depth += 1
+                elif ch == "{":
+                    depth -= 1
+                    if depth == 0:
+                        return j
+        return None
+
+    def closer(self, i, col):
+        """The line of the } closing the { at line i, column col."""
+        depth = 0
+        for j in range(i, self.hi):
+            text = self.code[j][col:] if j == i else self.code[j]
+            for ch in text:
+                if ch == "{":
+                    depth += 1
+                elif ch == "}":
+                    depth -= 1
+                    if depth == 0:
+                        return j
+        return None
+
+    def header(self, j):
+        """The first line of the statement header (if/for/while/switch ...)
+        whose line j ends: a multi-line condition is followed back to its
+        opening line."""
+        text = self.code[j].rstrip()
+        if text.endswith("{"):
+            text = text[:-1].rstrip()
+        if not text.endswith(")"):
+            return j
+        depth = 0
+        for k in range(j, max(self.lo, j - 12) - 1, -1):
+            t = self.code[k] if k != j else text
+            for ch in reversed(t):
+                if ch == ")":
+                    depth += 1
+                elif ch == "(":
+                    depth -= 1
+            if depth <= 0:
+                return k
+        return j
+
+    def braceless_parents(self, h):
+        """The headers (for (...), if (...) without a brace) whose body
+        the statement starting on line h is, innermost first."""
+        out = []
+        while True:
+            p = self.prev_code(h)
+            if p is None or not self.code[p].rstrip().endswith(")"):
+                return out
+            h = self.header(p)
+            if not re.match(r"^\s*(?:\}\s*)?(?:else\s+)?(if|for|while)\b", self.code[h]):
+                return out
+            out.append(h)
+
+    def enclosing(self, i):
+        """The header lines of the blocks and braceless bodies around line
+        i, innermost first."""
+        out, depth = self.braceless_parents(i), 0
+        for j in range(i - 1, self.lo - 1, -1):
+            for ch in reversed(self.code[j]):
+                if ch == "}":
+                    depth += 1
+                elif ch == "{":
+                    if depth == 0:
+                        out.append(self.header(j))
+                        out += self.braceless_parents(self.header(j))
+                    else:
+                        depth -= 1
+            if self.code[j].startswith(("static", "ALK", "Q2W")) or \
+                    (self.code[j].strip() and not self.code[j][0].isspace()
+                     and self.code[j].rstrip() == "{"):
+                break
+        return out
+
+    def braceless_if_body(self, i):
+        """Whether line i is the body of an if or else without braces."""
+        j = self.prev_code(i)
+        if j is None:
+            return False
+        prev = self.code[j].rstrip()
+        if re.search(r"(^|\})\s*else$", prev):
+            return True
+        return prev.endswith(")") and \
+            IF_AT.match(self.code[self.header(j)]) is not None
+
+    def statement_end(self, i):
+        """The line ending the statement that starts on line i (within 12
+        lines), or None."""
+        depth = 0
+        for j in range(i, min(self.hi, i + 12)):
+            for ch in self.code[j]:
+                if ch in "([":
+                    depth += 1
+                elif ch in ")]":
+                    depth -= 1
+            t = self.code[j].rstrip()
+            if depth == 0 and t.endswith(";"):
+                return j
+            if t.endswith(("{", "}")) or depth < 0:
+                return None
+        return None
+
+
+def is_declaration(code):
+    s = code.strip()
+    if s.startswith(("goto ", "return ", "return;")):
+        return False
+    if re.match(r"^[A-Za-z_]\w*\s*(\(|\[|->|\.|=|\+\+|--|[-+*/%&|^]=|<<=|>>=)", s) \
+            and not re.match(r"^(const|static|unsigned|signed|struct|enum|union)\b", s):
+        return False   # a call or an assignment
+    return bool(DECL.match(code) or ANY_DECL.match(code))
+
+
+def deletion(ctx, i, code):
+    """What deleting the one-line statement on line i leaves - ';', '{ }'
+    as the body of an if or else without braces (gcc's -Wempty-body), a
+    fall-through comment for a break before a case label - or None when
+    the line is no such statement or its deletion changes nothing."""
+    s = code.strip()
+    if not (s.endswith(";") and s != ";" and s.count("(") == s.count(")")):
+        return None
+    if is_declaration(code) or code.rstrip().endswith(("(", ",")) or \
+            s.startswith(("return", "}", "case", "default", "(void)")):
+        return None
+    if not statement_start(ctx.lines, i):
+        return None
+    if i + 1 < ctx.hi and ctx.lines[i + 1].strip().startswith("else"):
+        return None
+    indent = code[:len(code) - len(code.lstrip())]
+    nxt = ctx.next_code(i)
+    nxt_text = ctx.code[nxt].strip() if nxt is not None else ""
+    if s in ("break;", "continue;"):
+        if nxt_text.startswith("}"):
+            op = ctx.opener(nxt)
+            head = ctx.code[ctx.header(op)] if op is not None else ""
+            if s == "break;" and re.match(r"^\s*switch\b", head):
+                return None   # the switch's end: nothing changes
+            if s == "continue;" and LOOP_AT.match(head):
+                return None   # the loop body's end: nothing changes
+            after = ctx.next_code(nxt)
+            if s == "break;" and after is not None and \
+                    re.match(r"^\s*(case\b|default\s*:)", ctx.code[after]):
+                return None   # a fall-through no comment can mark
+        if s == "break;" and re.match(r"^(case\b|default\s*:)", nxt_text):
+            return indent + "/* fall through */"
+    if ctx.braceless_if_body(i):
+        return indent + "{ }"
+    return indent + ";"
+
+
+def semantic_mutations(ctx, i, code):
+    """The semantic families' mutations of line i: (family, label, new)."""
+    out = []
+    out += swap_remove_skip(ctx, i, code)
+    out += drop_reset(ctx, i, code)
+    out += contents_to_length(ctx, i, code)
+    out += swap_halves(ctx, i, code)
+    out += drop_guard(ctx, i, code)
+    out += delete_statement(ctx, i, code)
+    return out
+
+
+def delete_statement(ctx, i, code):
+    """A statement on one line (a call, an assignment, a break, a continue,
+    a one-line if) deleted; a statement over several lines, from its first
+    line, by if (0) in front."""
+    new = deletion(ctx, i, code)
+    if new is not None:
+        return [("delete-statement", "delete %s" % code.strip(), new)]
+    s = ctx.code[i].strip()
+    if not s or s.endswith((";", "{", "}", "\\")) or \
+            re.match(r"^(if|for|while|switch|return|do|else|case|default|goto)\b", s) or \
+            s.startswith(("{", "}", "(void)")) or is_declaration(code) or \
+            s.count("(") <= s.count(")") or not statement_start(ctx.lines, i):
+        return []
+    end = ctx.statement_end(i)
+    if end is None or end == i:
+        return []
+    nxt = ctx.next_code(end)
+    if nxt is not None and ctx.code[nxt].strip().startswith("else"):
+        return []
+    indent = code[:len(code) - len(code.lstrip())]
+    return [("delete-statement", "delete the statement of lines %d-%d by if (0)"
+             % (i + 1, end + 1), indent + "if (0) " + code.lstrip())]
+
+
+def drop_reset(ctx, i, code):
+    """x->f = 0; (0, NULL, false, a *_NONE/_FREE/_IDLE/_EMPTY enumerator
+    into a struct field) deleted: a state change that leaves stale state."""
+    s = ctx.code[i].strip()
+    if not s.endswith(";"):
+        return []
+    parts = [s[:k] for k in top_level(s, 0, len(s))
+             if s[k] == "=" and s[k - 1] not in "=!<>+-*/%&|^" and s[k + 1] != "="]
+    if not parts:
+        return []
+    value = s[s.rindex("=") + 1:-1].strip()
+    target = s[:s.index("=")]
+    if not RESET_VALUE.match(value) or "_ERR_" in value or \
+            not re.search(r"->|\.", target) or "(" in target or \
+            target.lstrip().startswith("*"):
+        return []
+    new = deletion(ctx, i, code)
+    return [("drop-reset", "delete %s" % code.strip(), new)] if new else []
+
+
+def contents_to_length(ctx, i, code):
+    """memcmp(a, b, n) / strncmp / alkt_ct_equal with n made 0, strcmp(a, b)
+    made a comparison of strlen: only what the lengths say is checked.
+    memcmp and strcmp only where the result is tested for equality."""
+    out = []
+    s = ctx.code[i]
+    for m in re.finditer(r"\b(memcmp|strncmp|strcmp|alkt_ct_equal)\s*\(", s):
+        p = m.end() - 1
+        e = match_paren(s, p)
+        if e is None:
+            continue
+        name = m.group(1)
+        before, after = s[:m.start()].rstrip(), s[e + 1:]
+        if re.search(r"\w$", before) and not re.search(r"\breturn$", before):
+            continue   # int alkt_ct_equal(...): the definition
+        equality = (re.match(r"^\s*[!=]=\s*0\b", after) or before.endswith("!") or
+                    (before.endswith(("(", "&&", "||")) and
+                     re.match(r"^\s*(\)|&&|\|\||;)", after) and
+                     not re.search(r"\breturn$", before)))
+        if name != "alkt_ct_equal" and not equality:
+            continue   # an ordering (a sort's comparison) is left alone
+        commas = [k for k in top_level(s, p + 1, e) if s[k] == ","]
+        if name == "strcmp" and len(commas) == 1:
+            a, b = code[p + 1:commas[0]].strip(), code[commas[0] + 1:e].strip()
+            new = code[:m.start()] + "(strlen(%s) != strlen(%s))" % (a, b) + code[e + 1:]
+            out.append(("contents-to-length", "strcmp to a comparison of lengths", new))
+        elif name != "strcmp" and len(commas) == 2:
+            n = code[commas[1] + 1:e].strip()
+            if n == "0":
+                continue
+            new = code[:commas[1] + 1] + " 0" + code[e:]
+            out.append(("contents-to-length", "%s compares no bytes (length %s to 0)"
+                        % (name, n), new))
+    return out
+
+
+def shift_terms(s, a, b):
+    """The terms of the | combination s[a:b]: (operand start, end, shift
+    text) with the operand's cast left out, None for a term of another
+    shape."""
+    cuts = [k for k in top_level(s, a, b) if s[k] == "|"]
+    out = []
+    for x, y in zip([a] + [k + 1 for k in cuts], cuts + [b]):
+        while x < y and s[x].isspace():
+            x += 1
+        while y > x and s[y - 1].isspace():
+            y -= 1
+        if x == y:
+            continue   # a line that begins or ends with the |
+        while s[x] == "(" and match_paren(s, x) == y - 1:
+            x, y = x + 1, y - 1
+        ops = [k for k in top_level(s, x, y) if s[k:k + 2] in ("<<", ">>")
+               and s[k + 2:k + 3] != "=" and (k == x or s[k - 1] not in "<>")]
+        if any(s[k] in "&^?=!<>+-*/%" for k in top_level(s, x, y) if k not in ops and
+               k - 1 not in ops and not (s[k] == "-" and s[k + 1:k + 2] == ">")
+               and not (s[k] == ">" and s[k - 1] == "-")) or len(ops) > 1:
+            out.append(None)
+            continue
+        end = ops[0] if ops else y
+        while end > x and s[end - 1].isspace():
+            end -= 1
+        shift = s[ops[0] + 2:y].strip() if ops else ""
+        c = CAST.match(s[x:end])
+        start = x + (c.end() if c else 0)
+        operand = s[start:end]
+        if not OPERAND.match(operand) or operand.isupper():
+            out.append(None)
+            continue
+        out.append((start, end, (s[ops[0]:ops[0] + 2] if ops else "") + shift))
+    return out
+
+
+def group_of(s, k):
+    """The span of the expression the | at s[k] is a top-level operator
+    of: out to an unmatched bracket, a comma, ;, ?, :, && or ||, or an
+    assignment. None when a comparison stands in it (a | b == c)."""
+    a = k
+    depth = 0
+    while a > 0:
+        ch = s[a - 1]
+        if ch in ")]":
+            depth += 1
+        elif ch in "([":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0:
+            if ch in ",;?:{}" or s[a - 2:a] in ("&&", "||"):
+                break
+            if ch == "=":
+                if s[a - 2:a - 1] in ("=", "!") or s[a - 3:a - 1] in ("<=", ">=") or \
+                        (s[a - 2:a - 1] in ("<", ">") and s[a - 3:a - 2] not in ("<", ">")):
+                    return None
+                break
+            if ch in "<>" and s[a - 2:a - 1] not in ("<", ">", "-") and \
+                    s[a:a + 1] not in ("<", ">"):
+                return None
+        a -= 1
+    b = k + 1
+    depth = 0
+    while b < len(s):
+        ch = s[b]
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0:
+            if ch in ",;?:{}" or s[b:b + 2] in ("&&", "||"):
+                break
+            if ch == "=" or (ch in "<>" and s[b + 1:b + 2] not in ("<", ">", "=")
+                             and s[b - 1] not in ("<", ">", "-")):
+                if ch == "=" and s[b - 1] in "<>" and s[b - 2] == s[b - 1]:
+                    break
+                return None
+        b += 1
+    head = re.match(r"\s*return\b", s[a:b])
+    return (a + head.end() if head else a), b
+
+
+def swap_halves(ctx, i, code):
+    """Bit order wrong: the operands of two neighbouring terms of a | of
+    shifts exchanged ((a << 8) | b to (b << 8) | a), or a mask and a shift
+    applied in the other order ((x >> 8) & m to (x & m) >> 8)."""
+    s = ctx.code[i]
+    out, groups = [], []
+    for k, ch in enumerate(s):
+        if ch == "|" and s[k - 1:k] != "|" and s[k + 1:k + 2] not in ("|", "="):
+            g = group_of(s, k)
+            if g and g not in groups:
+                groups.append(g)
+    for a, b in groups:
+        terms = shift_terms(s, a, b)
+        for t, u in zip(terms, terms[1:]):
+            if t is None or u is None or t[2] == u[2]:
+                continue
+            x, y = code[t[0]:t[1]], code[u[0]:u[1]]
+            if x.replace(" ", "") == y.replace(" ", ""):
+                continue
+            new = code[:t[0]] + y + code[t[1]:u[0]] + x + code[u[1]:]
+            out.append(("swap-halves", "%s and %s swapped across the |" % (x, y), new))
+    for p, ch in enumerate(s):
+        if ch != "(" or CAST.match(s[p:]):
+            continue
+        e = match_paren(s, p)
+        if e is None:
+            continue
+        before = s[:p].rstrip()
+        if not (before == "" or before.endswith(("(", ",", ";", "|", "&", "^", "?", ":",
+                                                 "{", "return"))
+                or (before.endswith("=") and not before.endswith(("==", "!=", "<=", ">="))
+                    or before.endswith(("<<=", ">>=")))):
+            continue
+        inner = list(top_level(s, p + 1, e))
+        shifts = [k for k in inner if s[k:k + 2] in ("<<", ">>")]
+        ands = [k for k in inner if s[k] == "&" and s[k + 1] not in "&=" and s[k - 1] != "&"]
+        low = [k for k in inner if s[k] in "|^?=!<>,&" and k not in ands and
+               all(k not in (q, q + 1) for q in shifts) and not
+               (s[k] == ">" and s[k - 1] == "-")]
+        if low:
+            continue
+        m = re.match(r"\s*&(?![&=])\s*" if len(shifts) == 1 and not ands else
+                     r"\s*(<<|>>)(?!=)\s*" if len(ands) == 1 and not shifts else
+                     r"(?!)", s[e + 1:])
+        if not m:
+            continue
+        q = e + 1 + m.end()
+        if s[q:q + 1] == "(":
+            r = match_paren(s, q)
+            if r is None:
+                continue
+            r += 1
+        else:
+            pm = PRIMARY.match(s, q)
+            if not pm or pm.end() == q:
+                continue
+            r = pm.end()
+        if not re.match(r"^\s*($|[);,|&^?:])", s[r:]):
+            continue
+        second = code[q:r].strip()
+        if re.match(r"^\s*(0x[0-9a-fA-F]+|\d+)[uUlL]*\s*$",
+                    code[p + 1:(shifts or ands)[0]]):
+            continue     # (0xff << n) & m: a constant has no bit order to get wrong
+        if shifts:       # (x >> s) & m  ->  ((x & m) >> s)
+            k = shifts[0]
+            x, sh, amount = code[p + 1:k].strip(), code[k:k + 2], code[k + 2:e].strip()
+            core = "(%s & %s) %s %s" % (x, second, sh, amount)
+            label = "mask before the shift"
+        else:            # (x & m) >> s  ->  ((x >> s) & m)
+            k = ands[0]
+            x, mask_text, sh = code[p + 1:k].strip(), code[k + 1:e].strip(), m.group(1)
+            core = "(%s %s %s) & %s" % (x, sh, second, mask_text)
+            label = "shift before the mask"
+        whole = (before.endswith("(") and s[r:].lstrip().startswith(")")) or \
+            ((before.endswith(("=", "return")) or before == "") and
+             s[r:].strip() == ";")
+        new = code[:p] + (core if whole else "(%s)" % core) + code[r:]
+        out.append(("swap-halves", label, new))
+    return out
+
+
+def drop_guard(ctx, i, code):
+    """if (cond) with the body run whatever cond says: the condition made
+    1 (kept, then || 1, when it calls or assigns: its side effects stay).
+    A condition over several lines gets ? 1 : 1 on its last line. Left
+    out: an if whose body leaves (return, goto, break, continue) - that
+    is return-early's and delete-statement's ground."""
+    s = ctx.code[i]
+    m = IF_AT.match(s)
+    if not m:
+        return []
+    p = m.end() - 1
+    e = match_paren(s, p)
+    last, cond = i, None
+    if e is not None:
+        cond = code[p + 1:e]
+    else:
+        depth, parts = 0, []
+        for j in range(i, min(ctx.hi, i + 8)):
+            t = ctx.code[j]
+            for k in range(p if j == i else 0, len(t)):
+                if t[k] == "(":
+                    depth += 1
+                elif t[k] == ")":
+                    depth -= 1
+                    if depth == 0:
+                        last, e = j, k
+                        break
+            parts.append(t[p + 1 if j == i else 0:e if e is not None else len(t)])
+            if e is not None:
+                break
+        if e is None:
+            return []
+        cond = " ".join(parts)
+    lt = ctx.code[last]
+    rest = lt[e + 1:].strip()
+    if cond.strip() in ("0", "1"):
+        return []
+    if rest == "":
+        nb = ctx.next_code(last)
+        if nb is None or JUMP.match(ctx.code[nb].strip()) or \
+                ctx.code[nb].strip().startswith("{"):
+            return []
+    elif rest == "{":
+        c = ctx.closer(last, lt.rindex("{"))
+        if c is None:
+            return []
+        lb = ctx.prev_code(c)
+        if lb is None or JUMP.match(ctx.code[lb].strip()):
+            return []
+    elif rest.endswith((";", "}")):
+        if re.search(r"\b(return|goto|break|continue)\b", rest):
+            return []
+    else:
+        return []
+    if last == i:
+        # (a call of a lower-case name: a function; upper case: a macro)
+        side = re.search(r"\b(?!sizeof\b)[a-z_]\w*\s*\(|\+\+|--|"
+                         r"(?<![=!<>])=(?!=)", mask(cond))
+        new = code[:p + 1] + ("(%s) || 1" % cond.strip() if side else "1") + code[e:]
+        return [("drop-guard", "if condition always true", new)]
+    flat = mask(cond)
+    if any(flat[k] in "?," or (flat[k] == "=" and flat[k - 1] not in "=!<>" and
+                               flat[k + 1:k + 2] != "=")
+           for k in top_level(flat, 0, len(flat))):
+        return []
+    lcode = ctx.text[last]
+    new = lcode[:e] + " ? 1 : 1" + lcode[e:]
+    return [("drop-guard@%d" % last, "if condition (lines %d-%d) always true"
+             % (i + 1, last + 1), new)]
+
+
+def swap_remove_skip(ctx, i, code):
+    """In a loop that removes element i by moving the last one into its
+    place (a[i] = a[--n]; or a[i] = a[n - 1]; n--;): the i-- that has the
+    moved element looked at deleted, or - where the loop looks again by
+    not advancing - an i++ added, so the moved element is skipped."""
+    s = ctx.code[i].strip()
+    m = re.match(r"^(.+?)\s*=\s*([\w>.\-\[\]]+?)\[\s*--\s*([\w>.\-]+)\s*\]\s*;$", s) or \
+        re.match(r"^(.+?)\s*=\s*([\w>.\-\[\]]+?)\[\s*([\w>.\-]+)\s*-\s*1\s*\]\s*;$", s)
+    if not m:
+        return []
+    lhs, arr, count = m.group(1), m.group(2), m.group(3)
+    if "--" not in s:   # a[i] = a[n - 1]; needs n--; next
+        nxt = ctx.next_code(i)
+        if nxt is None or not re.match(r"^\s*(%s\s*--|--\s*%s|%s\s*-=\s*1)\s*;"
+                                       % ((re.escape(count),) * 3), ctx.code[nxt]):
+            return []
+    idx = re.match(r"^%s\[\s*(\w+)\s*\]$" % re.escape(arr), lhs)
+    loop = None
+    for h in ctx.enclosing(i):
+        hm = re.match(r"^\s*(for|while)\s*\((.*)\)\s*\{?\s*$", ctx.code[h])
+        if hm and count in hm.group(2):
+            loop = hm
+            break
+    if loop is None:
+        return []
+    var = idx.group(1) if idx else None
+    if var is None:
+        vm = re.search(r"\b(\w+)\s*<=?\s*%s\b" % re.escape(count), loop.group(2))
+        if not vm:
+            return []
+        var = vm.group(1)
+    out = []
+    j = i
+    for _ in range(3):
+        j = ctx.next_code(j)
+        if j is None or ctx.code[j].strip().startswith("}"):
+            break
+        if re.match(r"^\s*(%s\s*--|--\s*%s|%s\s*-=\s*1)\s*;$" % ((re.escape(var),) * 3),
+                    ctx.code[j]):
+            indent = ctx.lines[j][:len(ctx.lines[j]) - len(ctx.lines[j].lstrip())]
+            out.append(("swap-remove-skip@%d" % j, "the %s-- after the swap-remove deleted"
+                        % var, indent + ";"))
+            return out
+    step = ""
+    if loop.group(1) == "for":
+        parts = top_level_split(loop.group(2), ";")
+        step = parts[2] if len(parts) == 3 else ""
+    if re.search(r"\b%s\b" % re.escape(var), step):
+        return []   # the loop advances past the moved element already
+    indent = code[:len(code) - len(code.lstrip())]
+    out.append(("swap-remove-skip", "%s++ after the swap-remove" % var,
+                "%s{ %s %s++; }" % (indent, code.strip(), var)))
     return out
 
 
@@ -188,21 +853,33 @@ def functions_and_sections(lines, lo, hi):
 
 
 def spread_sample(cands, func, count, rnd):
-    """count candidates, round-robin over the functions (shuffled), each
-    function's own candidates shuffled: every function before seconds."""
+    """count candidates, round-robin over the functions (shuffled): every
+    function before seconds. A function's own candidates are taken
+    round-robin over their families (in a shuffled order, each family's
+    candidates shuffled): every family a function has before seconds - a
+    rare family (contents-to-length) is not crowded out by the constants."""
     groups = {}
     for c in cands:
-        groups.setdefault(func.get(c[0], "?"), []).append(c)
+        groups.setdefault(func.get(c[0], "?"), {}).setdefault(c[1], []).append(c)
     names = sorted(groups)
     rnd.shuffle(names)
+    queue = {}
     for n in names:
-        rnd.shuffle(groups[n])
-    out, k = [], 0
-    while len(out) < count and any(groups[n] for n in names):
+        fams = sorted(groups[n])
+        rnd.shuffle(fams)
+        for f in fams:
+            rnd.shuffle(groups[n][f])
+        queue[n] = []
+        while any(groups[n][f] for f in fams):
+            for f in fams:
+                if groups[n][f]:
+                    queue[n].append(groups[n][f].pop())
+        queue[n].reverse()   # (taken from the end)
+    out = []
+    while len(out) < count and any(queue[n] for n in names):
         for n in names:
-            if groups[n] and len(out) < count:
-                out.append(groups[n].pop())
-        k += 1
+            if queue[n] and len(out) < count:
+                out.append(queue[n].pop())
     return out
 
 
@@ -328,6 +1005,17 @@ def switched(muts, parts_of, k, original):
     return "%s(%s)" % (chain, original) if chain else original
 
 
+def cond_shape(line):
+    """COND's match when the condition's parentheses are the line's last
+    ones (not the if (c) x = f(y); of a one-line if: that is a statement)."""
+    m = COND.match(line)
+    if m:
+        flat = mask(line)
+        if match_paren(flat, m.start(3) - 1) != m.end(3):
+            return None
+    return m
+
+
 def schema_line(code, muts):
     """The line holding its mutants [(n, new line)] behind alk__mut() == n,
     the original otherwise; None when the line's shape does not allow it
@@ -349,11 +1037,11 @@ def schema_line(code, muts):
             return None   # a declaration is no expression to switch
         parts = [switched(muts, parts_of, k, orig[k]) for k in range(3)]
         return "%sfor (%s;%s;%s)%s" % (indent, parts[0], parts[1], parts[2], m.group(3))
-    m = COND.match(code)
+    m = cond_shape(code)
     if m:
         chain = ""
         for n, new in muts:
-            mm = COND.match(new)
+            mm = cond_shape(new)
             if not mm or mm.group(1) != m.group(1) or mm.group(2) != m.group(2) or \
                     mm.group(4) != m.group(4):
                 return None
@@ -458,7 +1146,7 @@ def statement_start(lines, idx):
     not the continuation of a statement that began higher up."""
     j = idx - 1
     while j >= 0:
-        code = code_part(lines[j])
+        code = line_code(lines[j])
         if code is not None and code.strip():
             break
         j -= 1
@@ -482,7 +1170,7 @@ def schematize(lines, lo, chosen, skip, hi=None):
     and the function starts with: if (alk__mut() == n) return the copy."""
     hi = len(lines) if hi is None else hi
     by_line = {}
-    for n, (i, label, new) in enumerate(chosen, 1):
+    for n, (i, _, _, new) in enumerate(chosen, 1):
         if n not in skip:
             by_line.setdefault(i, []).append((n, new))
     # the line schemata first; what they cannot hold goes to function copies
@@ -493,7 +1181,7 @@ def schematize(lines, lo, chosen, skip, hi=None):
         for x in range(start, end + 1):
             owner[x] = start
     for idx, muts in by_line.items():
-        code = code_part(lines[idx])
+        code = line_code(lines[idx])
         f = owner.get(idx)
         inside = f is not None and idx > funcs[f][2][0]
         text = schema_line(code, muts) if code and inside and \
@@ -590,6 +1278,7 @@ def select(header, args):
         if first is None or last is None:
             sys.exit("mutants: --between: no such lines")
         cands = [c for c in cands if first <= c[0] < last]
+    cands = [c for c in cands if c[1] in args.families]
     func, sect = functions_and_sections(lines, lo, hi)
     chosen = spread_sample(cands, func, args.count, random.Random(args.seed))
     return lines, lo, hi, cands, chosen, func, sect
@@ -603,12 +1292,20 @@ def run_header(header, args, tree):
           "running %d (seed %d, gate %s)"
           % (header, len(cands), lo + 1, hi, len(set(func[c[0]] for c in cands)),
              len(chosen), args.seed, args.gate), flush=True)
+    per_family = {}
+    for c in cands:
+        per_family[c[1]] = per_family.get(c[1], 0) + 1
+    for kind, fams in (("operator", OPERATOR_FAMILIES), ("semantic", SEMANTIC_FAMILIES)):
+        if any(f in args.families for f in fams):
+            print("mutants: %s: %s candidates: %s" % (header, kind, ", ".join(
+                "%s %d" % (f, per_family.get(f, 0)) for f in fams if f in args.families)))
     judged = len(ONLY) if ONLY else len(chosen)   # (--only: those of the sample)
     rec = {"header": header, "killed": 0, "survived": [], "equivalent": [],
-           "nobuild": 0, "sections": {}, "run": judged}
+           "nobuild": 0, "sections": {}, "run": judged, "families": {}}
     if args.list:
-        for i, label, new in chosen:
-            print("  %s:%d  [%s]  %s: %s" % (header, i + 1, func[i], label, new.strip()))
+        for i, family, label, new in chosen:
+            print("  %s:%d  [%s]  %s (%s): %s" % (header, i + 1, func[i], family, label,
+                                                 new.strip()))
         return rec
     equivalents = load_equivalents(header)
     target = os.path.join(tree, header)
@@ -684,14 +1381,17 @@ def run_header(header, args, tree):
         order = [n for n in order if n in ONLY]
     try:
         for n in order:
-            i, label, new = chosen[n - 1]
+            i, family, label, new = chosen[n - 1]
             if n not in schema:
                 mutated = list(lines)
                 mutated[i] = new
                 with open(target, "w", encoding="utf-8") as f:
                     f.write("\n".join(mutated))
-            desc = "%s:%d  [%s]  %s: %s" % (header, i + 1, func[i], label, new.strip())
+            desc = "%s:%d  [%s]  %s (%s): %s" % (header, i + 1, func[i], family, label,
+                                                new.strip())
             group = rec["sections"].setdefault(sect[i], [0, 0])
+            # killed, survived, equivalent, did not build
+            fam = rec["families"].setdefault(family, [0, 0, 0, 0])
             if runs:
                 if n in schema:
                     rc, out, at = judge_by_runs(runs, scope, tree, args.timeout, limit,
@@ -712,25 +1412,30 @@ def run_header(header, args, tree):
                 rec["killed"] += 1
                 group[0] += 1
                 group[1] += 1
+                fam[0] += 1
             elif rc not in ("gate-pass", "gate-fail", "gate-timeout"):
                 verdict = "did not build"
                 rec["nobuild"] += 1
+                fam[3] += 1
             else:
                 if rc == "gate-pass":
-                    key = (code_part(lines[i]).strip(), new.strip())
+                    key = (line_code(lines[i]).strip(), new.strip())
                     why = equivalents.get((func[i],) + key, equivalents.get((None,) + key))
                     if why is not None:
                         verdict = "survived: documented equivalent"
                         rec["equivalent"].append("%s  (%s)" % (desc, why))
+                        fam[2] += 1
                     else:
                         verdict = "SURVIVED"
                         rec["survived"].append(desc)
                         group[1] += 1
+                        fam[1] += 1
                 else:
                     verdict = "killed" if rc == "gate-fail" else "killed (timeout)"
                     rec["killed"] += 1
                     group[0] += 1
                     group[1] += 1
+                    fam[0] += 1
             print("[%2d/%d] %-30s %s" % (n, len(chosen), verdict, desc), flush=True)
     finally:
         with open(target, "w", encoding="utf-8") as f:
@@ -846,12 +1551,44 @@ def rate(rec):
     return (100.0 * rec["killed"] / judged if judged else 100.0), judged
 
 
-def baseline_line(rec, args):
-    pct, judged = rate(rec)
-    return ("%s gate=%s seed=%d count=%d: %.1f%% killed (%d of %d judged; "
+def kind_counts(rec, families):
+    """killed, survived, equivalent, did not build over those families."""
+    out = [0, 0, 0, 0]
+    for f in families:
+        for k, v in enumerate(rec["families"].get(f, (0, 0, 0, 0))):
+            out[k] += v
+    return out
+
+
+def families_token(args):
+    """' families=...' for a run restricted to some families ('' for all)."""
+    fams = set(args.families)
+    if fams == set(OPERATOR_FAMILIES + SEMANTIC_FAMILIES):
+        return ""
+    for name, group in (("operator", OPERATOR_FAMILIES), ("semantic", SEMANTIC_FAMILIES)):
+        if fams == set(group):
+            return " families=" + name
+    return " families=" + ",".join(f for f in OPERATOR_FAMILIES + SEMANTIC_FAMILIES
+                                   if f in fams)
+
+
+def baseline_line(rec, args, kind=""):
+    """The header's line; kind "semantic": the semantic families' line."""
+    if kind:
+        killed, survived, equivalent, nobuild = kind_counts(rec, SEMANTIC_FAMILIES)
+    else:
+        killed, survived = rec["killed"], len(rec["survived"])
+        equivalent, nobuild = len(rec["equivalent"]), rec["nobuild"]
+    judged = killed + survived
+    pct = 100.0 * killed / judged if judged else 100.0
+    return ("%s gate=%s seed=%d count=%d%s%s: %.1f%% killed (%d of %d judged; "
             "%d equivalent, %d did not build)"
-            % (rec["header"], args.gate, args.seed, args.count, pct, rec["killed"],
-               judged, len(rec["equivalent"]), rec["nobuild"]))
+            % (rec["header"], args.gate, args.seed, args.count, families_token(args),
+               " " + kind if kind else "", pct, killed, judged, equivalent, nobuild))
+
+
+def has_semantic(args):
+    return any(f in args.families for f in SEMANTIC_FAMILIES)
 
 
 def report(recs, args):
@@ -866,43 +1603,87 @@ def report(recs, args):
         for name, (k, j) in sorted(rec["sections"].items()):
             if j:
                 print("    %-58s %3d/%-3d killed (%.0f%%)" % (name[:58], k, j, 100.0 * k / j))
+        print("    %-30s %s" % ("family", "killed/judged  equivalent  did not build"))
+        for kind, fams in (("operator", OPERATOR_FAMILIES), ("semantic", SEMANTIC_FAMILIES)):
+            if not any(f in args.families for f in fams):
+                continue
+            for f in fams + [kind]:
+                if f not in args.families and f != kind:
+                    continue
+                k, sv, eq, nb = kind_counts(rec, fams if f == kind else [f])
+                j = k + sv
+                print("    %-30s %3d/%-3d %s  %3d  %3d"
+                      % ("%s %s" % (kind, f) if f != kind else "%s (all)" % kind,
+                         k, j, ("(%3.0f%%)" % (100.0 * k / j)) if j else "(  -  )", eq, nb))
         for x in rec["survived"]:
             print("  SURVIVOR %s" % x)
         for x in rec["equivalent"]:
             print("  equivalent %s" % x)
+    for rec in recs:
+        if has_semantic(args):   # killed of the non-equivalent mutants that built
+            print("mutants: %s" % baseline_line(rec, args, "semantic"))
 
 
 def write_baseline(recs, args):
     with open(args.write_baseline, "w", encoding="utf-8") as f:
         f.write("# mutants_baseline.txt - kill rates of `make mutants` samples, one line\n"
-                "# per header, gate, seed and count (tests/mutants.py --write-baseline).\n"
+                "# per header, gate, seed and count (tests/mutants.py --write-baseline)\n"
+                "# and a 'semantic' line: the semantic families' mutants of the sample.\n"
                 "# A run with --baseline fails when a header's rate is below its line.\n")
         for rec in recs:
             f.write(baseline_line(rec, args) + "\n")
+            if has_semantic(args):
+                f.write(baseline_line(rec, args, "semantic") + "\n")
+
+
+BASELINE = re.compile(r"^(\S+) gate=(\S+) seed=(\d+) count=(\d+)( families=\S+)?"
+                      r"( semantic)?: ([\d.]+)% killed")
 
 
 def check_baseline(recs, args):
     """0 if no header's kill rate is below its baseline line (same gate,
-    seed and count)."""
+    seed, count and families), nor its semantic families' rate below its
+    semantic line where the file has one."""
     want = {}
     for raw in open(args.baseline, encoding="utf-8"):
-        m = re.match(r"^(\S+) gate=(\S+) seed=(\d+) count=(\d+): ([\d.]+)% killed", raw)
+        m = BASELINE.match(raw)
         if m:
-            want[(m.group(1), m.group(2), int(m.group(3)), int(m.group(4)))] = \
-                float(m.group(5))
+            want[(m.group(1), m.group(2), int(m.group(3)), int(m.group(4)),
+                  m.group(5) or "", (m.group(6) or "").strip())] = float(m.group(7))
     bad = 0
     for rec in recs:
-        key = (rec["header"], args.gate, args.seed, args.count)
-        if key not in want:
-            print("mutants: baseline: no line for %s gate=%s seed=%d count=%d"
-                  % key)
-            continue
-        pct, _ = rate(rec)
-        verdict = "ok" if pct + 1e-9 >= want[key] else "DROPPED"
-        print("mutants: baseline: %s %.1f%% (baseline %.1f%%): %s"
-              % (rec["header"], pct, want[key], verdict))
-        bad |= verdict != "ok"
+        for kind in ("", "semantic") if has_semantic(args) else ("",):
+            key = (rec["header"], args.gate, args.seed, args.count, families_token(args),
+                   kind)
+            if key not in want:
+                if not kind:
+                    print("mutants: baseline: no line for %s gate=%s seed=%d count=%d%s"
+                          % key[:5])
+                continue
+            if kind:
+                k, sv = kind_counts(rec, SEMANTIC_FAMILIES)[:2]
+                pct = 100.0 * k / (k + sv) if k + sv else 100.0
+            else:
+                pct, _ = rate(rec)
+            verdict = "ok" if pct + 1e-9 >= want[key] else "DROPPED"
+            print("mutants: baseline: %s%s %.1f%% (baseline %.1f%%): %s"
+                  % (rec["header"], " " + kind if kind else "", pct, want[key], verdict))
+            bad |= verdict != "ok"
     return bad
+
+
+def parse_families(text):
+    """--families: names and the groups 'operator', 'semantic', 'all'."""
+    out = []
+    for name in (x.strip() for x in text.split(",")):
+        group = {"all": OPERATOR_FAMILIES + SEMANTIC_FAMILIES,
+                 "operator": OPERATOR_FAMILIES,
+                 "semantic": SEMANTIC_FAMILIES}.get(name)
+        if group is None and name not in OPERATOR_FAMILIES + SEMANTIC_FAMILIES:
+            sys.exit("mutants: --families: no family %r (operator: %s; semantic: %s)"
+                     % (name, " ".join(OPERATOR_FAMILIES), " ".join(SEMANTIC_FAMILIES)))
+        out += group or [name]
+    return [f for f in OPERATOR_FAMILIES + SEMANTIC_FAMILIES if f in out]
 
 
 def main():
@@ -932,7 +1713,11 @@ def main():
                     help="fail if a kill rate is below this file's line")
     ap.add_argument("--write-baseline", default=None,
                     help="write the per-header kill rates to this file")
+    ap.add_argument("--families", default="all", metavar="F,F,...",
+                    help="only these mutation families: names, or 'operator', "
+                         "'semantic', 'all' (the default)")
     args = ap.parse_args()
+    args.families = parse_families(args.families)
     if args.only:
         ONLY.update(int(x) for x in args.only.split(",") if x.strip())
     headers = HEADERS_ALL if args.header == "all" else [args.header]
