@@ -4,15 +4,65 @@
     python3 tests/mutants.py --header alkcodec.h|all [--count 60] [--seed 1]
                              [--gate fast|replay] [--timeout 300]
                              [--since REV] [--list] [--between START END] [--only N,...]
+                             [--families F,...]
                              [--baseline FILE] [--write-baseline FILE]
 
 Makes one small source mutation at a time in a scratch copy of the tree
-(never the working tree): flip a comparison, swap && and ||, shift an integer
-constant by one, negate an if condition, swap ++/-- or += / -=, delete a
-statement, make a function return early. Each mutant is rebuilt and judged
-by the fast gate (`make fast-gate`: unit tests + corpus replay, under
-ASan+UBSan). A mutant the gate fails on is killed; one it passes on survived;
-one that does not compile did not build (and does not count).
+(never the working tree). Each mutant is rebuilt and judged by the fast
+gate (`make fast-gate`: unit tests + corpus replay, under ASan+UBSan). A
+mutant the gate fails on is killed; one it passes on survived; one that
+does not compile did not build (and does not count).
+
+The mutations come in families. The operator families change one token:
+    flip-comparison   < to <=, <= to <, > to >=, >= to >, == to !=, != to ==
+    swap-logical      && to ||, || to &&
+    swap-increment    ++ to --, -- to ++, += to -=, -= to +=
+    shift-constant    an integer constant one up or one down
+    negate-condition  if (c) / while (c) to if (!(c))
+    return-early      return x; to return 0;
+The semantic families change what a statement does the way real bugs do
+(an outside check found such bugs survive far more often than operator
+mutants, issue 41):
+    delete-statement  a statement on one line deleted (an assignment, a
+                      call, a break, a continue, a one-line if): `;`, `{ }`
+                      as an if's or else's body without braces (gcc's
+                      -Wempty-body), `/* fall through */` for a break before
+                      a case label; a break at a switch's end or a continue
+                      at a loop body's end (no change) is left out. A
+                      statement over several lines gets `if (0) ` in front
+                      of its first line.
+    drop-guard        an if whose body runs whatever the condition says:
+                      the condition made 1, or (c) || 1 when it calls a
+                      function or assigns (its side effects stay); a
+                      condition over several lines gets ` ? 1 : 1` before
+                      its closing parenthesis. An if whose body leaves
+                      (return, goto, break, continue) is left out: that is
+                      return-early's and delete-statement's ground.
+    swap-halves       bit order wrong: the operands of two neighbouring
+                      terms of a | of shifts exchanged ((a << 8) | b to
+                      (b << 8) | a, p[0] << 24 | p[1] << 16 to p[1] << 24 |
+                      p[0] << 16), or a mask and a shift applied in the other
+                      order ((x >> 8) & m to ((x & m) >> 8), and back).
+    contents-to-length  a comparison of contents that only checks what the
+                      lengths say: memcmp(a, b, n), strncmp and
+                      alkt_ct_equal with n made 0 (equal whatever the
+                      bytes), strcmp(a, b) made (strlen(a) != strlen(b));
+                      memcmp and strcmp only where tested for equality.
+    drop-reset        x->f = 0; deleted where the value is 0, NULL, false,
+                      '\\0' or a *_NONE, *_FREE, *_IDLE, *_EMPTY enumerator and
+                      the target a struct field: a state change that leaves
+                      stale state behind.
+    swap-remove-skip  in a loop that removes element i by moving the last
+                      one into its place (a[i] = a[--n]; or a[i] = a[n - 1];
+                      n--;, or *p = a[--n]; with p at element i): the i--
+                      that has the moved element looked at deleted, or -
+                      where the loop looks again by not advancing - i++
+                      added, so the moved element is skipped. (alktunnel.h
+                      has one such loop; the other headers none.)
+--families F,... runs only those: names, or operator, semantic, all (the
+default); make mutants FAMILIES=semantic. A semantic mutation that makes
+the same line as an operator one (or as an earlier semantic one: a reset's
+deletion is drop-reset's, not delete-statement's) is left out.
 
 --gate replay judges by the corpus replay alone (`make replay` for the
 harnesses that use the header, no unit test): the bar the oracles must meet
@@ -36,10 +86,13 @@ the oracles that should kill them were written.
 
 Selection is deterministic and spread over the code: every candidate
 mutation of the implementation section is enumerated, grouped by the
-function it is in, each group shuffled with --seed, and mutants are taken
-round-robin over the functions (in a shuffled order) until --count, so a
-sample reaches every function before it takes a second mutant of any; with
---since REV only the lines the change since REV added
+function it is in, and mutants are taken round-robin over the functions
+(in an order shuffled with --seed) until --count, so a sample reaches every
+function before it takes a second mutant of any; within a function they
+are taken round-robin over its families (shuffled), each family's own
+candidates shuffled, so a function gives one mutant of every family it has
+before a second of any (a rare family is not crowded out by the constants);
+with --since REV only the lines the change since REV added
 or rewrote are candidates (git diff -U0), so a change's own code is judged;
 with --between START END only the lines from the first one holding START to
 the next one holding END (e.g. one section of the header).
@@ -51,12 +104,19 @@ and reported as such rather than as a gap. Without " [<function>]" an
 entry holds wherever its line's text occurs - where the same text stands
 in another function it may not be equivalent there.
 
-The summary gives the kill rate per header and per section of the header
-(its "/* ---- name" comments) and lists the survivors with file:line.
---write-baseline FILE writes the per-header kill rates (with the gate, seed
-and count that made them) - tests/mutants_baseline.txt is such a file;
---baseline FILE compares this run with the line of the same header, gate,
-seed and count there and fails if a header's kill rate dropped.
+The summary gives the kill rate per header, per section of the header
+(its "/* ---- name" comments) and per family (the operator families and
+the semantic ones apart, each group with its total), lists the survivors
+with file:line, and ends with one line per header for the semantic
+families: killed of the non-equivalent mutants that built.
+--write-baseline FILE writes per header the kill rate of the whole sample
+(with the gate, seed and count that made it, and families=... when
+--families restricted the run) and, when semantic families ran, a second
+line with " semantic" before the colon - tests/mutants_baseline.txt is
+such a file; --baseline FILE compares this run with the lines of the same
+header, gate, seed, count and families there (a line without families=
+is a run of all of them; lines without " semantic" written before the
+semantic families existed still parse) and fails if a rate dropped.
 """
 import argparse
 import os
@@ -1045,8 +1105,10 @@ def schema_line(code, muts):
             if not mm or mm.group(1) != m.group(1) or mm.group(2) != m.group(2) or \
                     mm.group(4) != m.group(4):
                 return None
-            chain += "alk__mut() == %d ? (%s) : " % (n, mm.group(3))
-        return "%s%s (%s(%s))%s" % (m.group(1), m.group(2), chain, m.group(3), m.group(4))
+            chain += "alk__mut() == %d ? !!(%s) : " % (n, mm.group(3))
+        # (!! makes every arm an int: if (p) with p a pointer beside a
+        # mutant's if (1) or if (!(p)) is no pointer/integer mismatch)
+        return "%s%s (%s!!(%s))%s" % (m.group(1), m.group(2), chain, m.group(3), m.group(4))
     if full_statement(code):
         chain = "".join("if (alk__mut() == %d) { %s } else " % (n, new.strip())
                         for n, new in muts)
