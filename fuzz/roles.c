@@ -193,8 +193,10 @@ static void rr_send(rr *t, int i, const unsigned char *b, size_t n)
                                   (c->req[5] == 2 ? 40u : 0u))
                 rr_parse(t, c, t->cfg.offers_per_gateway);
         } else if (c->kind == 2 && !c->partner) {
-            if (b[k] != 'R') c->bad_byte = 1;   /* an offer says only 'R' */
-            else if (c->status < 0 && !c->ended) c->refreshed_at = t->now;
+            /* an offer says only 'R'; after anything else the relay has
+             * refused it (status 1) and takes nothing more from it */
+            if (b[k] != 'R') c->bad_byte = 1;
+            else if (c->status < 0 && !c->ended && !c->bad_byte) c->refreshed_at = t->now;
         } else if (c->kind == 2 && c->partner && !c->after_s) {
             if (b[k] == 'S') c->after_s = 1;   /* (its 'R's are not data) */
         } else if (c->partner && c->sent_len < RR_STREAM) {
@@ -274,7 +276,8 @@ static void rr_events(rr *t)
                 for (j = 0; j < RR_CONNS; j++) {
                     const rr_conn *o = &t->c[j];
                     if (j == b || !o->h || o->kind != 2 || !o->proven || o->ended ||
-                        o->partner || o->status >= 0 || o->token != t->c[b].token ||
+                        o->bad_byte || o->partner || o->status >= 0 ||
+                        o->token != t->c[b].token ||
                         strcmp(o->id, t->c[b].id) != 0)
                         continue;
                     ALK_CHECK(o->refreshed_at < t->c[b].refreshed_at ||
@@ -429,11 +432,24 @@ static void rr_run(alksim_source *src)
             t.now += alksim_range(src, 0, 3) * 2000000000ull;
             if (dl != UINT64_MAX && dl > t.now && alksim_bool(src)) t.now = dl;
             alkt_relay_handle_timeout(&t.r, t.now);
-            /* offers not refreshed for their lifetime are let go */
+            /* offers not refreshed for their lifetime are let go - and are
+             * told so (status 4) now, not later: a refresh extends an offer
+             * by a lifetime, no more */
             for (g = 0; g < RR_CONNS; g++)
                 if (t.c[g].h && t.c[g].proven && !t.c[g].partner && t.c[g].status < 0 &&
-                    t.now >= t.c[g].refreshed_at + RR_LIFETIME)
+                    !t.c[g].bad_byte && t.now >= t.c[g].refreshed_at + RR_LIFETIME) {
+                    const void *d = NULL;
+                    size_t n = alkt_relay_transmit_peek(&t.r, t.c[g].h, &d);
+                    const alkt__rconn *rc = &t.r.conns[(t.c[g].h & 0xffffu) - 1];
                     t.c[g].ended = 1;
+                    /* status 4 waiting, or sent, or dropped with the
+                     * connection for want of a reader (its CLOSE says 4) */
+                    ALK_CHECK((n >= 1 && *(const unsigned char *)d == 4) ||
+                                  (rc->handle == t.c[g].h && rc->closing && rc->status == 4),
+                              "offer %d, refreshed at %llu, is not let go at %llu", g,
+                              (unsigned long long)t.c[g].refreshed_at,
+                              (unsigned long long)t.now);
+                }
             alk_trace("time %llu", (unsigned long long)t.now);
         } else {
             int k;
