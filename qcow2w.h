@@ -438,7 +438,13 @@ typedef struct q2w_info {
     uint32_t header_length;
     const char *backing_name;   /* NUL-terminated copy, or NULL */
     const char *backing_format; /* NUL-terminated copy, or NULL */
-    uint64_t file_end;          /* highest file byte planned so far */
+    uint64_t file_end;          /* the file's end as planned so far: past
+                                   every write planned and every metadata
+                                   cluster placed (a refcount block or L2
+                                   table waiting in the cache is written
+                                   whole by a later checkpoint); the file
+                                   is this long once a flush or close has
+                                   run, if it was cfg.file_size at open */
     size_t cache_slots;
 } q2w_info;
 
@@ -1266,6 +1272,11 @@ static int q2w__get(q2w_image *img, int kind, uint64_t key, int fresh,
     img->slots[i].pin = img->pin_epoch;
     img->slots[i].lru = ++img->lru_clock;
     if (fresh) {
+        /* A cluster placed now (refcount block, L2 table, refcount-table
+         * piece) is written whole by a later checkpoint: the planned end
+         * of the file covers it from now on, as q2w_info promises. */
+        if (key + img->cluster_size > img->file_end)
+            img->file_end = key + img->cluster_size;
         memset(q2w__slot_data(img, i), 0, (size_t)img->cluster_size);
         img->slots[i].state = Q2W__S_VALID;
         img->slots[i].dirty = 1;
@@ -1485,8 +1496,6 @@ static int q2w__find_free(q2w_image *img, uint64_t *cursor, uint64_t *out)
             q2w__mark_dirty(img, rte);
             if (c == img->free_hint) img->free_hint = c + 1;
             if (c == *cursor) *cursor = c + 1;
-            if ((c + 1) << img->cluster_bits > img->file_end)
-                img->file_end = (c + 1) << img->cluster_bits;
             return Q2W__AGAIN;
         }
         for (i = c & (epb - 1); i < epb; i++, c++)

@@ -6,6 +6,8 @@
 #include "qcow2w_internal.h"
 
 typedef char q2w_internal_check_sub[Q2W__SUB_GROW_RT == 1 ? 1 : -1];
+typedef char q2w_internal_check_kinds[Q2W__K_RB == 1 && Q2W__K_L2 == 3 &&
+                                      Q2W__S_VALID == 2 ? 1 : -1];
 
 uint64_t q2w_internal_be64(const unsigned char *p) { return q2w__be64(p); }
 uint32_t q2w_internal_be32(const unsigned char *p) { return q2w__be32(p); }

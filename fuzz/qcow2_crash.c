@@ -259,6 +259,7 @@ static int cr_exec(cr *s, const q2w_op *op, size_t n)
 static int cr_run(cr *s, int rc)
 {
     unsigned long rounds = 0;
+    int xr;
     while (rc == Q2W_PENDING) {
         size_t n;
         const q2w_op *op;
@@ -274,8 +275,13 @@ static int cr_run(cr *s, int rc)
         s->batches++;
         op = q2w_batch(&s->h.img, &n);
         ALK_CHECK(++rounds < QH_RESUME_CAP, "resume loop did not end");
-        rc = q2w_resume(&s->h.img, cr_exec(s, op, n));
+        xr = cr_exec(s, op, n);
+        /* (a batch cut short by an error leaves planned writes unrun) */
+        if (xr == 0) qh_file_end_contract(&s->h.img, s->file_len, "after a batch");
+        rc = q2w_resume(&s->h.img, xr);
     }
+    if (rc == Q2W_OK && !s->io_failed)
+        qh_file_end_contract(&s->h.img, s->file_len, "after the operation");
     return rc;
 }
 
@@ -403,7 +409,9 @@ static unsigned cr_claim(cr *s, unsigned m, uint64_t *vc0, uint64_t *host)
     if (nv == 0) return 0;
     if (m > nv) m = (unsigned)nv;
     *vc0 = alksim_range(&s->src, 0, nv - m);
-    if (*vc0 / per != (*vc0 + m - 1) / per) m = (unsigned)(per - *vc0 % per);
+    /* across an L2 table's end: the last m clusters of the first table
+     * (m <= 8 < per, and the next table's start is inside the disk) */
+    if (*vc0 / per != (*vc0 + m - 1) / per) *vc0 = (*vc0 / per + 1) * per - m;
     buf = (unsigned char *)alk_malloc((size_t)(m * s->cs));
     ALK_CHECK(buf != NULL, "out of memory");
     cr_fill(buf, m * s->cs, 77);

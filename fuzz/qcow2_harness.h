@@ -446,6 +446,45 @@ static ALK_UNUSED void qh_pad_begin(const q2w_image *img, qh_disk *d)
     qh_pad_end(img, d);
 }
 
+/* q2w_info.file_end, the file's end as planned so far, judged after
+ * every batch ran against the file's length then (file_len, which was
+ * cfg.file_size at open): never behind the file; past the whole cluster
+ * of every refcount block and L2 table the planner holds dirty in its
+ * cache at or past the end of the file - each is written whole by a later
+ * checkpoint, so a block placed past the end of the file is planned from
+ * the moment it is placed (those two kinds only: the L1 table's last
+ * cluster is written up to the table's end, not whole; and a table the
+ * file ends inside of came from the image as it was); and with nothing
+ * dirty, exactly the file's length. */
+static ALK_UNUSED void qh_file_end_contract(const q2w_image *img, uint64_t file_len,
+                                            const char *when)
+{
+    q2w_info info;
+    size_t i;
+    int dirty = 0;
+    if (!img->opened) return;
+    q2w_info_get(img, &info);
+    ALK_CHECK(info.file_end >= file_len, "%s: file_end %llu behind the file's %llu bytes",
+              when, (unsigned long long)info.file_end, (unsigned long long)file_len);
+    for (i = 0; i < img->n_slots; i++) {
+        const q2w__slot *s = &img->slots[i];
+        dirty |= s->state == Q2W__S_VALID && s->dirty;
+        if (s->state != Q2W__S_VALID || !s->dirty ||
+            (s->kind != Q2W__K_RB && s->kind != Q2W__K_L2) || s->key < file_len)
+            continue;
+        ALK_CHECK(s->key + info.cluster_size <= info.file_end,
+                  "%s: file_end %llu, but the %s at %llu waits in the cache to be "
+                  "written (the file has %llu bytes)", when,
+                  (unsigned long long)info.file_end,
+                  s->kind == Q2W__K_RB ? "refcount block" : "L2 table",
+                  (unsigned long long)s->key, (unsigned long long)file_len);
+    }
+    ALK_CHECK(dirty || info.file_end == file_len,
+              "%s: nothing waits in the cache, but file_end %llu is not the file's "
+              "%llu bytes", when, (unsigned long long)info.file_end,
+              (unsigned long long)file_len);
+}
+
 static ALK_UNUSED int qh_run(q2w_image *img, qh_disk *d, int rc)
 {
     unsigned long rounds = 0;
@@ -465,6 +504,7 @@ static ALK_UNUSED int qh_run(q2w_image *img, qh_disk *d, int rc)
             if (got) qh_mirror_after(d, op, n, got);
 #endif
             qh_pad_end(img, d);
+            qh_file_end_contract(img, d->len, "after a batch");
             rc = q2w_resume(img, xr);
         }
         {
@@ -484,15 +524,11 @@ static ALK_UNUSED int qh_run(q2w_image *img, qh_disk *d, int rc)
         ALK_CHECK(q2w_strerror(rc) != NULL &&
                       strcmp(q2w_strerror(rc), q2w_strerror(-1000)) != 0,
                   "error %d has no text of its own", rc);
-    } else if (img->opened) {
+    } else {
         /* The planner skips zero fill past what it believes is the end of
          * the file: believing it shorter than it is would expose old
          * bytes, so its idea of the end never falls behind the file. */
-        q2w_info info;
-        q2w_info_get(img, &info);
-        ALK_CHECK(info.file_end >= d->len,
-                  "planner's file end %llu behind the file's %zu",
-                  (unsigned long long)info.file_end, d->len);
+        qh_file_end_contract(img, d->len, "after the operation");
     }
     return rc;
 }

@@ -46,6 +46,8 @@ int q2w_internal_resized(q2w_image *img);
 #define q2w__entry_len q2w_internal_entry_len
 #define q2w__resized q2w_internal_resized
 enum { Q2W__SUB_GROW_RT = 1 }; /* the operation is inside refcount-table growth */
+/* cache slot kinds (q2w__slot.kind) and the valid state */
+enum { Q2W__K_RB = 1, Q2W__K_L2 = 3, Q2W__S_VALID = 2 };
 #endif
 
 #endif /* QCOW2W_INTERNAL_H */

@@ -732,6 +732,66 @@ TEST resize_grows_the_l1_and_frees_the_old_one(void)
     PASS();
 }
 
+/* q2w_info.file_end counts a refcount block and an L2 table from the
+ * moment they are placed, before a checkpoint writes them: zeroes over a
+ * backing file (the zero flag, no data cluster) into a new L2 range of a
+ * file that ends exactly where its one refcount block's coverage ends
+ * place a new block on cluster 256 and the L2 table on 257, and write
+ * nothing yet. */
+TEST file_end_counts_tables_placed_past_the_end(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_create_opts o;
+    q2w_info info;
+    unsigned char *data, *backing;
+    size_t n;
+    int rc;
+    /* 512 B clusters, 16-bit refcounts: a block covers 256 clusters; an
+     * L2 table 64. Header, table, block, L1 on clusters 0..3; then three
+     * L2 ranges of 65 clusters and an L2 table with 56 clusters of data:
+     * the file ends at cluster 256. */
+    const size_t len = 3 * 32768 + 56 * 512;
+    data = (unsigned char *)malloc(len);
+    backing = (unsigned char *)calloc(1, 1u << 20);
+    ASSERT(data != NULL && backing != NULL);
+    memset(data, 0x5a, len);
+    memset(&o, 0, sizeof o);
+    o.cluster_size = 512;
+    o.size = 1u << 20;
+    o.backing = "b";
+    qh_disk_init(&d, 8u << 20);
+    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    d.backing = backing;
+    d.backing_len = 1u << 20;
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 16, 1, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, data, len)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+    ASSERT_EQ(256 * 512, d.len);
+    /* the batches run without qh_run's own file_end checks: this test
+     * says what it expects itself */
+    rc = q2w_write_zeroes(&h.img, 4 * 32768, 512);
+    while (rc == Q2W_PENDING) {
+        const q2w_op *op = q2w_batch(&h.img, &n);
+        rc = q2w_resume(&h.img, qh_exec(&d, op, n));
+    }
+    ASSERT_EQ(Q2W_OK, rc);
+    ASSERT_EQ(256 * 512, d.len);            /* both wait in the cache */
+    q2w_info_get(&h.img, &info);
+    ASSERT_EQ(258 * 512, info.file_end);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_flush(&h.img)));
+    ASSERT_EQ(256 * 512, rd64(&d, 512 + 8));            /* the new block */
+    ASSERT_EQ(257 * 512, rd64(&d, 3 * 512 + 4 * 8) & Q2W__OFF_MASK);
+    q2w_info_get(&h.img, &info);
+    ASSERT_EQ(258 * 512, d.len);
+    ASSERT_EQ(258 * 512, info.file_end);
+    close_exact(&h, &d, "after close");
+    qh_disk_free(&d);
+    free(backing);
+    free(data);
+    PASS();
+}
+
 TEST refcount_table_grows_and_describes_itself(void)
 {
     qh_disk d;
@@ -3688,6 +3748,7 @@ SUITE(operations)
     RUN_TEST(discard_takes_the_partial_last_cluster);
     RUN_TEST(resize_grows_the_l1_and_frees_the_old_one);
     RUN_TEST(refcount_table_grows_and_describes_itself);
+    RUN_TEST(file_end_counts_tables_placed_past_the_end);
     RUN_TEST(errors_range_busy_and_failed_state);
     RUN_TEST(autoclear_bits_cleared_and_extensions_preserved);
     RUN_TEST(seeded_sequences_match_the_model);
