@@ -23,18 +23,22 @@ The mutations come in families. The operator families change one token:
 The semantic families change what a statement does the way real bugs do
 (an outside check found such bugs survive far more often than operator
 mutants, issue 41):
-    delete-statement  a statement on one line deleted (an assignment, a
-                      call, a break, a continue, a one-line if): `;`, `{ }`
-                      as an if's or else's body without braces (gcc's
-                      -Wempty-body), `/* fall through */` for a break before
-                      a case label; a break at a switch's end or a continue
-                      at a loop body's end (no change) is left out. A
-                      statement over several lines gets `if (0) ` in front
-                      of its first line.
+    delete-statement  a statement deleted (an assignment, a call, a break,
+                      a continue, a one-line if) by `if (0) ` in front of
+                      it (of its first line when it spans several): the
+                      names it uses stay used, so no unused-parameter or
+                      set-but-not-used error stops the build, and an if's
+                      body is not left empty (-Wempty-body). A break before
+                      a case label becomes `/* fall through */`, an else
+                      line `;`. A break at a switch's end or a continue at
+                      a loop body's end (no change) is left out.
+                      tests/mutants_equivalent.txt may list a deletion as
+                      `=> ;`.
     drop-guard        an if whose body runs whatever the condition says:
-                      the condition made 1, or (c) || 1 when it calls a
-                      function or assigns (its side effects stay); a
-                      condition over several lines gets ` ? 1 : 1` before
+                      if (c) to if ((c) || 1) - c is still evaluated, so
+                      its side effects stay and the names it reads stay
+                      used (if (1) can leave a variable set but not used);
+                      a condition over several lines gets ` ? 1 : 1` before
                       its closing parenthesis. An if whose body leaves
                       (return, goto, break, continue) is left out: that is
                       return-early's and delete-statement's ground.
@@ -48,10 +52,10 @@ mutants, issue 41):
                       alkt_ct_equal with n made 0 (equal whatever the
                       bytes), strcmp(a, b) made (strlen(a) != strlen(b));
                       memcmp and strcmp only where tested for equality.
-    drop-reset        x->f = 0; deleted where the value is 0, NULL, false,
-                      '\\0' or a *_NONE, *_FREE, *_IDLE, *_EMPTY enumerator and
-                      the target a struct field: a state change that leaves
-                      stale state behind.
+    drop-reset        x->f = 0; deleted (as above) where the value is 0,
+                      NULL, false, '\\0' or a *_NONE, *_FREE, *_IDLE, *_EMPTY
+                      enumerator and the target a struct field: a state
+                      change that leaves stale state behind.
     swap-remove-skip  in a loop that removes element i by moving the last
                       one into its place (a[i] = a[--n]; or a[i] = a[n - 1];
                       n--;, or *p = a[--n]; with p at element i): the i--
@@ -429,17 +433,6 @@ class Context:
                 break
         return out
 
-    def braceless_if_body(self, i):
-        """Whether line i is the body of an if or else without braces."""
-        j = self.prev_code(i)
-        if j is None:
-            return False
-        prev = self.code[j].rstrip()
-        if re.search(r"(^|\})\s*else$", prev):
-            return True
-        return prev.endswith(")") and \
-            IF_AT.match(self.code[self.header(j)]) is not None
-
     def statement_end(self, i):
         """The line ending the statement that starts on line i (within 12
         lines), or None."""
@@ -469,10 +462,13 @@ def is_declaration(code):
 
 
 def deletion(ctx, i, code):
-    """What deleting the one-line statement on line i leaves - ';', '{ }'
-    as the body of an if or else without braces (gcc's -Wempty-body), a
-    fall-through comment for a break before a case label - or None when
-    the line is no such statement or its deletion changes nothing."""
+    """What deleting the one-line statement on line i leaves - the
+    statement behind if (0), so the names it uses are still used (no
+    unused-parameter or set-but-not-used error) and an if's body is not
+    empty (-Wempty-body); a fall-through comment for a break before a case
+    label (if (0) break; falls through unmarked); ';' for an else line -
+    or None when the line is no such statement or deleting it changes
+    nothing."""
     s = code.strip()
     if not (s.endswith(";") and s != ";" and s.count("(") == s.count(")")):
         return None
@@ -500,9 +496,9 @@ def deletion(ctx, i, code):
                 return None   # a fall-through no comment can mark
         if s == "break;" and re.match(r"^(case\b|default\s*:)", nxt_text):
             return indent + "/* fall through */"
-    if ctx.braceless_if_body(i):
-        return indent + "{ }"
-    return indent + ";"
+    if s.startswith("else") or re.match(r"^\w+\s*:(?!:)", s):
+        return indent + ";"   # (the else branch goes; a label would still be reached)
+    return indent + "if (0) " + s
 
 
 def semantic_mutations(ctx, i, code):
@@ -764,9 +760,10 @@ def swap_halves(ctx, i, code):
 
 
 def drop_guard(ctx, i, code):
-    """if (cond) with the body run whatever cond says: the condition made
-    1 (kept, then || 1, when it calls or assigns: its side effects stay).
-    A condition over several lines gets ? 1 : 1 on its last line. Left
+    """if (cond) with the body run whatever cond says: (cond) || 1 - cond
+    still evaluated, so its side effects stay and the names it reads stay
+    used (if (1) can leave a variable set but not used). A condition over
+    several lines gets ? 1 : 1 on its last line. Left
     out: an if whose body leaves (return, goto, break, continue) - that
     is return-early's and delete-statement's ground."""
     s = ctx.code[i]
@@ -818,10 +815,7 @@ def drop_guard(ctx, i, code):
     else:
         return []
     if last == i:
-        # (a call of a lower-case name: a function; upper case: a macro)
-        side = re.search(r"\b(?!sizeof\b)[a-z_]\w*\s*\(|\+\+|--|"
-                         r"(?<![=!<>])=(?!=)", mask(cond))
-        new = code[:p + 1] + ("(%s) || 1" % cond.strip() if side else "1") + code[e:]
+        new = code[:p + 1] + "(%s) || 1" % cond.strip() + code[e:]
         return [("drop-guard", "if condition always true", new)]
     flat = mask(cond)
     if any(flat[k] in "?," or (flat[k] == "=" and flat[k - 1] not in "=!<>" and
@@ -1482,7 +1476,11 @@ def run_header(header, args, tree):
             else:
                 if rc == "gate-pass":
                     key = (line_code(lines[i]).strip(), new.strip())
-                    why = equivalents.get((func[i],) + key, equivalents.get((None,) + key))
+                    keys = [key]
+                    if new.strip() == "if (0) " + key[0]:
+                        keys.append((key[0], ";"))   # a deletion may be listed as "=> ;"
+                    why = next((equivalents[(f,) + k] for k in keys for f in (func[i], None)
+                                if (f,) + k in equivalents), None)
                     if why is not None:
                         verdict = "survived: documented equivalent"
                         rec["equivalent"].append("%s  (%s)" % (desc, why))
