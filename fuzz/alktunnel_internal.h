@@ -23,7 +23,8 @@
     X(ALKT__CODE_FULL, 0xff03) /* OPEN_ERR: no channel slot */                 \
     X(ALKT__DF_ABORT, 8)       /* datagram pump: aborted */                    \
     X(ALKT__P_LIVE, 2)         /* node peer slot in use */                      \
-    X(ALKT__N_ROUTE, 4)        /* gateway connection reading a HELLO */
+    X(ALKT__N_ROUTE, 4)        /* gateway connection reading a HELLO */        \
+    X(ALKT__N_SESSION, 5)      /* a session's connection */
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,6 +47,8 @@ int alkt_internal_log_frame(alkt_session *s, unsigned type, uint32_t chan, const
                             size_t alen, const void *b, size_t blen);
 alkt__nconn *alkt_internal_nfind(const alkt_node *n, uint32_t h);
 alkt__grant *alkt_internal_grant_find(alkt__peer *p, uint32_t channel);
+void alkt_internal_resume_proof(alkt_session *s, const unsigned char *nonce, uint64_t fresh,
+                                unsigned char out[32]);
 #ifdef __cplusplus
 }
 #endif
@@ -64,6 +67,7 @@ alkt__grant *alkt_internal_grant_find(alkt__peer *p, uint32_t channel);
 #define alkt__log_frame alkt_internal_log_frame
 #define alkt__nfind alkt_internal_nfind
 #define alkt__grant_find alkt_internal_grant_find
+#define alkt__resume_proof alkt_internal_resume_proof
 #define ALKT_INTERNAL_ENUM(name, value) name = value,
 enum { ALKT_INTERNAL_CONSTANTS(ALKT_INTERNAL_ENUM) ALKT_INTERNAL_ENUM_END };
 #undef ALKT_INTERNAL_ENUM

@@ -54,3 +54,8 @@ alkt__grant *alkt_internal_grant_find(alkt__peer *p, uint32_t channel)
 {
     return alkt__grant_find(p, channel);
 }
+void alkt_internal_resume_proof(alkt_session *s, const unsigned char *nonce, uint64_t fresh,
+                                unsigned char out[32])
+{
+    alkt__resume_proof(s, nonce, fresh, out);
+}

@@ -20,7 +20,10 @@
  *   - every open has at most one outcome (OPENED, OPEN_FAILED, or the
  *     channel reset); no event for a channel after its CHANNEL_DONE;
  *   - buffered bytes within the channel window, credit outstanding within
- *     the session window; poll_timeout never before now.
+ *     the session window; poll_timeout never before now;
+ *   - the resume window runs from the loss of a working connection: a
+ *     connection lost while still in its handshake leaves it where it was
+ *     (failed attempts do not extend it).
  * At the end (heal, reconnect, pump until quiet): unless the session or
  * the channel ended, every byte sent arrived, every EOF arrived, every
  * open got its outcome.
@@ -351,6 +354,11 @@ static void ss_drop(ss *t)
          * connection is lost */
         int window = s->state == ALKT__S_ACTIVE && s->conn != ALKT__C_NONE && s->conn_was_up;
         int none = s->conn == ALKT__C_NONE;
+        /* a connection still in its handshake never worked (once up, a
+         * connection is never in a handshake again): losing it leaves the
+         * window where it was - a failed attempt does not extend it */
+        int failed = s->state == ALKT__S_ACTIVE && s->conn == ALKT__C_HANDSHAKE;
+        uint64_t until = s->deadline_resume;
         unsigned events = s->session_events;
         t->pipe[k].head = t->pipe[k].len = 0;
         t->pipe[k].tamper = 0;
@@ -362,6 +370,10 @@ static void ss_drop(ss *t)
                   "side %d: a disconnect without a connection made an event", k);
         ALK_CHECK(!window || s->deadline_resume == t->now + s->resume_ns,
                   "side %d: the resume window runs to %llu, lost at %llu", k,
+                  (unsigned long long)s->deadline_resume, (unsigned long long)t->now);
+        ALK_CHECK(!failed || s->deadline_resume == until,
+                  "side %d: a connection lost in its handshake moved the resume window "
+                  "from %llu to %llu (now %llu)", k, (unsigned long long)until,
                   (unsigned long long)s->deadline_resume, (unsigned long long)t->now);
     }
     ss_events(t, 0);

@@ -49,6 +49,11 @@
  *     room for another and never for an outsider;
  *   - a gateway says nothing to an outsider's HELLO that proves nothing,
  *     and gives it no session slot;
+ *   - a resume is given only to the client whose secret proves the HELLO
+ *     and with the session's token: after an outsider's replay, one made
+ *     under another client's name of the same length (its own secret, the
+ *     session's token) and one with the client's secret and a wrong token
+ *     never get the session nor touch its connection;
  *   - no role's deadline is in the past after handle_timeout; a node with
  *     output queued says so in poll_timeout (a loop sleeping until the
  *     deadline would hold it back);
@@ -1030,6 +1035,112 @@ static void ts_hostile_frame(ts_sim *s, ts_ch *h, alksim_source *src)
     ts_session_hostile(s, h->client, h->gw, NULL);
 }
 
+/* A resume of client `victim`'s live session at gateway g that the
+ * gateway must refuse, made by a party holding a secret: its name and
+ * secret are client `who`'s; the proof is under the session's token
+ * (token = 1) or not (0). From a HELLO recorded on the path (the layout):
+ * that session's id, a freshness past `who`'s last HELLO there, MACed
+ * under `who`'s secret. The gateway must not give it the session - never
+ * take the connection into a session, nor touch the victim's connection.
+ * (No draws and no time pass: an input means what it meant before.) */
+static void ts_false_resume(ts_sim *s, int g, const unsigned char *rec, int victim, int who,
+                            int token)
+{
+    tw_world *w = &s->w;
+    alkt_node *gw = &w->node[TW_GATEWAY + g];
+    unsigned char b[ALKT_FRAME_HEADER + ALKT__HELLO_MAX], *h = b + ALKT_FRAME_HEADER;
+    const alkt_authorization *a;
+    alkt_session *cs = NULL;
+    const alkt__peer *q = NULL;
+    alkt_hmac_sha256_ctx m;
+    const alkt__nconn *c;
+    uint64_t fresh;
+    size_t len = strlen(w->ids[who]), rl = strlen(w->res[g].id), i, n;
+    int step;
+    uint32_t far, conn;
+    tw_link *l;
+    n = ALKT_FRAME_HEADER + ALKT__HELLO_FIXED + len + 1 + rl + ALKT__HELLO_MAC;
+    if (n > sizeof b) return;
+    for (i = 0; i < gw->cfg.max_peers && !q; i++)
+        if (gw->peers[i].state == ALKT__P_LIVE && gw->peers[i].session.established_once &&
+            gw->peers[i].session.state == ALKT__S_ACTIVE &&
+            strcmp(gw->peers[i].id, w->ids[victim]) == 0)
+            q = &gw->peers[i];
+    for (i = 0; q && i < w->node[victim].cfg.max_peers && !cs; i++) {
+        alkt_session *t = &w->node[victim].peers[i].session;
+        if (w->node[victim].peers[i].state == ALKT__P_LIVE && t->established_once &&
+            t->state == ALKT__S_ACTIVE &&
+            memcmp(t->session_id, q->session.session_id, ALKT_SESSION_ID_SIZE) == 0)
+            cs = t;
+    }
+    if (!cs) return;
+    fresh = alkt__get64(rec + ALKT_FRAME_HEADER + ALKT__HELLO_FRESH);
+    for (i = 0; i < gw->fresh_count; i++)
+        if (strcmp(gw->fresh[i].client, w->ids[who]) == 0 &&
+            strcmp(gw->fresh[i].resource, w->res[g].id) == 0 && gw->fresh[i].last >= fresh)
+            fresh = gw->fresh[i].last;
+    fresh++;
+    memcpy(b, rec, ALKT_FRAME_HEADER + ALKT__HELLO_FIXED);   /* the layout */
+    b[2] = (unsigned char)((n - ALKT_FRAME_HEADER) >> 8);
+    b[3] = (unsigned char)(n - ALKT_FRAME_HEADER);
+    h[7] |= 1;                                                    /* a resume */
+    memcpy(h + 40, q->session.session_id, ALKT_SESSION_ID_SIZE);  /* of that session */
+    alkt__put64(h + 56, q->session.seq_head);                     /* what it has */
+    alkt__resume_proof(cs, h + 8, fresh, h + 64);                 /* under its token */
+    if (!token) h[64 + (fresh & 31)] ^= 0x20;                     /* or not */
+    alkt__put64(h + ALKT__HELLO_FRESH, fresh);
+    h[ALKT__HELLO_IDLEN] = (unsigned char)(len + 1 + rl);
+    memcpy(h + ALKT__HELLO_FIXED, w->ids[who], len);
+    h[ALKT__HELLO_FIXED + len] = '/';
+    memcpy(h + ALKT__HELLO_FIXED + len + 1, w->res[g].id, rl);
+    /* the MAC: HMAC(secret, "alkt2 hello" || frame header || the payload
+     * up to the MAC), as the header's top comment describes the HELLO */
+    a = &w->auth[(size_t)who * (size_t)w->n_gateways + (size_t)g];
+    alkt_hmac_sha256_init(&m, a->secret, a->secret_len);
+    alkt_hmac_sha256_update(&m, "alkt2 hello", 11);
+    alkt_hmac_sha256_update(&m, b, n - ALKT__HELLO_MAC);
+    alkt_hmac_sha256_final(&m, b + n - ALKT__HELLO_MAC);
+    conn = q->conn;
+    if ((l = tw_outsider_connect(w, g)) == NULL) return;
+    far = l->h[1];
+    tw_outsider_send(w, l, b, n);
+    alksim_log(s->ctx, "client %d's session at gateway %d resumed with client %d's secret and "
+               "%s token", victim, g, who, token ? "the session's" : "a wrong");
+    for (step = 0; step < 8; step++) tw_step(w);
+    c = alkt__nfind(gw, far);
+    if (c && c->state == ALKT__N_SESSION)
+        TS_FAIL(s, "gateway %d gave client %d's session to a resume %s", g, victim,
+                who != victim ? "under another name of the same length" : "with a wrong token");
+    if (conn && q->state == ALKT__P_LIVE && q->conn != conn)
+        TS_FAIL(s, "gateway %d: a resume %s took client %d's connection", g,
+                who != victim ? "under another name" : "with a wrong token", victim);
+}
+
+/* Resumes the gateway must refuse, after an outsider's replay: of client
+ * "phone"'s or "tower"'s session (a recorded HELLO's last byte picks;
+ * with fewer clients, any client's),
+ * by the other of the two - a name of the same length - with its own
+ * secret and the session's token (a token leaked, or one party with two
+ * names: a resume is matched to the session of the very client whose
+ * secret proves the HELLO, not to a name that looks alike); and by the
+ * client itself with a wrong token (the secret alone does not resume a
+ * session: a new session it may make, this one's channels it may not
+ * take over). */
+static void ts_false_resumes(ts_sim *s, int g, const unsigned char *rec, size_t n)
+{
+    int victim;
+    if (n < ALKT_FRAME_HEADER + ALKT__HELLO_FIXED) return;
+    if (s->w.n_clients < 3) {
+        ts_false_resume(s, g, rec, (int)(rec[n - 1] % (unsigned)s->w.n_clients),
+                        (int)(rec[n - 1] % (unsigned)s->w.n_clients), 0);
+        return;
+    }
+    victim = 1 + (int)(rec[n - 1] & 1);
+    if (strlen(s->w.ids[1]) == strlen(s->w.ids[2]))
+        ts_false_resume(s, g, rec, victim, 3 - victim, 1);
+    ts_false_resume(s, g, rec, victim, victim, 0);
+}
+
 /* An outsider - no secret, no role: at a gateway a direct path reaches, a
  * client HELLO an observer recorded, replayed as it was or with a byte
  * changed, or drawn bytes; or, in encrypted worlds, bytes into a live
@@ -1107,6 +1218,7 @@ static void ts_outsider(ts_sim *s, alksim_source *src, int g)
                 TS_FAIL(s, "gateway %d took an outsider's HELLO that proves nothing (state %d)",
                         g, c->state);
         }
+        if (how == 0 && w->n_recorded) ts_false_resumes(s, g, b, n);
         return;
     }
     {

@@ -437,7 +437,7 @@ static ALK_UNUSED void tw_init_shape(tw_world *w, int clients, int gateways, int
                                      int relay_first, int plaintext, uint64_t expires,
                                      unsigned flags)
 {
-    static const char *const cids[TW_MAX_CLIENTS] = {"laptop", "phone", "desk"};
+    static const char *const cids[TW_MAX_CLIENTS] = {"laptop", "phone", "tower"};
     static const char *const gids[TW_MAX_GATEWAYS] = {"gw1", "gw2"};
     int i, k;
     tw_clear(w, (flags & TW_KEEP_MEM) != 0);
