@@ -34,7 +34,10 @@
  *   ring - one stream over a tiny buffer, wrapped dozens of times, and
  *     stalled now and then: no delivery before the stall ends;
  *   shrinker - alksim_shrink on a toy scenario keeps the failure it was
- *     given, only removes or zeroes bytes, and stops 1-minimal. */
+ *     given, only removes or zeroes bytes, and stops 1-minimal;
+ *   disk bounds - accesses on both sides of the device's end and of
+ *     2^64 (offset + len wrapping): refused with nothing changed exactly
+ *     when they do not lie inside (check_disk_bounds). */
 #include "alksim.h"
 #include "alk_check.h"
 
@@ -2832,6 +2835,137 @@ static void check_init(const uint8_t *data, size_t size)
     }
 }
 
+/* ---- the disk's bounds ------------------------------------------------------
+ * A disk of `size` bytes takes an access of len bytes at offset exactly
+ * when it lies inside: len <= size and offset <= size - len (the rule,
+ * written here without the sum offset + len, which wraps past 2^64).
+ * Everything else is refused with ALKSIM_ERR_RANGE before any effect: no
+ * byte of the disk changes, nothing is cached, no counter moves, a read's
+ * buffer is not touched. Each input gets a geometry (control bytes from the
+ * end: sector size, sectors, cache) and first the sweep: lengths 0, 1, 2,
+ * a sector, size - 1, size, size + 1 and SIZE_MAX (ascending, so a wrapped
+ * sum is first taken for one byte) at offsets UINT64_MAX - len, UINT64_MAX,
+ * size - len, size, size + 1 and 0, each one below, at and one above, read
+ * and write; then up to 8 accesses the input draws (op, one of those bases
+ * or a drawn offset, a step -1/0/+1, one of those lengths or a drawn one).
+ * After every access the whole disk reads back as the model says. */
+#define BOUNDS_MAX_SIZE (32u * 512u)
+static uint64_t bounds_mem[(BOUNDS_MAX_SIZE + 8u * 512u + 8u * 8u + 256u) / 8];
+static uint8_t bounds_model[BOUNDS_MAX_SIZE];
+static uint8_t bounds_buf[BOUNDS_MAX_SIZE + 64];
+static uint8_t bounds_back[BOUNDS_MAX_SIZE];
+
+static void bounds_access(alksim_disk *disk, int write, uint64_t offset, uint64_t len,
+                          uint64_t size, unsigned serial)
+{
+    alksim_disk_stats before = disk->stats;
+    uint32_t pending = alksim_disk_pending(disk);
+    int inside = len <= size && offset <= size - len, rc;
+    size_t i;
+    if ((uint64_t)(size_t)len != len) return; /* (a narrower size_t) */
+    for (i = 0; i < sizeof bounds_buf; i++)
+        bounds_buf[i] = (uint8_t)(write ? serial * 7u + i : 0xA5u);
+    alk_trace("%s [%llu, +%llu) on %llu bytes: %s", write ? "write" : "read",
+              (unsigned long long)offset, (unsigned long long)len,
+              (unsigned long long)size, inside ? "inside" : "outside");
+    rc = write ? alksim_disk_write(disk, offset, bounds_buf, (size_t)len)
+               : alksim_disk_read(disk, offset, bounds_buf, (size_t)len);
+    ALK_CHECK(rc == (inside ? ALKSIM_OK : ALKSIM_ERR_RANGE),
+              "disk %s of %llu bytes at %llu (disk of %llu bytes): %s, want %s",
+              write ? "write" : "read", (unsigned long long)len,
+              (unsigned long long)offset, (unsigned long long)size, alksim_strerror(rc),
+              inside ? "ok" : "a range error");
+    if (!inside) {
+        ALK_CHECK(!memcmp(&before, &disk->stats, sizeof before) &&
+                      alksim_disk_pending(disk) == pending,
+                  "a refused %s (%llu bytes at %llu) counted or cached something",
+                  write ? "write" : "read", (unsigned long long)len,
+                  (unsigned long long)offset);
+        for (i = 0; !write && i < sizeof bounds_buf; i++)
+            ALK_CHECK(bounds_buf[i] == 0xA5u, "a refused read (%llu bytes at %llu) "
+                      "wrote byte %zu of its buffer", (unsigned long long)len,
+                      (unsigned long long)offset, i);
+    } else if (write) {
+        memcpy(bounds_model + offset, bounds_buf, (size_t)len);
+    } else {
+        ALK_CHECK(!memcmp(bounds_buf, bounds_model + offset, (size_t)len),
+                  "a read of %llu bytes at %llu differs from the writes",
+                  (unsigned long long)len, (unsigned long long)offset);
+    }
+    /* the whole disk, as the model has it */
+    ALK_CHECK(alksim_disk_read(disk, 0, bounds_back, (size_t)size) == ALKSIM_OK &&
+                  !memcmp(bounds_back, bounds_model, (size_t)size),
+              "after a %s of %llu bytes at %llu the disk differs from the model",
+              write ? "write" : "read", (unsigned long long)len,
+              (unsigned long long)offset);
+}
+
+/* The offsets around which the bounds are tried, for an access of len. */
+static uint64_t bounds_base(unsigned which, uint64_t len, uint64_t size)
+{
+    switch (which) {
+    case 0: return UINT64_MAX - len;
+    case 1: return UINT64_MAX;
+    case 2: return size - len;
+    case 3: return size;
+    case 4: return size + 1;
+    default: return 0;
+    }
+}
+
+static uint64_t bounds_len(unsigned which, uint64_t ss, uint64_t size)
+{
+    switch (which) {
+    case 0: return 0;
+    case 1: return 1;
+    case 2: return 2;
+    case 3: return ss;
+    case 4: return size - 1;
+    case 5: return size;
+    case 6: return size + 1;
+    default: return SIZE_MAX;
+    }
+}
+
+static void check_disk_bounds(const uint8_t *data, size_t size)
+{
+    static alksim_disk disk;
+    alksim_source src;
+    alksim_disk_config dc;
+    uint64_t dsize;
+    unsigned l, b, step, n, serial = 0;
+    int w;
+    alksim_source_init_bytes(&src, data, size);
+    dc.sector_size = 64u << alksim_range(&src, 0, 3);
+    dc.sectors = alksim_range(&src, 1, 32);
+    dc.max_pending = (uint32_t)alksim_range(&src, 1, 8);
+    dsize = dc.sectors * dc.sector_size;
+    ALK_CHECK(alksim_disk_mem_size(&dc) <= sizeof bounds_mem &&
+                  alksim_disk_init(&disk, &dc, bounds_mem, sizeof bounds_mem) == ALKSIM_OK,
+              "bounds disk: %u sectors of %u", (unsigned)dc.sectors, dc.sector_size);
+    memset(bounds_model, 0, sizeof bounds_model);
+    alk_trace("bounds: %llu sectors of %u bytes, cache %u", (unsigned long long)dc.sectors,
+              dc.sector_size, dc.max_pending);
+    for (l = 0; l < 8; l++)
+        for (b = 0; b < 6; b++)
+            for (step = 0; step < 3; step++)
+                for (w = 0; w < 2; w++) {
+                    uint64_t len = bounds_len(l, dc.sector_size, dsize);
+                    bounds_access(&disk, w, bounds_base(b, len, dsize) + step - 1, len,
+                                  dsize, serial++);
+                }
+    n = (unsigned)alksim_range(&src, 0, 8);
+    while (n--) {
+        int write = alksim_bool(&src);
+        unsigned which_len = (unsigned)alksim_pick(&src, 9);
+        unsigned which_base = (unsigned)alksim_pick(&src, 7);
+        uint64_t s = alksim_range(&src, 0, 2), len, off;
+        len = which_len == 8 ? alksim_u64(&src) : bounds_len(which_len, dc.sector_size, dsize);
+        off = which_base == 6 ? alksim_u64(&src) : bounds_base(which_base, len, dsize);
+        bounds_access(&disk, write, off + s - 1, len, dsize, serial++);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_prng(data, size);
@@ -2842,5 +2976,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_shrink(data, size);
     check_init(data, size);
     check_node(data, size);
+    check_disk_bounds(data, size);
     return 0;
 }
