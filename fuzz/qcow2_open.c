@@ -1041,12 +1041,26 @@ static void check_bitmap_directory_span(const qh_disk *d, const q2w_check_result
  *   - each table entry with reserved bits, or bit 0 (all ones) beside a
  *     cluster: one finding each (offset the cluster, where the entry,
  *     stored the entry, computed the bitmap's index).
+ * What the walk reaches holds references, counted here as the walk goes:
+ * the directory's clusters, each table's, each data cluster (inside the
+ * file and aligned). A leak or a refcount finding on such a cluster must
+ * count at least those (a checker that steps wrong over an entry's extra
+ * data misses the next entry's table: a "leak" of a cluster in use).
+ * Extra data is what the spec allows (its size is the entry's to say;
+ * it references no cluster); qemu refuses any, as not supported.
  * (Only when the check read everything: a failed read ends it.) */
+static void bitmap_refs(uint32_t *refs, uint64_t ncl, uint64_t off, uint64_t len, uint64_t cs)
+{
+    uint64_t c, last = off / cs + (len + cs - 1) / cs;   /* (off < 2^56) */
+    for (c = off / cs; c < last && c < ncl; c++) refs[c]++;
+}
+
 static void check_bitmaps(const qh_disk *d, const q2w_check_result *res)
 {
     q2w_finding want[64];
     size_t nw = 0, i, got = 0;
-    uint64_t cs, pos, end, bk_off, at = 0, elen = 0, nb, dsize, doff, type, tlen;
+    uint64_t cs, pos, end, bk_off, at = 0, elen = 0, nb, dsize, doff, type, tlen, ncl;
+    uint32_t *refs;
     int done = 0;
     if (d->len < 112 || ref_be(d->buf + 4, 4) != 3 || !(ref_be(d->buf + 88, 8) & 1) ||
         res->n_findings >= Q2W_CHECK_MAX_FINDINGS || res->check_errors)
@@ -1064,9 +1078,15 @@ static void check_bitmaps(const qh_disk *d, const q2w_check_result *res)
         pos += 8 + ((tlen + 7) & ~7ull);
     }
     if (!at) return;
+    ncl = (d->len + cs - 1) / cs;
+    refs = (uint32_t *)alk_calloc(ncl ? ncl : 1, sizeof *refs);
+    ALK_CHECK(refs != NULL, "out of memory");
 #define WANT(o, w, st, co)                                                          \
     do {                                                                            \
-        if (nw == sizeof want / sizeof want[0]) return; /* (too many to judge) */  \
+        if (nw == sizeof want / sizeof want[0]) { /* (too many to judge) */        \
+            alk_free(refs);                                                         \
+            return;                                                                 \
+        }                                                                           \
         want[nw].kind = Q2W_FIND_BITMAP;                                            \
         want[nw].offset = (o);                                                      \
         want[nw].where = (w);                                                       \
@@ -1081,6 +1101,8 @@ static void check_bitmaps(const qh_disk *d, const q2w_check_result *res)
         dsize > (64ull << 20) || dsize < 24 * nb || doff % cs || doff >= (1ull << 56)) {
         WANT(doff, at, elen, nb);
         done = 1;
+    } else {
+        bitmap_refs(refs, ncl, doff, dsize, cs);
     }
     for (i = 0, pos = 0; !done && i < nb; i++) {
         uint64_t e = doff + pos, tab, tsize, extra, len, j;
@@ -1097,10 +1119,13 @@ static void check_bitmaps(const qh_disk *d, const q2w_check_result *res)
             WANT(tab, e, tsize, i);
             break;
         }
+        bitmap_refs(refs, ncl, tab, tsize * 8, cs);
         for (j = 0; j < tsize && tab + 8 * j < d->len; j++) {   /* (zeros past it) */
             uint64_t te = disk_be(d, tab + 8 * j, 8), off = te & 0x00fffffffffffe00ull;
             if ((te & ~(0x00fffffffffffe00ull | 1)) || (off && (te & 1)))
                 WANT(off, tab + 8 * j, te, i);
+            else if (off && off % cs == 0)
+                bitmap_refs(refs, ncl, off, 1, cs);
         }
         pos += len;
     }
@@ -1118,6 +1143,21 @@ static void check_bitmaps(const qh_disk *d, const q2w_check_result *res)
     }
     ALK_CHECK(got == nw, "%zu bitmap findings, the reference has %zu (first at %llu)", got,
               nw, (unsigned long long)(nw ? want[0].where : 0));
+    for (i = 0; i < res->n_findings; i++) {
+        const q2w_finding *f = &res->findings[i];
+        uint64_t c = f->offset / cs;
+        if ((f->kind != Q2W_FIND_LEAK && f->kind != Q2W_FIND_REFCOUNT) || f->offset % cs ||
+            c >= ncl)
+            continue;
+        ALK_CHECK(f->computed >= refs[c],
+                  "%s at cluster %llu: %llu references counted, the bitmaps alone "
+                  "hold %u (directory at %llu, %llu bytes, %llu bitmaps)",
+                  f->kind == Q2W_FIND_LEAK ? "a leak" : "a refcount finding",
+                  (unsigned long long)c, (unsigned long long)f->computed, refs[c],
+                  (unsigned long long)doff, (unsigned long long)dsize,
+                  (unsigned long long)nb);
+    }
+    alk_free(refs);
     if (nw == 0) check_bitmap_directory_span(d, res, at, doff, dsize, cs);
 }
 

@@ -37,3 +37,94 @@ for c in range(4):
     put(img, 2 * cs + 2 * c, struct.pack('>H', 1))
 put(img, 3 * cs, struct.pack('>QIIBBHI', 0, 0, 0, 1, 16, 1, extra))
 open(os.path.join(out, 'bitmap-entry-extra-data-over-512-KiB'), 'wb').write(img)
+
+# 3. Bitmap directory entries with extra data (the spec's entry: 24 bytes,
+#    extra_data_size bytes of extra data, the name, zero padding to 8;
+#    qemu writes none and refuses any, qcow2w's checker steps over up to
+#    1 MiB). v3, 512-byte clusters, bitmaps current: header 0, refcount
+#    table 1, block 2 (16-bit), the directory from cluster 3, then per
+#    entry its one-entry table and the data cluster that names; every
+#    refcount 1, so an image whose directory is walked right checks clean
+#    and one walked wrong misses a table (a leak) or reads a bad entry.
+#    `short`: the directory's size minus that many bytes (negative: more);
+#    the entries are laid out whole either way, the clusters the directory
+#    does not cover unreferenced (refcount 0). `in_file`: how many of the
+#    directory's clusters the file holds (the tables then follow them).
+def bitmap_entry_len(extra, name):
+    return (24 + extra + len(name) + 7) & ~7
+
+def bitmap_image(entries, short=0, fill=0, in_file=None):
+    cs = 512
+    total = sum(bitmap_entry_len(x, n) for x, n in entries)
+    dsize = total - short
+    dcl = (dsize + cs - 1) // cs            # the directory's clusters
+    room = (max(total, dsize) + cs - 1) // cs
+    if in_file is not None:
+        room = in_file
+    first = 3 + room                        # the first table
+    nclusters = first + 2 * len(entries)
+    img = bytearray(nclusters * cs)
+    put(img, 0, header(9, 0, 0, 0, cs, 1, autoclear=1))
+    put(img, 112, struct.pack('>II', 0x23852875, 24) +
+        struct.pack('>IIQQ', len(entries), 0, dsize, 3 * cs))
+    put(img, cs, struct.pack('>Q', 2 * cs))
+    used = list(range(3 + min(dcl, room))) + list(range(first, nclusters))
+    for c in used:
+        put(img, 2 * cs + 2 * c, struct.pack('>H', 1))
+    pos = 3 * cs
+    for i, (extra, name) in enumerate(entries):
+        tab = (first + 2 * i) * cs
+        e = struct.pack('>QIIBBHI', tab, 1, 2, 1, 16, len(name), extra)
+        e += bytes([fill]) * extra + name
+        e += bytes(bitmap_entry_len(extra, name) - len(e))
+        e = e[:max(0, first * cs - pos)]    # (only what the file holds)
+        put(img, pos, e)
+        pos += bitmap_entry_len(extra, name)
+        put(img, tab, struct.pack('>Q', tab + cs))
+        img[tab + cs] = 0x80 | i
+    assert len(img) == nclusters * cs
+    return img
+
+def bitmap_seed(name, img):
+    open(os.path.join(out, 'bitmap-' + name), 'wb').write(img)
+
+# each extra data size 0..8 on two entries (one-byte and five-byte names:
+# 24 + extra + name crosses a multiple of 8 at different sizes), then an
+# entry without extra data
+for x in range(9):
+    bitmap_seed('extra-data-%d-bytes-then-another-entry' % x,
+                bitmap_image([(x, b'a'), (x, b'bmfiv'), (0, b'last')]))
+# a large one, odd and spanning directory clusters, then two more
+bitmap_seed('extra-data-4099-bytes-then-another-entry',
+            bitmap_image([(4099, b'big'), (3, b'b'), (0, b'last')]))
+# every size in one directory, the extra data not zero (a walk that lands
+# inside it reads no valid entry); the directory exactly long enough, one
+# byte longer (allowed: its tail is no entry), one byte short (the last
+# entry runs past it: reported)
+every = [(x, b'n' * (x % 5 + 1)) for x in (0, 1, 2, 3, 4, 5, 6, 7, 8, 4099, 13)]
+bitmap_seed('extra-data-every-size-in-one-directory', bitmap_image(every, fill=0xa5))
+bitmap_seed('extra-data-every-size-directory-one-byte-longer',
+            bitmap_image(every, short=-1, fill=0xa5))
+bitmap_seed('extra-data-every-size-directory-one-byte-short',
+            bitmap_image(every, short=1, fill=0xa5))
+# the directory ends inside the second entry's extra data: its header fits
+# (24 + name), its extra data does not
+runs_past = [(0, b'a'), (4099, b'big')]
+bitmap_seed('extra-data-runs-past-the-directory-end',
+            bitmap_image(runs_past, short=sum(bitmap_entry_len(x, n) for x, n in runs_past)
+                         - (32 + 64)))
+# extra data at the limit (1 MiB: walked) and one byte over it (reported):
+# 64 KiB clusters, the directory at cluster 3 with only its entry's head in
+# the file (its other 16 clusters past the end: 16 findings, room for the
+# one that matters), an entry without a table
+cb = 16; cs = 1 << cb
+for x, nm in (((1 << 20), '1-MiB'), ((1 << 20) + 1, '1-MiB-and-1-byte')):
+    img = bytearray(3 * cs + 32)
+    put(img, 0, header(cb, 0, 0, 0, cs, 1, autoclear=1))
+    put(img, 112, struct.pack('>II', 0x23852875, 24) +
+        struct.pack('>IIQQ', 1, 0, bitmap_entry_len(x, b'm'), 3 * cs))
+    put(img, cs, struct.pack('>Q', 2 * cs))
+    for c in range(4):
+        put(img, 2 * cs + 2 * c, struct.pack('>H', 1))
+    put(img, 3 * cs, struct.pack('>QIIBBHI', 0, 0, 0, 1, 16, 1, x))
+    bitmap_seed('extra-data-%s' % nm, img)
