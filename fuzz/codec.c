@@ -215,6 +215,8 @@ static int drain(pass_ctx *c, const uint8_t *chunk, size_t chunk_start)
                       pass_names[c->kind], c->pos, f.kind, f.declared, c->max);
             ALK_CHECK(alkc_decoder_error(&c->dec, &info) == rc,
                       "sticky error not reported by alkc_decoder_error");
+            ALK_CHECK(alkc_decoder_error(&c->dec, NULL) == rc,
+                      "sticky error not reported by alkc_decoder_error without info");
             ALK_CHECK(info.code == rc && info.length == f.declared &&
                           info.limit == c->max && info.offset == c->pos,
                       "%s: error info len=%zu limit=%zu off=%llu, model "
@@ -357,7 +359,13 @@ static pass_result run_pass(const codec_scenario *sc, const uint8_t *s,
         static const uint8_t fresh[3] = {0, 1, 'x'};
         uint64_t at = alkc_decoder_stream_offset(&c.dec);
         alkc_datagram dg;
+        alkc_error_info info;
         alkc_decoder_reset(&c.dec);
+        /* (an error before the reset leaves no stale details behind) */
+        memset(&info, 0x77, sizeof info);
+        ALK_CHECK(alkc_decoder_error(&c.dec, &info) == ALKC_OK && info.code == ALKC_OK &&
+                      info.length == 0 && info.limit == 0 && info.offset == 0,
+                  "reset left the error's details behind");
         ALK_CHECK(alkc_decoder_error(&c.dec, NULL) == ALKC_OK &&
                       alkc_decoder_retained_bytes(&c.dec) == 0 &&
                       !alkc_decoder_is_mid_datagram(&c.dec) &&
@@ -431,6 +439,9 @@ static void check_codes(void)
         alkc_error_info info;
         uint8_t out[8] = {0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE, 0xEE};
         memset(&info, 0x77, sizeof info);
+        ALK_CHECK(alkc_encode(NULL, 8, "ab", 2, 16, NULL) == ALKC_ERR_INVALID_ARGUMENT &&
+                      alkc_encode(out, 1, "ab", 2, 16, NULL) == ALKC_ERR_BUFFER_TOO_SMALL,
+                  "errors without an info to fill");
         ALK_CHECK(alkc_encode(NULL, 8, "ab", 2, 16, &info) == ALKC_ERR_INVALID_ARGUMENT &&
                       info.code == ALKC_ERR_INVALID_ARGUMENT && info.length == 2 &&
                       info.limit == 8 && info.offset == 0,
