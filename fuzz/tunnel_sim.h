@@ -57,7 +57,11 @@
  *   - no role's deadline is in the past after handle_timeout; a node with
  *     output queued says so in poll_timeout (a loop sleeping until the
  *     deadline would hold it back);
- *   - a relay holds no gateway offer past its lifetime without a refresh.
+ *   - a relay holds no gateway offer past its lifetime without a refresh;
+ *   - a client's wait after a failed round is at most backoff_min doubled
+ *     per failed round since its session with that gateway was last up
+ *     (or it roamed or started) - rounds the world counts itself, by the
+ *     backoffs it sees start, so success must reset the count.
  * Liveness: heal everything, give every authorization back, then within
  * 300 s of virtual time every channel still open has its whole echo and
  * its EOF, every open is answered (but the never-answering targets), and

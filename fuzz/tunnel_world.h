@@ -80,6 +80,7 @@ enum { TW_CLIENT = 0, TW_GATEWAY = TW_MAX_CLIENTS, TW_RELAY = TW_NODES };
  * counted (tw_link.out) and dropped. */
 #define TW_OUTSIDER (TW_RELAY + TW_MAX_RELAYS)
 #define TW_RECORDED 4   /* client HELLOs an observer kept (tw_world.recorded) */
+#define TW_BO_PEERS 4   /* peer slots the backoff model follows (max_peers is 2) */
 /* How a gateway is reached: public or a NAT with a port forward take a
  * direct connection; a full-cone NAT (EIM/EIF in alksim's terms) has no
  * mapping for an inbound first packet, a symmetric one (EDM/APDF) neither. */
@@ -165,6 +166,11 @@ struct tw_world {
     unsigned channel_events[TW_NODES][16];
     int last_code[TW_NODES];          /* of the last RESET / OPEN_FAILED / DONE */
     int last_path_code;               /* of the last PATH_FAILED */
+    /* the backoff model, per client and peer slot: failed rounds since the
+     * session was last up (or the client roamed, or started), counted by
+     * the backoffs seen start (tw_check_backoff), and the last one seen */
+    uint32_t bo_rounds[TW_NODES][TW_BO_PEERS];
+    uint64_t bo_seen[TW_NODES][TW_BO_PEERS];
     unsigned path_unanswered;         /* PATH_FAILED with ALKT_ERR_UNANSWERED */
     unsigned opens_refused[TW_NODES]; /* gateway: OPEN_REFUSED events */
     int last_reset_code[TW_NODES];    /* of the last RESET */
@@ -408,6 +414,8 @@ static ALK_UNUSED void tw_node_start(tw_world *w, int i)
     }
     ALK_CHECK(w->mem[i] != NULL, "node memory");
     w->node_starts++;
+    memset(w->bo_rounds[i], 0, sizeof w->bo_rounds[i]);
+    memset(w->bo_seen[i], 0, sizeof w->bo_seen[i]);
     if (tw_is_client(i))
         ALK_CHECK(alkt_client_init(&w->node[i], &w->ncfg[i], w->mem[i], need, w->now) == ALKT_OK,
                   "client init");
@@ -1274,6 +1282,7 @@ static ALK_UNUSED void tw_node_events(tw_world *w, int side)
         }
         case ALKT_REV_PEER_UP:
             w->peer_up[side]++;
+            if (ev.peer && ev.peer <= TW_BO_PEERS) w->bo_rounds[side][ev.peer - 1] = 0;
             alk_trace("node %d peer %u (%s) up (%s)", side, ev.peer,
                       ev.peer ? tw_node(w, side)->peers[ev.peer - 1].id : "?",
                       ev.code ? "resumed" : "new");
@@ -1603,7 +1612,27 @@ static ALK_UNUSED void tw_check_backoff(tw_world *w)
         }
         for (k = 0; k < n->cfg.max_peers; k++) {
             const alkt__peer *p = &n->peers[k];
-            if (p->state != ALKT__P_LIVE || p->conn || p->failures == 0) continue;
+            if (k < TW_BO_PEERS && p->state != ALKT__P_LIVE) {
+                w->bo_rounds[i][k] = 0;   /* (a slot taken again starts afresh) */
+                w->bo_seen[i][k] = 0;
+            }
+            if (p->state != ALKT__P_LIVE || p->conn) continue;
+            /* a wait in the future is a backoff after a failed round (a
+             * failed path, or a connection that worked, retries now):
+             * the model counts the rounds itself, and a working session
+             * starts the count again - so a count not reset by success
+             * waits longer than its rule and is seen */
+            if (k < TW_BO_PEERS && p->retry_at > w->now && p->retry_at != w->bo_seen[i][k]) {
+                w->bo_seen[i][k] = p->retry_at;
+                w->bo_rounds[i][k]++;
+                ALK_CHECK(p->retry_at <= w->now + tw_backoff_bound(n, w->bo_rounds[i][k]),
+                          "client %d: peer %u waits until %llu (now %llu) after %u failed "
+                          "rounds since it was last up (backoff %llu ns at most)",
+                          i, k + 1, (unsigned long long)p->retry_at,
+                          (unsigned long long)w->now, w->bo_rounds[i][k],
+                          (unsigned long long)tw_backoff_bound(n, w->bo_rounds[i][k]));
+            }
+            if (p->failures == 0) continue;
             ALK_CHECK(p->retry_at <= w->now + tw_backoff_bound(n, p->failures),
                       "client %d: peer %u retried at %llu after %u failed rounds (now %llu)",
                       i, k + 1, (unsigned long long)p->retry_at, p->failures,
@@ -1621,6 +1650,7 @@ static ALK_UNUSED void tw_roam(tw_world *w, int side)
     uint32_t k;
     int live = 0;
     alkt_client_roamed(n, w->now);
+    memset(w->bo_rounds[side], 0, sizeof w->bo_rounds[side]);   /* no backoff left */
     for (k = 0; k < n->cfg.max_peers; k++) {
         const alkt__peer *p = &n->peers[k];
         if (p->state != ALKT__P_LIVE) continue;
