@@ -3,8 +3,12 @@
  * Two sessions joined by two bounded byte pipes carry one channel; at each
  * end an alkt_pump joins it to a model endpoint (a socket the app owns)
  * with a drawn buffer size (1..4096 bytes) and a drawn amount to send
- * (0..96 KiB). The input draws the config (windows, frame size, resend
- * log) and then the steps: an endpoint reads into its pump (a drawn
+ * (0..96 KiB). The opener's pump starts on the channel still OPENING (an
+ * app does not wait for the answer to start pumping), and an opener that
+ * sends less than its buffer and 256 bytes hands the pump all of it and
+ * its EOF before the open is answered: the bytes and the EOF must wait for
+ * the open, not be lost to it. The input draws the config (windows, frame
+ * size, resend log) and then the steps: an endpoint reads into its pump (a drawn
  * amount, or its EOF once its bytes are out), writes what the pump offers
  * (a drawn part), shuts its write side when told, stalls; bytes cross the
  * pipes in drawn segments; the connection drops (what is in flight is
@@ -402,19 +406,39 @@ static void pp_setup(pp *t)
         ALK_CHECK(alkt_channel_open(&t->s[0], &o, &id2) == ALKT_ERR_CHANNELS_FULL,
                   "a second channel past the peer's limit of one");
     }
-    pp_flow(t);   /* (pp_events accepts the open on the server) */
-    pp_flow(t);
-    pp_events(t, 0);
-    pp_events(t, 1);
-    ALK_CHECK(alkt_channel_info_get(&t->s[1], t->id, &info) == ALKT_OK &&
-                  info.state == ALKT_CHANNEL_OPEN, "the channel did not open");
     for (k = 0; k < 2; k++) {
+        /* the opener's pump starts on the channel still OPENING (as an app
+         * does: the pump waits for the answer); the server's once it has
+         * accepted the open */
         size_t cap = (size_t)alksim_range(&t->src, 1, sizeof t->e[k].buf);
         t->e[k].src_len = alksim_range(&t->src, 0, PP_MAX_DATA);
         alk_trace("end %d: buffer %zu, sends %llu bytes", k, cap,
                   (unsigned long long)t->e[k].src_len);
+        if (k == 1) {
+            pp_flow(t);   /* (pp_events accepts the open on the server) */
+            pp_flow(t);
+            pp_events(t, 0);
+            pp_events(t, 1);
+            ALK_CHECK(alkt_channel_info_get(&t->s[1], t->id, &info) == ALKT_OK &&
+                          info.state == ALKT_CHANNEL_OPEN, "the channel did not open");
+        }
         ALK_CHECK(alkt_pump_init(&t->e[k].p, &t->s[k], t->id, t->e[k].buf, cap) ==
                       ALKT_OK, "pump init");
+        if (k == 0 && t->e[0].src_len < 256 && t->e[0].src_len < cap) {
+            /* a short sender hands the pump all it has and its EOF before
+             * the channel is open: both must wait for the open, not be
+             * lost to it (the end-of-run check wants every byte and the
+             * EOF across) */
+            ALK_CHECK(alkt_channel_info_get(&t->s[0], t->id, &info) == ALKT_OK &&
+                          info.state == ALKT_CHANNEL_OPENING, "the channel is not opening");
+            alk_trace("end 0: its bytes and EOF before the channel is open");
+            pp_turn(t, 0, (size_t)t->e[0].src_len, 0, 0);
+            pp_turn(t, 0, 1, 0, 0);
+            ALK_CHECK(t->e[0].src_at == t->e[0].src_len && t->e[0].eof_given,
+                      "end 0: the pump took %llu of %llu bytes and %s EOF while opening",
+                      (unsigned long long)t->e[0].src_at,
+                      (unsigned long long)t->e[0].src_len, t->e[0].eof_given ? "its" : "no");
+        }
     }
     pp_null_args(t);
 }
