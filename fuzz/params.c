@@ -1093,6 +1093,9 @@ static void check_format(const char *what, const alkt_ip *ip)
     ALK_CHECK(alkt_ip_parse(got, n, &again) == ALKT_OK &&
                   memcmp(&again, ip, sizeof again) == 0,
               "%s: '%s' does not parse back", what, got);
+    ALK_CHECK(alkt_ip_parse(NULL, n, &again) == ALKT_ERR_ARG &&
+                  alkt_ip_parse(got, n, NULL) == ALKT_ERR_ARG,
+              "%s: alkt_ip_parse took a NULL text or a NULL out", what);
 }
 
 /* The encoding holds `"key":"value"` or `"key":value` exactly. */

@@ -589,7 +589,14 @@ static void ss_answer(ss *t, int k)
             continue;
         c->answered = 1;
         if (alksim_chance(&t->src, 1, 5)) {
-            rc = alkt_channel_refuse(&t->side[k].s, c->id, 7, "no");
+            /* a reason with a control byte, DEL and a byte past ASCII:
+             * what goes out (and what the channel keeps) is printable,
+             * each of those made '?' */
+            rc = alkt_channel_refuse(&t->side[k].s, c->id, 7, "no\x01\x7f\xc3.");
+            if (alkt_channel_info_get(&t->side[k].s, c->id, &info) == ALKT_OK)
+                ALK_CHECK(strcmp(info.reason, "no???.") == 0,
+                          "side %d: channel %u refused with reason '%s'", k, c->id,
+                          info.reason);
             c->reset = 1;
         } else {
             alkt_listen_reply r;
