@@ -103,6 +103,8 @@ typedef struct rr {
     uint64_t fresh_next;       /* the freshness the next offer draws from */
     const char *last_tok, *last_id;   /* of the last request */
     unsigned last_kind;
+    uint32_t handles[256];     /* every handle the relay gave, in order */
+    unsigned n_handles;
 } rr;
 
 static int rr_find(rr *t, uint32_t h)
@@ -398,6 +400,13 @@ static void rr_run(alksim_source *src)
                       "accept: %d, connections %u -> %u, handle %u", rc, (unsigned)was.conns,
                       (unsigned)st.conns, h);
             if (rc == ALKT_OK) {
+                unsigned hj;
+                /* a handle is never given twice (its generation moves
+                 * on when its slot is taken again): a stale handle can
+                 * never reach the connection that took its slot */
+                for (hj = 0; hj < t.n_handles; hj++)
+                    ALK_CHECK(t.handles[hj] != h, "accept gave handle %08x again", (unsigned)h);
+                if (t.n_handles < 256) t.handles[t.n_handles++] = h;
                 memset(c, 0, sizeof *c);
                 c->h = h;
                 c->status = -1;

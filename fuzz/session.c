@@ -453,6 +453,12 @@ static void ss_events(ss *t, int k)
             ALK_CHECK(!c->done[k], "side %d: event %d for channel %u after "
                       "its CHANNEL_DONE", k, (int)ev.type, ev.channel);
         }
+        /* a code only where the type says there is one */
+        ALK_CHECK(ev.code == 0 || ev.type == ALKT_EV_DISCONNECTED || ev.type == ALKT_EV_CLOSED ||
+                      ev.type == ALKT_EV_OPEN_FAILED || ev.type == ALKT_EV_RESET ||
+                      ev.type == ALKT_EV_CHANNEL_DONE,
+                  "side %d: event %d for channel %u has code %d", k, (int)ev.type, ev.channel,
+                  ev.code);
         switch (ev.type) {
         case ALKT_EV_ESTABLISHED:
             ALK_CHECK(!t->side[k].established, "side %d established twice", k);

@@ -641,7 +641,12 @@ static void ts_read_dgrams(ts_sim *s, ts_ch *h)
         unsigned bits = alkt_dgram_pump_poll(&h->dp);
         const void *d;
         ptrdiff_t n;
-        if (bits & ALKT_PUMP_ABORT) return;
+        if (bits & ALKT_PUMP_ABORT) {
+            /* an aborted pump takes nothing more */
+            if (alkt_dgram_pump_send(&h->dp, "", 0) != ALKT_ERR_RESET)
+                TS_FAIL(s, "channel %u: an aborted datagram pump took a datagram", h->id);
+            return;
+        }
         /* (DONE: both directions ended, so the peer's EOF came too) */
         if ((bits & (ALKT_PUMP_SHUT_WRITE | ALKT_PUMP_DONE)) && !h->eof_got) {
             h->eof_got = 1;
@@ -1341,6 +1346,26 @@ static void ts_forward(ts_sim *s, ts_ch *l)
               "gateway_forward failed (%s) and left its output %u", alkt_strerror(rc), fch);
     alksim_log(s->ctx, "gateway %d: a connection to the listen of channel %u -> %s (%u)", l->gw,
                l->id, alkt_strerror(rc), fch);
+    {
+        /* the gateway's answer is the model's: a listen its view no longer
+         * covers forwards nothing; one it covers, while the gateway still
+         * holds the listen, is not turned away as unauthorized */
+        alkt_node *gw = &s->w.node[TW_GATEWAY + l->gw];
+        int allowed = ts_allowed_ch(s, &s->vg, l);
+        const alkt__grant *lg = l->tpeer && l->tpeer <= gw->cfg.max_peers &&
+                                        gw->peers[l->tpeer - 1].state == ALKT__P_LIVE
+                                    ? alkt__grant_find(&gw->peers[l->tpeer - 1], l->id)
+                                    : NULL;
+        if (rc == ALKT_OK && allowed == 0)
+            TS_FAIL(s, "gateway %d forwarded a connection to the listen of channel %u, which "
+                    "its view does not cover (client %d, port %u)", l->gw, l->id, l->client,
+                    (unsigned)l->port);
+        if (rc == ALKT_ERR_NO_CHANNEL && allowed == 1 && lg &&
+            lg->params.kind == ALKT_OPEN_FORWARDED)
+            TS_FAIL(s, "gateway %d refused a connection to the listen of channel %u, which its "
+                    "view covers (client %d, port %u)", l->gw, l->id, l->client,
+                    (unsigned)l->port);
+    }
     if (rc != ALKT_OK) return;
     memset(h, 0, sizeof *h);
     h->state = TS_OPENING;

@@ -1601,6 +1601,22 @@ static ALK_UNUSED void tw_check_backoff(tw_world *w)
         alkt_node *n = &w->node[i];
         if (!w->node_used[i]) continue;
         if (n->is_gateway) {
+            /* a client keeps one session per gateway: its new session,
+             * once established, ends every older one of its own there */
+            for (k = 0; k < n->cfg.max_peers; k++) {
+                const alkt__peer *p = &n->peers[k], *q;
+                uint32_t j;
+                if (p->state != ALKT__P_LIVE || !p->session.established_once ||
+                    p->session.state != ALKT__S_ACTIVE)
+                    continue;
+                for (j = k + 1; j < n->cfg.max_peers; j++) {
+                    q = &n->peers[j];
+                    ALK_CHECK(q->state != ALKT__P_LIVE || !q->session.established_once ||
+                                  q->session.state != ALKT__S_ACTIVE || strcmp(q->id, p->id) != 0,
+                              "gateway %d: client %s has two established sessions (slots %u and "
+                              "%u)", i, p->id, k + 1, j + 1);
+                }
+            }
             for (k = 0; k < n->cfg.max_relays; k++)
                 ALK_CHECK(n->relay_failures[k] == 0 ||
                               n->relay_retry_at[k] <=
