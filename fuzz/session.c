@@ -784,8 +784,51 @@ static void ss_setup(ss *t, alkt_session_config *cfg, int k)
               (unsigned long long)t->rekey);
 }
 
+/* Whether n bytes equal to secret (not all zero) are anywhere in m. */
+static int ss_holds(const void *m, size_t len, const unsigned char *secret, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)m;
+    size_t i, zero = 0;
+    for (i = 0; i < n; i++) zero += secret[i] == 0;
+    if (zero == n || len < n) return 0;
+    for (i = 0; i + n <= len; i++) {
+        const unsigned char *q = (const unsigned char *)memchr(b + i, secret[0], len - n + 1 - i);
+        if (!q) return 0;
+        i = (size_t)(q - b);
+        if (memcmp(q, secret, n) == 0) return 1;
+    }
+    return 0;
+}
+
+/* alkt_session_wipe leaves no key behind: the traffic keys, the AUTH
+ * key, the resume token and the secret's HMAC state, taken as they are
+ * now, are nowhere in the struct after it. (The session's memory - its
+ * rings and log, a megabyte - holds no key to begin with; the unit test
+ * sealed_close_and_wipe_forget_every_key searches it too.) */
+static void ss_wipe_check(ss *t, int k)
+{
+    alkt_session *s = &t->side[k].s;
+    unsigned char keys[6][48];
+    int i;
+    memset(keys, 0, sizeof keys);
+    memcpy(keys[0], s->tx_key, sizeof s->tx_key);
+    memcpy(keys[1], s->rx_key, sizeof s->rx_key);
+    memcpy(keys[2], s->auth_key, sizeof s->auth_key);
+    if (s->token_ready) memcpy(keys[3], s->token, sizeof s->token);
+    memcpy(keys[4], (const unsigned char *)&s->key, 48);
+    memcpy(keys[5], (const unsigned char *)&s->key + 48, 48);
+    alkt_session_wipe(s);
+    for (i = 0; i < 6; i++) {
+        size_t n = i < 4 ? 32 : 48;
+        ALK_CHECK(!ss_holds(s, sizeof *s, keys[i], n),
+                  "side %d: key %d is still there after alkt_session_wipe", k, i);
+    }
+}
+
 static void ss_free(ss *t)
 {
+    ss_wipe_check(t, 0);
+    ss_wipe_check(t, 1);
     free(t->side[0].mem);
     free(t->side[1].mem);
 }
