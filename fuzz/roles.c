@@ -486,6 +486,28 @@ static void rr_run(alksim_source *src)
                                            t.seen_status[3]));
         }
     }
+    {
+        /* alkt_relay_wipe, for callers that keep the memory: nothing that
+         * went through is left - no 16 bytes of any connection's data in
+         * the relay's memory - and the struct is zero (its memory also
+         * holds slack the relay never writes, and the gateways'
+         * freshness, which is no secret) */
+        size_t i, k, len = alkt_relay_mem_size(&t.cfg), nz = 0;
+        const unsigned char *m = (const unsigned char *)t.mem, *rs = (const unsigned char *)&t.r;
+        alkt_relay_wipe(&t.r);
+        for (i = 0; i < sizeof t.r; i++) nz += rs[i] != 0;
+        ALK_CHECK(nz == 0, "alkt_relay_wipe left %zu bytes of the struct that are not zero", nz);
+        for (k = 0; k < RR_CONNS; k++) {
+            const rr_conn *c = &t.c[k];
+            size_t at;
+            static const unsigned char zero[16];
+            for (at = 0; at + 16 <= c->sent_len; at += 16)
+                for (i = 0; i + 16 <= len && memcmp(c->sent + at, zero, 16) != 0; i++)
+                    ALK_CHECK(m[i] != c->sent[at] || memcmp(m + i, c->sent + at, 16) != 0,
+                              "alkt_relay_wipe left bytes %zu..%zu that connection %zu sent, at "
+                              "%zu of its memory", at, at + 15, k, i);
+        }
+    }
     free(t.mem);
 }
 
