@@ -86,6 +86,7 @@ typedef struct qh_disk {
     int mirror;
     int mirror_fd;
     int chk_unflushed; /* a checker write not yet followed by a flush */
+    int unflushed;     /* an image write (qh_exec) not yet followed by a flush */
     /* qh_pad_contract, while a caller sets pad_check: the planner's end
      * of the file (q2w_info.file_end) when the batch run next was planned */
     int pad_check;
@@ -276,8 +277,14 @@ static ALK_UNUSED int qh_exec(qh_disk *d, const q2w_op *op, size_t n)
             if (o->off + o->len > d->len) d->len = (size_t)(o->off + o->len);
             d->writes++;
             d->write_bytes += o->len;
+            d->unflushed = 1;
             break;
         case Q2W_OP_FLUSH:
+            /* a flush orders writes: one with none since the last (of any
+             * handle on this disk) is a wasted fdatasync */
+            ALK_CHECK(d->unflushed, "a flush with no write since the last flush (op %zu of %zu)",
+                      i, n);
+            d->unflushed = 0;
             d->flushes++;
             break;
         default: { /* Q2W_OP_BACKING_READ */

@@ -500,6 +500,41 @@ static size_t tamper_values(const tamper_field *f, const unsigned char *p,
     return n;
 }
 
+/* The backing name and format an open reports (info) against the header
+ * (head: its first 2 MiB, zeros past the file) and the extensions. */
+static void judge_backing(const qh_disk *d, const unsigned char *head, const ref_verdict *v,
+                          const q2w_info *info, const char *when)
+{
+    /* the backing name where the header puts it; its format from
+     * the extension of type 0xe2792aca, walked from the header's
+     * end (72 in version 2) to the name's offset, or the end of
+     * the cluster; no name at offset 0 */
+    const unsigned char *b = d->buf;
+    uint64_t boff = ref_be(head + 8, 8), blen = ref_be(head + 16, 4);
+    uint64_t pos = v->version == 2 ? 72 : ref_be(head + 100, 4);
+    uint64_t cs = 1ull << v->cluster_bits;
+    const unsigned char *fmt = NULL;
+    size_t fmt_len = 0;
+    uint64_t ext_end = boff ? boff : cs; /* qemu reads them up to the name */
+    while (pos + 8 <= ext_end && pos + 8 <= d->len) {
+        uint64_t type = ref_be(b + pos, 4), len = ref_be(b + pos + 4, 4);
+        if (type == 0 || pos + 8 + len > d->len) break;
+        if (type == 0xe2792acau) {
+            fmt = b + pos + 8;
+            fmt_len = (size_t)len;
+        }
+        pos += 8 + ((len + 7) & ~7ull);
+    }
+    ALK_CHECK(boff && blen ? info->backing_name && info->backing_name[blen] == 0 &&
+                         !memcmp(info->backing_name, b + boff, (size_t)blen)
+                   : info->backing_name == NULL,
+              "%s: the backing name differs from the header's", when);
+    ALK_CHECK(fmt ? info->backing_format && info->backing_format[fmt_len] == 0 &&
+                        !memcmp(info->backing_format, fmt, fmt_len)
+                  : info->backing_format == NULL,
+              "%s: the backing format differs from the extension's", when);
+}
+
 static int tamper_open(qh_disk *d, int writable, qh_handle *h)
 {
     uint64_t cb = ref_be(d->buf + 20, 4);
@@ -547,36 +582,7 @@ static void tamper_judge(qh_disk *d, const tamper_field *f, uint64_t value)
                         info.header_length == ref_be(head + 100, 4))),
                   "%s: the open reports other values than the header's",
                   when);
-        {
-            /* the backing name where the header puts it; its format from
-             * the extension of type 0xe2792aca, walked from the header's
-             * end (72 in version 2) to the name's offset, or the end of
-             * the cluster; no name at offset 0 */
-            const unsigned char *b = d->buf;
-            uint64_t boff = ref_be(head + 8, 8), blen = ref_be(head + 16, 4);
-            uint64_t pos = v.version == 2 ? 72 : ref_be(head + 100, 4);
-            uint64_t cs = 1ull << v.cluster_bits;
-            const unsigned char *fmt = NULL;
-            size_t fmt_len = 0;
-            uint64_t ext_end = boff ? boff : cs; /* qemu reads them up to the name */
-            while (pos + 8 <= ext_end && pos + 8 <= d->len) {
-                uint64_t type = ref_be(b + pos, 4), len = ref_be(b + pos + 4, 4);
-                if (type == 0 || pos + 8 + len > d->len) break;
-                if (type == 0xe2792acau) {
-                    fmt = b + pos + 8;
-                    fmt_len = (size_t)len;
-                }
-                pos += 8 + ((len + 7) & ~7ull);
-            }
-            ALK_CHECK(boff && blen ? info.backing_name && info.backing_name[blen] == 0 &&
-                                 !memcmp(info.backing_name, b + boff, (size_t)blen)
-                           : info.backing_name == NULL,
-                      "%s: the backing name differs from the header's", when);
-            ALK_CHECK(fmt ? info.backing_format && info.backing_format[fmt_len] == 0 &&
-                                !memcmp(info.backing_format, fmt, fmt_len)
-                          : info.backing_format == NULL,
-                      "%s: the backing format differs from the extension's", when);
-        }
+        judge_backing(d, head, &v, &info, when);
     }
     /* (a version 2 header ends at 72: extensions follow) */
     ALK_CHECK(v.n != 0 || f->later || (v.version == 2 && f->off >= 72) ||
@@ -741,7 +747,7 @@ static void check_create_geometry(void)
          * name that does not fit in cluster 0 - naming the field and the
          * length */
         static char longname[Q2W_MAX_BACKING_NAME + 2];
-        struct { const char *backing, *fmt, *what; int code; uint64_t needed; } c[7];
+        struct { const char *backing, *fmt, *what; int code; uint64_t needed; } c[9];
         q2w_create_opts o;
         q2w_error_info e;
         uint64_t len;
@@ -762,12 +768,18 @@ static void check_create_geometry(void)
         /* and a name of exactly the longest length is fine (64 KiB clusters) */
         c[6].backing = longname + 1; c[6].fmt = NULL; c[6].what = NULL; c[6].code = Q2W_OK;
         c[6].needed = 0;
-        for (j = 0; j < 7; j++) {
+        /* and the virtual size: at most 2^62 (qemu's limit), 2^62 itself
+         * then too large an L1 (64 KiB clusters: 2^33 entries) */
+        c[7].backing = NULL; c[7].fmt = NULL; c[7].what = "size"; c[7].code = Q2W_ERR_LIMIT;
+        c[7].needed = (1ull << 62) + 1;
+        c[8].backing = NULL; c[8].fmt = NULL; c[8].what = "size (L1 table)";
+        c[8].code = Q2W_ERR_LIMIT; c[8].needed = 1ull << 62;
+        for (j = 0; j < 9; j++) {
             int rc;
             memset(&o, 0, sizeof o);
             o.version = 3;
-            o.cluster_size = j == 6 ? 65536 : 512;
-            o.size = 1u << 20;
+            o.cluster_size = j >= 6 ? 65536 : 512;
+            o.size = j >= 7 ? c[j].needed : 1u << 20;
             o.backing = c[j].backing;
             o.backing_fmt = c[j].fmt;
             memset(&e, 0xA5, sizeof e);
@@ -775,9 +787,11 @@ static void check_create_geometry(void)
             ALK_CHECK(c[j].code == Q2W_OK
                           ? rc == Q2W_OK
                           : rc == c[j].code && e.code == rc && e.what &&
-                                !strcmp(e.what, c[j].what) && e.needed == c[j].needed,
-                      "create with backing case %zu: %s (%s, %llu)", j, q2w_strerror(rc),
-                      e.what ? e.what : "", (unsigned long long)e.needed);
+                                !strcmp(e.what, c[j].what) && e.needed == c[j].needed &&
+                                e.offset == 0 && e.index == 0,
+                      "create with backing case %zu: %s (%s, offset %llu, %llu)", j,
+                      q2w_strerror(rc), e.what ? e.what : "", (unsigned long long)e.offset,
+                      (unsigned long long)e.needed);
         }
     }
     {
@@ -852,7 +866,15 @@ static void check_snapshot_entries(qh_handle *h, qh_disk *d, const q2w_info *inf
         len = (40u + (uint64_t)extra + idl + nml + 7) & ~7ull;
         if (len > d->len - pos) return;
         rc = qh_run(&h->img, d, q2w_snapshot_get(&h->img, i, &sn));
-        if (rc != Q2W_OK) return; /* refused: the walk's own checks */
+        /* the open walked every entry already; a get refuses exactly an
+         * id or a name longer than q2w_snapshot holds (with its NUL) */
+        if (idl >= sizeof sn.id || nml >= sizeof sn.name) {
+            ALK_CHECK(rc == Q2W_ERR_LIMIT, "snapshot %u: an id of %u bytes, a name of %u: %s",
+                      i, idl, nml, q2w_strerror(rc));
+            return;
+        }
+        ALK_CHECK(rc == Q2W_OK, "snapshot %u (entry at %llu): %s", i, (unsigned long long)pos,
+                  q2w_strerror(rc));
         ALK_CHECK(sn.index == i && sn.l1_offset == q2w__be64(e) &&
                       sn.l1_size == q2w__be32(e + 8) && sn.date_sec == q2w__be32(e + 16) &&
                       sn.date_nsec == q2w__be32(e + 20) &&
@@ -948,6 +970,11 @@ static void check_compressed_memory(qh_handle *h, qh_disk *d, const q2w_info *in
               "compressed read with one byte less than needed (%llu): %s, needed %llu",
               (unsigned long long)n1, q2w_strerror(rc),
               (unsigned long long)q2w_error(&t.img)->needed);
+    /* the next error is the handle's own: no `needed` left from the NOMEM */
+    rc = q2w_read(&t.img, info->size, &got, 1);
+    ALK_CHECK(rc == Q2W_ERR_RANGE && q2w_error(&t.img)->needed == 0,
+              "a read past the end after a NOMEM: %s, needed %llu", q2w_strerror(rc),
+              (unsigned long long)q2w_error(&t.img)->needed);
     qh_close_handle(&t);
     rc = open_image_with(&t, d, 0, (size_t)n1);
     ALK_CHECK(rc == Q2W_OK, "open with %llu bytes: %s", (unsigned long long)n1,
@@ -972,6 +999,24 @@ static void disk_copy(qh_disk *c, const qh_disk *d, size_t cap)
 static uint64_t disk_be(const qh_disk *d, uint64_t at, unsigned width)
 {
     return be_at(d->buf, d->len, at, width);
+}
+
+/* The virtual clusters with data, counted from the active tables as the
+ * spec reads them (an entry compressed, or naming a host cluster - a
+ * zero-flagged one too); snapshots' tables do not count. */
+static uint64_t ref_allocated(const qh_disk *d)
+{
+    uint64_t cs = 1ull << (disk_be(d, 20, 4) & 63), l1 = disk_be(d, 40, 8);
+    uint64_t l1n = disk_be(d, 36, 4), n = 0, i, j;
+    for (i = 0; i < l1n; i++) {
+        uint64_t l2 = disk_be(d, l1 + 8 * i, 8) & Q2W__OFF_MASK;
+        if (!l2) continue;
+        for (j = 0; j < cs / 8; j++) {
+            uint64_t e = disk_be(d, l2 + 8 * j, 8);
+            n += (e & Q2W__COMPRESSED) || (e & Q2W__OFF_MASK);
+        }
+    }
+    return n;
 }
 
 /* The bitmap directory's size is in bytes and any size is allowed: its
@@ -1284,8 +1329,20 @@ static void check_repair_end(const qh_disk *d, const q2w_check_result *res)
         ALK_CHECK(work != NULL, "out of memory");
         rc = q2w_check(&io, work, need, flags[k], &r);
         alk_free(work);
-        if (rc == Q2W_OK)
+        if (rc == Q2W_OK) {
+            /* the feature fields as they were, less the dirty bit when the
+             * repair says it cleared it (only -r all does) */
+            uint64_t inc = disk_be(d, 72, 8);
+            ALK_CHECK(disk_be(&c, 72, 8) == (r.dirty_cleared ? inc & ~1ull : inc) &&
+                          disk_be(&c, 80, 8) == disk_be(d, 80, 8) &&
+                          (!r.dirty_cleared || (k == 1 && (inc & 1))),
+                      "repair %d: incompatible %llx -> %llx, compatible %llx -> %llx, "
+                      "dirty cleared %d", k, (unsigned long long)inc,
+                      (unsigned long long)disk_be(&c, 72, 8),
+                      (unsigned long long)disk_be(d, 80, 8),
+                      (unsigned long long)disk_be(&c, 80, 8), r.dirty_cleared);
             qh_assert_repair_end(&c, &r, k ? "REPAIR_ALL on a copy" : "REPAIR_LEAKS on a copy");
+        }
         qh_disk_free(&c);
     }
 }
@@ -1525,7 +1582,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     qh_handle h;
     q2w_check_result res;
     q2w_info info;
-    uint64_t pick = 0, woff;
+    uint64_t pick = 0, woff, l2_refused_at = 0;
     unsigned char fillb, *buf, *before;
     size_t wlen, i, win_len;
     uint64_t win_off;
@@ -1552,6 +1609,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ALK_CHECK(io.file_size == size, "posix io: a file of %zu bytes sized %llu", size,
                   (unsigned long long)io.file_size);
         close(fd);
+        /* its flush is fdatasync, whose failure it returns: a pipe cannot
+         * be synced (EINVAL) */
+        {
+            int pfd[2];
+            ALK_CHECK(pipe(pfd) == 0, "pipe");
+            q2w_posix_io(&io, pfd[1], &box);
+            ALK_CHECK(io.file_size == 0 && io.flush(io.user) < 0,
+                      "posix io on a pipe: sized %llu, its flush succeeded",
+                      (unsigned long long)io.file_size);
+            close(pfd[0]);
+            close(pfd[1]);
+        }
     }
 #endif
     qh_disk_init(&disk, DISK_CAP);
@@ -1570,6 +1639,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(head, disk.buf, size < (1u << 21) ? size : (1u << 21));
         ref_header(head, &v);
         ref_judge(&v, rc, q2w_error(&h.img), "read-only open");
+        if (rc == Q2W_OK && v.n == 0) {
+            q2w_info_get(&h.img, &info);
+            judge_backing(&disk, head, &v, &info, "read-only open");
+        }
         alk_free(head);
     }
     if (rc != Q2W_OK) {
@@ -1600,6 +1673,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 /* an L1 entry's refusal names the entry: its file offset
                  * and its index */
                 const q2w_error_info *er = q2w_error(&h.img);
+                if (!strcmp(er->what, "l2 entry reserved bits"))
+                    l2_refused_at = er->offset;
                 if (!strcmp(er->what, "l1 entry unaligned") ||
                     !strcmp(er->what, "l1 entry reserved bits"))
                     ALK_CHECK(er->offset == info.l1_offset + 8 * er->index,
@@ -1639,6 +1714,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                           (unsigned long long)res.findings[i].offset, disk.len,
                           (unsigned long long)res.findings[i].stored,
                           (unsigned long long)res.findings[i].computed);
+        /* the read-only open walked every snapshot entry, refusing at
+         * least what the checker's HEADER finding is for (more than 1024
+         * bytes of extra data, an unaligned or oversized L1) */
+        for (i = 0; i < res.n_findings; i++)
+            ALK_CHECK(res.findings[i].kind != Q2W_FIND_HEADER,
+                      "a HEADER finding at %llu (entry %llu) in an image the open accepted",
+                      (unsigned long long)res.findings[i].offset,
+                      (unsigned long long)res.findings[i].where);
+        if (l2_refused_at && res.n_findings < Q2W_CHECK_MAX_FINDINGS) {
+            /* the entry the read refused for its reserved bits is a finding */
+            for (i = 0; i < res.n_findings; i++)
+                if (res.findings[i].kind == Q2W_FIND_RESERVED &&
+                    res.findings[i].where == l2_refused_at)
+                    break;
+            ALK_CHECK(i < res.n_findings,
+                      "the read refused the L2 entry at %llu for reserved bits; "
+                      "the check has no finding there",
+                      (unsigned long long)l2_refused_at);
+        }
+        if (!res.corruptions && !res.check_errors) {
+            uint64_t want = ref_allocated(&disk);
+            ALK_CHECK(res.allocated_clusters == want,
+                      "the check counts %llu allocated clusters, the active tables %llu",
+                      (unsigned long long)res.allocated_clusters, (unsigned long long)want);
+        }
         check_bitmaps(&disk, &res);
         check_unsure_repairs(&disk, &res);
         check_repair_end(&disk, &res);
@@ -1702,6 +1802,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     {
         int crc = qh_run(&h.img, &disk, q2w_close(&h.img));
         ALK_CHECK(crc == Q2W_OK, "close: %s", q2w_strerror(crc));
+        /* nothing is left to resume on a closed handle */
+        crc = q2w_resume(&h.img, 0);
+        ALK_CHECK(crc == Q2W_ERR_ARG, "resume after the close: %s", q2w_strerror(crc));
     }
     qh_close_handle(&h);
     qh_assert_consistent(&disk, rc == Q2W_OK && !stale_bitmaps,

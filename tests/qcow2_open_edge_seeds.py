@@ -128,3 +128,86 @@ for x, nm in (((1 << 20), '1-MiB'), ((1 << 20) + 1, '1-MiB-and-1-byte')):
         put(img, 2 * cs + 2 * c, struct.pack('>H', 1))
     put(img, 3 * cs, struct.pack('>QIIBBHI', 0, 0, 0, 1, 16, 1, x))
     bitmap_seed('extra-data-%s' % nm, img)
+
+# 4. Edges of the snapshot table, the header extensions and the repair's
+#    header write (issue 41's mutants). v3 with every field of the header
+#    given; `base` is a clean image: header 0, refcount table 1, L1 2 (one
+#    entry, no L2), block 3 (16-bit), then `extra` more clusters counted.
+def header_full(cb, size, l1_size, l1_off, rt_off, rt_clusters, nb_snap=0, snap_off=0,
+                incompat=0, compat=0, autoclear=0, order=4, backing=(0, 0)):
+    h = b'QFI\xfb' + struct.pack('>IQIIQIIQQIIQQQQII', 3, backing[0], backing[1], cb, size, 0,
+                                 l1_size, l1_off, rt_off, rt_clusters, nb_snap, snap_off,
+                                 incompat, compat, autoclear, order, 112)
+    return h + bytes(112 - len(h))
+
+def base(cb, counted, **kw):
+    cs = 1 << cb
+    img = bytearray(counted * cs)
+    put(img, 0, header_full(cb, 32768, 1, 2 * cs, cs, 1, **kw))
+    put(img, cs, struct.pack('>Q', 3 * cs))
+    for c in range(counted):
+        put(img, 3 * cs + 2 * c, struct.pack('>H', 1))
+    return img
+
+def snapshot_entry(l1_off, l1_size, sid, name, extra):
+    e = struct.pack('>QIHHIIQII', l1_off, l1_size, len(sid), len(name), 0, 0, 0, 0, len(extra))
+    e += extra + sid + name
+    return e + bytes(((len(e) + 7) & ~7) - len(e))
+
+def edge_seed(name, img):
+    open(os.path.join(out, name), 'wb').write(img)
+
+# a snapshot entry with 1024 bytes of extra data, the most the spec (and
+# qemu) allows: 4 KiB clusters, the table at cluster 4, its L1 at 5; the
+# open accepts it, so the checker must too
+cs = 4096
+img = base(12, 6, nb_snap=1, snap_off=4 * cs)
+put(img, 4 * cs, snapshot_entry(5 * cs, 1, b'1', b's',
+                                struct.pack('>QQ', 0, 32768) + bytes(1024 - 16)))
+edge_seed('snapshot-extra-data-1024-bytes', img)
+# snapshot ids of 63 bytes (listed) and 64 (q2w_snapshot's id holds 63:
+# a get refuses it, Q2W_ERR_LIMIT); 512-byte clusters, table 4, L1 5
+cs = 512
+for n in (63, 64):
+    img = base(9, 6, nb_snap=1, snap_off=4 * cs)
+    put(img, 4 * cs, snapshot_entry(5 * cs, 1, b'a' * n, b's', struct.pack('>QQ', 0, 32768)))
+    edge_seed('snapshot-id-%d-bytes' % n, img)
+# a bitmaps extension of 16 bytes (the spec's is 24; bitmaps current): a
+# finding that names no directory (offset 0) and counts no bitmaps, whatever
+# the 16 bytes say (here 1 bitmap, a 24-byte directory)
+img = base(9, 4, autoclear=1)
+put(img, 112, struct.pack('>II', 0x23852875, 16) + struct.pack('>IIQ', 1, 0, 24) +
+    struct.pack('>II', 0x6803f857, 48) + struct.pack('>BB46s', 0, 0, b'dirty bit'))
+edge_seed('bitmaps-extension-16-bytes', img)
+# a backing format of one byte ("r"): the format extension at 112, the end
+# of the extensions at 128, the name "b" at 136
+img = base(9, 4, backing=(136, 1))
+put(img, 112, struct.pack('>II', 0xe2792aca, 1) + b'r' + bytes(7) + bytes(8) + b'b')
+edge_seed('backing-format-one-byte', img)
+# dirty (incompatible bit 0) with zstd compression (bit 3, compression type
+# 1 at byte 104) and a leaked cluster 4: -r all repairs the leak and clears
+# the dirty bit only, the compression bit stays
+img = base(9, 5, incompat=9)
+img[104] = 1
+edge_seed('dirty-zstd-with-a-leak', img)
+# snapshot tables of 8 and 16 whole 512-byte clusters (one 512-byte entry
+# each, no L1): the harness's snapshot create copies the table through
+# scratch, two ops a cluster, from the start of a 16-op batch; the copy
+# fills its last batch exactly, so the new entry's write must wait for the
+# next batch
+cs = 512
+for n in (8, 16):
+    img = base(9, 4 + n, nb_snap=n, snap_off=4 * cs)
+    for i in range(n):
+        sid = b'%d' % (i + 1); nm = b's%d' % (i + 1)
+        ent = snapshot_entry(0, 0, sid, nm, struct.pack('>QQ', 0, 32768) +
+                             bytes(512 - 40 - 16 - len(sid) - len(nm)))
+        assert len(ent) == 512
+        put(img, (4 + i) * cs, ent)
+    edge_seed('snapshot-table-of-%d-clusters' % n, img)
+# an L2 entry with a reserved bit (bit 1): the read refuses it and the
+# check must name it (L2 table at cluster 4, the data at 5)
+img = base(9, 6)
+put(img, 2 * cs, struct.pack('>Q', 4 * cs | 1 << 63))
+put(img, 4 * cs, struct.pack('>Q', 5 * cs | 1 << 63 | 2))
+edge_seed('l2-entry-reserved-bit-1', img)
