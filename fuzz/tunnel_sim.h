@@ -1067,6 +1067,7 @@ static void ts_false_resume(ts_sim *s, int g, const unsigned char *rec, int vict
     size_t len = strlen(w->ids[who]), rl = strlen(w->res[g].id), i, n;
     int step;
     uint32_t far, conn;
+    uint64_t out0;
     tw_link *l;
     n = ALKT_FRAME_HEADER + ALKT__HELLO_FIXED + len + 1 + rl + ALKT__HELLO_MAC;
     if (n > sizeof b) return;
@@ -1112,6 +1113,7 @@ static void ts_false_resume(ts_sim *s, int g, const unsigned char *rec, int vict
     conn = q->conn;
     if ((l = tw_outsider_connect(w, g)) == NULL) return;
     far = l->h[1];
+    out0 = l->out[1];
     tw_outsider_send(w, l, b, n);
     alksim_log(s->ctx, "client %d's session at gateway %d resumed with client %d's secret and "
                "%s token", victim, g, who, token ? "the session's" : "a wrong");
@@ -1123,6 +1125,12 @@ static void ts_false_resume(ts_sim *s, int g, const unsigned char *rec, int vict
     if (conn && q->state == ALKT__P_LIVE && q->conn != conn)
         TS_FAIL(s, "gateway %d: a resume %s took client %d's connection", g,
                 who != victim ? "under another name" : "with a wrong token", victim);
+    /* its answer: one whole REFUSE (or silence, when the gateway no
+     * longer holds that authorization) - never more, never a cut frame */
+    if (l->out[1] - out0 != 0 && l->out[1] - out0 != ALKT_FRAME_HEADER + ALKT__REFUSE_LEN)
+        TS_FAIL(s, "gateway %d answered a resume it must refuse with %llu bytes (a REFUSE is "
+                "%u)", g, (unsigned long long)(l->out[1] - out0),
+                (unsigned)(ALKT_FRAME_HEADER + ALKT__REFUSE_LEN));
 }
 
 /* Resumes the gateway must refuse, after an outsider's replay: of client

@@ -304,6 +304,13 @@ static ALK_UNUSED void tw_node_config(alkt_node_config *c, const char *id,
     c->session.max_frame = 1024;
     c->session.log_size = 16384;
     c->session.resume_window_ns = 600 * TW_SEC;   /* longer than a scenario */
+    /* a template filled for the wrong role, and a secret and identity
+     * that are not the node's: the node sets those itself, per session */
+    c->session.is_server = 1;
+    c->session.secret = (const unsigned char *)"not the node's secret, 32 bytes.";
+    c->session.secret_len = 32;
+    c->session.identity = "nobody/nothing";
+    c->session.identity_len = 14;
 }
 
 static ALK_UNUSED void tw_relay_restart(tw_world *w)
