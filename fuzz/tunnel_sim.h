@@ -1126,8 +1126,11 @@ static void ts_false_resume(ts_sim *s, int g, const unsigned char *rec, int vict
         TS_FAIL(s, "gateway %d: a resume %s took client %d's connection", g,
                 who != victim ? "under another name" : "with a wrong token", victim);
     /* its answer: one whole REFUSE (or silence, when the gateway no
-     * longer holds that authorization) - never more, never a cut frame */
-    if (l->out[1] - out0 != 0 && l->out[1] - out0 != ALKT_FRAME_HEADER + ALKT__REFUSE_LEN)
+     * longer holds that authorization) - never more, never a cut frame
+     * (with segments of 64 bytes or more the whole frame is across) */
+    if (l->out[1] - out0 > ALKT_FRAME_HEADER + ALKT__REFUSE_LEN ||
+        (w->segment >= 64 && l->out[1] - out0 != 0 &&
+         l->out[1] - out0 != ALKT_FRAME_HEADER + ALKT__REFUSE_LEN))
         TS_FAIL(s, "gateway %d answered a resume it must refuse with %llu bytes (a REFUSE is "
                 "%u)", g, (unsigned long long)(l->out[1] - out0),
                 (unsigned)(ALKT_FRAME_HEADER + ALKT__REFUSE_LEN));
