@@ -163,6 +163,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ALK_CHECK(new_n >= old_n + (old_n + 1) / 2,
                       "table grew from %llu to only %llu clusters",
                       (unsigned long long)old_n, (unsigned long long)new_n);
+            {
+                /* and no larger, nor further out, than it must be: the new
+                 * blocks from the old coverage on, then the table; the
+                 * fewest of both (the table at least half again as large)
+                 * that describe the old coverage and themselves */
+                uint64_t epb = (uint64_t)cs * 8 >> order, t = old_n + (old_n + 1) / 2, b = 1;
+                for (;;) {
+                    uint64_t nb = (b + t + epb - 1) / epb;
+                    if (nb != b) { b = nb; continue; }
+                    if (t * (cs / 8) * epb >= covered + b + t) break;
+                    t++;
+                }
+                ALK_CHECK(new_n == t && new_rt / cs == covered + b,
+                          "table grew from %llu to %llu clusters at cluster %llu; the least: "
+                          "%llu clusters after %llu new blocks at cluster %llu",
+                          (unsigned long long)old_n, (unsigned long long)new_n,
+                          (unsigned long long)(new_rt / cs), (unsigned long long)t,
+                          (unsigned long long)b, (unsigned long long)covered);
+            }
         }
         if (len) {
             uint64_t lo = off >= cs ? off - cs : 0;
