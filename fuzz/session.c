@@ -490,6 +490,18 @@ static void ss_events(ss *t, int k)
             ss_session_over(t, k);
             break;
         case ALKT_EV_OPENED:
+            {
+                /* a forwarded open's answer says where it listens: the
+                 * address and port the accepting side gave (10.0.0.0:4242) */
+                alkt_channel_info oi;
+                if (alkt_channel_info_get(&t->side[k].s, ev.channel, &oi) == ALKT_OK &&
+                    oi.params.kind == ALKT_OPEN_FORWARDED)
+                    ALK_CHECK(oi.reply.address.family == 4 && oi.reply.address.bytes[0] == 10 &&
+                                  oi.reply.port == 4242,
+                              "side %d: forwarded channel %u opened with reply family %d "
+                              "port %u", k, ev.channel, oi.reply.address.family,
+                              (unsigned)oi.reply.port);
+            }
             ALK_CHECK(c->opener == k && c->outcome == 0,
                       "side %d: OPENED for channel %u (outcome %d)", k, c->id,
                       c->outcome);
