@@ -1047,7 +1047,8 @@ static void ts_hostile_frame(ts_sim *s, ts_ch *h, alksim_source *src)
 /* A resume of client `victim`'s live session at gateway g that the
  * gateway must refuse, made by a party holding a secret: its name and
  * secret are client `who`'s; the proof is under the session's token
- * (token = 1) or not (0). From a HELLO recorded on the path (the layout):
+ * (token = 1) or under a token of zeros (0: a token never taken would be
+ * that). From a HELLO recorded on the path (the layout):
  * that session's id, a freshness past `who`'s last HELLO there, MACed
  * under `who`'s secret. The gateway must not give it the session - never
  * take the connection into a session, nor touch the victim's connection.
@@ -1096,8 +1097,21 @@ static void ts_false_resume(ts_sim *s, int g, const unsigned char *rec, int vict
     h[7] |= 1;                                                    /* a resume */
     memcpy(h + 40, q->session.session_id, ALKT_SESSION_ID_SIZE);  /* of that session */
     alkt__put64(h + 56, q->session.seq_head);                     /* what it has */
-    alkt__resume_proof(cs, h + 8, fresh, h + 64);                 /* under its token */
-    if (!token) h[64 + (fresh & 31)] ^= 0x20;                     /* or not */
+    if (token) {
+        alkt__resume_proof(cs, h + 8, fresh, h + 64);             /* under its token */
+    } else {
+        /* under a token of zeros, the proof's rule written out: HMAC(token,
+         * "alkt2 resume" || nonce || session id || freshness) */
+        static const unsigned char zero[32];
+        unsigned char tail[ALKT_SESSION_ID_SIZE + 8];
+        memcpy(tail, q->session.session_id, ALKT_SESSION_ID_SIZE);
+        alkt__put64(tail + ALKT_SESSION_ID_SIZE, fresh);
+        alkt_hmac_sha256_init(&m, zero, sizeof zero);
+        alkt_hmac_sha256_update(&m, "alkt2 resume", 12);
+        alkt_hmac_sha256_update(&m, h + 8, ALKT_NONCE_SIZE);
+        alkt_hmac_sha256_update(&m, tail, sizeof tail);
+        alkt_hmac_sha256_final(&m, h + 64);
+    }
     alkt__put64(h + ALKT__HELLO_FRESH, fresh);
     h[ALKT__HELLO_IDLEN] = (unsigned char)(len + 1 + rl);
     memcpy(h + ALKT__HELLO_FIXED, w->ids[who], len);
