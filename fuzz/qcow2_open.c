@@ -1210,6 +1210,32 @@ static void check_bitmaps(const qh_disk *d, const q2w_check_result *res)
  * finding, or a bitmaps extension it could not read: BITMAP) is never
  * repaired: both repairs write nothing and refuse (UNSUPPORTED) when there
  * was something to repair, else say OK. */
+/* Where a repair the checker is unsure of says the structure it does not
+ * understand is: the last of an unknown autoclear bit (88), an unknown
+ * compatible bit (80) and the first unknown extension (its UNKNOWN
+ * finding), else the bitmaps extension (v3, walked from the header's end
+ * up to the backing name or the cluster's end). */
+static uint64_t unsure_where(const qh_disk *d, const q2w_check_result *res)
+{
+    uint64_t ext = 0, at = 0, pos, end, bk, cs, type, tlen;
+    size_t i;
+    for (i = 0; i < res->n_findings; i++) {
+        const q2w_finding *f = &res->findings[i];
+        if (f->kind != Q2W_FIND_UNKNOWN) continue;
+        if (f->where == 88) return 88;
+        if (f->where == 80) at = 80;
+        else if (!ext) ext = f->where;
+    }
+    if (at || ext) return at ? at : ext;
+    cs = 1ull << (disk_be(d, 20, 4) & 63);
+    bk = disk_be(d, 8, 8);
+    end = bk && bk < cs ? bk : cs;
+    for (pos = disk_be(d, 100, 4); ref_ext_at(d->buf, d->len, pos, end, &type, &tlen) > 0;
+         pos += 8 + ((tlen + 7) & ~7ull))
+        if (type == 0x23852875u) return pos;
+    return 0;
+}
+
 static void check_unsure_repairs(qh_disk *d, const q2w_check_result *res)
 {
     static const unsigned flags[2] = {Q2W_CHECK_REPAIR_LEAKS, Q2W_CHECK_REPAIR_ALL};
@@ -1239,6 +1265,11 @@ static void check_unsure_repairs(qh_disk *d, const q2w_check_result *res)
         q2w_check_result r;
         int rc = qh_check(d, flags[k], &r);
         int want = res->leaks || res->corruptions ? Q2W_ERR_UNSUPPORTED : Q2W_OK;
+        ALK_CHECK(rc != Q2W_ERR_UNSUPPORTED || res->n_findings >= Q2W_CHECK_MAX_FINDINGS ||
+                      r.error.offset == unsure_where(d, res),
+                  "repair %u of an image the checker is unsure of names offset %llu, want %llu",
+                  flags[k], (unsigned long long)r.error.offset,
+                  (unsigned long long)unsure_where(d, res));
         ALK_CHECK(rc == want && d->len == len && !memcmp(d->buf, saved, len) &&
                       r.leaks_fixed == 0 && r.corruptions_fixed == 0 &&
                       r.copied_fixed == 0 && !r.dirty_cleared,

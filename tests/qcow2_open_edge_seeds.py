@@ -211,3 +211,9 @@ img = base(9, 6)
 put(img, 2 * cs, struct.pack('>Q', 4 * cs | 1 << 63))
 put(img, 4 * cs, struct.pack('>Q', 5 * cs | 1 << 63 | 2))
 edge_seed('l2-entry-reserved-bit-1', img)
+# unsure twice over - an unknown compatible bit (1), then a bitmaps
+# extension that does not validate (16 bytes, bitmaps current) - with a
+# leaked cluster 4: a repair refuses, naming the first cause (offset 80)
+img = base(9, 5, compat=2, autoclear=1)
+put(img, 112, struct.pack('>II', 0x23852875, 16) + struct.pack('>IIQ', 1, 0, 24))
+edge_seed('unknown-compatible-bit-then-bitmaps-and-a-leak', img)
