@@ -892,6 +892,7 @@ static void rw_run(alksim_source *src)
         if (c->eof_sent) ALK_CHECK(c->eof_got, "channel %u: no EOF after healing", c->id);
     }
     (void)own_resets;
+    tw_wipe_check(&w);
     tw_free(&w);
 }
 
@@ -1023,6 +1024,7 @@ static void rd_run(alksim_source *src)
     ALK_CHECK(t.got == count && t.tapped == count, "%zu handed back, %zu on the wire, of %zu",
               t.got, t.tapped, count);
     free(mem);
+    tw_wipe_check(&w);
     tw_free(&w);
 }
 

@@ -1837,8 +1837,15 @@ static int ts_quiesce(alksim_ctx *ctx, void *state)
     return 1;
 }
 
+/* The run's end: alkt_node_wipe must leave no session key (the next
+ * run makes every node again). */
+static void ts_teardown(void *state)
+{
+    tw_wipe_check(&((ts_sim *)state)->w);
+}
+
 static const alksim_scenario ts_scenario = {
     "tunnel_sim", ts_kinds, K_COUNT, ts_setup, ts_step, ts_check,
-    ts_heal, ts_quiesce, NULL, 120, 200, 1};
+    ts_heal, ts_quiesce, ts_teardown, 120, 200, 1};
 
 #endif

@@ -727,6 +727,56 @@ static ALK_UNUSED void tw_init(tw_world *w, int relay_first, uint64_t expires)
     tw_init_shape(w, 1, 1, 1, relay_first, 0, expires, 0);
 }
 
+/* Whether n bytes equal to secret (not all zero) are anywhere in m. */
+static ALK_UNUSED int tw_holds(const void *m, size_t len, const unsigned char *secret, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)m;
+    size_t i, zero = 0;
+    for (i = 0; i < n; i++) zero += secret[i] == 0;
+    if (zero == n || len < n) return 0;
+    for (i = 0; i + n <= len; i++) {
+        const unsigned char *q = (const unsigned char *)memchr(b + i, secret[0], len - n + 1 - i);
+        if (!q) return 0;
+        i = (size_t)(q - b);
+        if (memcmp(q, secret, n) == 0) return 1;
+    }
+    return 0;
+}
+
+/* alkt_node_wipe leaves no session key behind: every live peer's traffic
+ * keys, resume token and secret's HMAC state, taken now, are nowhere in
+ * the node or its memory after it (the world's end: the nodes are made
+ * again before they are used). */
+static ALK_UNUSED void tw_wipe_check(tw_world *w)
+{
+    int i;
+    uint32_t k;
+    for (i = 0; i < TW_NODES; i++) {
+        alkt_node *n = &w->node[i];
+        unsigned char keys[2 * 8][48];
+        int nk = 0, j;
+        if (!w->node_used[i] || !n->peers || !w->mem[i]) continue;
+        memset(keys, 0, sizeof keys);
+        for (k = 0; k < n->cfg.max_peers && nk + 5 <= 16; k++) {
+            const alkt_session *ss = &n->peers[k].session;
+            if (n->peers[k].state != ALKT__P_LIVE) continue;
+            memcpy(keys[nk++], ss->tx_key, sizeof ss->tx_key);
+            memcpy(keys[nk++], ss->rx_key, sizeof ss->rx_key);
+            if (ss->token_ready) memcpy(keys[nk], ss->token, sizeof ss->token);
+            nk++;
+            memcpy(keys[nk++], (const unsigned char *)&ss->key, 48);
+            memcpy(keys[nk++], (const unsigned char *)&ss->key + 48, 48);
+        }
+        alkt_node_wipe(n);
+        for (j = 0; j < nk; j++) {
+            size_t len = j % 5 < 3 ? 32 : 48;
+            ALK_CHECK(!tw_holds(n, sizeof *n, keys[j], len) &&
+                          !tw_holds(w->mem[i], w->mem_len[i], keys[j], len),
+                      "node %d: a session key (%d) is still there after alkt_node_wipe", i, j % 5);
+        }
+    }
+}
+
 static ALK_UNUSED void tw_free(tw_world *w)
 {
     int i;
