@@ -17,8 +17,8 @@
  *      path; a reader-level code must be exactly the reader's own verdict.
  *      An acceptance must be valid JSON, re-encode to canonical JSON that
  *      decodes to the identical struct and re-encodes to the same bytes
- *      (encode(decode(s)) is a fixed point), and the encoders' size query
- *      and too-small buffers must behave. The control decoder's fast path
+ *      (encode(decode(s)) is a fixed point), and the encoders' size query,
+ *      too-small and NULL buffers (and an open of no kind) must behave. The control decoder's fast path
  *      must agree with its token-based reference wherever it accepts, and
  *      must accept every canonical document without escapes. Accepted
  *      hosts, addresses and CIDRs must be what addr_ref.h accepts, and
@@ -331,6 +331,8 @@ static int walk_tokens(const uint8_t *data, size_t size, size_t *err_offset)
     memset(&e, 0x5a, sizeof e);
     ALK_CHECK(alkt_json_error(&p, &e) == rc && e.path[0] == '\0' && e.code == rc,
               "sticky error differs, or a path or code left over");
+    /* without somewhere to put the details: the code alone (err may be NULL) */
+    ALK_CHECK(alkt_json_error(&p, NULL) == rc, "sticky error without err differs");
     if (rc) {
         check_error("walk", rc, &e, data, size);
         ALK_CHECK(alkt_json_next(&p, &t) == rc, "error not sticky");
@@ -788,6 +790,44 @@ static void check_open_encode_raw(const uint8_t *data, size_t size)
     ALK_CHECK(rc == ALKT_OK && memcmp(&p, &p2, sizeof p) == 0,
               "open encode wrote %.*s for a struct it does not decode back to (%d)",
               (int)n, enc1, rc);
+}
+
+/* An open struct of no kind (ALKT_OPEN_NONE, or past the enum) is refused
+ * with ALKT_ERR_BAD_ENUM at "kind" - its other fields those of a valid
+ * direct TCP or UDP open, or of a valid unix one - not written as if it
+ * were one of the kinds: no document decodes to it. Once per process. */
+static void check_open_encode_kind(void)
+{
+    static int done;
+    static const int kinds[] = {ALKT_OPEN_NONE, ALKT_OPEN_FORWARDED + 1, 255};
+    alkt_open_params p;
+    alkt_error e;
+    ptrdiff_t n;
+    size_t k;
+    if (done) return;
+    done = 1;
+    for (k = 0; k < 3 * (sizeof kinds / sizeof kinds[0]); k++) {
+        memset(&p, 0, sizeof p);
+        p.kind = (alkt_open_kind)kinds[k / 3];
+        p.substrate = (alkt_substrate)(ALKT_SUBSTRATE_TCP + k % 3);
+        if (p.substrate == ALKT_SUBSTRATE_UNIX) {
+            memcpy(p.path, "/s", 2);
+        } else {
+            p.host.kind = ALKT_HOST_NAME;
+            memcpy(p.host.name, "a", 1);
+            p.port = 1;
+        }
+        memset(&e, 0xA5, sizeof e);
+        n = alkt_open_params_encode(&p, enc1, sizeof enc1, &e);
+        ALK_CHECK(n == ALKT_ERR_BAD_ENUM && e.code == ALKT_ERR_BAD_ENUM &&
+                      strcmp(e.path, "kind") == 0,
+                  "open encode of kind %d (substrate %d): %td at '%.20s', not "
+                  "ALKT_ERR_BAD_ENUM at \"kind\"", kinds[k / 3], (int)p.substrate, n,
+                  n < 0 ? e.path : "");
+        ALK_CHECK(alkt_open_params_encode(&p, NULL, 0, &e) == ALKT_ERR_BAD_ENUM,
+                  "open encode of kind %d: the size query does not refuse it",
+                  kinds[k / 3]);
+    }
 }
 
 typedef struct control_mem {
@@ -1667,11 +1707,80 @@ static void check_cidr_value(const char *what, const alkt_resource *r)
               "%s: accepted the CIDR %s the reference refuses", what, text);
 }
 
+/* A resource's port ranges, 1 to ALKT_PORT_RANGES_MAX of them (each from
+ * == to), all decode (the fast path takes them); one more is
+ * ALKT_ERR_TOO_MANY at its '{'; after j good ones, a range with "from" 0 is
+ * refused at that 0, and one with from > to - "to" written second or first
+ * - is ALKT_ERR_BAD_RANGE at the "to" value. Each with the path the header
+ * prints, the index in decimal: "ports[16]", "ports[9].from", "ports[9].to"
+ * (every index up to the largest). And an item that is no JSON value (none
+ * good before it too: "ports":[x]) is the reader's error, not an end of
+ * the array. Once per process. */
+static void check_port_range_paths(void)
+{
+    static int done;
+    static const char *const shapes[] = {"{\"from\":%u,\"to\":%u}",
+                                         "{\"to\":%u,\"from\":%u}"};
+    static char doc[2048];
+    alkt_control c;
+    expect x;
+    char path[64];
+    size_t n, k, j, at = 0, start = 0;
+    int bad;
+    if (done) return;
+    done = 1;
+    for (bad = 0; bad < 5; bad++) {
+        for (j = bad ? 0 : 1; j <= ALKT_PORT_RANGES_MAX; j++) {
+            n = (size_t)snprintf(doc, sizeof doc, "{\"resources\":[{\"id\":\"r\","
+                                 "\"cidr\":\"10.0.0.0/8\",\"ports\":[");
+            for (k = 0; k < j + (size_t)(bad != 0); k++) {
+                unsigned port = (unsigned)k + 1;
+                if (k)
+                    doc[n++] = ',';
+                start = n;
+                if (k < j || bad == 1) /* from 0 (OUT_OF_RANGE) or from == to */
+                    n += (size_t)snprintf(doc + n, sizeof doc - n, shapes[0],
+                                          k < j ? port : 0u, port);
+                else if (bad == 4) /* no value */
+                    doc[n++] = 'x';
+                else if (bad == 2) /* from > to, "to" second */
+                    n += (size_t)snprintf(doc + n, sizeof doc - n, shapes[0], port + 1,
+                                          port);
+                else /* from > to, "to" first */
+                    n += (size_t)snprintf(doc + n, sizeof doc - n, shapes[1], port,
+                                          port + 1);
+            }
+            n += (size_t)snprintf(doc + n, sizeof doc - n, "],\"gateway\":\"g\"}]}");
+            if (bad == 4) {
+                expect_set(&x, EXPECT_READER, 0, "");
+            } else if (bad && j == ALKT_PORT_RANGES_MAX) { /* one too many */
+                snprintf(path, sizeof path, "resources[0].ports[%zu]", j);
+                expect_set(&x, ALKT_ERR_TOO_MANY, start, path);
+            } else if (bad == 1) {
+                snprintf(path, sizeof path, "resources[0].ports[%zu].from", j);
+                expect_set(&x, ALKT_ERR_OUT_OF_RANGE, start + 8, path);
+            } else if (bad) {
+                at = (size_t)(strstr(doc + start, "\"to\":") - doc) + 5;
+                snprintf(path, sizeof path, "resources[0].ports[%zu].to", j);
+                expect_set(&x, ALKT_ERR_BAD_RANGE, at, path);
+            } else {
+                expect_set(&x, ALKT_OK, 0, "");
+            }
+            if (control_planted("port ranges", doc, n, &x, 1, &c) == ALKT_OK)
+                ALK_CHECK(c.resources[0].port_range_count == j &&
+                              c.resources[0].port_ranges[j - 1].to == j,
+                          "port ranges: %zu decoded as %zu", j,
+                          c.resources[0].port_range_count);
+        }
+    }
+}
+
 static void check_typed_values(const uint8_t *data, size_t size)
 {
     planted_values v;
     size_t k;
     check_formats(data, size);
+    check_port_range_paths();
     gather_values(data, size, &v);
     for (k = 0; k < v.nstr; k++) {
         plant_address((const char *)data + v.str_off[k], v.str_len[k]);
@@ -1697,6 +1806,41 @@ static void check_arg_error(const char *what, int rc, const alkt_error *e)
               e->path);
 }
 
+/* Each encoder, given a valid struct and a NULL buffer with a capacity
+ * (only NULL with 0 asks for the length), refuses with ALKT_ERR_ARG, err
+ * saying so at the top. */
+static void check_encode_null_buf(void)
+{
+    alkt_open_params p;
+    alkt_listen_reply r;
+    alkt_control c;
+    alkt_error e;
+    memset(&p, 0, sizeof p);
+    p.kind = ALKT_OPEN_DIRECT;
+    p.substrate = ALKT_SUBSTRATE_TCP;
+    p.host.kind = ALKT_HOST_NAME;
+    memcpy(p.host.name, "a", 1);
+    p.port = 1;
+    memset(&r, 0, sizeof r);
+    r.address.family = 4;
+    r.port = 1;
+    memset(&c, 0, sizeof c);
+    c.has_relays = 1;
+    ALK_CHECK(alkt_open_params_encode(&p, NULL, 0, &e) > 0 &&
+                  alkt_listen_reply_encode(&r, NULL, 0, &e) > 0 &&
+                  alkt_control_encode(&c, NULL, 0, &e) > 0,
+              "an encoder's size query refused a valid struct: %d '%s'", e.code, e.path);
+    memset(&e, 0xA5, sizeof e);
+    check_arg_error("alkt_open_params_encode into NULL",
+                    (int)alkt_open_params_encode(&p, NULL, 1, &e), &e);
+    memset(&e, 0xA5, sizeof e);
+    check_arg_error("alkt_listen_reply_encode into NULL",
+                    (int)alkt_listen_reply_encode(&r, NULL, 64, &e), &e);
+    memset(&e, 0xA5, sizeof e);
+    check_arg_error("alkt_control_encode into NULL",
+                    (int)alkt_control_encode(&c, NULL, 4096, &e), &e);
+}
+
 static void check_arg_errors(const uint8_t *data, size_t size)
 {
     const char *doc = (const char *)data;
@@ -1714,6 +1858,7 @@ static void check_arg_errors(const uint8_t *data, size_t size)
               "alkt_listen_reply_decode without output or err");
     ALK_CHECK(!alkt_listen_reply_project(doc, size, NULL),
               "alkt_listen_reply_project without its output said yes");
+    check_encode_null_buf();
     memset(&c, 0, sizeof c);
     c.relay_cap = 1; /* and no array for it */
     memset(&e, 0xA5, sizeof e);
@@ -1725,13 +1870,19 @@ static void check_arg_errors(const uint8_t *data, size_t size)
 
 /* Every \uXXXX escape of the basic plane (upper and lower case hex), and
  * the surrogate pairs at the edges of the astral planes, unescape to the
- * reference's bytes: the UTF-8 encoder's every boundary. Once per process. */
+ * reference's bytes: the UTF-8 encoder's every boundary. And a \u with a
+ * byte that is no hex digit - the ones just outside '0'-'9', 'A'-'F' and
+ * 'a'-'f' - in each of its four places, alone or as a pair's second half
+ * (raw the reader never gives, which the unescaper refuses as
+ * ALKT_ERR_BAD_ESCAPE at that \u, as the reference does). Once per
+ * process. */
 static void check_unescape_all(void)
 {
     static int done;
     static const char *const pairs[] = {"\\ud800\\udc00", "\\udbff\\udfff",
                                         "\\uD800\\uDFFF", "\\uDBFF\\uDC00"};
-    char raw[16], o[8], w[8];
+    static const char not_hex[] = "/:@G`g \"";
+    char raw[20], o[8], w[8];
     size_t n, b, wn, wb, k;
     unsigned cp;
     if (done) return;
@@ -1749,6 +1900,22 @@ static void check_unescape_all(void)
                       addr_ref_unescape(pairs[k], 12, w, sizeof w, &wn, &wb) == 1 &&
                       n == wn && !memcmp(o, w, n),
                   "%s unescapes to other bytes than the reference's", pairs[k]);
+    for (k = 0; k < 4 * (sizeof not_hex - 1); k++) {
+        size_t at = k / (sizeof not_hex - 1);
+        char bad = not_hex[k % (sizeof not_hex - 1)];
+        memcpy(raw, "\\u0041\\uD800\\uDC00", 18);
+        raw[2 + at] = bad;
+        ALK_CHECK(alkt_json_unescape(raw, 6, o, sizeof o, &n, &b) == ALKT_ERR_BAD_ESCAPE &&
+                      b == 0 && addr_ref_unescape(raw, 6, w, sizeof w, &wn, &wb) == 0,
+                  "%.6s: unescaped (%zu bytes) or refused elsewhere than at 0", raw, n);
+        raw[2 + at] = "0041"[at];
+        raw[14 + at] = bad;
+        ALK_CHECK(alkt_json_unescape(raw + 6, 12, o, sizeof o, &n, &b) ==
+                          ALKT_ERR_BAD_ESCAPE &&
+                      b == 6 && addr_ref_unescape(raw + 6, 12, w, sizeof w, &wn, &wb) == 0,
+                  "%.12s: unescaped (%zu bytes) or refused elsewhere than at 6", raw + 6,
+                  n);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -1765,6 +1932,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_listen_reply(data, size, reader, reader_off);
     check_listen_encode_raw(data, size);
     check_open_encode_raw(data, size);
+    check_open_encode_kind();
     check_control(data, size, reader, reader_off);
     check_typed_values(data, size);
     check_arg_errors(data, size);

@@ -413,6 +413,29 @@ static void addresses(void)
          "{\"relays\":[{\"\\u0069d\":\"x\",\"addr\\u0065ss\":\"a.example\","
          "\"port\":1,\"t\\u006Fken\":\"t\"}]}");
     seed("key-escaped-solidus", "{\"address\":\"192.0.2.1\",\"p\\/rt\":1}");
+    /* an escaped key that does not fit the decoder's 32-byte buffer is
+     * unknown, even where the bytes that fit (up to an escape) spell a
+     * name: "hos\u0074" then 29 bytes is 33 long; with 28, 32 (fits) */
+    seed("key-escaped-name-then-too-long",
+         "{\"substrate\":\"tcp\",\"hos\\u0074xxxxxxxxxxxxxxxxxxxxxxxxxxxxx\":\"a\","
+         "\"port\":1,\"resource\\u0073xxxxxxxxxxxxxxxxxxxxxxxx\":[]}");
+    seed("key-escaped-name-then-32-bytes",
+         "{\"substrate\":\"tcp\",\"hos\\u0074xxxxxxxxxxxxxxxxxxxxxxxxxxxx\":\"a\","
+         "\"port\":1}");
+    /* the longest CIDR text (49 bytes: a full IPv6 with a dotted quad, /128),
+     * the same with a \u0000 (NUL_IN_STRING, not too long), one byte more */
+    resource_cidr("cidr-longest-text",
+                  "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255/128");
+    resource_cidr("cidr-longest-text-with-nul",
+                  "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.25\\u0000/128");
+    resource_cidr("cidr-one-past-longest-text",
+                  "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255/1280");
+    /* a protocol of 15 bytes (the longest an enum reads) with a \u0000 is
+     * NUL_IN_STRING; 16 bytes with one is BAD_ENUM */
+    seed("protocol-15-bytes-with-nul",
+         "{\"resources\":[{\"id\":\"r\",\"cidr\":\"10.0.0.0/8\",\"protocols\":"
+         "[\"tcpxxxxxxxxxxx\\u0000\",\"tcpxxxxxxxxxxxx\\u0000\",\"tcpxxxxxxxxxxxx\","
+         "\"tcpxxxxxxxxxxxxx\"],\"gateway\":\"g\"}]}");
 }
 
 static void json_level(void)
