@@ -1613,7 +1613,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     qh_handle h;
     q2w_check_result res;
     q2w_info info;
-    uint64_t pick = 0, woff, l2_refused_at = 0;
+    uint64_t pick = 0, woff, refused_at = 0;
+    int refused_kind = -1;
     unsigned char fillb, *buf, *before;
     size_t wlen, i, win_len;
     uint64_t win_off;
@@ -1704,8 +1705,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 /* an L1 entry's refusal names the entry: its file offset
                  * and its index */
                 const q2w_error_info *er = q2w_error(&h.img);
-                if (!strcmp(er->what, "l2 entry reserved bits"))
-                    l2_refused_at = er->offset;
+                /* the entry a read refuses is a finding of the check's */
+                if (!strcmp(er->what, "l2 entry reserved bits") ||
+                    !strcmp(er->what, "l1 entry reserved bits"))
+                    refused_kind = Q2W_FIND_RESERVED, refused_at = er->offset;
+                if (!strcmp(er->what, "l2 entry unaligned") ||
+                    !strcmp(er->what, "l1 entry unaligned"))
+                    refused_kind = Q2W_FIND_UNALIGNED, refused_at = er->offset;
                 if (!strcmp(er->what, "l1 entry unaligned") ||
                     !strcmp(er->what, "l1 entry reserved bits"))
                     ALK_CHECK(er->offset == info.l1_offset + 8 * er->index,
@@ -1753,16 +1759,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                       "a HEADER finding at %llu (entry %llu) in an image the open accepted",
                       (unsigned long long)res.findings[i].offset,
                       (unsigned long long)res.findings[i].where);
-        if (l2_refused_at && res.n_findings < Q2W_CHECK_MAX_FINDINGS) {
-            /* the entry the read refused for its reserved bits is a finding */
+        if (refused_kind >= 0 && res.n_findings < Q2W_CHECK_MAX_FINDINGS) {
             for (i = 0; i < res.n_findings; i++)
-                if (res.findings[i].kind == Q2W_FIND_RESERVED &&
-                    res.findings[i].where == l2_refused_at)
+                if ((int)res.findings[i].kind == refused_kind &&
+                    res.findings[i].where == refused_at)
                     break;
             ALK_CHECK(i < res.n_findings,
-                      "the read refused the L2 entry at %llu for reserved bits; "
-                      "the check has no finding there",
-                      (unsigned long long)l2_refused_at);
+                      "the read refused the entry at %llu (%s); the check has no such "
+                      "finding there", (unsigned long long)refused_at,
+                      refused_kind == Q2W_FIND_RESERVED ? "reserved bits" : "unaligned");
         }
         if (!res.corruptions && !res.check_errors) {
             uint64_t want = ref_allocated(&disk);
@@ -1858,6 +1863,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                              before + (woff - win_off) + wlen,
                              win_len - (size_t)(woff - win_off) - wlen) == 0,
                       "bytes beside the write changed");
+        }
+        {
+            /* a find refused for its arguments leaves the handle free for
+             * the next operation (the delete below) */
+            q2w_snapshot sn0;
+            rc = q2w_snapshot_find(&h.img, "", &sn0);
+            ALK_CHECK(rc == Q2W_ERR_ARG, "find of an empty name: %s", q2w_strerror(rc));
+            rc = q2w_snapshot_find(&h.img, "fz", NULL);
+            ALK_CHECK(rc == Q2W_ERR_ARG, "find with no snapshot to fill: %s",
+                      q2w_strerror(rc));
         }
         rc = qh_run(&h.img, &disk, q2w_snapshot_delete(&h.img, "never-made"));
         expect_error(&h.img, rc, Q2W_ERR_NOT_FOUND, "snapshot", 0, 0,

@@ -217,3 +217,15 @@ edge_seed('l2-entry-reserved-bit-1', img)
 img = base(9, 5, compat=2, autoclear=1)
 put(img, 112, struct.pack('>II', 0x23852875, 16) + struct.pack('>IIQ', 1, 0, 24))
 edge_seed('unknown-compatible-bit-then-bitmaps-and-a-leak', img)
+# 4 KiB clusters: an L1 entry naming an L2 table 512 bytes into cluster 4,
+# and an L2 entry (table at 4) naming data 512 bytes into cluster 5 (at
+# 512-byte clusters no offset the entries can hold is unaligned): the read
+# refuses each and the check must have an UNALIGNED finding at that entry
+cs = 4096
+img = base(12, 6)
+put(img, 2 * cs, struct.pack('>Q', (4 * cs + 512) | 1 << 63))
+edge_seed('l1-entry-unaligned-by-512', img)
+img = base(12, 6)
+put(img, 2 * cs, struct.pack('>Q', 4 * cs | 1 << 63))
+put(img, 4 * cs, struct.pack('>Q', (5 * cs + 512) | 1 << 63))
+edge_seed('l2-entry-unaligned-by-512', img)
