@@ -1373,6 +1373,22 @@ static void check_repair_end(const qh_disk *d, const q2w_check_result *res)
                       (unsigned long long)disk_be(d, 80, 8),
                       (unsigned long long)disk_be(&c, 80, 8), r.dirty_cleared);
             qh_assert_repair_end(&c, &r, k ? "REPAIR_ALL on a copy" : "REPAIR_LEAKS on a copy");
+            {
+                /* the same repair with each of its first 16 writes failing:
+                 * reported exactly, nothing done after it */
+                unsigned nth, writes;
+                qh_disk f;
+                disk_copy(&f, d, d->cap);
+                qh_check_faulty(&f, flags[k], 2, 0); /* counts the writes */
+                qh_disk_free(&f);
+                writes = qh_faulty_calls < 16 ? qh_faulty_calls : 16;
+                for (nth = 1; nth <= writes; nth++) {
+                    disk_copy(&f, d, d->cap);
+                    ALK_CHECK(qh_check_faulty(&f, flags[k], 2, nth),
+                              "repair %d: write %u of %u did not fail", k, nth, writes);
+                    qh_disk_free(&f);
+                }
+            }
         }
         qh_disk_free(&c);
     }

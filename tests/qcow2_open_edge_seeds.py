@@ -229,3 +229,11 @@ img = base(12, 6)
 put(img, 2 * cs, struct.pack('>Q', 4 * cs | 1 << 63))
 put(img, 4 * cs, struct.pack('>Q', (5 * cs + 512) | 1 << 63))
 edge_seed('l2-entry-unaligned-by-512', img)
+# an L1 entry without COPIED on an L2 table of refcount 1 (512-byte
+# clusters, table at 4, data at 5): a repair sets the flag by writing the
+# L1 back - and with that write failing, stops there
+cs = 512
+img = base(9, 6)
+put(img, 2 * cs, struct.pack('>Q', 4 * cs))
+put(img, 4 * cs, struct.pack('>Q', 5 * cs | 1 << 63))
+edge_seed('l1-entry-copied-flag-missing', img)
