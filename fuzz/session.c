@@ -1066,6 +1066,18 @@ static void ss_attack(ss *t)
         alk_trace("attack: %s HELLO (%zu bytes) into a fresh connection",
                   replay ? "a replayed" : "a changed", n);
         (void)alkt_session_handle_input(sv, b, n, t->now);
+        if (!silent) {
+            /* a fair HELLO: what the server says starts with a whole
+             * frame - its HELLO, or a REFUSE of exactly its length */
+            const void *d;
+            size_t m = alkt_session_transmit_peek(sv, &d);
+            const unsigned char *o = (const unsigned char *)d;
+            ALK_CHECK(m == 0 || o[0] == ALKT_FRAME_HELLO ||
+                          (o[0] == ALKT_FRAME_REFUSE && m == ALKT_FRAME_HEADER + ALKT__REFUSE_LEN &&
+                           o[3] == ALKT__REFUSE_LEN),
+                      "the server answered a fair HELLO with %zu bytes starting %02x", m,
+                      m ? o[0] : 0);
+        }
         if (silent) {
             unsigned char out[64];
             ALK_CHECK(alkt_session_poll_transmit(sv, out, sizeof out) == 0,
