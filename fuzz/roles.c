@@ -494,9 +494,20 @@ static void rr_run(alksim_source *src)
          * freshness, which is no secret) */
         size_t i, k, len = alkt_relay_mem_size(&t.cfg), nz = 0;
         const unsigned char *m = (const unsigned char *)t.mem, *rs = (const unsigned char *)&t.r;
+        size_t mc = t.r.cfg.max_conns, bs = t.r.cfg.buffer_size;   /* (as the relay took them) */
         alkt_relay_wipe(&t.r);
         for (i = 0; i < sizeof t.r; i++) nz += rs[i] != 0;
         ALK_CHECK(nz == 0, "alkt_relay_wipe left %zu bytes of the struct that are not zero", nz);
+        {
+            /* the connections and their rings, as alkt_relay_init lays
+             * them out from the first 8-byte boundary: all zero */
+            const unsigned char *p = (const unsigned char *)(((uintptr_t)t.mem + 7u) &
+                                                               ~(uintptr_t)7u);
+            size_t span = ((mc * sizeof(alkt__rconn) + 7u) & ~(size_t)7u) + mc * bs;
+            for (i = 0; i < span; i++) nz += p[i] != 0;
+            ALK_CHECK(nz == 0, "alkt_relay_wipe left %zu bytes of the connections and their "
+                      "rings that are not zero", nz);
+        }
         for (k = 0; k < RR_CONNS; k++) {
             const rr_conn *c = &t.c[k];
             size_t at;
