@@ -1373,6 +1373,25 @@ static void check_repair_end(const qh_disk *d, const q2w_check_result *res)
                       (unsigned long long)disk_be(d, 80, 8),
                       (unsigned long long)disk_be(&c, 80, 8), r.dirty_cleared);
             qh_assert_repair_end(&c, &r, k ? "REPAIR_ALL on a copy" : "REPAIR_LEAKS on a copy");
+            if (disk_be(&c, 48, 8) == disk_be(d, 48, 8)) {
+                /* a block the repair made (a table entry 0 before) is on
+                 * the first free cluster of its range: every cluster of the
+                 * range below it (but the header's) is in use after it */
+                uint64_t cs = 1ull << (disk_be(d, 20, 4) & 63), rt = disk_be(d, 48, 8);
+                uint32_t order = disk_be(d, 4, 4) == 3 ? (uint32_t)disk_be(d, 96, 4) : 4u;
+                uint64_t epb = cs * 8 >> order, n = disk_be(d, 56, 4) * cs / 8, e, b, cl;
+                for (i = 0; i < n && order <= 6; i++) {
+                    if (disk_be(d, rt + 8 * i, 8) || !(e = disk_be(&c, rt + 8 * i, 8)))
+                        continue;
+                    b = e / cs;
+                    if (b < i * epb || b >= (i + 1) * epb || e % cs || e + cs > c.len) continue;
+                    for (cl = i ? i * epb : 1; cl < b; cl++)
+                        ALK_CHECK(q2w__rc_get(c.buf + e, cl - i * epb, order) != 0,
+                                  "repair %d made the block of range %zu at cluster %llu; "
+                                  "cluster %llu below it is free", k, i,
+                                  (unsigned long long)b, (unsigned long long)cl);
+                }
+            }
             {
                 /* the same repair with each of its first 16 writes failing:
                  * reported exactly, nothing done after it */

@@ -237,3 +237,9 @@ img = base(9, 6)
 put(img, 2 * cs, struct.pack('>Q', 4 * cs))
 put(img, 4 * cs, struct.pack('>Q', 5 * cs | 1 << 63))
 edge_seed('l1-entry-copied-flag-missing', img)
+# no refcount block at all (the table's one entry 0, as a lazy-refcount
+# crash can leave it) and cluster 1 unused: header 0, table 2, L1 3 (one
+# empty entry); -r all makes the block on cluster 1, the first free one
+img = bytearray(4 * cs)
+put(img, 0, header_full(9, 32768, 1, 3 * cs, 2 * cs, 1))
+edge_seed('no-refcount-block-cluster-1-free', img)
