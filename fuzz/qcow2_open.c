@@ -1001,6 +1001,59 @@ static uint64_t disk_be(const qh_disk *d, uint64_t at, unsigned width)
     return be_at(d->buf, d->len, at, width);
 }
 
+/* The refcount of cluster cl as the file's refcount table and block say
+ * (0 where either is missing or out of the file). */
+static uint64_t file_refcount(const qh_disk *d, uint64_t cl)
+{
+    uint64_t cs = 1ull << (disk_be(d, 20, 4) & 63), rt = disk_be(d, 48, 8), blk;
+    uint32_t order = disk_be(d, 4, 4) == 3 ? (uint32_t)disk_be(d, 96, 4) : 4u;
+    uint64_t epb_bits = 0;
+    if (order > 6) return 0;
+    while ((1ull << epb_bits) < (cs * 8 >> order)) epb_bits++;
+    if ((cl >> epb_bits) >= disk_be(d, 56, 4) * cs / 8) return 0;
+    blk = disk_be(d, rt + 8 * (cl >> epb_bits), 8) & ~511ull;
+    if (!blk || blk % cs || blk > d->len || d->len - blk < cs) return 0;
+    return q2w__rc_get(d->buf + blk, cl & ((1ull << epb_bits) - 1), order);
+}
+
+/* A snapshot whose L1 table has a cluster of refcount 0 is not deleted
+ * (the delete verifies them all before it frees anything): on a copy, the
+ * first of the first 8 snapshots so damaged, deleted by its name, fails. */
+static void check_delete_refuses_free_l1(const qh_disk *d, const q2w_info *info)
+{
+    uint64_t pos = disk_be(d, 64, 8), cs = info->cluster_size;
+    uint32_t i;
+    for (i = 0; i < info->nb_snapshots && i < 8; i++) {
+        uint64_t l1o = disk_be(d, pos, 8), l1s = disk_be(d, pos + 8, 4), c;
+        uint64_t idl = disk_be(d, pos + 12, 2), nml = disk_be(d, pos + 14, 2);
+        uint64_t extra = disk_be(d, pos + 36, 4);
+        int bad = 0;
+        for (c = l1o / cs; l1s && c <= (l1o + l1s * 8 - 1) / cs; c++)
+            bad |= file_refcount(d, c) == 0;
+        if (bad && nml && pos + 40 + extra + idl + nml <= d->len) {
+            char name[Q2W_MAX_SNAPSHOT_NAME + 1];
+            qh_disk c2;
+            qh_handle h;
+            int rc;
+            memcpy(name, d->buf + pos + 40 + extra + idl, (size_t)nml);
+            name[nml] = 0;
+            if (strlen(name) != nml) return;
+            disk_copy(&c2, d, DISK_CAP);
+            rc = open_image(&h, &c2, 1);
+            if (rc == Q2W_OK) {
+                rc = qh_run(&h.img, &c2, q2w_snapshot_delete(&h.img, name));
+                ALK_CHECK(rc != Q2W_OK,
+                          "snapshot %u (%s) deleted, its L1 at %llu holding a cluster of "
+                          "refcount 0", i, name, (unsigned long long)l1o);
+            }
+            qh_close_handle(&h);
+            qh_disk_free(&c2);
+            return;
+        }
+        pos += (40 + extra + idl + nml + 7) & ~7ull;
+    }
+}
+
 /* The virtual clusters with data, counted from the active tables as the
  * spec reads them (an entry compressed, or naming a host cluster - a
  * zero-flagged one too); snapshots' tables do not count. */
@@ -1766,6 +1819,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         alk_free(buf);
     }
     check_snapshot_entries(&h, &disk, &info);
+    check_delete_refuses_free_l1(&disk, &info);
     check_compressed_memory(&h, &disk, &info, check_open_memory(&disk));
     check_read_only_refusals(&h, &disk, &info);
     qh_close_handle(&h);

@@ -243,3 +243,9 @@ edge_seed('l1-entry-copied-flag-missing', img)
 img = bytearray(4 * cs)
 put(img, 0, header_full(9, 32768, 1, 3 * cs, 2 * cs, 1))
 edge_seed('no-refcount-block-cluster-1-free', img)
+# a snapshot "s" whose L1 table (65 entries, all empty) spans clusters 5
+# and 6, and cluster 6 has refcount 0: deleting it must be refused
+img = base(9, 7, nb_snap=1, snap_off=4 * cs)
+put(img, 4 * cs, snapshot_entry(5 * cs, 65, b'1', b's', struct.pack('>QQ', 0, 32768)))
+put(img, 3 * cs + 2 * 6, struct.pack('>H', 0))
+edge_seed('snapshot-l1-second-cluster-refcount-0', img)
