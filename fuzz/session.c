@@ -92,6 +92,8 @@ typedef struct ss_pipe {
     size_t head, len;
     int tamper;          /* mode 3: bytes were changed on this pipe ... */
     size_t tamper_at;    /* ... the first changed one this far from head */
+    int injected;        /* mode 4: an attacker's drawn bytes went in after
+                            what was in flight (until the connection drops) */
 } ss_pipe;
 
 typedef struct ss_dir {
@@ -362,6 +364,7 @@ static void ss_drop(ss *t)
         unsigned events = s->session_events;
         t->pipe[k].head = t->pipe[k].len = 0;
         t->pipe[k].tamper = 0;
+        t->pipe[k].injected = 0;
         t->side[k].tampered = 0;
         t->side[k].connected = 0;
         alkt_session_handle_disconnected(s, t->now);
@@ -852,10 +855,14 @@ static void ss_quiesce(ss *t)
     size_t i;
     if (t->side[0].closed || t->side[1].closed) return;
     for (k = 0; k < 2; k++)
-        if (t->pipe[k].tamper) {
-            /* the changed bytes go in: the session ends, or waits for the
-             * rest of a record that will not come - a dead connection,
-             * which the idle timeout would find */
+        if (t->pipe[k].tamper || t->pipe[k].injected) {
+            /* the changed (mode 3) or injected (mode 4) bytes go in: the
+             * connection ends (ALKT_ERR_DECRYPT: what was in flight behind
+             * them is lost with it), or waits for the rest of a record that
+             * will not come - a dead connection, which the idle timeout
+             * would find. Either way it is dropped here, and the reconnect
+             * below resumes the session: the checks at the end judge what
+             * a healed path delivers, not the connection the attack cost */
             ss_deliver(t, k, SS_PIPE, 4096);
             if (t->side[0].closed || t->side[1].closed) return;
             if (t->side[1 - k].s.rec_in_len) ss_drop(t);
@@ -1136,6 +1143,7 @@ static void ss_attack(ss *t)
         alksim_bytes(&t->src, b, n);
         for (i = 0; i < n; i++) p->buf[(p->head + p->len + i) % SS_PIPE] = b[i];
         p->len += n;
+        p->injected = 1;   /* (ss_quiesce heals the connection they cost) */
         alk_trace("attack: %zu drawn bytes toward side %d", n, 1 - k);
     }
 }
