@@ -1612,6 +1612,60 @@ static void check_header_changed(qh_disk *d)
 }
 
 
+/* An L1 of two clusters or more that a resize moves leaves none of its
+ * old clusters behind in the cache: on a copy of a clean image, opened
+ * with 64 cache slots (nothing evicted on the way), a byte of each L1
+ * cluster's range read, a resize by one more L1 cluster's worth (the table
+ * moves), a flush (the old clusters freed), then a byte written twice at
+ * the first L2 boundary past the old size - its new L2 table and data
+ * cluster land on the old L1's first free clusters, and the second write
+ * goes in place: both succeed and the byte reads back. */
+static void check_l1_move(const qh_disk *d)
+{
+    qh_disk c;
+    qh_handle h;
+    q2w_info info;
+    uint64_t span, n1, p, at;
+    unsigned char b = 0x5a, got = 0;
+    int rc;
+    uint64_t cb = d->len >= 112 ? disk_be(d, 20, 4) : 0;
+    if (cb < 9 || cb > 16) return;
+    disk_copy(&c, d, DISK_CAP);
+    /* (64 cache slots: nothing the cache held is evicted on the way) */
+    rc = qh_open(&h, &c, 1u << cb, 64, 16, 1, 0);
+    if (rc == Q2W_OK) {
+        q2w_info_get(&h.img, &info);
+        c.cluster_size = info.cluster_size;
+        span = (uint64_t)info.cluster_size * (info.cluster_size / 8);
+        n1 = ((uint64_t)info.l1_size * 8 + info.cluster_size - 1) / info.cluster_size;
+        if (n1 >= 2 && n1 <= 64 && !info.autoclear) {
+            for (p = 0; p < n1 && rc == Q2W_OK; p++) {
+                at = p * (info.cluster_size / 8) * span;
+                if (at < info.size) rc = qh_run(&h.img, &c, q2w_read(&h.img, at, &got, 1));
+            }
+            at = (info.size + span - 1) / span * span;
+            if (rc == Q2W_OK)
+                rc = qh_run(&h.img, &c, q2w_resize(&h.img, at + (info.cluster_size / 8) * span));
+            if (rc == Q2W_OK) rc = qh_run(&h.img, &c, q2w_flush(&h.img));
+            if (rc == Q2W_OK) {
+                alk_trace("L1 move: %llu clusters, writing at %llu", (unsigned long long)n1,
+                          (unsigned long long)at);
+                rc = qh_run(&h.img, &c, q2w_write(&h.img, at, &b, 1));
+                ALK_CHECK(rc == Q2W_OK, "L1 move: a write past the old end: %s (%s)",
+                          q2w_strerror(rc), q2w_error(&h.img)->what);
+                rc = qh_run(&h.img, &c, q2w_write(&h.img, at, &b, 1));
+                ALK_CHECK(rc == Q2W_OK, "L1 move: the same write again: %s (%s)",
+                          q2w_strerror(rc), q2w_error(&h.img)->what);
+                rc = qh_run(&h.img, &c, q2w_read(&h.img, at, &got, 1));
+                ALK_CHECK(rc == Q2W_OK && got == b, "L1 move: read back: %s, %02x",
+                          q2w_strerror(rc), got);
+            }
+        }
+    }
+    qh_close_handle(&h);
+    qh_disk_free(&c);
+}
+
 /* Refusals first: a resize that shrinks or passes 2^62 bytes.
  * First fit (DESIGN NOTES: "Allocation is first fit from a moving hint"):
  * on a clean image without snapshots, a snapshot created, deleted and
@@ -1874,6 +1928,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     check_first_fit(&disk);
+    check_l1_move(&disk);
 #ifndef Q2W_NO_STDIO
     check_failing_sync(&disk);
 #endif
