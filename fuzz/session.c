@@ -832,7 +832,22 @@ static void ss_wipe_check(ss *t, int k)
     if (s->token_ready) memcpy(keys[3], s->token, sizeof s->token);
     memcpy(keys[4], (const unsigned char *)&s->key, 48);
     memcpy(keys[5], (const unsigned char *)&s->key + 48, 48);
-    alkt_session_wipe(s);
+    {
+        /* and nothing of what went through: every channel's ring and the
+         * resend log are zero after it */
+        const unsigned char *ring[64], *log = s->log;
+        uint32_t nch = s->chans ? (s->max_channels < 64 ? s->max_channels : 64) : 0, c;
+        size_t win = s->channel_window, loglen = s->log_size, j;
+        for (c = 0; c < nch; c++) ring[c] = s->chans[c].ring;
+        alkt_session_wipe(s);
+        for (c = 0; c < nch; c++)
+            for (j = 0; ring[c] && j < win; j++)
+                ALK_CHECK(ring[c][j] == 0, "side %d: channel slot %u's ring keeps byte %zu after "
+                          "alkt_session_wipe", k, c, j);
+        for (j = 0; log && j < loglen; j++)
+            ALK_CHECK(log[j] == 0, "side %d: the resend log keeps byte %zu after "
+                      "alkt_session_wipe", k, j);
+    }
     for (i = 0; i < 6; i++) {
         size_t n = i < 4 ? 32 : 48;
         ALK_CHECK(!ss_holds(s, sizeof *s, keys[i], n),
