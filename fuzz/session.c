@@ -335,7 +335,17 @@ static void ss_deliver(ss *t, int k, size_t n, size_t seg)
             passed = p->tamper_at < m;
             p->tamper_at = passed ? 0 : p->tamper_at - m;
         }
-        (void)alkt_session_handle_input(r, buf, m, t->now);
+        {
+            int up = r->conn == ALKT__C_UP, rc = alkt_session_handle_input(r, buf, m, t->now);
+            /* on a working connection an error is the connection's only for
+             * a record no key of ours sealed (DECRYPT, from the path); any
+             * other is the proven peer breaking a rule (or its GOAWAY):
+             * the session is over */
+            ALK_CHECK(!up || rc == ALKT_OK || rc == ALKT_ERR_DECRYPT ||
+                          r->state == ALKT__S_CLOSED,
+                      "side %d: input refused with %s on a working connection, and the "
+                      "session goes on", 1 - k, alkt_strerror(rc));
+        }
         ss_events(t, 1 - k);
         if (passed && !t->side[1 - k].closed && r->conn == ALKT__C_UP)
             /* at a record boundary past the changed byte: the record that
