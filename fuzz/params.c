@@ -1775,12 +1775,69 @@ static void check_port_range_paths(void)
     }
 }
 
+/* The control encoder on a resource whose range j (after j good ones,
+ * from == to) is bad: from 0 is OUT_OF_RANGE at "resources[0].ports[j].from"
+ * (to 0 too, or not), to 0 with from 1 the same at ".to", from > to
+ * BAD_RANGE at ".to"; more ranges than ALKT_PORT_RANGES_MAX are TOO_MANY at
+ * "resources[0].ports"; the good ones alone encode. Once per process. */
+static void check_port_range_encode(void)
+{
+    static int done;
+    static const uint16_t bad_ranges[][2] = {{0, 5}, {0, 0}, {1, 0}, {3, 2}};
+    static alkt_resource res;
+    alkt_control c;
+    alkt_error e;
+    char want[64];
+    ptrdiff_t n;
+    size_t j, b;
+    if (done) return;
+    done = 1;
+    memset(&c, 0, sizeof c);
+    c.has_resources = 1;
+    c.resources = &res;
+    c.resource_count = c.resource_cap = 1;
+    memcpy(res.id, "r", 1);
+    memcpy(res.gateway, "g", 1);
+    res.network.family = 4;
+    res.network.bytes[0] = 10;
+    res.prefix_len = 8;
+    for (j = 0; j < ALKT_PORT_RANGES_MAX; j++) {
+        res.port_ranges[j].from = res.port_ranges[j].to = (uint16_t)(j + 1);
+        for (b = 0; b < sizeof bad_ranges / sizeof bad_ranges[0]; b++) {
+            res.port_range_count = j + 1;
+            res.port_ranges[j].from = bad_ranges[b][0];
+            res.port_ranges[j].to = bad_ranges[b][1];
+            snprintf(want, sizeof want, "resources[0].ports[%zu].%s", j,
+                     bad_ranges[b][0] == 0 ? "from" : "to");
+            memset(&e, 0xA5, sizeof e);
+            n = alkt_control_encode(&c, enc1, sizeof enc1, &e);
+            ALK_CHECK(n == (b == 3 ? ALKT_ERR_BAD_RANGE : ALKT_ERR_OUT_OF_RANGE) &&
+                          e.code == (int)n && strcmp(e.path, want) == 0,
+                      "control encode of range %u..%u at %zu: %td at '%s', %s at '%s' "
+                      "expected", (unsigned)bad_ranges[b][0], (unsigned)bad_ranges[b][1],
+                      j, n, n < 0 ? e.path : "",
+                      alkt_strerror(b == 3 ? ALKT_ERR_BAD_RANGE : ALKT_ERR_OUT_OF_RANGE),
+                      want);
+        }
+        res.port_ranges[j].from = res.port_ranges[j].to = (uint16_t)(j + 1);
+        n = alkt_control_encode(&c, enc1, sizeof enc1, &e);
+        ALK_CHECK(n > 0, "control encode of %zu good ranges: %td at '%s'", j + 1, n,
+                  e.path);
+    }
+    res.port_range_count = ALKT_PORT_RANGES_MAX + 1;
+    n = alkt_control_encode(&c, enc1, sizeof enc1, &e);
+    ALK_CHECK(n == ALKT_ERR_TOO_MANY && strcmp(e.path, "resources[0].ports") == 0,
+              "control encode of %d ranges: %td at '%s'", ALKT_PORT_RANGES_MAX + 1, n,
+              n < 0 ? e.path : "");
+}
+
 static void check_typed_values(const uint8_t *data, size_t size)
 {
     planted_values v;
     size_t k;
     check_formats(data, size);
     check_port_range_paths();
+    check_port_range_encode();
     gather_values(data, size, &v);
     for (k = 0; k < v.nstr; k++) {
         plant_address((const char *)data + v.str_off[k], v.str_len[k]);
