@@ -38,11 +38,18 @@
  *   disk bounds - accesses on both sides of the device's end and of
  *     2^64 (offset + len wrapping): refused with nothing changed exactly
  *     when they do not lie inside (check_disk_bounds). */
+#define _POSIX_C_SOURCE 200809L /* check_fuzz_one: fork, mkdtemp, setenv */
 #include "alksim.h"
 #include "alk_check.h"
 
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -66,6 +73,7 @@ typedef struct stream_model {
     int shut[2], eof[2];
     uint64_t connect_at, reset_at; /* when asked: events come a latency or */
     int reset_side;                /* two after (the peer hears a reset)  */
+    int reset_pending;             /* reset asked, the peer's RESET due   */
     uint64_t sched_at[2]; /* a direction's next segment (or EOF) leaves: at
                            * the write or shutdown that found it empty, or
                            * at its previous delivery */
@@ -318,6 +326,9 @@ static int check_stream_event(alksim_ctx *ctx, core_state *st,
         m->state = 4;
         break;
     case ALKSIM_STREAM_RESET:
+        ALKSIM_CHECK(ctx, m->reset_pending, "stream %u: a RESET nobody asked for",
+                     ev->conn);
+        m->reset_pending = 0;
         m->state = 4;
         break;
     case ALKSIM_STREAM_DATA:
@@ -410,9 +421,17 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
             /* what is still buffered is discarded with the slot */
             st->smodel.discarded += m->n_written[0] - m->n_delivered[0] +
                                     m->n_written[1] - m->n_delivered[1];
-            alksim_stream_release(&st->streams, c);
+            ALKSIM_CHECK(ctx, alksim_stream_release(&st->streams, c) == ALKSIM_OK,
+                         "release of stream %u refused", c);
             memset(m, 0, sizeof *m);
         }
+        /* a free slot, or one past the last, is no connection to release */
+        ALKSIM_CHECK(ctx, m->state != 0 || alksim_stream_release(&st->streams, c) ==
+                                               ALKSIM_ERR_INVALID_ARGUMENT,
+                     "release of the free slot %u accepted", c);
+        ALKSIM_CHECK(ctx, alksim_stream_release(&st->streams, CONNS) ==
+                              ALKSIM_ERR_INVALID_ARGUMENT,
+                     "release of slot %d (of %d) accepted", CONNS, CONNS);
         rc = alksim_stream_connect(&st->streams, ctx->src, ctx->now, from, to,
                                    &st->sparams, &id);
         if (rc == ALKSIM_ERR_FULL)
@@ -429,14 +448,34 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
         alksim_log(ctx, "  stream %u: connect %u->%u", id, from, to);
         return ALKSIM_OK;
     }
-    if (m->state != 3 && !(m->state == 2 && side == 1))
-        return ALKSIM_OK; /* not open on that side: nothing to do */
+    if (m->state != 3 && !(m->state == 2 && side == 1)) {
+        /* not open on that side: the operation is refused (a slot never
+         * connected or released is no connection: INVALID_ARGUMENT) and
+         * draws nothing; the counters (core_check) stay the model's */
+        int want = m->state == 0 ? ALKSIM_ERR_INVALID_ARGUMENT : ALKSIM_ERR_CLOSED;
+        int rc = kind == K_SWRITE
+                     ? (int)alksim_stream_write(&st->streams, ctx->src, ctx->now, c,
+                                                side, "x", 1)
+                 : kind == K_SSHUT
+                     ? alksim_stream_shutdown(&st->streams, ctx->now, c, side)
+                     : alksim_stream_reset(&st->streams, ctx->now, c, side);
+        ALKSIM_CHECK(ctx, rc == want,
+                     "stream %u (model state %d) side %d: kind %u gave %d, want %d", c,
+                     m->state, side, kind, rc, want);
+        return ALKSIM_OK;
+    }
     if (kind == K_SWRITE) {
         uint8_t buf[STREAM_BUF];
         size_t len = alksim_len(ctx->src, STREAM_BUF);
         ptrdiff_t w;
-        if (m->shut[side])
+        if (m->shut[side]) {
+            /* a shut direction takes no more bytes */
+            w = alksim_stream_write(&st->streams, ctx->src, ctx->now, c, side, "x", 1);
+            ALKSIM_CHECK(ctx, w == ALKSIM_ERR_CLOSED,
+                         "stream %u side %d: a write after shutdown gave %td", c, side,
+                         w);
             return ALKSIM_OK;
+        }
         if (len > STREAM_MODEL - m->n_written[side])
             len = STREAM_MODEL - m->n_written[side];
         alksim_bytes(ctx->src, buf, len);
@@ -454,8 +493,12 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
         alksim_log(ctx, "  stream %u side %d wrote %td of %zu", c, side, w,
                    len);
     } else if (kind == K_SSHUT) {
-        if (m->shut[side])
+        if (m->shut[side]) {
+            int rc = alksim_stream_shutdown(&st->streams, ctx->now, c, side);
+            ALKSIM_CHECK(ctx, rc == ALKSIM_ERR_CLOSED,
+                         "stream %u side %d: a second shutdown gave %d", c, side, rc);
             return ALKSIM_OK;
+        }
         ALKSIM_CHECK(ctx, alksim_stream_shutdown(&st->streams, ctx->now, c,
                                                  side) == ALKSIM_OK,
                      "shutdown refused");
@@ -475,6 +518,7 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
         m->n_written[1] = m->n_delivered[1];
         m->reset_at = ctx->now;
         m->reset_side = side;
+        m->reset_pending = 1;
         alksim_log(ctx, "  stream %u side %d resets", c, side);
     }
     return ALKSIM_OK;
@@ -926,6 +970,47 @@ static int core_check(alksim_ctx *ctx, void *state)
             ALKSIM_CHECK(ctx, rc == ALKSIM_ERR_CONSERVATION,
                          "net_check: a free slot listed twice passed (%d)", rc);
         }
+        {
+            /* the counters: a datagram counted lost too; one more in
+             * flight than the queue holds (sent with it: still balanced);
+             * a slot neither free, queued nor delivered */
+            alksim_net_stats keep = n->stats;
+            uint32_t keep_free = n->free_len;
+            n->stats.lost++;
+            rc = alksim_net_check(n);
+            n->stats = keep;
+            ALKSIM_CHECK(ctx, rc == ALKSIM_ERR_CONSERVATION,
+                         "net_check: one more lost than sent passed (%d)", rc);
+            n->stats.sent++;
+            n->stats.in_flight++;
+            rc = alksim_net_check(n);
+            n->stats = keep;
+            ALKSIM_CHECK(ctx, rc == ALKSIM_ERR_CONSERVATION,
+                         "net_check: more in flight than queued passed (%d)", rc);
+            if (n->free_len) {
+                n->free_len--;
+                rc = alksim_net_check(n);
+                n->free_len = keep_free;
+                ALKSIM_CHECK(ctx, rc == ALKSIM_ERR_CONSERVATION,
+                             "net_check: a slot lost from the free list passed (%d)", rc);
+            }
+        }
+        if (n->free_len) {
+            /* a free slot index at the slot count (just past the last slot)
+             * and far past it; max - 1 stands in the list as it is */
+            uint32_t keep = n->free_slots[0], bad[2];
+            unsigned b;
+            bad[0] = n->cfg.max_in_flight;
+            bad[1] = UINT32_MAX;
+            for (b = 0; b < 2; b++) {
+                n->free_slots[0] = bad[b];
+                rc = alksim_net_check(n);
+                n->free_slots[0] = keep;
+                ALKSIM_CHECK(ctx, rc == ALKSIM_ERR_CONSERVATION,
+                             "net_check: free slot index %u of %u passed (%d)", bad[b],
+                             n->cfg.max_in_flight, rc);
+            }
+        }
         if (n->free_len && n->last_delivered >= 0) {
             int32_t keep = n->last_delivered;
             n->last_delivered = (int32_t)n->free_slots[0];
@@ -1045,6 +1130,10 @@ static int core_quiesce(alksim_ctx *ctx, void *state)
         ALKSIM_CHECK(ctx, m->state != 1 && m->state != 2,
                      "stream %u: the connect is still %s at quiescence", c,
                      m->state == 1 ? "unanswered" : "accepted, not connected");
+        /* every reset reached the other side */
+        ALKSIM_CHECK(ctx, !m->reset_pending,
+                     "stream %u: reset by side %d at %llu, no RESET by quiescence", c,
+                     m->reset_side, (unsigned long long)m->reset_at);
         if (m->state != 3)
             continue;
         for (d = 0; d < 2; d++) {
@@ -2103,6 +2192,44 @@ static void *toy_failed_setup(alksim_ctx *ctx)
     return NULL;
 }
 
+/* Swarm: the setup sees the kinds the run drew and their weights. */
+static uint32_t toy_swarm_mask, toy_swarm_weights[3];
+
+static void *toy_swarm_setup(alksim_ctx *ctx)
+{
+    toy_swarm_mask = ctx->swarm_mask;
+    memcpy(toy_swarm_weights, ctx->weights, sizeof toy_swarm_weights);
+    return toy_setup(ctx);
+}
+
+/* The toy with swarm on, against the documented draws read by the
+ * reference reader: a 4-byte mask of the kinds (none drawn: all of them),
+ * then for each kind in it, in order, a weight 1 + range(0, 7); a kind
+ * outside it has weight 0 and no draw. */
+static void check_swarm(const uint8_t *in, size_t n)
+{
+    alksim_scenario sc = toy_scenario;
+    ref_source ref;
+    uint32_t mask, w[3];
+    unsigned k;
+    sc.swarm = 1;
+    sc.setup = toy_swarm_setup;
+    memset(&ref, 0, sizeof ref);
+    ref.data = in;
+    ref.size = n;
+    mask = (uint32_t)ref_take(&ref, 4) & 7u;
+    if (!mask)
+        mask = 7u;
+    for (k = 0; k < 3; k++)
+        w[k] = mask & (1u << k) ? 1 + (uint32_t)ref_range(&ref, 0, 7) : 0;
+    toy_swarm_mask = 0xdeadu;
+    alksim_run(&sc, in, n, 0, NULL, NULL);
+    ALK_CHECK(toy_swarm_mask == mask && !memcmp(toy_swarm_weights, w, sizeof w),
+              "swarm: mask %x weights %u %u %u; drawn %x, %u %u %u", toy_swarm_mask,
+              toy_swarm_weights[0], toy_swarm_weights[1], toy_swarm_weights[2], mask,
+              w[0], w[1], w[2]);
+}
+
 typedef struct toy_outcome {
     int code, invariant, kind;
 } toy_outcome;
@@ -2171,6 +2298,11 @@ static void check_trace(const uint8_t *in, size_t n, toy_outcome want)
                           quiet &&
                       len == m && !memcmp(a, b, m),
                   "run_seed(%zu, 1) differs from a run on its input", n);
+        memset(b, 0, sizeof b); /* len may be NULL */
+        ALK_CHECK(alksim_run_seed(&toy_scenario, n, 1, b, TOY_INPUT, NULL, 0, NULL, NULL) ==
+                          quiet &&
+                      !memcmp(a, b, m),
+                  "run_seed(%zu, 1) without len differs from a run on its input", n);
     }
     ALK_CHECK(kinds_line == 1 && steps == r.steps,
               "trace: %u kinds lines, %u step lines for %u steps", kinds_line, steps,
@@ -2178,6 +2310,35 @@ static void check_trace(const uint8_t *in, size_t n, toy_outcome want)
     ALK_CHECK(r.trace_lines == lines && r.trace_hash == h,
               "trace: %lu lines hashed %016llx; the result says %lu, %016llx", lines,
               (unsigned long long)h, r.trace_lines, (unsigned long long)r.trace_hash);
+    {
+        /* the same run quiet (lines only counted) and hashed but not
+         * verbose (nothing printed to `out`): every field as the verbose
+         * run's, but a quiet run's hash (not filled in) */
+        FILE *g = tmpfile();
+        alksim_run_result q[2];
+        unsigned k;
+        ALK_CHECK(g != NULL, "tmpfile() failed");
+        for (k = 0; k < 2; k++) {
+            unsigned flags = k ? ALKSIM_RUN_HASH : 0;
+            memset(&q[k], 0xa5, sizeof q[k]);
+            ALK_CHECK(alksim_run(&toy_scenario, in, n, flags, g, &q[k]) == rc,
+                      "run with flags %u: another code", flags);
+            ALK_CHECK(q[k].code == r.code && q[k].steps == r.steps &&
+                          q[k].quiesce_steps == r.quiesce_steps &&
+                          q[k].trace_lines == lines && q[k].end_time == r.end_time &&
+                          q[k].failure_site == r.failure_site &&
+                          q[k].failure_phase == r.failure_phase &&
+                          q[k].failure_kind == r.failure_kind &&
+                          (!k || q[k].trace_hash == h),
+                      "run with flags %u: %lu lines hash %016llx steps %u; verbose "
+                      "%lu lines hash %016llx steps %u",
+                      flags, q[k].trace_lines, (unsigned long long)q[k].trace_hash,
+                      q[k].steps, lines, (unsigned long long)h, r.steps);
+        }
+        ALK_CHECK(ftell(g) == 0, "a run without ALKSIM_RUN_VERBOSE printed %ld bytes",
+                  ftell(g));
+        fclose(g);
+    }
     if (rc == ALKSIM_OK) {
         ALK_CHECK(r.failure_site == 0 && r.failure_phase == -1 && r.failure_kind == -1 &&
                       !failed[0] && last_done,
@@ -2204,11 +2365,13 @@ static void check_trace(const uint8_t *in, size_t n, toy_outcome want)
 
 /* The search alksim_shrink documents, written here from its comment: the
  * output and the number of runs must be the header's exactly. */
-static size_t ref_shrink(const uint8_t *in, size_t size, uint8_t *out,
-                         unsigned max_runs, unsigned *runs_out)
+typedef toy_outcome (*toy_runner)(const uint8_t *in, size_t n);
+
+static size_t ref_shrink_with(toy_runner run, const uint8_t *in, size_t size,
+                              uint8_t *out, unsigned max_runs, unsigned *runs_out)
 {
     uint8_t work[TOY_INPUT];
-    toy_outcome target = toy_run(in, size);
+    toy_outcome target = run(in, size);
     size_t n = size;
     unsigned runs = 1;
     *runs_out = runs;
@@ -2226,7 +2389,7 @@ static size_t ref_shrink(const uint8_t *in, size_t size, uint8_t *out,
                 memcpy(work, out, start);
                 memcpy(work + start, out + start + len, n - start - len);
                 runs++;
-                if (toy_same(toy_run(work, n - len), target)) {
+                if (toy_same(run(work, n - len), target)) {
                     memcpy(out, work, n - len);
                     n -= len;
                     removed = 1;
@@ -2246,7 +2409,7 @@ static size_t ref_shrink(const uint8_t *in, size_t size, uint8_t *out,
                 continue;
             out[i] = 0;
             runs++;
-            if (toy_same(toy_run(out, n), target))
+            if (toy_same(run(out, n), target))
                 zeroed = 1;
             else
                 out[i] = keep;
@@ -2256,6 +2419,130 @@ static size_t ref_shrink(const uint8_t *in, size_t size, uint8_t *out,
     }
     *runs_out = runs;
     return n;
+}
+
+static size_t ref_shrink(const uint8_t *in, size_t size, uint8_t *out,
+                         unsigned max_runs, unsigned *runs_out)
+{
+    return ref_shrink_with(toy_run, in, size, out, max_runs, runs_out);
+}
+
+/* A scenario one byte can fail: its one step draws a byte and fails when
+ * it is not 0. The toy needs several; this one takes the search down to
+ * a one-byte input (a chunk of n / 2 there would be 0 bytes). */
+static void *byte_setup(alksim_ctx *ctx)
+{
+    (void)ctx;
+    toy_runs++;
+    return &the_toy;
+}
+
+static int byte_step(alksim_ctx *ctx, void *state, unsigned kind)
+{
+    unsigned v = (unsigned)alksim_u8(ctx->src);
+    (void)state;
+    (void)kind;
+    return v ? alksim_fail(ctx, "byte: %u", v) : ALKSIM_OK;
+}
+
+static const char *const byte_kinds[] = {"byte"};
+static const alksim_scenario byte_scenario = {
+    "sim_core/byte", byte_kinds, 1, byte_setup, byte_step, NULL, NULL, NULL, NULL,
+    1,               0,          0};
+
+static toy_outcome byte_run(const uint8_t *in, size_t n)
+{
+    toy_outcome o;
+    o.code = alksim_run(&byte_scenario, in, n, 0, NULL, NULL);
+    o.invariant = o.code != ALKSIM_OK;
+    o.kind = o.code == ALKSIM_OK ? -1 : 0;
+    return o;
+}
+
+/* alksim_shrink on the byte scenario: the input with its last byte (the
+ * one the step reads) made odd, so it fails, against the documented
+ * search - it ends at that byte alone. */
+static void check_shrink_byte(const uint8_t *data, size_t size)
+{
+    uint8_t in[TOY_INPUT], out[TOY_INPUT], work[TOY_INPUT], ref[TOY_INPUT];
+    size_t n = size < TOY_INPUT ? size : TOY_INPUT, k, rk;
+    unsigned used, ref_runs;
+    if (!n)
+        return;
+    memcpy(in, data + size - n, n);
+    in[n - 1] |= 1;
+    toy_runs = 0;
+    k = alksim_shrink(&byte_scenario, in, n, out, work, TOY_RUNS);
+    used = toy_runs;
+    rk = ref_shrink_with(byte_run, in, n, ref, TOY_RUNS, &ref_runs);
+    ALK_CHECK(rk == k && used == ref_runs && k == 1 && out[0] == in[n - 1] &&
+                  used < TOY_RUNS,
+              "shrink (byte): %zu bytes in %u runs; the documented search gives %zu "
+              "in %u, and the byte %02x alone",
+              k, used, rk, ref_runs, in[n - 1]);
+}
+
+/* alksim_fuzz_one on a failing input, once per process, in a child (it
+ * aborts): with $ALKSIM_REPRO_DIR the input is written there as
+ * <scenario>-<trace hash>; without it nothing is written anywhere - the
+ * child runs in an empty directory holding one "(null)" directory, where a
+ * NULL directory printed with %s would put it. */
+static void check_fuzz_one(void)
+{
+    static int done;
+    static const uint8_t in[] = {0x2a, 0x31};
+    char dir[] = "/tmp/sim_core-repro-XXXXXX", path[600], nulldir[64];
+    uint8_t back[8];
+    alksim_scenario sc = byte_scenario;
+    alksim_run_result r;
+    unsigned with_dir;
+    if (done)
+        return;
+    done = 1;
+    sc.name = "sim_core_byte";
+    ALK_CHECK(alksim_run(&sc, in, sizeof in, ALKSIM_RUN_HASH, NULL, &r) ==
+                  ALKSIM_ERR_FAILED,
+              "the byte scenario passed on a nonzero byte");
+    ALK_CHECK(mkdtemp(dir) != NULL, "mkdtemp failed");
+    snprintf(nulldir, sizeof nulldir, "%s/(null)", dir);
+    ALK_CHECK(mkdir(nulldir, 0700) == 0, "mkdir %s failed", nulldir);
+    for (with_dir = 0; with_dir < 2; with_dir++) {
+        int status = 0;
+        size_t got = 0;
+        FILE *f;
+        pid_t pid;
+        fflush(NULL);
+        pid = fork();
+        ALK_CHECK(pid >= 0, "fork failed");
+        if (pid == 0) {
+            if (!freopen("/dev/null", "w", stderr) || chdir(dir) != 0)
+                _exit(3);
+            if (with_dir)
+                setenv("ALKSIM_REPRO_DIR", dir, 1);
+            else
+                unsetenv("ALKSIM_REPRO_DIR");
+            unsetenv("ALKSIM_VERBOSE");
+            alksim_fuzz_one(&sc, in, sizeof in);
+            _exit(0); /* not reached: a failing run aborts */
+        }
+        ALK_CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
+                      WTERMSIG(status) == SIGABRT,
+                  "fuzz_one on a failing input (repro dir %s): status %#x",
+                  with_dir ? "set" : "unset", status);
+        snprintf(path, sizeof path, "%s/sim_core_byte-%016llx",
+                 with_dir ? dir : nulldir, (unsigned long long)r.trace_hash);
+        f = fopen(path, "rb");
+        if (f) {
+            got = fread(back, 1, sizeof back, f);
+            fclose(f);
+            remove(path);
+        }
+        ALK_CHECK(with_dir ? f && got == sizeof in && !memcmp(back, in, got) : !f,
+                  "fuzz_one with the repro dir %s: %s %s (%zu bytes)",
+                  with_dir ? "set" : "unset", path, f ? "written" : "missing", got);
+    }
+    rmdir(nulldir);
+    rmdir(dir);
 }
 
 static void check_shrink(const uint8_t *data, size_t size)
@@ -2279,9 +2566,28 @@ static void check_shrink(const uint8_t *data, size_t size)
         rc = alksim_run(&sc, in, n, 0, NULL, &r);
         ALK_CHECK(rc == ALKSIM_ERR_FAILED && r.code == rc && r.steps == 0,
                   "a failed setup: %d (result %d, %u steps)", rc, r.code, r.steps);
+        /* the first failure wins: its site, in the setup phase, and one
+         * FAILED line after the scenario and kinds lines */
+        ALK_CHECK(r.failure_site == fnv1a(0xcbf29ce484222325u, "toy: setup %s", 13) &&
+                      r.failure_phase == 0 && r.failure_kind == -1 &&
+                      r.trace_lines == 3,
+                  "a failed setup: site %016llx phase %d kind %d, %lu trace lines",
+                  (unsigned long long)r.failure_site, r.failure_phase, r.failure_kind,
+                  r.trace_lines);
+        sc.setup = toy_no_setup; /* the runner's own failure: "%s" */
+        rc = alksim_run(&sc, in, n, 0, NULL, &r);
+        ALK_CHECK(r.failure_site == fnv1a(0xcbf29ce484222325u, "%s", 2) &&
+                      r.failure_phase == 0 && r.failure_kind == -1 &&
+                      r.trace_lines == 3,
+                  "a setup without state: site %016llx phase %d kind %d, %lu lines",
+                  (unsigned long long)r.failure_site, r.failure_phase, r.failure_kind,
+                  r.trace_lines);
     }
     want = toy_run(in, n);
     check_trace(in, n, want);
+    check_swarm(in, n);
+    check_shrink_byte(data, size);
+    check_fuzz_one();
     toy_runs = 0;
     k = alksim_shrink(&toy_scenario, in, n, out, work, TOY_RUNS);
     used = toy_runs;
@@ -2388,6 +2694,35 @@ static void ref_xoshiro_step(uint64_t st[4])
     st[3] = ref_rot(st[3], 45);
 }
 
+/* The state whose splitmix64 output is `want`: each step of the mix
+ * undone (x ^ x >> k by repeated substitution, the odd multipliers by
+ * their inverses mod 2^64), then the Weyl increment taken back. */
+static uint64_t ref_unxorshift(uint64_t y, unsigned k)
+{
+    uint64_t x = y;
+    unsigned i;
+    for (i = 0; i < 64 / k + 1; i++)
+        x = y ^ (x >> k);
+    return x;
+}
+
+static uint64_t ref_inverse(uint64_t c)
+{
+    uint64_t inv = c; /* Newton: each step doubles the correct low bits */
+    unsigned i;
+    for (i = 0; i < 6; i++)
+        inv *= 2 - c * inv;
+    return inv;
+}
+
+static uint64_t ref_state_for(uint64_t want)
+{
+    uint64_t z = ref_unxorshift(want, 31);
+    z = ref_unxorshift(z * ref_inverse(0x94d049bb133111ebull), 27);
+    z = ref_unxorshift(z * ref_inverse(0xbf58476d1ce4e5b9ull), 30);
+    return z - 0x9e3779b97f4a7c15ull;
+}
+
 static void check_prng(const uint8_t *data, size_t size)
 {
     uint64_t seed = 0, x, st[4], run, t = 0;
@@ -2477,6 +2812,23 @@ static void check_prng(const uint8_t *data, size_t size)
               (unsigned long long)run, (unsigned long long)seed);
     for (i = n; i < max_len; i++) /* the rest of the buffer untouched */
         ALK_CHECK(got[i] == 0xEE, "seed mode's input of %zu bytes wrote byte %zu", n, i);
+    {
+        /* max_len SIZE_MAX: no bound, the first output is the length - a
+         * seed chosen so that it is small (0..299) */
+        uint64_t len = (seed ^ run) % 300, s0 = ref_state_for(len);
+        x = s0;
+        ALK_CHECK(ref_weyl_mix(&x) == len, "splitmix64 not undone for %llu",
+                  (unsigned long long)len);
+        for (i = 0; i < len; i++) {
+            if (i % 8 == 0) t = ref_weyl_mix(&x);
+            want[i] = (uint8_t)(t >> (8 * (i % 8)));
+        }
+        memset(got, 0xEE, sizeof got);
+        n = alksim_seed_input(s0 ^ (run * 0xd1b54a32d192ed03ull), run, got, SIZE_MAX);
+        ALK_CHECK(n == len && !memcmp(got, want, n),
+                  "seed mode without a bound: %zu bytes, want %llu", n,
+                  (unsigned long long)len);
+    }
     /* every result code has its own text; an unknown code still has one */
     {
         static const int codes[] = {
@@ -2801,6 +3153,27 @@ static void check_init(const uint8_t *data, size_t size)
                       alksim_queue_init(&q, NULL, 0) == ALKSIM_OK &&
                       alksim_queue_push(&q, 1, 0, 0, 0) == ALKSIM_ERR_FULL,
                   "queue_init's arguments");
+    }
+    {
+        /* a queue set up again starts afresh: after one that pushed (here
+         * as if 2^64 - 1 times) two events at the same time come out in
+         * insertion order, numbered from 0 */
+        alksim_queue q;
+        alksim_event ev[2], a, b;
+        ALK_CHECK(alksim_queue_init(&q, ev, 2) == ALKSIM_OK &&
+                      alksim_queue_push(&q, 7, 1, 0, 0) == ALKSIM_OK &&
+                      alksim_queue_pop(&q, &a) == ALKSIM_OK,
+                  "queue: one push and pop");
+        q.next_seq = UINT64_MAX;
+        ALK_CHECK(alksim_queue_init(&q, ev, 2) == ALKSIM_OK &&
+                      alksim_queue_push(&q, 5, 1, 0, 0) == ALKSIM_OK &&
+                      alksim_queue_push(&q, 5, 2, 0, 0) == ALKSIM_OK &&
+                      alksim_queue_pop(&q, &a) == ALKSIM_OK &&
+                      alksim_queue_pop(&q, &b) == ALKSIM_OK,
+                  "queue: two pushes and pops after a second init");
+        ALK_CHECK(a.kind == 1 && b.kind == 2 && a.seq == 0 && b.seq == 1,
+                  "queue set up again: kinds %u then %u, seq %llu then %llu", a.kind,
+                  b.kind, (unsigned long long)a.seq, (unsigned long long)b.seq);
     }
     /* no configuration at all is every default: the sizes of all-zero
      * configurations, and the defaults as used (the same for every input:
