@@ -432,6 +432,15 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
         ALKSIM_CHECK(ctx, alksim_stream_release(&st->streams, CONNS) ==
                               ALKSIM_ERR_INVALID_ARGUMENT,
                      "release of slot %d (of %d) accepted", CONNS, CONNS);
+        /* a host past the last (at the count) on either end is refused
+         * before anything is drawn or taken */
+        ALKSIM_CHECK(ctx, alksim_stream_connect(&st->streams, ctx->src, ctx->now, from,
+                                                HOSTS, &st->sparams, &id) ==
+                                  ALKSIM_ERR_INVALID_ARGUMENT &&
+                              alksim_stream_connect(&st->streams, ctx->src, ctx->now,
+                                                    HOSTS, to, &st->sparams, &id) ==
+                                  ALKSIM_ERR_INVALID_ARGUMENT,
+                     "connect with host %d (of %d) accepted", HOSTS, HOSTS);
         rc = alksim_stream_connect(&st->streams, ctx->src, ctx->now, from, to,
                                    &st->sparams, &id);
         if (rc == ALKSIM_ERR_FULL)
@@ -448,6 +457,14 @@ static int do_stream(alksim_ctx *ctx, core_state *st, unsigned kind)
         alksim_log(ctx, "  stream %u: connect %u->%u", id, from, to);
         return ALKSIM_OK;
     }
+    /* a side other than 0 and 1 is refused, on any slot */
+    ALKSIM_CHECK(ctx, alksim_stream_write(&st->streams, ctx->src, ctx->now, c, 2, "x", 1) ==
+                              ALKSIM_ERR_INVALID_ARGUMENT &&
+                          alksim_stream_shutdown(&st->streams, ctx->now, c, -1) ==
+                              ALKSIM_ERR_INVALID_ARGUMENT &&
+                          alksim_stream_reset(&st->streams, ctx->now, c, 2) ==
+                              ALKSIM_ERR_INVALID_ARGUMENT,
+                 "stream %u: an operation on side 2 or -1 accepted", c);
     if (m->state != 3 && !(m->state == 2 && side == 1)) {
         /* not open on that side: the operation is refused (a slot never
          * connected or released is no connection: INVALID_ARGUMENT) and
@@ -697,6 +714,12 @@ static int do_read(alksim_ctx *ctx, core_state *st)
                           alksim_disk_write(&st->disk, DISK_BYTES, got, 1) ==
                               ALKSIM_ERR_RANGE,
                  "a disk access past the end (%d bytes) not refused", DISK_BYTES);
+    /* so is a byte to read into or write from NULL (nothing counted) */
+    ALKSIM_CHECK(ctx, alksim_disk_read(&st->disk, 0, NULL, 1) ==
+                              ALKSIM_ERR_INVALID_ARGUMENT &&
+                          alksim_disk_write(&st->disk, 0, NULL, 1) ==
+                              ALKSIM_ERR_INVALID_ARGUMENT,
+                 "a disk access of one byte at NULL not refused");
     rc = alksim_disk_read(&st->disk, 0, got, DISK_BYTES);
     ALKSIM_CHECK(ctx, rc == (expect_fail ? ALKSIM_ERR_IO : ALKSIM_OK),
                  "read returned %d, model expected %s", rc,
@@ -2085,6 +2108,62 @@ static const alksim_scenario ring_scenario = {
     ring_check,      NULL,       ring_quiesce, NULL,       400,
     100000,          0};
 
+/* ---- streams: events in time order whatever order they were made in ------
+ * A connection's ACCEPTED is polled, then side 1 resets it with a `now` of
+ * the caller's choosing - before, at or after the time the CONNECTED is due
+ * - so the RESET may be due before the CONNECTED made earlier. Each event
+ * comes at its own time (the CONNECTED at two latencies after the connect,
+ * the RESET one latency after the reset), and the earlier first. */
+static uint64_t order_mem[4096 / 8];
+
+static void check_stream_order(const uint8_t *data, size_t size)
+{
+    alksim_streams st;
+    alksim_streams_config cfg;
+    alksim_stream_params p;
+    alksim_stream_event ev;
+    alksim_source none;
+    uint64_t t0 = 1000, lat, reset_at, last = 0;
+    uint32_t conn;
+    unsigned seen = 0, got_c = 0, got_r = 0;
+    memset(&cfg, 0, sizeof cfg);
+    memset(&p, 0, sizeof p);
+    cfg.max_conns = 1;
+    cfg.buffer = 16;
+    cfg.hosts = 2;
+    lat = 1 + (size ? data[0] % 50u : 0);
+    reset_at = (size > 1 ? data[1] : 0) * (t0 + 2 * lat + 2) / 255;
+    p.latency_ns = lat;
+    alksim_source_init_bytes(&none, NULL, 0);
+    ALK_CHECK(alksim_streams_init(&st, &cfg, order_mem, sizeof order_mem) == ALKSIM_OK &&
+                  alksim_stream_listen(&st, 1, 1) == ALKSIM_OK &&
+                  alksim_stream_connect(&st, &none, t0, 0, 1, &p, &conn) == ALKSIM_OK,
+              "order: connect refused");
+    ALK_CHECK(alksim_stream_poll(&st, &none, t0 + lat, &ev) == ALKSIM_OK &&
+                  ev.type == ALKSIM_STREAM_ACCEPTED && ev.time == t0 + lat,
+              "order: no ACCEPTED at %llu", (unsigned long long)(t0 + lat));
+    ALK_CHECK(alksim_stream_reset(&st, reset_at, conn, 1) == ALKSIM_OK,
+              "order: reset refused");
+    while (alksim_stream_poll(&st, &none, UINT64_MAX - 1, &ev) == ALKSIM_OK) {
+        ALK_CHECK(seen++ < 2 && ev.time >= last && ev.side == 0,
+                  "order: event %u (type %d, side %d) at %llu after %llu", seen,
+                  ev.type, ev.side, (unsigned long long)ev.time,
+                  (unsigned long long)last);
+        last = ev.time;
+        if (ev.type == ALKSIM_STREAM_CONNECTED) {
+            got_c++;
+            ALK_CHECK(ev.time == t0 + 2 * lat, "order: CONNECTED at %llu, due %llu",
+                      (unsigned long long)ev.time, (unsigned long long)(t0 + 2 * lat));
+        } else {
+            got_r++;
+            ALK_CHECK(ev.type == ALKSIM_STREAM_RESET && ev.time == reset_at + lat,
+                      "order: event %d at %llu; the RESET is due %llu", ev.type,
+                      (unsigned long long)ev.time, (unsigned long long)(reset_at + lat));
+        }
+    }
+    ALK_CHECK(got_c == 1 && got_r == 1, "order: %u CONNECTED, %u RESET", got_c, got_r);
+}
+
 /* ---- the shrinker on a toy scenario ---------------------------------------
  * A toy with three ways to fail (two invariants and a liveness failure),
  * each remembered with the kind of step it happened in. The first bytes of
@@ -3138,6 +3217,29 @@ static void check_init(const uint8_t *data, size_t size)
         check_refusal("disk", alksim_disk_init(&disk, &bd, mem, sizeof init_mem),
                       &disk.error, 0, 0, 0);
     }
+    {
+        /* the disk's size at the top of size_t: the most sectors whose
+         * total (device, cache, cache index, each rounded up to 8) fits is
+         * that total; one sector more overflows (0) - where the device
+         * piece alone is far from the top, the cache's piece pushes the
+         * total over it */
+        alksim_disk_config td = dc;
+        uint64_t ss = dc.sector_size ? dc.sector_size : 512;
+        uint64_t mp = dc.max_pending ? dc.max_pending : 64;
+        uint64_t rest = ((mp * ss + 7) & ~(uint64_t)7) + mp * 8, s_max;
+        s_max = ((uint64_t)SIZE_MAX - rest) / ss;
+        while (((s_max * ss + 7) & ~(uint64_t)7) > (uint64_t)SIZE_MAX - rest)
+            s_max--;
+        td.sectors = s_max;
+        ALK_CHECK(alksim_disk_mem_size(&td) == ((s_max * ss + 7) & ~(uint64_t)7) + rest,
+                  "disk of %llu sectors of %llu: mem_size %zu", (unsigned long long)s_max,
+                  (unsigned long long)ss, alksim_disk_mem_size(&td));
+        td.sectors = s_max + 1;
+        ALK_CHECK(alksim_disk_mem_size(&td) == 0,
+                  "disk of %llu sectors of %llu: mem_size %zu past size_t",
+                  (unsigned long long)(s_max + 1), (unsigned long long)ss,
+                  alksim_disk_mem_size(&td));
+    }
     /* no object to set up is refused */
     ALK_CHECK(alksim_net_init(NULL, &nc, mem, need[0]) == ALKSIM_ERR_INVALID_ARGUMENT &&
                   alksim_streams_init(NULL, &sc, mem, need[1]) ==
@@ -3347,6 +3449,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     alksim_fuzz_one(&nat_scenario, data, size);
     alksim_fuzz_one(&ring_scenario, data, size);
     check_shrink(data, size);
+    check_stream_order(data, size);
     check_init(data, size);
     check_node(data, size);
     check_disk_bounds(data, size);
