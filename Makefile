@@ -41,7 +41,7 @@ REPLAY_PORTABLE := $(if $(filter session,$(FUZZ_TARGETS)),session_portable) \
 FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
 
 .PHONY: all demo test gate fast-gate unit replay replay-runs conformance compile-matrix seeds diff-qemu \
-        crash-qemu crash-soak \
+        crash-qemu crash-soak soak \
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench bench-vs install install-check uninstall oss-fuzz-check \
         firmware-check valgrind deps clean help planted-bug-check tunnel-process \
@@ -62,6 +62,7 @@ help:
 	@echo "  make conformance     tests/json_conformance/ vs the reference and alktunnel.h"
 	@echo "  make diff-qemu [ITER=n] [SEED=s]   qcow2w.h against qemu-img / qemu-io"
 	@echo "  make crash-soak [RUNS=n] [SEED=s]  qcow2w.h power-loss scenarios, distinct points"
+	@echo "  make soak [TARGET=t] [SEED=s] [RUNS=n]  harnesses in seed mode on seeds no corpus came from"
 	@echo "  make crash-qemu [RUNS=n] [SEED=s]  crashed images judged by qemu-img check"
 	@echo "  make fast-gate       unit + replay (what mutants are judged by)"
 	@echo "  make tunnel-process  the alktunnel tool as processes: relay killed"
@@ -412,6 +413,17 @@ $(B)/diff_qemu: $(B)/asan/diff_qemu.o $(B)/asan/libalk.a
 
 diff-qemu: $(B)/diff_qemu
 	./$(B)/diff_qemu --iter $(ITER) --seed $(SEED)
+
+# ---- soak ---------------------------------------------------------------------
+# Every harness (or TARGET=) in seed mode on seeds no corpus file came from
+# (SOAK_SEEDS, or SEED=), RUNS= runs a seed; without RUNS the gate's bounded
+# amounts (tests/soak.sh). A failing input is saved under $(B)/soak/<target>/.
+SOAK_SEEDS := 1001 2002 3003
+soak: $(FUZZ_TARGETS:%=$(B)/replay_%)
+	@B="$(B)" TARGETS="$(or $(TARGET),$(FUZZ_TARGETS))" \
+	    SEEDS="$(if $(filter command line environment,$(origin SEED)),$(SEED),$(SOAK_SEEDS))" \
+	    RUNS="$(if $(filter command line environment,$(origin RUNS)),$(RUNS))" \
+	    sh tests/soak.sh
 
 # ---- crash consistency (qcow2_crash harness) ----------------------------------
 # crash-qemu: RUNS seeded power losses / I/O errors, every crashed image

@@ -46,6 +46,21 @@ static ALK_UNUSED void alk_trace(const char *fmt, ...)
     alk__trace_count++;
 }
 
+/* ALK_FIXTURES_ONLY set (tests/soak.sh's fixture lanes): a harness whose
+ * fixtures are costly to run operations on builds each input's fixture,
+ * checks it as it always does, and stops there - thousands of drawn
+ * geometries a second instead of tens, so a fixture that cannot take one
+ * is seen by a short soak. */
+static ALK_UNUSED int alk_fixtures_only(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("ALK_FIXTURES_ONLY");
+        on = v != NULL && *v != '\0' && *v != '0';
+    }
+    return on;
+}
+
 static ALK_UNUSED void alk_trace_dump(FILE *f)
 {
     unsigned long first = alk__trace_count > ALK_TRACE_LINES

@@ -1170,6 +1170,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cr_setup(&s);
     cr_load_disk(&s);
     cr_ack(&s);
+    if (alk_fixtures_only()) {
+        buf = NULL;
+        goto done;
+    }
     slots = 8 + alksim_pick(&s.src, 5);
     ops_cap = 8 + alksim_pick(&s.src, 9);
     qh_max_frees = alksim_bool(&s.src) ? 1 + alksim_pick(&s.src, 4) : 0;
@@ -1237,6 +1241,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cr_report(&s, data, size);
     cr_verify(&s);
 
+done:
     alk_free(buf);
     qh_close_handle(&s.h);
     qh_snaps_free(&s.snaps);
