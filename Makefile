@@ -506,6 +506,17 @@ $(B)/bench_qcow2w: $(B)/bench_qcow2w_cli
 $(B)/bench_alktunnel_cli: examples/alktunnel.c alktunnel.h | $(B)
 	$(CC) $(CPPFLAGS) -O2 -g -DNDEBUG $(WARN) $< -o $@ $(LDFLAGS)
 
+# The AEAD bench compares with libsodium and OpenSSL when their development
+# packages are here (comparison only; SKIPPED rows otherwise).
+SODIUM_OK := $(shell printf '\043include <sodium.h>\nint main(void){return sodium_init() < 0;}\n' | \
+               $(CC) -x c - -lsodium -o /dev/null 2>/dev/null && echo 1)
+OPENSSL_OK := $(shell printf '\043include <openssl/evp.h>\nint main(void){return EVP_chacha20_poly1305() == 0;}\n' | \
+               $(CC) -x c - -lcrypto -o /dev/null 2>/dev/null && echo 1)
+$(B)/bench_aead: tests/bench_aead.c tests/bench_common.h alktunnel.h | $(B)
+	$(CC) $(CPPFLAGS) -O2 -g -DNDEBUG $(WARN) $(if $(SODIUM_OK),-DALK_HAVE_SODIUM) \
+	    $(if $(OPENSSL_OK),-DALK_HAVE_OPENSSL) $< -o $@ $(LDFLAGS) \
+	    $(if $(SODIUM_OK),-lsodium) $(if $(OPENSSL_OK),-lcrypto)
+
 bench: $(BENCHES:%=$(B)/bench_%) $(B)/bench_alktunnel_cli
 	@missed=""; for b in $(BENCHES); do \
 	    B=$(B) ./$(B)/bench_$$b || missed="$$missed $$b"; done; \
