@@ -130,7 +130,11 @@
  *                             time with AVX-512F when the CPU has it (~6.8
  *                             GB/s here), eight with AVX2 (~2.6), each
  *                             asked once, else four with SSE2 (same
- *                             results - the tests compare them). Also the JSON reader's
+ *                             results - the tests compare them); and
+ *                             Poly1305 four blocks at once on AVX2 lanes
+ *                             (~6.3 GB/s here, against ~3.9 for the scalar
+ *                             44-bit limbs). The AEAD: ~3.2 GB/s for 16
+ *                             KiB records (make bench: bench_aead). Also the JSON reader's
  *                             string scan (16 bytes at a time with SSE2),
  *                             alkt_json_validate's block pass (64 bytes
  *                             classified into bit masks with SSE2, then
@@ -6795,6 +6799,20 @@ static void alkt__poly_mul(uint64_t h[3], const uint64_t r[3])
     h[2] += c;
 }
 
+/* p->rp: r^4, r^3, r^2, r, once per key */
+static void alkt__poly_powers(alkt__poly *p)
+{
+    int k;
+    if (p->with_powers) return;
+    for (k = 0; k < 3; k++) p->rp[3][k] = p->rp[2][k] = p->r[k];
+    alkt__poly_mul(p->rp[2], p->r);                        /* r^2 */
+    for (k = 0; k < 3; k++) p->rp[1][k] = p->rp[2][k];
+    alkt__poly_mul(p->rp[1], p->r);                        /* r^3 */
+    for (k = 0; k < 3; k++) p->rp[0][k] = p->rp[2][k];
+    alkt__poly_mul(p->rp[0], p->rp[2]);                    /* r^4 */
+    p->with_powers = 1;
+}
+
 /* Four blocks a step: h = (h + m0) r^4 + m1 r^3 + m2 r^2 + m3 r, one
  * carry chain for the four, so the products of the four overlap. Each
  * column sums 12 products below 2^94: below 2^98. */
@@ -6813,15 +6831,7 @@ static void alkt__poly_blocks4(alkt__poly *p, const unsigned char *m, size_t n,
                                uint64_t hibit, uint64_t h[3])
 {
     int k;
-    if (!p->with_powers) {
-        for (k = 0; k < 3; k++) p->rp[3][k] = p->rp[2][k] = p->r[k];
-        alkt__poly_mul(p->rp[2], p->r);                        /* r^2 */
-        for (k = 0; k < 3; k++) p->rp[1][k] = p->rp[2][k];
-        alkt__poly_mul(p->rp[1], p->r);                        /* r^3 */
-        for (k = 0; k < 3; k++) p->rp[0][k] = p->rp[2][k];
-        alkt__poly_mul(p->rp[0], p->rp[2]);                    /* r^4 */
-        p->with_powers = 1;
-    }
+    alkt__poly_powers(p);
     while (n >= 64) {
         alkt__pu128 d0 = 0, d1 = 0, d2 = 0;
         uint64_t c;
@@ -6848,6 +6858,142 @@ static void alkt__poly_blocks4(alkt__poly *p, const unsigned char *m, size_t n,
 }
 #undef ALKT__POLY_COL
 
+#ifdef ALKT__CHACHA_AVX2
+/* Four blocks at once with AVX2, chosen at run time (asked once): lane j
+ * of the accumulator takes blocks j, j + 4, j + 8, ... on five 26-bit
+ * limbs (one per 64-bit element: vpmuludq multiplies their low 32 bits),
+ * each step h = h * r^4 + the next four blocks; at the end lane j is
+ * multiplied by r^(4 - j) and the lanes summed, which is the serial
+ * Horner sum. Limbs stay below 2^27 before a product, so the columns (five
+ * products of a limb and a factor below 5 * 2^26) stay below 2^59. */
+
+/* a value on 44/44/42-bit limbs (any carried state) on five 26-bit ones */
+static void alkt__poly_to26(const uint64_t a[3], uint64_t l[5])
+{
+    uint64_t a0 = a[0], a1 = a[1], a2 = a[2], c;
+    int i;
+    for (i = 0; i < 2; i++) {   /* below 2^130: a2 under 2^42 */
+        c = a0 >> 44; a0 &= ALKT__M44; a1 += c;
+        c = a1 >> 44; a1 &= ALKT__M44; a2 += c;
+        c = a2 >> 42; a2 &= ALKT__M42; a0 += c * 5;
+    }
+    c = a0 >> 44; a0 &= ALKT__M44; a1 += c;
+    c = a1 >> 44; a1 &= ALKT__M44; a2 += c;   /* (a2 + c below 2^42 + 1) */
+    l[0] = a0 & 0x3ffffff;
+    l[1] = ((a0 >> 26) | (a1 << 18)) & 0x3ffffff;
+    l[2] = (a1 >> 8) & 0x3ffffff;
+    l[3] = ((a1 >> 34) | (a2 << 10)) & 0x3ffffff;
+    l[4] = a2 >> 16;
+}
+
+/* h = h * r on lanes (r[i] one limb of r, s[i] = 5 r[i]), carried */
+#define ALKT__VMUL(a, b) _mm256_mul_epu32((a), (b))
+#define ALKT__VADD(a, b) _mm256_add_epi64((a), (b))
+__attribute__((target("avx2"), always_inline))
+static inline void alkt__poly_vmul(__m256i h[5], const __m256i r[5], const __m256i s[5])
+{
+    const __m256i M = _mm256_set1_epi64x(0x3ffffff);
+    __m256i d0, d1, d2, d3, d4, c, e;
+    d0 = ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[0], r[0]), ALKT__VMUL(h[1], s[4])),
+                    ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[2], s[3]), ALKT__VMUL(h[3], s[2])),
+                               ALKT__VMUL(h[4], s[1])));
+    d1 = ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[0], r[1]), ALKT__VMUL(h[1], r[0])),
+                    ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[2], s[4]), ALKT__VMUL(h[3], s[3])),
+                               ALKT__VMUL(h[4], s[2])));
+    d2 = ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[0], r[2]), ALKT__VMUL(h[1], r[1])),
+                    ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[2], r[0]), ALKT__VMUL(h[3], s[4])),
+                               ALKT__VMUL(h[4], s[3])));
+    d3 = ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[0], r[3]), ALKT__VMUL(h[1], r[2])),
+                    ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[2], r[1]), ALKT__VMUL(h[3], r[0])),
+                               ALKT__VMUL(h[4], s[4])));
+    d4 = ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[0], r[4]), ALKT__VMUL(h[1], r[3])),
+                    ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[2], r[2]), ALKT__VMUL(h[3], r[1])),
+                               ALKT__VMUL(h[4], r[0])));
+    /* two carry chains at once (0 -> 1 -> 2 -> 3, 3 -> 4 -> 0 -> 1):
+     * every limb ends below 2^26 + 2^10 */
+    c = _mm256_srli_epi64(d0, 26); d0 = _mm256_and_si256(d0, M); d1 = ALKT__VADD(d1, c);
+    e = _mm256_srli_epi64(d3, 26); d3 = _mm256_and_si256(d3, M); d4 = ALKT__VADD(d4, e);
+    c = _mm256_srli_epi64(d1, 26); d1 = _mm256_and_si256(d1, M); d2 = ALKT__VADD(d2, c);
+    e = _mm256_srli_epi64(d4, 26); d4 = _mm256_and_si256(d4, M);
+    d0 = ALKT__VADD(d0, ALKT__VADD(e, _mm256_slli_epi64(e, 2)));
+    c = _mm256_srli_epi64(d2, 26); d2 = _mm256_and_si256(d2, M); d3 = ALKT__VADD(d3, c);
+    e = _mm256_srli_epi64(d0, 26); d0 = _mm256_and_si256(d0, M); d1 = ALKT__VADD(d1, e);
+    c = _mm256_srli_epi64(d3, 26); d3 = _mm256_and_si256(d3, M); d4 = ALKT__VADD(d4, c);
+    h[0] = d0; h[1] = d1; h[2] = d2; h[3] = d3; h[4] = d4;
+}
+
+/* h += four blocks at m, block j in lane j */
+__attribute__((target("avx2"), always_inline))
+static inline void alkt__poly_vload(__m256i h[5], const unsigned char *m, __m256i hibit)
+{
+    const __m256i M = _mm256_set1_epi64x(0x3ffffff);
+    __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)m);
+    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(m + 32));
+    /* low and high 8 bytes of blocks 0, 2, 1, 3; then in block order */
+    __m256i lo = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(a, b), 0xd8);
+    __m256i hi = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(a, b), 0xd8);
+    h[0] = ALKT__VADD(h[0], _mm256_and_si256(lo, M));
+    h[1] = ALKT__VADD(h[1], _mm256_and_si256(_mm256_srli_epi64(lo, 26), M));
+    h[2] = ALKT__VADD(h[2], _mm256_and_si256(_mm256_or_si256(_mm256_srli_epi64(lo, 52),
+                                                             _mm256_slli_epi64(hi, 12)), M));
+    h[3] = ALKT__VADD(h[3], _mm256_and_si256(_mm256_srli_epi64(hi, 14), M));
+    h[4] = ALKT__VADD(h[4], _mm256_or_si256(_mm256_srli_epi64(hi, 40), hibit));
+}
+
+/* n (a multiple of 64, at least 64) bytes of whole blocks into p->h */
+__attribute__((target("avx2")))
+static void alkt__poly_x4(alkt__poly *p, const unsigned char *m, size_t n,
+                          uint64_t hibit)
+{
+    uint64_t l[4][5], h26[5], c;
+    __m256i h[5], r[5], s[5], hb;
+    int i, k;
+    alkt__poly_powers(p);
+    for (k = 0; k < 4; k++) alkt__poly_to26(p->rp[k], l[k]);  /* r^4 .. r */
+    alkt__poly_to26(p->h, h26);
+    for (i = 0; i < 5; i++) {
+        r[i] = _mm256_set1_epi64x((long long)l[0][i]);
+        s[i] = _mm256_set1_epi64x((long long)(l[0][i] * 5));
+        h[i] = _mm256_set_epi64x(0, 0, 0, (long long)h26[i]);
+    }
+    hb = _mm256_set1_epi64x(hibit ? 1 << 24 : 0);
+    alkt__poly_vload(h, m, hb);
+    for (m += 64, n -= 64; n >= 64; m += 64, n -= 64) {
+        alkt__poly_vmul(h, r, s);
+        alkt__poly_vload(h, m, hb);
+    }
+    /* lane j times r^(4 - j): l[j] */
+    for (i = 0; i < 5; i++) {
+        r[i] = _mm256_set_epi64x((long long)l[3][i], (long long)l[2][i],
+                                 (long long)l[1][i], (long long)l[0][i]);
+        s[i] = _mm256_set_epi64x((long long)(l[3][i] * 5), (long long)(l[2][i] * 5),
+                                 (long long)(l[1][i] * 5), (long long)(l[0][i] * 5));
+    }
+    alkt__poly_vmul(h, r, s);
+    for (i = 0; i < 5; i++) {
+        uint64_t e[4];
+        _mm256_storeu_si256((__m256i *)(void *)e, h[i]);
+        h26[i] = e[0] + e[1] + e[2] + e[3];
+    }
+    /* carried on 26-bit limbs, then on 44/44/42 */
+    c = h26[0] >> 26; h26[0] &= 0x3ffffff; h26[1] += c;
+    c = h26[1] >> 26; h26[1] &= 0x3ffffff; h26[2] += c;
+    c = h26[2] >> 26; h26[2] &= 0x3ffffff; h26[3] += c;
+    c = h26[3] >> 26; h26[3] &= 0x3ffffff; h26[4] += c;
+    c = h26[4] >> 26; h26[4] &= 0x3ffffff; h26[0] += c * 5;
+    c = h26[0] >> 26; h26[0] &= 0x3ffffff; h26[1] += c;
+    c = h26[0] + (h26[1] << 26);
+    p->h[0] = c & ALKT__M44;
+    c = (c >> 44) + (h26[2] << 8) + (h26[3] << 34);
+    p->h[1] = c & ALKT__M44;
+    p->h[2] = (c >> 44) + (h26[4] << 16);
+    alkt__sha256_wipe(l, sizeof l);
+    alkt__sha256_wipe(h26, sizeof h26);
+}
+#undef ALKT__VMUL
+#undef ALKT__VADD
+#endif
+
 static void alkt__poly_blocks(alkt__poly *p, const unsigned char *m, size_t n,
                               uint64_t hibit)
 {
@@ -6856,7 +7002,12 @@ static void alkt__poly_blocks(alkt__poly *p, const unsigned char *m, size_t n,
     uint64_t h0, h1, h2;
     if (n >= 256) {
         size_t n4 = n & ~(size_t)63;
-        alkt__poly_blocks4(p, m, n4, hibit, p->h);
+#ifdef ALKT__CHACHA_AVX2
+        if (!alkt__chacha_portable_only && alkt__have_avx2())
+            alkt__poly_x4(p, m, n4, hibit);
+        else
+#endif
+            alkt__poly_blocks4(p, m, n4, hibit, p->h);
         m += n4;
         n -= n4;
     }
