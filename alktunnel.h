@@ -2164,8 +2164,11 @@ ALKTDEF int alkt_gateway_forward(alkt_gateway *g, uint32_t peer,
 #if (defined(__SSE2__) || defined(_M_X64)) && !defined(ALKTUNNEL_NO_SIMD)
 #define ALKT__CHACHA_SIMD 1
 #include <emmintrin.h>
-#if ALKT__SHA_NI   /* x86-64 with gcc or clang: AVX2 when the CPU has it */
+/* x86-64 with gcc or clang: AVX2 and AVX-512F when the CPU has them (not
+ * tied to ALKTUNNEL_NO_SHA_NI, which is about SHA-256 alone) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define ALKT__CHACHA_AVX2 1
+#include <immintrin.h>
 #endif
 #endif
 
