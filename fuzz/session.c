@@ -1566,16 +1566,26 @@ static void ss_primitives(const uint8_t *data, size_t size)
                       "put64: byte %zu of %016llx", i, (unsigned long long)v);
         ALK_CHECK(alkt__get64(w) == v, "get64 of put64(%016llx)", (unsigned long long)v);
     }
-    {   /* a longer message: eight blocks at a time (AVX2), then four
-         * (SSE2), then one and a part - each way the CPU has, against the
-         * reference (peers with the same wrong keystream still agree) */
-        static unsigned char msg[1100], big[1100 + 16], big_ref[1100 + 16];
-        size_t len = 600 + size % 500;
+    {   /* a longer message, 600..2599 bytes: ChaCha20 sixteen blocks at a
+         * time (AVX-512F), eight (AVX2), four (SSE2), then one and a part,
+         * and Poly1305 four blocks at once (AVX2 lanes or 44-bit limbs)
+         * then single ones - each way the CPU has, against the reference
+         * (peers with the same wrong keystream or tag still agree) */
+        static unsigned char msg[2600], big[2600 + 16], big_ref[2600 + 16];
+        unsigned char t1[16], t2[16];
+        size_t len = 600 + size % 2000;
         for (i = 0; i < len; i++) msg[i] = (unsigned char)(data[i % size] ^ (i >> 6));
         alkt_aead_seal(big, key, nonce, data, aad, msg, len);
         aref_seal(big_ref, key, nonce, data, aad, msg, len);
         ALK_CHECK(memcmp(big, big_ref, len + 16) == 0,
                   "AEAD seal of %zu bytes differs from the reference", len);
+        ALK_CHECK(alkt_aead_open(big_ref, key, nonce, data, aad, big, len + 16) == ALKT_OK &&
+                      memcmp(big_ref, msg, len) == 0,
+                  "AEAD open of %zu bytes of its own seal", len);
+        alkt_poly1305(t1, msg, len, key);
+        aref_poly1305(t2, msg, len, key);
+        ALK_CHECK(memcmp(t1, t2, 16) == 0,
+                  "Poly1305 of %zu bytes differs from the reference", len);
     }
     {   /* the one-shot Poly1305 the header offers, against the reference */
         unsigned char t1[16], t2[16];
