@@ -125,6 +125,19 @@
  *   ALKTUNNEL_STATIC          make every function static (private copy per TU)
  *   ALKTUNNEL_ASSERT(c)       internal-invariant check, default assert(c);
  *                             never fires on malformed input
+ * Layers (each leaves its declarations and code out; the compile matrix
+ * builds every one of them and all at once, with gcc, clang and g++):
+ *   ALKTUNNEL_NO_ROLES        no relay, client or gateway (alkt_relay_*,
+ *                             alkt_node_*, alkt_client_*, alkt_gateway_*):
+ *                             the session, params and crypto only; the
+ *                             ALKT_CODE_* application codes stay
+ *   ALKTUNNEL_NO_PUMPS        no stream or datagram pumps (alkt_pump_*,
+ *                             alkt_dgram_pump_*)
+ *   (tests/firmware_check.sh: the session at its smallest - these two and
+ *   ALKTUNNEL_NO_FAST_DECODE - is 28,164 bytes of .text on a Cortex-M4 at
+ *   -Os; with the roles, 42,324)
+ * Optimisations (ALKTUNNEL_NO_SIMD covers every SIMD path, the crypto's and
+ * the JSON reader's alike; the others one family each):
  *   ALKTUNNEL_NO_SIMD         ChaCha20 in portable C only; by default, on
  *                             x86-64 with gcc or clang, sixteen blocks at a
  *                             time with AVX-512F when the CPU has it (~6.8
@@ -134,9 +147,10 @@
  *                             Poly1305 four blocks at once on AVX2 lanes
  *                             (~6.3 GB/s here, against ~3.9 for the scalar
  *                             44-bit limbs). The AEAD: ~3.2 GB/s for 16
- *                             KiB records (make bench: bench_aead). Also the JSON reader's
- *                             string scan (16 bytes at a time with SSE2),
- *                             alkt_json_validate's block pass (64 bytes
+ *                             KiB records (make bench: bench_aead). Also
+ *                             the JSON reader's string scan (16 bytes at
+ *                             a time with SSE2), alkt_json_validate's
+ *                             block pass (64 bytes
  *                             classified into bit masks with SSE2, then
  *                             only the structural bytes walked; ~1.3-1.5x
  *                             the one-pass scan on string-heavy and
@@ -1639,6 +1653,7 @@ ALKTDEF int alkt_channel_reset(alkt_session *s, uint32_t id, uint16_t code);
 ALKTDEF int alkt_channel_info_get(const alkt_session *s, uint32_t id,
                                   alkt_channel_info *info);
 
+#ifndef ALKTUNNEL_NO_PUMPS /* pumps and datagram pumps */
 /* ---- pumps: one channel <-> one application endpoint (a socket the caller
  * owns), both directions, half-close each way (PUMPS in the top comment) */
 typedef enum alkt_pump_want {
@@ -1734,12 +1749,10 @@ ALKTDEF int alkt_dgram_pump_endpoint_eof(alkt_dgram_pump *p);
  * (ALKT_OK too when the channel is already gone). */
 ALKTDEF int alkt_dgram_pump_endpoint_failed(alkt_dgram_pump *p, uint16_t code);
 
-/* ---- roles: relay, gateway, client (ROLES in the top comment) -------------
- * A role drives sessions over connections the caller owns. Each connection
- * has a handle (nonzero; a slot and a generation, so a stale handle is
- * refused rather than taken for a new connection). */
+#endif /* ALKTUNNEL_NO_PUMPS */
 
-/* Application codes the roles put in OPEN_ERR and RESET frames. */
+/* Application codes the roles (and the datagram pumps) put in OPEN_ERR and
+ * RESET frames; defined with or without them, so every peer reads them. */
 #define ALKT_CODE_UNAUTHORIZED 0x0101u   /* no live authorization covers it */
 #define ALKT_CODE_REVOKED 0x0102u        /* its authorization was revoked or
                                             expired, or the resource changed */
@@ -1750,6 +1763,12 @@ ALKTDEF int alkt_dgram_pump_endpoint_failed(alkt_dgram_pump *p, uint16_t code);
 #define ALKT_CODE_NO_PATH 0x0107u        /* no path to the gateway worked */
 #define ALKT_CODE_BAD_DATAGRAM 0x0108u   /* a datagram frame over the limit, or
                                             cut by the EOF */
+
+#ifndef ALKTUNNEL_NO_ROLES /* relay, client and gateway */
+/* ---- roles: relay, gateway, client (ROLES in the top comment) -------------
+ * A role drives sessions over connections the caller owns. Each connection
+ * has a handle (nonzero; a slot and a generation, so a stale handle is
+ * refused rather than taken for a new connection). */
 
 typedef enum alkt_role_event_type {
     ALKT_REV_NONE = 0,
@@ -2122,6 +2141,8 @@ ALKTDEF int alkt_gateway_listen_result(alkt_gateway *g, uint32_t peer,
 ALKTDEF int alkt_gateway_forward(alkt_gateway *g, uint32_t peer,
                                  uint32_t listen_channel,
                                  const alkt_ip *origin, uint32_t *channel);
+
+#endif /* ALKTUNNEL_NO_ROLES */
 
 #ifdef __cplusplus
 }
@@ -7842,6 +7863,7 @@ static void alkt__hs_hello_hash(alkt_session *s)
     alkt_sha256_final(&c, s->hello_hash);
 }
 
+#ifndef ALKTUNNEL_NO_ROLES /* (the gateway's replay check) */
 /* SHA-256 of a HELLO frame (the header rebuilt from the payload length). */
 static void alkt__hello_hash(const unsigned char *p, size_t n,
                              unsigned char out[32])
@@ -7854,6 +7876,7 @@ static void alkt__hello_hash(const unsigned char *p, size_t n,
     alkt_sha256_update(&c, p, n);
     alkt_sha256_final(&c, out);
 }
+#endif
 
 /* A REFUSE frame, whole, into out (ALKT_FRAME_HEADER + ALKT__REFUSE_LEN
  * bytes): the negated library code, and HMAC(secret, "alkt2 refuse" ||
@@ -9781,6 +9804,7 @@ ALKTDEF int alkt_channel_info_get(const alkt_session *s, uint32_t id,
     return ALKT_OK;
 }
 
+#ifndef ALKTUNNEL_NO_PUMPS /* pumps and datagram pumps */
 /* ---- pumps ---- */
 #define ALKT__PF_EP_EOF 1u       /* the endpoint's read side ended */
 #define ALKT__PF_CH_SHUT 2u      /* ... and the channel has its EOF */
@@ -10123,6 +10147,9 @@ ALKTDEF int alkt_dgram_pump_endpoint_failed(alkt_dgram_pump *p, uint16_t code)
     return rc == ALKT_ERR_NO_CHANNEL ? ALKT_OK : rc;
 }
 
+#endif /* ALKTUNNEL_NO_PUMPS */
+
+#ifndef ALKTUNNEL_NO_ROLES /* relay, client and gateway */
 /* ---- relay ------------------------------------------------------------------- */
 enum {
     ALKT__R_REQUEST = 1, /* reading the request */
@@ -12179,6 +12206,8 @@ ALKTDEF int alkt_node_poll_event(alkt_node *n, alkt_role_event *ev)
             return alkt_node_poll_event(n, ev);
     return 0;
 }
+
+#endif /* ALKTUNNEL_NO_ROLES */
 
 ALKTDEF const char *alkt_substrate_name(alkt_substrate s)
 {

@@ -98,6 +98,37 @@ $use"
 $inc
 $use"
 done
+# alktunnel.h's documented switches (the CONFIGURATION table in its top
+# comment): each layer left out, each optimisation family off, and all of
+# them at once - every combination the table lists, with gcc, clang and g++
+if [ -f alktunnel.h ] && echo " $* " | grep -q " alktunnel.h "; then
+    for sw in "ALKTUNNEL_NO_ROLES" "ALKTUNNEL_NO_PUMPS" \
+              "ALKTUNNEL_NO_ROLES ALKTUNNEL_NO_PUMPS" \
+              "ALKTUNNEL_NO_FAST_DECODE" "ALKTUNNEL_NO_SIMD" "ALKTUNNEL_NO_INT128" \
+              "ALKTUNNEL_NO_SHA_NI" \
+              "ALKTUNNEL_NO_ROLES ALKTUNNEL_NO_PUMPS ALKTUNNEL_NO_FAST_DECODE ALKTUNNEL_NO_SIMD ALKTUNNEL_NO_INT128 ALKTUNNEL_NO_SHA_NI"; do
+        defs=$(for d in $sw; do printf '#define %s\n' "$d"; done)
+        for c in "$CC" "$CLANG"; do
+            try "alktunnel.h $c c99 $sw" "$c" "$WARN" c "$defs
+#define ALKTUNNEL_IMPLEMENTATION
+#include \"alktunnel.h\"
+$use"
+        done
+        try "alktunnel.h $CXX c++11 $sw" "$CXX" "$WARNXX" cc "$defs
+#define ALKTUNNEL_IMPLEMENTATION
+#include \"alktunnel.h\"
+$use"
+    done
+    # a layer left out is gone from the API, not only from the code
+    refused "alktunnel.h $CC ALKTUNNEL_NO_ROLES: no alkt_relay_server" "$CC" "$WARN" c \
+        "alkt_relay_server" "#define ALKTUNNEL_NO_ROLES
+#include \"alktunnel.h\"
+alkt_relay_server alk_r;"
+    refused "alktunnel.h $CC ALKTUNNEL_NO_PUMPS: no alkt_pump" "$CC" "$WARN" c \
+        "alkt_pump" "#define ALKTUNNEL_NO_PUMPS
+#include \"alktunnel.h\"
+alkt_pump alk_p;"
+fi
 # qcow2w.h's POSIX executor needs pread/fdatasync: a strict C99 file that
 # includes other headers first asks for POSIX itself, as documented.
 try "all headers $CC ALK_IMPLEMENTATION" "$CC" "$WARN" c "#define _POSIX_C_SOURCE 200809L

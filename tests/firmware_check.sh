@@ -74,12 +74,16 @@ const fw_fn fw_roots[] = {
     (fw_fn)alkt_channel_reset, (fw_fn)alkt_channel_info_get,
     (fw_fn)alkt_strerror};
 SRC
-# Built twice: as is, and with ALKTUNNEL_NO_FAST_DECODE (the typed
-# decoders' one-pass fast paths left out - what a size-constrained build
-# sets). The 28 KiB bound is on the second; the first is printed beside it.
+# Built twice: as is, and at its smallest - ALKTUNNEL_NO_FAST_DECODE (the
+# typed decoders' one-pass fast paths left out) with the roles and pumps
+# layers left out too (ALKTUNNEL_NO_ROLES, ALKTUNNEL_NO_PUMPS: what a
+# device that is only a tunnel end sets; gc-sections drops their code
+# anyway, so the switches prove they build here rather than save bytes).
+# The 28 KiB bound is on the second; the first is printed beside it.
 for variant in default small; do
     defs=""
-    [ "$variant" = small ] && defs="-DALKTUNNEL_NO_FAST_DECODE"
+    [ "$variant" = small ] &&
+        defs="-DALKTUNNEL_NO_FAST_DECODE -DALKTUNNEL_NO_ROLES -DALKTUNNEL_NO_PUMPS"
     # shellcheck disable=SC2086
     "$ARM_CC" -mcpu=cortex-m4 -mthumb -Os -ffreestanding -DNDEBUG -std=c99 $defs \
         -Wall -Wextra -Wpedantic -Werror -Wconversion -ffunction-sections \
@@ -100,10 +104,42 @@ for variant in default small; do
     if [ "$variant" = default ]; then
         echo "alktunnel.h encrypted session on Cortex-M4 (-Os, gc-sections): .text $text bytes, .rodata $rodata bytes"
     else
-        echo "  with ALKTUNNEL_NO_FAST_DECODE: .text $text bytes, .rodata $rodata bytes (limit: .text <= 28672)"
+        echo "  at its smallest (NO_FAST_DECODE, NO_ROLES, NO_PUMPS): .text $text bytes, .rodata $rodata bytes (limit: .text <= 28672)"
         if [ "$text" -gt 28672 ]; then
             echo "firmware-check: FAIL: the session's .text is over 28 KiB"
             exit 1
         fi
     fi
 done
+# The session with the roles (client, gateway and relay), rooted at their
+# API as well: printed, no bound (a device running a gateway or a relay).
+cat > "$B/firmware/roles_fw.c" <<'SRC'
+#include <stddef.h>
+#define ALKTUNNEL_IMPLEMENTATION
+#include "alktunnel.h"
+typedef void (*fw_fn)(void);
+const fw_fn fw_roots[] = {
+    (fw_fn)alkt_node_mem_size, (fw_fn)alkt_client_init, (fw_fn)alkt_gateway_init,
+    (fw_fn)alkt_node_accept, (fw_fn)alkt_node_control, (fw_fn)alkt_node_handle_connected,
+    (fw_fn)alkt_node_handle_closed, (fw_fn)alkt_node_handle_input,
+    (fw_fn)alkt_node_transmit_peek, (fw_fn)alkt_node_transmit_done,
+    (fw_fn)alkt_node_poll_timeout, (fw_fn)alkt_node_handle_timeout,
+    (fw_fn)alkt_node_poll_event, (fw_fn)alkt_node_session, (fw_fn)alkt_client_add_gateway,
+    (fw_fn)alkt_client_open, (fw_fn)alkt_client_answer, (fw_fn)alkt_gateway_target_result,
+    (fw_fn)alkt_gateway_listen_result, (fw_fn)alkt_gateway_forward,
+    (fw_fn)alkt_relay_mem_size, (fw_fn)alkt_relay_init, (fw_fn)alkt_relay_accept,
+    (fw_fn)alkt_relay_handle_input, (fw_fn)alkt_relay_transmit_peek,
+    (fw_fn)alkt_relay_transmit_done, (fw_fn)alkt_relay_handle_closed,
+    (fw_fn)alkt_relay_poll_timeout, (fw_fn)alkt_relay_handle_timeout,
+    (fw_fn)alkt_relay_poll_event, (fw_fn)alkt_channel_send, (fw_fn)alkt_channel_recv,
+    (fw_fn)alkt_strerror};
+SRC
+"$ARM_CC" -mcpu=cortex-m4 -mthumb -Os -ffreestanding -DNDEBUG -std=c99 -DALKTUNNEL_NO_FAST_DECODE \
+    -Wall -Wextra -Wpedantic -Werror -Wconversion -ffunction-sections \
+    -fdata-sections -I. -c "$B/firmware/roles_fw.c" -o "$B/firmware/roles_fw.o"
+"$ARM_CC" -mcpu=cortex-m4 -mthumb -nostdlib -Wl,--gc-sections -Wl,-e,fw_roots \
+    -Wl,--unresolved-symbols=ignore-all "$B/firmware/roles_fw.o" -lgcc \
+    -o "$B/firmware/roles_fw.elf"
+text=$("$SIZE" -A "$B/firmware/roles_fw.elf" | awk '$1 == ".text" { print $2 }')
+rodata=$("$SIZE" -A "$B/firmware/roles_fw.elf" | awk '$1 == ".rodata" { print $2 }')
+echo "the session with the roles (client, gateway, relay; NO_FAST_DECODE): .text $text bytes, .rodata $rodata bytes"
