@@ -64,12 +64,20 @@
  *
  * SESSION QUICK START
  *
+ *   // A whole client and server exchanging one message over a socket pair,
+ *   // in one process. The session is sans-IO: it never touches a socket -
+ *   // io() below does (a real loop polls up to alkt_session_poll_timeout;
+ *   // examples/session_echo.c is a whole program with poll() and resuming).
+ *   // The gate builds this file as C and C++ against an implementation
+ *   // compiled apart, and runs it: server got "hello" from laptop
  *   #define _POSIX_C_SOURCE 200809L
- *   #define ALKTUNNEL_IMPLEMENTATION
- *   #include "alktunnel.h"
+ *   #include "alktunnel.h"   // the declarations; one other file of the program
+ *                            // defines ALKTUNNEL_IMPLEMENTATION before it
+ *   #include <stdio.h>
  *   #include <stdlib.h>
+ *   #include <string.h>
+ *   #include <sys/socket.h>
  *   #include <time.h>
- *   #include <unistd.h>
  *
  *   static uint64_t now_ns(void) {
  *       struct timespec t;
@@ -77,46 +85,104 @@
  *       return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
  *   }
  *
- *   // A client session on a connected socket: the secret from the control
- *   // plane, 32 fresh random bytes per connection. (examples/session_echo.c is
- *   // the whole program, with poll() and resumption.)
- *   int run(int fd, const unsigned char secret[32], const unsigned char random32[32]) {
+ *   // One end: its config zeroed (the defaults), then the secret both ends
+ *   // hold (from the control plane) and its name; memory from the caller.
+ *   static alkt_session *start(int is_server, const unsigned char *secret,
+ *                              const char *name, const unsigned char random32[32]) {
  *       alkt_session_config cfg;
- *       alkt_session s;
- *       memset(&cfg, 0, sizeof cfg);               // zero: the defaults
+ *       alkt_session *s = (alkt_session *)malloc(sizeof *s);
+ *       memset(&cfg, 0, sizeof cfg);
+ *       cfg.is_server = is_server;
  *       cfg.secret = secret; cfg.secret_len = 32;
- *       cfg.identity = "laptop-7"; cfg.identity_len = 8;
- *       size_t need = alkt_session_mem_size(&cfg); // caller memory
+ *       cfg.identity = name; cfg.identity_len = strlen(name);
+ *       size_t need = alkt_session_mem_size(&cfg);
  *       void *mem = malloc(need);
- *       if (!mem || alkt_session_init(&s, &cfg, mem, need, now_ns()) != ALKT_OK) return -1;
- *       alkt_session_connect(&s, now_ns(), random32);
- *       for (;;) {                                 // the event loop
- *           unsigned char buf[16384];
- *           const void *out;
- *           size_t n;
- *           ssize_t got;
+ *       if (!s || !mem || alkt_session_init(s, &cfg, mem, need, now_ns()) != ALKT_OK) exit(1);
+ *       alkt_session_connect(s, now_ns(), random32);   // (32 fresh random bytes)
+ *       return s;
+ *   }
+ *
+ *   // The session's output to its socket, the socket's input to the session.
+ *   static void io(alkt_session *s, int fd) {
+ *       unsigned char buf[16384];
+ *       const void *out;
+ *       size_t n;
+ *       while ((n = alkt_session_transmit_peek(s, &out)) > 0) {
+ *           ssize_t put = send(fd, out, n, 0);
+ *           if (put <= 0) break;
+ *           alkt_session_transmit_done(s, (size_t)put);
+ *       }
+ *       ssize_t got = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+ *       if (got > 0) alkt_session_handle_input(s, buf, (size_t)got, now_ns());
+ *       alkt_session_handle_timeout(s, now_ns());
+ *   }
+ *
+ *   int main(void) {
+ *       static const unsigned char secret[33] = "a secret both ends hold: 32 byte";
+ *       unsigned char rnd_c[32], rnd_s[32];
+ *       int fd[2];
+ *       memset(rnd_c, 1, 32); memset(rnd_s, 2, 32);   // (use a CSPRNG: getrandom)
+ *       if (socketpair(AF_UNIX, SOCK_STREAM, 0, fd) != 0) return 1;
+ *       alkt_session *client = start(0, secret, "laptop", rnd_c);
+ *       alkt_session *server = start(1, secret, "gateway", rnd_s);
+ *       uint32_t ch = 0;
+ *       for (int round = 0; round < 100; round++) {
  *           alkt_event ev;
- *           while ((n = alkt_session_transmit_peek(&s, &out)) > 0) {
- *               ssize_t put = write(fd, out, n);   // from the session's memory
- *               if (put <= 0) break;
- *               alkt_session_transmit_done(&s, (size_t)put);
- *           }
- *           // (a real loop polls fd up to alkt_session_poll_timeout first)
- *           got = read(fd, buf, sizeof buf);
- *           if (got <= 0) alkt_session_handle_disconnected(&s, now_ns());
- *           else alkt_session_handle_input(&s, buf, (size_t)got, now_ns());
- *           alkt_session_handle_timeout(&s, now_ns());
- *           while (alkt_session_poll_event(&s, &ev)) {
- *               if (ev.type == ALKT_EV_DISCONNECTED || ev.type == ALKT_EV_CLOSED) {
- *                   free(mem);                     // (or connect again: resume)
- *                   return ev.code;
+ *           io(client, fd[0]);
+ *           io(server, fd[1]);
+ *           while (alkt_session_poll_event(client, &ev)) {
+ *               if (ev.type == ALKT_EV_ESTABLISHED) {      // open a channel
+ *                   alkt_open_params o;
+ *                   memset(&o, 0, sizeof o);
+ *                   o.kind = ALKT_OPEN_DIRECT;              // what the server is
+ *                   o.substrate = ALKT_SUBSTRATE_TCP;       // asked to reach
+ *                   o.host.kind = ALKT_HOST_NAME;
+ *                   memcpy(o.host.name, "echo", 4);
+ *                   o.port = 7;
+ *                   alkt_channel_open(client, &o, &ch);
+ *               } else if (ev.type == ALKT_EV_OPENED) {    // accepted: send
+ *                   alkt_channel_send(client, ch, "hello", 5);
  *               }
- *               // ESTABLISHED: alkt_channel_open; OPEN_REQUEST: accept or
- *               // refuse; READABLE: alkt_channel_peek / consume (or recv);
- *               // WRITABLE: alkt_channel_send again; or an alkt_pump per channel
+ *           }
+ *           while (alkt_session_poll_event(server, &ev)) {
+ *               if (ev.type == ALKT_EV_OPEN_REQUEST) {     // ev.channel, its params
+ *                   alkt_channel_accept(server, ev.channel, NULL);
+ *               } else if (ev.type == ALKT_EV_READABLE) {
+ *                   char msg[64];
+ *                   int eof;
+ *                   ptrdiff_t k = alkt_channel_recv(server, ev.channel, msg, sizeof msg, &eof);
+ *                   if (k > 0) {
+ *                       size_t n;
+ *                       const char *who = alkt_session_peer_identity(server, &n);
+ *                       printf("server got \"%.*s\" from %.*s\n", (int)k, msg, (int)n, who);
+ *                       return 0;
+ *                   }
+ *               }
  *           }
  *       }
+ *       return 1;
  *   }
+ *
+ * THE LAYERS, each built on the ones above it, and what a user calls in each
+ *
+ *   JSON, addresses, params  alkt_json_init/next, alkt_json_validate;
+ *                            alkt_ip_parse, alkt_ip_format; alkt_*_decode
+ *                            and alkt_*_encode for open params, listen
+ *                            replies and control messages
+ *   crypto (usable alone)    alkt_sha256, alkt_hmac_sha256, alkt_hkdf_*,
+ *                            alkt_chacha20, alkt_poly1305, alkt_aead_seal
+ *                            and _open, alkt_x25519
+ *   session                  alkt_session_mem_size/init/connect,
+ *                            _handle_input/_disconnected/_timeout,
+ *                            _transmit_peek/_done, _poll_event/_timeout;
+ *                            alkt_channel_open/accept/refuse/send/recv/
+ *                            peek/consume/shutdown_write/reset
+ *   pumps (NO_PUMPS)         alkt_pump_* (a channel <-> a stream socket),
+ *                            alkt_dgram_pump_* (<-> a datagram socket)
+ *   roles (NO_ROLES)         alkt_relay_* (joins two connections by token),
+ *                            alkt_client_* / alkt_gateway_* on alkt_node_*
+ *                            (sessions kept over direct or relayed paths,
+ *                            every open authorized, revocation at once)
  *
  * CONFIGURATION (define before including the implementation)
  *

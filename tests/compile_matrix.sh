@@ -10,7 +10,10 @@
 #   g++ (C++11): declarations only / implementation
 #   all present headers together under ALK_IMPLEMENTATION (gcc, g++)
 #   include orders for qcow2w.h's POSIX executor; every QUICK START
-#   compiled (C and C++, gcc and clang); the licence text in every header
+#   compiled (C and C++, gcc and clang), and one that is a whole program
+#   linked (against its implementation compiled apart when it includes the
+#   declarations only) and run, as C and as C++; alktunnel.h's layer and
+#   optimisation switches; the licence text in every header
 # Prints one line per combination and "compile: P passed, F failed".
 set -u
 CC=${CC:-cc}
@@ -188,6 +191,33 @@ for h in "$@"; do
         try "$h quick start $n $CLANG c99" "$CLANG" "-std=c99 $QSWARN" c "$text"
         try "$h quick start $n $CXX c++11" "$CXX" "-std=c++11 $QSWARN" cc "$text"
         try "$h quick start $n $CLANGXX c++11" "$CLANGXX" "-std=c++11 $QSWARN" cc "$text"
+        # a whole program is linked and run too: against the implementation
+        # compiled apart (as C) when it includes the declarations only
+        case $text in *"int main("*) ;; *) continue ;; esac
+        m=$(basename "$h" .h | tr 'a-z' 'A-Z')
+        impl=""
+        case $text in *"#define ${m}_IMPLEMENTATION"*) ;; *)
+            printf '#define _POSIX_C_SOURCE 200809L\n#define %s_IMPLEMENTATION\n#include "%s"\n' \
+                "$m" "$h" > "$dir/qs_impl_$m.c"
+            "$CC" -std=c99 $QSWARN -I. -c "$dir/qs_impl_$m.c" -o "$dir/qs_impl_$m.o" ||
+                { echo "FAIL  $h quick start $n: its implementation object"; fail=$((fail + 1)); continue; }
+            impl="$dir/qs_impl_$m.o" ;;
+        esac
+        for lang in c cc; do
+            src="$dir/qs_run_${m}_$n.$lang"
+            printf '%s\n' "$text" > "$src"
+            if [ $lang = c ]; then cc_=$CC; std=-std=c99; else cc_=$CXX; std=-std=c++11; fi
+            # shellcheck disable=SC2086
+            if "$cc_" $std $QSWARN -I. "$src" $impl -o "$src.bin" > "$src.log" 2>&1 &&
+               out=$(timeout 20 "./$src.bin" 2>&1); then
+                echo "ok    $h quick start $n runs ($cc_): $(printf '%s' "$out" | head -1)"
+                pass=$((pass + 1))
+            else
+                echo "FAIL  $h quick start $n runs ($cc_)"
+                sed 's/^/      /' "$src.log" | head -10
+                fail=$((fail + 1))
+            fi
+        done
     done
 done
 
