@@ -111,7 +111,7 @@ $(B):
 # Dependencies on headers come from the compiler (-MMD), so a change to one
 # header - or one mutant of it - rebuilds what includes it and nothing else.
 IMPLS     := alkcodec alksim alktunnel qcow2w
-ALKT_PORTABLE = -DALKTUNNEL_NO_INT128 -DALKTUNNEL_NO_SIMD -DALKTUNNEL_NO_SHA_NI
+ALKT_PORTABLE = -DALKTUNNEL_PORTABLE
 FL_asan     = $(CFLAGS) $(WARN) $(SAN)
 FL_portable = $(FL_asan) $(ALKT_PORTABLE)
 FL_plain    = -O1 -g -std=c99

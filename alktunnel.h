@@ -202,9 +202,12 @@
  *   (tests/firmware_check.sh: the session at its smallest - these two and
  *   ALKTUNNEL_NO_FAST_DECODE - is 28,164 bytes of .text on a Cortex-M4 at
  *   -Os; with the roles, 42,324)
- * Optimisations (ALKTUNNEL_NO_SIMD covers every SIMD path, the crypto's and
- * the JSON reader's alike; the others one family each):
- *   ALKTUNNEL_NO_SIMD         ChaCha20 in portable C only; by default, on
+ * Optimisations, one switch a family (each turns off its own family only):
+ *   ALKTUNNEL_PORTABLE        the portable C only: NO_SIMD, NO_SHA_NI and
+ *                             NO_INT128 together (what 32-bit targets get)
+ *   ALKTUNNEL_NO_SIMD         both SIMD families: NO_SIMD_CRYPTO and
+ *                             NO_SIMD_JSON
+ *   ALKTUNNEL_NO_SIMD_CRYPTO  ChaCha20 in portable C only; by default, on
  *                             x86-64 with gcc or clang, sixteen blocks at a
  *                             time with AVX-512F when the CPU has it (~6.8
  *                             GB/s here), eight with AVX2 (~2.6), each
@@ -213,11 +216,11 @@
  *                             Poly1305 four blocks at once on AVX2 lanes
  *                             (~6.3 GB/s here, against ~3.9 for the scalar
  *                             44-bit limbs). The AEAD: ~3.2 GB/s for 16
- *                             KiB records (make bench: bench_aead). Also
- *                             the JSON reader's string scan (16 bytes at
+ *                             KiB records (make bench: bench_aead)
+ *   ALKTUNNEL_NO_SIMD_JSON    the JSON reader's string scan (16 bytes at
  *                             a time with SSE2), alkt_json_validate's
- *                             block pass (64 bytes
- *                             classified into bit masks with SSE2, then
+ *                             block pass (64 bytes classified into bit
+ *                             masks with SSE2, then
  *                             only the structural bytes walked; ~1.3-1.5x
  *                             the one-pass scan on string-heavy and
  *                             minified text) and host-name check (8 bytes
@@ -2236,6 +2239,27 @@ ALKTDEF int alkt_gateway_forward(alkt_gateway *g, uint32_t peer,
 #include <locale.h> /* localeconv: strtod's decimal point */
 #include <stdlib.h> /* strtod */
 #include <string.h>
+/* The switch families: ALKTUNNEL_PORTABLE turns every one off;
+ * ALKTUNNEL_NO_SIMD both SIMD families (the crypto's and the JSON's). */
+#ifdef ALKTUNNEL_PORTABLE
+#ifndef ALKTUNNEL_NO_SIMD
+#define ALKTUNNEL_NO_SIMD
+#endif
+#ifndef ALKTUNNEL_NO_SHA_NI
+#define ALKTUNNEL_NO_SHA_NI
+#endif
+#ifndef ALKTUNNEL_NO_INT128
+#define ALKTUNNEL_NO_INT128
+#endif
+#endif
+#ifdef ALKTUNNEL_NO_SIMD
+#ifndef ALKTUNNEL_NO_SIMD_CRYPTO
+#define ALKTUNNEL_NO_SIMD_CRYPTO
+#endif
+#ifndef ALKTUNNEL_NO_SIMD_JSON
+#define ALKTUNNEL_NO_SIMD_JSON
+#endif
+#endif
 /* SHA-256 with the x86 SHA extensions, chosen at run time when the CPU
  * has them (ALKTUNNEL_NO_SHA_NI: the portable code only). */
 #if !defined(ALKTUNNEL_NO_SHA_NI) && defined(__x86_64__) && \
@@ -2246,9 +2270,16 @@ ALKTDEF int alkt_gateway_forward(alkt_gateway *g, uint32_t peer,
 #else
 #define ALKT__SHA_NI 0
 #endif
-/* ChaCha20 four blocks at a time with SSE2 on x86-64 (ALKTUNNEL_NO_SIMD:
- * the portable code only). */
-#if (defined(__SSE2__) || defined(_M_X64)) && !defined(ALKTUNNEL_NO_SIMD)
+/* The JSON reader's SSE2 scans (ALKTUNNEL_NO_SIMD_JSON: portable only). */
+#if (defined(__SSE2__) || defined(_M_X64)) && !defined(ALKTUNNEL_NO_SIMD_JSON)
+#define ALKT__JSON_SIMD 1
+#include <emmintrin.h>
+#else
+#define ALKT__JSON_SIMD 0
+#endif
+/* ChaCha20 four blocks at a time with SSE2 on x86-64
+ * (ALKTUNNEL_NO_SIMD_CRYPTO: the portable code only). */
+#if (defined(__SSE2__) || defined(_M_X64)) && !defined(ALKTUNNEL_NO_SIMD_CRYPTO)
 #define ALKT__CHACHA_SIMD 1
 #include <emmintrin.h>
 /* x86-64 with gcc or clang: AVX2 and AVX-512F when the CPU has them (not
@@ -2456,7 +2487,7 @@ ALKTDEF int alkt_json_init(alkt_json_parser *p, const char *json, size_t len,
 static ALKT__INLINE size_t alkt__str_stop(const unsigned char *s, size_t i,
                                           size_t n)
 {
-#if ALKT__CHACHA_SIMD && (defined(__GNUC__) || defined(__clang__))
+#if ALKT__JSON_SIMD && (defined(__GNUC__) || defined(__clang__))
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
     const __m128i space = _mm_set1_epi8(0x20);
     while (i + 16 <= n) {
@@ -3075,7 +3106,7 @@ after:
     goto after;
 }
 
-#if ALKT__CHACHA_SIMD && (defined(__GNUC__) || defined(__clang__))
+#if ALKT__JSON_SIMD && (defined(__GNUC__) || defined(__clang__))
 /* The same verdict 64 bytes at a time with SSE2, in two stages per block:
  * first the block's bytes are classified into bit masks (backslash, quote,
  * whitespace, structural, control, non-ASCII) with no branch on the data;
@@ -3408,7 +3439,7 @@ refill:
 static int alkt__json_fast_valid(const unsigned char *s, size_t n,
                                  size_t max_depth)
 {
-#if ALKT__CHACHA_SIMD && (defined(__GNUC__) || defined(__clang__))
+#if ALKT__JSON_SIMD && (defined(__GNUC__) || defined(__clang__))
     (void)alkt__json_scan_valid; /* the portable path, still checked */
     return alkt__json_block_valid(s, n, max_depth);
 #else
@@ -4068,7 +4099,7 @@ static int alkt__hostname_bytes(const char *s, size_t len)
 
 #if (defined(__GNUC__) || defined(__clang__)) && \
     defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
-    !defined(ALKTUNNEL_NO_SIMD)
+    !defined(ALKTUNNEL_NO_SIMD_JSON)
 /* 0x80 in each byte of v (every byte below 0x80) that is in [lo, hi]: no
  * sum carries into the next byte. */
 #define ALKT__IN(v, lo, hi)                                                    \
@@ -5341,7 +5372,7 @@ static ALKT__INLINE int alkt__f_id(alkt__fast *f, char out[ALKT_ID_MAX + 1])
 {
     const char *p;
     size_t n;
-#if ALKT__CHACHA_SIMD && (defined(__GNUC__) || defined(__clang__))
+#if ALKT__JSON_SIMD && (defined(__GNUC__) || defined(__clang__))
     /* An id shorter than 16 bytes, its class checked and its bytes stored
      * with one load: out is in a zeroed item, and the bytes stored after
      * the id are zeros too. */

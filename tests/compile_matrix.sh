@@ -107,8 +107,9 @@ done
 if [ -f alktunnel.h ] && echo " $* " | grep -q " alktunnel.h "; then
     for sw in "ALKTUNNEL_NO_ROLES" "ALKTUNNEL_NO_PUMPS" \
               "ALKTUNNEL_NO_ROLES ALKTUNNEL_NO_PUMPS" \
-              "ALKTUNNEL_NO_FAST_DECODE" "ALKTUNNEL_NO_SIMD" "ALKTUNNEL_NO_INT128" \
-              "ALKTUNNEL_NO_SHA_NI" \
+              "ALKTUNNEL_NO_FAST_DECODE" "ALKTUNNEL_NO_SIMD" "ALKTUNNEL_NO_SIMD_CRYPTO" \
+              "ALKTUNNEL_NO_SIMD_JSON" "ALKTUNNEL_NO_INT128" "ALKTUNNEL_NO_SHA_NI" \
+              "ALKTUNNEL_PORTABLE" \
               "ALKTUNNEL_NO_ROLES ALKTUNNEL_NO_PUMPS ALKTUNNEL_NO_FAST_DECODE ALKTUNNEL_NO_SIMD ALKTUNNEL_NO_INT128 ALKTUNNEL_NO_SHA_NI"; do
         defs=$(for d in $sw; do printf '#define %s\n' "$d"; done)
         for c in "$CC" "$CLANG"; do
