@@ -27,8 +27,10 @@ GREATEST_INC = -isystem $(GREATEST_DIR)
 endif
 
 HEADERS      := $(wildcard alkcodec.h alksim.h alktunnel.h qcow2w.h)
-FUZZ_TARGETS := codec sim_core sim_arq params qcow2_write qcow2_open qcow2_growth qcow2_crash \
-                inflate session pump roles tunnel_sim
+# Every fuzz/<target>.c that defines LLVMFuzzerTestOneInput is a target, as
+# the OSS-Fuzz build (.clusterfuzzlite/build.sh) finds them: a new harness
+# is replayed, soaked, seeded and fuzzed without a list to edit.
+FUZZ_TARGETS := $(sort $(basename $(notdir $(shell grep -l '^int LLVMFuzzerTestOneInput' fuzz/*.c))))
 UNIT_TESTS   := $(patsubst tests/test_%.c,%,$(wildcard tests/test_*.c))
 EXAMPLES     := $(patsubst examples/%.c,%,$(wildcard examples/*.c))
 BENCHES      := $(patsubst tests/bench_%.c,%,$(wildcard tests/bench_*.c))
