@@ -16,4 +16,10 @@ grep -E 'FAILED|transfer' "$tmp/out.txt" | tail -2
 size=$(wc -c < "$tmp/min")
 echo "planted bug found and shrunk to $size bytes"
 [ "$size" -le 64 ] || { echo "shrunk input larger than 64 bytes"; exit 1; }
+# docs/alksim.md quotes this run's "shrunk N -> M bytes: ..." line: it must
+# be what the demo prints (a changed search or shrinker updates the doc)
+line=$(grep '^shrunk ' "$tmp/out.txt" | head -1)
+if [ -f docs/alksim.md ] && ! grep -qxF "$line" docs/alksim.md; then
+    echo "docs/alksim.md does not quote the demo's line: $line"; exit 1
+fi
 echo "arq_demo demo: ok"
