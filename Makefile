@@ -101,7 +101,7 @@ $(B):
 # they include their header's implementation and call its static
 # internals, so each unit test program is its own flavour. The examples
 # stay one file each, as a user copies them.) Harnesses reach the few
-# internals they check through fuzz/<header>_internal.h.
+# internals they check through testkit/<header>_internal.h.
 #   asan      -O1 -g, the project warnings, ASan+UBSan: replay, conformance,
 #             diff-qemu
 #   portable  asan with alktunnel.h's portable primitives (no SIMD, no
@@ -203,7 +203,7 @@ $(B)/replay_%: $(B)/asan/%.o $(B)/asan/replay_main.o $(B)/asan/libalk.a
 	$(CC) $(CFLAGS) $(SAN) $^ -o $@ $(LDFLAGS) $(LDLIBS_$*)
 
 # The gate's world asks every question its steps skip and checks the answer
-# is the one it had (TW_CHECK_QUIET in fuzz/tunnel_world.h: no event, output
+# is the one it had (TW_CHECK_QUIET in testkit/tunnel_world.h: no event, output
 # or deadline appears in a role nobody called); the campaigns skip them.
 $(B)/asan/roles.o $(B)/asan/tunnel_sim.o: HARNESS_DEFS = -DTW_CHECK_QUIET
 # The inflater is checked against zlib whenever zlib.h and -lz are there
@@ -259,7 +259,7 @@ replay: $(FUZZ_TARGETS:%=$(B)/replay_%) $(REPLAY_PORTABLE:%=$(B)/replay_%)
 # ---- JSON conformance -------------------------------------------------------
 # tests/json_conformance/: y_ must be accepted, n_ rejected, i_accept_/
 # i_reject_ are the documented implementation choices. Checked against the
-# reference validator (fuzz/json_ref.h) and against alktunnel.h's reader.
+# reference validator (testkit/json_ref.h) and against alktunnel.h's reader.
 $(B)/json_conformance: tests/json_conformance_main.c | $(B)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SAN) -I. $(DEPFLAGS) $< -o $@ $(LDFLAGS)
 $(B)/asan/json_conformance_impl.o: tests/json_conformance_main.c | $$(@D)/.dir

@@ -94,7 +94,7 @@ impl_lib() {
     lib="$ROOT/fuzz/out/lib-$1"
     mkdir -p "$lib"
     if [ ! -f "$lib/libalk.a" ] || [ -n "$(find "$ROOT"/*.h "$ROOT"/fuzz/impl_*.c \
-            "$ROOT"/fuzz/*_internal.h -newer "$lib/libalk.a" 2>/dev/null)" ]; then
+            "$ROOT"/testkit/*_internal.h -newer "$lib/libalk.a" 2>/dev/null)" ]; then
         for impl in "$ROOT"/fuzz/impl_*.c; do
             # shellcheck disable=SC2046
             $(engine_cc "$1") -c -O1 -g $SAN -I"$ROOT" "$impl" \

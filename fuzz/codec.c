@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alk_check.h"
+#include "../testkit/alk_check.h"
 #include "codec_layout.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -2,10 +2,10 @@
  * and test tool links it: compiled once per flavour into
  * build/<flavour>/libalk.a (the Makefile, .clusterfuzzlite/build.sh and
  * fuzz/campaign.sh), plus the internals the harnesses check under external
- * names (fuzz/alktunnel_internal.h says why). */
+ * names (testkit/alktunnel_internal.h says why). */
 #define ALKTUNNEL_IMPLEMENTATION
 #include "alktunnel.h"
-#include "alktunnel_internal.h"
+#include "../testkit/alktunnel_internal.h"
 
 /* Each constant the harnesses were given equals the implementation's. */
 #define ALKT_INTERNAL_CHECK(name, value) \

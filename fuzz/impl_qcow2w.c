@@ -1,9 +1,9 @@
 /* impl_qcow2w.c - qcow2w.h's implementation as every harness and test tool
  * links it (build/<flavour>/libalk.a), plus the internals the harnesses use
- * under external names (fuzz/qcow2w_internal.h). */
+ * under external names (testkit/qcow2w_internal.h). */
 #define QCOW2W_IMPLEMENTATION
 #include "qcow2w.h"
-#include "qcow2w_internal.h"
+#include "../testkit/qcow2w_internal.h"
 
 typedef char q2w_internal_check_sub[Q2W__SUB_GROW_RT == 1 ? 1 : -1];
 typedef char q2w_internal_check_kinds[Q2W__K_RB == 1 && Q2W__K_L2 == 3 &&

@@ -24,8 +24,8 @@
  *     for an empty output: qemu never asks for one, zlib still reads
  *     block headers there, the decoder returns at once). */
 #include "qcow2w.h"
-#include "qcow2w_internal.h"
-#include "alk_check.h"
+#include "../testkit/qcow2w_internal.h"
+#include "../testkit/alk_check.h"
 
 #include <stdlib.h>
 #include <string.h>

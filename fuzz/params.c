@@ -39,11 +39,11 @@
 #include <string.h>
 
 #include "alktunnel.h"
-#include "alktunnel_internal.h"
-#include "alk_check.h"
-#include "alkt_equal.h"
+#include "../testkit/alktunnel_internal.h"
+#include "../testkit/alk_check.h"
+#include "../testkit/alkt_equal.h"
 #include "addr_ref.h"
-#include "json_ref.h"
+#include "../testkit/json_ref.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -28,7 +28,7 @@
  * shut once; after a failure both pumps abort. */
 #include "alktunnel.h"
 #include "alksim.h"
-#include "alk_check.h"
+#include "../testkit/alk_check.h"
 
 #include <stdlib.h>
 #include <string.h>

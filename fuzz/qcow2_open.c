@@ -29,8 +29,8 @@
  * one off, and to the edges of what is valid, each judged by the rule. */
 #define _POSIX_C_SOURCE 200809L /* the harness's POSIX mirror: mkstemp, pread */
 #include "qcow2w.h"
-#include "alk_check.h"
-#include "qcow2_harness.h"
+#include "../testkit/alk_check.h"
+#include "../testkit/qcow2_harness.h"
 
 #ifndef Q2W_NO_STDIO
 #include <fcntl.h>

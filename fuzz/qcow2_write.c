@@ -46,8 +46,8 @@
 #define _POSIX_C_SOURCE 200809L /* the harness's POSIX mirror: mkstemp, pread */
 #include "qcow2w.h"
 #include "alksim.h"
-#include "alk_check.h"
-#include "qcow2_harness.h"
+#include "../testkit/alk_check.h"
+#include "../testkit/qcow2_harness.h"
 
 #include <errno.h>
 

@@ -26,7 +26,7 @@
  * forwarded), so a prefix that ends inside a byte is judged on both sides
  * of its edge whatever the draws.
  *
- * Mode 2, the world of fuzz/tunnel_world.h: channels opened, bytes sent,
+ * Mode 2, the world of testkit/tunnel_world.h: channels opened, bytes sent,
  * echoes read, half-closes and resets, the relay killed and restarted, the
  * direct path partitioned and healed, the authorization revoked and given
  * back, the client roaming, segment sizes and time changing. After every
@@ -46,8 +46,8 @@
 #include "alktunnel.h"
 #include "alksim.h"
 #include "alkcodec.h"
-#include "alk_check.h"
-#include "tunnel_world.h"
+#include "../testkit/alk_check.h"
+#include "../testkit/tunnel_world.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -70,10 +70,10 @@
  * the output drains, memory stays within the windows, and a refusal ends
  * the connection or the session with a code. */
 #include "alktunnel.h"
-#include "alktunnel_internal.h"
+#include "../testkit/alktunnel_internal.h"
 #include "alksim.h"
-#include "alk_check.h"
-#include "../tests/aead_ref.h"
+#include "../testkit/alk_check.h"
+#include "../testkit/aead_ref.h"
 #include "sha256_ref.h"
 #include "x25519_ref.h"
 
@@ -1494,7 +1494,7 @@ static void ss_handshake_on_path(ss *t)
 }
 
 /* The primitives against second implementations written apart
- * (tests/aead_ref.h, fuzz/sha256_ref.h), on pieces of the input: a
+ * (testkit/aead_ref.h, fuzz/sha256_ref.h), on pieces of the input: a
  * mutant of the library's SHA-256, HMAC, HKDF, ChaCha20 or Poly1305 is the
  * same at both peers, so no handshake notices it - these do. X25519 has no
  * second implementation here: its check is the exchange's agreement,

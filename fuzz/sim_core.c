@@ -40,7 +40,7 @@
  *     when they do not lie inside (check_disk_bounds). */
 #define _POSIX_C_SOURCE 200809L /* check_fuzz_one: fork, mkdtemp, setenv */
 #include "alksim.h"
-#include "alk_check.h"
+#include "../testkit/alk_check.h"
 
 #include <signal.h>
 #include <stdint.h>

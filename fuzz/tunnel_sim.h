@@ -1,5 +1,5 @@
 /* tunnel_sim.h - the whole tunnel under deterministic simulation: the
- * clients, gateways and relays of fuzz/tunnel_world.h driven through
+ * clients, gateways and relays of testkit/tunnel_world.h driven through
  * random transitions by alksim's scenario runner, beside a reference model
  * of what a user expects. One scenario, three drivers: fuzz/tunnel_sim.c
  * (the engines, the replay gate, seed mode) and tests/tunnel_sim_shrink.c
@@ -69,8 +69,8 @@
 #ifndef TUNNEL_SIM_H
 #define TUNNEL_SIM_H
 
-#include "alk_check.h"
-#include "tunnel_world.h"
+#include "../testkit/alk_check.h"
+#include "../testkit/tunnel_world.h"
 
 #define TS_CH 64   /* more than every session's channels at once */
 #define TS_MAX_SEND 6000u

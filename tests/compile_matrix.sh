@@ -222,6 +222,20 @@ for h in "$@"; do
     done
 done
 
+# The test tree's one shape: what both fuzz/ and tests/ use (the assertion
+# machinery, reference models, simulated worlds, the internals headers)
+# lives in testkit/; neither folder includes the other's files.
+for d in fuzz tests testkit; do
+    bad=$(grep -l '#include "\.\./\(fuzz\|tests\)/' $d/*.c $d/*.h 2>/dev/null)
+    if [ -n "$bad" ]; then
+        echo "FAIL  $d/ includes across folders (only through testkit/): $(echo $bad)"
+        fail=$((fail + 1))
+    else
+        echo "ok    $d/ includes nothing from fuzz/ or tests/ but through testkit/"
+        pass=$((pass + 1))
+    fi
+done
+
 # Each header stands alone: the same full licence text in every one.
 first=""
 for h in "$@"; do

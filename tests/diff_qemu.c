@@ -114,8 +114,8 @@
 #define _POSIX_C_SOURCE 200809L /* the harness's POSIX mirror: mkstemp, pread */
 #include "qcow2w.h"
 #include "alksim.h"
-#include "../fuzz/alk_check.h"
-#include "../fuzz/qcow2_harness.h" /* the model's discard and snapshots */
+#include "../testkit/alk_check.h"
+#include "../testkit/qcow2_harness.h" /* the model's discard and snapshots */
 
 #include <dirent.h>
 #include <errno.h>
@@ -576,7 +576,7 @@ static int model_apply(model_t *m, const scen_t *sc, const op_t *op)
 }
 
 /* Snapshots: qcow2w's side (B, or the ours mode's image) as the shared
- * model (fuzz/qcow2_harness.h) has them - each create's copy of the disk,
+ * model (testkit/qcow2_harness.h) has them - each create's copy of the disk,
  * its state, the position of its create in sc->ops as the tag - and `run`,
  * the model as the ops go (the copies come from it). qemu's A keeps its
  * own states (astate, by name number): its creates may be refused where

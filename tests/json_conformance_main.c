@@ -1,6 +1,6 @@
 /* json_conformance_main.c - run tests/json_conformance/ against a validator.
  *
- *   json_conformance DIR           check fuzz/json_ref.h (the reference)
+ *   json_conformance DIR           check testkit/json_ref.h (the reference)
  *   json_conformance DIR --impl    check alktunnel.h's alkt_json_validate
  *                                  (needs -DALKT_CONFORMANCE_IMPL)
  *
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../fuzz/json_ref.h"
+#include "../testkit/json_ref.h"
 
 #ifdef ALKT_CONFORMANCE_IMPL
 /* ---- alktunnel.h binding: the only part that depends on the library ---- */

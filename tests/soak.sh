@@ -47,7 +47,7 @@ for t in $SLOW $TARGETS; do
     for s in $SEEDS; do jobs="$jobs $t:$s:$(runs_for "$t")"; done
 done
 # the fixture lanes: qcow2_crash's fixtures only (ALK_FIXTURES_ONLY, see
-# fuzz/alk_check.h), SOAK_FIXTURE_RUNS a seed - a fixture that cannot take
+# testkit/alk_check.h), SOAK_FIXTURE_RUNS a seed - a fixture that cannot take
 # a drawn geometry shows in about 1 run in 300, too rare for 100 full runs
 if [ -z "${RUNS:-}" ]; then
     fjobs=""

@@ -8,11 +8,11 @@
  *                            format in hex, windows, duplicate opens,
  *                            forged handshakes, resumption, deadlines
  *   test_alktunnel_roles.h   relay, client and gateway in the world of
- *                            fuzz/tunnel_world.h: paths, fallback, backoff,
+ *                            testkit/tunnel_world.h: paths, fallback, backoff,
  *                            authorization, revocation, expiry
  *   test_alktunnel_crypto.h  ChaCha20, Poly1305, the AEAD, X25519, SHA-256,
  *                            HMAC, HKDF against the RFCs' vectors; the AEAD
- *                            against tests/aead_ref.h
+ *                            against testkit/aead_ref.h
  *   test_alktunnel_sealed.h  the encrypted session: frozen records, nothing
  *                            readable on the wire, changed / replayed /
  *                            reordered / cut records, rekeying, fresh keys
@@ -35,7 +35,7 @@ static unsigned long t_ct_compared;
 #include <string.h>
 
 #include "alk_test.h"
-#include "../fuzz/alkt_equal.h"
+#include "../testkit/alkt_equal.h"
 
 #include "test_alktunnel_reader.h"
 #include "test_alktunnel_params.h"

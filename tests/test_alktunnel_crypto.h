@@ -8,9 +8,9 @@
  * Every expected value was checked apart in Python: pure-Python ChaCha20,
  * Poly1305 and X25519 (pow() inversion), hashlib/hmac, and OpenSSL through
  * the cryptography package (the X25519 1,000,000 iterations too). Then
- * alkt_aead_seal against the independent, slow tests/aead_ref.h on drawn
+ * alkt_aead_seal against the independent, slow testkit/aead_ref.h on drawn
  * (key, nonce, aad, plaintext) cases. Helpers are prefixed ct_. */
-#include "aead_ref.h"
+#include "../testkit/aead_ref.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -830,7 +830,7 @@ TEST crypto_hkdf_expand_length_limit(void)
     PASS();
 }
 
-/* ---- alkt_aead_seal against tests/aead_ref.h ---------------------------- */
+/* ---- alkt_aead_seal against testkit/aead_ref.h ---------------------------- */
 
 #define CT_DIFF_SEED 0x616c6b7463727970u /* "alktcryp" */
 #define CT_DIFF_CASES 320

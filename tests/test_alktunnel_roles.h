@@ -1,8 +1,8 @@
 /* test_alktunnel_roles.h - the relay, client and gateway roles in the
- * in-process world of fuzz/tunnel_world.h: paths, fallback, backoff,
+ * in-process world of testkit/tunnel_world.h: paths, fallback, backoff,
  * authorization, revocation, expiry, the relay's rules. Included by
  * test_alktunnel.c. */
-#include "../fuzz/tunnel_world.h"
+#include "../testkit/tunnel_world.h"
 
 #define TR_FAR 4102444800ull   /* 2100-01-01: an authorization that stays */
 

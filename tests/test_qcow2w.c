@@ -1,6 +1,6 @@
 /* test_qcow2w.c - unit tests for qcow2w.h (greatest API).
  *
- * The image lives in memory (fuzz/qcow2_harness.h, the same disk, executor,
+ * The image lives in memory (testkit/qcow2_harness.h, the same disk, executor,
  * resume loop and checker wrapper the fuzz targets use). Tests check exact
  * header bytes, error codes with their context, the order of the planned
  * op stream (the crash-consistency rules), and the checker's findings on
@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../fuzz/alk_check.h"
-#include "../fuzz/qcow2_harness.h"
+#include "../testkit/alk_check.h"
+#include "../testkit/qcow2_harness.h"
 #include "alk_test.h"
 
 

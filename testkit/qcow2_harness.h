@@ -8,8 +8,8 @@
  *
  * The oracle lives here once: fuzz/qcow2_*.c, the replay gate, seed mode,
  * tests/test_qcow2w.c and tests/diff_qemu.c all call these functions.
- * Include after qcow2w.h and fuzz/alk_check.h (the implementation in the
- * same translation unit, or linked: see fuzz/qcow2w_internal.h). */
+ * Include after qcow2w.h and testkit/alk_check.h (the implementation in the
+ * same translation unit, or linked: see testkit/qcow2w_internal.h). */
 #ifndef QCOW2_HARNESS_H
 #define QCOW2_HARNESS_H
 

@@ -2,7 +2,7 @@
  * (white-box), for programs that link the implementation instead of
  * including it: fuzz/impl_qcow2w.c defines each under an external name
  * (q2w_internal_<name>), this file gives the original name back. See
- * fuzz/alktunnel_internal.h for the scheme and why drift cannot go unseen. */
+ * testkit/alktunnel_internal.h for the scheme and why drift cannot go unseen. */
 #ifndef QCOW2W_INTERNAL_H
 #define QCOW2W_INTERNAL_H
 #include "qcow2w.h"
