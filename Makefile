@@ -307,7 +307,15 @@ seeds-check: $(B)/codec_seeds $(B)/params_seeds $(SEEDED_TARGETS:%=$(B)/replay_%
 	    t=$${f#$(B)/seeds-check/}; n=$$((n + 1)); \
 	    cmp -s "$$f" "corpus/$$t" || \
 	        { echo "seed differs or missing: corpus/$$t"; rc=1; }; \
-	done; echo "gate: $$n generated seeds regenerated and compared with corpus/"; exit $$rc
+	done; \
+	kinds=$$(sed -n '/^#define TS_KIND_LIST/,/^[^ ]/p' fuzz/tunnel_sim.h | \
+	         grep -o 'X(K_[A-Z_]*, "[^"]*")' | sed 's/.*"\(.*\)")/\1/'); \
+	if [ "$$kinds" != "$$(cat fuzz/tunnel_sim.kinds)" ]; then \
+	    echo "tunnel_sim's kind table differs from fuzz/tunnel_sim.kinds: every committed"; \
+	    echo "  input replays differently now - see THE RULE at TS_KIND_LIST in fuzz/tunnel_sim.h"; \
+	    rc=1; fi; \
+	echo "gate: $$n generated seeds regenerated and compared with corpus/, tunnel_sim's" \
+	    "$$(printf '%s\n' "$$kinds" | wc -l) transition kinds with fuzz/tunnel_sim.kinds"; exit $$rc
 
 # ---- the whole gate ---------------------------------------------------------
 test gate:
