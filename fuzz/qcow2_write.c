@@ -583,30 +583,26 @@ static void lab_probe_shared_uncounted(scenario *s, const char *when)
     alk_free(damaged);
 }
 
-static void lab_damage(scenario *s, const char *when)
+/* The damage drawn for lab_damage: where it went and what the check must
+ * now find (x). */
+typedef struct lab_dmg {
+    int kind, found;
+    uint64_t target, at, where, was;
+    uint64_t uncounted; /* NO_BLOCK: the clusters that lost their count */
+    unsigned bits;
+    lab_expect x;
+} lab_dmg;
+
+/* Makes damage d->kind in the closed image, when the image has a place for
+ * it (d->found); ncl: the image's clusters. */
+static void lab_make_damage(scenario *s, lab_dmg *d, uint64_t ncl)
 {
-    unsigned char *saved, *b;
-    uint64_t len, ncl, c;
-    uint64_t target = 0, at = 0, where = 0, was = 0;
-    uint64_t uncounted = 0; /* NO_BLOCK: the clusters that lost their count */
-    unsigned bits = 16, flags;
-    int dmg = (int)alksim_pick(&s->src, s->lab == 3   ? DMG_COUNT3
-                                         : s->lab == 2 ? DMG_COUNT2
-                                                       : DMG_COUNT),
-        rc, found = 0;
-    lab_expect x, none;
+    unsigned char *b = s->disk.buf;
+    int dmg = d->kind, found = 0;
+    uint64_t target = 0, at = 0, where = 0, was = 0, uncounted = 0, c;
+    unsigned bits = 16;
+    lab_expect x;
     memset(&x, 0, sizeof x);
-    memset(&none, 0, sizeof none);
-    rc = qh_run(&s->h.img, &s->disk, q2w_close(&s->h.img));
-    ALK_CHECK(rc == Q2W_OK, "%s: close: %s", when, q2w_strerror(rc));
-    qh_close_handle(&s->h);
-    lab_check(s, 0, &none, "before the damage");
-    len = s->disk.len;
-    ncl = (len + s->cs - 1) / s->cs;
-    saved = (unsigned char *)alk_malloc(len);
-    ALK_CHECK(saved != NULL, "out of memory");
-    memcpy(saved, s->disk.buf, len);
-    b = s->disk.buf;
     if (dmg == DMG_LEAK) {
         uint64_t skip = alksim_range(&s->src, 0, 7);
         for (c = 1; c <= ncl && !found; c++) {
@@ -716,11 +712,19 @@ static void lab_damage(scenario *s, const char *when)
             x.leaks = 1;
         }
     }
-    alk_trace("%s: damage %d %s at cluster %llu (was %llu)", when, dmg,
-              found ? "made" : "not possible", (unsigned long long)target,
-              (unsigned long long)was);
-    lab_check(s, 0, &x, "damaged");
-    if (found && dmg == DMG_NO_BLOCK) lab_probe_shared_uncounted(s, when);
+    d->found = found;
+    d->target = target, d->at = at, d->where = where, d->was = was;
+    d->uncounted = uncounted;
+    d->bits = bits;
+    d->x = x;
+}
+
+/* A damaged image opened again: a dirty one is refused as DIRTY; a count
+ * at its maximum refuses a snapshot before writing anything. */
+static void lab_probe_damaged(scenario *s, const char *when, const lab_dmg *d)
+{
+    int dmg = d->kind, found = d->found, rc;
+    const lab_expect x = d->x;
     if (found && (dmg == DMG_DIRTY || dmg == DMG_MAX)) {
         qh_handle t;
         uint64_t w0;
@@ -747,6 +751,128 @@ static void lab_damage(scenario *s, const char *when)
         }
         qh_close_handle(&t);
     }
+}
+
+/* The repair of the damaged image with a read, a write or a flush failing,
+ * and through q2w_posix_io on a file, each judged; the damaged image (len
+ * bytes) is in s->disk again at the end. */
+static void lab_repair_ways(scenario *s, const char *when, unsigned flags,
+                            uint64_t len)
+{
+    {
+        /* the same repair with a read, a write or a flush failing
+         * (reported exactly, nothing done after it), then through
+         * q2w_posix_io; the damaged image is put back after each */
+        unsigned char *damaged = (unsigned char *)alk_malloc(len);
+        int kind;
+        ALK_CHECK(damaged != NULL, "out of memory");
+        memcpy(damaged, s->disk.buf, len);
+        for (kind = 1; kind <= 3; kind++) {
+            /* a read, write or flush anywhere in the repair: the draw
+             * spread over the calls of that kind a clean run makes
+             * (which the counting run checks) */
+            unsigned span = kind == 1 ? 41 : 2;
+            unsigned nth = 1 + (unsigned)alksim_range(&s->src, 0, span - 1);
+            qh_check_faulty(&s->disk, flags, kind, 0); /* counts the calls */
+            memcpy(s->disk.buf, damaged, len);
+            s->disk.len = (size_t)len;
+            nth = 1 + (unsigned)((uint64_t)(nth - 1) * qh_faulty_calls / span);
+            qh_check_faulty(&s->disk, flags, kind, nth);
+            memcpy(s->disk.buf, damaged, len);
+            s->disk.len = (size_t)len;
+        }
+#ifndef Q2W_NO_STDIO
+        {
+            /* the same repair through q2w_posix_io on a file holding the
+             * damaged image, with a stale errno from before (EINTR: a
+             * retry that looked at errno without a failed call would
+             * read or write forever): the same counters, and the same
+             * bytes as the model's repair below */
+            char path[] = "/tmp/qcow2_lab.XXXXXX";
+            int fd = mkstemp(path);
+            q2w_io io;
+            q2w_fdbox box;
+            q2w_check_result pr, mr;
+            size_t need = 0;
+            void *work;
+            int prc, mrc;
+            unsigned char *got;
+            ALK_CHECK(fd >= 0, "lab: mkstemp");
+            unlink(path);
+            ALK_CHECK(q2w_pwrite_full(fd, 0, s->disk.buf, (size_t)len) == 0, "lab: fill");
+            q2w_posix_io(&io, fd, &box);
+            ALK_CHECK(io.file_size == len, "lab: posix io sees %llu bytes of %llu",
+                      (unsigned long long)io.file_size, (unsigned long long)len);
+            ALK_CHECK(q2w_check_work_size(&io, &need, NULL) == Q2W_OK, "lab: work size");
+            work = alk_malloc(need ? need : 1);
+            ALK_CHECK(work != NULL, "out of memory");
+            errno = EINTR;
+            prc = q2w_check(&io, work, need, flags, &pr);
+            alk_free(work);
+            mrc = qh_check(&s->disk, flags, &mr);
+            ALK_CHECK(prc == mrc && pr.corruptions == mr.corruptions && pr.leaks == mr.leaks &&
+                          pr.leaks_fixed == mr.leaks_fixed &&
+                          pr.corruptions_fixed == mr.corruptions_fixed &&
+                          pr.dirty_cleared == mr.dirty_cleared && pr.check_errors == 0,
+                      "%s: the repair through q2w_posix_io: %s, %llu/%llu fixed, %llu "
+                      "check errors; the model's %s, %llu/%llu", when, q2w_strerror(prc),
+                      (unsigned long long)pr.leaks_fixed,
+                      (unsigned long long)pr.corruptions_fixed,
+                      (unsigned long long)pr.check_errors, q2w_strerror(mrc),
+                      (unsigned long long)mr.leaks_fixed,
+                      (unsigned long long)mr.corruptions_fixed);
+            got = (unsigned char *)alk_malloc(s->disk.len ? s->disk.len : 1);
+            ALK_CHECK(got != NULL, "out of memory");
+            ALK_CHECK(q2w_pread_full(fd, 0, got, s->disk.len) == 0 &&
+                          !memcmp(got, s->disk.buf, s->disk.len),
+                      "%s: the file repaired through q2w_posix_io differs", when);
+            alk_free(got);
+            close(fd);
+            /* the model's repair is judged from the damaged image again */
+            memcpy(s->disk.buf, damaged, len);
+            s->disk.len = (size_t)len;
+        }
+#endif
+        alk_free(damaged);
+    }
+}
+
+/* One damage drawn (lab_make_damage), the check must see it exactly, the
+ * damaged image probed (lab_probe_damaged), repaired in every way
+ * (lab_repair_ways, then the model's), and the repair must give back the
+ * image from before the damage. */
+static void lab_damage(scenario *s, const char *when)
+{
+    unsigned char *saved;
+    uint64_t len, ncl, target, at, where, was, uncounted;
+    unsigned bits, flags;
+    int dmg = (int)alksim_pick(&s->src, s->lab == 3   ? DMG_COUNT3
+                                         : s->lab == 2 ? DMG_COUNT2
+                                                       : DMG_COUNT),
+        rc, found;
+    lab_expect x, none;
+    lab_dmg d;
+    memset(&d, 0, sizeof d);
+    memset(&none, 0, sizeof none);
+    rc = qh_run(&s->h.img, &s->disk, q2w_close(&s->h.img));
+    ALK_CHECK(rc == Q2W_OK, "%s: close: %s", when, q2w_strerror(rc));
+    qh_close_handle(&s->h);
+    lab_check(s, 0, &none, "before the damage");
+    len = s->disk.len;
+    ncl = (len + s->cs - 1) / s->cs;
+    saved = (unsigned char *)alk_malloc(len);
+    ALK_CHECK(saved != NULL, "out of memory");
+    memcpy(saved, s->disk.buf, len);
+    d.kind = dmg;
+    lab_make_damage(s, &d, ncl);
+    found = d.found, target = d.target, at = d.at, where = d.where, was = d.was;
+    uncounted = d.uncounted, bits = d.bits, x = d.x;
+    alk_trace("%s: damage %d %s at cluster %llu (was %llu)", when, dmg,
+              found ? "made" : "not possible", (unsigned long long)target,
+              (unsigned long long)was);
+    lab_check(s, 0, &x, "damaged");
+    if (found && dmg == DMG_NO_BLOCK) lab_probe_shared_uncounted(s, when);
+    lab_probe_damaged(s, when, &d);
     if (found) {
         lab_expect fixed = x, after = x;
         /* a leaks-only repair first, or straight to REPAIR_ALL */
@@ -764,82 +890,7 @@ static void lab_damage(scenario *s, const char *when)
         }
         if (dmg == DMG_NO_BLOCK && flags == Q2W_CHECK_REPAIR_ALL)
             fixed.corruptions = fixed.corruptions_fixed = uncounted;
-        {
-            /* the same repair with a read, a write or a flush failing
-             * (reported exactly, nothing done after it), then through
-             * q2w_posix_io; the damaged image is put back after each */
-            unsigned char *damaged = (unsigned char *)alk_malloc(len);
-            int kind;
-            ALK_CHECK(damaged != NULL, "out of memory");
-            memcpy(damaged, s->disk.buf, len);
-            for (kind = 1; kind <= 3; kind++) {
-                /* a read, write or flush anywhere in the repair: the draw
-                 * spread over the calls of that kind a clean run makes
-                 * (which the counting run checks) */
-                unsigned span = kind == 1 ? 41 : 2;
-                unsigned nth = 1 + (unsigned)alksim_range(&s->src, 0, span - 1);
-                qh_check_faulty(&s->disk, flags, kind, 0); /* counts the calls */
-                memcpy(s->disk.buf, damaged, len);
-                s->disk.len = (size_t)len;
-                nth = 1 + (unsigned)((uint64_t)(nth - 1) * qh_faulty_calls / span);
-                qh_check_faulty(&s->disk, flags, kind, nth);
-                memcpy(s->disk.buf, damaged, len);
-                s->disk.len = (size_t)len;
-            }
-#ifndef Q2W_NO_STDIO
-            {
-                /* the same repair through q2w_posix_io on a file holding the
-                 * damaged image, with a stale errno from before (EINTR: a
-                 * retry that looked at errno without a failed call would
-                 * read or write forever): the same counters, and the same
-                 * bytes as the model's repair below */
-                char path[] = "/tmp/qcow2_lab.XXXXXX";
-                int fd = mkstemp(path);
-                q2w_io io;
-                q2w_fdbox box;
-                q2w_check_result pr, mr;
-                size_t need = 0;
-                void *work;
-                int prc, mrc;
-                unsigned char *got;
-                ALK_CHECK(fd >= 0, "lab: mkstemp");
-                unlink(path);
-                ALK_CHECK(q2w_pwrite_full(fd, 0, s->disk.buf, (size_t)len) == 0, "lab: fill");
-                q2w_posix_io(&io, fd, &box);
-                ALK_CHECK(io.file_size == len, "lab: posix io sees %llu bytes of %llu",
-                          (unsigned long long)io.file_size, (unsigned long long)len);
-                ALK_CHECK(q2w_check_work_size(&io, &need, NULL) == Q2W_OK, "lab: work size");
-                work = alk_malloc(need ? need : 1);
-                ALK_CHECK(work != NULL, "out of memory");
-                errno = EINTR;
-                prc = q2w_check(&io, work, need, flags, &pr);
-                alk_free(work);
-                mrc = qh_check(&s->disk, flags, &mr);
-                ALK_CHECK(prc == mrc && pr.corruptions == mr.corruptions && pr.leaks == mr.leaks &&
-                              pr.leaks_fixed == mr.leaks_fixed &&
-                              pr.corruptions_fixed == mr.corruptions_fixed &&
-                              pr.dirty_cleared == mr.dirty_cleared && pr.check_errors == 0,
-                          "%s: the repair through q2w_posix_io: %s, %llu/%llu fixed, %llu "
-                          "check errors; the model's %s, %llu/%llu", when, q2w_strerror(prc),
-                          (unsigned long long)pr.leaks_fixed,
-                          (unsigned long long)pr.corruptions_fixed,
-                          (unsigned long long)pr.check_errors, q2w_strerror(mrc),
-                          (unsigned long long)mr.leaks_fixed,
-                          (unsigned long long)mr.corruptions_fixed);
-                got = (unsigned char *)alk_malloc(s->disk.len ? s->disk.len : 1);
-                ALK_CHECK(got != NULL, "out of memory");
-                ALK_CHECK(q2w_pread_full(fd, 0, got, s->disk.len) == 0 &&
-                              !memcmp(got, s->disk.buf, s->disk.len),
-                          "%s: the file repaired through q2w_posix_io differs", when);
-                alk_free(got);
-                close(fd);
-                /* the model's repair is judged from the damaged image again */
-                memcpy(s->disk.buf, damaged, len);
-                s->disk.len = (size_t)len;
-            }
-#endif
-            alk_free(damaged);
-        }
+        lab_repair_ways(s, when, flags, len);
         lab_check(s, flags, &fixed, "repair");
         after.leaks = 0;
         after.corruptions = dmg == DMG_MAX || dmg == DMG_COPIED ||
