@@ -518,9 +518,9 @@ $(B)/bench_alktunnel_cli: examples/alktunnel.c alktunnel.h | $(B)
 
 # The AEAD bench compares with libsodium and OpenSSL when their development
 # packages are here (comparison only; SKIPPED rows otherwise).
-SODIUM_OK := $(shell printf '\043include <sodium.h>\nint main(void){return sodium_init() < 0;}\n' | \
+SODIUM_OK = $(shell printf '\043include <sodium.h>\nint main(void){return sodium_init() < 0;}\n' | \
                $(CC) -x c - -lsodium -o /dev/null 2>/dev/null && echo 1)
-OPENSSL_OK := $(shell printf '\043include <openssl/evp.h>\nint main(void){return EVP_chacha20_poly1305() == 0;}\n' | \
+OPENSSL_OK = $(shell printf '\043include <openssl/evp.h>\nint main(void){return EVP_chacha20_poly1305() == 0;}\n' | \
                $(CC) -x c - -lcrypto -o /dev/null 2>/dev/null && echo 1)
 $(B)/bench_aead: tests/bench_aead.c tests/bench_common.h alktunnel.h | $(B)
 	$(CC) $(CPPFLAGS) -O2 -g -DNDEBUG $(WARN) $(if $(SODIUM_OK),-DALK_HAVE_SODIUM) \
