@@ -1749,60 +1749,52 @@ static void expect_no_checked_refusal(qh_handle *h, int rc, const char *when)
                   (unsigned long long)e->index);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    qh_disk disk;
-    qh_handle h;
-    q2w_check_result res;
-    q2w_info info;
-    uint64_t pick = 0, woff, refused_at = 0;
-    int refused_kind = -1;
-    unsigned char fillb, *buf, *before;
-    size_t wlen, i, win_len;
-    uint64_t win_off;
-    int rc, snap, have_before, stale_bitmaps;
-
-    if (size > MAX_INPUT) return 0;
-    alk_trace_reset();
-    check_create_geometry();
-    if (size >= 8 && memcmp(data, TAMPER_MAGIC, 8) == 0) {
-        tamper_run(data, size);
-        return 0;
-    }
 #ifndef Q2W_NO_STDIO
-    if (size <= 16) {
-        /* q2w_posix_io sizes a file as it is, down to a byte */
-        char path[] = "/tmp/qcow2_open.XXXXXX";
-        int fd = mkstemp(path);
-        q2w_io io;
-        q2w_fdbox box;
-        ALK_CHECK(fd >= 0, "mkstemp");
-        unlink(path);
-        ALK_CHECK(!size || q2w_pwrite_full(fd, 0, data, size) == 0, "fill");
-        q2w_posix_io(&io, fd, &box);
-        ALK_CHECK(io.file_size == size, "posix io: a file of %zu bytes sized %llu", size,
+/* q2w_posix_io sizes a file as it is, down to a byte; and its flush is
+ * fdatasync, whose failure it returns (a pipe cannot be synced). */
+static void check_posix_sizes(const uint8_t *data, size_t size)
+{
+    char path[] = "/tmp/qcow2_open.XXXXXX";
+    int fd = mkstemp(path);
+    q2w_io io;
+    q2w_fdbox box;
+    ALK_CHECK(fd >= 0, "mkstemp");
+    unlink(path);
+    ALK_CHECK(!size || q2w_pwrite_full(fd, 0, data, size) == 0, "fill");
+    q2w_posix_io(&io, fd, &box);
+    ALK_CHECK(io.file_size == size, "posix io: a file of %zu bytes sized %llu", size,
+              (unsigned long long)io.file_size);
+    close(fd);
+    /* its flush is fdatasync, whose failure it returns: a pipe cannot
+     * be synced (EINVAL) */
+    {
+        int pfd[2];
+        ALK_CHECK(pipe(pfd) == 0, "pipe");
+        q2w_posix_io(&io, pfd[1], &box);
+        ALK_CHECK(io.file_size == 0 && io.flush(io.user) < 0,
+                  "posix io on a pipe: sized %llu, its flush succeeded",
                   (unsigned long long)io.file_size);
-        close(fd);
-        /* its flush is fdatasync, whose failure it returns: a pipe cannot
-         * be synced (EINVAL) */
-        {
-            int pfd[2];
-            ALK_CHECK(pipe(pfd) == 0, "pipe");
-            q2w_posix_io(&io, pfd[1], &box);
-            ALK_CHECK(io.file_size == 0 && io.flush(io.user) < 0,
-                      "posix io on a pipe: sized %llu, its flush succeeded",
-                      (unsigned long long)io.file_size);
-            close(pfd[0]);
-            close(pfd[1]);
-        }
+        close(pfd[0]);
+        close(pfd[1]);
     }
+}
 #endif
-    qh_disk_init(&disk, DISK_CAP);
-    memcpy(disk.buf, data, size);
-    disk.len = size;
-    if (size > 120)
-        for (i = 0; i < 8; i++) pick = (pick << 8) | data[size - 8 + i];
 
+/* The read-only phase: the open judged against the reference header rule,
+ * a read (and its map) of up to 64 KiB at a place the input picks, the
+ * snapshot entries, memory and refusals. 0 when the open was refused (the
+ * handle closed); else 1, the handle closed, and *refused_kind/at the
+ * entry a read refused, if one was (the check must find it). */
+static int check_read_only(qh_disk *disk_, uint64_t pick, int *refused_kind_,
+                           uint64_t *refused_at_)
+{
+    qh_handle h;
+    q2w_info info;
+    unsigned char *buf;
+    int rc, refused_kind = -1;
+    uint64_t refused_at = 0;
+    qh_disk disk = *disk_;
+    size_t size = disk.len;
     rc = open_image(&h, &disk, 0);
     alk_trace("read-only open: %s", q2w_strerror(rc));
     {
@@ -1822,7 +1814,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc != Q2W_OK) {
         expect_refusal(&h, rc, "read-only open");
         qh_close_handle(&h);
-        qh_disk_free(&disk);
+        *disk_ = disk;
         return 0;
     }
     check_header_changed(&disk);
@@ -1877,70 +1869,83 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_compressed_memory(&h, &disk, &info, check_open_memory(&disk));
     check_read_only_refusals(&h, &disk, &info);
     qh_close_handle(&h);
+    *disk_ = disk;
+    *refused_kind_ = refused_kind;
+    *refused_at_ = refused_at;
+    return 1;
+}
 
-    rc = qh_check(&disk, 0, &res);
-    alk_trace("check: %s, %llu corruptions, %llu leaks", q2w_strerror(rc),
-              (unsigned long long)res.corruptions,
-              (unsigned long long)res.leaks);
-    if (rc == Q2W_OK) {
-        /* a reference past the end names a cluster past the file's last,
-         * with no counts (as documented) */
-        uint64_t cs = disk.len >= 24 ? 1ull << (q2w__be32(disk.buf + 20) & 63) : 1;
+/* The checker's findings on an image the read-only phase accepted: past-end
+ * references without counts, no HEADER finding, the entry a read refused
+ * among the findings, the allocated count against the active tables, and
+ * the bitmap, unsure-repair and repair-end rules. */
+static void check_findings(qh_disk *disk_, const q2w_check_result *res_,
+                           int refused_kind, uint64_t refused_at)
+{
+    qh_disk disk = *disk_;
+    q2w_check_result res = *res_;
+    size_t i;
+    /* a reference past the end names a cluster past the file's last,
+     * with no counts (as documented) */
+    uint64_t cs = disk.len >= 24 ? 1ull << (q2w__be32(disk.buf + 20) & 63) : 1;
+    for (i = 0; i < res.n_findings; i++)
+        if (res.findings[i].kind == Q2W_FIND_PAST_EOF)
+            ALK_CHECK(res.findings[i].stored == 0 && res.findings[i].computed == 0 &&
+                          res.findings[i].offset >= (disk.len + cs - 1) / cs * cs,
+                      "a PAST_EOF finding at %llu (file %zu bytes): %llu, %llu",
+                      (unsigned long long)res.findings[i].offset, disk.len,
+                      (unsigned long long)res.findings[i].stored,
+                      (unsigned long long)res.findings[i].computed);
+    /* the read-only open walked every snapshot entry, refusing at
+     * least what the checker's HEADER finding is for (more than 1024
+     * bytes of extra data, an unaligned or oversized L1) */
+    for (i = 0; i < res.n_findings; i++)
+        ALK_CHECK(res.findings[i].kind != Q2W_FIND_HEADER,
+                  "a HEADER finding at %llu (entry %llu) in an image the open accepted",
+                  (unsigned long long)res.findings[i].offset,
+                  (unsigned long long)res.findings[i].where);
+    if (refused_kind >= 0 && res.n_findings < Q2W_CHECK_MAX_FINDINGS) {
         for (i = 0; i < res.n_findings; i++)
-            if (res.findings[i].kind == Q2W_FIND_PAST_EOF)
-                ALK_CHECK(res.findings[i].stored == 0 && res.findings[i].computed == 0 &&
-                              res.findings[i].offset >= (disk.len + cs - 1) / cs * cs,
-                          "a PAST_EOF finding at %llu (file %zu bytes): %llu, %llu",
-                          (unsigned long long)res.findings[i].offset, disk.len,
-                          (unsigned long long)res.findings[i].stored,
-                          (unsigned long long)res.findings[i].computed);
-        /* the read-only open walked every snapshot entry, refusing at
-         * least what the checker's HEADER finding is for (more than 1024
-         * bytes of extra data, an unaligned or oversized L1) */
-        for (i = 0; i < res.n_findings; i++)
-            ALK_CHECK(res.findings[i].kind != Q2W_FIND_HEADER,
-                      "a HEADER finding at %llu (entry %llu) in an image the open accepted",
-                      (unsigned long long)res.findings[i].offset,
-                      (unsigned long long)res.findings[i].where);
-        if (refused_kind >= 0 && res.n_findings < Q2W_CHECK_MAX_FINDINGS) {
-            for (i = 0; i < res.n_findings; i++)
-                if ((int)res.findings[i].kind == refused_kind &&
-                    res.findings[i].where == refused_at)
-                    break;
-            ALK_CHECK(i < res.n_findings,
-                      "the read refused the entry at %llu (%s); the check has no such "
-                      "finding there", (unsigned long long)refused_at,
-                      refused_kind == Q2W_FIND_RESERVED ? "reserved bits" : "unaligned");
-        }
-        if (!res.corruptions && !res.check_errors) {
-            uint64_t want = ref_allocated(&disk);
-            ALK_CHECK(res.allocated_clusters == want,
-                      "the check counts %llu allocated clusters, the active tables %llu",
-                      (unsigned long long)res.allocated_clusters, (unsigned long long)want);
-        }
-        check_bitmaps(&disk, &res);
-        check_unsure_repairs(&disk, &res);
-        check_repair_end(&disk, &res);
+            if ((int)res.findings[i].kind == refused_kind &&
+                res.findings[i].where == refused_at)
+                break;
+        ALK_CHECK(i < res.n_findings,
+                  "the read refused the entry at %llu (%s); the check has no such "
+                  "finding there", (unsigned long long)refused_at,
+                  refused_kind == Q2W_FIND_RESERVED ? "reserved bits" : "unaligned");
     }
-    if (rc != Q2W_OK || res.corruptions || res.leaks) {
-        qh_disk_free(&disk);
-        return 0;
+    if (!res.corruptions && !res.check_errors) {
+        uint64_t want = ref_allocated(&disk);
+        ALK_CHECK(res.allocated_clusters == want,
+                  "the check counts %llu allocated clusters, the active tables %llu",
+                  (unsigned long long)res.allocated_clusters, (unsigned long long)want);
     }
+    check_bitmaps(&disk, &res);
+    check_unsure_repairs(&disk, &res);
+    check_repair_end(&disk, &res);
+    *disk_ = disk;
+}
 
-    check_first_fit(&disk);
-    check_l1_move(&disk);
-#ifndef Q2W_NO_STDIO
-    check_failing_sync(&disk);
-#endif
-    /* A clean image must stay clean through a snapshot and a small write. */
+/* A clean image must stay clean through a snapshot and a small write (its
+ * place, length and byte from pick), read back with the bytes beside it
+ * and the snapshot's view unchanged, and through the snapshot's delete. */
+static void check_write_cycle(qh_disk *disk_, uint64_t pick)
+{
+    qh_disk disk = *disk_;
+    qh_handle h;
+    q2w_info info;
+    uint64_t woff, win_off;
+    unsigned char fillb, *buf, *before;
+    size_t wlen, win_len;
+    int rc, snap, have_before, stale_bitmaps;
     rc = open_image(&h, &disk, 1);
     alk_trace("writable open: %s", q2w_strerror(rc));
     if (rc != Q2W_OK) {
         expect_refusal(&h, rc, "writable open");
         expect_no_checked_refusal(&h, rc, "writable open");
         qh_close_handle(&h);
-        qh_disk_free(&disk);
-        return 0;
+        *disk_ = disk;
+        return;
     }
     q2w_info_get(&h.img, &info);
     disk.cluster_size = info.cluster_size;
@@ -2046,6 +2051,56 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     alk_free(before);
     alk_free(buf);
+    *disk_ = disk;
+}
+
+/* One input: a tampered fixture (TAMPER_MAGIC), or an image as it is -
+ * judged read-only (check_read_only), by the checker (check_findings), and
+ * when clean, through moves, repairs and a write cycle. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    qh_disk disk;
+    q2w_check_result res;
+    uint64_t pick = 0, refused_at = 0;
+    int refused_kind = -1;
+    size_t i;
+    int rc;
+
+    if (size > MAX_INPUT) return 0;
+    alk_trace_reset();
+    check_create_geometry();
+    if (size >= 8 && memcmp(data, TAMPER_MAGIC, 8) == 0) {
+        tamper_run(data, size);
+        return 0;
+    }
+#ifndef Q2W_NO_STDIO
+    if (size <= 16) check_posix_sizes(data, size);
+#endif
+    qh_disk_init(&disk, DISK_CAP);
+    memcpy(disk.buf, data, size);
+    disk.len = size;
+    if (size > 120)
+        for (i = 0; i < 8; i++) pick = (pick << 8) | data[size - 8 + i];
+    if (!check_read_only(&disk, pick, &refused_kind, &refused_at)) {
+        qh_disk_free(&disk);
+        return 0;
+    }
+    rc = qh_check(&disk, 0, &res);
+    alk_trace("check: %s, %llu corruptions, %llu leaks", q2w_strerror(rc),
+              (unsigned long long)res.corruptions,
+              (unsigned long long)res.leaks);
+    if (rc == Q2W_OK) check_findings(&disk, &res, refused_kind, refused_at);
+    if (rc != Q2W_OK || res.corruptions || res.leaks) {
+        qh_disk_free(&disk);
+        return 0;
+    }
+
+    check_first_fit(&disk);
+    check_l1_move(&disk);
+#ifndef Q2W_NO_STDIO
+    check_failing_sync(&disk);
+#endif
+    check_write_cycle(&disk, pick);
     qh_disk_free(&disk);
     return 0;
 }
