@@ -420,18 +420,17 @@ EOF
     fi
     bg sshd "$sshd_bin" -D -e -f "$d/sshd_config"
     if wait_listen "$sshd_port"; then
-        bg ssh ssh -N -F /dev/null -i "$d/user_key" -p "$sshd_port" \
-            -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-            -o ExitOnForwardFailure=yes -o Compression=no -o LogLevel=ERROR -o IdentitiesOnly=yes \
-            -c chacha20-poly1305@openssh.com \
-            -L "127.0.0.1:$ssh_bulk:127.0.0.1:$sink" -L "127.0.0.1:$ssh_echo:127.0.0.1:$echo_port" \
-            "$(id -un)@127.0.0.1"
-        bg ssh_gcm ssh -N -F /dev/null -i "$d/user_key" -p "$sshd_port" \
-            -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
-            -o ExitOnForwardFailure=yes -o Compression=no -o LogLevel=ERROR -o IdentitiesOnly=yes \
-            -c aes128-gcm@openssh.com \
-            -L "127.0.0.1:$gcm_bulk:127.0.0.1:$sink" -L "127.0.0.1:$gcm_echo:127.0.0.1:$echo_port" \
-            "$(id -un)@127.0.0.1"
+        # ssh_forward NAME CIPHER BULKPORT ECHOPORT: an ssh -L client
+        ssh_forward() {
+            bg "$1" ssh -N -F /dev/null -i "$d/user_key" -p "$sshd_port" \
+                -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+                -o ExitOnForwardFailure=yes -o Compression=no -o LogLevel=ERROR \
+                -o IdentitiesOnly=yes -c "$2" \
+                -L "127.0.0.1:$3:127.0.0.1:$sink" -L "127.0.0.1:$4:127.0.0.1:$echo_port" \
+                "$(id -un)@127.0.0.1"
+        }
+        ssh_forward ssh chacha20-poly1305@openssh.com "$ssh_bulk" "$ssh_echo"
+        ssh_forward ssh_gcm aes128-gcm@openssh.com "$gcm_bulk" "$gcm_echo"
         if wait_listen "$ssh_bulk" && wait_listen "$ssh_echo" &&
            wait_listen "$gcm_bulk" && wait_listen "$gcm_echo"; then
             have_ssh=1
