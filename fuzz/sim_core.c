@@ -3055,6 +3055,132 @@ static void check_refusal(const char *obj, int rc, const alksim_error_info *e,
               (unsigned long long)value, (unsigned long long)limit);
 }
 
+/* Configurations whose memory size overflows size_t: mem_size 0 and the
+ * init refuses them; the disk's exact largest size at the top of size_t. */
+/* Configurations whose memory size overflows size_t: mem_size 0 and the
+ * init refuses them; the disk's exact largest size at the top of size_t. */
+static void check_init_overflow(alksim_net *net, alksim_streams *st, alksim_disk *disk,
+                                const alksim_net_config *nc, const alksim_streams_config *sc,
+                                const alksim_disk_config *dc, uint8_t *mem)
+{
+    /* a configuration whose size overflows size_t: mem_size 0, and init
+     * refuses it saying so (value and bound 0) */
+    {
+        alksim_net_config bn = *nc;
+        alksim_streams_config bs = *sc;
+        alksim_disk_config bd = *dc;
+        bn.hosts = UINT32_MAX;
+        bs.max_conns = UINT32_MAX;
+        bs.buffer = UINT32_MAX;
+        bd.sectors = UINT64_MAX / 2;
+        ALK_CHECK(alksim_net_mem_size(&bn) == 0 && alksim_streams_mem_size(&bs) == 0 &&
+                      alksim_disk_mem_size(&bd) == 0,
+                  "an overflowing configuration has a size: %zu %zu %zu",
+                  alksim_net_mem_size(&bn), alksim_streams_mem_size(&bs),
+                  alksim_disk_mem_size(&bd));
+        check_refusal("net", alksim_net_init(net, &bn, mem, sizeof init_mem), &net->error,
+                      0, 0, 0);
+        check_refusal("streams", alksim_streams_init(st, &bs, mem, sizeof init_mem),
+                      &st->error, 0, 0, 0);
+        check_refusal("disk", alksim_disk_init(disk, &bd, mem, sizeof init_mem),
+                      &disk->error, 0, 0, 0);
+    }
+    {
+        /* the disk's size at the top of size_t: the most sectors whose
+         * total (device, cache, cache index, each rounded up to 8) fits is
+         * that total; one sector more overflows (0) - where the device
+         * piece alone is far from the top, the cache's piece pushes the
+         * total over it */
+        alksim_disk_config td = *dc;
+        uint64_t ss = dc->sector_size ? dc->sector_size : 512;
+        uint64_t mp = dc->max_pending ? dc->max_pending : 64;
+        uint64_t rest = ((mp * ss + 7) & ~(uint64_t)7) + mp * 8, s_max;
+        s_max = ((uint64_t)SIZE_MAX - rest) / ss;
+        while (((s_max * ss + 7) & ~(uint64_t)7) > (uint64_t)SIZE_MAX - rest)
+            s_max--;
+        td.sectors = s_max;
+        ALK_CHECK(alksim_disk_mem_size(&td) == ((s_max * ss + 7) & ~(uint64_t)7) + rest,
+                  "disk of %llu sectors of %llu: mem_size %zu", (unsigned long long)s_max,
+                  (unsigned long long)ss, alksim_disk_mem_size(&td));
+        td.sectors = s_max + 1;
+        ALK_CHECK(alksim_disk_mem_size(&td) == 0,
+                  "disk of %llu sectors of %llu: mem_size %zu past size_t",
+                  (unsigned long long)(s_max + 1), (unsigned long long)ss,
+                  alksim_disk_mem_size(&td));
+    }
+}
+
+/* The queue's init: no queue, or no memory for a capacity, is refused; one
+ * set up again starts afresh. */
+static void check_queue_init(void)
+{
+    /* the queue: no queue, or no memory for a capacity, is refused */
+    {
+        alksim_queue q;
+        alksim_event ev[2];
+        ALK_CHECK(alksim_queue_init(NULL, ev, 2) == ALKSIM_ERR_INVALID_ARGUMENT &&
+                      alksim_queue_init(&q, NULL, 2) == ALKSIM_ERR_INVALID_ARGUMENT &&
+                      alksim_queue_init(&q, NULL, 0) == ALKSIM_OK &&
+                      alksim_queue_push(&q, 1, 0, 0, 0) == ALKSIM_ERR_FULL,
+                  "queue_init's arguments");
+    }
+    {
+        /* a queue set up again starts afresh: after one that pushed (here
+         * as if 2^64 - 1 times) two events at the same time come out in
+         * insertion order, numbered from 0 */
+        alksim_queue q;
+        alksim_event ev[2], a, b;
+        ALK_CHECK(alksim_queue_init(&q, ev, 2) == ALKSIM_OK &&
+                      alksim_queue_push(&q, 7, 1, 0, 0) == ALKSIM_OK &&
+                      alksim_queue_pop(&q, &a) == ALKSIM_OK,
+                  "queue: one push and pop");
+        q.next_seq = UINT64_MAX;
+        ALK_CHECK(alksim_queue_init(&q, ev, 2) == ALKSIM_OK &&
+                      alksim_queue_push(&q, 5, 1, 0, 0) == ALKSIM_OK &&
+                      alksim_queue_push(&q, 5, 2, 0, 0) == ALKSIM_OK &&
+                      alksim_queue_pop(&q, &a) == ALKSIM_OK &&
+                      alksim_queue_pop(&q, &b) == ALKSIM_OK,
+                  "queue: two pushes and pops after a second init");
+        ALK_CHECK(a.kind == 1 && b.kind == 2 && a.seq == 0 && b.seq == 1,
+                  "queue set up again: kinds %u then %u, seq %llu then %llu", a.kind,
+                  b.kind, (unsigned long long)a.seq, (unsigned long long)b.seq);
+    }
+}
+
+/* No configuration at all is every default (the same for every input:
+ * checked once per process). */
+static void check_null_config(void)
+{
+    if (!null_config_checked) {
+        static uint64_t big[(1 << 22) / 8];
+        static alksim_net dnet;
+        static alksim_streams dst;
+        static alksim_disk ddisk;
+        alksim_net_config znc;
+        alksim_streams_config zsc;
+        alksim_disk_config zdc;
+        null_config_checked = 1;
+        memset(&znc, 0, sizeof znc);
+        memset(&zsc, 0, sizeof zsc);
+        memset(&zdc, 0, sizeof zdc);
+        ALK_CHECK(alksim_net_mem_size(NULL) == alksim_net_mem_size(&znc) &&
+                      alksim_streams_mem_size(NULL) == alksim_streams_mem_size(&zsc) &&
+                      alksim_disk_mem_size(NULL) == alksim_disk_mem_size(&zdc),
+                  "a NULL configuration's size is not the defaults'");
+        ALK_CHECK(alksim_net_init(&dnet, NULL, big, sizeof big) == ALKSIM_OK &&
+                      dnet.cfg.hosts == 2 && dnet.cfg.max_in_flight == 256 &&
+                      dnet.cfg.slot_size == 1500 && dnet.cfg.nat_mappings == 16,
+                  "a NULL net configuration is not the defaults");
+        ALK_CHECK(alksim_streams_init(&dst, NULL, big, sizeof big) == ALKSIM_OK &&
+                      dst.max_conns == 16 && dst.buffer == 65536 && dst.hosts == 2,
+                  "a NULL streams configuration is not the defaults");
+        ALK_CHECK(alksim_disk_init(&ddisk, NULL, big, sizeof big) == ALKSIM_OK &&
+                      ddisk.cfg.sector_size == 512 && ddisk.cfg.sectors == 2048 &&
+                      ddisk.cfg.max_pending == 64,
+                  "a NULL disk configuration is not the defaults");
+    }
+}
+
 static void check_init(const uint8_t *data, size_t size)
 {
     static alksim_net net;
@@ -3198,119 +3324,15 @@ static void check_init(const uint8_t *data, size_t size)
               disk.cfg.sector_size, (unsigned long long)disk.cfg.sectors,
               disk.cfg.max_pending, dc.sector_size, (unsigned long long)dc.sectors,
               dc.max_pending);
-    /* a configuration whose size overflows size_t: mem_size 0, and init
-     * refuses it saying so (value and bound 0) */
-    {
-        alksim_net_config bn = nc;
-        alksim_streams_config bs = sc;
-        alksim_disk_config bd = dc;
-        bn.hosts = UINT32_MAX;
-        bs.max_conns = UINT32_MAX;
-        bs.buffer = UINT32_MAX;
-        bd.sectors = UINT64_MAX / 2;
-        ALK_CHECK(alksim_net_mem_size(&bn) == 0 && alksim_streams_mem_size(&bs) == 0 &&
-                      alksim_disk_mem_size(&bd) == 0,
-                  "an overflowing configuration has a size: %zu %zu %zu",
-                  alksim_net_mem_size(&bn), alksim_streams_mem_size(&bs),
-                  alksim_disk_mem_size(&bd));
-        check_refusal("net", alksim_net_init(&net, &bn, mem, sizeof init_mem), &net.error,
-                      0, 0, 0);
-        check_refusal("streams", alksim_streams_init(&st, &bs, mem, sizeof init_mem),
-                      &st.error, 0, 0, 0);
-        check_refusal("disk", alksim_disk_init(&disk, &bd, mem, sizeof init_mem),
-                      &disk.error, 0, 0, 0);
-    }
-    {
-        /* the disk's size at the top of size_t: the most sectors whose
-         * total (device, cache, cache index, each rounded up to 8) fits is
-         * that total; one sector more overflows (0) - where the device
-         * piece alone is far from the top, the cache's piece pushes the
-         * total over it */
-        alksim_disk_config td = dc;
-        uint64_t ss = dc.sector_size ? dc.sector_size : 512;
-        uint64_t mp = dc.max_pending ? dc.max_pending : 64;
-        uint64_t rest = ((mp * ss + 7) & ~(uint64_t)7) + mp * 8, s_max;
-        s_max = ((uint64_t)SIZE_MAX - rest) / ss;
-        while (((s_max * ss + 7) & ~(uint64_t)7) > (uint64_t)SIZE_MAX - rest)
-            s_max--;
-        td.sectors = s_max;
-        ALK_CHECK(alksim_disk_mem_size(&td) == ((s_max * ss + 7) & ~(uint64_t)7) + rest,
-                  "disk of %llu sectors of %llu: mem_size %zu", (unsigned long long)s_max,
-                  (unsigned long long)ss, alksim_disk_mem_size(&td));
-        td.sectors = s_max + 1;
-        ALK_CHECK(alksim_disk_mem_size(&td) == 0,
-                  "disk of %llu sectors of %llu: mem_size %zu past size_t",
-                  (unsigned long long)(s_max + 1), (unsigned long long)ss,
-                  alksim_disk_mem_size(&td));
-    }
+    check_init_overflow(&net, &st, &disk, &nc, &sc, &dc, mem);
     /* no object to set up is refused */
     ALK_CHECK(alksim_net_init(NULL, &nc, mem, need[0]) == ALKSIM_ERR_INVALID_ARGUMENT &&
                   alksim_streams_init(NULL, &sc, mem, need[1]) ==
                       ALKSIM_ERR_INVALID_ARGUMENT &&
                   alksim_disk_init(NULL, &dc, mem, need[2]) == ALKSIM_ERR_INVALID_ARGUMENT,
               "an init without its object");
-    /* the queue: no queue, or no memory for a capacity, is refused */
-    {
-        alksim_queue q;
-        alksim_event ev[2];
-        ALK_CHECK(alksim_queue_init(NULL, ev, 2) == ALKSIM_ERR_INVALID_ARGUMENT &&
-                      alksim_queue_init(&q, NULL, 2) == ALKSIM_ERR_INVALID_ARGUMENT &&
-                      alksim_queue_init(&q, NULL, 0) == ALKSIM_OK &&
-                      alksim_queue_push(&q, 1, 0, 0, 0) == ALKSIM_ERR_FULL,
-                  "queue_init's arguments");
-    }
-    {
-        /* a queue set up again starts afresh: after one that pushed (here
-         * as if 2^64 - 1 times) two events at the same time come out in
-         * insertion order, numbered from 0 */
-        alksim_queue q;
-        alksim_event ev[2], a, b;
-        ALK_CHECK(alksim_queue_init(&q, ev, 2) == ALKSIM_OK &&
-                      alksim_queue_push(&q, 7, 1, 0, 0) == ALKSIM_OK &&
-                      alksim_queue_pop(&q, &a) == ALKSIM_OK,
-                  "queue: one push and pop");
-        q.next_seq = UINT64_MAX;
-        ALK_CHECK(alksim_queue_init(&q, ev, 2) == ALKSIM_OK &&
-                      alksim_queue_push(&q, 5, 1, 0, 0) == ALKSIM_OK &&
-                      alksim_queue_push(&q, 5, 2, 0, 0) == ALKSIM_OK &&
-                      alksim_queue_pop(&q, &a) == ALKSIM_OK &&
-                      alksim_queue_pop(&q, &b) == ALKSIM_OK,
-                  "queue: two pushes and pops after a second init");
-        ALK_CHECK(a.kind == 1 && b.kind == 2 && a.seq == 0 && b.seq == 1,
-                  "queue set up again: kinds %u then %u, seq %llu then %llu", a.kind,
-                  b.kind, (unsigned long long)a.seq, (unsigned long long)b.seq);
-    }
-    /* no configuration at all is every default: the sizes of all-zero
-     * configurations, and the defaults as used (the same for every input:
-     * checked once per process) */
-    if (!null_config_checked) {
-        static uint64_t big[(1 << 22) / 8];
-        static alksim_net dnet;
-        static alksim_streams dst;
-        static alksim_disk ddisk;
-        alksim_net_config znc;
-        alksim_streams_config zsc;
-        alksim_disk_config zdc;
-        null_config_checked = 1;
-        memset(&znc, 0, sizeof znc);
-        memset(&zsc, 0, sizeof zsc);
-        memset(&zdc, 0, sizeof zdc);
-        ALK_CHECK(alksim_net_mem_size(NULL) == alksim_net_mem_size(&znc) &&
-                      alksim_streams_mem_size(NULL) == alksim_streams_mem_size(&zsc) &&
-                      alksim_disk_mem_size(NULL) == alksim_disk_mem_size(&zdc),
-                  "a NULL configuration's size is not the defaults'");
-        ALK_CHECK(alksim_net_init(&dnet, NULL, big, sizeof big) == ALKSIM_OK &&
-                      dnet.cfg.hosts == 2 && dnet.cfg.max_in_flight == 256 &&
-                      dnet.cfg.slot_size == 1500 && dnet.cfg.nat_mappings == 16,
-                  "a NULL net configuration is not the defaults");
-        ALK_CHECK(alksim_streams_init(&dst, NULL, big, sizeof big) == ALKSIM_OK &&
-                      dst.max_conns == 16 && dst.buffer == 65536 && dst.hosts == 2,
-                  "a NULL streams configuration is not the defaults");
-        ALK_CHECK(alksim_disk_init(&ddisk, NULL, big, sizeof big) == ALKSIM_OK &&
-                      ddisk.cfg.sector_size == 512 && ddisk.cfg.sectors == 2048 &&
-                      ddisk.cfg.max_pending == 64,
-                  "a NULL disk configuration is not the defaults");
-    }
+    check_queue_init();
+    check_null_config();
 }
 
 /* ---- the disk's bounds ------------------------------------------------------
