@@ -132,13 +132,9 @@
  *           io(server, fd[1]);
  *           while (alkt_session_poll_event(client, &ev)) {
  *               if (ev.type == ALKT_EV_ESTABLISHED) {      // open a channel
- *                   alkt_open_params o;
- *                   memset(&o, 0, sizeof o);
- *                   o.kind = ALKT_OPEN_DIRECT;              // what the server is
- *                   o.substrate = ALKT_SUBSTRATE_TCP;       // asked to reach
- *                   o.host.kind = ALKT_HOST_NAME;
- *                   memcpy(o.host.name, "echo", 4);
- *                   o.port = 7;
+ *                   alkt_open_params o;                 // what the server
+ *                   alkt_open_params_direct(&o, ALKT_SUBSTRATE_TCP,   // is asked
+ *                                           "echo", 4, 7);            // to reach
  *                   alkt_channel_open(client, &o, &ch);
  *               } else if (ev.type == ALKT_EV_OPENED) {    // accepted: send
  *                   alkt_channel_send(client, ch, "hello", 5);
@@ -168,7 +164,8 @@
  *   JSON, addresses, params  alkt_json_init/next, alkt_json_validate;
  *                            alkt_ip_parse, alkt_ip_format; alkt_*_decode
  *                            and alkt_*_encode for open params, listen
- *                            replies and control messages
+ *                            replies and control messages;
+ *                            alkt_open_params_direct (host:port to open)
  *   crypto (usable alone)    alkt_sha256, alkt_hmac_sha256, alkt_hkdf_*,
  *                            alkt_chacha20, alkt_poly1305, alkt_aead_seal
  *                            and _open, alkt_x25519
@@ -1275,6 +1272,16 @@ ALKTDEF int alkt_open_params_decode(const char *json, size_t len,
 ALKTDEF ptrdiff_t alkt_open_params_encode(const alkt_open_params *p,
                                           char *buf, size_t cap,
                                           alkt_error *err);
+/* A direct open of host:port over tcp or udp, built in *p (zeroed first):
+ * host is len bytes, an IP literal (kind ALKT_HOST_IP, as the decoder
+ * reads one) or else a DNS name. ALKT_OK with *p as alkt_open_params_decode
+ * would give for the same fields; ALKT_ERR_ARG (NULL p or host, another
+ * substrate), ALKT_ERR_OUT_OF_RANGE (port 0), ALKT_ERR_STRING_TOO_LONG
+ * (len > ALKT_HOST_MAX), ALKT_ERR_EMPTY, ALKT_ERR_BAD_ADDRESS or
+ * ALKT_ERR_BAD_HOSTNAME (what the decoder says of that host text), *p
+ * zeroed. */
+ALKTDEF int alkt_open_params_direct(alkt_open_params *p, alkt_substrate substrate,
+                                    const char *host, size_t len, uint16_t port);
 ALKTDEF int alkt_listen_reply_decode(const char *json, size_t len,
                                      const alkt_json_limits *limits,
                                      alkt_listen_reply *out, alkt_error *err);
@@ -5857,6 +5864,30 @@ static int alkt__enc_id(alkt__dec *d, const char *id, const char *field)
 {
     return alkt__enc_check(
         d, alkt__check_id(id, alkt__bounded_len(id, ALKT_ID_MAX)), field);
+}
+
+ALKTDEF int alkt_open_params_direct(alkt_open_params *p, alkt_substrate substrate,
+                                    const char *host, size_t len, uint16_t port)
+{
+    int rc;
+    if (!p)
+        return ALKT_ERR_ARG;
+    memset(p, 0, sizeof *p);
+    if (!host || (substrate != ALKT_SUBSTRATE_TCP && substrate != ALKT_SUBSTRATE_UDP))
+        return ALKT_ERR_ARG;
+    if (port == 0)
+        return ALKT_ERR_OUT_OF_RANGE;
+    if (len > ALKT_HOST_MAX)
+        return ALKT_ERR_STRING_TOO_LONG;
+    rc = alkt__parse_host(host, len, 1, &p->host);
+    if (rc != ALKT_OK) {
+        memset(p, 0, sizeof *p);
+        return rc;
+    }
+    p->kind = ALKT_OPEN_DIRECT;
+    p->substrate = substrate;
+    p->port = port;
+    return ALKT_OK;
 }
 
 ALKTDEF ptrdiff_t alkt_open_params_encode(const alkt_open_params *p,

@@ -309,13 +309,9 @@ static int send_stdin(unsigned port, char **drops, int ndrops)
         }
         while (alkt_session_poll_event(&s, &ev)) {
             if (ev.type == ALKT_EV_ESTABLISHED) {
-                memset(&o, 0, sizeof o);
-                o.kind = ALKT_OPEN_DIRECT;
-                o.substrate = ALKT_SUBSTRATE_TCP;
-                o.host.kind = ALKT_HOST_NAME;
-                memcpy(o.host.name, "echo", 4);
-                o.port = 7;
-                if (alkt_channel_open(&s, &o, &id) != ALKT_OK) failed = 1;
+                if (alkt_open_params_direct(&o, ALKT_SUBSTRATE_TCP, "echo", 4, 7) != ALKT_OK ||
+                    alkt_channel_open(&s, &o, &id) != ALKT_OK)
+                    failed = 1;
             } else if (ev.type == ALKT_EV_RESUMED) {
                 resumes++;
             } else if (ev.type == ALKT_EV_OPEN_FAILED || ev.type == ALKT_EV_RESET) {

@@ -1203,13 +1203,14 @@ static void plant_address(const char *raw, size_t raw_len)
     expect x;
     size_t n, at, len;
     unsigned prefix = 0;
-    int rc, plain = plain_ascii(raw + 1, raw_len - 2);
+    int rc, have, plain = plain_ascii(raw + 1, raw_len - 2);
 
     /* a direct open's host: an IP or a name */
     n = plant(doc, sizeof doc, "{\"substrate\":\"tcp\",\"host\":", raw,
               raw_len, ",\"port\":1}", &at);
-    if (string_field(raw, raw_len, ALKT_HOST_MAX, ALKT_ERR_STRING_TOO_LONG,
-                     at, "host", text, sizeof text, &len, &x)) {
+    have = string_field(raw, raw_len, ALKT_HOST_MAX, ALKT_ERR_STRING_TOO_LONG, at,
+                        "host", text, sizeof text, &len, &x);
+    if (have) {
         expect_set(&x, host_verdict(text, len, &ip), at, "host");
         /* the public name rule: exactly 1 or 0, as the reference */
         ALK_CHECK(alkt_hostname_valid(text, len) == addr_ref_hostname(text, len),
@@ -1219,6 +1220,14 @@ static void plant_address(const char *raw, size_t raw_len)
     rc = alkt_open_params_decode(doc, n, NULL, &p, &e);
     check_open_paths("planted", doc, n, &p, rc, &e);
     check_verdict("host", doc, n, rc, &e, &x);
+    if (have) { /* the builder says of the same text what the decoder says */
+        alkt_open_params q;
+        int rq = alkt_open_params_direct(&q, ALKT_SUBSTRATE_TCP, text, len, 1);
+        ALK_CHECK(rq == rc && memcmp(&q, &p, sizeof q) == 0,
+                  "alkt_open_params_direct('%s') = %d (%s), the decoder %d (%s)%s", text, rq,
+                  alkt_strerror(rq), rc, alkt_strerror(rc),
+                  rq == rc ? ", other params" : "");
+    }
     if (rc == ALKT_OK) {
         if (ip.family) {
             ALK_CHECK(p.host.kind == ALKT_HOST_IP && ip_equal(&p.host.ip, &ip),
@@ -1872,12 +1881,8 @@ static void check_encode_null_buf(void)
     alkt_listen_reply r;
     alkt_control c;
     alkt_error e;
-    memset(&p, 0, sizeof p);
-    p.kind = ALKT_OPEN_DIRECT;
-    p.substrate = ALKT_SUBSTRATE_TCP;
-    p.host.kind = ALKT_HOST_NAME;
-    memcpy(p.host.name, "a", 1);
-    p.port = 1;
+    ALK_CHECK(alkt_open_params_direct(&p, ALKT_SUBSTRATE_TCP, "a", 1, 1) == ALKT_OK,
+              "direct open params to a:1");
     memset(&r, 0, sizeof r);
     r.address.family = 4;
     r.port = 1;

@@ -393,13 +393,9 @@ static void pp_setup(pp *t)
                   "a peer identity before the handshake");
     }
     pp_connect(t);
-    memset(&o, 0, sizeof o);
-    o.kind = ALKT_OPEN_DIRECT;
-    o.substrate = ALKT_SUBSTRATE_TCP;
-    o.host.kind = ALKT_HOST_NAME;
-    memcpy(o.host.name, "target", 6);
-    o.port = 7;
-    ALK_CHECK(alkt_channel_open(&t->s[0], &o, &t->id) == ALKT_OK, "open");
+    ALK_CHECK(alkt_open_params_direct(&o, ALKT_SUBSTRATE_TCP, "target", 6, 7) == ALKT_OK &&
+                  alkt_channel_open(&t->s[0], &o, &t->id) == ALKT_OK,
+              "open");
     {
         /* the client has room for two, the server's HELLO said one */
         uint32_t id2 = 12345;

@@ -567,12 +567,9 @@ static ss_chan *ss_pick(ss *t, int k)
 static alkt_open_params ss_params(const char *host, uint16_t port)
 {
     alkt_open_params p;
-    memset(&p, 0, sizeof p);
-    p.kind = ALKT_OPEN_DIRECT;
-    p.substrate = ALKT_SUBSTRATE_TCP;
-    p.host.kind = ALKT_HOST_NAME;
-    memcpy(p.host.name, host, strlen(host));
-    p.port = port;
+    ALK_CHECK(alkt_open_params_direct(&p, ALKT_SUBSTRATE_TCP, host, strlen(host), port) ==
+                  ALKT_OK,
+              "direct open params to %s:%u", host, (unsigned)port);
     return p;
 }
 

@@ -97,13 +97,9 @@ static uint32_t open_channel(void)
     alkt_open_params p;
     alkt_event ev;
     uint32_t id;
-    memset(&p, 0, sizeof p);
-    p.kind = ALKT_OPEN_DIRECT;
-    p.substrate = ALKT_SUBSTRATE_TCP;
-    p.host.kind = ALKT_HOST_NAME;
-    memcpy(p.host.name, "bench", 5);
-    p.port = 9;
-    if (alkt_channel_open(&s[0], &p, &id) != ALKT_OK) exit(1);
+    if (alkt_open_params_direct(&p, ALKT_SUBSTRATE_TCP, "bench", 5, 9) != ALKT_OK ||
+        alkt_channel_open(&s[0], &p, &id) != ALKT_OK)
+        exit(1);
     move(0);
     while (alkt_session_poll_event(&s[1], &ev))
         if (ev.type == ALKT_EV_OPEN_REQUEST) alkt_channel_accept(&s[1], id, NULL);

@@ -654,12 +654,7 @@ TEST open_encode_refuses_stray_fields(void)
     alkt_open_params p;
     alkt_error err;
     char buf[256];
-    memset(&p, 0, sizeof p);
-    p.kind = ALKT_OPEN_DIRECT;
-    p.substrate = ALKT_SUBSTRATE_TCP;
-    p.host.kind = ALKT_HOST_NAME;
-    strcpy(p.host.name, "a.example");
-    p.port = 80;
+    ASSERT_EQ(ALKT_OK, alkt_open_params_direct(&p, ALKT_SUBSTRATE_TCP, "a.example", 9, 80));
     ASSERT(alkt_open_params_encode(&p, buf, sizeof buf, &err) > 0);
     p.listen = 8080;
     ASSERT_EQ(ALKT_ERR_FIELD_NOT_ALLOWED,

@@ -802,6 +802,58 @@ TEST open_line_column_and_limits(void)
     PASS();
 }
 
+/* alkt_open_params_direct builds what the decoder reads from the same
+ * fields, and refuses what it refuses, leaving *p zeroed. */
+TEST open_direct_helper(void)
+{
+    static const struct { const char *host; int sub; unsigned port; int rc; } cases[] = {
+        {"db.internal", ALKT_SUBSTRATE_TCP, 5432, ALKT_OK},
+        {"192.0.2.1", ALKT_SUBSTRATE_UDP, 53, ALKT_OK},
+        {"::ffff:192.0.2.1", ALKT_SUBSTRATE_TCP, 1, ALKT_OK},
+        {"2001:db8::1", ALKT_SUBSTRATE_TCP, 65535, ALKT_OK},
+        {"", ALKT_SUBSTRATE_TCP, 1, ALKT_ERR_EMPTY},
+        {"-a", ALKT_SUBSTRATE_TCP, 1, ALKT_ERR_BAD_HOSTNAME},
+        {"1.2.3.256", ALKT_SUBSTRATE_TCP, 1, ALKT_ERR_BAD_ADDRESS},
+        {"a:b", ALKT_SUBSTRATE_TCP, 1, ALKT_ERR_BAD_ADDRESS},
+        {"a", ALKT_SUBSTRATE_TCP, 0, ALKT_ERR_OUT_OF_RANGE},
+        {"a", ALKT_SUBSTRATE_UNIX, 1, ALKT_ERR_ARG},
+        {"a", ALKT_SUBSTRATE_NONE, 1, ALKT_ERR_ARG},
+    };
+    alkt_open_params p, q, zero;
+    char doc[600], name[ALKT_HOST_MAX + 2];
+    size_t k;
+    memset(&zero, 0, sizeof zero);
+    for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memset(&p, 0x5A, sizeof p);
+        ASSERT_EQ_FMT(cases[k].rc,
+                      alkt_open_params_direct(&p, (alkt_substrate)cases[k].sub, cases[k].host,
+                                              strlen(cases[k].host), (uint16_t)cases[k].port),
+                      "%d");
+        if (cases[k].rc != ALKT_OK) {
+            ASSERT_MEM_EQ(&zero, &p, sizeof p);
+            continue;
+        }
+        snprintf(doc, sizeof doc, "{\"substrate\":\"%s\",\"host\":\"%s\",\"port\":%u}",
+                 alkt_substrate_name(p.substrate), cases[k].host, cases[k].port);
+        ASSERT_EQ(ALKT_OK, tp_open(doc, &q));
+        ASSERT_MEM_EQ(&q, &p, sizeof p);
+    }
+    /* the length is the caller's: a longer buffer's tail is not read */
+    ASSERT_EQ(ALKT_OK, alkt_open_params_direct(&p, ALKT_SUBSTRATE_TCP, "web:80", 3, 80));
+    ASSERT_STR_EQ("web", p.host.name);
+    /* the longest name, and one byte more */
+    memset(name, 'a', sizeof name);
+    for (k = 63; k < ALKT_HOST_MAX; k += 64)
+        name[k] = '.';
+    ASSERT_EQ(ALKT_OK, alkt_open_params_direct(&p, ALKT_SUBSTRATE_TCP, name, ALKT_HOST_MAX, 1));
+    ASSERT_EQ(ALKT_ERR_STRING_TOO_LONG,
+              alkt_open_params_direct(&p, ALKT_SUBSTRATE_TCP, name, ALKT_HOST_MAX + 1, 1));
+    ASSERT_MEM_EQ(&zero, &p, sizeof p);
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_open_params_direct(&p, ALKT_SUBSTRATE_TCP, NULL, 0, 1));
+    ASSERT_EQ(ALKT_ERR_ARG, alkt_open_params_direct(NULL, ALKT_SUBSTRATE_TCP, "a", 1, 1));
+    PASS();
+}
+
 SUITE(alkt_open_suite)
 {
     RUN_TEST(open_direct_tcp_name);
@@ -823,6 +875,7 @@ SUITE(alkt_open_suite)
     RUN_TEST(open_host_length_limits);
     RUN_TEST(open_reader_errors_carry_path_and_position);
     RUN_TEST(open_line_column_and_limits);
+    RUN_TEST(open_direct_helper);
 }
 
 /* ---- listen reply ------------------------------------------------------- */

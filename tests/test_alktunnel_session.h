@@ -343,12 +343,7 @@ static alkt_event t_event(t_pair *p, int k)
 static alkt_open_params t_params(uint16_t port)
 {
     alkt_open_params o;
-    memset(&o, 0, sizeof o);
-    o.kind = ALKT_OPEN_DIRECT;
-    o.substrate = ALKT_SUBSTRATE_TCP;
-    o.host.kind = ALKT_HOST_NAME;
-    memcpy(o.host.name, "db.internal", 11);
-    o.port = port;
+    (void)alkt_open_params_direct(&o, ALKT_SUBSTRATE_TCP, "db.internal", 11, port);
     return o;
 }
 
