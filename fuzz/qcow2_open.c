@@ -680,15 +680,7 @@ static void tamper_run(const uint8_t *data, size_t size)
 static void check_created(uint64_t size, unsigned bits)
 {
     qh_disk d;
-    q2w_create_opts o;
-    int rc;
-    memset(&o, 0, sizeof o);
-    o.version = 3;
-    o.cluster_size = 512;
-    o.refcount_bits = bits;
-    o.size = size;
-    qh_disk_init(&d, 16u << 20);
-    rc = qh_create(&d, &o);
+    int rc = qh_make(&d, 16u << 20, 3, 512, bits, size, NULL, NULL);
     ALK_CHECK(rc == Q2W_OK, "create %llu bytes, %u-bit refcounts: %s",
               (unsigned long long)size, bits, q2w_strerror(rc));
     qh_assert_consistent(&d, 1, "a created image");

@@ -848,6 +848,34 @@ static ALK_UNUSED int qh_create(qh_disk *d, const q2w_create_opts *o)
     return rc;
 }
 
+/* Create options: version, cluster size, refcount bits (0 for each: the
+ * default), virtual size, backing name and format (NULL: none). */
+static ALK_UNUSED q2w_create_opts qh_opts(int version, uint32_t cs, uint32_t rbits,
+                                          uint64_t size, const char *backing,
+                                          const char *backing_fmt)
+{
+    q2w_create_opts o;
+    memset(&o, 0, sizeof o);
+    o.version = version;
+    o.cluster_size = cs;
+    o.refcount_bits = rbits;
+    o.size = size;
+    o.backing = backing;
+    o.backing_fmt = backing_fmt;
+    return o;
+}
+
+/* A fresh disk of cap bytes holding a new image of qh_opts' options; the
+ * create's code. */
+static ALK_UNUSED int qh_make(qh_disk *d, size_t cap, int version, uint32_t cs,
+                              uint32_t rbits, uint64_t size, const char *backing,
+                              const char *backing_fmt)
+{
+    q2w_create_opts o = qh_opts(version, cs, rbits, size, backing, backing_fmt);
+    qh_disk_init(d, cap);
+    return qh_create(d, &o);
+}
+
 /* q2w_map (sn NULL) or q2w_map_snapshot over [off, off+len) of the image
  * open as h against model (the view's bytes from off): the extents tile
  * the range in order; each is maximal (the next one differs in kind, or

@@ -269,20 +269,8 @@ if cmd == "stats":
 sys.exit(2)
 EOF
 
-wait_file() {   # wait_file FILE: up to 5 s for a non-empty file
-    i=0
-    while [ ! -s "$1" ]; do
-        i=$((i + 1)); [ $i -lt 100 ] || return 1
-        sleep 0.05
-    done
-}
+. "$(dirname "$0")/proc.sh"   # wait_file, bg
 wait_listen() { timeout 10 "$PY" "$py" listen "$1" 5; }
-bg() {   # bg NAME CMD...: background, stderr to $tmp/NAME.log
-    bg_name=$1; shift
-    "$@" > "$tmp/$bg_name.out" 2> "$tmp/$bg_name.log" &
-    eval "pid_$bg_name=$!"
-    pids="$pids $!"
-}
 
 load_before=$(load1)
 ticks=$(getconf CLK_TCK 2>/dev/null || echo 100)

@@ -37,18 +37,26 @@ compile() {
     "$2" $3 -I. -c "$src" -o "$src.o" > "$src.log" 2>&1
 }
 
+# passed LABEL [NOTE] / failed LABEL [NOTE] [LOG] - one line and the count;
+# a failure shows the head of the compiler's messages.
+passed() {
+    echo "ok    $1${2:+  ($2)}"
+    pass=$((pass + 1))
+}
+failed() {
+    echo "FAIL  $1${2:+  ($2)}"
+    [ -z "${3:-}" ] || sed 's/^/      /' "$3" | head -20
+    fail=$((fail + 1))
+}
+
 # try LABEL COMPILER FLAGS LANG SOURCE-TEXT - the build must succeed.
 try() {
     if ! command -v "$2" >/dev/null 2>&1; then
-        echo "FAIL  $1  ($2 not found)"
-        fail=$((fail + 1))
+        failed "$1" "$2 not found"
     elif compile "$@"; then
-        echo "ok    $1"
-        pass=$((pass + 1))
+        passed "$1"
     else
-        echo "FAIL  $1"
-        sed 's/^/      /' "$src.log" | head -20
-        fail=$((fail + 1))
+        failed "$1" "" "$src.log"
     fi
 }
 
@@ -57,15 +65,11 @@ try() {
 # implicit declaration (what a guard that never fires gives instead).
 refused() {
     if compile "$1" "$2" "$3" "$4" "$6"; then
-        echo "FAIL  $1  (compiled; expected: $5)"
-        fail=$((fail + 1))
+        failed "$1" "compiled; expected: $5"
     elif grep -q "$5" "$src.log" && ! grep -q "implicit declaration" "$src.log"; then
-        echo "ok    $1  (refused as documented)"
-        pass=$((pass + 1))
+        passed "$1" "refused as documented"
     else
-        echo "FAIL  $1  (failed otherwise than with: $5)"
-        sed 's/^/      /' "$src.log" | head -20
-        fail=$((fail + 1))
+        failed "$1" "failed otherwise than with: $5" "$src.log"
     fi
 }
 
@@ -184,8 +188,7 @@ for h in "$@"; do
         text=$(awk -v s="$start" 'NR > s && /^ \* [A-Z][A-Z][A-Z]/ { exit }
             NR > s { if (!sub(/^ \*   /, "")) sub(/^ \* *$/, ""); print }' "$h")
         if [ "$(printf '%s\n' "$text" | grep -c .)" -lt 3 ]; then
-            echo "FAIL  $h quick start $n  (nothing to compile)"
-            fail=$((fail + 1))
+            failed "$h quick start $n" "nothing to compile"
             continue
         fi
         try "$h quick start $n $CC c99" "$CC" "-std=c99 $QSWARN" c "$text"
@@ -201,7 +204,7 @@ for h in "$@"; do
             printf '#define _POSIX_C_SOURCE 200809L\n#define %s_IMPLEMENTATION\n#include "%s"\n' \
                 "$m" "$h" > "$dir/qs_impl_$m.c"
             "$CC" -std=c99 $QSWARN -I. -c "$dir/qs_impl_$m.c" -o "$dir/qs_impl_$m.o" ||
-                { echo "FAIL  $h quick start $n: its implementation object"; fail=$((fail + 1)); continue; }
+                { failed "$h quick start $n: its implementation object"; continue; }
             impl="$dir/qs_impl_$m.o" ;;
         esac
         for lang in c cc; do
@@ -211,12 +214,9 @@ for h in "$@"; do
             # shellcheck disable=SC2086
             if "$cc_" $std $QSWARN -I. "$src" $impl -o "$src.bin" > "$src.log" 2>&1 &&
                out=$(timeout 20 "./$src.bin" 2>&1); then
-                echo "ok    $h quick start $n runs ($cc_): $(printf '%s' "$out" | head -1)"
-                pass=$((pass + 1))
+                passed "$h quick start $n runs ($cc_): $(printf '%s' "$out" | head -1)"
             else
-                echo "FAIL  $h quick start $n runs ($cc_)"
-                sed 's/^/      /' "$src.log" | head -10
-                fail=$((fail + 1))
+                failed "$h quick start $n runs ($cc_)" "" "$src.log"
             fi
         done
     done
@@ -228,11 +228,9 @@ done
 for d in fuzz tests testkit; do
     bad=$(grep -l '#include "\.\./\(fuzz\|tests\)/' $d/*.c $d/*.h 2>/dev/null)
     if [ -n "$bad" ]; then
-        echo "FAIL  $d/ includes across folders (only through testkit/): $(echo $bad)"
-        fail=$((fail + 1))
+        failed "$d/ includes across folders (only through testkit/): $(echo $bad)"
     else
-        echo "ok    $d/ includes nothing from fuzz/ or tests/ but through testkit/"
-        pass=$((pass + 1))
+        passed "$d/ includes nothing from fuzz/ or tests/ but through testkit/"
     fi
 done
 
@@ -241,11 +239,11 @@ first=""
 for h in "$@"; do
     sed -n '/^ \* LICENCE:/,/^ \*\//p' "$h" > "$dir/licence-$(basename "$h")"
     if [ ! -s "$dir/licence-$(basename "$h")" ]; then
-        echo "FAIL  $h licence text  (missing)"; fail=$((fail + 1))
+        failed "$h licence text" "missing"
     elif [ -n "$first" ] && ! cmp -s "$dir/licence-$(basename "$first")" "$dir/licence-$(basename "$h")"; then
-        echo "FAIL  $h licence text  (differs from $first)"; fail=$((fail + 1))
+        failed "$h licence text" "differs from $first"
     else
-        echo "ok    $h licence text"; pass=$((pass + 1))
+        passed "$h licence text"
         [ -n "$first" ] || first=$h
     fi
 done

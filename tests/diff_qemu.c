@@ -1407,20 +1407,13 @@ static int ours_create(it_t *it, const char *name, uint64_t size,
                        uint32_t cluster, uint32_t rbits, int version,
                        const char *bname, const char *bfmt)
 {
-    q2w_create_opts co;
+    q2w_create_opts co = qh_opts(version, cluster, rbits, size, bname, bfmt);
     q2w_error_info err;
     uint64_t len = 0;
     unsigned char *buf;
     char p[PATHLEN];
     int rc;
-    memset(&co, 0, sizeof co);
     memset(&err, 0, sizeof err);
-    co.size = size;
-    co.cluster_size = cluster;
-    co.refcount_bits = rbits;
-    co.version = version;
-    co.backing = bname;
-    co.backing_fmt = bfmt;
     rc = q2w_create(&co, NULL, 0, &len, &err);
     if (rc != Q2W_OK) {
         failf(it, "q2w_create(size) %s -> %s what=%s", name, q2w_strerror(rc),

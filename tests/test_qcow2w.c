@@ -50,15 +50,7 @@ static void close_exact(qh_handle *h, qh_disk *d, const char *when)
 static void make_image(qh_disk *d, uint32_t cs, uint32_t rbits, int version,
                        uint64_t size)
 {
-    q2w_create_opts o;
-    int rc;
-    memset(&o, 0, sizeof o);
-    o.cluster_size = cs;
-    o.refcount_bits = rbits;
-    o.version = version;
-    o.size = size;
-    qh_disk_init(d, 64u << 20);
-    rc = qh_create(d, &o);
+    int rc = qh_make(d, 64u << 20, version, cs, rbits, size, NULL, NULL);
     ALK_CHECK(rc == Q2W_OK, "create: %s", q2w_strerror(rc));
     d->cluster_size = cs;
 }
@@ -151,17 +143,9 @@ TEST create_v3_header_is_exact(void)
 TEST create_v2_and_backing_name(void)
 {
     qh_disk d;
-    q2w_create_opts o;
     qh_handle h;
     q2w_info info;
-    memset(&o, 0, sizeof o);
-    o.version = 2;
-    o.cluster_size = 4096;
-    o.size = 5000000;
-    o.backing = "base image.raw";
-    o.backing_fmt = "raw";
-    qh_disk_init(&d, 1u << 20);
-    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    ASSERT_EQ(Q2W_OK, qh_make(&d, 1u << 20, 2, 4096, 0, 5000000, "base image.raw", "raw"));
     ASSERT_EQ(2, rd32(&d, 4));
     ASSERT_EQ(14, rd32(&d, 16));
     ASSERT_EQ(0, memcmp(d.buf + rd64(&d, 8), "base image.raw", 14));
@@ -629,20 +613,13 @@ TEST backing_fill_and_v2_discard_with_backing(void)
 {
     qh_disk d;
     qh_handle h;
-    q2w_create_opts o;
     unsigned char *backing, got[12000], data[100];
     uint64_t i;
     const uint64_t blen = 1u << 20;
     backing = (unsigned char *)malloc(blen);
     ASSERT(backing != NULL);
     for (i = 0; i < blen; i++) backing[i] = (unsigned char)backing_pattern(i);
-    memset(&o, 0, sizeof o);
-    o.version = 2;
-    o.cluster_size = 4096;
-    o.size = 2u << 20; /* longer than the backing file */
-    o.backing = "b";
-    qh_disk_init(&d, 8u << 20);
-    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    ASSERT_EQ(Q2W_OK, qh_make(&d, 8u << 20, 2, 4096, 0, 2u << 20, "b", NULL)); /* longer than the backing file */
     d.backing = backing;
     d.backing_len = blen;
     ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, 1));
@@ -742,7 +719,6 @@ TEST file_end_counts_tables_placed_past_the_end(void)
 {
     qh_disk d;
     qh_handle h;
-    q2w_create_opts o;
     q2w_info info;
     unsigned char *data, *backing;
     size_t n;
@@ -756,12 +732,7 @@ TEST file_end_counts_tables_placed_past_the_end(void)
     backing = (unsigned char *)calloc(1, 1u << 20);
     ASSERT(data != NULL && backing != NULL);
     memset(data, 0x5a, len);
-    memset(&o, 0, sizeof o);
-    o.cluster_size = 512;
-    o.size = 1u << 20;
-    o.backing = "b";
-    qh_disk_init(&d, 8u << 20);
-    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    ASSERT_EQ(Q2W_OK, qh_make(&d, 8u << 20, 0, 512, 0, 1u << 20, "b", NULL));
     d.backing = backing;
     d.backing_len = 1u << 20;
     ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 512, 8, 16, 1, 1));
@@ -1549,18 +1520,12 @@ TEST resize_zeroes_what_a_longer_backing_file_would_show(void)
 {
     qh_disk d;
     qh_handle h;
-    q2w_create_opts o;
     unsigned char *backing, got[8192];
     int i;
     backing = (unsigned char *)malloc(1 << 20);
     ASSERT(backing != NULL);
     memset(backing, 0x99, 1 << 20);
-    memset(&o, 0, sizeof o);
-    o.size = 10000;
-    o.cluster_size = 4096;
-    o.backing = "b";
-    qh_disk_init(&d, 4u << 20);
-    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    ASSERT_EQ(Q2W_OK, qh_make(&d, 4u << 20, 0, 4096, 0, 10000, "b", NULL));
     d.backing = backing;
     d.backing_len = 1 << 20;
     ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, 1));
@@ -1590,19 +1555,13 @@ TEST resize_verifies_before_switching(void)
 {
     qh_disk d;
     qh_handle h;
-    q2w_create_opts o;
     unsigned char *backing, *before, b[512];
     uint64_t l2;
     backing = (unsigned char *)malloc(1 << 20);
     ASSERT(backing != NULL);
     memset(backing, 0x77, 1 << 20);
     memset(b, 1, sizeof b);
-    memset(&o, 0, sizeof o);
-    o.size = 65536;
-    o.cluster_size = 4096;
-    o.backing = "b";
-    qh_disk_init(&d, 4u << 20);
-    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    ASSERT_EQ(Q2W_OK, qh_make(&d, 4u << 20, 0, 4096, 0, 65536, "b", NULL));
     d.backing = backing;
     d.backing_len = 1 << 20;
     ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, 1));
@@ -1756,14 +1715,8 @@ TEST closed_handles_and_no_backing(void)
     qh_disk d;
     qh_handle h;
     q2w_config cfg;
-    q2w_create_opts o;
     unsigned char got[16];
-    memset(&o, 0, sizeof o);
-    o.size = 1 << 20;
-    o.cluster_size = 4096;
-    o.backing = "absent.img";
-    qh_disk_init(&d, 4u << 20);
-    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    ASSERT_EQ(Q2W_OK, qh_make(&d, 4u << 20, 0, 4096, 0, 1 << 20, "absent.img", NULL));
     ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, 1));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
     ASSERT_EQ(Q2W_ERR_ARG, q2w_write(&h.img, 0, "x", 1));
@@ -2127,7 +2080,6 @@ TEST map_gives_maximal_extents(void)
 {
     qh_disk d;
     qh_handle h;
-    q2w_create_opts o;
     q2w_extent x;
     q2w_snapshot sn;
     unsigned char a[3 * 4096], backing[6 * 4096];
@@ -2181,13 +2133,7 @@ TEST map_gives_maximal_extents(void)
 
     /* With a backing file of 6 clusters under a disk of 16: the backing
      * range, then zeros past its end, cluster by cluster. */
-    memset(&o, 0, sizeof o);
-    o.version = 3;
-    o.cluster_size = 4096;
-    o.size = 16 * cs;
-    o.backing = "b";
-    qh_disk_init(&d, 8u << 20);
-    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    ASSERT_EQ(Q2W_OK, qh_make(&d, 8u << 20, 3, 4096, 0, 16 * cs, "b", NULL));
     d.cluster_size = 4096;
     d.backing = backing;
     d.backing_len = sizeof backing;
@@ -3562,15 +3508,8 @@ TEST short_names_and_files(void)
 {
     qh_disk d;
     qh_handle h;
-    q2w_create_opts o;
     q2w_info info;
-    memset(&o, 0, sizeof o);
-    o.size = 1 << 20;
-    o.cluster_size = 4096;
-    o.backing = "b";
-    o.backing_fmt = "r";
-    qh_disk_init(&d, 1 << 20);
-    ASSERT_EQ(Q2W_OK, qh_create(&d, &o));
+    ASSERT_EQ(Q2W_OK, qh_make(&d, 1 << 20, 0, 4096, 0, 1 << 20, "b", "r"));
     ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 0, 1));
     q2w_info_get(&h.img, &info);
     ASSERT_STR_EQ("r", info.backing_format);

@@ -54,24 +54,16 @@ finish() {
     exit $?
 }
 
-wait_file() {   # wait_file FILE: up to 5 s for a non-empty file
-    i=0
-    while [ ! -s "$1" ]; do
-        i=$((i + 1)); [ $i -lt 100 ] || return 1
-        sleep 0.05
-    done
-}
+. "$(dirname "$0")/proc.sh"   # wait_file, bg
 
 if ! command -v python3 >/dev/null 2>&1; then
     echo "!!! SKIPPED tunnel-process: python3 is not installed"
     finish
 fi
 
-start() {   # start NAME ARGS...: background, log to $tmp/NAME.log
+start() {   # start NAME ARGS...: the tool in the background, log to $tmp/NAME.log
     name=$1; shift
-    "$bin" "$@" 2> "$tmp/$name.log" &
-    eval "pid_$name=$!"
-    pids="$pids $!"
+    bg "$name" "$bin" "$@"
 }
 
 # the view: one resource (the echo), the clients' authorizations (laptop's
