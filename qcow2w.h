@@ -676,6 +676,7 @@ typedef struct q2w_image {
     size_t sn_name_len;
     q2w_snapshot *sn_out;
     q2w_extent *map_out;
+    const char *sb_name, *sb_fmt;   /* q2w_set_backing's, until it ends */
     uint32_t sn_date_sec, sn_date_nsec;
     uint64_t sn_vm_clock;
     unsigned char snapbuf[40 + 24 + 24 + Q2W_MAX_SNAPSHOT_NAME + 1];
@@ -692,6 +693,9 @@ Q2WDEF int q2w_write_zeroes(q2w_image *img, uint64_t off, uint64_t len);
 Q2WDEF int q2w_discard(q2w_image *img, uint64_t off, uint64_t len);
 Q2WDEF int q2w_flush(q2w_image *img);
 Q2WDEF int q2w_resize(q2w_image *img, uint64_t new_size);
+Q2WDEF int q2w_make_empty(q2w_image *img);
+Q2WDEF int q2w_set_backing(q2w_image *img, const char *name, const char *fmt,
+                           uint64_t backing_size);
 Q2WDEF int q2w_close(q2w_image *img);
 Q2WDEF int q2w_snapshot_get(q2w_image *img, uint32_t index,
                             q2w_snapshot *out);
@@ -709,6 +713,47 @@ Q2WDEF int q2w_map_snapshot(q2w_image *img, const q2w_snapshot *sn,
                             uint64_t off, uint64_t len, q2w_extent *out);
 Q2WDEF int q2w_resume(q2w_image *img, int io_rc);
 Q2WDEF const q2w_op *q2w_batch(const q2w_image *img, size_t *n);
+
+/* Commit and rebase: jobs over two files, the overlay (TOP) and OTHER -
+ * the backing file a commit writes into, the new backing file a rebase
+ * compares with. Each batch is one file's: q2w_job_batch says which. A
+ * TOP batch's BACKING_READ ops read the overlay's backing file as always
+ * (for a rebase: the old one); an OTHER batch of a qcow2 file may read
+ * its backing file the same way. A raw OTHER file gets READ, WRITE and
+ * FLUSH ops of its own. */
+enum q2w_job_file { Q2W_JOB_TOP = 0, Q2W_JOB_OTHER = 1 };
+/* What OTHER is. */
+enum q2w_backing_kind {
+    Q2W_BACKING_NONE = 0,   /* rebase onto nothing: flatten */
+    Q2W_BACKING_RAW = 1,    /* a raw file, served by OTHER ops */
+    Q2W_BACKING_QCOW2 = 2   /* a qcow2 image open as its own q2w_image */
+};
+#define Q2W_COMMIT_KEEP 1u  /* commit -d: the overlay is left as it is */
+
+typedef struct q2w_job {  /* do not rely on its contents */
+    int kind, phase, file, other_kind, waiting, other_written;
+    unsigned flags;
+    q2w_image *top, *other;
+    unsigned char *buf;
+    size_t chunk;
+    uint64_t size, other_size, pos, n, sub;
+    q2w_extent ext;
+    q2w_op ops[1];
+    size_t n_ops;
+    const char *name, *fmt;
+    q2w_error_info err;
+} q2w_job;
+
+Q2WDEF int q2w_commit(q2w_job *job, q2w_image *top, int base_kind,
+                      q2w_image *base, uint64_t raw_base_size, unsigned flags,
+                      void *buf, size_t buf_len);
+Q2WDEF int q2w_rebase(q2w_job *job, q2w_image *top, int new_kind,
+                      q2w_image *new_backing, uint64_t raw_size, const char *name,
+                      const char *fmt, void *buf, size_t buf_len);
+Q2WDEF const q2w_op *q2w_job_batch(const q2w_job *job, size_t *n, int *file);
+Q2WDEF int q2w_job_resume(q2w_job *job, int io_rc);
+Q2WDEF void q2w_job_progress(const q2w_job *job, uint64_t *done, uint64_t *total);
+Q2WDEF const q2w_error_info *q2w_job_error(const q2w_job *job);
 Q2WDEF void q2w_info_get(const q2w_image *img, q2w_info *info);
 Q2WDEF const q2w_error_info *q2w_error(const q2w_image *img);
 Q2WDEF const char *q2w_strerror(int code);
@@ -746,6 +791,14 @@ Q2WDEF int q2w_posix_run(q2w_image *img, int fd,
 Q2WDEF int q2w_posix_run_flags(q2w_image *img, int fd,
                                const q2w_backing_reader *backing,
                                unsigned flags, int rc);
+/* A commit or rebase job to its end: TOP batches on top_fd (its backing
+ * reads through top_backing), OTHER batches on other_fd (other_backing).
+ * progress, when not NULL, is called after each batch. */
+Q2WDEF int q2w_posix_job_run(q2w_job *job, int top_fd,
+                             const q2w_backing_reader *top_backing, int other_fd,
+                             const q2w_backing_reader *other_backing,
+                             void (*progress)(void *user, uint64_t done, uint64_t total),
+                             void *user, int rc);
 /* pread / pwrite of the whole range, retrying short transfers and EINTR;
  * reads past the end of the file give zeros, src == NULL writes zeros.
  * 0 or -errno. */
@@ -807,7 +860,8 @@ enum {
     Q2W__OP_NONE = 0, Q2W__OP_OPEN, Q2W__OP_READ, Q2W__OP_WRITE,
     Q2W__OP_ZEROES, Q2W__OP_DISCARD, Q2W__OP_FLUSH, Q2W__OP_RESIZE,
     Q2W__OP_CLOSE, Q2W__OP_SNAP_GET, Q2W__OP_SNAP_CREATE, Q2W__OP_SNAP_DELETE,
-    Q2W__OP_SNAP_READ, Q2W__OP_MAP, Q2W__OP_SNAP_MAP
+    Q2W__OP_SNAP_READ, Q2W__OP_MAP, Q2W__OP_SNAP_MAP, Q2W__OP_EMPTY,
+    Q2W__OP_SET_BACKING
 };
 enum { Q2W__SUB_NONE = 0, Q2W__SUB_GROW_RT };
 /* Internal step results besides Q2W_OK / Q2W_PENDING / errors. */
@@ -3808,6 +3862,95 @@ static int q2w__step_open(q2w_image *img)
     }
 }
 
+/* ---- the backing file named in the header (q2w_set_backing) -------------- */
+/* img->phase in order: everything before made durable, cluster 0 read,
+ * rewritten in one write and flushed. */
+enum {
+    Q2W__SB_CHECKPOINT,
+    Q2W__SB_READ,
+    Q2W__SB_WRITE,
+    Q2W__SB_WRITTEN
+};
+
+/* Cluster 0 in scratch with the backing format extension and the name
+ * replaced (the other extensions kept, in order): the bytes to write, or
+ * 0 with the error set when the new name does not fit. */
+static size_t q2w__sb_compose(q2w_image *img)
+{
+    unsigned char *p = img->scratch;
+    size_t cs = (size_t)img->cluster_size, pos = img->header_length;
+    size_t end = img->backing_offset ? (size_t)img->backing_offset : cs;
+    size_t old_end = img->backing_offset ? end + img->backing_len : end;
+    size_t nl = img->sb_name ? strlen(img->sb_name) : 0;
+    size_t fl = img->sb_fmt ? strlen(img->sb_fmt) : 0, need;
+    /* the extensions as open parsed them: walk to the end marker, taking
+     * the backing format extension out */
+    while (pos + 8 <= end) {
+        uint32_t type = q2w__be32(p + pos);
+        size_t ext = 8 + (((size_t)q2w__be32(p + pos + 4) + 7u) & ~(size_t)7u);
+        if (type == 0) break;
+        if (type == Q2W__EXT_BACKING_FMT) {
+            memmove(p + pos, p + pos + ext, end - pos - ext);
+            end -= ext;
+            continue;
+        }
+        pos += ext;
+    }
+    need = pos + (fl ? 8 + ((fl + 7u) & ~(size_t)7u) : 0) + 8 + nl;
+    if (need > cs) {
+        q2w__fail(img, Q2W_ERR_LIMIT, "backing name does not fit in cluster 0", 0,
+                  need);
+        return 0;
+    }
+    memset(p + pos, 0, cs - pos);
+    if (fl) {
+        q2w__put32(p + pos, Q2W__EXT_BACKING_FMT);
+        q2w__put32(p + pos + 4, (uint32_t)fl);
+        memcpy(p + pos + 8, img->sb_fmt, fl);
+        pos += 8 + ((fl + 7u) & ~(size_t)7u);
+    }
+    pos += 8; /* the end marker: type 0, length 0 */
+    memcpy(p + pos, img->sb_name ? img->sb_name : "", nl);
+    q2w__put64(p + 8, nl ? pos : 0);
+    q2w__put32(p + 16, (uint32_t)nl);
+    /* the header as the image has it now (a resize or snapshot since
+     * open switched fields that scratch was read after: it is current) */
+    img->backing_offset = nl ? pos : 0;
+    img->backing_len = (uint32_t)nl;
+    img->has_backing_name = nl != 0;
+    memcpy(img->backing_name, img->sb_name ? img->sb_name : "", nl + 1);
+    memcpy(img->backing_fmt, img->sb_fmt ? img->sb_fmt : "", fl + 1);
+    return pos + nl > old_end ? pos + nl : old_end;
+}
+
+static int q2w__step_set_backing(q2w_image *img)
+{
+    size_t n;
+    int rc;
+    switch (img->phase) {
+    case Q2W__SB_CHECKPOINT:
+        img->phase = Q2W__SB_READ;
+        return q2w__checkpoint_start(img);
+    case Q2W__SB_READ:
+        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+        q2w__emit(img, Q2W_OP_READ, 0, (size_t)img->cluster_size, img->scratch, NULL);
+        img->phase = Q2W__SB_WRITE;
+        return Q2W_PENDING;
+    case Q2W__SB_WRITE:
+        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
+        if (!(n = q2w__sb_compose(img))) return img->err.code;
+        if (img->writes_since_flush) q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        q2w__emit(img, Q2W_OP_WRITE, 0, n, NULL, img->scratch);
+        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        img->phase = Q2W__SB_WRITTEN;
+        return Q2W_PENDING;
+    default: /* Q2W__SB_WRITTEN */
+        img->has_backing = img->has_backing_name;
+        img->backing_size = img->has_backing ? img->op_arg : 0;
+        return Q2W__DONE;
+    }
+}
+
 /* ---- the driver ------------------------------------------------------------- */
 /* Flush and close, img->phase. */
 enum { Q2W__FLUSH_CHECKPOINT, Q2W__FLUSH_DONE };
@@ -3887,6 +4030,13 @@ static int q2w__op_step(q2w_image *img)
     case Q2W__OP_SNAP_MAP:
         if (img->op_pos >= img->op_len) return Q2W__DONE;
         return q2w__step_map(img);
+    case Q2W__OP_EMPTY:
+        /* every active path dropped: the clusters read from the backing
+         * file again (zeros without one), as qemu's make_empty */
+        if (img->op_pos >= img->op_len) return Q2W__DONE;
+        return q2w__step_unmap(img, 0);
+    case Q2W__OP_SET_BACKING:
+        return q2w__step_set_backing(img);
     default:
         return Q2W__DONE;
     }
@@ -3896,7 +4046,8 @@ static int q2w__is_change(int op)
 {
     return op == Q2W__OP_WRITE || op == Q2W__OP_ZEROES ||
            op == Q2W__OP_DISCARD || op == Q2W__OP_RESIZE ||
-           op == Q2W__OP_SNAP_CREATE || op == Q2W__OP_SNAP_DELETE;
+           op == Q2W__OP_SNAP_CREATE || op == Q2W__OP_SNAP_DELETE ||
+           op == Q2W__OP_EMPTY || op == Q2W__OP_SET_BACKING;
 }
 
 static int q2w__finish(q2w_image *img, int rc)
@@ -4069,6 +4220,33 @@ Q2WDEF int q2w_close(q2w_image *img)
     return rc != Q2W_OK ? rc : q2w__drive(img);
 }
 
+Q2WDEF int q2w_make_empty(q2w_image *img)
+{
+    int rc = q2w__begin(img, Q2W__OP_EMPTY, 0, 0);
+    if (rc != Q2W_OK) return rc;
+    img->op_len = img->size;
+    return q2w__drive(img);
+}
+
+Q2WDEF int q2w_set_backing(q2w_image *img, const char *name, const char *fmt,
+                           uint64_t backing_size)
+{
+    size_t nl = name ? strlen(name) : 0, fl = fmt ? strlen(fmt) : 0;
+    int rc = q2w__begin(img, Q2W__OP_SET_BACKING, 0, 0);
+    if (rc != Q2W_OK) return rc;
+    if ((name && (nl == 0 || nl > Q2W_MAX_BACKING_NAME)) ||
+        (fmt && (fl == 0 || fl > Q2W_MAX_BACKING_FMT || !name))) {
+        img->op = Q2W__OP_NONE;
+        return q2w__fail(img, Q2W_ERR_ARG, name && (nl == 0 || nl > Q2W_MAX_BACKING_NAME)
+                                               ? "backing" : "backing_fmt",
+                         0, name && (nl == 0 || nl > Q2W_MAX_BACKING_NAME) ? nl : fl);
+    }
+    img->sb_name = name;
+    img->sb_fmt = fmt;
+    img->op_arg = backing_size;
+    return q2w__drive(img);
+}
+
 Q2WDEF int q2w_resize(q2w_image *img, uint64_t new_size)
 {
     int rc = q2w__begin(img, Q2W__OP_RESIZE, 0, 0);
@@ -4201,6 +4379,382 @@ Q2WDEF int q2w_map_snapshot(q2w_image *img, const q2w_snapshot *sn,
     if (!sn) { img->op = Q2W__OP_NONE; return Q2W_ERR_ARG; }
     if ((rc = q2w__snap_view(img, sn, off, len)) != Q2W_OK) return rc;
     return q2w__map_begin(img, off, out);
+}
+
+/* ---- commit and rebase ------------------------------------------------------ */
+enum { Q2W__JOB_COMMIT = 1, Q2W__JOB_REBASE };
+/* job->phase: each starts one operation on a file (or none) and goes on
+ * from what it found when that operation ends (q2w__job_next). */
+enum {
+    Q2W__J_GROW,        /* commit: the base grown to the overlay's size */
+    Q2W__J_MAP,         /* the overlay's next extent from pos */
+    Q2W__J_READ,        /* commit: n data bytes of the overlay */
+    Q2W__J_WRITE,       /* commit: ... into the base */
+    Q2W__J_ZERO,        /* commit: zeros into the base */
+    Q2W__J_FLUSH_OTHER, /* commit: the base durable ... */
+    Q2W__J_EMPTY,       /* ... before the overlay is emptied */
+    Q2W__J_READ_NEW,    /* rebase: n bytes of the new backing's view */
+    Q2W__J_READ_OLD,    /* rebase: ... and of the overlay's */
+    Q2W__J_COMPARE,     /* rebase: clusters that differ copied in */
+    Q2W__J_FLUSH_TOP,
+    Q2W__J_SET_BACKING, /* rebase: the header names the new backing file */
+    Q2W__J_END
+};
+
+static int q2w__job_fail(q2w_job *j, const q2w_image *img, int rc)
+{
+    if (img) j->err = img->err;
+    else {
+        memset(&j->err, 0, sizeof j->err);
+        j->err.what = "executor";
+    }
+    j->err.code = rc;
+    j->phase = Q2W__J_END;
+    return rc;
+}
+
+/* A raw OTHER op (the job's own batch of one). */
+static int q2w__job_raw(q2w_job *j, int kind, uint64_t off, size_t len,
+                        unsigned char *dst, const unsigned char *src)
+{
+    j->ops[0].kind = kind;
+    j->ops[0].off = off;
+    j->ops[0].len = len;
+    j->ops[0].dst = dst;
+    j->ops[0].src = src;
+    j->n_ops = 1;
+    if (kind == Q2W_OP_WRITE) j->other_written = 1;
+    j->file = Q2W_JOB_OTHER;
+    return Q2W_PENDING;
+}
+
+/* The first and last virtual byte of the differing run of clusters at
+ * or after sub in the chunk (old view in buf, new view after it):
+ * 1 with [*a, *b) relative to pos, or 0 when the rest is equal. */
+static int q2w__job_diff(const q2w_job *j, uint64_t *a, uint64_t *b)
+{
+    uint64_t cs = j->top->cluster_size, x = j->sub, start = 0;
+    int in = 0;
+    while (x < j->n) {
+        uint64_t e = ((j->pos + x) | (cs - 1)) + 1 - j->pos;
+        if (e > j->n) e = j->n;
+        if (memcmp(j->buf + x, j->buf + j->chunk + x, (size_t)(e - x)) != 0) {
+            if (!in) start = x;
+            in = 1;
+        } else if (in) {
+            break;
+        }
+        x = e;
+    }
+    *a = start;
+    *b = x;
+    return in;
+}
+
+static int q2w__all_zero(const unsigned char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (p[i]) return 0;
+    return 1;
+}
+
+/* Starts the operation of j->phase on its file: Q2W_OK when it ended at
+ * once, Q2W_PENDING, an error, or Q2W__AGAIN when the phase changed
+ * without one. */
+static int q2w__job_start(q2w_job *j)
+{
+    int raw = j->other_kind == Q2W_BACKING_RAW;
+    unsigned char *old_view = j->buf, *new_view = j->buf + j->chunk;
+    j->file = Q2W_JOB_TOP;
+    switch (j->phase) {
+    case Q2W__J_GROW:
+        if (j->other_size >= j->size) return Q2W_OK;
+        j->file = Q2W_JOB_OTHER;
+        if (raw) return q2w__job_raw(j, Q2W_OP_WRITE, j->size - 1, 1, NULL, NULL);
+        return q2w_resize(j->other, j->size);
+    case Q2W__J_MAP:
+        if (j->pos >= j->size) {
+            j->phase = j->kind == Q2W__JOB_COMMIT ? Q2W__J_FLUSH_OTHER : Q2W__J_FLUSH_TOP;
+            return Q2W__AGAIN;
+        }
+        return q2w_map(j->top, j->pos, j->size - j->pos, &j->ext);
+    case Q2W__J_READ:
+        return q2w_read(j->top, j->pos, old_view, (size_t)j->n);
+    case Q2W__J_WRITE:
+        j->file = Q2W_JOB_OTHER;
+        if (raw) return q2w__job_raw(j, Q2W_OP_WRITE, j->pos, (size_t)j->n, NULL, old_view);
+        return q2w_write(j->other, j->pos, old_view, (size_t)j->n);
+    case Q2W__J_ZERO:
+        j->file = Q2W_JOB_OTHER;
+        if (raw) return q2w__job_raw(j, Q2W_OP_WRITE, j->pos, (size_t)j->n, NULL, NULL);
+        return q2w_write_zeroes(j->other, j->pos, j->n);
+    case Q2W__J_FLUSH_OTHER:
+        j->file = Q2W_JOB_OTHER;
+        if (raw) /* (nothing written: no fdatasync to pay) */
+            return j->other_written ? q2w__job_raw(j, Q2W_OP_FLUSH, 0, 0, NULL, NULL)
+                                    : Q2W_OK;
+        return q2w_flush(j->other);
+    case Q2W__J_EMPTY:
+        return q2w_make_empty(j->top);
+    case Q2W__J_READ_NEW: {
+        uint64_t m = j->pos < j->other_size ? j->other_size - j->pos : 0;
+        if (m > j->n) m = j->n;
+        memset(new_view, 0, (size_t)j->n);   /* past its end: zeros */
+        if (!m) return Q2W_OK;
+        j->file = Q2W_JOB_OTHER;
+        if (raw) return q2w__job_raw(j, Q2W_OP_READ, j->pos, (size_t)m, new_view, NULL);
+        return q2w_read(j->other, j->pos, new_view, (size_t)m);
+    }
+    case Q2W__J_READ_OLD:
+        if (j->ext.kind == Q2W_EXTENT_ZERO) {
+            memset(old_view, 0, (size_t)j->n);
+            return Q2W_OK;
+        }
+        return q2w_read(j->top, j->pos, old_view, (size_t)j->n);
+    case Q2W__J_COMPARE: {
+        uint64_t a, b;
+        if (!q2w__job_diff(j, &a, &b)) {
+            j->pos += j->n;
+            j->phase = Q2W__J_MAP;
+            return Q2W__AGAIN;
+        }
+        j->sub = b;
+        if (q2w__all_zero(old_view + a, (size_t)(b - a)))
+            return q2w_write_zeroes(j->top, j->pos + a, b - a);
+        return q2w_write(j->top, j->pos + a, old_view + a, (size_t)(b - a));
+    }
+    case Q2W__J_FLUSH_TOP:
+        return q2w_flush(j->top);
+    case Q2W__J_SET_BACKING:
+        return q2w_set_backing(j->top, j->name, j->fmt, j->other_size);
+    default:
+        return Q2W__DONE;
+    }
+}
+
+/* The operation of j->phase ended: the next phase. */
+static void q2w__job_next(q2w_job *j)
+{
+    switch (j->phase) {
+    case Q2W__J_GROW:
+        /* the overlay's reads now see the base's new length */
+        if (j->top->has_backing && j->top->backing_size < j->size)
+            j->top->backing_size = j->size;
+        j->phase = Q2W__J_MAP;
+        break;
+    case Q2W__J_MAP: {
+        int data = j->ext.kind == Q2W_EXTENT_DATA || j->ext.kind == Q2W_EXTENT_COMPRESSED;
+        j->n = j->ext.len < j->chunk ? j->ext.len : j->chunk;
+        if (j->kind == Q2W__JOB_COMMIT) {
+            if (data) {
+                j->phase = Q2W__J_READ;
+            } else if (j->ext.kind == Q2W_EXTENT_ZERO && j->pos < j->other_size) {
+                /* (past the base's old end it reads as zeros already) */
+                j->n = j->ext.len < j->other_size - j->pos ? j->ext.len
+                                                           : j->other_size - j->pos;
+                j->phase = Q2W__J_ZERO;
+            } else {
+                j->pos += j->ext.len;
+            }
+        } else if (data) {
+            j->pos += j->ext.len;   /* the overlay's own: unchanged */
+        } else {
+            j->phase = Q2W__J_READ_NEW;
+        }
+        break;
+    }
+    case Q2W__J_READ:
+        j->phase = Q2W__J_WRITE;
+        break;
+    case Q2W__J_WRITE:
+    case Q2W__J_ZERO:
+        j->pos += j->n;
+        j->phase = Q2W__J_MAP;
+        break;
+    case Q2W__J_FLUSH_OTHER:
+        j->phase = (j->flags & Q2W_COMMIT_KEEP) ? Q2W__J_END : Q2W__J_EMPTY;
+        break;
+    case Q2W__J_EMPTY:
+        j->phase = Q2W__J_FLUSH_TOP;
+        break;
+    case Q2W__J_READ_NEW:
+        j->phase = Q2W__J_READ_OLD;
+        break;
+    case Q2W__J_READ_OLD:
+        j->sub = 0;
+        j->phase = Q2W__J_COMPARE;
+        break;
+    case Q2W__J_COMPARE:
+        break;   /* the next differing run, from sub */
+    case Q2W__J_FLUSH_TOP:
+        j->phase = j->kind == Q2W__JOB_COMMIT ? Q2W__J_END : Q2W__J_SET_BACKING;
+        break;
+    default:
+        j->phase = Q2W__J_END;
+        break;
+    }
+}
+
+static q2w_image *q2w__job_img(const q2w_job *j)
+{
+    return j->file == Q2W_JOB_TOP ? j->top : j->other;
+}
+
+static int q2w__job_run(q2w_job *j)
+{
+    for (;;) {
+        int rc = q2w__job_start(j);
+        if (rc == Q2W__DONE) return Q2W_OK;
+        if (rc == Q2W__AGAIN) continue;
+        if (rc == Q2W_PENDING) {
+            j->waiting = 1;
+            return rc;
+        }
+        if (rc < 0)
+            return q2w__job_fail(j, j->file == Q2W_JOB_OTHER &&
+                                            j->other_kind == Q2W_BACKING_RAW
+                                        ? NULL : q2w__job_img(j), rc);
+        q2w__job_next(j);
+    }
+}
+
+static int q2w__job_begin(q2w_job *j, int kind, q2w_image *top, int other_kind,
+                          q2w_image *other, uint64_t raw_size, void *buf,
+                          size_t buf_len)
+{
+    size_t chunk;
+    memset(j, 0, sizeof *j);
+    j->phase = Q2W__J_END;
+    j->err.what = "job";
+    if (!top || !buf || (other_kind == Q2W_BACKING_QCOW2) != (other != NULL) ||
+        other_kind < Q2W_BACKING_NONE || other_kind > Q2W_BACKING_QCOW2 || other == top)
+        return j->err.code = Q2W_ERR_ARG;
+    if (!top->opened || top->failed || (other && (!other->opened || other->failed))) {
+        j->err.what = "image not open";
+        return j->err.code = Q2W_ERR_ARG;
+    }
+    chunk = (buf_len / 2) & ~(size_t)(top->cluster_size - 1);
+    if (chunk < top->cluster_size) {
+        j->err.what = "job buffer: two clusters of the overlay";
+        j->err.needed = 2 * top->cluster_size;
+        return j->err.code = Q2W_ERR_NOMEM;
+    }
+    j->kind = kind;
+    j->top = top;
+    j->other = other;
+    j->other_kind = other_kind;
+    j->other_size = other ? other->size : raw_size;
+    j->size = top->size;
+    j->buf = (unsigned char *)buf;
+    j->chunk = chunk;
+    j->err.what = NULL;
+    return Q2W_OK;
+}
+
+Q2WDEF int q2w_commit(q2w_job *job, q2w_image *top, int base_kind,
+                      q2w_image *base, uint64_t raw_base_size, unsigned flags,
+                      void *buf, size_t buf_len)
+{
+    int rc;
+    if (!job) return Q2W_ERR_ARG;
+    rc = q2w__job_begin(job, Q2W__JOB_COMMIT, top, base_kind, base, raw_base_size,
+                        buf, buf_len);
+    if (rc != Q2W_OK) return rc;
+    if (base_kind == Q2W_BACKING_NONE || !top->has_backing_name) {
+        job->err.what = !top->has_backing_name ? "the overlay has no backing file"
+                                               : "base";
+        return job->err.code = Q2W_ERR_ARG;
+    }
+    if (!top->writable || (base && !base->writable)) {
+        job->err.what = !top->writable ? "overlay" : "base";
+        return job->err.code = Q2W_ERR_READONLY;
+    }
+    job->flags = flags;
+    job->phase = Q2W__J_GROW;
+    return q2w__job_run(job);
+}
+
+Q2WDEF int q2w_rebase(q2w_job *job, q2w_image *top, int new_kind,
+                      q2w_image *new_backing, uint64_t raw_size, const char *name,
+                      const char *fmt, void *buf, size_t buf_len)
+{
+    size_t nl = name ? strlen(name) : 0, fl = fmt ? strlen(fmt) : 0;
+    int rc;
+    if (!job) return Q2W_ERR_ARG;
+    rc = q2w__job_begin(job, Q2W__JOB_REBASE, top, new_kind, new_backing, raw_size,
+                        buf, buf_len);
+    if (rc != Q2W_OK) return rc;
+    if ((new_kind == Q2W_BACKING_NONE) != (name == NULL) ||
+        (name && (nl == 0 || nl > Q2W_MAX_BACKING_NAME)) ||
+        (fmt && (fl == 0 || fl > Q2W_MAX_BACKING_FMT || !name))) {
+        job->err.what = fmt && name && nl && nl <= Q2W_MAX_BACKING_NAME ? "backing_fmt"
+                                                                        : "backing";
+        return job->err.code = Q2W_ERR_ARG;
+    }
+    if (!top->writable) {
+        job->err.what = "overlay";
+        return job->err.code = Q2W_ERR_READONLY;
+    }
+    job->name = name;
+    job->fmt = fmt;
+    /* Where the new backing file is longer than the old one (or the
+     * overlay had none), unallocated clusters will show its bytes: zeros
+     * written there must not be skipped as already reading zeros. The old
+     * file's reads past its end give zeros (the op contract). */
+    if (!top->has_backing || top->backing_size < job->other_size) {
+        top->has_backing = 1;
+        if (top->backing_size < job->other_size) top->backing_size = job->other_size;
+    }
+    job->phase = Q2W__J_MAP;
+    return q2w__job_run(job);
+}
+
+Q2WDEF const q2w_op *q2w_job_batch(const q2w_job *job, size_t *n, int *file)
+{
+    if (!job || !job->waiting) {
+        if (n) *n = 0;
+        return NULL;
+    }
+    if (file) *file = job->file;
+    if (job->file == Q2W_JOB_OTHER && job->other_kind == Q2W_BACKING_RAW) {
+        if (n) *n = job->n_ops;
+        return job->ops;
+    }
+    return q2w_batch(q2w__job_img(job), n);
+}
+
+Q2WDEF int q2w_job_resume(q2w_job *job, int io_rc)
+{
+    int rc;
+    if (!job) return Q2W_ERR_ARG;
+    if (!job->waiting) return job->phase == Q2W__J_END && job->err.code ? job->err.code
+                                                                      : Q2W_ERR_ARG;
+    job->waiting = 0;
+    if (job->file == Q2W_JOB_OTHER && job->other_kind == Q2W_BACKING_RAW) {
+        job->n_ops = 0;
+        if (io_rc < 0) return q2w__job_fail(job, NULL, Q2W_ERR_IO);
+    } else {
+        rc = q2w_resume(q2w__job_img(job), io_rc);
+        if (rc == Q2W_PENDING) {
+            job->waiting = 1;
+            return rc;
+        }
+        if (rc < 0) return q2w__job_fail(job, q2w__job_img(job), rc);
+    }
+    q2w__job_next(job);
+    return q2w__job_run(job);
+}
+
+Q2WDEF void q2w_job_progress(const q2w_job *job, uint64_t *done, uint64_t *total)
+{
+    if (done) *done = job ? (job->phase == Q2W__J_END ? job->size : job->pos) : 0;
+    if (total) *total = job ? job->size : 0;
+}
+
+Q2WDEF const q2w_error_info *q2w_job_error(const q2w_job *job)
+{
+    return &job->err;
 }
 
 Q2WDEF const q2w_op *q2w_batch(const q2w_image *img, size_t *n)
@@ -5049,11 +5603,10 @@ Q2WDEF int q2w_pwrite_full(int fd, uint64_t off, const void *src, size_t len)
     return q2w__pwrite_all(fd, off, (const unsigned char *)src, len);
 }
 
-Q2WDEF int q2w_posix_exec(q2w_image *img, int fd,
+static int q2w__posix_ops(const q2w_op *op, size_t n, int fd,
                           const q2w_backing_reader *backing, unsigned flags)
 {
-    size_t i, j, n, len;
-    const q2w_op *op = q2w_batch(img, &n);
+    size_t i, j, len;
     for (i = 0; i < n; i = j) {
         int rc = 0;
         /* Neighbouring reads or writes that continue each other both in
@@ -5093,6 +5646,36 @@ Q2WDEF int q2w_posix_exec(q2w_image *img, int fd,
         if (rc < 0) return rc;
     }
     return 0;
+}
+
+Q2WDEF int q2w_posix_exec(q2w_image *img, int fd,
+                          const q2w_backing_reader *backing, unsigned flags)
+{
+    size_t n;
+    const q2w_op *op = q2w_batch(img, &n);
+    return q2w__posix_ops(op, n, fd, backing, flags);
+}
+
+Q2WDEF int q2w_posix_job_run(q2w_job *job, int top_fd,
+                             const q2w_backing_reader *top_backing, int other_fd,
+                             const q2w_backing_reader *other_backing,
+                             void (*progress)(void *user, uint64_t done, uint64_t total),
+                             void *user, int rc)
+{
+    while (rc == Q2W_PENDING) {
+        size_t n;
+        int file = Q2W_JOB_TOP;
+        const q2w_op *op = q2w_job_batch(job, &n, &file);
+        rc = q2w_job_resume(job, file == Q2W_JOB_TOP
+                                     ? q2w__posix_ops(op, n, top_fd, top_backing, 0)
+                                     : q2w__posix_ops(op, n, other_fd, other_backing, 0));
+        if (progress) {
+            uint64_t done, total;
+            q2w_job_progress(job, &done, &total);
+            progress(user, done, total);
+        }
+    }
+    return rc;
 }
 
 Q2WDEF int q2w_posix_run_flags(q2w_image *img, int fd,

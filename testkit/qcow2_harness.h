@@ -876,6 +876,35 @@ static ALK_UNUSED int qh_make(qh_disk *d, size_t cap, int version, uint32_t cs,
     return qh_create(d, &o);
 }
 
+/* A commit or rebase job to its end: TOP batches on top, OTHER batches on
+ * other (a raw file, or a qcow2 image with its own backing bytes). With
+ * top_reads_other the overlay's backing reads see other's bytes as they
+ * are at that moment (a raw base under the overlay). */
+static ALK_UNUSED int qh_job_run(q2w_job *j, qh_disk *top, qh_disk *other,
+                                 int top_reads_other, int rc)
+{
+    unsigned long rounds = 0;
+    size_t n = 0;
+    while (rc == Q2W_PENDING) {
+        int file = -1;
+        const q2w_op *op = q2w_job_batch(j, &n, &file);
+        ALK_CHECK(++rounds < QH_RESUME_CAP, "job: resume loop did not end");
+        ALK_CHECK(op && n >= 1 && (file == Q2W_JOB_TOP || file == Q2W_JOB_OTHER),
+                  "job: a pending batch of %zu ops for file %d", n, file);
+        if (file == Q2W_JOB_TOP && top_reads_other) {
+            top->backing = other->buf;
+            top->backing_len = other->len;
+        }
+        rc = q2w_job_resume(j, qh_exec(file == Q2W_JOB_TOP ? top : other, op, n));
+    }
+    ALK_CHECK(q2w_job_batch(j, &n, NULL) == NULL && n == 0,
+              "job: a batch left after it ended (%d)", rc);
+    if (rc != Q2W_OK)
+        ALK_CHECK(q2w_job_error(j)->code == rc, "job: error %d, its context says %d", rc,
+                  q2w_job_error(j)->code);
+    return rc;
+}
+
 /* q2w_map (sn NULL) or q2w_map_snapshot over [off, off+len) of the image
  * open as h against model (the view's bytes from off): the extents tile
  * the range in order; each is maximal (the next one differs in kind, or

@@ -4136,6 +4136,8 @@ SUITE(qemu_images)
     RUN_TEST(resize_verifies_before_switching);
 }
 
+#include "test_qcow2w_jobs.h"
+
 GREATEST_MAIN_DEFS();
 
 int main(int argc, char **argv)
@@ -4146,5 +4148,6 @@ int main(int argc, char **argv)
     RUN_SUITE(snapshots);
     RUN_SUITE(checker);
     RUN_SUITE(qemu_images);
+    RUN_SUITE(commit_and_rebase);
     GREATEST_MAIN_END();
 }
