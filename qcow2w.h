@@ -730,8 +730,10 @@ enum q2w_backing_kind {
 };
 #define Q2W_COMMIT_KEEP 1u  /* commit -d: the overlay is left as it is */
 
-typedef struct q2w_job {  /* do not rely on its contents */
-    int kind, phase, file, other_kind, waiting, other_written;
+typedef struct q2w_job {  /* do not rely on its contents but `file` */
+    int file;  /* the file of the pending batch, or of the operation that
+                  failed (enum q2w_job_file) */
+    int kind, phase, other_kind, waiting, other_written;
     unsigned flags;
     q2w_image *top, *other;
     unsigned char *buf;

@@ -11,6 +11,8 @@
  *   qcow2w snapshot delete IMG NAME
  *   qcow2w snapshot list   IMG
  *   qcow2w io     IMG [-n] [-q] [-c CMD]...
+ *   qcow2w commit [-d] [-p|-q] IMG
+ *   qcow2w rebase [-u] [-p|-q] -b BACKING [-F FMT] IMG
  *
  * OPTS is a comma list of cluster_size=N, refcount_bits=N,
  * compat=0.10|1.1|v2|v3, backing=FILE, backing_fmt=qcow2|raw. SIZE, OFFSET
@@ -40,6 +42,26 @@
  * does. export -s NAME writes that snapshot's view (its recorded disk
  * size, or the current virtual size when none was recorded; unallocated
  * clusters read from the backing chain) instead of the active one.
+ *
+ * commit writes what IMG holds (its data, and its zeroed clusters) into
+ * its backing file, grown first when it is shorter, makes the backing
+ * file durable, then empties IMG (every cluster reads through to the
+ * backing file again) as qemu-img commit does; -d keeps IMG as it is.
+ * IMG's internal snapshots keep their clusters; the backing file's own
+ * snapshots are kept by copy-on-write. A crash before the backing file is
+ * durable leaves IMG whole (commit again); one while IMG is emptied
+ * leaves clusters that read the same either way, and leaks at most.
+ *
+ * rebase -b BACKING makes IMG name BACKING (relative to IMG's directory;
+ * -F its format, else probed) without changing what IMG reads: every
+ * cluster IMG does not hold whose old and new backing bytes differ is
+ * copied into IMG first, then the header is switched in one write. -b ""
+ * flattens: IMG gets every byte it read from its backing chain and names
+ * none. -u (unsafe) only rewrites the name and format, as qemu-img
+ * rebase -u. A crash before the switch leaves IMG naming the old file and
+ * reading as before (copies made so far read the same): rebase again.
+ * Snapshots in IMG read unallocated clusters from whatever IMG names, as
+ * in qemu.
  *
  * io runs many operations on one open image, as qemu-io does, so that
  * one command stream can drive both (a benchmark compares them). Without
@@ -505,7 +527,9 @@ enum {
     OPT_REPAIR = 16,  /* --repair, -r leaks */
     OPT_SNAPSHOT = 32, /* -s NAME, --snapshot NAME */
     OPT_COMMAND = 64,  /* -c CMD, repeatable (io) */
-    OPT_QUIET = 128    /* -q as "no summary" (io), not as OPT_PROGRESS */
+    OPT_QUIET = 128,   /* -q as "no summary" (io), not as OPT_PROGRESS */
+    OPT_KEEP = 256,    /* -d (commit) */
+    OPT_UNSAFE = 512   /* -u (rebase) */
 };
 
 typedef struct args {
@@ -517,6 +541,7 @@ typedef struct args {
     const char *snapshot; /* -s NAME */
     int n_commands;       /* -c CMD given this many times (io_next_c) */
     int quiet;            /* -q under OPT_QUIET */
+    int keep, unsafe;     /* -d, -u */
 } args;
 
 static void usage(FILE *f)
@@ -545,6 +570,13 @@ static void usage(FILE *f)
 "  snapshot delete IMG NAME\n"
 "                        drop the snapshot NAME (its clusters freed)\n"
 "  snapshot list IMG     ID, TAG, VM SIZE, DATE (UTC), VM CLOCK\n"
+"  commit [-d] [-p|-q] IMG\n"
+"                        IMG's data and zeroes into its backing file, then\n"
+"                        IMG emptied (-d: kept as it is)\n"
+"  rebase [-u] [-p|-q] -b BACKING [-F FMT] IMG\n"
+"                        IMG on BACKING with what it reads unchanged (its\n"
+"                        clusters that differ copied in first); -b \"\":\n"
+"                        flattened; -u: only the name and format written\n"
 "  io IMG [-n] [-q] [-c CMD]...\n"
 "                        qemu-io's way: commands from each -c in order, else\n"
 "                        from stdin, one a line (# comments); -q: no summary.\n"
@@ -647,6 +679,10 @@ static int parse_args(int argc, char **argv, unsigned allowed, int min_pos,
             need = OPT_SNAPSHOT;
         else if (!strcmp(s, "-c"))
             need = OPT_COMMAND;
+        else if (!strcmp(s, "-d"))
+            need = OPT_KEEP;
+        else if (!strcmp(s, "-u"))
+            need = OPT_UNSAFE;
         else
             return bad_usage("unknown option ", s);
         if (!(need & allowed))
@@ -666,6 +702,10 @@ static int parse_args(int argc, char **argv, unsigned allowed, int min_pos,
             a->c.backing_fmt = v;
         } else if (need == OPT_QUIET) {
             a->quiet = 1;
+        } else if (need == OPT_KEEP) {
+            a->keep = 1;
+        } else if (need == OPT_UNSAFE) {
+            a->unsafe = 1;
         } else if (need == OPT_COMMAND) {
             /* the value is taken again from argv by io_next_c */
             ++i;
@@ -1892,6 +1932,158 @@ static int cmd_io(int argc, char **argv)
     return rc == 0 ? 0 : 1;
 }
 
+/* ---- commit and rebase ---------------------------------------------------- */
+typedef struct job_ctx {
+    const args *a;
+    unsigned last;
+} job_ctx;
+
+static void job_progress(void *user, uint64_t done, uint64_t total)
+{
+    job_ctx *c = (job_ctx *)user;
+    progress(c->a, done, total, &c->last);
+}
+
+/* A job's error: the context it carries, named after the file it met
+ * (an i/o error was named by the executor already). */
+static void job_err(const q2w_job *j, int rc, const disk *top, const disk *other)
+{
+    if (rc == Q2W_ERR_IO) report_error(NULL, rc, q2w_job_error(j));
+    else report_error(j->file == Q2W_JOB_OTHER && other ? other->path : top->path, rc,
+                      q2w_job_error(j));
+}
+
+/* The overlay's backing file opened again for writing (the chain below it
+ * as before). */
+static int reopen_backing_writable(disk *d)
+{
+    q2w_info info;
+    int fmt;
+    char *bpath;
+    q2w_info_get(&d->img, &info);
+    fmt = d->backing->raw ? FMT_RAW : FMT_QCOW2;
+    bpath = relative_to(d->path, info.backing_name);
+    if (!bpath) {
+        disk_sys_fail(d->path, 0, ENOMEM);
+        return -1;
+    }
+    disk_free(d->backing);
+    d->backing = disk_open(bpath, fmt, 1, 1, 0);
+    free(bpath);
+    if (!d->backing) return -1;
+    d->reader.user = d->backing;
+    return 0;
+}
+
+static int cmd_commit(int argc, char **argv)
+{
+    args a;
+    disk *d;
+    q2w_job j;
+    job_ctx ctx;
+    unsigned char *buf;
+    size_t buf_len = 8u << 20;
+    int rc, ok;
+    if (parse_args(argc, argv, OPT_PROGRESS | OPT_KEEP, 1, 1, &a) < 0) return 1;
+    d = disk_open(a.pos[0], FMT_QCOW2, 1, 0, 0);
+    if (!d) return 1;
+    if (!d->backing) {
+        say("no backing file to commit into: ", a.pos[0]);
+        close_quietly(d);
+        disk_free(d);
+        return 1;
+    }
+    if (reopen_backing_writable(d) < 0 || !(buf = (unsigned char *)malloc(buf_len))) {
+        if (d->backing) sys_fail(a.pos[0], ENOMEM);
+        close_quietly(d);
+        disk_free(d);
+        return 1;
+    }
+    ctx.a = &a;
+    ctx.last = 101;
+    rc = q2w_commit(&j, &d->img, d->backing->raw ? Q2W_BACKING_RAW : Q2W_BACKING_QCOW2,
+                    d->backing->raw ? NULL : &d->backing->img, d->backing->size,
+                    a.keep ? Q2W_COMMIT_KEEP : 0, buf, buf_len);
+    rc = q2w_posix_job_run(&j, d->fd, &d->reader, d->backing->fd,
+                           d->backing->backing ? &d->backing->reader : NULL, job_progress,
+                           &ctx, rc);
+    ok = rc == Q2W_OK;
+    if (!ok) job_err(&j, rc, d, d->backing);
+    if (!d->backing->raw) {
+        rc = disk_run(d->backing, q2w_close(&d->backing->img));
+        if (rc != Q2W_OK && ok) { disk_err(d->backing, rc); ok = 0; }
+    }
+    rc = disk_run(d, q2w_close(&d->img));
+    if (rc != Q2W_OK && ok) { disk_err(d, rc); ok = 0; }
+    if (ok) printf("Image committed.\n");
+    free(buf);
+    disk_free(d);
+    return ok ? 0 : 1;
+}
+
+static int cmd_rebase(int argc, char **argv)
+{
+    args a;
+    disk *d, *nb = NULL;
+    q2w_job j;
+    job_ctx ctx;
+    unsigned char *buf = NULL;
+    size_t buf_len = 8u << 20;
+    const char *name, *fmt;
+    int rc, ok, kind = Q2W_BACKING_NONE;
+    if (parse_args(argc, argv, OPT_PROGRESS | OPT_O | OPT_UNSAFE, 1, 1, &a) < 0) return 1;
+    if (!a.c.backing) return bad_usage("rebase needs -b BACKING (-b \"\": none)", NULL), 1;
+    name = a.c.backing[0] ? a.c.backing : NULL;
+    fmt = name ? a.c.backing_fmt : NULL;
+    d = disk_open(a.pos[0], FMT_QCOW2, 1, 0, a.unsafe);
+    if (!d) return 1;
+    if (a.unsafe) {
+        rc = disk_run(d, q2w_set_backing(&d->img, name, fmt, 0));
+        ok = rc == Q2W_OK;
+        if (!ok) disk_err(d, rc);
+        rc = disk_run(d, q2w_close(&d->img));
+        if (rc != Q2W_OK && ok) { disk_err(d, rc); ok = 0; }
+        disk_free(d);
+        return ok ? 0 : 1;
+    }
+    if (name) {
+        char *path = relative_to(a.pos[0], name);
+        int f = !fmt ? FMT_PROBE : strcmp(fmt, "raw") == 0 ? FMT_RAW : FMT_QCOW2;
+        nb = path ? disk_open(path, f, 0, 1, 0) : NULL;
+        if (!path) sys_fail(a.pos[0], ENOMEM);
+        free(path);
+        if (!nb) {
+            close_quietly(d);
+            disk_free(d);
+            return 1;
+        }
+        kind = nb->raw ? Q2W_BACKING_RAW : Q2W_BACKING_QCOW2;
+        if (!fmt) fmt = nb->raw ? "raw" : "qcow2";
+    }
+    buf = (unsigned char *)malloc(buf_len);
+    if (!buf) {
+        sys_fail(a.pos[0], ENOMEM);
+        close_quietly(d);
+        disk_free(d);
+        disk_free(nb);
+        return 1;
+    }
+    ctx.a = &a;
+    ctx.last = 101;
+    rc = q2w_rebase(&j, &d->img, kind, nb && !nb->raw ? &nb->img : NULL, nb ? nb->size : 0,
+                    name, fmt, buf, buf_len);
+    rc = q2w_posix_job_run(&j, d->fd, d->backing ? &d->reader : NULL, nb ? nb->fd : -1,
+                           nb && nb->backing ? &nb->reader : NULL, job_progress, &ctx, rc);
+    ok = rc == Q2W_OK;
+    if (!ok) job_err(&j, rc, d, nb);
+    rc = disk_run(d, q2w_close(&d->img));
+    if (rc != Q2W_OK && ok) { disk_err(d, rc); ok = 0; }
+    free(buf);
+    disk_free(d);
+    disk_free(nb);
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -1900,7 +2092,8 @@ int main(int argc, char **argv)
     } cmds[] = {{"create", cmd_create}, {"info", cmd_info},
                 {"write", cmd_write},   {"import", cmd_import},
                 {"export", cmd_export}, {"check", cmd_check},
-                {"snapshot", cmd_snapshot}, {"io", cmd_io}};
+                {"snapshot", cmd_snapshot}, {"io", cmd_io},
+                {"commit", cmd_commit}, {"rebase", cmd_rebase}};
     size_t i;
     if (argc < 2) {
         usage(stderr);
