@@ -42,7 +42,7 @@ REPLAY_PORTABLE := $(if $(filter session,$(FUZZ_TARGETS)),session_portable) \
 # of 16 MiB so that exec/s stays high; the replay gate uses the full size.
 FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
 
-.PHONY: all demo test gate fast-gate unit replay replay-runs conformance compile-matrix seeds diff-qemu \
+.PHONY: all demo test gate fast-gate unit replay replay-runs conformance compile-matrix seeds diff-qemu diff-qemu-jobs \
         crash-qemu crash-soak soak \
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench bench-vs install install-check uninstall oss-fuzz-check \
@@ -63,6 +63,7 @@ help:
 	@echo "  make replay          every corpus/<target>/ file through its harness"
 	@echo "  make conformance     tests/json_conformance/ vs the reference and alktunnel.h"
 	@echo "  make diff-qemu [ITER=n] [SEED=s]   qcow2w.h against qemu-img / qemu-io"
+	@echo "  make diff-qemu-jobs [JOBS_ITER=n] [SEED=s]   commit / rebase against qemu-img"
 	@echo "  make crash-soak [RUNS=n] [SEED=s]  qcow2w.h power-loss scenarios, distinct points"
 	@echo "  make soak [TARGET=t] [SEED=s] [RUNS=n]  harnesses in seed mode on seeds no corpus came from"
 	@echo "  make crash-qemu [RUNS=n] [SEED=s]  crashed images judged by qemu-img check"
@@ -280,7 +281,7 @@ fast-gate: unit replay $(if $(filter alktunnel,$(UNIT_TESTS)),crypto-portable)
 # corpus/codec/ comes from a hand-written generator; the simulation and qcow2
 # targets' generated seeds are seed-mode inputs written by their replay
 # driver. Both are byte-stable: seeds-check regenerates them and compares.
-SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth qcow2_crash session pump roles \
+SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth qcow2_crash qcow2_jobs session pump roles \
                   tunnel_sim
 SEED_ARGS = --seed 1 --runs 32 --max-len 2048
 
@@ -426,6 +427,13 @@ $(B)/diff_qemu: $(B)/asan/diff_qemu.o $(B)/asan/libalk.a
 
 diff-qemu: $(B)/diff_qemu
 	./$(B)/diff_qemu --iter $(ITER) --seed $(SEED)
+
+# Commit, rebase (safe, unsafe, flatten) and a write burst over snapshot-
+# shared clusters: the qcow2w tool against qemu-img on snapshot-bearing
+# fixtures (tests/diff_qemu_jobs.h), JOBS_ITER seeded iterations.
+JOBS_ITER ?= 100
+diff-qemu-jobs: $(B)/diff_qemu $(B)/qcow2w
+	./$(B)/diff_qemu --jobs $(B)/qcow2w --iter $(JOBS_ITER) --seed $(SEED)
 
 # ---- soak ---------------------------------------------------------------------
 # Every harness (or TARGET=) in seed mode on seeds no corpus file came from

@@ -180,7 +180,7 @@ static int rng_chance(rng *r, unsigned pct)
 }
 
 /* ---- scenario ---------------------------------------------------------------- */
-enum { MODE_OURS = 0, MODE_QEMU = 1 };
+enum { MODE_OURS = 0, MODE_QEMU = 1, MODE_JOBS = 2 };
 enum { OP_WRITE, OP_ZERO, OP_DISCARD, OP_FLUSH, OP_GROW, OP_SNAP_CREATE,
        OP_SNAP_DELETE };
 enum { SN_NONE = 0, SN_LIVE, SN_REFUSED, SN_DELETED };
@@ -193,7 +193,7 @@ static const char *const op_names[] = {"write",           "write_zeroes",
                                        "snapshot delete"};
 static const char *const sn_state_names[] = {"never created", "live",
                                              "refused", "deleted"};
-static const char *const mode_names[] = {"ours", "qemu"};
+static const char *const mode_names[] = {"ours", "qemu", "jobs"};
 static const char *const prep_names[] = {"none", "compressed", "bitmaps",
                                          "dirty-lazy"};
 
@@ -2690,6 +2690,10 @@ static int run_qemu(it_t *it, const unsigned char *base)
 
 /* Runs one iteration in a child process, so that a crash or an assertion
  * in qcow2w.h fails this iteration only. Returns 1 when it failed. */
+#include "diff_qemu_jobs.h"
+
+static const char *jobs_tool; /* --jobs: the qcow2w tool, an absolute path */
+
 static int run_isolated(it_t *it)
 {
     pid_t pid;
@@ -2700,6 +2704,11 @@ static int run_isolated(it_t *it)
     if (pid < 0) {
         failf(it, "fork: %s", strerror(errno));
         return 1;
+    }
+    if (pid == 0 && it->sc->mode == MODE_JOBS) {
+        int bad = run_jobs(it, jobs_tool);
+        fflush(stdout);
+        exit(bad || it->failed ? 1 : 0);
     }
     if (pid == 0) {
         unsigned char *base = it->sc->backing ? base_content(it->sc) : NULL;
@@ -2749,8 +2758,9 @@ static void usage(const char *argv0)
     fprintf(stderr,
             "usage: %s [--iter N] [--seed S] [--only ours|qemu] [--keep DIR] "
             "[-v] [--ops I,J,..]\n"
-            "       [--prep none|compressed|bitmaps|dirty-lazy]\n",
-            argv0);
+            "       [--prep none|compressed|bitmaps|dirty-lazy]\n"
+            "       %s --jobs QCOW2W-TOOL [--iter N] [--seed S] [--keep DIR] [-v]\n",
+            argv0, argv0);
 }
 
 int main(int argc, char **argv)
@@ -2772,6 +2782,17 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--iter")) iters = strtoull(v, NULL, 0);
         else if (!strcmp(a, "--seed")) seed0 = strtoull(v, NULL, 0);
         else if (!strcmp(a, "--keep")) keep = v;
+        else if (!strcmp(a, "--jobs")) {
+            static char tool[PATHLEN], cwd[PATHLEN];
+            if (v[0] == '/') snprintf(tool, sizeof tool, "%s", v);
+            else if (getcwd(cwd, sizeof cwd)) join_path(tool, cwd, v);
+            if (!tool[0] || access(tool, X_OK) != 0) {
+                fprintf(stderr, "diff_qemu: --jobs %s: not an executable\n", v);
+                return 2;
+            }
+            jobs_tool = tool;
+            only = MODE_JOBS;
+        }
         else if (!strcmp(a, "--ops")) keep_ops = v;
         else if (!strcmp(a, "--prep")) {
             for (force_prep = 0; force_prep < PREP_KINDS; force_prep++)
@@ -2819,8 +2840,14 @@ int main(int argc, char **argv)
         uint64_t seed = seed0 + i;
         int mode = only >= 0 ? only : (int)(seed & 1);
         double t1 = now_sec();
-        gen_scenario(&sc, seed, mode, force_prep);
-        filter_ops(&sc, keep_ops);
+        if (mode == MODE_JOBS) {
+            memset(&sc, 0, sizeof sc);
+            sc.seed = seed;
+            sc.mode = MODE_JOBS;
+        } else {
+            gen_scenario(&sc, seed, mode, force_prep);
+            filter_ops(&sc, keep_ops);
+        }
         memset(&it, 0, sizeof it);
         it.sc = &sc;
         it.verbose = verbose;
@@ -2839,7 +2866,18 @@ int main(int argc, char **argv)
         if (verbose > 1) print_scenario(stdout, &sc);
         it.failed = run_isolated(&it);
         if (mode == MODE_QEMU) nprep[sc.prep][it.failed ? 1 : 0]++;
-        if (it.failed) {
+        if (mode == MODE_JOBS) {
+            int op, fix;
+            jobs_kinds(seed, &op, &fix);
+            jobs_count[op][it.failed ? 1 : 0]++;
+            jfix_count[fix][it.failed ? 1 : 0]++;
+        }
+        if (it.failed && mode == MODE_JOBS) {
+            failed++;
+            printf("  replay: %s --jobs %s --iter 1 --seed %llu\n", argv[0], jobs_tool,
+                   (ull)seed);
+            printf("  files kept in %s\n", it.dir);
+        } else if (it.failed) {
             failed++;
             printf("  scenario (seed=%llu mode=%s):\n", (ull)seed,
                    mode_names[mode]);
@@ -2869,7 +2907,18 @@ int main(int argc, char **argv)
         }
         fflush(stdout);
     }
-    if (verbose) {
+    if (only == MODE_JOBS) {
+        int k;
+        printf("diff_qemu: jobs by operation:");
+        for (k = 0; k < JOP_KINDS; k++)
+            printf(" %s %lu (%lu failed)%s", jop_names[k], jobs_count[k][0] + jobs_count[k][1],
+                   jobs_count[k][1], k + 1 < JOP_KINDS ? "," : "\n");
+        printf("diff_qemu: jobs by fixture:");
+        for (k = 0; k < JFIX_KINDS; k++)
+            printf(" %s %lu (%lu failed)%s", jfix_names[k], jfix_count[k][0] + jfix_count[k][1],
+                   jfix_count[k][1], k + 1 < JFIX_KINDS ? "," : "\n");
+    }
+    if (verbose && only != MODE_JOBS) {
         int k;
         printf("diff_qemu: %.2f s for %llu iterations\n", now_sec() - t0,
                (ull)iters);

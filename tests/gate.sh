@@ -119,6 +119,7 @@ fi
 # qcow2w.h against qemu: a bounded seeded run (make diff-qemu for more).
 if have qemu-img && have qemu-io; then
     stage differential counts $MAKE -s diff-qemu B="$B" ITER="${DIFF_ITER:-100}" SEED=1
+    stage differential-jobs counts $MAKE -s diff-qemu-jobs B="$B" JOBS_ITER="${JOBS_ITER:-60}" SEED=1
     stage crash-qemu counts $MAKE -s crash-qemu B="$B" RUNS="${CRASH_RUNS:-120}" SEED=1
 else
     skip differential "qemu-img / qemu-io are not installed (apt-get install qemu-utils): qcow2w.h was NOT checked against qemu"
