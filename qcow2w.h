@@ -142,6 +142,46 @@
  *     sparse disk of any size maps in a few calls. q2w_map_snapshot(img,
  *     &sn, off, len, &ext) maps a snapshot's view (its size as for
  *     q2w_read_snapshot). Neither changes the image.
+ *   Backing file (each an operation driven the same way):
+ *     q2w_set_backing(img, name, fmt, size)   the header names another
+ *                                          backing file (NULL: none; fmt
+ *                                          NULL: no format extension), as
+ *                                          qemu-img rebase -u; the handle
+ *                                          then reads `size` bytes of it
+ *     q2w_make_empty(img)                  every active cluster dropped:
+ *                                          the disk reads from the backing
+ *                                          file again (qemu's make_empty)
+ *   Commit and rebase: jobs over two files, the overlay (TOP) and OTHER.
+ *     q2w_commit(job, top, base_kind, base, raw_size, flags, buf, len)
+ *       writes the overlay's data and zeroed ranges into its backing file
+ *       - a raw file (Q2W_BACKING_RAW, raw_size bytes, served by the job's
+ *       own ops) or a qcow2 image open writable (Q2W_BACKING_QCOW2) - grown
+ *       first when shorter, flushes it, then empties the overlay
+ *       (q2w_make_empty) unless flags has Q2W_COMMIT_KEEP (qemu-img commit
+ *       -d). The base's own snapshots keep their clusters (copy-on-write).
+ *     q2w_rebase(job, top, new_kind, new_backing, raw_size, name, fmt, buf,
+ *       len) keeps the overlay's view while it moves onto another backing
+ *       file (raw, qcow2 open read-only, or Q2W_BACKING_NONE with name
+ *       NULL: flatten): every run the overlay does not hold (q2w_map: data
+ *       it holds costs nothing) is read through the old backing file and
+ *       the new one, and each cluster that differs is written into the
+ *       overlay (zeros as q2w_write_zeroes); then a flush and
+ *       q2w_set_backing. Snapshots of the overlay read their unallocated
+ *       clusters from whatever the header names, as in qemu.
+ *     Drive a job: q2w_job_batch(job, &n, &file) is the batch to execute
+ *     and says on which file (Q2W_JOB_TOP: the overlay, its backing reads
+ *     from its backing file as always - for a rebase the old one;
+ *     Q2W_JOB_OTHER: the base or the new backing file, whose own backing
+ *     reads go to its backing file); q2w_job_resume(job, io_rc) until it
+ *     returns Q2W_OK or an error; q2w_job_progress(job, &done, &total) in
+ *     bytes of the overlay; q2w_job_error(job) the context (from the image
+ *     that met it; job->file says which). buf (len bytes, at least two
+ *     clusters of the overlay) is the job's only memory: a chunk of half
+ *     of it is read and written at a time. Both handles stay the caller's:
+ *     close them after (a commit leaves the base's handle knowing its new
+ *     size). An executor of a rebase must give zeros for backing reads past
+ *     the old backing file's end (the op contract), and for an overlay
+ *     that had none.
  *   Drive: q2w_batch(img, &n) the ops to execute, q2w_resume(img, io_rc).
  *   Inspect: q2w_info_get(img, &info), q2w_error(img), q2w_strerror(code).
  *     q2w_info_get also works after q2w_open failed with Q2W_ERR_BACKING
@@ -168,8 +208,10 @@
  *   POSIX (unless Q2W_NO_STDIO): q2w_posix_exec(img, fd, backing, flags)
  *     runs one batch; q2w_posix_run(img, fd, backing, rc) loops while
  *     Q2W_PENDING (q2w_posix_run_flags with Q2W_POSIX_NO_FLUSH skips the
- *     flushes); q2w_posix_io(&io, fd, &fdbox) makes a q2w_io for
- *     q2w_check; q2w_pread_full / q2w_pwrite_full.
+ *     flushes); q2w_posix_job_run(job, top_fd, top_backing, other_fd,
+ *     other_backing, progress, user, rc) runs a commit or rebase to its
+ *     end; q2w_posix_io(&io, fd, &fdbox) makes a q2w_io for q2w_check;
+ *     q2w_pread_full / q2w_pwrite_full.
  *
  * OPS (what an executor must do, in array order)
  *
@@ -273,6 +315,20 @@
  *   cluster of one is Q2W_ERR_UNSUPPORTED (qemu-img convert reads it).
  *   Compressed data that does not inflate to a whole cluster is
  *   Q2W_ERR_METADATA ("compressed cluster data").
+ *
+ *   Commit and rebase after a crash: a commit writes nothing into the
+ *   overlay until the base is durable (its data, its grown size), so a
+ *   crash before leaves the overlay whole - its view is unchanged, commit
+ *   again; a crash while it is emptied leaves clusters that read the same
+ *   from the overlay or the base, with leaks at most (q2w_check repairs
+ *   them). A rebase copies into the overlay what reads the same through
+ *   the old file, makes it durable, then switches the header with one
+ *   write of cluster 0 (the format extension and the name; the other
+ *   extensions kept): before the switch the overlay reads as before
+ *   through the old file, after it the same through the new one; rebase
+ *   again. The header rewrite spans more than one sector when the name
+ *   ends past the first 512 bytes of the file - a tear there is the one
+ *   window (qemu rewrites the header the same way).
  *
  *   Points of no return: snapshot create, snapshot delete and resize
  *   switch the header with one write. Every refusal the image's contents

@@ -3,7 +3,8 @@
 # back; a raw disk with holes is imported and exported unchanged; overlays
 # on a qcow2 and on a raw backing file read through to it; a planted leak
 # is found and repaired; internal snapshots keep their view while the disk
-# is overwritten, export and delete cleanly; qcow2w io runs a qemu-io
+# is overwritten, export and delete cleanly; a commit and a rebase keep
+# what the disk reads; qcow2w io runs a qemu-io
 # command stream (and qemu-io, when installed, the same stream on its own
 # image, which must come out equal); every image is clean for qcow2w check
 # and, when it is installed, for qemu-img check and compare (and qemu-img
@@ -206,13 +207,38 @@ if command -v qemu-io > /dev/null 2>&1; then
 fi
 echo "io: a qemu-io command stream, read back with every byte checked"
 
-for f in a r r2 o o2 s io; do
+# 7. Commit and rebase. An overlay on a copy of r.qcow2 gets the message
+# and is committed: the base then exports as base + message, and so does
+# the emptied overlay (it reads through). o2 (on r.raw) is rebased onto a
+# raw file of zeros - what differs is copied in first, so it still exports
+# the same - and then flattened: no backing file, the same bytes.
+cp "$tmp/r.qcow2" "$tmp/cb.qcow2"
+"$bin" create "$tmp/c.qcow2" -b cb.qcow2 -F qcow2 > /dev/null
+"$bin" write "$tmp/c.qcow2" 3211259 "$tmp/msg" > /dev/null
+"$bin" commit "$tmp/c.qcow2"
+for f in cb c; do
+    "$bin" export "$tmp/$f.qcow2" "$tmp/$f.raw" > /dev/null
+    cmp "$tmp/o.want" "$tmp/$f.raw"
+done
+cp "$tmp/o2.qcow2" "$tmp/rb.qcow2"
+zeros "$tmp/zero.raw" 10241
+"$bin" rebase -q -b zero.raw -F raw "$tmp/rb.qcow2"
+"$bin" info "$tmp/rb.qcow2" | grep '^backing file: zero.raw' > /dev/null
+"$bin" export "$tmp/rb.qcow2" "$tmp/rb.raw" > /dev/null
+cmp "$tmp/o.want" "$tmp/rb.raw"
+"$bin" rebase -b "" "$tmp/rb.qcow2"
+if "$bin" info "$tmp/rb.qcow2" | grep '^backing file' > /dev/null; then exit 1; fi
+"$bin" export "$tmp/rb.qcow2" "$tmp/rb.flat" > /dev/null
+cmp "$tmp/o.want" "$tmp/rb.flat"
+echo "commit: base and overlay read as base + write; rebase and flatten: the same bytes"
+
+for f in a r r2 o o2 s io cb c rb; do
     "$bin" check "$tmp/$f.qcow2" > /dev/null
 done
 echo "qcow2w check: every image clean"
 
 if command -v qemu-img > /dev/null 2>&1; then
-    for f in a r r2 o o2 s io; do
+    for f in a r r2 o o2 s io cb c rb; do
         qemu-img check -q "$tmp/$f.qcow2"
     done
     test -z "$(qemu-img snapshot -l "$tmp/s.qcow2")"
