@@ -59,6 +59,11 @@ typedef struct qj {
     uint64_t size, bsize, nsize;
     size_t slots, ops_cap, buf_len;
     unsigned stride;
+    char new_name[Q2W_MAX_BACKING_NAME + 1]; /* what a rebase names */
+    int name_fits;         /* it fits in the overlay's cluster 0 */
+    unsigned char ext[56]; /* a feature-table extension put first, or none */
+    int has_ext;
+    uint32_t header_length;
     qh_disk root, base, top, nb;
     unsigned char *bv;     /* the base's view, bsize bytes */
     unsigned char *tv;     /* the overlay's view, size bytes */
@@ -219,7 +224,7 @@ static void qj_views(qj *s, const char *when)
     unsigned char *back = qj_alloc(s->size > s->bsize ? (s->size > s->nsize ? s->size : s->nsize)
                                                       : (s->bsize > s->nsize ? s->bsize : s->nsize));
     unsigned char *got = qj_alloc(top_len);
-    char name[64];
+    char name[Q2W_MAX_BACKING_NAME + 1];
     uint64_t blen;
     alk_trace("views: %s", when);
     if (s->op == QJ_COMMIT || s->op == QJ_COMMIT_KEEP) {
@@ -231,20 +236,20 @@ static void qj_views(qj *s, const char *when)
         if (!strcmp(name, "base.img")) {
             memcpy(back, s->bv, (size_t)s->bsize);
             blen = s->bsize;
-        } else if (!strcmp(name, "new.img") && s->op == QJ_UNSAFE) {
+        } else if (!strcmp(name, s->new_name) && s->op == QJ_UNSAFE) {
             /* only the name changed: the overlay's own clusters as they were */
             qj_read(s, &s->top, s->cs, NULL, 0, NULL, got, top_len, NULL, 0);
             qj_same(got, s->t0, top_len, "the overlay's own clusters after rebase -u");
             memcpy(got, s->tv, (size_t)top_len);
             blen = 0;
-        } else if (!strcmp(name, "new.img")) {
+        } else if (!strcmp(name, s->new_name)) {
             memcpy(back, s->nv, (size_t)s->nsize);
             blen = s->nsize;
         } else {
             ALK_CHECK(name[0] == 0, "%s: the overlay names '%s'", when, name);
             blen = 0;
         }
-        if (s->op != QJ_UNSAFE || strcmp(name, "new.img"))
+        if (s->op != QJ_UNSAFE || strcmp(name, s->new_name))
             qj_read(s, &s->top, s->cs, back, blen, NULL, got, top_len, NULL, 0);
     }
     qj_same(got, s->tv, top_len, "the overlay's view");
@@ -294,6 +299,52 @@ static void qj_kinds(qj *s, const unsigned char *backing, uint64_t blen, unsigne
 }
 
 /* ---- the fixture ------------------------------------------------------------ */
+/* A feature-name table extension put first in the overlay's header (the
+ * rest of cluster 0 moved up): a rebase must keep it, bytes and place. */
+static void qj_add_ext(qj *s)
+{
+    unsigned char *p = s->top.buf;
+    uint32_t hl = s->header_length;
+    uint64_t name_off = q2w__be64(p + 8);
+    uint32_t name_len = q2w__be32(p + 16);
+    size_t end = (size_t)(name_off + name_len);
+    memset(s->ext, 0, sizeof s->ext);
+    s->ext[0] = 0x68; s->ext[1] = 0x03; s->ext[2] = 0xf8; s->ext[3] = 0x57;
+    s->ext[7] = 48;                           /* one entry of 48 bytes */
+    s->ext[8] = 1;                            /* compatible feature bit 0 */
+    memcpy(s->ext + 10, "lazy refcounts", 14);
+    if (end + sizeof s->ext > s->cs) return;  /* no room: none */
+    memmove(p + hl + sizeof s->ext, p + hl, end - hl);
+    memcpy(p + hl, s->ext, sizeof s->ext);
+    {
+        uint64_t v = name_off + sizeof s->ext;
+        int k;
+        for (k = 7; k >= 0; k--, v >>= 8) p[8 + k] = (unsigned char)v;
+    }
+    s->has_ext = 1;
+    alk_trace("a feature-table extension first in the overlay's header");
+}
+
+/* The name a rebase writes: "new.img", or (a quarter of the time) padded
+ * to a drawn length - where it does not fit in cluster 0 the switch is
+ * refused with Q2W_ERR_LIMIT. */
+static void qj_name(qj *s)
+{
+    size_t n = 7, fmt, need;
+    memcpy(s->new_name, "new.img", 8);
+    if (alksim_chance(s->src, 1, 4)) {
+        n = (size_t)alksim_range(s->src, 8, Q2W_MAX_BACKING_NAME);
+        memset(s->new_name + 7, 'x', n - 7);
+        s->new_name[n] = 0;
+    }
+    /* what the switch writes: the other extensions, the format extension
+     * (a rebase -u here names no format), the end marker, the name */
+    fmt = s->op == QJ_UNSAFE ? 0 : 8 + 8;
+    need = s->header_length + (s->has_ext ? sizeof s->ext : 0) + fmt + 8 + n;
+    s->name_fits = need <= s->cs;
+    alk_trace("new name of %zu bytes: %s", n, s->name_fits ? "fits" : "does not fit");
+}
+
 static void qj_setup(qj *s)
 {
     static const uint32_t cs_choice[] = {512, 4096, 65536, 2u << 20};
@@ -380,6 +431,9 @@ static void qj_setup(qj *s)
     ALK_CHECK(qh_make(&s->top, QJ_DISK_CAP, s->version, s->cs, 0, s->size, "base.img",
                       s->base_qcow2 ? "qcow2" : "raw") == Q2W_OK,
               "create the overlay");
+    s->header_length = s->version == 3 ? q2w__be32(s->top.buf + 100) : 72;
+    if (alksim_chance(s->src, 1, 2)) qj_add_ext(s);
+    qj_name(s);
     qj_open(&h, &s->top, s->cs, s->slots, s->ops_cap, 1, s->bv, s->bsize, 1);
     qj_writes(s, &h, &s->top, s->size, s->cs, (unsigned)alksim_range(s->src, 0, 10), 1);
     if (s->top_snap) {
@@ -440,6 +494,34 @@ typedef struct qj_run {
     unsigned char *buf;
 } qj_run;
 
+/* Arguments every job refuses before it starts, the handle left as it was. */
+static void qj_refusals(qj *s, qj_run *r)
+{
+    static q2w_image closed;
+    size_t len = s->buf_len;
+    int rc;
+    memset(&closed, 0, sizeof closed);
+    rc = q2w_commit(&r->job, &closed, Q2W_BACKING_RAW, NULL, 0, 0, r->buf, len);
+    ALK_CHECK(rc == Q2W_ERR_ARG && !strcmp(q2w_job_error(&r->job)->what, "image not open"),
+              "a job on a handle that is not open: %d", rc);
+    ALK_CHECK(q2w_commit(&r->job, &r->top.img, Q2W_BACKING_NONE, NULL, 0, 0, r->buf, len) ==
+                  Q2W_ERR_ARG,
+              "a commit into nothing");
+    ALK_CHECK(q2w_commit(&r->job, &r->top.img, Q2W_BACKING_QCOW2, NULL, 0, 0, r->buf, len) ==
+                  Q2W_ERR_ARG,
+              "a qcow2 base without its handle");
+    ALK_CHECK(q2w_rebase(&r->job, &r->top.img, Q2W_BACKING_RAW, NULL, 0, NULL, NULL, r->buf,
+                         len) == Q2W_ERR_ARG,
+              "a rebase onto a file without a name");
+    ALK_CHECK(q2w_rebase(&r->job, &r->top.img, Q2W_BACKING_RAW, NULL, 0, "n", "", r->buf, len) ==
+                      Q2W_ERR_ARG &&
+                  !strcmp(q2w_job_error(&r->job)->what, "backing_fmt"),
+              "an empty format name");
+    ALK_CHECK(q2w_set_backing(&r->top.img, NULL, "raw", 0) == Q2W_ERR_ARG,
+              "a format without a name");
+    ALK_CHECK(q2w_set_backing(&r->top.img, "", NULL, 0) == Q2W_ERR_ARG, "an empty name");
+}
+
 /* Handles for the job, and the job started. */
 static int qj_start(qj *s, qj_run *r)
 {
@@ -447,6 +529,24 @@ static int qj_start(qj *s, qj_run *r)
     r->buf = qj_alloc(s->buf_len);
     r->other_open = 0;
     qj_open(&r->top, &s->top, s->cs, s->slots, s->ops_cap, 1, s->bv, s->bsize, 1);
+    {
+        /* a job buffer one byte short of two clusters is refused, saying
+         * what it needs, and the refused job has no batch */
+        size_t n = 7;
+        int rc = s->op == QJ_FLATTEN || s->op == QJ_REBASE
+                     ? q2w_rebase(&r->job, &r->top.img, Q2W_BACKING_NONE, NULL, 0, NULL, NULL,
+                                  r->buf, 2 * (size_t)s->cs - 1)
+                     : q2w_commit(&r->job, &r->top.img, Q2W_BACKING_RAW, NULL, s->base.len, 0,
+                                  r->buf, 2 * (size_t)s->cs - 1);
+        ALK_CHECK(rc == Q2W_ERR_NOMEM && q2w_job_error(&r->job)->code == rc &&
+                      q2w_job_error(&r->job)->needed == 2 * (uint64_t)s->cs,
+                  "a short job buffer: %d, needed %llu", rc,
+                  (unsigned long long)q2w_job_error(&r->job)->needed);
+        ALK_CHECK(q2w_job_batch(&r->job, &n, NULL) == NULL && n == 0 &&
+                      q2w_job_resume(&r->job, 0) == Q2W_ERR_NOMEM,
+                  "a refused job has a batch or resumes");
+        qj_refusals(s, r);
+    }
     if (s->op == QJ_COMMIT || s->op == QJ_COMMIT_KEEP) {
         if (s->base_qcow2) {
             qj_open(&r->other, &s->base, s->bcs, s->slots, s->ops_cap, 1, s->root.buf,
@@ -458,7 +558,7 @@ static int qj_start(qj *s, qj_run *r)
                           s->base.len, s->op == QJ_COMMIT_KEEP ? Q2W_COMMIT_KEEP : 0, r->buf,
                           s->buf_len);
     }
-    if (s->op == QJ_UNSAFE) return q2w_set_backing(&r->top.img, "new.img", NULL, s->nsize);
+    if (s->op == QJ_UNSAFE) return q2w_set_backing(&r->top.img, s->new_name, NULL, s->nsize);
     if (s->op == QJ_FLATTEN)
         return q2w_rebase(&r->job, &r->top.img, Q2W_BACKING_NONE, NULL, 0, NULL, NULL, r->buf,
                           s->buf_len);
@@ -467,7 +567,7 @@ static int qj_start(qj *s, qj_run *r)
         r->other_open = 1;
     }
     return q2w_rebase(&r->job, &r->top.img, s->new_qcow2 ? Q2W_BACKING_QCOW2 : Q2W_BACKING_RAW,
-                      s->new_qcow2 ? &r->other.img : NULL, s->nsize, "new.img",
+                      s->new_qcow2 ? &r->other.img : NULL, s->nsize, s->new_name,
                       s->new_qcow2 ? "qcow2" : "raw", r->buf, s->buf_len);
 }
 
@@ -541,6 +641,7 @@ static void qj_power_loss(qj *s)
 static int qj_drive(qj *s, qj_run *r, int rc, unsigned fail_at)
 {
     unsigned n_batch = 0;
+    uint64_t last_done = 0;
     while (rc == Q2W_PENDING) {
         size_t n;
         int file = -1;
@@ -573,6 +674,15 @@ static int qj_drive(qj *s, qj_run *r, int rc, unsigned fail_at)
         else
             ALK_CHECK(qh_exec(d, op, n) == 0, "execute");
         rc = s->op == QJ_UNSAFE ? q2w_resume(&r->top.img, 0) : q2w_job_resume(&r->job, 0);
+        if (s->op != QJ_UNSAFE) {
+            uint64_t done, total;
+            q2w_job_progress(&r->job, &done, &total);
+            ALK_CHECK(total == s->size && done >= last_done && done <= total &&
+                          (rc != Q2W_OK || done == total),
+                      "progress %llu of %llu after %llu", (unsigned long long)done,
+                      (unsigned long long)total, (unsigned long long)last_done);
+            last_done = done;
+        }
         if (d == &s->top || (d == &s->base && s->base_qcow2))
             qj_no_corruption(d, 0, "after a batch");
         if (n_batch % s->stride == 0) qj_views(s, "after a batch");
@@ -615,11 +725,14 @@ static void qj_exec_raw(qh_disk *d, const q2w_op *op, size_t n)
 static void qj_judge(qj *s, int exact)
 {
     unsigned char *got = qj_alloc(s->size);
-    char name[64];
+    char name[Q2W_MAX_BACKING_NAME + 1];
     qj_no_corruption(&s->top, exact, "the overlay at the end");
     if (s->base_qcow2) qj_no_corruption(&s->base, exact, "the base at the end");
     if (s->new_qcow2) qj_no_corruption(&s->nb, 1, "the new backing file at the end");
     qj_views(s, "at the end");
+    if (s->has_ext)
+        ALK_CHECK(memcmp(s->top.buf + s->header_length, s->ext, sizeof s->ext) == 0,
+                  "the overlay's feature-table extension moved or changed");
     if (s->op == QJ_COMMIT || s->op == QJ_COMMIT_KEEP) {
         uint64_t big = s->size > s->bsize ? s->size : s->bsize, len;
         unsigned char *b = qj_alloc(big);
@@ -645,10 +758,13 @@ static void qj_judge(qj *s, int exact)
         }
         alk_free(b);
     } else {
+        int limited = !s->name_fits && s->op != QJ_FLATTEN;
         qj_read(s, &s->top, s->cs, NULL, 0, NULL, got, 0, name, sizeof name);
-        ALK_CHECK(!strcmp(name, s->op == QJ_FLATTEN ? "" : "new.img"),
-                  "the overlay names '%s'", name);
-        if (s->op == QJ_UNSAFE) {
+        ALK_CHECK(!strcmp(name, limited ? "base.img" : s->op == QJ_FLATTEN ? "" : s->new_name),
+                  "the overlay names '%.40s'", name);
+        if (limited) {
+            /* nothing more to judge: the views were, through the old name */
+        } else if (s->op == QJ_UNSAFE) {
             qj_read(s, &s->top, s->cs, NULL, 0, NULL, got, s->size, NULL, 0);
             qj_same(got, s->t0, s->size, "the overlay's own clusters after rebase -u");
         } else if (s->op == QJ_REBASE) {
@@ -716,6 +832,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         qj_views(&s, "after the failed batch");
         exact = 0;
         rc = qj_drive(&s, &r, qj_start(&s, &r), 0);
+    }
+    if (!s.name_fits && (s.op == QJ_REBASE || s.op == QJ_UNSAFE)) {
+        /* the name does not fit: refused at the switch, the header as it was */
+        ALK_CHECK(rc == Q2W_ERR_LIMIT, "a name that does not fit: %s", q2w_strerror(rc));
+        rc = Q2W_OK;
     }
     ALK_CHECK(rc == Q2W_OK, "%s: %s (%s)", qj_op_names[s.op], q2w_strerror(rc),
               s.op == QJ_UNSAFE ? (q2w_error(&r.top.img)->what ? q2w_error(&r.top.img)->what : "")

@@ -35,6 +35,16 @@
  *      different cluster of the region (a random permutation), so every
  *      write copies a cluster shared with the snapshot. Same commands as 5.
  *      Target <= 0.2.
+ *   7. commit: a 4 x BENCH_MIB MiB qcow2 backing file (64 KiB clusters,
+ *      1 MiB of pattern data every 4 MiB) under an overlay holding
+ *      BENCH_MIB MiB (1 MiB every 4 MiB, 2 MiB further on), both copied
+ *      (cp -r --sparse=always) before every run: `qcow2w commit -q TOP` vs
+ *      `qemu-img commit -q TOP`. Target <= 0.8.
+ *   8. rebase: the same overlay and backing file, and a new backing file
+ *      (a copy of the old one with 1 MiB rewritten every 16 MiB): `qcow2w
+ *      rebase -q -b new.qcow2 -F qcow2 TOP` vs `qemu-img rebase -q -f qcow2
+ *      -b new.qcow2 -F qcow2 TOP`. Target <= 0.8.
+ *   BENCH_FIGURES=78 (digits) runs only those figures.
  *   In 5 qemu-io also runs the same commands given as -c arguments (its
  *   faster way, no poll per stdin line): printed, not judged. (Not in 6,
  *   where qemu-io's time goes to its flushes.)
@@ -85,7 +95,7 @@
 #define MIB (1024.0 * 1024.0)
 #define RSS_TARGET (64u << 20)
 
-enum prep { PREP_REMOVE, PREP_CREATE, PREP_COPY };
+enum prep { PREP_REMOVE, PREP_CREATE, PREP_COPY, PREP_COPY_DIR };
 
 typedef struct side {
     const char *label;
@@ -402,9 +412,16 @@ static int create_image(const char *path, const char *cluster, const char *size)
     return run_quiet(argv);
 }
 
-/* The state before a run: output removed, fresh image made or copied. */
+/* The state before a run: output removed, fresh image made or copied (a
+ * whole directory: an image and its backing files). */
 static int prepare(const figure *f, const side *s)
 {
+    if (f->prep == PREP_COPY_DIR) {
+        char *rm[] = {(char *)"rm", (char *)"-rf", (char *)s->out, NULL};
+        char *cp[] = {(char *)"cp", (char *)"-r", (char *)"--sparse=always",
+                      (char *)f->base, (char *)s->out, NULL};
+        return run_quiet(rm) < 0 ? -1 : run_quiet(cp);
+    }
     if (unlink(s->out) < 0 && errno != ENOENT) return -1;
     if (f->prep == PREP_CREATE) return create_image(s->out, "65536", "1G");
     if (f->prep == PREP_COPY) {
@@ -760,6 +777,100 @@ out:
     free(a2);
 }
 
+/* Figures 7 and 8: commit or rebase on a copy of the directory src (base,
+ * overlay, new backing file) for each side; judged by the images the last
+ * round left. */
+static void job_figure(const char *name, const char *src, int rebase, double user_bytes)
+{
+    figure f;
+    char o0[320], o1[320], t0[340], t1[340], b0[340], b1[340], ws[340];
+    char *a0c[] = {cli, (char *)"commit", (char *)"-q", t0, NULL};
+    char *a1c[] = {qemu_img, (char *)"commit", (char *)"-q", t1, NULL};
+    char *a0r[] = {cli, (char *)"rebase", (char *)"-q", (char *)"-b", (char *)"new.qcow2",
+                   (char *)"-F", (char *)"qcow2", t0, NULL};
+    char *a1r[] = {qemu_img, (char *)"rebase", (char *)"-q", (char *)"-f", (char *)"qcow2",
+                   (char *)"-b", (char *)"new.qcow2", (char *)"-F", (char *)"qcow2", t1,
+                   NULL};
+    int i;
+    figure_init(&f, name, 0.8, user_bytes, PREP_COPY_DIR);
+    f.base = src;
+    snprintf(o0, sizeof o0, "%s/job.qcow2w", dir);
+    snprintf(o1, sizeof o1, "%s/job.qemu", dir);
+    snprintf(t0, sizeof t0, "%s/top.qcow2", o0);
+    snprintf(t1, sizeof t1, "%s/top.qcow2", o1);
+    snprintf(b0, sizeof b0, "%s/%s.qcow2", o0, rebase ? "new" : "base");
+    snprintf(b1, sizeof b1, "%s/%s.qcow2", o1, rebase ? "new" : "base");
+    snprintf(ws, sizeof ws, "%s/top.qcow2", src); /* (warmed: the overlay) */
+    if (run_pair(&f, ws, rebase ? "qcow2w rebase -q -b new.qcow2 -F qcow2 TOP"
+                                 : "qcow2w commit -q TOP",
+                 rebase ? a0r : a0c, o0,
+                 rebase ? "qemu-img rebase -q -f qcow2 -b new.qcow2 -F qcow2 TOP"
+                        : "qemu-img commit -q TOP",
+                 rebase ? a1r : a1c, o1) < 0)
+        return;
+    /* the overlays read the same, every image is clean, and a commit's
+     * bases are equal */
+    for (i = 0; i < 2; i++) {
+        char *chk[] = {qemu_img, (char *)"check", (char *)"-q", i ? t1 : t0, NULL};
+        char *chkb[] = {qemu_img, (char *)"check", (char *)"-q", i ? b1 : b0, NULL};
+        if (run_quiet(chk) < 0 || run_quiet(chkb) < 0) {
+            fail(name, "an image is not clean");
+            return;
+        }
+    }
+    {
+        char *cmp[] = {qemu_img, (char *)"compare", (char *)"-q", t0, t1, NULL};
+        char *cmpb[] = {qemu_img, (char *)"compare", (char *)"-q", b0, b1, NULL};
+        if (run_quiet(cmp) < 0 || (!rebase && run_quiet(cmpb) < 0)) {
+            fail(name, "qcow2w's images differ from qemu's");
+            return;
+        }
+    }
+    printf("  checked: every image clean (qemu-img check), the overlays%s equal "
+           "(qemu-img compare)\n", rebase ? "" : " and the bases");
+    verdict(&f);
+}
+
+/* The directory of figures 7 and 8 (mib: the overlay's data). */
+static int make_job_dir(const char *d, uint64_t mib)
+{
+    char base[340], top[340], nb[340], size[32], cmd[512];
+    uint64_t off;
+    FILE *p;
+    snprintf(base, sizeof base, "%s/base.qcow2", d);
+    snprintf(top, sizeof top, "%s/top.qcow2", d);
+    snprintf(nb, sizeof nb, "%s/new.qcow2", d);
+    snprintf(size, sizeof size, "%lluM", (unsigned long long)(4 * mib));
+    if (mkdir(d, 0755) < 0 || create_image(base, "65536", size) < 0) return -1;
+    /* one qemu-io process for each file's writes, its commands on stdin */
+    snprintf(cmd, sizeof cmd, "%s -f qcow2 %s > /dev/null", qemu_io, base);
+    if (!(p = popen(cmd, "w"))) return -1;
+    for (off = 0; off < 4 * mib; off += 4)
+        fprintf(p, "write -q -P 0x%02x %lluM 1M\n", (unsigned)(off % 250 + 1),
+                (unsigned long long)off);
+    if (pclose(p) != 0) return -1;
+    {
+        char *conv[] = {qemu_img, (char *)"convert", (char *)"-f", (char *)"qcow2", (char *)"-O",
+                        (char *)"qcow2", base, nb, NULL};
+        char *mk[] = {qemu_img, (char *)"create", (char *)"-q", (char *)"-f", (char *)"qcow2",
+                      (char *)"-b", (char *)"base.qcow2", (char *)"-F", (char *)"qcow2", top,
+                      NULL};
+        if (run_quiet(conv) < 0 || run_quiet(mk) < 0) return -1;
+    }
+    snprintf(cmd, sizeof cmd, "%s -f qcow2 %s > /dev/null", qemu_io, top);
+    if (!(p = popen(cmd, "w"))) return -1;
+    for (off = 2; off < 4 * mib; off += 4)
+        fprintf(p, "write -q -P 0x%02x %lluM 1M\n", (unsigned)(off % 250 + 3),
+                (unsigned long long)off);
+    if (pclose(p) != 0) return -1;
+    snprintf(cmd, sizeof cmd, "%s -f qcow2 %s > /dev/null", qemu_io, nb);
+    if (!(p = popen(cmd, "w"))) return -1;
+    for (off = 0; off < 4 * mib; off += 16)
+        fprintf(p, "write -q -P 0x%02x %lluM 1M\n", (unsigned)(off % 250 + 5),
+                (unsigned long long)off);
+    return pclose(p) == 0 ? 0 : -1;
+}
+
 static void loadavg(const char *when)
 {
     char buf[128] = "unknown (no /proc/loadavg)";
@@ -787,7 +898,9 @@ int main(void)
 {
     static const char *const names[] = {
         "1. import dense", "2. import sparse", "3. export dense",
-        "4. export sparse", "5. random writes", "6. copy-on-write writes"};
+        "4. export sparse", "5. random writes", "6. copy-on-write writes",
+        "7. commit", "8. rebase"};
+    const char *only = getenv("BENCH_FIGURES");
     const char *b = getenv("B"), *tmp = getenv("TMPDIR");
     uint64_t mib = (uint64_t)env_long("BENCH_MIB", 1024, 8, 1 << 20);
     int writes = (int)env_long("BENCH_WRITES", 10000, 16, 1000000);
@@ -830,6 +943,8 @@ int main(void)
     printf("files in %s (file system: %s); %ld CPUs online\n", dir, buf,
            sysconf(_SC_NPROCESSORS_ONLN));
 
+#define WANT(k) (!only || !*only || strchr(only, '0' + (k)))
+    if (!WANT(1) && !WANT(2) && !WANT(3)) goto figure4;
     /* 1. dense import */
     snprintf(raw, sizeof raw, "%s/dense.raw", dir);
     printf("\n%s: %llu MiB raw file, random data and written zeros in "
@@ -887,6 +1002,8 @@ int main(void)
     unlink(raw);
     unlink(img);
 
+figure4:
+    if (!WANT(4)) goto figure5;
     /* 4. sparse export */
     snprintf(big, sizeof big, "%s/big.qcow2", dir);
     printf("\n%s: 128 GiB image, 2 MiB clusters, 2 MiB of data at 1 GiB and "
@@ -905,9 +1022,11 @@ int main(void)
     }
     unlink(big);
 
+figure5:
     /* 5. random writes into a fresh image */
     offs = (uint64_t *)malloc((size_t)writes * sizeof *offs);
     if (!offs) return 1;
+    if (!WANT(5) && !WANT(6)) goto figure7;
     for (i = 0; i < (size_t)writes; i++)
         offs[i] = (next_rand(&x) % ((1u << 30) / 4096)) * 4096;
     printf("\n%s: %d random 4 KiB writes (4 KiB aligned, fixed seed) into a "
@@ -954,7 +1073,31 @@ int main(void)
             io_figure(names[5], 0.2, offs, writes, PREP_COPY, cow, 0);
         }
     }
+figure7:
     free(offs);
+
+    /* 7 and 8. commit and rebase of a BENCH_MIB MiB overlay */
+    if (WANT(7) || WANT(8)) {
+        char jd[320];
+        snprintf(jd, sizeof jd, "%s/job-source", dir);
+        printf("\n7-8: a %llu MiB qcow2 backing file (1 MiB of data every 4 MiB), an "
+               "overlay with %llu MiB, a new backing file differing in 1 MiB of 16\n",
+               (unsigned long long)(4 * mib), (unsigned long long)mib);
+        printf("  durability: both sides' exits leave the images durable or not as their "
+               "flushes (counted below) say\n");
+        if (make_job_dir(jd, mib) < 0) {
+            fail(names[6], "preparing the images");
+        } else {
+            if (WANT(7)) {
+                printf("\n%s\n", names[6]);
+                job_figure(names[6], jd, 0, (double)(mib << 20));
+            }
+            if (WANT(8)) {
+                printf("\n%s\n", names[7]);
+                job_figure(names[7], jd, 1, (double)(mib << 20));
+            }
+        }
+    }
 
     printf("\n");
     loadavg("end");
