@@ -43,7 +43,7 @@ REPLAY_PORTABLE := $(if $(filter session,$(FUZZ_TARGETS)),session_portable) \
 FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
 
 .PHONY: all demo test gate fast-gate unit replay replay-runs conformance compile-matrix seeds diff-qemu diff-qemu-jobs \
-        crash-qemu crash-soak soak \
+        crash-qemu crash-qemu-jobs crash-soak soak \
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench bench-vs install install-check uninstall oss-fuzz-check \
         firmware-check valgrind deps clean help planted-bug-check tunnel-process \
@@ -67,6 +67,7 @@ help:
 	@echo "  make crash-soak [RUNS=n] [SEED=s]  qcow2w.h power-loss scenarios, distinct points"
 	@echo "  make soak [TARGET=t] [SEED=s] [RUNS=n]  harnesses in seed mode on seeds no corpus came from"
 	@echo "  make crash-qemu [RUNS=n] [SEED=s]  crashed images judged by qemu-img check"
+	@echo "  make crash-qemu-jobs [RUNS=n] [SEED=s]  crashed commits / rebases judged by qemu-img check"
 	@echo "  make fast-gate       unit + replay (what mutants are judged by)"
 	@echo "  make tunnel-process  the alktunnel tool as processes: relay killed"
 	@echo "                       mid-transfer, revocation by SIGHUP"
@@ -455,6 +456,12 @@ soak: $(FUZZ_TARGETS:%=$(B)/replay_%)
 RUNS ?= 10000
 crash-qemu: $(B)/replay_qcow2_crash
 	sh tests/crash_qemu.sh ./$(B)/replay_qcow2_crash $(SEED) $(RUNS)
+
+# crash-qemu-jobs: commits and rebases cut by a power loss (qcow2_jobs in
+# seed mode, a failing batch in every run), the files judged by qemu-img
+# check (tests/crash_qemu_jobs.sh).
+crash-qemu-jobs: $(B)/replay_qcow2_jobs
+	sh tests/crash_qemu_jobs.sh ./$(B)/replay_qcow2_jobs $(SEED) $(RUNS)
 
 crash-soak: $(B)/replay_qcow2_crash
 	@rm -f $(B)/crash-points.txt

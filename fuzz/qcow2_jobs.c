@@ -35,6 +35,10 @@
  *     every cluster the overlay did not hold where old and new agreed is
  *     still not held (no needless copy); flatten: no backing file, the
  *     same view; unsafe: only the name changed.
+ * With QCOW2_JOBS_CRASH set every run has its failing batch (drawn as
+ * usual); with QCOW2_JOBS_SAVE=DIR each power loss leaves DIR/run-N-OP/
+ * holding the files as they were then (top.qcow2, base.img, root.raw,
+ * new.img) for qemu-img check (tests/crash_qemu_jobs.sh).
  */
 #define _POSIX_C_SOURCE 200809L /* the harness's POSIX mirror: mkstemp, pread */
 #include "qcow2w.h"
@@ -44,6 +48,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -721,6 +726,32 @@ static void qj_exec_raw(qh_disk *d, const q2w_op *op, size_t n)
     }
 }
 
+/* QCOW2_JOBS_SAVE: the files after a power loss, for qemu-img check. */
+static void qj_save_file(const char *dir, const char *name, const qh_disk *d)
+{
+    char p[4200];
+    FILE *f;
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    f = fopen(p, "wb");
+    ALK_CHECK(f && fwrite(d->buf, 1, d->len, f) == d->len && fclose(f) == 0,
+              "cannot save %s", p);
+}
+
+static void qj_save(const qj *s)
+{
+    static unsigned n;
+    const char *root = getenv("QCOW2_JOBS_SAVE");
+    char dir[4096];
+    static const char *const tag[] = {"commit", "commit-d", "rebase", "flatten", "rebase-u"};
+    if (!root || !*root) return;
+    snprintf(dir, sizeof dir, "%s/run-%u-%s", root, n++, tag[s->op]);
+    ALK_CHECK(mkdir(dir, 0755) == 0, "cannot make %s", dir);
+    qj_save_file(dir, "top.qcow2", &s->top);
+    qj_save_file(dir, "base.img", &s->base);
+    if (s->nested) qj_save_file(dir, "root.raw", &s->root);
+    qj_save_file(dir, "new.img", &s->nb);
+}
+
 /* ---- the judgment at the end ------------------------------------------------- */
 static void qj_judge(qj *s, int exact)
 {
@@ -817,7 +848,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&s, 0, sizeof s);
     s.src = &src;
     qj_setup(&s);
-    if (alksim_chance(&src, 1, 3)) fail_at = (unsigned)alksim_range(&src, 1, 40);
+    if (alksim_chance(&src, 1, 3) || getenv("QCOW2_JOBS_CRASH"))
+        fail_at = (unsigned)alksim_range(&src, 1, 40);
     qj_durable_set(&s, 0, s.top.buf, s.top.len);
     qj_durable_set(&s, 1, s.base.buf, s.base.len);
     rc = qj_drive(&s, &r, qj_start(&s, &r), fail_at);
@@ -827,6 +859,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ALK_CHECK(fail_at != 0, "an i/o error no batch had");
         qj_end(&r);
         qj_power_loss(&s);
+        qj_save(&s);
         qj_no_corruption(&s.top, 0, "after the failed batch");
         if (s.base_qcow2) qj_no_corruption(&s.base, 0, "the base after the failed batch");
         qj_views(&s, "after the failed batch");

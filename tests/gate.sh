@@ -121,6 +121,7 @@ if have qemu-img && have qemu-io; then
     stage differential counts $MAKE -s diff-qemu B="$B" ITER="${DIFF_ITER:-100}" SEED=1
     stage differential-jobs counts $MAKE -s diff-qemu-jobs B="$B" JOBS_ITER="${JOBS_ITER:-60}" SEED=1
     stage crash-qemu counts $MAKE -s crash-qemu B="$B" RUNS="${CRASH_RUNS:-120}" SEED=1
+    stage crash-qemu-jobs counts $MAKE -s crash-qemu-jobs B="$B" RUNS="${CRASH_JOBS_RUNS:-120}" SEED=1
 else
     skip differential "qemu-img / qemu-io are not installed (apt-get install qemu-utils): qcow2w.h was NOT checked against qemu"
     skip crash-qemu "qemu-img is not installed: crashed images were NOT judged by qemu"
