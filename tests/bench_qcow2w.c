@@ -831,44 +831,41 @@ static void job_figure(const char *name, const char *src, int rebase, double use
     verdict(&f);
 }
 
-/* The directory of figures 7 and 8 (mib: the overlay's data). */
-static int make_job_dir(const char *d, uint64_t mib)
+/* qemu-io writes 1 MiB of pattern at every step MiB from first below end
+ * MiB of the qcow2 image path (one process, its commands on stdin). */
+static int fill_every(const char *path, uint64_t first, uint64_t step, uint64_t end,
+                      unsigned pat)
 {
-    char base[340], top[340], nb[340], size[32], cmd[512];
+    char cmd[512];
     uint64_t off;
     FILE *p;
+    snprintf(cmd, sizeof cmd, "%s -f qcow2 %s > /dev/null", qemu_io, path);
+    if (!(p = popen(cmd, "w"))) return -1;
+    for (off = first; off < end; off += step)
+        fprintf(p, "write -q -P 0x%02x %lluM 1M\n", (unsigned)(off % 250 + pat),
+                (unsigned long long)off);
+    return pclose(p) == 0 ? 0 : -1;
+}
+
+/* The directory of figures 7 and 8 (mib: the overlay's data): base,
+ * overlay on it, and the new backing file (the base with 1 MiB of 16
+ * rewritten). */
+static int make_job_dir(const char *d, uint64_t mib)
+{
+    char base[340], top[340], nb[340], size[32];
+    char *conv[] = {qemu_img, (char *)"convert", (char *)"-f", (char *)"qcow2", (char *)"-O",
+                    (char *)"qcow2", base, nb, NULL};
+    char *mk[] = {qemu_img, (char *)"create", (char *)"-q", (char *)"-f", (char *)"qcow2",
+                  (char *)"-b", (char *)"base.qcow2", (char *)"-F", (char *)"qcow2", top, NULL};
     snprintf(base, sizeof base, "%s/base.qcow2", d);
     snprintf(top, sizeof top, "%s/top.qcow2", d);
     snprintf(nb, sizeof nb, "%s/new.qcow2", d);
     snprintf(size, sizeof size, "%lluM", (unsigned long long)(4 * mib));
-    if (mkdir(d, 0755) < 0 || create_image(base, "65536", size) < 0) return -1;
-    /* one qemu-io process for each file's writes, its commands on stdin */
-    snprintf(cmd, sizeof cmd, "%s -f qcow2 %s > /dev/null", qemu_io, base);
-    if (!(p = popen(cmd, "w"))) return -1;
-    for (off = 0; off < 4 * mib; off += 4)
-        fprintf(p, "write -q -P 0x%02x %lluM 1M\n", (unsigned)(off % 250 + 1),
-                (unsigned long long)off);
-    if (pclose(p) != 0) return -1;
-    {
-        char *conv[] = {qemu_img, (char *)"convert", (char *)"-f", (char *)"qcow2", (char *)"-O",
-                        (char *)"qcow2", base, nb, NULL};
-        char *mk[] = {qemu_img, (char *)"create", (char *)"-q", (char *)"-f", (char *)"qcow2",
-                      (char *)"-b", (char *)"base.qcow2", (char *)"-F", (char *)"qcow2", top,
-                      NULL};
-        if (run_quiet(conv) < 0 || run_quiet(mk) < 0) return -1;
-    }
-    snprintf(cmd, sizeof cmd, "%s -f qcow2 %s > /dev/null", qemu_io, top);
-    if (!(p = popen(cmd, "w"))) return -1;
-    for (off = 2; off < 4 * mib; off += 4)
-        fprintf(p, "write -q -P 0x%02x %lluM 1M\n", (unsigned)(off % 250 + 3),
-                (unsigned long long)off);
-    if (pclose(p) != 0) return -1;
-    snprintf(cmd, sizeof cmd, "%s -f qcow2 %s > /dev/null", qemu_io, nb);
-    if (!(p = popen(cmd, "w"))) return -1;
-    for (off = 0; off < 4 * mib; off += 16)
-        fprintf(p, "write -q -P 0x%02x %lluM 1M\n", (unsigned)(off % 250 + 5),
-                (unsigned long long)off);
-    return pclose(p) == 0 ? 0 : -1;
+    if (mkdir(d, 0755) < 0 || create_image(base, "65536", size) < 0 ||
+        fill_every(base, 0, 4, 4 * mib, 1) < 0 || run_quiet(conv) < 0 || run_quiet(mk) < 0 ||
+        fill_every(top, 2, 4, 4 * mib, 3) < 0)
+        return -1;
+    return fill_every(nb, 0, 16, 4 * mib, 5);
 }
 
 static void loadavg(const char *when)

@@ -168,33 +168,27 @@ static int jobs_operate(it_t *it, const jscen *j, rng *r, const char *tool)
 {
     cmd_t a, b;
     const char *nfmt = j->new_qcow2 ? "qcow2" : "raw";
+    int i;
     switch (j->op) {
     case JOP_COMMIT:
     case JOP_COMMIT_KEEP:
-        cmd_new(&a, "qemu-img commit -q -f qcow2");
-        cmd_new(&b, "%s commit -q", tool);
-        if (j->op == JOP_COMMIT_KEEP) {
-            cmd_words(&a, "-d");
-            cmd_words(&b, "-d");
-        }
-        break;
     case JOP_REBASE:
     case JOP_REBASE_UNSAFE:
-    case JOP_FLATTEN:
-        cmd_new(&a, "qemu-img rebase -q -f qcow2");
-        cmd_new(&b, "%s rebase -q", tool);
-        if (j->op == JOP_REBASE_UNSAFE) {
-            cmd_words(&a, "-u");
-            cmd_words(&b, "-u");
-        }
-        if (j->op == JOP_FLATTEN) {
-            cmd_words(&a, "-b %s", "");
-            cmd_words(&b, "-b %s", "");
-        } else {
-            cmd_words(&a, "-b new.img -F %s", nfmt);
-            cmd_words(&b, "-b new.img -F %s", nfmt);
+    case JOP_FLATTEN: {
+        /* the same words after each tool's own (qemu-img's spellings) */
+        const char *verb = j->op <= JOP_COMMIT_KEEP ? "commit" : "rebase";
+        cmd_new(&a, "qemu-img %s -q -f qcow2", verb);
+        cmd_new(&b, "%s %s -q", tool, verb);
+        for (i = 0; i < 2; i++) {
+            cmd_t *c = i ? &b : &a;
+            if (j->op == JOP_COMMIT_KEEP) cmd_words(c, "-d");
+            if (j->op == JOP_REBASE_UNSAFE) cmd_words(c, "-u");
+            if (j->op == JOP_FLATTEN) cmd_words(c, "-b %s", "");
+            if (j->op == JOP_REBASE || j->op == JOP_REBASE_UNSAFE)
+                cmd_words(c, "-b new.img -F %s", nfmt);
         }
         break;
+    }
     default: { /* JOP_BENCH: the same burst on both, after a snapshot */
         rng r2 = *r;
         cmd_new(&a, "qemu-img snapshot -c bench A/top.qcow2");
