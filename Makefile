@@ -43,7 +43,7 @@ REPLAY_PORTABLE := $(if $(filter session,$(FUZZ_TARGETS)),session_portable) \
 FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
 
 .PHONY: all demo test gate fast-gate unit replay replay-runs conformance compile-matrix seeds diff-qemu diff-qemu-jobs \
-        crash-qemu crash-qemu-jobs crash-soak soak \
+        crash-qemu crash-qemu-jobs json-qemu crash-soak soak \
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench bench-vs install install-check uninstall oss-fuzz-check \
         firmware-check valgrind deps clean help planted-bug-check tunnel-process \
@@ -68,6 +68,7 @@ help:
 	@echo "  make soak [TARGET=t] [SEED=s] [RUNS=n]  harnesses in seed mode on seeds no corpus came from"
 	@echo "  make crash-qemu [RUNS=n] [SEED=s]  crashed images judged by qemu-img check"
 	@echo "  make crash-qemu-jobs [RUNS=n] [SEED=s]  crashed commits / rebases judged by qemu-img check"
+	@echo "  make json-qemu                     qcow2w's JSON output against qemu-img's"
 	@echo "  make fast-gate       unit + replay (what mutants are judged by)"
 	@echo "  make tunnel-process  the alktunnel tool as processes: relay killed"
 	@echo "                       mid-transfer, revocation by SIGHUP"
@@ -456,6 +457,11 @@ soak: $(FUZZ_TARGETS:%=$(B)/replay_%)
 RUNS ?= 10000
 crash-qemu: $(B)/replay_qcow2_crash
 	sh tests/crash_qemu.sh ./$(B)/replay_qcow2_crash $(SEED) $(RUNS)
+
+# json-qemu: qcow2w info/check --output=json against qemu-img's on the
+# images qemu made (corpus/qcow2_open/qemu-*): every common key equal.
+json-qemu: $(B)/qcow2w
+	python3 tests/json_qemu.py ./$(B)/qcow2w corpus/qcow2_open/qemu-*
 
 # crash-qemu-jobs: commits and rebases cut by a power loss (qcow2_jobs in
 # seed mode, a failing batch in every run), the files judged by qemu-img

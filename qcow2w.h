@@ -492,6 +492,7 @@ typedef struct q2w_info {
     uint32_t l1_size, refcount_table_clusters, nb_snapshots;
     uint64_t incompatible, compatible, autoclear;
     uint32_t header_length;
+    uint32_t compression_type;  /* 0 zlib (deflate), 1 zstd */
     const char *backing_name;   /* NUL-terminated copy, or NULL */
     const char *backing_format; /* NUL-terminated copy, or NULL */
     uint64_t file_end;          /* the file's end as planned so far: past
@@ -600,12 +601,20 @@ enum q2w_finding_kind {
                                  offset = its cluster, where = the entry,
                                  stored = its value, computed = the
                                  bitmap's index, each one a finding */
-    Q2W_FIND_UNKNOWN          /* a structure qcow2w does not know: a header
+    Q2W_FIND_UNKNOWN,         /* a structure qcow2w does not know: a header
                                  extension of unknown type (stored = type),
                                  unknown compatible or autoclear bits
                                  (stored = the bits). Not a corruption, but
                                  it may hold clusters that look leaked, so
                                  repair frees nothing while one is there */
+    Q2W_FIND_SNAPSHOT_INCOMPLETE /* a version 3 snapshot entry with less
+                                 than 16 bytes of extra data (no room for
+                                 the large VM state size and the disk
+                                 size the spec asks for): a corruption, as
+                                 qemu-img check counts it; offset = the
+                                 entry's L1, where = the entry, stored =
+                                 its extra data size. No repair rewrites
+                                 the table (qemu-img check -r all does) */
 };
 
 #define Q2W_CHECK_MAX_FINDINGS 32u
@@ -638,7 +647,13 @@ typedef struct q2w_check_result {
     int dirty_cleared;          /* REPAIR_ALL cleared the dirty bit */
     uint64_t check_errors;      /* i/o errors while checking */
     uint64_t total_clusters;    /* virtual clusters */
-    uint64_t allocated_clusters;/* virtual clusters with data */
+    uint64_t allocated_clusters;/* virtual clusters with data (or
+                                   compressed, or zero with a host
+                                   cluster) in the active view */
+    uint64_t fragmented_clusters; /* of those: not right after the one
+                                   before in their L2 table (compressed
+                                   ones always), as qemu-img check counts */
+    uint64_t compressed_clusters; /* of those: compressed */
     uint64_t image_end_offset;  /* end of the highest referenced cluster */
     size_t n_findings;          /* recorded, <= Q2W_CHECK_MAX_FINDINGS */
     q2w_finding findings[Q2W_CHECK_MAX_FINDINGS];
@@ -4843,6 +4858,7 @@ Q2WDEF void q2w_info_get(const q2w_image *img, q2w_info *info)
     info->compatible = img->compatible;
     info->autoclear = img->autoclear;
     info->header_length = img->header_length;
+    info->compression_type = img->compression_type;
     info->backing_name = img->has_backing_name ? img->backing_name : NULL;
     info->backing_format = img->backing_fmt[0] ? img->backing_fmt : NULL;
     info->file_end = img->file_end;
@@ -5057,7 +5073,12 @@ static void q2w__chk_compressed(q2w__chk *k, uint64_t e, uint64_t w,
             q2w__finding(k, Q2W_FIND_COPIED, first, w, e, 0);
         return;
     }
-    if (active) k->res->allocated_clusters++;
+    if (active) {
+        /* compressed clusters count as fragmented, as qemu counts them */
+        k->res->allocated_clusters++;
+        k->res->compressed_clusters++;
+        k->res->fragmented_clusters++;
+    }
     for (; first <= last; first += k->cs) q2w__chk_ref(k, first, w);
 }
 
@@ -5066,7 +5087,7 @@ static void q2w__chk_compressed(q2w__chk *k, uint64_t e, uint64_t w,
  * written back). */
 static int q2w__chk_l2(q2w__chk *k, uint64_t l2, int active, int copied)
 {
-    uint64_t j, per = k->cs / 8;
+    uint64_t j, per = k->cs / 8, next = 0;
     int rc, b_dirty = 0;
     rc = q2w__chk_read(k, l2, k->b, (size_t)k->cs);
     if (rc != Q2W_OK) return rc;
@@ -5084,7 +5105,13 @@ static int q2w__chk_l2(q2w__chk *k, uint64_t l2, int active, int copied)
             if (k->h.version == 2 && (e & Q2W__ZERO))
                 q2w__finding(k, Q2W_FIND_ZERO_FLAG_V2, host, w, e, 0);
             if (host) {
-                if (active) k->res->allocated_clusters++;
+                if (active) {
+                    /* a cluster not right after the previous one in this
+                     * table is fragmented (qemu's measure) */
+                    k->res->allocated_clusters++;
+                    if (next && host != next) k->res->fragmented_clusters++;
+                    next = host + k->cs;
+                }
                 q2w__chk_ref(k, host, w);
             }
         } else if (host && !(host & (k->cs - 1)) &&
@@ -5177,6 +5204,8 @@ static int q2w__chk_snapshots(q2w__chk *k)
             q2w__finding(k, Q2W_FIND_HEADER, l1o, pos, l1s, 0);
             return Q2W_OK;
         }
+        if (k->h.version >= 3 && extra < 16)
+            q2w__finding(k, Q2W_FIND_SNAPSHOT_INCOMPLETE, l1o, pos, extra, 0);
         q2w__chk_range(k, l1o, (uint64_t)l1s * 8, pos);
         rc = q2w__chk_l1(k, l1o, l1s, 0, 0);
         if (rc != Q2W_OK) return rc;
@@ -5596,6 +5625,7 @@ Q2WDEF const char *q2w_finding_name(int kind)
     case Q2W_FIND_HEADER: return "invalid snapshot or header entry";
     case Q2W_FIND_BITMAP: return "invalid bitmap entry";
     case Q2W_FIND_UNKNOWN: return "structure not understood";
+    case Q2W_FIND_SNAPSHOT_INCOMPLETE: return "snapshot entry incomplete";
     default: return "unknown finding";
     }
 }

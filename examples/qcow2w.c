@@ -2,15 +2,16 @@
  * qcow2w.h and its POSIX executor; a small qemu-img for the common cases.
  *
  *   qcow2w create IMG [SIZE] [-o OPTS] [-b BACKING] [-F FMT]
- *   qcow2w info   IMG
+ *   qcow2w info   IMG [--output=json]
  *   qcow2w write  IMG OFFSET FILE [-n]   (FILE "-" is stdin)
  *   qcow2w import RAW IMG [-o OPTS] [-p|-q] [-n] [-S]
  *   qcow2w export IMG RAW [-p|-q] [-S] [-s|--snapshot NAME]
- *   qcow2w check  IMG [--repair | -r leaks | -r all]
+ *   qcow2w check  IMG [--repair | -r leaks | -r all] [--output=json]
  *   qcow2w snapshot create IMG NAME
  *   qcow2w snapshot delete IMG NAME
  *   qcow2w snapshot list   IMG
  *   qcow2w io     IMG [-n] [-q] [-c CMD]...
+ *   qcow2w resize IMG [+]SIZE
  *   qcow2w commit [-d] [-p|-q] IMG
  *   qcow2w rebase [-u] [-p|-q] -b BACKING [-F FMT] IMG
  *
@@ -529,7 +530,8 @@ enum {
     OPT_COMMAND = 64,  /* -c CMD, repeatable (io) */
     OPT_QUIET = 128,   /* -q as "no summary" (io), not as OPT_PROGRESS */
     OPT_KEEP = 256,    /* -d (commit) */
-    OPT_UNSAFE = 512   /* -u (rebase) */
+    OPT_UNSAFE = 512,  /* -u (rebase) */
+    OPT_OUTPUT = 1024  /* --output=human|json (info, check, map) */
 };
 
 typedef struct args {
@@ -542,6 +544,7 @@ typedef struct args {
     int n_commands;       /* -c CMD given this many times (io_next_c) */
     int quiet;            /* -q under OPT_QUIET */
     int keep, unsafe;     /* -d, -u */
+    int json;             /* --output=json */
 } args;
 
 static void usage(FILE *f)
@@ -550,7 +553,9 @@ static void usage(FILE *f)
 "usage: qcow2w COMMAND ARGS\n"
 "  create IMG [SIZE] [-o OPTS] [-b FILE] [-F FMT]\n"
 "                        a new empty image (no SIZE, or 0: the backing size)\n"
-"  info IMG              header, geometry, tables, backing file, features\n"
+"  info IMG [--output=json]\n"
+"                        header, geometry, tables, backing file, features\n"
+"                        (json: qemu-img info's keys)\n"
 "  write IMG OFFSET FILE [-n]\n"
 "                        FILE's bytes at virtual OFFSET (FILE - is stdin)\n"
 "  import RAW IMG [-o OPTS] [-p|-q] [-n] [-S]\n"
@@ -558,7 +563,7 @@ static void usage(FILE *f)
 "  export IMG RAW [-p|-q] [-S] [-s NAME]\n"
 "                        the whole virtual disk (backing included) to RAW;\n"
 "                        -s, --snapshot NAME: that snapshot's view of it\n"
-"  check IMG [--repair | -r leaks | -r all]\n"
+"  check IMG [--repair | -r leaks | -r all] [--output=json]\n"
 "                        the scan qemu-img check does; -r leaks lowers leaked\n"
 "                        refcounts, -r all rebuilds every refcount from the\n"
 "                        references and clears a lazy-refcount dirty bit;\n"
@@ -570,6 +575,7 @@ static void usage(FILE *f)
 "  snapshot delete IMG NAME\n"
 "                        drop the snapshot NAME (its clusters freed)\n"
 "  snapshot list IMG     ID, TAG, VM SIZE, DATE (UTC), VM CLOCK\n"
+"  resize IMG [+]SIZE    grow the virtual disk to SIZE (or by it); no shrink\n"
 "  commit [-d] [-p|-q] IMG\n"
 "                        IMG's data and zeroes into its backing file, then\n"
 "                        IMG emptied (-d: kept as it is)\n"
@@ -679,6 +685,8 @@ static int parse_args(int argc, char **argv, unsigned allowed, int min_pos,
             need = OPT_SNAPSHOT;
         else if (!strcmp(s, "-c"))
             need = OPT_COMMAND;
+        else if (!strncmp(s, "--output", 8) && (s[8] == 0 || s[8] == '='))
+            need = OPT_OUTPUT;
         else if (!strcmp(s, "-d"))
             need = OPT_KEEP;
         else if (!strcmp(s, "-u"))
@@ -702,6 +710,10 @@ static int parse_args(int argc, char **argv, unsigned allowed, int min_pos,
             a->c.backing_fmt = v;
         } else if (need == OPT_QUIET) {
             a->quiet = 1;
+        } else if (need == OPT_OUTPUT) {
+            const char *v = s[8] == '=' ? s + 9 : ++i < argc ? argv[i] : "";
+            if (!strcmp(v, "json")) a->json = 1;
+            else if (strcmp(v, "human")) return bad_usage("--output takes human or json, not ", v);
         } else if (need == OPT_KEEP) {
             a->keep = 1;
         } else if (need == OPT_UNSAFE) {
@@ -986,6 +998,102 @@ static void print_bits(const char *label, uint64_t bits,
     printf("%s\n", bits ? ")" : "");
 }
 
+/* ---- JSON output (qemu-img's key names) ------------------------------------ */
+/* s as a JSON string: quotes, backslashes and control bytes escaped (the
+ * first n bytes; a NUL among them too). */
+static void json_str(const char *s, size_t n)
+{
+    size_t i;
+    putchar('"');
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c < 0x20) printf("\\u%04x", c);
+        else putchar(c);
+    }
+    putchar('"');
+}
+
+static void json_key_str(const char *indent, const char *key, const char *v, int comma)
+{
+    printf("%s\"%s\": ", indent, key);
+    json_str(v, strlen(v));
+    printf("%s\n", comma ? "," : "");
+}
+
+static void json_key_u64(const char *indent, const char *key, uint64_t v, int comma)
+{
+    printf("%s\"%s\": %llu%s\n", indent, key, (unsigned long long)v, comma ? "," : "");
+}
+
+static void json_key_bool(const char *indent, const char *key, int v, int comma)
+{
+    printf("%s\"%s\": %s%s\n", indent, key, v ? "true" : "false", comma ? "," : "");
+}
+
+/* qemu-img info --output=json's keys for what q2w_info holds. */
+static int info_json(disk *d, const char *path)
+{
+    q2w_info in;
+    struct stat st;
+    uint32_t i;
+    q2w_info_get(&d->img, &in);
+    printf("{\n");
+    if (in.nb_snapshots) {
+        printf("    \"snapshots\": [\n");
+        for (i = 0; i < in.nb_snapshots; i++) {
+            q2w_snapshot sn;
+            int rc = disk_run(d, q2w_snapshot_get(&d->img, i, &sn));
+            if (rc != Q2W_OK) {
+                fflush(stdout);
+                disk_err(d, rc);
+                return -1;
+            }
+            printf("        {\n");
+            json_key_u64("            ", "vm-clock-nsec", sn.vm_clock_ns % 1000000000u, 1);
+            printf("            \"name\": ");
+            json_str(sn.name, strlen(sn.name));  /* up to a NUL, as qemu */
+            printf(",\n");
+            json_key_u64("            ", "date-sec", sn.date_sec, 1);
+            json_key_u64("            ", "date-nsec", sn.date_nsec, 1);
+            json_key_u64("            ", "vm-clock-sec", sn.vm_clock_ns / 1000000000u, 1);
+            printf("            \"id\": ");
+            json_str(sn.id, strlen(sn.id));
+            printf(",\n");
+            json_key_u64("            ", "vm-state-size", sn.vm_state_size, 0);
+            printf("        }%s\n", i + 1 < in.nb_snapshots ? "," : "");
+        }
+        printf("    ],\n");
+    }
+    if (in.backing_name) {
+        char *p = relative_to(path, in.backing_name);
+        if (in.backing_format) json_key_str("    ", "backing-filename-format", in.backing_format, 1);
+        json_key_str("    ", "full-backing-filename", p ? p : in.backing_name, 1);
+        json_key_str("    ", "backing-filename", in.backing_name, 1);
+        free(p);
+    }
+    json_key_u64("    ", "virtual-size", in.size, 1);
+    json_key_str("    ", "filename", path, 1);
+    json_key_u64("    ", "cluster-size", in.cluster_size, 1);
+    json_key_str("    ", "format", "qcow2", 1);
+    if (fstat(d->fd, &st) == 0) json_key_u64("    ", "actual-size", (uint64_t)st.st_blocks * 512, 1);
+    printf("    \"format-specific\": {\n        \"type\": \"qcow2\",\n        \"data\": {\n");
+    json_key_str("            ", "compat", in.version == 2 ? "0.10" : "1.1", 1);
+    json_key_str("            ", "compression-type", in.compression_type == 1 ? "zstd" : "zlib", 1);
+    if (in.version >= 3) {
+        json_key_bool("            ", "lazy-refcounts", (in.compatible & 1) != 0, 1);
+        json_key_u64("            ", "refcount-bits", in.refcount_bits, 1);
+        json_key_bool("            ", "corrupt", (in.incompatible & 2) != 0, 1);
+        json_key_bool("            ", "extended-l2", (in.incompatible & 16) != 0, 0);
+    } else {
+        json_key_u64("            ", "refcount-bits", in.refcount_bits, 0);
+    }
+    printf("        }\n    },\n");
+    json_key_bool("    ", "dirty-flag", (in.incompatible & 1) != 0, 0);
+    printf("}\n");
+    return 0;
+}
+
 static int cmd_info(int argc, char **argv)
 {
     static const char *const incompat[] = {"dirty", "corrupt",
@@ -999,9 +1107,14 @@ static int cmd_info(int argc, char **argv)
     disk *d;
     q2w_info in;
     struct stat st;
-    if (parse_args(argc, argv, 0, 1, 1, &a) < 0) return 1;
+    if (parse_args(argc, argv, OPT_OUTPUT, 1, 1, &a) < 0) return 1;
     d = disk_open(a.pos[0], FMT_QCOW2, 0, 0, 1);
     if (!d) return 1;
+    if (a.json) {
+        int rc = info_json(d, a.pos[0]);
+        disk_free(d);
+        return rc < 0 ? 1 : 0;
+    }
     q2w_info_get(&d->img, &in);
     printf("image: %s\nfile format: qcow2\n", a.pos[0]);
     printf("virtual size: %s (%llu bytes)\n", human(in.size, h, sizeof h),
@@ -1450,14 +1563,41 @@ static int summary(const q2w_check_result *r)
                (unsigned long long)r->leaks);
     if (!r->corruptions && !r->leaks)
         printf("No errors were found on the image.\n");
-    if (r->total_clusters)
-        printf("%llu/%llu = %.2f%% allocated clusters\n",
+    if (r->total_clusters && r->allocated_clusters)
+        printf("%llu/%llu = %.2f%% allocated, %.2f%% fragmented, %.2f%% compressed clusters\n",
                (unsigned long long)r->allocated_clusters,
                (unsigned long long)r->total_clusters,
-               100.0 * (double)r->allocated_clusters /
-                   (double)r->total_clusters);
+               100.0 * (double)r->allocated_clusters / (double)r->total_clusters,
+               100.0 * (double)r->fragmented_clusters / (double)r->allocated_clusters,
+               100.0 * (double)r->compressed_clusters / (double)r->allocated_clusters);
     printf("Image end offset: %llu\n",
            (unsigned long long)r->image_end_offset);
+    return r->corruptions ? 2 : r->leaks ? 3 : 0;
+}
+
+/* qemu-img check --output=json's keys (a count that is 0 left out, as
+ * qemu leaves it out); the exit status as without it. */
+static int check_json(const q2w_check_result *r, const q2w_check_result *fixed,
+                      const char *path)
+{
+    printf("{\n");
+    json_key_u64("    ", "image-end-offset", r->image_end_offset, 1);
+    if (r->compressed_clusters)
+        json_key_u64("    ", "compressed-clusters", r->compressed_clusters, 1);
+    json_key_u64("    ", "total-clusters", r->total_clusters, 1);
+    json_key_u64("    ", "check-errors", r->check_errors, 1);
+    if (r->leaks) json_key_u64("    ", "leaks", r->leaks, 1);
+    if (r->corruptions) json_key_u64("    ", "corruptions", r->corruptions, 1);
+    if (fixed && fixed->leaks_fixed) json_key_u64("    ", "leaks-fixed", fixed->leaks_fixed, 1);
+    if (fixed && fixed->corruptions_fixed)
+        json_key_u64("    ", "corruptions-fixed", fixed->corruptions_fixed, 1);
+    if (r->allocated_clusters)
+        json_key_u64("    ", "allocated-clusters", r->allocated_clusters, 1);
+    json_key_str("    ", "filename", path, 1);
+    json_key_str("    ", "format", "qcow2", r->fragmented_clusters != 0);
+    if (r->fragmented_clusters)
+        json_key_u64("    ", "fragmented-clusters", r->fragmented_clusters, 0);
+    printf("}\n");
     return r->corruptions ? 2 : r->leaks ? 3 : 0;
 }
 
@@ -1467,7 +1607,7 @@ static int cmd_check(int argc, char **argv)
     args a;
     int fd, rc;
     unsigned flags = 0;
-    if (parse_args(argc, argv, OPT_REPAIR, 1, 1, &a) < 0) return 1;
+    if (parse_args(argc, argv, OPT_REPAIR | OPT_OUTPUT, 1, 1, &a) < 0) return 1;
     fd = open(a.pos[0], a.repair ? O_RDWR : O_RDONLY);
     if (fd < 0) { sys_fail(a.pos[0], errno); return 1; }
     if (a.repair == 3) {
@@ -1480,6 +1620,15 @@ static int cmd_check(int argc, char **argv)
     if (a.repair == 1) flags = Q2W_CHECK_REPAIR_LEAKS;
     if (a.repair == 2) flags = Q2W_CHECK_REPAIR_ALL;
     rc = run_check(fd, flags, &res);
+    if (rc == 0 && a.json) {
+        static q2w_check_result after;
+        int fixed = res.leaks_fixed || res.corruptions_fixed || res.copied_fixed;
+        /* after a repair, qemu reports the image as it is then */
+        if (fixed && (rc = run_check(fd, 0, &after)) == 0) rc = check_json(&after, &res, a.pos[0]);
+        else if (!fixed) rc = check_json(&res, NULL, a.pos[0]);
+        close(fd);
+        return rc;
+    }
     if (rc == 0) {
         print_findings(&res);
         if (res.leaks_fixed || res.corruptions_fixed || res.copied_fixed) {
@@ -1932,6 +2081,53 @@ static int cmd_io(int argc, char **argv)
     return rc == 0 ? 0 : 1;
 }
 
+/* ---- resize ----------------------------------------------------------------- */
+/* resize IMG [+]SIZE: grow the virtual disk (to SIZE, or by it with +),
+ * as qemu-img resize; SIZE rounded up to a multiple of 512. Shrinking is
+ * refused (qcow2w does not shrink). */
+static int cmd_resize(int argc, char **argv)
+{
+    args a;
+    disk *d;
+    uint64_t v, to;
+    const char *s;
+    int rc, rel;
+    /* a leading '-' would read as an option: "resize IMG -1G" is a shrink */
+    if (argc == 4 && argv[3][0] == '-' && argv[3][1] >= '0' && argv[3][1] <= '9') {
+        say("shrinking is not supported: ", argv[3]);
+        return 1;
+    }
+    if (parse_args(argc, argv, 0, 2, 2, &a) < 0) return 1;
+    s = a.pos[1];
+    rel = *s == '+';
+    if (parse_size(s + rel, &v) < 0) {
+        bad_usage("bad size ", s);
+        return 1;
+    }
+    d = disk_open(a.pos[0], FMT_QCOW2, 1, 0, 0);
+    if (!d) return 1;
+    to = rel ? d->size + v : v;
+    if (to < d->size || (rel && to < v)) {
+        say("shrinking is not supported: ", s);
+        close_quietly(d);
+        disk_free(d);
+        return 1;
+    }
+    to = (to + 511) & ~(uint64_t)511;
+    rc = disk_run(d, q2w_resize(&d->img, to));
+    if (rc != Q2W_OK) {
+        disk_err(d, rc);
+        close_quietly(d);
+        disk_free(d);
+        return 1;
+    }
+    rc = disk_run(d, q2w_close(&d->img));
+    if (rc != Q2W_OK) disk_err(d, rc);
+    else printf("Image resized.\n");
+    disk_free(d);
+    return rc == Q2W_OK ? 0 : 1;
+}
+
 /* ---- commit and rebase ---------------------------------------------------- */
 typedef struct job_ctx {
     const args *a;
@@ -2093,7 +2289,8 @@ int main(int argc, char **argv)
                 {"write", cmd_write},   {"import", cmd_import},
                 {"export", cmd_export}, {"check", cmd_check},
                 {"snapshot", cmd_snapshot}, {"io", cmd_io},
-                {"commit", cmd_commit}, {"rebase", cmd_rebase}};
+                {"commit", cmd_commit}, {"rebase", cmd_rebase},
+                {"resize", cmd_resize}};
     size_t i;
     if (argc < 2) {
         usage(stderr);

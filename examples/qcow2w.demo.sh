@@ -231,6 +231,15 @@ if "$bin" info "$tmp/rb.qcow2" | grep '^backing file' > /dev/null; then exit 1; 
 "$bin" export "$tmp/rb.qcow2" "$tmp/rb.flat" > /dev/null
 cmp "$tmp/o.want" "$tmp/rb.flat"
 echo "commit: base and overlay read as base + write; rebase and flatten: the same bytes"
+# grown by 1 MiB (qemu-img resize's spelling): the new megabyte reads as
+# zeros, the rest as before; a shrink is refused
+"$bin" resize "$tmp/rb.qcow2" +1M > /dev/null
+"$bin" info --output=json "$tmp/rb.qcow2" | grep '"virtual-size": 6291968,' > /dev/null
+"$bin" export "$tmp/rb.qcow2" "$tmp/rb.big" > /dev/null
+cmp -n 5243392 "$tmp/o.want" "$tmp/rb.big"
+test "$(tail -c 1048576 "$tmp/rb.big" | tr -d '\0' | wc -c)" -eq 0
+if "$bin" resize "$tmp/rb.qcow2" 1M 2> /dev/null; then exit 1; fi
+echo "resize: grown by 1 MiB of zeros; a shrink refused"
 
 for f in a r r2 o o2 s io cb c rb; do
     "$bin" check "$tmp/$f.qcow2" > /dev/null

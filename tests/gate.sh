@@ -121,6 +121,11 @@ if have qemu-img && have qemu-io; then
     stage differential counts $MAKE -s diff-qemu B="$B" ITER="${DIFF_ITER:-100}" SEED=1
     stage differential-jobs counts $MAKE -s diff-qemu-jobs B="$B" JOBS_ITER="${JOBS_ITER:-60}" SEED=1
     stage crash-qemu counts $MAKE -s crash-qemu B="$B" RUNS="${CRASH_RUNS:-120}" SEED=1
+    if have python3; then
+        stage json-qemu counts $MAKE -s json-qemu B="$B"
+    else
+        skip json-qemu "python3 is not installed: qcow2w's JSON was NOT compared with qemu-img's"
+    fi
     stage crash-qemu-jobs counts $MAKE -s crash-qemu-jobs B="$B" RUNS="${CRASH_JOBS_RUNS:-120}" SEED=1
 else
     skip differential "qemu-img / qemu-io are not installed (apt-get install qemu-utils): qcow2w.h was NOT checked against qemu"
