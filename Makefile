@@ -215,6 +215,9 @@ ZLIB_OK := $(shell printf '\043include <zlib.h>\nint main(void){return zlibVersi
              $(CC) -x c - -lz -o /dev/null 2>/dev/null && echo 1)
 $(B)/asan/inflate.o $(B)/plain/inflate.o: HARNESS_DEFS = $(if $(ZLIB_OK),-DALK_HAVE_ZLIB)
 LDLIBS_inflate = $(if $(ZLIB_OK),-lz)
+# (and the compressor's streams are read back by zlib as qemu reads them)
+$(B)/asan/deflate.o $(B)/plain/deflate.o: HARNESS_DEFS = $(if $(ZLIB_OK),-DALK_HAVE_ZLIB)
+LDLIBS_deflate = $(if $(ZLIB_OK),-lz)
 
 # The session's corpus runs a second time through the portable primitives
 # (the primitives' checks only, SS_PRIMITIVES_ONLY), and the params corpus
@@ -283,7 +286,7 @@ fast-gate: unit replay $(if $(filter alktunnel,$(UNIT_TESTS)),crypto-portable)
 # corpus/codec/ comes from a hand-written generator; the simulation and qcow2
 # targets' generated seeds are seed-mode inputs written by their replay
 # driver. Both are byte-stable: seeds-check regenerates them and compares.
-SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth qcow2_crash qcow2_jobs session pump roles \
+SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth qcow2_crash qcow2_jobs deflate session pump roles \
                   tunnel_sim
 SEED_ARGS = --seed 1 --runs 32 --max-len 2048
 

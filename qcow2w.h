@@ -844,6 +844,16 @@ Q2WDEF int q2w_repair_leaks(const q2w_io *io, void *work, size_t work_len,
                             q2w_check_result *res);
 Q2WDEF const char *q2w_finding_name(int kind);
 
+/* Raw deflate (RFC 1951) of len bytes into out (cap bytes), as qemu
+ * compresses a cluster: back-references at most 4096 bytes back (qemu
+ * inflates with a 4 KiB window), each block stored, fixed-coded or with
+ * its own codes, whichever is shortest. work: Q2W_DEFLATE_WORK bytes of
+ * the caller's, any alignment. Returns the bytes written, or 0 when the
+ * stream would not fit in cap (or len is 0 or over 2 GiB, or a pointer is
+ * NULL). */
+#define Q2W_DEFLATE_WORK (((size_t)1 << 15) * 4 + 4096 * 4 + 16384 * 4 + 8)
+Q2WDEF size_t q2w_deflate(const void *in, size_t len, void *out, size_t cap, void *work);
+
 #ifndef Q2W_NO_STDIO
 /* The backing file for q2w_posix_exec: read(user, off, dst, len) fills dst
  * with len bytes at virtual offset off, 0 or a negative errno. Without a
@@ -2498,6 +2508,392 @@ static int q2w__inflate(const unsigned char *in, size_t in_len,
     /* Running out of input or reaching the end of the stream after out
      * is full is still success. */
     return r != -3 && op == out_len ? 0 : r;
+}
+
+/* ---- deflate (compressed cluster writes) ------------------------------------ */
+/* LZ77 over a 4 KiB window (qemu inflates with windowBits -12), a chain of
+ * hash candidates, one step of lazy matching; then each block of symbols
+ * coded stored, with the fixed codes or with its own (dynamic) codes,
+ * whichever is shortest. All memory is the caller's work area. */
+#define Q2W__DF_WINDOW 4096u
+#define Q2W__DF_HASH_BITS 15u
+#define Q2W__DF_BLOCK 16384u      /* symbols a block */
+#define Q2W__DF_CHAIN 128u        /* candidates tried a position */
+#define Q2W__DF_NICE 128u         /* a match this long ends the search */
+#define Q2W__DF_LAZY 32u          /* a shorter one looks one byte further */
+
+typedef struct q2w__df {
+    const unsigned char *in;
+    size_t len;
+    uint32_t *head;               /* hash -> position + 1 (0: none) */
+    uint32_t *prev;               /* position % window -> older position + 1 */
+    uint16_t *sym;                /* a literal (0..255) or 256 + length */
+    uint16_t *dist;               /* its distance (0: literal) */
+    size_t nsym, block_start;     /* the block's first input byte */
+    unsigned char *out;
+    size_t cap, pos;
+    uint64_t acc;
+    unsigned nbits;
+    int full;
+} q2w__df;
+
+static void q2w__df_bits(q2w__df *d, uint32_t v, unsigned n)
+{
+    d->acc |= (uint64_t)v << d->nbits;
+    d->nbits += n;
+    while (d->nbits >= 8) {
+        if (d->pos < d->cap) d->out[d->pos++] = (unsigned char)d->acc;
+        else d->full = 1;
+        d->acc >>= 8;
+        d->nbits -= 8;
+    }
+}
+
+/* A Huffman code of n bits, written most significant bit first. */
+static void q2w__df_code(q2w__df *d, uint32_t code, unsigned n)
+{
+    uint32_t r = 0;
+    unsigned i;
+    for (i = 0; i < n; i++) r |= ((code >> i) & 1u) << (n - 1 - i);
+    q2w__df_bits(d, r, n);
+}
+
+/* Code lengths of at most maxbits for the n frequencies (0: unused): a
+ * Huffman tree, its frequencies halved until it is shallow enough. */
+static void q2w__df_lengths(const uint32_t *freq, unsigned n, unsigned maxbits,
+                            unsigned char *len)
+{
+    uint32_t f[288], w[2 * 288];
+    uint16_t leaf[288], parent[2 * 288];
+    unsigned m, i, j, k, a, b, depth, deepest, used = 0;
+    for (i = 0; i < n; i++) {
+        f[i] = freq[i];
+        len[i] = 0;
+        if (f[i]) used++;
+    }
+    if (used == 0) return;
+    if (used == 1) { /* one code still needs a bit (and a second, unused) */
+        for (i = 0; i < n && !f[i]; i++) {}
+        len[i] = 1;
+        len[i == 0 ? 1 : 0] = 1;
+        return;
+    }
+    for (;;) {
+        /* leaves sorted by frequency (insertion sort: n <= 288) */
+        for (m = 0, i = 0; i < n; i++) {
+            if (!f[i]) continue;
+            for (j = m; j > 0 && f[leaf[j - 1]] > f[i]; j--) leaf[j] = leaf[j - 1];
+            leaf[j] = (uint16_t)i;
+            m++;
+        }
+        /* two queues: leaves in order, then the inner nodes as made */
+        for (i = 0; i < m; i++) w[i] = f[leaf[i]];
+        a = 0;
+        b = m;
+        for (k = m; k < 2 * m - 1; k++) {
+            unsigned x, y;
+            x = (a < m && (b >= k || w[a] <= w[b])) ? a++ : b++;
+            y = (a < m && (b >= k || w[a] <= w[b])) ? a++ : b++;
+            w[k] = w[x] + w[y];
+            parent[x] = (uint16_t)k;
+            parent[y] = (uint16_t)k;
+        }
+        deepest = 0;
+        for (i = 0; i < m; i++) {
+            for (depth = 0, k = i; k != 2 * m - 2; k = parent[k]) depth++;
+            len[leaf[i]] = (unsigned char)depth;
+            if (depth > deepest) deepest = depth;
+        }
+        if (deepest <= maxbits) return;
+        for (i = 0; i < n; i++)
+            if (f[i]) f[i] = (f[i] >> 1) | 1u;
+    }
+}
+
+/* Canonical codes for the lengths (RFC 1951 3.2.2). */
+static void q2w__df_codes(const unsigned char *len, unsigned n, uint16_t *code)
+{
+    uint16_t count[16] = {0}, next[16];
+    unsigned i, c = 0;
+    for (i = 0; i < n; i++) count[len[i]]++;
+    count[0] = 0;
+    for (i = 1; i < 16; i++) {
+        c = (c + count[i - 1]) << 1;
+        next[i] = (uint16_t)c;
+    }
+    for (i = 0; i < n; i++)
+        if (len[i]) code[i] = next[len[i]]++;
+}
+
+static unsigned q2w__df_lcode(unsigned length)
+{
+    unsigned s = 0;
+    while (s < 28 && q2w__inf_lbase[s + 1] <= length) s++;
+    return s;
+}
+
+static unsigned q2w__df_dcode(unsigned dist)
+{
+    unsigned s = 0;
+    while (s < 29 && q2w__inf_dbase[s + 1] <= dist) s++;
+    return s;
+}
+
+/* The bits the block's symbols take with these lengths. */
+static uint64_t q2w__df_cost(const q2w__df *d, const unsigned char *ll, const unsigned char *dl)
+{
+    uint64_t bits = ll[256];
+    size_t i;
+    for (i = 0; i < d->nsym; i++) {
+        unsigned s = d->sym[i];
+        if (s < 256) {
+            bits += ll[s];
+        } else {
+            unsigned lc = q2w__df_lcode(s - 256u), dc = q2w__df_dcode(d->dist[i]);
+            bits += (uint64_t)ll[257 + lc] + q2w__inf_lext[lc] + dl[dc] + q2w__inf_dext[dc];
+        }
+    }
+    return bits;
+}
+
+static void q2w__df_symbols(q2w__df *d, const unsigned char *ll, const uint16_t *lc,
+                            const unsigned char *dl, const uint16_t *dc)
+{
+    size_t i;
+    for (i = 0; i < d->nsym; i++) {
+        unsigned s = d->sym[i];
+        if (s < 256) {
+            q2w__df_code(d, lc[s], ll[s]);
+        } else {
+            unsigned length = s - 256u, dist = d->dist[i];
+            unsigned l = q2w__df_lcode(length), x = q2w__df_dcode(dist);
+            q2w__df_code(d, lc[257 + l], ll[257 + l]);
+            q2w__df_bits(d, length - q2w__inf_lbase[l], q2w__inf_lext[l]);
+            q2w__df_code(d, dc[x], dl[x]);
+            q2w__df_bits(d, dist - q2w__inf_dbase[x], q2w__inf_dext[x]);
+        }
+    }
+    q2w__df_code(d, lc[256], ll[256]);
+}
+
+/* The code-length sequence of a dynamic header, run-length coded (16:
+ * repeat the last 3-6 times, 17: 3-10 zeros, 18: 11-138 zeros); rle holds
+ * symbol | extra << 8. The count. */
+static size_t q2w__df_rle(const unsigned char *lens, unsigned n, uint16_t *rle)
+{
+    size_t k = 0;
+    unsigned i = 0;
+    while (i < n) {
+        unsigned v = lens[i], run = 1;
+        while (i + run < n && lens[i + run] == v) run++;
+        i += run;
+        if (v == 0) {
+            while (run >= 11) {
+                unsigned r = run < 138 ? run : 138;
+                rle[k++] = (uint16_t)(18u | (r - 11u) << 8);
+                run -= r;
+            }
+            if (run >= 3) {
+                rle[k++] = (uint16_t)(17u | (run - 3u) << 8);
+                run = 0;
+            }
+        } else {
+            rle[k++] = (uint16_t)v;
+            run--;
+            while (run >= 3) {
+                unsigned r = run < 6 ? run : 6;
+                rle[k++] = (uint16_t)(16u | (r - 3u) << 8);
+                run -= r;
+            }
+        }
+        while (run--) rle[k++] = (uint16_t)v;
+    }
+    return k;
+}
+
+static const unsigned char q2w__df_clorder[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5,
+                                                   11, 4, 12, 3, 13, 2, 14, 1, 15};
+
+/* The block of symbols so far (input bytes block_start .. end), coded the
+ * shortest way. */
+static void q2w__df_block(q2w__df *d, size_t end, int last)
+{
+    uint32_t lf[286], dfq[30], cf[19];
+    unsigned char ll[288], dl[30], fl[288], fdl[30], cl[19], all[316];
+    uint16_t lc[288], dcd[30], clc[19], rle[316];
+    unsigned hlit = 286, hdist = 30, hclen = 19, i;
+    uint64_t dyn, fix, stored;
+    size_t k, nrle;
+    memset(lf, 0, sizeof lf);
+    memset(dfq, 0, sizeof dfq);
+    memset(cf, 0, sizeof cf);
+    for (k = 0; k < d->nsym; k++) {
+        unsigned s = d->sym[k];
+        if (s < 256) {
+            lf[s]++;
+        } else {
+            lf[257 + q2w__df_lcode(s - 256u)]++;
+            dfq[q2w__df_dcode(d->dist[k])]++;
+        }
+    }
+    lf[256] = 1;
+    q2w__df_lengths(lf, 286, 15, ll);
+    q2w__df_lengths(dfq, 30, 15, dl);
+    while (hlit > 257 && !ll[hlit - 1]) hlit--;
+    while (hdist > 1 && !dl[hdist - 1]) hdist--;
+    memcpy(all, ll, hlit);
+    memcpy(all + hlit, dl, hdist);
+    nrle = q2w__df_rle(all, hlit + hdist, rle);
+    for (k = 0; k < nrle; k++) cf[rle[k] & 0xffu]++;
+    q2w__df_lengths(cf, 19, 7, cl);
+    while (hclen > 4 && !cl[q2w__df_clorder[hclen - 1]]) hclen--;
+    dyn = 3 + 5 + 5 + 4 + 3ull * hclen + q2w__df_cost(d, ll, dl);
+    for (k = 0; k < nrle; k++) {
+        unsigned s = rle[k] & 0xffu;
+        dyn += cl[s] + (s == 16 ? 2u : s == 17 ? 3u : s == 18 ? 7u : 0u);
+    }
+    for (i = 0; i < 288; i++) fl[i] = (unsigned char)(i < 144 ? 8 : i < 256 ? 9 : i < 280 ? 7 : 8);
+    for (i = 0; i < 30; i++) fdl[i] = 5;
+    fix = 3 + q2w__df_cost(d, fl, fdl);
+    /* stored: to a byte boundary, then LEN/NLEN and the bytes, a header
+     * for each 65535 of them */
+    stored = (end - d->block_start) * 8 +
+             ((end - d->block_start) / 65535 + 1) * (3 + 7 + 32);
+    if (stored <= dyn && stored <= fix) {
+        size_t at = d->block_start;
+        do {
+            size_t n = end - at < 65535 ? end - at : 65535;
+            int fin = last && at + n == end;
+            q2w__df_bits(d, fin ? 1u : 0u, 3);
+            if (d->nbits) q2w__df_bits(d, 0, 8 - d->nbits);
+            q2w__df_bits(d, (uint32_t)n, 16);
+            q2w__df_bits(d, (uint32_t)(n ^ 0xffffu), 16);
+            for (k = 0; k < n; k++) q2w__df_bits(d, d->in[at + k], 8);
+            at += n;
+        } while (at < end);
+    } else if (fix <= dyn) {
+        q2w__df_bits(d, last ? 3u : 2u, 3);
+        q2w__df_codes(fl, 288, lc);
+        q2w__df_codes(fdl, 30, dcd);
+        q2w__df_symbols(d, fl, lc, fdl, dcd);
+    } else {
+        q2w__df_bits(d, last ? 5u : 4u, 3);
+        q2w__df_bits(d, hlit - 257u, 5);
+        q2w__df_bits(d, hdist - 1u, 5);
+        q2w__df_bits(d, hclen - 4u, 4);
+        for (i = 0; i < hclen; i++) q2w__df_bits(d, cl[q2w__df_clorder[i]], 3);
+        q2w__df_codes(cl, 19, clc);
+        for (k = 0; k < nrle; k++) {
+            unsigned s = rle[k] & 0xffu, x = rle[k] >> 8;
+            q2w__df_code(d, clc[s], cl[s]);
+            if (s == 16) q2w__df_bits(d, x, 2);
+            if (s == 17) q2w__df_bits(d, x, 3);
+            if (s == 18) q2w__df_bits(d, x, 7);
+        }
+        q2w__df_codes(ll, 286, lc);
+        q2w__df_codes(dl, 30, dcd);
+        q2w__df_symbols(d, ll, lc, dl, dcd);
+    }
+    d->nsym = 0;
+    d->block_start = end;
+}
+
+/* The longest match for position i among its hash chain: length (0 when
+ * under 3) and distance. */
+static unsigned q2w__df_match(const q2w__df *d, size_t i, uint32_t cand, unsigned *dist)
+{
+    size_t most = d->len - i < 258 ? d->len - i : 258;
+    unsigned best = 0, chain = Q2W__DF_CHAIN;
+    while (cand && chain--) {
+        size_t c = cand - 1u, n = 0;
+        if (i - c > Q2W__DF_WINDOW) break;
+        if (d->in[c + best] == d->in[i + best]) {
+            while (n < most && d->in[c + n] == d->in[i + n]) n++;
+            if (n > best) {
+                best = (unsigned)n;
+                *dist = (unsigned)(i - c);
+                if (n >= Q2W__DF_NICE || n == most) break;
+            }
+        }
+        cand = d->prev[c % Q2W__DF_WINDOW];
+        if (cand && cand - 1u >= c) break;   /* (the ring wrapped) */
+    }
+    return best >= 3 ? best : 0;
+}
+
+static uint32_t q2w__df_hash(const unsigned char *p)
+{
+    uint32_t v = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+    return (v * 2654435761u) >> (32u - Q2W__DF_HASH_BITS);
+}
+
+static void q2w__df_insert(q2w__df *d, size_t i)
+{
+    if (i + 3 > d->len) return;
+    {
+        uint32_t h = q2w__df_hash(d->in + i);
+        d->prev[i % Q2W__DF_WINDOW] = d->head[h];
+        d->head[h] = (uint32_t)(i + 1);
+    }
+}
+
+static void q2w__df_emit(q2w__df *d, size_t end, unsigned s, unsigned dist)
+{
+    d->sym[d->nsym] = (uint16_t)s;
+    d->dist[d->nsym] = (uint16_t)dist;
+    if (++d->nsym == Q2W__DF_BLOCK) q2w__df_block(d, end, 0);
+}
+
+Q2WDEF size_t q2w_deflate(const void *in, size_t len, void *out, size_t cap, void *work)
+{
+    q2w__df d;
+    uintptr_t p = work ? ((uintptr_t)work + 7u) & ~(uintptr_t)7u : 0;
+    size_t i = 0;
+    if (!in || !out || !work || len == 0 || len > ((size_t)1 << 31)) return 0;
+    memset(&d, 0, sizeof d);
+    d.in = (const unsigned char *)in;
+    d.len = len;
+    d.head = (uint32_t *)p;
+    d.prev = d.head + (1u << Q2W__DF_HASH_BITS);
+    d.sym = (uint16_t *)(d.prev + Q2W__DF_WINDOW);
+    d.dist = d.sym + Q2W__DF_BLOCK;
+    d.out = (unsigned char *)out;
+    d.cap = cap;
+    memset(d.head, 0, ((size_t)1 << Q2W__DF_HASH_BITS) * sizeof(uint32_t));
+    while (i < len && !d.full) {
+        unsigned dist = 0, n = 0;
+        if (i + 3 <= len) n = q2w__df_match(&d, i, d.head[q2w__df_hash(d.in + i)], &dist);
+        if (n && n < Q2W__DF_LAZY && i + 4 <= len) {
+            /* one byte on: a longer match there wins, this byte goes as a
+             * literal */
+            unsigned dist2 = 0, n2;
+            size_t k;
+            q2w__df_insert(&d, i);
+            n2 = q2w__df_match(&d, i + 1, d.head[q2w__df_hash(d.in + i + 1)], &dist2);
+            if (n2 > n) {
+                q2w__df_emit(&d, i + 1, d.in[i], 0);
+                i++;
+                n = n2;
+                dist = dist2;
+                q2w__df_insert(&d, i);
+            }
+            q2w__df_emit(&d, i + n, 256u + n, dist);
+            for (k = i + 1; k < i + n; k++) q2w__df_insert(&d, k);
+            i += n;
+        } else if (n) {
+            size_t k;
+            q2w__df_emit(&d, i + n, 256u + n, dist);
+            for (k = i; k < i + n; k++) q2w__df_insert(&d, k);
+            i += n;
+        } else {
+            q2w__df_insert(&d, i);
+            q2w__df_emit(&d, i + 1, d.in[i], 0);
+            i++;
+        }
+    }
+    if (!d.full) q2w__df_block(&d, len, 1);
+    if (d.nbits) q2w__df_bits(&d, 0, 8 - d.nbits);
+    return d.full ? 0 : d.pos;
 }
 /* INFLATE-END */
 

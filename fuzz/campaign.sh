@@ -113,7 +113,7 @@ build() {
     # the inflater's target checks against zlib when it links (the
     # Makefile's ZLIB_OK test, for the same compiler)
     zdef=""; zlib=""
-    if [ "$2" = inflate ] &&
+    if { [ "$2" = inflate ] || [ "$2" = deflate ]; } &&
        printf '#include <zlib.h>\nint main(void){return zlibVersion()[0] == 0;}\n' |
            "$CLANG" -x c - -lz -o /dev/null 2>/dev/null; then
         zdef="-DALK_HAVE_ZLIB"; zlib="-lz"

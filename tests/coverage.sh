@@ -34,7 +34,7 @@ for h in fuzz/*.c; do
     t=$(basename "$h" .c)
     [ -d "corpus/$t" ] || continue
     zdef=""; zlib_ld=""
-    if [ "$t" = inflate ] && [ -n "$zlib" ]; then zdef=-DALK_HAVE_ZLIB; zlib_ld=-lz; fi
+    if { [ "$t" = inflate ] || [ "$t" = deflate ]; } && [ -n "$zlib" ]; then zdef=-DALK_HAVE_ZLIB; zlib_ld=-lz; fi
     $CC $COV -I. $zdef "$h" tests/replay_main.c "$dir/libalk.a" -o "$dir/replay_$t" $zlib_ld
     "$dir/replay_$t" -q "corpus/$t"
 done

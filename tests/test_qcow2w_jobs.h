@@ -294,6 +294,47 @@ TEST jobs_refuse_bad_arguments(void)
     PASS();
 }
 
+/* ---- the compressor ------------------------------------------------------ */
+/* q2w_deflate: every length of a half-repetitive pattern round-trips
+ * through the header's inflater (stored, fixed and dynamic blocks all
+ * chosen somewhere on the way), repetitive data shrinks, a room too small
+ * gives 0, and the arguments are checked. */
+TEST deflate_round_trips(void)
+{
+    static unsigned char work[Q2W_DEFLATE_WORK], in[70000], z[71000], back[70000];
+    size_t len, n;
+    uint64_t rng = 7;
+    for (len = 0; len < sizeof in; len++)
+        in[len] = len % 3000 < 1500 ? (unsigned char)("qcow2w "[len % 7])
+                                    : (unsigned char)alksim_splitmix64(&rng);
+    for (len = 1; len < 1300; len += (len < 300 ? 1 : 37)) {
+        n = q2w_deflate(in, len, z, sizeof z, work);
+        ASSERT(n > 0 && n <= len + 6);
+        memset(back, 0, len);
+        ASSERT_EQ(0, q2w__inflate(z, n, back, len));
+        ASSERT_MEM_EQ(in, back, len);
+    }
+    /* a cluster's worth: the text half shrinks the whole well */
+    n = q2w_deflate(in, 65536, z, sizeof z, work);
+    ASSERT(n > 0 && n < 65536 * 6 / 10);
+    ASSERT_EQ(0, q2w__inflate(z, n, back, 65536));
+    ASSERT_MEM_EQ(in, back, 65536);
+    /* the same room less one byte: no stream */
+    ASSERT_EQ(0, q2w_deflate(in, 65536, z, n - 1, work));
+    /* 65536 random bytes: stored blocks, barely longer than the input */
+    for (len = 0; len < 65536; len++) in[len] = (unsigned char)alksim_splitmix64(&rng);
+    n = q2w_deflate(in, 65536, z, sizeof z, work);
+    ASSERT(n >= 65536 && n <= 65536 + 5 * 5 + 1); /* a stored block a 16384 symbols */
+    ASSERT_EQ(0, q2w__inflate(z, n, back, 65536));
+    ASSERT_MEM_EQ(in, back, 65536);
+    ASSERT_EQ(0, q2w_deflate(in, 65536, z, 65535, work)); /* qemu's cap: cluster - 1 */
+    ASSERT_EQ(0, q2w_deflate(NULL, 1, z, sizeof z, work));
+    ASSERT_EQ(0, q2w_deflate(in, 1, NULL, sizeof z, work));
+    ASSERT_EQ(0, q2w_deflate(in, 1, z, sizeof z, NULL));
+    ASSERT_EQ(0, q2w_deflate(in, 0, z, sizeof z, work));
+    PASS();
+}
+
 SUITE(commit_and_rebase)
 {
     RUN_TEST(commit_into_a_raw_base);
@@ -301,4 +342,5 @@ SUITE(commit_and_rebase)
     RUN_TEST(rebase_keeps_the_view);
     RUN_TEST(set_backing_rewrites_only_the_header);
     RUN_TEST(jobs_refuse_bad_arguments);
+    RUN_TEST(deflate_round_trips);
 }
