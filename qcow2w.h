@@ -810,7 +810,8 @@ typedef struct q2w_job {  /* do not rely on its contents but `file` */
     unsigned char *buf;
     size_t chunk;
     uint64_t size, other_size, pos, n, sub;
-    q2w_extent ext;
+    q2w_extent ext, ext2;
+    int new_zero;     /* the new backing file reads zeros over the chunk */
     q2w_op ops[1];
     size_t n_ops;
     const char *name, *fmt;
@@ -4862,6 +4863,7 @@ enum {
     Q2W__J_ZERO,        /* commit: zeros into the base */
     Q2W__J_FLUSH_OTHER, /* commit: the base durable ... */
     Q2W__J_EMPTY,       /* ... before the overlay is emptied */
+    Q2W__J_MAP_NEW,     /* rebase: does the new backing file hold any? */
     Q2W__J_READ_NEW,    /* rebase: n bytes of the new backing's view */
     Q2W__J_READ_OLD,    /* rebase: ... and of the overlay's */
     Q2W__J_COMPARE,     /* rebase: clusters that differ copied in */
@@ -4900,6 +4902,13 @@ static int q2w__job_raw(q2w_job *j, int kind, uint64_t off, size_t len,
 /* The first and last virtual byte of the differing run of clusters at
  * or after sub in the chunk (old view in buf, new view after it):
  * 1 with [*a, *b) relative to pos, or 0 when the rest is equal. */
+/* All n bytes zero (the first, and each equal to the next: memcmp's
+ * speed). */
+static int q2w__all_zero(const unsigned char *p, size_t n)
+{
+    return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
 static int q2w__job_diff(const q2w_job *j, uint64_t *a, uint64_t *b)
 {
     uint64_t cs = j->top->cluster_size, x = j->sub, start = 0;
@@ -4907,7 +4916,8 @@ static int q2w__job_diff(const q2w_job *j, uint64_t *a, uint64_t *b)
     while (x < j->n) {
         uint64_t e = ((j->pos + x) | (cs - 1)) + 1 - j->pos;
         if (e > j->n) e = j->n;
-        if (memcmp(j->buf + x, j->buf + j->chunk + x, (size_t)(e - x)) != 0) {
+        if (j->new_zero ? !q2w__all_zero(j->buf + x, (size_t)(e - x))
+                        : memcmp(j->buf + x, j->buf + j->chunk + x, (size_t)(e - x)) != 0) {
             if (!in) start = x;
             in = 1;
         } else if (in) {
@@ -4918,14 +4928,6 @@ static int q2w__job_diff(const q2w_job *j, uint64_t *a, uint64_t *b)
     *a = start;
     *b = x;
     return in;
-}
-
-static int q2w__all_zero(const unsigned char *p, size_t n)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (p[i]) return 0;
-    return 1;
 }
 
 /* Starts the operation of j->phase on its file: Q2W_OK when it ended at
@@ -4966,9 +4968,21 @@ static int q2w__job_start(q2w_job *j)
         return q2w_flush(j->other);
     case Q2W__J_EMPTY:
         return q2w_make_empty(j->top);
+    case Q2W__J_MAP_NEW: {
+        /* zeros there (past its end, no file, or a qcow2 file that holds
+         * nothing over the chunk): the old bytes are compared with zero,
+         * nothing read from the new file */
+        uint64_t m = j->pos < j->other_size ? j->other_size - j->pos : 0;
+        j->new_zero = m == 0 || j->other_kind == Q2W_BACKING_NONE;
+        j->ext2.kind = 0;
+        if (j->new_zero || j->other_kind != Q2W_BACKING_QCOW2) return Q2W_OK;
+        j->file = Q2W_JOB_OTHER;
+        return q2w_map(j->other, j->pos, m < j->n ? m : j->n, &j->ext2);
+    }
     case Q2W__J_READ_NEW: {
         uint64_t m = j->pos < j->other_size ? j->other_size - j->pos : 0;
         if (m > j->n) m = j->n;
+        if (j->new_zero) return Q2W_OK;
         memset(new_view, 0, (size_t)j->n);   /* past its end: zeros */
         if (!m) return Q2W_OK;
         j->file = Q2W_JOB_OTHER;
@@ -5029,7 +5043,7 @@ static void q2w__job_next(q2w_job *j)
         } else if (data) {
             j->pos += j->ext.len;   /* the overlay's own: unchanged */
         } else {
-            j->phase = Q2W__J_READ_NEW;
+            j->phase = Q2W__J_MAP_NEW;
         }
         break;
     }
@@ -5047,6 +5061,14 @@ static void q2w__job_next(q2w_job *j)
     case Q2W__J_EMPTY:
         j->phase = Q2W__J_FLUSH_TOP;
         break;
+    case Q2W__J_MAP_NEW: {
+        uint64_t m = j->pos < j->other_size ? j->other_size - j->pos : 0;
+        /* (past the file's end the rest reads zeros too) */
+        if (j->ext2.kind == Q2W_EXTENT_ZERO && j->ext2.len == (m < j->n ? m : j->n))
+            j->new_zero = 1;
+        j->phase = Q2W__J_READ_NEW;
+        break;
+    }
     case Q2W__J_READ_NEW:
         j->phase = Q2W__J_READ_OLD;
         break;
