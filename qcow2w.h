@@ -159,20 +159,26 @@
  *       first when shorter, flushes it, then empties the overlay
  *       (q2w_make_empty) unless flags has Q2W_COMMIT_KEEP (qemu-img commit
  *       -d). The base's own snapshots keep their clusters (copy-on-write).
- *     q2w_rebase(job, top, new_kind, new_backing, raw_size, name, fmt, buf,
- *       len) keeps the overlay's view while it moves onto another backing
- *       file (raw, qcow2 open read-only, or Q2W_BACKING_NONE with name
- *       NULL: flatten): every run the overlay does not hold (q2w_map: data
- *       it holds costs nothing) is read through the old backing file and
- *       the new one, and each cluster that differs is written into the
- *       overlay (zeros as q2w_write_zeroes); then a flush and
- *       q2w_set_backing. Snapshots of the overlay read their unallocated
- *       clusters from whatever the header names, as in qemu.
+ *     q2w_rebase(job, top, old_backing, new_kind, new_backing, raw_size,
+ *       name, fmt, buf, len) keeps the overlay's view while it moves onto
+ *       another backing file (raw, qcow2 open read-only, or
+ *       Q2W_BACKING_NONE with name NULL: flatten): every run the overlay
+ *       does not hold (q2w_map: data it holds costs nothing) is read
+ *       through the old backing file and the new one, and each cluster
+ *       that differs is written into the overlay (zeros as
+ *       q2w_write_zeroes); then a flush and q2w_set_backing. Runs a qcow2
+ *       new file holds nothing in are not read from it; given the old
+ *       backing file's own handle (old_backing: the qcow2 image the
+ *       overlay's backing reads come from, open read-only; or NULL), runs
+ *       that read zeros in both files are skipped unread (its map, in
+ *       Q2W_JOB_OLD batches). Snapshots of the overlay read their
+ *       unallocated clusters from whatever the header names, as in qemu.
  *     Drive a job: q2w_job_batch(job, &n, &file) is the batch to execute
  *     and says on which file (Q2W_JOB_TOP: the overlay, its backing reads
  *     from its backing file as always - for a rebase the old one;
  *     Q2W_JOB_OTHER: the base or the new backing file, whose own backing
- *     reads go to its backing file); q2w_job_resume(job, io_rc) until it
+ *     reads go to its backing file; Q2W_JOB_OLD: the old backing file's
+ *     own handle, when a rebase was given one); q2w_job_resume(job, io_rc) until it
  *     returns Q2W_OK or an error; q2w_job_progress(job, &done, &total) in
  *     bytes of the overlay; q2w_job_error(job) the context (from the image
  *     that met it; job->file says which). buf (len bytes, at least two
@@ -208,9 +214,9 @@
  *   POSIX (unless Q2W_NO_STDIO): q2w_posix_exec(img, fd, backing, flags)
  *     runs one batch; q2w_posix_run(img, fd, backing, rc) loops while
  *     Q2W_PENDING (q2w_posix_run_flags with Q2W_POSIX_NO_FLUSH skips the
- *     flushes); q2w_posix_job_run(job, top_fd, top_backing, other_fd,
- *     other_backing, progress, user, rc) runs a commit or rebase to its
- *     end; q2w_posix_io(&io, fd, &fdbox) makes a q2w_io for q2w_check;
+ *     flushes); q2w_posix_job_run(job, files, progress, user, rc) runs a
+ *     commit or rebase to its end (files[Q2W_JOB_TOP / _OTHER / _OLD]:
+ *     each file's descriptor and backing reader); q2w_posix_io(&io, fd, &fdbox) makes a q2w_io for q2w_check;
  *     q2w_pread_full / q2w_pwrite_full.
  *
  * OPS (what an executor must do, in array order)
@@ -791,8 +797,10 @@ Q2WDEF const q2w_op *q2w_batch(const q2w_image *img, size_t *n);
  * TOP batch's BACKING_READ ops read the overlay's backing file as always
  * (for a rebase: the old one); an OTHER batch of a qcow2 file may read
  * its backing file the same way. A raw OTHER file gets READ, WRITE and
- * FLUSH ops of its own. */
-enum q2w_job_file { Q2W_JOB_TOP = 0, Q2W_JOB_OTHER = 1 };
+ * FLUSH ops of its own. A rebase given the old backing file's handle
+ * (qcow2) maps it (OLD batches: reads of that file) to skip what reads
+ * as zeros in both files. */
+enum q2w_job_file { Q2W_JOB_TOP = 0, Q2W_JOB_OTHER = 1, Q2W_JOB_OLD = 2 };
 /* What OTHER is. */
 enum q2w_backing_kind {
     Q2W_BACKING_NONE = 0,   /* rebase onto nothing: flatten */
@@ -806,12 +814,13 @@ typedef struct q2w_job {  /* do not rely on its contents but `file` */
                   failed (enum q2w_job_file) */
     int kind, phase, other_kind, waiting, other_written;
     unsigned flags;
-    q2w_image *top, *other;
+    q2w_image *top, *other, *old;
     unsigned char *buf;
     size_t chunk;
     uint64_t size, other_size, pos, n, sub;
     q2w_extent ext, ext2;
     int new_zero;     /* the new backing file reads zeros over the chunk */
+    int old_zero;     /* ... and the old one (mapped through `old`) */
     q2w_op ops[1];
     size_t n_ops;
     const char *name, *fmt;
@@ -821,7 +830,7 @@ typedef struct q2w_job {  /* do not rely on its contents but `file` */
 Q2WDEF int q2w_commit(q2w_job *job, q2w_image *top, int base_kind,
                       q2w_image *base, uint64_t raw_base_size, unsigned flags,
                       void *buf, size_t buf_len);
-Q2WDEF int q2w_rebase(q2w_job *job, q2w_image *top, int new_kind,
+Q2WDEF int q2w_rebase(q2w_job *job, q2w_image *top, q2w_image *old_backing, int new_kind,
                       q2w_image *new_backing, uint64_t raw_size, const char *name,
                       const char *fmt, void *buf, size_t buf_len);
 Q2WDEF const q2w_op *q2w_job_batch(const q2w_job *job, size_t *n, int *file);
@@ -875,12 +884,15 @@ Q2WDEF int q2w_posix_run(q2w_image *img, int fd,
 Q2WDEF int q2w_posix_run_flags(q2w_image *img, int fd,
                                const q2w_backing_reader *backing,
                                unsigned flags, int rc);
-/* A commit or rebase job to its end: TOP batches on top_fd (its backing
- * reads through top_backing), OTHER batches on other_fd (other_backing).
- * progress, when not NULL, is called after each batch. */
-Q2WDEF int q2w_posix_job_run(q2w_job *job, int top_fd,
-                             const q2w_backing_reader *top_backing, int other_fd,
-                             const q2w_backing_reader *other_backing,
+/* A commit or rebase job to its end: each batch on files[its file]
+ * (Q2W_JOB_TOP, _OTHER, _OLD: descriptor and backing reader; an unused
+ * file's entry is not read). progress, when not NULL, is called after
+ * each batch. */
+typedef struct q2w_job_fd {
+    int fd;                               /* the file's descriptor */
+    const q2w_backing_reader *backing;    /* its backing file, or NULL */
+} q2w_job_fd;
+Q2WDEF int q2w_posix_job_run(q2w_job *job, const q2w_job_fd files[3],
                              void (*progress)(void *user, uint64_t done, uint64_t total),
                              void *user, int rc);
 /* pread / pwrite of the whole range, retrying short transfers and EINTR;
@@ -4864,6 +4876,7 @@ enum {
     Q2W__J_FLUSH_OTHER, /* commit: the base durable ... */
     Q2W__J_EMPTY,       /* ... before the overlay is emptied */
     Q2W__J_MAP_NEW,     /* rebase: does the new backing file hold any? */
+    Q2W__J_MAP_OLD,     /* rebase: ... and the old one? */
     Q2W__J_READ_NEW,    /* rebase: n bytes of the new backing's view */
     Q2W__J_READ_OLD,    /* rebase: ... and of the overlay's */
     Q2W__J_COMPARE,     /* rebase: clusters that differ copied in */
@@ -4979,6 +4992,23 @@ static int q2w__job_start(q2w_job *j)
         j->file = Q2W_JOB_OTHER;
         return q2w_map(j->other, j->pos, m < j->n ? m : j->n, &j->ext2);
     }
+    case Q2W__J_MAP_OLD: {
+        /* the old file holds nothing over the chunk (the overlay's view of
+         * it is that file's: its backing reads): with new_zero, the chunk
+         * is the same in both and nothing is read */
+        uint64_t m = j->old && j->pos < j->old->size ? j->old->size - j->pos : 0;
+        j->old_zero = 0;
+        j->ext2.kind = 0;
+        if (!j->new_zero) return Q2W_OK;
+        /* the overlay reads zeros there itself, or past the old file's end */
+        if (j->ext.kind == Q2W_EXTENT_ZERO || (j->old && m == 0)) {
+            j->old_zero = 1;
+            return Q2W_OK;
+        }
+        if (!j->old) return Q2W_OK;
+        j->file = Q2W_JOB_OLD;
+        return q2w_map(j->old, j->pos, m < j->n ? m : j->n, &j->ext2);
+    }
     case Q2W__J_READ_NEW: {
         uint64_t m = j->pos < j->other_size ? j->other_size - j->pos : 0;
         if (m > j->n) m = j->n;
@@ -5063,10 +5093,23 @@ static void q2w__job_next(q2w_job *j)
         break;
     case Q2W__J_MAP_NEW: {
         uint64_t m = j->pos < j->other_size ? j->other_size - j->pos : 0;
-        /* (past the file's end the rest reads zeros too) */
-        if (j->ext2.kind == Q2W_EXTENT_ZERO && j->ext2.len == (m < j->n ? m : j->n))
-            j->new_zero = 1;
-        j->phase = Q2W__J_READ_NEW;
+        /* the chunk shrinks to the new file's first run of one kind (past
+         * the file's end the rest reads zeros too) */
+        if (j->ext2.kind && m && j->ext2.len < (m < j->n ? m : j->n)) j->n = j->ext2.len;
+        if (j->ext2.kind == Q2W_EXTENT_ZERO) j->new_zero = 1;
+        j->phase = Q2W__J_MAP_OLD;
+        break;
+    }
+    case Q2W__J_MAP_OLD: {
+        uint64_t m = j->old && j->pos < j->old->size ? j->old->size - j->pos : 0;
+        if (j->old_zero || j->ext2.kind == Q2W_EXTENT_ZERO) {
+            /* zeros in both (the old file's first run, or all the chunk
+             * when that run reaches its end): nothing to copy */
+            j->pos += j->old_zero || j->ext2.len >= (m < j->n ? m : j->n) ? j->n : j->ext2.len;
+            j->phase = Q2W__J_MAP;
+        } else {
+            j->phase = Q2W__J_READ_NEW;
+        }
         break;
     }
     case Q2W__J_READ_NEW:
@@ -5089,7 +5132,7 @@ static void q2w__job_next(q2w_job *j)
 
 static q2w_image *q2w__job_img(const q2w_job *j)
 {
-    return j->file == Q2W_JOB_TOP ? j->top : j->other;
+    return j->file == Q2W_JOB_TOP ? j->top : j->file == Q2W_JOB_OLD ? j->old : j->other;
 }
 
 static int q2w__job_run(q2w_job *j)
@@ -5166,7 +5209,7 @@ Q2WDEF int q2w_commit(q2w_job *job, q2w_image *top, int base_kind,
     return q2w__job_run(job);
 }
 
-Q2WDEF int q2w_rebase(q2w_job *job, q2w_image *top, int new_kind,
+Q2WDEF int q2w_rebase(q2w_job *job, q2w_image *top, q2w_image *old_backing, int new_kind,
                       q2w_image *new_backing, uint64_t raw_size, const char *name,
                       const char *fmt, void *buf, size_t buf_len)
 {
@@ -5187,6 +5230,12 @@ Q2WDEF int q2w_rebase(q2w_job *job, q2w_image *top, int new_kind,
         job->err.what = "overlay";
         return job->err.code = Q2W_ERR_READONLY;
     }
+    if (old_backing && (old_backing == top || old_backing == new_backing ||
+                        !old_backing->opened || old_backing->failed)) {
+        job->err.what = "old backing file";
+        return job->err.code = Q2W_ERR_ARG;
+    }
+    job->old = old_backing;
     job->name = name;
     job->fmt = fmt;
     /* Where the new backing file is longer than the old one (or the
@@ -6162,9 +6211,7 @@ Q2WDEF int q2w_posix_exec(q2w_image *img, int fd,
     return q2w__posix_ops(op, n, fd, backing, flags);
 }
 
-Q2WDEF int q2w_posix_job_run(q2w_job *job, int top_fd,
-                             const q2w_backing_reader *top_backing, int other_fd,
-                             const q2w_backing_reader *other_backing,
+Q2WDEF int q2w_posix_job_run(q2w_job *job, const q2w_job_fd files[3],
                              void (*progress)(void *user, uint64_t done, uint64_t total),
                              void *user, int rc)
 {
@@ -6172,9 +6219,9 @@ Q2WDEF int q2w_posix_job_run(q2w_job *job, int top_fd,
         size_t n;
         int file = Q2W_JOB_TOP;
         const q2w_op *op = q2w_job_batch(job, &n, &file);
-        rc = q2w_job_resume(job, file == Q2W_JOB_TOP
-                                     ? q2w__posix_ops(op, n, top_fd, top_backing, 0)
-                                     : q2w__posix_ops(op, n, other_fd, other_backing, 0));
+        rc = q2w_job_resume(job, file < 0 || file > 2
+                                     ? -EINVAL
+                                     : q2w__posix_ops(op, n, files[file].fd, files[file].backing, 0));
         if (progress) {
             uint64_t done, total;
             q2w_job_progress(job, &done, &total);

@@ -2200,9 +2200,15 @@ static int cmd_commit(int argc, char **argv)
     rc = q2w_commit(&j, &d->img, d->backing->raw ? Q2W_BACKING_RAW : Q2W_BACKING_QCOW2,
                     d->backing->raw ? NULL : &d->backing->img, d->backing->size,
                     a.keep ? Q2W_COMMIT_KEEP : 0, buf, buf_len);
-    rc = q2w_posix_job_run(&j, d->fd, &d->reader, d->backing->fd,
-                           d->backing->backing ? &d->backing->reader : NULL, job_progress,
-                           &ctx, rc);
+    {
+        q2w_job_fd files[3];
+        files[Q2W_JOB_TOP].fd = d->fd;
+        files[Q2W_JOB_TOP].backing = &d->reader;
+        files[Q2W_JOB_OTHER].fd = d->backing->fd;
+        files[Q2W_JOB_OTHER].backing = d->backing->backing ? &d->backing->reader : NULL;
+        files[Q2W_JOB_OLD] = files[Q2W_JOB_OTHER];   /* (a commit has none) */
+        rc = q2w_posix_job_run(&j, files, job_progress, &ctx, rc);
+    }
     ok = rc == Q2W_OK;
     if (!ok) job_err(&j, rc, d, d->backing);
     if (!d->backing->raw) {
@@ -2266,10 +2272,21 @@ static int cmd_rebase(int argc, char **argv)
     }
     ctx.a = &a;
     ctx.last = 101;
-    rc = q2w_rebase(&j, &d->img, kind, nb && !nb->raw ? &nb->img : NULL, nb ? nb->size : 0,
-                    name, fmt, buf, buf_len);
-    rc = q2w_posix_job_run(&j, d->fd, d->backing ? &d->reader : NULL, nb ? nb->fd : -1,
-                           nb && nb->backing ? &nb->reader : NULL, job_progress, &ctx, rc);
+    {
+        /* the old backing file's own handle (qcow2): what reads zeros in
+         * it and in the new one is skipped unread */
+        q2w_image *old = d->backing && !d->backing->raw ? &d->backing->img : NULL;
+        q2w_job_fd files[3];
+        rc = q2w_rebase(&j, &d->img, old, kind, nb && !nb->raw ? &nb->img : NULL,
+                        nb ? nb->size : 0, name, fmt, buf, buf_len);
+        files[Q2W_JOB_TOP].fd = d->fd;
+        files[Q2W_JOB_TOP].backing = d->backing ? &d->reader : NULL;
+        files[Q2W_JOB_OTHER].fd = nb ? nb->fd : -1;
+        files[Q2W_JOB_OTHER].backing = nb && nb->backing ? &nb->reader : NULL;
+        files[Q2W_JOB_OLD].fd = old ? d->backing->fd : -1;
+        files[Q2W_JOB_OLD].backing = old && d->backing->backing ? &d->backing->reader : NULL;
+        rc = q2w_posix_job_run(&j, files, job_progress, &ctx, rc);
+    }
     ok = rc == Q2W_OK;
     if (!ok) job_err(&j, rc, d, nb);
     rc = disk_run(d, q2w_close(&d->img));

@@ -493,8 +493,8 @@ static void qj_setup(qj *s)
 
 /* ---- the job ------------------------------------------------------------------ */
 typedef struct qj_run {
-    qh_handle top, other;
-    int other_open;
+    qh_handle top, other, old;
+    int other_open, old_open;
     q2w_job job;
     unsigned char *buf;
 } qj_run;
@@ -515,10 +515,10 @@ static void qj_refusals(qj *s, qj_run *r)
     ALK_CHECK(q2w_commit(&r->job, &r->top.img, Q2W_BACKING_QCOW2, NULL, 0, 0, r->buf, len) ==
                   Q2W_ERR_ARG,
               "a qcow2 base without its handle");
-    ALK_CHECK(q2w_rebase(&r->job, &r->top.img, Q2W_BACKING_RAW, NULL, 0, NULL, NULL, r->buf,
+    ALK_CHECK(q2w_rebase(&r->job, &r->top.img, NULL, Q2W_BACKING_RAW, NULL, 0, NULL, NULL, r->buf,
                          len) == Q2W_ERR_ARG,
               "a rebase onto a file without a name");
-    ALK_CHECK(q2w_rebase(&r->job, &r->top.img, Q2W_BACKING_RAW, NULL, 0, "n", "", r->buf, len) ==
+    ALK_CHECK(q2w_rebase(&r->job, &r->top.img, NULL, Q2W_BACKING_RAW, NULL, 0, "n", "", r->buf, len) ==
                       Q2W_ERR_ARG &&
                   !strcmp(q2w_job_error(&r->job)->what, "backing_fmt"),
               "an empty format name");
@@ -532,14 +532,14 @@ static int qj_start(qj *s, qj_run *r)
 {
     int kind;
     r->buf = qj_alloc(s->buf_len);
-    r->other_open = 0;
+    r->other_open = r->old_open = 0;
     qj_open(&r->top, &s->top, s->cs, s->slots, s->ops_cap, 1, s->bv, s->bsize, 1);
     {
         /* a job buffer one byte short of two clusters is refused, saying
          * what it needs, and the refused job has no batch */
         size_t n = 7;
         int rc = s->op == QJ_FLATTEN || s->op == QJ_REBASE
-                     ? q2w_rebase(&r->job, &r->top.img, Q2W_BACKING_NONE, NULL, 0, NULL, NULL,
+                     ? q2w_rebase(&r->job, &r->top.img, NULL, Q2W_BACKING_NONE, NULL, 0, NULL, NULL,
                                   r->buf, 2 * (size_t)s->cs - 1)
                      : q2w_commit(&r->job, &r->top.img, Q2W_BACKING_RAW, NULL, s->base.len, 0,
                                   r->buf, 2 * (size_t)s->cs - 1);
@@ -564,14 +564,23 @@ static int qj_start(qj *s, qj_run *r)
                           s->buf_len);
     }
     if (s->op == QJ_UNSAFE) return q2w_set_backing(&r->top.img, s->new_name, NULL, s->nsize);
+    if (s->base_qcow2) {
+        /* the old backing file's handle: what reads zeros in both is
+         * skipped unread (its map; OLD batches) */
+        qj_open(&r->old, &s->base, s->bcs, s->slots, s->ops_cap, 0, s->root.buf, s->root.len,
+                s->nested);
+        r->old_open = 1;
+    }
     if (s->op == QJ_FLATTEN)
-        return q2w_rebase(&r->job, &r->top.img, Q2W_BACKING_NONE, NULL, 0, NULL, NULL, r->buf,
+        return q2w_rebase(&r->job, &r->top.img, r->old_open ? &r->old.img : NULL,
+                          Q2W_BACKING_NONE, NULL, 0, NULL, NULL, r->buf,
                           s->buf_len);
     if (s->new_qcow2) {
         qj_open(&r->other, &s->nb, s->bcs, s->slots, s->ops_cap, 0, NULL, 0, 0);
         r->other_open = 1;
     }
-    return q2w_rebase(&r->job, &r->top.img, s->new_qcow2 ? Q2W_BACKING_QCOW2 : Q2W_BACKING_RAW,
+    return q2w_rebase(&r->job, &r->top.img, r->old_open ? &r->old.img : NULL,
+                      s->new_qcow2 ? Q2W_BACKING_QCOW2 : Q2W_BACKING_RAW,
                       s->new_qcow2 ? &r->other.img : NULL, s->nsize, s->new_name,
                       s->new_qcow2 ? "qcow2" : "raw", r->buf, s->buf_len);
 }
@@ -580,6 +589,7 @@ static void qj_end(qj_run *r)
 {
     qh_close_handle(&r->top);
     if (r->other_open) qh_close_handle(&r->other);
+    if (r->old_open) qh_close_handle(&r->old);
     alk_free(r->buf);
 }
 
@@ -661,8 +671,9 @@ static int qj_drive(qj *s, qj_run *r, int rc, unsigned fail_at)
         ALK_CHECK(++n_batch < 1000000u, "the job does not end");
         ALK_CHECK(op && n > 0, "a pending job without a batch");
         d = file == Q2W_JOB_TOP ? &s->top
-            : (s->op == QJ_COMMIT || s->op == QJ_COMMIT_KEEP) ? &s->base
-                                                              : &s->nb;
+            : file == Q2W_JOB_OLD || s->op == QJ_COMMIT || s->op == QJ_COMMIT_KEEP ? &s->base
+                                                                                   : &s->nb;
+        ALK_CHECK(file != Q2W_JOB_OLD || r->old_open, "an OLD batch with no old handle");
         if (file == Q2W_JOB_TOP && (s->op == QJ_COMMIT || s->op == QJ_COMMIT_KEEP) &&
             !s->base_qcow2) {
             s->top.backing = s->base.buf;   /* the raw base as it is now */
@@ -673,7 +684,7 @@ static int qj_drive(qj *s, qj_run *r, int rc, unsigned fail_at)
             rc = s->op == QJ_UNSAFE ? q2w_resume(&r->top.img, -5) : q2w_job_resume(&r->job, -5);
             break;
         }
-        if (d != &s->nb) qj_durable_batch(s, d == &s->top ? 0 : 1, d, op, n);
+        if (d != &s->nb && file != Q2W_JOB_OLD) qj_durable_batch(s, d == &s->top ? 0 : 1, d, op, n);
         if ((d == &s->base && !s->base_qcow2) || (d == &s->nb && !s->new_qcow2))
             qj_exec_raw(d, op, n);
         else
@@ -688,7 +699,7 @@ static int qj_drive(qj *s, qj_run *r, int rc, unsigned fail_at)
                       (unsigned long long)total, (unsigned long long)last_done);
             last_done = done;
         }
-        if (d == &s->top || (d == &s->base && s->base_qcow2))
+        if (file != Q2W_JOB_OLD && (d == &s->top || (d == &s->base && s->base_qcow2)))
             qj_no_corruption(d, 0, "after a batch");
         if (n_batch % s->stride == 0) qj_views(s, "after a batch");
     }
@@ -877,6 +888,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     qj_close(&r.top, &s.top);
     if (r.other_open) qj_close(&r.other, (s.op == QJ_COMMIT || s.op == QJ_COMMIT_KEEP) ? &s.base
                                                                                     : &s.nb);
+    if (r.old_open) qj_close(&r.old, &s.base);
     alk_free(r.buf);
     qj_judge(&s, exact);
     qj_free(&s);

@@ -183,7 +183,7 @@ TEST rebase_keeps_the_view(void)
         jb_make_overlay(&top, &h, &old_b, version);
         jb_overlay_writes(&h, &top, model);
         ASSERT_EQ(Q2W_OK, qh_job_run(&j, &top, &new_b, 0,
-                                     q2w_rebase(&j, &h.img, Q2W_BACKING_RAW, NULL, new_b.len,
+                                     q2w_rebase(&j, &h.img, NULL, Q2W_BACKING_RAW, NULL, new_b.len,
                                                 "new.raw", "raw", buf, sizeof buf)));
         q2w_info_get(&h.img, &info);
         ASSERT_STR_EQ("new.raw", info.backing_name);
@@ -198,7 +198,7 @@ TEST rebase_keeps_the_view(void)
         ASSERT_EQ(Q2W_EXTENT_DATA, x.kind);
         /* then flatten: no backing file, the same view */
         ASSERT_EQ(Q2W_OK, qh_job_run(&j, &top, &new_b, 0,
-                                     q2w_rebase(&j, &h.img, Q2W_BACKING_NONE, NULL, 0, NULL,
+                                     q2w_rebase(&j, &h.img, NULL, Q2W_BACKING_NONE, NULL, 0, NULL,
                                                 NULL, buf, sizeof buf)));
         q2w_info_get(&h.img, &info);
         ASSERT_EQ(NULL, info.backing_name);
@@ -280,11 +280,11 @@ TEST jobs_refuse_bad_arguments(void)
                                       sizeof buf));
     ASSERT_EQ(Q2W_ERR_ARG, q2w_commit(&j, &h.img, Q2W_BACKING_QCOW2, NULL, 0, 0, buf,
                                       sizeof buf));
-    ASSERT_EQ(Q2W_ERR_ARG, q2w_rebase(&j, &h.img, Q2W_BACKING_RAW, NULL, 0, NULL, NULL, buf,
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_rebase(&j, &h.img, NULL, Q2W_BACKING_RAW, NULL, 0, NULL, NULL, buf,
                                       sizeof buf));
-    ASSERT_EQ(Q2W_ERR_ARG, q2w_rebase(&j, &h.img, Q2W_BACKING_NONE, NULL, 0, "x", NULL, buf,
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_rebase(&j, &h.img, NULL, Q2W_BACKING_NONE, NULL, 0, "x", NULL, buf,
                                       sizeof buf));
-    ASSERT_EQ(Q2W_ERR_ARG, q2w_rebase(&j, &h.img, Q2W_BACKING_RAW, NULL, 0, "x", "", buf,
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_rebase(&j, &h.img, NULL, Q2W_BACKING_RAW, NULL, 0, "x", "", buf,
                                       sizeof buf));
     ASSERT_EQ(Q2W_ERR_ARG, q2w_job_resume(&j, 0));
     ASSERT_EQ(Q2W_OK, qh_run(&h.img, &top, q2w_close(&h.img)));
