@@ -188,6 +188,12 @@
  *     size). An executor of a rebase must give zeros for backing reads past
  *     the old backing file's end (the op contract), and for an overlay
  *     that had none.
+ *   Compress (no I/O): q2w_deflate(in, len, out, cap, work) - raw deflate
+ *     of a cluster's bytes as qemu stores a compressed cluster (back-
+ *     references within 4 KiB: qemu inflates with a 4 KiB window), in
+ *     Q2W_DEFLATE_WORK bytes of the caller's; 0 when it does not fit in
+ *     cap (qemu's rule: a cluster that does not shrink below its size is
+ *     stored as it is). qcow2w does not write compressed clusters yet.
  *   Drive: q2w_batch(img, &n) the ops to execute, q2w_resume(img, io_rc).
  *   Inspect: q2w_info_get(img, &info), q2w_error(img), q2w_strerror(code).
  *     q2w_info_get also works after q2w_open failed with Q2W_ERR_BACKING
