@@ -760,6 +760,12 @@ typedef struct q2w_image {
     q2w_snapshot *sn_out;
     q2w_extent *map_out;
     const char *sb_name, *sb_fmt;   /* q2w_set_backing's, until it ends */
+    /* q2w_write_compressed: the caller's work area, the stream's length
+     * in it, and where the next compressed bytes may go (the byte after
+     * the last stream written, inside its host cluster; 0: none) */
+    unsigned char *cw_work;
+    size_t cw_len;
+    uint64_t cw_next;
     uint32_t sn_date_sec, sn_date_nsec;
     uint64_t sn_vm_clock;
     unsigned char snapbuf[40 + 24 + 24 + Q2W_MAX_SNAPSHOT_NAME + 1];
@@ -777,6 +783,10 @@ Q2WDEF int q2w_discard(q2w_image *img, uint64_t off, uint64_t len);
 Q2WDEF int q2w_flush(q2w_image *img);
 Q2WDEF int q2w_resize(q2w_image *img, uint64_t new_size);
 Q2WDEF int q2w_make_empty(q2w_image *img);
+/* work for q2w_write_compressed with cluster size cs */
+#define Q2W_CZ_WORK(cs) (Q2W_DEFLATE_WORK + 2 * (size_t)(cs))
+Q2WDEF int q2w_write_compressed(q2w_image *img, uint64_t off, const void *src, size_t len,
+                                void *work, size_t work_len);
 Q2WDEF int q2w_set_backing(q2w_image *img, const char *name, const char *fmt,
                            uint64_t backing_size);
 Q2WDEF int q2w_close(q2w_image *img);
@@ -963,7 +973,7 @@ enum {
     Q2W__OP_ZEROES, Q2W__OP_DISCARD, Q2W__OP_FLUSH, Q2W__OP_RESIZE,
     Q2W__OP_CLOSE, Q2W__OP_SNAP_GET, Q2W__OP_SNAP_CREATE, Q2W__OP_SNAP_DELETE,
     Q2W__OP_SNAP_READ, Q2W__OP_MAP, Q2W__OP_SNAP_MAP, Q2W__OP_EMPTY,
-    Q2W__OP_SET_BACKING
+    Q2W__OP_SET_BACKING, Q2W__OP_WRITE_CZ
 };
 enum { Q2W__SUB_NONE = 0, Q2W__SUB_GROW_RT };
 /* Internal step results besides Q2W_OK / Q2W_PENDING / errors. */
@@ -4439,6 +4449,81 @@ static int q2w__step_set_backing(q2w_image *img)
     }
 }
 
+/* ---- compressed cluster writes (q2w_write_compressed) ----------------------- */
+enum { Q2W__CW_COMPRESS, Q2W__CW_PLACE };
+
+/* The stream (cw_len bytes at cw_work + Q2W_DEFLATE_WORK + cs) placed as
+ * qemu places one: right after the last stream, in the same host cluster
+ * and the next one when it runs over (that one free), else at the start of
+ * a free cluster; +1 on the refcount of each cluster it touches; the L2
+ * entry a compressed descriptor. The target must not be allocated. */
+static int q2w__cw_place(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size, vc = img->op_off >> img->cluster_bits;
+    uint64_t idx = vc & (q2w__l2_entries(img) - 1), l2off, e, off, c0 = 0, c1 = 0, v, now;
+    uint64_t n = img->cw_len, nsec;
+    unsigned char *l2, *out = img->cw_work + Q2W_DEFLATE_WORK + cs;
+    int rc, fresh = 1, second = 0;
+    rc = q2w__l2_for(img, vc, 1, &l2, &l2off);
+    if (rc != Q2W_OK) return rc;
+    e = q2w__be64(l2 + idx * 8);
+    if (e != 0 && e != Q2W__ZERO)
+        return q2w__fail(img, Q2W_ERR_UNSUPPORTED,
+                         "compressed write over an allocated cluster", l2off + idx * 8, idx);
+    off = img->cw_next;
+    if (off && (off & (cs - 1))) {
+        /* the last stream's cluster, while its count has room */
+        c0 = off >> img->cluster_bits;
+        if ((rc = q2w__refcount(img, c0, &v)) != Q2W_OK) return rc;
+        if (v > 0 && v < q2w__rc_max(img->refcount_order)) {
+            fresh = 0;
+            if ((off & (cs - 1)) + n > cs) {
+                /* runs over: the next cluster must be free */
+                uint64_t cur = c0 + 1;
+                if ((rc = q2w__find_free(img, &cur, &c1)) != Q2W_OK) return rc;
+                if (c1 == c0 + 1) second = 1;
+                else fresh = 1;
+            }
+        }
+    }
+    if (fresh) {
+        if ((rc = q2w__find_free(img, &img->free_hint, &c1)) != Q2W_OK) return rc;
+        off = c1 << img->cluster_bits;
+        second = 1;
+    }
+    if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
+    if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+    /* committed from here: nothing below can be refused */
+    if (!fresh && (rc = q2w__rc_add(img, c0, 1, &now)) != Q2W_OK) return rc;
+    if (second) q2w__take(img, c1);
+    q2w__emit(img, Q2W_OP_WRITE, off, (size_t)n, NULL, out);
+    nsec = ((off + n - 1) >> 9) - (off >> 9);
+    q2w__put64(l2 + idx * 8, Q2W__COMPRESSED | (nsec << (62u - (img->cluster_bits - 8u))) | off);
+    q2w__mark_dirty(img, l2);
+    img->cw_next = (off + n) & (cs - 1) ? off + n : 0;
+    img->cz_state = 0;
+    return Q2W__DONE;
+}
+
+static int q2w__step_write_cz(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size;
+    unsigned char *in = img->cw_work + Q2W_DEFLATE_WORK, *out = in + cs;
+    if (img->phase == Q2W__CW_PLACE) return q2w__cw_place(img);
+    /* the cluster's bytes (a short last one padded with zeros), compressed
+     * to less than a cluster or written as they are, as qemu does */
+    memcpy(in, img->op_src, (size_t)img->op_len);
+    memset(in + img->op_len, 0, (size_t)(cs - img->op_len));
+    img->cw_len = q2w_deflate(in, (size_t)cs, out, (size_t)cs - 1, img->cw_work);
+    if (img->cw_len == 0) {
+        img->op = Q2W__OP_WRITE;
+        img->op_pos = 0;
+        return Q2W_OK;
+    }
+    img->phase = Q2W__CW_PLACE;
+    return Q2W_OK;
+}
+
 /* ---- the driver ------------------------------------------------------------- */
 /* Flush and close, img->phase. */
 enum { Q2W__FLUSH_CHECKPOINT, Q2W__FLUSH_DONE };
@@ -4525,6 +4610,8 @@ static int q2w__op_step(q2w_image *img)
         return q2w__step_unmap(img, 0);
     case Q2W__OP_SET_BACKING:
         return q2w__step_set_backing(img);
+    case Q2W__OP_WRITE_CZ:
+        return q2w__step_write_cz(img);
     default:
         return Q2W__DONE;
     }
@@ -4535,7 +4622,7 @@ static int q2w__is_change(int op)
     return op == Q2W__OP_WRITE || op == Q2W__OP_ZEROES ||
            op == Q2W__OP_DISCARD || op == Q2W__OP_RESIZE ||
            op == Q2W__OP_SNAP_CREATE || op == Q2W__OP_SNAP_DELETE ||
-           op == Q2W__OP_EMPTY || op == Q2W__OP_SET_BACKING;
+           op == Q2W__OP_EMPTY || op == Q2W__OP_SET_BACKING || op == Q2W__OP_WRITE_CZ;
 }
 
 static int q2w__finish(q2w_image *img, int rc)
@@ -4640,6 +4727,9 @@ static int q2w__begin(q2w_image *img, int op, uint64_t off, uint64_t len)
     img->op_len = len;
     img->op_pos = 0;
     img->phase = 0;      /* the first phase in every step's enum */
+    /* a change other than a compressed write may free the cluster the
+     * last stream went into: the next stream starts a cluster of its own */
+    if (q2w__is_change(op) && op != Q2W__OP_WRITE_CZ) img->cw_next = 0;
     img->cz_state = 0;   /* a change may have reused its clusters since */
     return Q2W_OK;
 }
@@ -4713,6 +4803,32 @@ Q2WDEF int q2w_make_empty(q2w_image *img)
     int rc = q2w__begin(img, Q2W__OP_EMPTY, 0, 0);
     if (rc != Q2W_OK) return rc;
     img->op_len = img->size;
+    return q2w__drive(img);
+}
+
+Q2WDEF int q2w_write_compressed(q2w_image *img, uint64_t off, const void *src, size_t len,
+                                void *work, size_t work_len)
+{
+    int rc = q2w__begin(img, Q2W__OP_WRITE_CZ, off, len);
+    uint64_t cs;
+    if (rc != Q2W_OK) return rc;
+    cs = img->cluster_size;
+    img->op = Q2W__OP_NONE;
+    if (!src || !work || (off & (cs - 1)) || len == 0 ||
+        (len != cs && off + len != img->size) || len > cs)
+        return q2w__fail(img, Q2W_ERR_ARG, "compressed write: one whole cluster (or the "
+                                           "disk's last one)", off, len);
+    if (work_len < Q2W_CZ_WORK(cs)) {
+        q2w__fail(img, Q2W_ERR_NOMEM, "compressed write: work", 0, work_len);
+        img->err.needed = Q2W_CZ_WORK(cs);
+        return Q2W_ERR_NOMEM;
+    }
+    if (img->compression_type != 0)
+        return q2w__fail(img, Q2W_ERR_UNSUPPORTED, "compressed write: zstd compression type",
+                         104, img->compression_type);
+    img->op = Q2W__OP_WRITE_CZ;
+    img->op_src = (const unsigned char *)src;
+    img->cw_work = (unsigned char *)work;   /* (q2w_deflate aligns its part) */
     return q2w__drive(img);
 }
 

@@ -4,7 +4,7 @@
  *   qcow2w create IMG [SIZE] [-o OPTS] [-b BACKING] [-F FMT]
  *   qcow2w info   IMG [--output=json]
  *   qcow2w write  IMG OFFSET FILE [-n]   (FILE "-" is stdin)
- *   qcow2w import RAW IMG [-o OPTS] [-p|-q] [-n] [-S]
+ *   qcow2w import RAW IMG [-o OPTS] [-c] [-p|-q] [-n] [-S]
  *   qcow2w export IMG RAW [-p|-q] [-S] [-s|--snapshot NAME]
  *   qcow2w check  IMG [--repair | -r leaks | -r all] [--output=json]
  *   qcow2w snapshot create IMG NAME
@@ -531,7 +531,8 @@ enum {
     OPT_QUIET = 128,   /* -q as "no summary" (io), not as OPT_PROGRESS */
     OPT_KEEP = 256,    /* -d (commit) */
     OPT_UNSAFE = 512,  /* -u (rebase) */
-    OPT_OUTPUT = 1024  /* --output=human|json (info, check, map) */
+    OPT_OUTPUT = 1024, /* --output=human|json (info, check, map) */
+    OPT_COMPRESS = 2048 /* -c (import): compressed clusters */
 };
 
 typedef struct args {
@@ -545,6 +546,7 @@ typedef struct args {
     int quiet;            /* -q under OPT_QUIET */
     int keep, unsafe;     /* -d, -u */
     int json;             /* --output=json */
+    int compress;         /* -c (import) */
 } args;
 
 static void usage(FILE *f)
@@ -558,7 +560,7 @@ static void usage(FILE *f)
 "                        (json: qemu-img info's keys)\n"
 "  write IMG OFFSET FILE [-n]\n"
 "                        FILE's bytes at virtual OFFSET (FILE - is stdin)\n"
-"  import RAW IMG [-o OPTS] [-p|-q] [-n] [-S]\n"
+"  import RAW IMG [-o OPTS] [-c] [-p|-q] [-n] [-S]\n"
 "                        a new image holding RAW; zero clusters left out\n"
 "  export IMG RAW [-p|-q] [-S] [-s NAME]\n"
 "                        the whole virtual disk (backing included) to RAW;\n"
@@ -684,7 +686,7 @@ static int parse_args(int argc, char **argv, unsigned allowed, int min_pos,
         else if (!strcmp(s, "-s") || !strcmp(s, "--snapshot"))
             need = OPT_SNAPSHOT;
         else if (!strcmp(s, "-c"))
-            need = OPT_COMMAND;
+            need = (allowed & OPT_COMPRESS) ? OPT_COMPRESS : OPT_COMMAND;
         else if (!strncmp(s, "--output", 8) && (s[8] == 0 || s[8] == '='))
             need = OPT_OUTPUT;
         else if (!strcmp(s, "-d"))
@@ -714,6 +716,8 @@ static int parse_args(int argc, char **argv, unsigned allowed, int min_pos,
             const char *v = s[8] == '=' ? s + 9 : ++i < argc ? argv[i] : "";
             if (!strcmp(v, "json")) a->json = 1;
             else if (strcmp(v, "human")) return bad_usage("--output takes human or json, not ", v);
+        } else if (need == OPT_COMPRESS) {
+            a->compress = 1;
         } else if (need == OPT_KEEP) {
             a->keep = 1;
         } else if (need == OPT_UNSAFE) {
@@ -1212,10 +1216,26 @@ static int cmd_write(int argc, char **argv)
 }
 
 /* ---- import ------------------------------------------------------------- */
+/* -c: each cluster compressed (as qemu-img convert -c: one that does not
+ * shrink is stored as it is); work holds Q2W_CZ_WORK(cluster size). */
+static unsigned char *import_work;
+
 static int import_run(disk *d, uint64_t voff, const unsigned char *p,
                       size_t len)
 {
-    int rc = disk_run(d, q2w_write(&d->img, voff, p, len));
+    int rc = Q2W_OK;
+    if (!import_work) {
+        rc = disk_run(d, q2w_write(&d->img, voff, p, len));
+    } else {
+        q2w_info in;
+        size_t i;
+        q2w_info_get(&d->img, &in);
+        for (i = 0; i < len && rc == Q2W_OK; i += in.cluster_size) {
+            size_t n = len - i < in.cluster_size ? len - i : in.cluster_size;
+            rc = disk_run(d, q2w_write_compressed(&d->img, voff + i, p + i, n, import_work,
+                                                  Q2W_CZ_WORK(in.cluster_size)));
+        }
+    }
     if (rc != Q2W_OK) disk_err(d, rc);
     return rc;
 }
@@ -1231,7 +1251,7 @@ static int cmd_import(int argc, char **argv)
     size_t piece;
     unsigned last = 101;
     int raw, rc = -1;
-    if (parse_args(argc, argv, OPT_O | OPT_PROGRESS | OPT_NO_FLUSH | OPT_SYNC,
+    if (parse_args(argc, argv, OPT_O | OPT_PROGRESS | OPT_NO_FLUSH | OPT_SYNC | OPT_COMPRESS,
                    2, 2, &a) < 0)
         return 1;
     if (a.c.backing) {
@@ -1259,6 +1279,10 @@ static int cmd_import(int argc, char **argv)
     if (!d) goto out;
     d->no_flush = a.no_flush;
     q2w_info_get(&d->img, &in);
+    if (a.compress && !(import_work = (unsigned char *)malloc(Q2W_CZ_WORK(in.cluster_size)))) {
+        sys_fail(a.pos[1], ENOMEM);
+        goto out_close;
+    }
     piece = in.cluster_size > PIECE ? in.cluster_size : PIECE;
     /* Only the data the file system holds is read (SEEK_DATA/SEEK_HOLE):
      * a hole is never read, its clusters stay unallocated. Each data run
@@ -1327,6 +1351,8 @@ out_close:
 out:
     disk_free(d);
     free(buf);
+    free(import_work);
+    import_work = NULL;
     close(raw);
     return rc == 0 ? 0 : 1;
 }

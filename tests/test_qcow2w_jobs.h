@@ -335,6 +335,57 @@ TEST deflate_round_trips(void)
     PASS();
 }
 
+/* q2w_write_compressed: streams packed one after the other (one running
+ * over into the next cluster), each host cluster counted once a stream,
+ * read back through the inflater; a cluster that does not shrink stored
+ * as it is; a target already allocated refused; the checker exact. */
+TEST compressed_writes(void)
+{
+    static unsigned char work[Q2W_CZ_WORK(4096)], data[16][4096], got[4096];
+    qh_disk d;
+    qh_handle h;
+    q2w_extent x;
+    uint64_t rng = 3;
+    unsigned k, i;
+    for (k = 0; k < 16; k++)
+        for (i = 0; i < 4096; i++)
+            data[k][i] = k == 5 ? (unsigned char)alksim_splitmix64(&rng)   /* incompressible */
+                                : (unsigned char)((unsigned)"compressible text "[(i + k) % 18] + i / 700);
+    ASSERT_EQ(Q2W_OK, qh_make(&d, 8u << 20, 3, 4096, 0, 16 * 4096 - 1000, NULL, NULL));
+    ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 16, 64, 1, 0));
+    for (k = 0; k < 16; k++) {
+        size_t len = k == 15 ? 4096 - 1000 : 4096;   /* the disk's short last cluster */
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_compressed(&h.img, k * 4096u, data[k], len,
+                                                                  work, sizeof work)));
+    }
+    for (k = 0; k < 16; k++) {
+        size_t len = k == 15 ? 4096 - 1000 : 4096;
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, k * 4096u, got, len)));
+        ASSERT_MEM_EQ(data[k], got, len);
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_map(&h.img, k * 4096u, len, &x)));
+        ASSERT_EQ(k == 5 ? Q2W_EXTENT_DATA : Q2W_EXTENT_COMPRESSED, x.kind);
+    }
+    /* refusals: not a whole cluster, over an allocated one, short work */
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_write_compressed(&h.img, 100, data[0], 4096, work, sizeof work));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_write_compressed(&h.img, 0, data[0], 4000, work, sizeof work));
+    ASSERT_EQ(Q2W_ERR_UNSUPPORTED,
+              qh_run(&h.img, &d, q2w_write_compressed(&h.img, 0, data[1], 4096, work, sizeof work)));
+    ASSERT_EQ(Q2W_ERR_NOMEM, q2w_write_compressed(&h.img, 0, data[1], 4096, work, 1000));
+    ASSERT_EQ(Q2W_CZ_WORK(4096), q2w_error(&h.img)->needed);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_close(&h.img)));
+    qh_close_handle(&h);
+    qh_assert_consistent(&d, 1, "after compressed writes");
+    {
+        /* the streams share host clusters: fewer than one a cluster */
+        q2w_check_result r;
+        ASSERT_EQ(Q2W_OK, qh_check(&d, 0, &r));
+        ASSERT_EQ(15, r.compressed_clusters);
+        ASSERT(d.len < 16 * 4096u);
+    }
+    qh_disk_free(&d);
+    PASS();
+}
+
 SUITE(commit_and_rebase)
 {
     RUN_TEST(commit_into_a_raw_base);
@@ -343,4 +394,5 @@ SUITE(commit_and_rebase)
     RUN_TEST(set_backing_rewrites_only_the_header);
     RUN_TEST(jobs_refuse_bad_arguments);
     RUN_TEST(deflate_round_trips);
+    RUN_TEST(compressed_writes);
 }
