@@ -286,7 +286,7 @@ fast-gate: unit replay $(if $(filter alktunnel,$(UNIT_TESTS)),crypto-portable)
 # corpus/codec/ comes from a hand-written generator; the simulation and qcow2
 # targets' generated seeds are seed-mode inputs written by their replay
 # driver. Both are byte-stable: seeds-check regenerates them and compares.
-SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth qcow2_crash qcow2_jobs deflate session pump roles \
+SEEDED_TARGETS := sim_core sim_arq qcow2_write qcow2_growth qcow2_crash qcow2_jobs qcow2_compress deflate session pump roles \
                   tunnel_sim
 SEED_ARGS = --seed 1 --runs 32 --max-len 2048
 

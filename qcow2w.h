@@ -193,7 +193,16 @@
  *     references within 4 KiB: qemu inflates with a 4 KiB window), in
  *     Q2W_DEFLATE_WORK bytes of the caller's; 0 when it does not fit in
  *     cap (qemu's rule: a cluster that does not shrink below its size is
- *     stored as it is). qcow2w does not write compressed clusters yet.
+ *     stored as it is).
+ *   q2w_write_compressed(img, off, src, len, work, work_len): one whole
+ *     cluster (or the disk's short last one) stored compressed, placed as
+ *     qemu places a stream (right after the last one, in the same host
+ *     cluster and the next; each host cluster it touches counted once
+ *     more); a cluster that does not shrink below its size is written as
+ *     it is; a compressed one may only go where nothing is allocated
+ *     (Q2W_ERR_UNSUPPORTED, as qemu refuses it); zstd images refused.
+ *     work: Q2W_CZ_WORK(cluster size) bytes, untouched until the
+ *     operation ends. qemu-img convert -c's clusters, qcow2w import -c.
  *   Drive: q2w_batch(img, &n) the ops to execute, q2w_resume(img, io_rc).
  *   Inspect: q2w_info_get(img, &info), q2w_error(img), q2w_strerror(code).
  *     q2w_info_get also works after q2w_open failed with Q2W_ERR_BACKING
@@ -322,7 +331,7 @@
  *   cluster the compressed data touches (neighbouring compressed clusters
  *   share host clusters: each descriptor counts once on each); zeroes and
  *   discard drop it the same way; snapshot create and delete count them.
- *   qcow2w never writes compressed clusters. zstd-compressed images
+ *   q2w_write_compressed writes them (zlib type only). zstd-compressed images
  *   (compression type 1) open, snapshot and check; reading a compressed
  *   cluster of one is Q2W_ERR_UNSUPPORTED (qemu-img convert reads it).
  *   Compressed data that does not inflate to a whole cluster is

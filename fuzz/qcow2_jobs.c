@@ -79,8 +79,7 @@ typedef struct qj {
     unsigned char *kinds;  /* the overlay's map before: one kind a cluster */
     unsigned char *scratch;
     /* what survives a power loss: each written file as of its last flush */
-    unsigned char *durable[2];
-    size_t durable_len[2], durable_cap[2];
+    qh_durable durable[2];
 } qj;
 
 static unsigned char *qj_alloc(uint64_t n)
@@ -595,60 +594,12 @@ static void qj_end(qj_run *r)
 
 static void qj_exec_raw(qh_disk *d, const q2w_op *op, size_t n);
 
-/* Durable copies: 0 the overlay, 1 the base (the files a job writes). */
-static void qj_durable_set(qj *s, int k, const unsigned char *p, size_t len)
-{
-    if (s->durable_cap[k] < len) {
-        alk_free(s->durable[k]);
-        s->durable[k] = qj_alloc(len);
-        s->durable_cap[k] = len;
-    }
-    memcpy(s->durable[k], p, len);
-    s->durable_len[k] = len;
-}
-
-/* Before a batch of n ops on file k (disk d) runs: when it holds a flush,
- * the file as of its last flush is d now plus its writes up to there. */
-static void qj_durable_batch(qj *s, int k, const qh_disk *d, const q2w_op *op, size_t n)
-{
-    size_t i, last = n;
-    for (i = 0; i < n; i++)
-        if (op[i].kind == Q2W_OP_FLUSH) last = i;
-    if (last == n) return;
-    qj_durable_set(s, k, d->buf, d->len);
-    for (i = 0; i < last; i++) {
-        size_t end;
-        if (op[i].kind != Q2W_OP_WRITE) continue;
-        end = (size_t)(op[i].off + op[i].len);
-        if (end > s->durable_cap[k]) {
-            unsigned char *p = qj_alloc(end);
-            memcpy(p, s->durable[k], s->durable_len[k]);
-            alk_free(s->durable[k]);
-            s->durable[k] = p;
-            s->durable_cap[k] = end;
-        }
-        if (end > s->durable_len[k]) {
-            memset(s->durable[k] + s->durable_len[k], 0, end - s->durable_len[k]);
-            s->durable_len[k] = end;
-        }
-        if (op[i].src) memcpy(s->durable[k] + op[i].off, op[i].src, op[i].len);
-        else memset(s->durable[k] + op[i].off, 0, op[i].len);
-    }
-}
-
-/* The power goes: every write since a file's last flush is lost. */
+/* The power goes: every write since a file's last flush is lost (the
+ * overlay: durable[0], the base: durable[1]). */
 static void qj_power_loss(qj *s)
 {
-    qh_disk *d[2];
-    int k;
-    d[0] = &s->top;
-    d[1] = &s->base;
-    for (k = 0; k < 2; k++) {
-        qh_disk_reserve(d[k], s->durable_len[k]);
-        memcpy(d[k]->buf, s->durable[k], s->durable_len[k]);
-        d[k]->len = s->durable_len[k];
-        d[k]->unflushed = 0;
-    }
+    qh_power_loss(&s->durable[0], &s->top);
+    qh_power_loss(&s->durable[1], &s->base);
 }
 
 /* The job batch by batch, the invariants after each; fail_at: the batch
@@ -684,7 +635,8 @@ static int qj_drive(qj *s, qj_run *r, int rc, unsigned fail_at)
             rc = s->op == QJ_UNSAFE ? q2w_resume(&r->top.img, -5) : q2w_job_resume(&r->job, -5);
             break;
         }
-        if (d != &s->nb && file != Q2W_JOB_OLD) qj_durable_batch(s, d == &s->top ? 0 : 1, d, op, n);
+        if (d != &s->nb && file != Q2W_JOB_OLD)
+            qh_durable_batch(&s->durable[d == &s->top ? 0 : 1], d, op, n);
         if ((d == &s->base && !s->base_qcow2) || (d == &s->nb && !s->new_qcow2))
             qj_exec_raw(d, op, n);
         else
@@ -843,8 +795,8 @@ static void qj_free(qj *s)
     alk_free(s->nv);
     alk_free(s->kinds);
     alk_free(s->scratch);
-    alk_free(s->durable[0]);
-    alk_free(s->durable[1]);
+    alk_free(s->durable[0].buf);
+    alk_free(s->durable[1].buf);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -861,8 +813,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     qj_setup(&s);
     if (alksim_chance(&src, 1, 3) || getenv("QCOW2_JOBS_CRASH"))
         fail_at = (unsigned)alksim_range(&src, 1, 40);
-    qj_durable_set(&s, 0, s.top.buf, s.top.len);
-    qj_durable_set(&s, 1, s.base.buf, s.base.len);
+    qh_durable_set(&s.durable[0], s.top.buf, s.top.len);
+    qh_durable_set(&s.durable[1], s.base.buf, s.base.len);
     rc = qj_drive(&s, &r, qj_start(&s, &r), fail_at);
     if (rc == Q2W_ERR_IO) {
         /* a batch failed, and then the power went: the files as of their

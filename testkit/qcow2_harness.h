@@ -876,6 +876,64 @@ static ALK_UNUSED int qh_make(qh_disk *d, size_t cap, int version, uint32_t cs,
     return qh_create(d, &o);
 }
 
+/* What survives a power loss on a disk whose writes land in order: the
+ * file as of its last flush. qh_durable_batch before a batch runs: when
+ * the batch holds a flush, the file then is the disk now plus the batch's
+ * writes up to its last flush. qh_power_loss: every later write is lost. */
+typedef struct qh_durable {
+    unsigned char *buf;
+    size_t len, cap;
+} qh_durable;
+
+static ALK_UNUSED void qh_durable_set(qh_durable *u, const unsigned char *p, size_t len)
+{
+    if (u->cap < len) {
+        alk_free(u->buf);
+        u->buf = (unsigned char *)alk_malloc(len ? len : 1);
+        ALK_CHECK(u->buf != NULL, "out of memory for a durable copy");
+        u->cap = len;
+    }
+    memcpy(u->buf, p, len);
+    u->len = len;
+}
+
+static ALK_UNUSED void qh_durable_batch(qh_durable *u, const qh_disk *d, const q2w_op *op,
+                                        size_t n)
+{
+    size_t i, last = n;
+    for (i = 0; i < n; i++)
+        if (op[i].kind == Q2W_OP_FLUSH) last = i;
+    if (last == n) return;
+    qh_durable_set(u, d->buf, d->len);
+    for (i = 0; i < last; i++) {
+        size_t end;
+        if (op[i].kind != Q2W_OP_WRITE) continue;
+        end = (size_t)(op[i].off + op[i].len);
+        if (end > u->cap) {
+            unsigned char *p = (unsigned char *)alk_malloc(end);
+            ALK_CHECK(p != NULL, "out of memory for a durable copy");
+            memcpy(p, u->buf, u->len);
+            alk_free(u->buf);
+            u->buf = p;
+            u->cap = end;
+        }
+        if (end > u->len) {
+            memset(u->buf + u->len, 0, end - u->len);
+            u->len = end;
+        }
+        if (op[i].src) memcpy(u->buf + op[i].off, op[i].src, op[i].len);
+        else memset(u->buf + op[i].off, 0, op[i].len);
+    }
+}
+
+static ALK_UNUSED void qh_power_loss(const qh_durable *u, qh_disk *d)
+{
+    qh_disk_reserve(d, u->len);
+    memcpy(d->buf, u->buf, u->len);
+    d->len = u->len;
+    d->unflushed = 0;
+}
+
 /* A commit or rebase job to its end: TOP batches on top, OTHER batches on
  * other (a raw file, or a qcow2 image with its own backing bytes). With
  * top_reads_other the overlay's backing reads see other's bytes as they
