@@ -1232,7 +1232,18 @@ static int import_run(disk *d, uint64_t voff, const unsigned char *p,
         q2w_info_get(&d->img, &in);
         for (i = 0; i < len && rc == Q2W_OK; i += in.cluster_size) {
             size_t n = len - i < in.cluster_size ? len - i : in.cluster_size;
-            rc = disk_run(d, q2w_write_compressed(&d->img, voff + i, p + i, n, import_work,
+            const unsigned char *from = p + i;
+            if (n < in.cluster_size && voff + i + n < in.size) {
+                /* the file ends inside the disk's last cluster (its size is
+                 * rounded up to 512): that cluster zero-padded */
+                unsigned char *pad = import_work + Q2W_CZ_WORK(in.cluster_size);
+                size_t full = (size_t)(in.size - (voff + i));
+                memcpy(pad, from, n);
+                memset(pad + n, 0, full - n);
+                from = pad;
+                n = full;
+            }
+            rc = disk_run(d, q2w_write_compressed(&d->img, voff + i, from, n, import_work,
                                                   Q2W_CZ_WORK(in.cluster_size)));
         }
     }
@@ -1279,7 +1290,8 @@ static int cmd_import(int argc, char **argv)
     if (!d) goto out;
     d->no_flush = a.no_flush;
     q2w_info_get(&d->img, &in);
-    if (a.compress && !(import_work = (unsigned char *)malloc(Q2W_CZ_WORK(in.cluster_size)))) {
+    if (a.compress && !(import_work = (unsigned char *)malloc(Q2W_CZ_WORK(in.cluster_size) +
+                                                              in.cluster_size))) {
         sys_fail(a.pos[1], ENOMEM);
         goto out_close;
     }

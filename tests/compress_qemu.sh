@@ -1,0 +1,46 @@
+#!/bin/sh
+# compress_qemu.sh QCOW2W - compressed images both ways against qemu-img:
+# for each cluster size (512 B, 4 KiB, 64 KiB, 2 MiB), a raw file of text,
+# random bytes, runs and zeros (and a short last cluster) is imported with
+# `qcow2w import -c` and converted with `qemu-img convert -c`; then
+#   qemu-img check of ours clean, qemu-img compare of ours with the raw file,
+#   qcow2w export of qemu's image equal to the raw file (we read its
+#   compressed clusters), qcow2w check of qemu's clean,
+#   and the size of ours against qemu's (printed; a failure over 1.05x).
+# Prints "compress_qemu: N passed, F failed" (one test a cluster size).
+set -u
+tool=$1
+if ! command -v qemu-img >/dev/null 2>&1; then
+    echo "compress_qemu: SKIPPED (no qemu-img)"; exit 0
+fi
+dir=$(mktemp -d /tmp/alk-compress.XXXXXX) || exit 1
+trap 'rm -rf "$dir"' EXIT
+src=$dir/src.raw
+# text (the headers), 1 MiB random, 2 MiB of runs, 1 MiB of zeros, a tail
+cat qcow2w.h alktunnel.h > "$src"
+head -c 1048576 /dev/urandom >> "$src"
+awk 'BEGIN { for (i = 0; i < 32768; i++) printf "%c%63s", 65 + i % 26, "" }' >> "$src"
+head -c 1048576 /dev/zero >> "$src"
+printf 'a short last cluster' >> "$src"
+pass=0; fail=0
+for cs in 512 4096 65536 2M; do
+    bad=""
+    "$tool" import -q -c -o cluster_size=$cs "$src" "$dir/ours.qcow2" > /dev/null || bad="$bad import"
+    qemu-img convert -c -f raw -O qcow2 -o cluster_size=$cs "$src" "$dir/qemu.qcow2" || bad="$bad convert"
+    qemu-img check -q "$dir/ours.qcow2" || bad="$bad check"
+    qemu-img compare -q -f raw -F qcow2 "$src" "$dir/ours.qcow2" || bad="$bad compare"
+    "$tool" check "$dir/qemu.qcow2" > /dev/null || bad="$bad our-check-of-qemu"
+    # (the image's size is the file's rounded up to 512: zeros after it)
+    "$tool" export -q "$dir/qemu.qcow2" "$dir/back.raw" > /dev/null &&
+        cmp -s -n "$(stat -c %s "$src")" "$dir/back.raw" "$src" &&
+        [ "$(tail -c +$(($(stat -c %s "$src") + 1)) "$dir/back.raw" | tr -d '\0' | wc -c)" -eq 0 ] ||
+        bad="$bad our-read-of-qemu"
+    o=$(stat -c %s "$dir/ours.qcow2"); q=$(stat -c %s "$dir/qemu.qcow2")
+    ratio=$(awk -v o="$o" -v q="$q" 'BEGIN { printf "%.3f", o / q }')
+    awk -v r="$ratio" 'BEGIN { exit !(r <= 1.05) }' || bad="$bad size"
+    echo "compress_qemu: cluster $cs: ours $o bytes, qemu $q bytes ($ratio x)${bad:+ FAILED:$bad}"
+    if [ -z "$bad" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+    rm -f "$dir/ours.qcow2" "$dir/qemu.qcow2" "$dir/back.raw"
+done
+echo "compress_qemu: $pass passed, $fail failed"
+[ $fail -eq 0 ]
