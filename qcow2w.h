@@ -2663,34 +2663,43 @@ static void q2w__df_codes(const unsigned char *len, unsigned n, uint16_t *code)
         if (len[i]) code[i] = next[len[i]]++;
 }
 
+static unsigned q2w__df_top_bit(unsigned x)
+{
+    unsigned b = 0;
+    while (x >> (b + 1)) b++;
+    return b;
+}
+
+/* The length code of a match length 3..258 (RFC 1951 3.2.5): four codes a
+ * power of two from 11 on. */
 static unsigned q2w__df_lcode(unsigned length)
 {
-    unsigned s = 0;
-    while (s < 28 && q2w__inf_lbase[s + 1] <= length) s++;
-    return s;
+    unsigned x = length - 3u, b;
+    if (length == 258) return 28;
+    if (x < 8) return x;
+    b = q2w__df_top_bit(x);
+    return 4u * (b - 1u) + ((x >> (b - 2u)) & 3u);
 }
 
+/* The distance code of a distance 1..32768: two codes a power of two. */
 static unsigned q2w__df_dcode(unsigned dist)
 {
-    unsigned s = 0;
-    while (s < 29 && q2w__inf_dbase[s + 1] <= dist) s++;
-    return s;
+    unsigned x = dist - 1u, b;
+    if (dist <= 4) return x;
+    b = q2w__df_top_bit(x);
+    return 2u * b + ((x >> (b - 1u)) & 1u);
 }
 
-/* The bits the block's symbols take with these lengths. */
-static uint64_t q2w__df_cost(const q2w__df *d, const unsigned char *ll, const unsigned char *dl)
+/* The bits a block takes with these lengths, from its symbol counts (the
+ * extra bits of a code are the same for every symbol it stands for). */
+static uint64_t q2w__df_cost(const uint32_t *lf, const uint32_t *dfq, const unsigned char *ll,
+                             const unsigned char *dl)
 {
-    uint64_t bits = ll[256];
-    size_t i;
-    for (i = 0; i < d->nsym; i++) {
-        unsigned s = d->sym[i];
-        if (s < 256) {
-            bits += ll[s];
-        } else {
-            unsigned lc = q2w__df_lcode(s - 256u), dc = q2w__df_dcode(d->dist[i]);
-            bits += (uint64_t)ll[257 + lc] + q2w__inf_lext[lc] + dl[dc] + q2w__inf_dext[dc];
-        }
-    }
+    uint64_t bits = 0;
+    unsigned i;
+    for (i = 0; i < 257; i++) bits += (uint64_t)lf[i] * ll[i];
+    for (i = 0; i < 29; i++) bits += (uint64_t)lf[257 + i] * (ll[257 + i] + q2w__inf_lext[i]);
+    for (i = 0; i < 30; i++) bits += (uint64_t)dfq[i] * (dl[i] + q2w__inf_dext[i]);
     return bits;
 }
 
@@ -2785,14 +2794,14 @@ static void q2w__df_block(q2w__df *d, size_t end, int last)
     for (k = 0; k < nrle; k++) cf[rle[k] & 0xffu]++;
     q2w__df_lengths(cf, 19, 7, cl);
     while (hclen > 4 && !cl[q2w__df_clorder[hclen - 1]]) hclen--;
-    dyn = 3 + 5 + 5 + 4 + 3ull * hclen + q2w__df_cost(d, ll, dl);
+    dyn = 3 + 5 + 5 + 4 + 3ull * hclen + q2w__df_cost(lf, dfq, ll, dl);
     for (k = 0; k < nrle; k++) {
         unsigned s = rle[k] & 0xffu;
         dyn += cl[s] + (s == 16 ? 2u : s == 17 ? 3u : s == 18 ? 7u : 0u);
     }
     for (i = 0; i < 288; i++) fl[i] = (unsigned char)(i < 144 ? 8 : i < 256 ? 9 : i < 280 ? 7 : 8);
     for (i = 0; i < 30; i++) fdl[i] = 5;
-    fix = 3 + q2w__df_cost(d, fl, fdl);
+    fix = 3 + q2w__df_cost(lf, dfq, fl, fdl);
     /* stored: to a byte boundary, then LEN/NLEN and the bytes, a header
      * for each 65535 of them */
     stored = (end - d->block_start) * 8 +

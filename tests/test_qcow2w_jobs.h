@@ -332,6 +332,16 @@ TEST deflate_round_trips(void)
     ASSERT_EQ(0, q2w_deflate(in, 1, NULL, sizeof z, work));
     ASSERT_EQ(0, q2w_deflate(in, 1, z, sizeof z, NULL));
     ASSERT_EQ(0, q2w_deflate(in, 0, z, sizeof z, work));
+    /* the codes by bit arithmetic are the tables' (RFC 1951 3.2.5) */
+    for (len = 3; len <= 258; len++) {
+        unsigned c = q2w__df_lcode((unsigned)len);
+        ASSERT(q2w__inf_lbase[c] <= len && (c == 28 || len < q2w__inf_lbase[c + 1] || c == 27));
+        ASSERT(len - q2w__inf_lbase[c] < (1u << q2w__inf_lext[c]) || (c == 28 && len == 258));
+    }
+    for (len = 1; len <= 32768; len++) {
+        unsigned c = q2w__df_dcode((unsigned)len);
+        ASSERT(q2w__inf_dbase[c] <= len && (c == 29 || len < q2w__inf_dbase[c + 1]));
+    }
     PASS();
 }
 
