@@ -105,6 +105,9 @@
  *   Create (no I/O): q2w_create(opts, buf, cap, &len, &err) writes the bytes
  *     of a fresh image (header, refcount table and blocks, zeroed L1) into
  *     buf; q2w_create(opts, NULL, 0, &len, &err) only sizes it.
+ *     q2w_measure(opts, data_bytes, &required, &fully, &err): qemu-img
+ *     measure's two figures for such an image holding data_bytes of
+ *     clusters with data.
  *   Open and operate (each returns Q2W_OK, Q2W_PENDING or an error):
  *     q2w_open(img, cfg)                   header and extensions validated
  *     q2w_read(img, off, dst, len)         zero flags and backing resolved
@@ -783,6 +786,17 @@ typedef struct q2w_image {
 
 Q2WDEF int q2w_create(const q2w_create_opts *opts, void *buf, size_t cap,
                       uint64_t *image_len, q2w_error_info *err);
+/* qemu-img measure's figures for a qcow2 image of opts (size, cluster
+ * size, refcount bits; 0: the defaults) holding data_bytes of allocated
+ * clusters (a multiple of the cluster size: every cluster that holds any
+ * data): *fully_allocated every cluster written, *required only those.
+ * The size is rounded up to whole clusters, as qemu rounds it; metadata
+ * is qemu's estimate (header, every L2 table, the L1 table, refcount
+ * blocks and table at their fixed point), not what q2w_create lays out.
+ * Q2W_OK, or Q2W_ERR_ARG (err says the field) / Q2W_ERR_LIMIT (an L1 table
+ * past 32 MiB: "try a larger cluster size"). */
+Q2WDEF int q2w_measure(const q2w_create_opts *opts, uint64_t data_bytes,
+                       uint64_t *required, uint64_t *fully_allocated, q2w_error_info *err);
 Q2WDEF int q2w_open(q2w_image *img, const q2w_config *cfg);
 Q2WDEF int q2w_read(q2w_image *img, uint64_t off, void *dst, size_t len);
 Q2WDEF int q2w_write(q2w_image *img, uint64_t off, const void *src,
@@ -5588,6 +5602,58 @@ Q2WDEF int q2w_create(const q2w_create_opts *opts, void *buf, size_t cap,
         q2w__put64(p + cs + i * 8, (1 + table_clusters + i) * cs);
     for (i = 0; i < total; i++)
         q2w__rc_set(p + (1 + table_clusters + i / epb) * cs, i % epb, order, 1);
+    return Q2W_OK;
+}
+
+/* ---- measure (qemu-img measure's arithmetic) ------------------------------- */
+/* Bytes of refcount blocks and table that count `clusters` clusters and
+ * themselves: their fixed point. */
+static uint64_t q2w__measure_refcounts(uint64_t clusters, uint64_t cs, uint32_t order)
+{
+    uint64_t per_table = cs / 8, per_block = cs * 8 >> order;
+    uint64_t table = 0, blocks = 0, n = 0, last;
+    do {
+        last = n;
+        blocks = (clusters + table + blocks + per_block - 1) / per_block;
+        table = (blocks + per_table - 1) / per_table;
+        n = clusters + blocks + table;
+    } while (n != last);
+    return (blocks + table) * cs;
+}
+
+Q2WDEF int q2w_measure(const q2w_create_opts *opts, uint64_t data_bytes,
+                       uint64_t *required, uint64_t *fully_allocated, q2w_error_info *err)
+{
+    q2w_error_info local;
+    uint64_t cs, size, nl2e, nl1e, meta;
+    uint32_t order = 0, rbits;
+    if (!err) err = &local;
+    memset(err, 0, sizeof *err);
+    if (!opts || !required || !fully_allocated)
+        return q2w__hfail(err, Q2W_ERR_ARG, "argument", 0, 0);
+    cs = opts->cluster_size ? opts->cluster_size : 65536;
+    rbits = opts->refcount_bits ? opts->refcount_bits : 16;
+    if (cs < 512 || cs > (2u << 20) || (cs & (cs - 1)))
+        return q2w__hfail(err, Q2W_ERR_ARG, "cluster_size", 0, cs);
+    if (rbits > 64 || (rbits & (rbits - 1)) || (opts->version == 2 && rbits != 16))
+        return q2w__hfail(err, Q2W_ERR_ARG, "refcount_bits", 0, rbits);
+    while ((1u << order) < rbits) order++;
+    if (opts->size > UINT64_MAX - cs || data_bytes % cs)
+        return q2w__hfail(err, Q2W_ERR_ARG, opts->size > UINT64_MAX - cs ? "size" : "data_bytes",
+                          0, opts->size > UINT64_MAX - cs ? opts->size : data_bytes);
+    size = (opts->size + cs - 1) / cs * cs;
+    if (data_bytes > size) return q2w__hfail(err, Q2W_ERR_ARG, "data_bytes", 0, data_bytes);
+    /* L2 entries for every cluster, in whole tables; L1 entries for every
+     * table, in whole clusters */
+    nl2e = (size / cs + cs / 8 - 1) / (cs / 8) * (cs / 8);
+    if (nl2e / (cs / 8) * 8 > Q2W_MAX_L1_BYTES)
+        return q2w__hfail(err, Q2W_ERR_LIMIT, "L1 table (try a larger cluster size)", 0,
+                          nl2e / (cs / 8) * 8);
+    nl1e = (nl2e * 8 / cs + cs / 8 - 1) / (cs / 8) * (cs / 8);
+    meta = cs + nl2e * 8 + nl1e * 8;
+    meta += q2w__measure_refcounts((meta + size) / cs, cs, order);
+    *fully_allocated = meta + size;
+    *required = meta + data_bytes;
     return Q2W_OK;
 }
 

@@ -12,6 +12,7 @@
  *   qcow2w snapshot list   IMG
  *   qcow2w io     IMG [-n] [-q] [-c CMD]...
  *   qcow2w resize IMG [+]SIZE
+ *   qcow2w measure [--output=json] [-O qcow2] [-o OPTS] (--size SIZE | [-f FMT] FILE)
  *   qcow2w commit [-d] [-p|-q] IMG
  *   qcow2w rebase [-u] [-p|-q] -b BACKING [-F FMT] IMG
  *
@@ -578,6 +579,9 @@ static void usage(FILE *f)
 "                        drop the snapshot NAME (its clusters freed)\n"
 "  snapshot list IMG     ID, TAG, VM SIZE, DATE (UTC), VM CLOCK\n"
 "  resize IMG [+]SIZE    grow the virtual disk to SIZE (or by it); no shrink\n"
+"  measure [--output=json] [-o OPTS] (--size SIZE | [-f FMT] FILE)\n"
+"                        qemu-img measure's required and fully allocated\n"
+"                        sizes of a qcow2 image of OPTS holding FILE\n"
 "  commit [-d] [-p|-q] IMG\n"
 "                        IMG's data and zeroes into its backing file, then\n"
 "                        IMG emptied (-d: kept as it is)\n"
@@ -2119,6 +2123,118 @@ static int cmd_io(int argc, char **argv)
     return rc == 0 ? 0 : 1;
 }
 
+/* ---- measure ---------------------------------------------------------------- */
+/* Clusters (of the target's size cs) holding data, counted once each: the
+ * runs come in increasing order, *last the index counted last + 1 (0:
+ * none yet). */
+static void count_run(uint64_t off, uint64_t len, uint64_t cs, uint64_t *n, uint64_t *last)
+{
+    uint64_t a = off / cs, b = (off + len - 1) / cs;
+    if (!len) return;
+    if (*last && a < *last) a = *last;
+    if (b >= a) *n += b - a + 1;
+    if (b + 1 > *last) *last = b + 1;
+}
+
+/* The data of [off, off + len) of disk d and, where it holds nothing, of
+ * its backing chain (what qemu's block status counts: allocated data, a
+ * raw file's SEEK_DATA runs; zeros and holes not). */
+static int count_data(disk *d, uint64_t off, uint64_t len, uint64_t cs, uint64_t *n,
+                      uint64_t *last)
+{
+    uint64_t end = off + len;
+    if (d->raw) {
+        while (off < end) {
+            uint64_t ds, de;
+            next_data(d->fd, off, d->size, &ds, &de);
+            if (ds >= end || ds >= d->size) break;
+            if (de > end) de = end;
+            count_run(ds, de - ds, cs, n, last);
+            off = de;
+        }
+        return 0;
+    }
+    while (off < end) {
+        q2w_extent x;
+        int rc = disk_run(d, q2w_map(&d->img, off, end - off, &x));
+        if (rc != Q2W_OK) {
+            disk_err(d, rc);
+            return -1;
+        }
+        if (x.kind == Q2W_EXTENT_DATA || x.kind == Q2W_EXTENT_COMPRESSED) {
+            count_run(off, x.len, cs, n, last);
+        } else if (x.kind == Q2W_EXTENT_BACKING && d->backing) {
+            uint64_t l = off < d->backing->size ? d->backing->size - off : 0;
+            if (l > x.len) l = x.len;
+            if (l && count_data(d->backing, off, l, cs, n, last) < 0) return -1;
+        }
+        off += x.len;
+    }
+    return 0;
+}
+
+/* measure [--output=json] [-O qcow2] [-o OPTS] (--size SIZE | [-f FMT] FILE):
+ * qemu-img measure's two figures for a qcow2 image of OPTS holding FILE's
+ * data (or SIZE bytes of nothing). */
+static int cmd_measure(int argc, char **argv)
+{
+    args a;
+    const char *file = NULL, *fmt = NULL;
+    uint64_t size = 0, clusters = 0, last = 0, req, full;
+    q2w_error_info e;
+    int i, json = 0, have_size = 0;
+    memset(&a, 0, sizeof a);
+    for (i = 2; i < argc; i++) {
+        const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(s, "--output=json")) json = 1;
+        else if (!strcmp(s, "--output=human")) json = 0;
+        else if (!strcmp(s, "--output") && v) json = !strcmp(argv[++i], "json");
+        else if (!strncmp(s, "--size=", 7) || (!strcmp(s, "--size") && v)) {
+            const char *z = s[6] == '=' ? s + 7 : argv[++i];
+            if (parse_size(z, &size) < 0) return bad_usage("bad size ", z), 1;
+            have_size = 1;
+        } else if (!strcmp(s, "-O") && v) {
+            if (strcmp(argv[++i], "qcow2")) return bad_usage("measures qcow2 only, not ", v), 1;
+        } else if (!strcmp(s, "-f") && v) {
+            fmt = argv[++i];
+            if (strcmp(fmt, "raw") && strcmp(fmt, "qcow2"))
+                return bad_usage("-f takes raw or qcow2, not ", fmt), 1;
+        } else if (!strcmp(s, "-o") && v) {
+            char *o = argv[++i];
+            if (parse_o(&a, o) < 0) return 1;
+        } else if (s[0] != '-' && !file) {
+            file = s;
+        } else {
+            return bad_usage("unexpected argument ", s), 1;
+        }
+    }
+    if (have_size == !!file) return bad_usage("measure needs --size or a file", NULL), 1;
+    if (file) {
+        uint64_t cs = a.c.cluster_size ? a.c.cluster_size : 65536;
+        disk *d = disk_open(file, !fmt ? FMT_PROBE : !strcmp(fmt, "raw") ? FMT_RAW : FMT_QCOW2,
+                            0, 0, 0);
+        int rc;
+        if (!d) return 1;
+        size = d->size;
+        rc = count_data(d, 0, d->size, cs, &clusters, &last);
+        disk_free(d);
+        if (rc < 0) return 1;
+    }
+    a.c.size = size;
+    if (q2w_measure(&a.c, clusters * (a.c.cluster_size ? a.c.cluster_size : 65536u), &req,
+                    &full, &e) != Q2W_OK) {
+        report_error(NULL, e.code, &e);
+        return 1;
+    }
+    if (json)
+        printf("{\n    \"required\": %llu,\n    \"fully-allocated\": %llu\n}\n",
+               (unsigned long long)req, (unsigned long long)full);
+    else
+        printf("required size: %llu\nfully allocated size: %llu\n", (unsigned long long)req,
+               (unsigned long long)full);
+    return 0;
+}
+
 /* ---- resize ----------------------------------------------------------------- */
 /* resize IMG [+]SIZE: grow the virtual disk (to SIZE, or by it with +),
  * as qemu-img resize; SIZE rounded up to a multiple of 512. Shrinking is
@@ -2345,7 +2461,7 @@ int main(int argc, char **argv)
                 {"export", cmd_export}, {"check", cmd_check},
                 {"snapshot", cmd_snapshot}, {"io", cmd_io},
                 {"commit", cmd_commit}, {"rebase", cmd_rebase},
-                {"resize", cmd_resize}};
+                {"resize", cmd_resize}, {"measure", cmd_measure}};
     size_t i;
     if (argc < 2) {
         usage(stderr);
