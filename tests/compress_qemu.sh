@@ -10,11 +10,8 @@
 # Prints "compress_qemu: N passed, F failed" (one test a cluster size).
 set -u
 tool=$1
-if ! command -v qemu-img >/dev/null 2>&1; then
-    echo "compress_qemu: SKIPPED (no qemu-img)"; exit 0
-fi
-dir=$(mktemp -d /tmp/alk-compress.XXXXXX) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/qemu_dir.sh"
+qemu_dir compress_qemu
 src=$dir/src.raw
 # text (the headers), 1 MiB random, 2 MiB of runs, 1 MiB of zeros, a tail
 cat qcow2w.h alktunnel.h > "$src"

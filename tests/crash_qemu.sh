@@ -16,11 +16,8 @@
 # and prints "crash_qemu: N images, P passed, F failed".
 set -u
 bin=$1; seed=$2; runs=$3
-if ! command -v qemu-img >/dev/null 2>&1; then
-    echo "crash_qemu: SKIPPED (no qemu-img)"; exit 0
-fi
-dir=$(mktemp -d /tmp/alk-crash-qemu.XXXXXX) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/qemu_dir.sh"
+qemu_dir crash_qemu
 QCOW2_CRASH_SAVE=$dir QCOW2_CRASH_POINTS=$dir/points "$bin" --seed "$seed" --runs "$runs" \
     >"$dir/harness.log" 2>&1 || {
     tail -20 "$dir/harness.log"; echo "crash_qemu: the harness failed"; exit 1; }

@@ -12,11 +12,8 @@
 # Prints "crash_qemu_jobs: N images, P passed, F failed".
 set -u
 bin=$1; seed=$2; runs=$3
-if ! command -v qemu-img >/dev/null 2>&1; then
-    echo "crash_qemu_jobs: SKIPPED (no qemu-img)"; exit 0
-fi
-dir=$(mktemp -d /tmp/alk-crash-jobs.XXXXXX) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/qemu_dir.sh"
+qemu_dir crash_qemu_jobs
 QCOW2_JOBS_CRASH=1 QCOW2_JOBS_SAVE=$dir "$bin" --seed "$seed" --runs "$runs" \
     >"$dir/harness.log" 2>&1 || {
     tail -20 "$dir/harness.log"; echo "crash_qemu_jobs: the harness failed"; exit 1; }

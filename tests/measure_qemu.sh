@@ -8,11 +8,8 @@
 # Prints "measure_qemu: N passed, F failed".
 set -u
 tool=$1
-if ! command -v qemu-img >/dev/null 2>&1; then
-    echo "measure_qemu: SKIPPED (no qemu-img)"; exit 0
-fi
-dir=$(mktemp -d /tmp/alk-measure.XXXXXX) || exit 1
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/qemu_dir.sh"
+qemu_dir measure_qemu
 truncate -s 100M "$dir/sparse.raw"
 printf 'x' | dd of="$dir/sparse.raw" bs=1 seek=5000000 conv=notrunc 2>/dev/null
 head -c 3145728 qcow2w.h | dd of="$dir/sparse.raw" bs=1M seek=50 conv=notrunc 2>/dev/null

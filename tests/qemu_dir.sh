@@ -1,0 +1,10 @@
+# qemu_dir.sh - sourced by the scripts that judge images with qemu-img.
+# qemu_dir NAME: without qemu-img, say "NAME: SKIPPED" and exit 0; else
+# make $dir, a directory removed at exit.
+qemu_dir() {
+    if ! command -v qemu-img >/dev/null 2>&1; then
+        echo "$1: SKIPPED (no qemu-img)"; exit 0
+    fi
+    dir=$(mktemp -d "/tmp/alk-$1.XXXXXX") || exit 1
+    trap 'rm -rf "$dir"' EXIT
+}
