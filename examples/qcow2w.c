@@ -11,6 +11,7 @@
  *   qcow2w snapshot delete IMG NAME
  *   qcow2w snapshot list   IMG
  *   qcow2w io     IMG [-n] [-q] [-c CMD]...
+ *   qcow2w convert [-c] [-o OPTS] [-p|-q] [-n] [-S] SRC DST
  *   qcow2w resize IMG [+]SIZE
  *   qcow2w measure [--output=json] [-O qcow2] [-o OPTS] (--size SIZE | [-f FMT] FILE)
  *   qcow2w commit [-d] [-p|-q] IMG
@@ -578,6 +579,9 @@ static void usage(FILE *f)
 "  snapshot delete IMG NAME\n"
 "                        drop the snapshot NAME (its clusters freed)\n"
 "  snapshot list IMG     ID, TAG, VM SIZE, DATE (UTC), VM CLOCK\n"
+"  convert SRC DST [-c] [-o OPTS] [-p|-q] [-n] [-S]\n"
+"                        a new image holding SRC's view (raw, or qcow2 with\n"
+"                        its chain flattened); -c: clusters compressed\n"
 "  resize IMG [+]SIZE    grow the virtual disk to SIZE (or by it); no shrink\n"
 "  measure [--output=json] [-o OPTS] (--size SIZE | [-f FMT] FILE)\n"
 "                        qemu-img measure's required and fully allocated\n"
@@ -1373,6 +1377,122 @@ out:
     return rc == 0 ? 0 : 1;
 }
 
+/* the runs of data of a disk and its chain, in order (measure, below) */
+typedef int (*data_fn)(void *user, uint64_t off, uint64_t len);
+static int walk_data(disk *d, uint64_t off, uint64_t len, data_fn fn, void *user);
+
+/* ---- convert ---------------------------------------------------------------- */
+/* convert [-c] [-o OPTS] [-p|-q] [-n] [-S] SRC DST: a new image DST holding
+ * SRC's whole view (a raw file, or a qcow2 image with its backing chain:
+ * flattened), as qemu-img convert -O qcow2: only the runs of data SRC's
+ * chain holds are read, widened to DST's clusters; clusters of zeros are
+ * left out; -c stores each cluster compressed. */
+typedef struct conv_ctx {
+    disk *src, *dst;
+    unsigned char *buf;
+    uint64_t cs, done, size, data;
+    const args *a;
+    unsigned last;
+} conv_ctx;
+
+static int convert_fn(void *user, uint64_t off, uint64_t len)
+{
+    conv_ctx *c = (conv_ctx *)user;
+    uint64_t a = off / c->cs * c->cs, b = (off + len + c->cs - 1) / c->cs * c->cs, pos;
+    if (b > c->size) b = c->size;
+    if (a < c->done) a = c->done;
+    for (pos = a; pos < b;) {
+        size_t want = b - pos < CHUNK ? (size_t)(b - pos) : CHUNK, i, e, run = (size_t)-1;
+        if (c->src->raw) {
+            long n = pread_upto(c->src->fd, pos, c->buf, want);
+            if (n < 0) { sys_fail(c->src->path, errno); return -1; }
+            memset(c->buf + n, 0, want - (size_t)n);   /* (past its end: zeros) */
+        } else {
+            int rc = disk_run(c->src, q2w_read(&c->src->img, pos, c->buf, want));
+            if (rc != Q2W_OK) { disk_err(c->src, rc); return -1; }
+        }
+        for (i = 0; i < want; i = e) {
+            e = want - i > c->cs ? i + (size_t)c->cs : want;
+            if (!all_zero(c->buf + i, e - i)) {
+                c->data++;
+                if (run == (size_t)-1) run = i;
+                continue;
+            }
+            if (run != (size_t)-1) {
+                if (import_run(c->dst, pos + run, c->buf + run, i - run) != Q2W_OK) return -1;
+                run = (size_t)-1;
+            }
+        }
+        if (run != (size_t)-1 &&
+            import_run(c->dst, pos + run, c->buf + run, want - run) != Q2W_OK)
+            return -1;
+        pos += want;
+        progress(c->a, pos, c->size, &c->last);
+    }
+    if (b > c->done) c->done = b;
+    return 0;
+}
+
+static int cmd_convert(int argc, char **argv)
+{
+    args a;
+    conv_ctx c;
+    q2w_info in;
+    int rc = -1;
+    memset(&c, 0, sizeof c);
+    if (parse_args(argc, argv, OPT_O | OPT_PROGRESS | OPT_NO_FLUSH | OPT_SYNC | OPT_COMPRESS,
+                   2, 2, &a) < 0)
+        return 1;
+    if (a.c.backing) {
+        bad_usage("convert makes a whole image: no backing file", NULL);
+        return 1;
+    }
+    c.a = &a;
+    c.last = 101;
+    c.src = disk_open(a.pos[0], FMT_PROBE, 0, 0, 0);
+    if (!c.src) return 1;
+    a.c.size = c.src->size;
+    c.buf = (unsigned char *)malloc(CHUNK);
+    if (!c.buf) { sys_fail(a.pos[0], ENOMEM); goto out; }
+    if (create_image(a.pos[1], &a.c) < 0) goto out;
+    c.dst = disk_open(a.pos[1], FMT_QCOW2, 1, 0, 0);
+    if (!c.dst) goto out;
+    c.dst->no_flush = a.no_flush;
+    q2w_info_get(&c.dst->img, &in);
+    c.cs = in.cluster_size;
+    c.size = in.size;
+    if (a.compress && !(import_work = (unsigned char *)malloc(Q2W_CZ_WORK(in.cluster_size) +
+                                                              in.cluster_size))) {
+        sys_fail(a.pos[1], ENOMEM);
+        goto out_close;
+    }
+    if (walk_data(c.src, 0, c.src->size, convert_fn, &c) < 0) goto out_close;
+    progress(&a, c.size, c.size, &c.last);
+    rc = disk_run(c.dst, q2w_close(&c.dst->img));
+    if (rc != Q2W_OK) {
+        disk_err(c.dst, rc);
+        rc = -1;
+        goto out;
+    }
+    if (a.sync && (rc = sync_with_dir(c.dst->fd, a.pos[1])) < 0) {
+        sys_fail(a.pos[1], -rc);
+        goto out;
+    }
+    printf("converted %llu bytes: %llu clusters of data\n", (unsigned long long)c.size,
+           (unsigned long long)c.data);
+    rc = 0;
+    goto out;
+out_close:
+    close_quietly(c.dst);
+out:
+    disk_free(c.dst);
+    disk_free(c.src);
+    free(c.buf);
+    free(import_work);
+    import_work = NULL;
+    return rc == 0 ? 0 : 1;
+}
+
 /* ---- export ------------------------------------------------------------- */
 /* n bytes of buf to `out` at pos: all of them, or (sparse) only the 4 KiB
  * grains that are not all zeros, the rest left as the hole it is. 0 or
@@ -2136,11 +2256,11 @@ static void count_run(uint64_t off, uint64_t len, uint64_t cs, uint64_t *n, uint
     if (b + 1 > *last) *last = b + 1;
 }
 
-/* The data of [off, off + len) of disk d and, where it holds nothing, of
- * its backing chain (what qemu's block status counts: allocated data, a
- * raw file's SEEK_DATA runs; zeros and holes not). */
-static int count_data(disk *d, uint64_t off, uint64_t len, uint64_t cs, uint64_t *n,
-                      uint64_t *last)
+/* The runs of data of [off, off + len) of disk d and, where it holds
+ * nothing, of its backing chain, in order, to fn (what qemu's block status
+ * calls data: allocated clusters, a raw file's SEEK_DATA runs; zeros and
+ * holes not). 0, or -1 (reported) when a map failed or fn said so. */
+static int walk_data(disk *d, uint64_t off, uint64_t len, data_fn fn, void *user)
 {
     uint64_t end = off + len;
     if (d->raw) {
@@ -2149,7 +2269,7 @@ static int count_data(disk *d, uint64_t off, uint64_t len, uint64_t cs, uint64_t
             next_data(d->fd, off, d->size, &ds, &de);
             if (ds >= end || ds >= d->size) break;
             if (de > end) de = end;
-            count_run(ds, de - ds, cs, n, last);
+            if (fn(user, ds, de - ds) < 0) return -1;
             off = de;
         }
         return 0;
@@ -2162,14 +2282,25 @@ static int count_data(disk *d, uint64_t off, uint64_t len, uint64_t cs, uint64_t
             return -1;
         }
         if (x.kind == Q2W_EXTENT_DATA || x.kind == Q2W_EXTENT_COMPRESSED) {
-            count_run(off, x.len, cs, n, last);
+            if (fn(user, off, x.len) < 0) return -1;
         } else if (x.kind == Q2W_EXTENT_BACKING && d->backing) {
             uint64_t l = off < d->backing->size ? d->backing->size - off : 0;
             if (l > x.len) l = x.len;
-            if (l && count_data(d->backing, off, l, cs, n, last) < 0) return -1;
+            if (l && walk_data(d->backing, off, l, fn, user) < 0) return -1;
         }
         off += x.len;
     }
+    return 0;
+}
+
+typedef struct counter {
+    uint64_t cs, n, last;
+} counter;
+
+static int count_fn(void *user, uint64_t off, uint64_t len)
+{
+    counter *c = (counter *)user;
+    count_run(off, len, c->cs, &c->n, &c->last);
     return 0;
 }
 
@@ -2180,7 +2311,7 @@ static int cmd_measure(int argc, char **argv)
 {
     args a;
     const char *file = NULL, *fmt = NULL;
-    uint64_t size = 0, clusters = 0, last = 0, req, full;
+    uint64_t size = 0, clusters = 0, req, full;
     q2w_error_info e;
     int i, json = 0, have_size = 0;
     memset(&a, 0, sizeof a);
@@ -2216,7 +2347,11 @@ static int cmd_measure(int argc, char **argv)
         int rc;
         if (!d) return 1;
         size = d->size;
-        rc = count_data(d, 0, d->size, cs, &clusters, &last);
+        counter c;
+        c.cs = cs;
+        c.n = c.last = 0;
+        rc = walk_data(d, 0, d->size, count_fn, &c);
+        clusters = c.n;
         disk_free(d);
         if (rc < 0) return 1;
     }
@@ -2461,7 +2596,8 @@ int main(int argc, char **argv)
                 {"export", cmd_export}, {"check", cmd_check},
                 {"snapshot", cmd_snapshot}, {"io", cmd_io},
                 {"commit", cmd_commit}, {"rebase", cmd_rebase},
-                {"resize", cmd_resize}, {"measure", cmd_measure}};
+                {"resize", cmd_resize}, {"measure", cmd_measure},
+                {"convert", cmd_convert}};
     size_t i;
     if (argc < 2) {
         usage(stderr);

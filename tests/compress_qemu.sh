@@ -7,7 +7,10 @@
 #   qcow2w export of qemu's image equal to the raw file (we read its
 #   compressed clusters), qcow2w check of qemu's clean,
 #   and the size of ours against qemu's (printed; a failure over 1.05x).
-# Prints "compress_qemu: N passed, F failed" (one test a cluster size).
+# Then qcow2w convert and convert -c of a chain (an overlay with data and
+# zeroes over the raw file) against qemu-img convert [-c]: checked, equal to
+# the chain's view, no backing file, sizes.
+# Prints "compress_qemu: N passed, F failed" (one test a case).
 set -u
 tool=$1
 . "$(dirname "$0")/qemu_dir.sh"
@@ -38,6 +41,25 @@ for cs in 512 4096 65536 2M; do
     echo "compress_qemu: cluster $cs: ours $o bytes, qemu $q bytes ($ratio x)${bad:+ FAILED:$bad}"
     if [ -z "$bad" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
     rm -f "$dir/ours.qcow2" "$dir/qemu.qcow2" "$dir/back.raw"
+done
+# qcow2w convert [-c] of a chain (an overlay with data and zeroes over the
+# raw file) against qemu-img convert [-c]: one flat image, the same view
+qemu-img create -q -f qcow2 -o cluster_size=4096 -b src.raw -F raw "$dir/top.qcow2"
+qemu-io -f qcow2 "$dir/top.qcow2" -c "write -P 7 100k 300k" -c "write -z 1M 256k" \
+    -c "write -P 9 4000k 96k" > /dev/null
+for c in "" -c; do
+    bad=""
+    "$tool" convert -q $c "$dir/top.qcow2" "$dir/ours.qcow2" > /dev/null || bad="$bad convert"
+    qemu-img convert $c -O qcow2 "$dir/top.qcow2" "$dir/qemu.qcow2" || bad="$bad qemu-convert"
+    qemu-img check -q "$dir/ours.qcow2" || bad="$bad check"
+    qemu-img compare -q "$dir/top.qcow2" "$dir/ours.qcow2" || bad="$bad compare"
+    [ -z "$(qemu-img info "$dir/ours.qcow2" | grep '^backing file')" ] || bad="$bad still-backed"
+    o=$(stat -c %s "$dir/ours.qcow2"); q=$(stat -c %s "$dir/qemu.qcow2")
+    ratio=$(awk -v o="$o" -v q="$q" 'BEGIN { printf "%.3f", o / q }')
+    awk -v r="$ratio" 'BEGIN { exit !(r <= 1.05) }' || bad="$bad size"
+    echo "compress_qemu: convert ${c:-(plain)} of a chain: ours $o bytes, qemu $q bytes ($ratio x)${bad:+ FAILED:$bad}"
+    if [ -z "$bad" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+    rm -f "$dir/ours.qcow2" "$dir/qemu.qcow2"
 done
 echo "compress_qemu: $pass passed, $fail failed"
 [ $fail -eq 0 ]
