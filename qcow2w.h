@@ -125,6 +125,10 @@
  *     q2w_snapshot_create(img, name, date_sec, date_nsec, vm_clock_ns)
  *                                          the time is the caller's
  *     q2w_snapshot_delete(img, name)       Q2W_ERR_NOT_FOUND if absent
+ *     q2w_snapshot_apply(img, name)        revert: the disk becomes the
+ *                                          snapshot's view and size
+ *                                          (qemu-img snapshot -a); the
+ *                                          snapshot stays
  *     q2w_snapshot_get(img, index, &sn)    list: index 0 .. nb_snapshots-1
  *     q2w_snapshot_find(img, name, &sn)    sn.id and sn.name hold the
  *                                          entry's id_len and name_len
@@ -301,6 +305,12 @@
  *   then undone (counts and COPIED as they were, the L1 copy freed). Delete writes the table without the entry, switches
  *   the header, then lowers the refcounts of the snapshot's paths, frees
  *   what reaches zero and sets COPIED again where a refcount is back to 1.
+ *   Apply raises the counts of the snapshot's paths first (COPIED
+ *   cleared: its tables are now shared), makes a new L1 table from its L1
+ *   and switches the header (size, L1 size and offset) in one write, then
+ *   lowers the counts of the old active paths and frees what reaches zero;
+ *   a crash leaks only. Its disk size is the entry's (the current size for
+ *   an entry without one), smaller or larger than the current one.
  *   Snapshot entries longer than a cluster are refused (Q2W_ERR_LIMIT);
  *   names are 1..1023 bytes.
  *
@@ -764,6 +774,12 @@ typedef struct q2w_image {
      * entry and the step in its L2 table; where a bump stopped */
     uint64_t pass_l1_index, pass_l2_step;
     uint64_t pass_stop_l1_index, pass_stop_l2_step;
+    int pass_kind;           /* the L1's cache kind: COPIED is kept in the
+                                active L1 only */
+    int copy_read;           /* q2w__copy_l1: the piece is in scratch */
+    /* snapshot apply: the active L1 it replaces, the new one's size */
+    uint64_t ap_old_l1_off;
+    uint32_t ap_old_l1_size, ap_l1_size;
     q2w_error_info sn_err;   /* its refusal, given once it is undone */
     uint64_t sn_l1_off, sn_pos, sn_len, sn_new_off;
     uint32_t sn_l1_size, sn_index;
@@ -821,6 +837,7 @@ Q2WDEF int q2w_snapshot_create(q2w_image *img, const char *name,
                                uint32_t date_sec, uint32_t date_nsec,
                                uint64_t vm_clock_ns);
 Q2WDEF int q2w_snapshot_delete(q2w_image *img, const char *name);
+Q2WDEF int q2w_snapshot_apply(q2w_image *img, const char *name);
 Q2WDEF int q2w_read_snapshot(q2w_image *img, const q2w_snapshot *sn,
                              uint64_t off, void *dst, size_t len);
 Q2WDEF int q2w_map(q2w_image *img, uint64_t off, uint64_t len,
@@ -996,7 +1013,7 @@ enum {
     Q2W__OP_ZEROES, Q2W__OP_DISCARD, Q2W__OP_FLUSH, Q2W__OP_RESIZE,
     Q2W__OP_CLOSE, Q2W__OP_SNAP_GET, Q2W__OP_SNAP_CREATE, Q2W__OP_SNAP_DELETE,
     Q2W__OP_SNAP_READ, Q2W__OP_MAP, Q2W__OP_SNAP_MAP, Q2W__OP_EMPTY,
-    Q2W__OP_SET_BACKING, Q2W__OP_WRITE_CZ
+    Q2W__OP_SET_BACKING, Q2W__OP_WRITE_CZ, Q2W__OP_SNAP_APPLY
 };
 enum { Q2W__SUB_NONE = 0, Q2W__SUB_GROW_RT };
 /* Internal step results besides Q2W_OK / Q2W_PENDING / errors. */
@@ -3597,7 +3614,7 @@ static int q2w__pass_l2_table(q2w_image *img, int pass, uint64_t l1_off,
         if (f >= 0) img->slots[f].state = Q2W__S_EMPTY;
     }
     if ((pass == Q2W__PASS_BUMP || pass == Q2W__PASS_COPIED ||
-         pass == Q2W__PASS_UNBUMP) &&
+         pass == Q2W__PASS_UNBUMP) && img->pass_kind == Q2W__K_L1 &&
         ((l1e & Q2W__COPIED) != 0) != (v == 1)) {
         q2w__put64(l1p, v == 1 ? l1e | Q2W__COPIED
                                : l1e & ~Q2W__COPIED);
@@ -3666,6 +3683,7 @@ static int q2w__pass(q2w_image *img, int pass, uint64_t l1_off,
                      uint32_t l1_size, int l1_kind)
 {
     uint64_t cs = img->cluster_size, per = cs / 8;
+    img->pass_kind = l1_kind;
     while (img->pass_l1_index < l1_size) {
         uint64_t byte = img->pass_l1_index * 8, piece = byte & ~(cs - 1);
         uint64_t l1e, l2off;
@@ -3931,8 +3949,10 @@ enum {
     Q2W__SNAP_DELETE_DONE
 };
 
-/* The entry named sn_name: its place in the table and its L1 table. */
-static int q2w__snap_delete_find(q2w_image *img)
+/* The entry named sn_name: its place in the table, its L1 table and
+ * (op_arg) its disk size - without one recorded (v2 entries), the
+ * current size, as qemu takes it. */
+static int q2w__snap_find_entry(q2w_image *img)
 {
     for (;;) {
         const unsigned char *e;
@@ -3948,6 +3968,8 @@ static int q2w__snap_delete_find(q2w_image *img)
             img->sn_len = len;
             img->sn_l1_off = q2w__be64(e);
             img->sn_l1_size = q2w__be32(e + 8);
+            img->op_arg = q2w__be32(e + 36) >= 16 ? q2w__be64(e + 48)
+                                                   : img->size;
             return Q2W_OK;
         }
     }
@@ -3963,7 +3985,7 @@ static int q2w__snap_delete_verify(q2w_image *img)
     int rc;
     switch (img->phase) {
     case Q2W__SNAP_DELETE_FIND:
-        if ((rc = q2w__snap_delete_find(img)) != Q2W_OK) return rc;
+        if ((rc = q2w__snap_find_entry(img)) != Q2W_OK) return rc;
         img->phase = Q2W__SNAP_DELETE_VERIFY_SNAPSHOT_TABLES;
         img->pass_l1_index = img->pass_l2_step = 0;
         /* fall through */
@@ -4113,6 +4135,204 @@ static int q2w__step_snap_delete(q2w_image *img)
     default:
         return q2w__snap_delete_drop_paths(img, n1, new_len);
     }
+}
+
+/* Snapshot apply (revert: qemu-img snapshot -a), img->phase in order. The
+ * snapshot's paths gain one reference first and the active ones lose
+ * theirs after the switch, so a crash anywhere leaks only; every refusal
+ * the image can cause comes before the switch. */
+enum {
+    Q2W__SNAP_APPLY_FIND,             /* its entry, L1 and disk size */
+    Q2W__SNAP_APPLY_VERIFY_SNAPSHOT,  /* its tables */
+    Q2W__SNAP_APPLY_VERIFY_ACTIVE,    /* the tables the drop walks */
+    Q2W__SNAP_APPLY_CHECK_OVERFLOW,   /* then a checkpoint */
+    Q2W__SNAP_APPLY_BUMP,             /* one path more to all it reaches,
+                                         COPIED cleared; checkpoint */
+    Q2W__SNAP_APPLY_UNDO_BUMP,        /* an overflow met during the bump */
+    Q2W__SNAP_APPLY_ALLOC_L1,         /* a run of free clusters, zeroed */
+    Q2W__SNAP_APPLY_COPY_L1,          /* its L1, COPIED clear; checkpoint */
+    Q2W__SNAP_APPLY_SWITCH_HEADER,    /* size and L1 in one write */
+    Q2W__SNAP_APPLY_DROP,             /* the old active paths */
+    Q2W__SNAP_APPLY_FREE_OLD_L1,
+    Q2W__SNAP_APPLY_SET_COPIED,       /* where a count came back to 1;
+                                         checkpoint */
+    Q2W__SNAP_APPLY_DONE
+};
+
+/* Copy len bytes of an L1 table from src to dst through scratch with
+ * every COPIED flag clear: each piece is read, and changed only once the
+ * read has run; its write ends the batch (the next read into scratch
+ * comes after it has run). */
+static int q2w__copy_l1(q2w_image *img, uint64_t src, uint64_t dst,
+                        uint64_t len)
+{
+    while (img->copy_done < len) {
+        uint64_t n = len - img->copy_done, i;
+        if (n > img->cluster_size) n = img->cluster_size;
+        if (!img->copy_read) {
+            if (q2w__room(img) < 1) return Q2W_PENDING;
+            q2w__emit(img, Q2W_OP_READ, src + img->copy_done, (size_t)n,
+                      img->scratch, NULL);
+            img->copy_read = 1;
+            return Q2W_PENDING;
+        }
+        if (q2w__room(img) < 1) return Q2W_PENDING;
+        for (i = 0; i < n; i += 8)
+            q2w__put64(img->scratch + i,
+                       q2w__be64(img->scratch + i) & ~Q2W__COPIED);
+        q2w__emit(img, Q2W_OP_WRITE, dst + img->copy_done, (size_t)n, NULL,
+                  img->scratch);
+        img->copy_read = 0;
+        img->copy_done += n;
+        if (img->copy_done < len) return Q2W_PENDING;
+    }
+    return Q2W_OK;
+}
+
+/* Found, verified and bumped: FIND .. UNDO_BUMP. need: L1 entries the
+ * snapshot's disk size takes. */
+static int q2w__snap_apply_prepare(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size;
+    uint64_t span = cs * q2w__l2_entries(img), need, nclu;
+    int rc;
+    switch (img->phase) {
+    case Q2W__SNAP_APPLY_FIND:
+        if ((rc = q2w__snap_find_entry(img)) != Q2W_OK) return rc;
+        if (img->op_arg > (1ull << 62) ||
+            (uint64_t)img->sn_l1_size * 8 > Q2W_MAX_L1_BYTES ||
+            (img->sn_l1_off & (cs - 1)))
+            return q2w__fail(img, Q2W_ERR_METADATA, "snapshot entry",
+                             img->snapshots_offset + img->sn_pos,
+                             img->sn_l1_size);
+        need = (img->op_arg + span - 1) / span;
+        if (need < img->sn_l1_size) need = img->sn_l1_size;
+        nclu = (need * 8 + cs - 1) / cs;
+        if (need * 8 > Q2W_MAX_L1_BYTES ||
+            (nclu ? nclu : 1) >= (1ull << q2w__epb_bits(img)))
+            return q2w__fail(img, Q2W_ERR_LIMIT, "snapshot disk size",
+                             img->snapshots_offset + img->sn_pos, need);
+        img->ap_l1_size = (uint32_t)need;
+        img->phase = Q2W__SNAP_APPLY_VERIFY_SNAPSHOT;
+        img->pass_l1_index = img->pass_l2_step = 0;
+        /* fall through */
+    case Q2W__SNAP_APPLY_VERIFY_SNAPSHOT:
+        rc = q2w__pass(img, Q2W__PASS_VERIFY, img->sn_l1_off,
+                       img->sn_l1_size, Q2W__K_SL1);
+        if (rc != Q2W_OK) return rc;
+        img->phase = Q2W__SNAP_APPLY_VERIFY_ACTIVE;
+        img->pass_l1_index = img->pass_l2_step = 0;
+        /* fall through */
+    case Q2W__SNAP_APPLY_VERIFY_ACTIVE:
+        rc = q2w__pass(img, Q2W__PASS_VERIFY, img->l1_offset, img->l1_size,
+                       Q2W__K_L1);
+        if (rc != Q2W_OK) return rc;
+        img->phase = Q2W__SNAP_APPLY_CHECK_OVERFLOW;
+        img->pass_l1_index = img->pass_l2_step = 0;
+        /* fall through */
+    case Q2W__SNAP_APPLY_CHECK_OVERFLOW:
+        rc = q2w__pass(img, Q2W__PASS_CHECK, img->sn_l1_off,
+                       img->sn_l1_size, Q2W__K_SL1);
+        if (rc != Q2W_OK) return rc;
+        img->phase = Q2W__SNAP_APPLY_BUMP;
+        img->pass_l1_index = img->pass_l2_step = 0;
+        return q2w__checkpoint_start(img);
+    case Q2W__SNAP_APPLY_BUMP:
+        rc = q2w__pass(img, Q2W__PASS_BUMP, img->sn_l1_off, img->sn_l1_size,
+                       Q2W__K_SL1);
+        if (rc == Q2W_ERR_LIMIT) {
+            img->sn_err = img->err;
+            img->pass_stop_l1_index = img->pass_l1_index;
+            img->pass_stop_l2_step = img->pass_l2_step;
+            img->pass_l1_index = img->pass_l2_step = 0;
+            img->phase = Q2W__SNAP_APPLY_UNDO_BUMP;
+            return Q2W_OK;
+        }
+        if (rc != Q2W_OK) return rc;
+        img->phase = Q2W__SNAP_APPLY_ALLOC_L1;
+        q2w__run_begin(img);
+        return q2w__checkpoint_start(img);
+    default: /* Q2W__SNAP_APPLY_UNDO_BUMP: nothing references the raised
+                counts yet, so lowering them needs no checkpoint first */
+        rc = q2w__pass(img, Q2W__PASS_UNBUMP, img->sn_l1_off,
+                       img->sn_l1_size, Q2W__K_SL1);
+        if (rc != Q2W_OK) return rc;
+        img->err = img->sn_err;
+        return img->err.code;
+    }
+}
+
+/* The new active L1 (a copy of the snapshot's, nclu clusters), switched
+ * to; the old one's paths dropped: ALLOC_L1 .. DONE. */
+static int q2w__snap_apply_switch(q2w_image *img)
+{
+    uint64_t cs = img->cluster_size, cb = img->cluster_bits;
+    uint64_t nclu = ((uint64_t)img->ap_l1_size * 8 + cs - 1) / cs;
+    uint64_t old_clu = ((uint64_t)img->ap_old_l1_size * 8 + cs - 1) / cs, j;
+    int rc;
+    if (!nclu) nclu = 1;
+    switch (img->phase) {
+    case Q2W__SNAP_APPLY_ALLOC_L1:
+        if ((rc = q2w__run_alloc(img, nclu)) != Q2W_OK) return rc;
+        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+        q2w__emit(img, Q2W_OP_WRITE, img->run_start << cb, (size_t)(nclu * cs),
+                  NULL, NULL);
+        img->phase = Q2W__SNAP_APPLY_COPY_L1;
+        img->copy_done = 0;
+        img->copy_read = 0;
+        /* fall through */
+    case Q2W__SNAP_APPLY_COPY_L1:
+        /* every table it names now has a count of 2 or more: no COPIED */
+        rc = q2w__copy_l1(img, img->sn_l1_off, img->run_start << cb,
+                          (uint64_t)img->sn_l1_size * 8);
+        if (rc != Q2W_OK) return rc;
+        img->phase = Q2W__SNAP_APPLY_SWITCH_HEADER;
+        return q2w__checkpoint_start(img);
+    case Q2W__SNAP_APPLY_SWITCH_HEADER: {
+        unsigned char f[24];
+        q2w__put64(f, img->op_arg);
+        q2w__put32(f + 8, 0);
+        q2w__put32(f + 12, img->ap_l1_size);
+        q2w__put64(f + 16, img->run_start << cb);
+        if ((rc = q2w__switch_header(img, 24, f, sizeof f)) != Q2W_OK) return rc;
+        img->ap_old_l1_off = img->l1_offset;
+        img->ap_old_l1_size = img->l1_size;
+        img->l1_offset = img->run_start << cb;
+        img->l1_size = img->ap_l1_size;
+        img->size = img->op_arg;
+        img->phase = Q2W__SNAP_APPLY_DROP;
+        img->pass_l1_index = img->pass_l2_step = 0;
+        return Q2W_PENDING;
+    }
+    case Q2W__SNAP_APPLY_DROP:
+        rc = q2w__pass(img, Q2W__PASS_DROP, img->ap_old_l1_off,
+                       img->ap_old_l1_size, Q2W__K_L1);
+        if (rc != Q2W_OK) return rc;
+        img->phase = Q2W__SNAP_APPLY_FREE_OLD_L1;
+        /* fall through */
+    case Q2W__SNAP_APPLY_FREE_OLD_L1:
+        if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
+        for (j = 0; j < old_clu; j++) q2w__drop(img, img->ap_old_l1_off + j * cs);
+        if (old_clu && img->ap_old_l1_off)
+            q2w__defer_free(img, img->ap_old_l1_off >> cb, old_clu);
+        img->phase = Q2W__SNAP_APPLY_SET_COPIED;
+        img->pass_l1_index = img->pass_l2_step = 0;
+        /* fall through */
+    case Q2W__SNAP_APPLY_SET_COPIED:
+        rc = q2w__pass(img, Q2W__PASS_COPIED, img->l1_offset, img->l1_size,
+                       Q2W__K_L1);
+        if (rc != Q2W_OK) return rc;
+        img->phase = Q2W__SNAP_APPLY_DONE;
+        return q2w__checkpoint_start(img);
+    default: /* Q2W__SNAP_APPLY_DONE */
+        return Q2W__DONE;
+    }
+}
+
+static int q2w__step_snap_apply(q2w_image *img)
+{
+    return img->phase < Q2W__SNAP_APPLY_ALLOC_L1 ? q2w__snap_apply_prepare(img)
+                                                 : q2w__snap_apply_switch(img);
 }
 
 /* The size is switched. A backing file longer than the old size would show
@@ -4628,6 +4848,8 @@ static int q2w__op_step(q2w_image *img)
         return q2w__step_snap_create(img);
     case Q2W__OP_SNAP_DELETE:
         return q2w__step_snap_delete(img);
+    case Q2W__OP_SNAP_APPLY:
+        return q2w__step_snap_apply(img);
     case Q2W__OP_SNAP_READ:
         if (img->op_pos >= img->op_len) return Q2W__DONE;
         return q2w__step_read(img);
@@ -4654,7 +4876,8 @@ static int q2w__is_change(int op)
     return op == Q2W__OP_WRITE || op == Q2W__OP_ZEROES ||
            op == Q2W__OP_DISCARD || op == Q2W__OP_RESIZE ||
            op == Q2W__OP_SNAP_CREATE || op == Q2W__OP_SNAP_DELETE ||
-           op == Q2W__OP_EMPTY || op == Q2W__OP_SET_BACKING || op == Q2W__OP_WRITE_CZ;
+           op == Q2W__OP_EMPTY || op == Q2W__OP_SET_BACKING ||
+           op == Q2W__OP_WRITE_CZ || op == Q2W__OP_SNAP_APPLY;
 }
 
 static int q2w__finish(q2w_image *img, int rc)
@@ -4946,6 +5169,18 @@ Q2WDEF int q2w_snapshot_create(q2w_image *img, const char *name,
 Q2WDEF int q2w_snapshot_delete(q2w_image *img, const char *name)
 {
     int rc = q2w__begin(img, Q2W__OP_SNAP_DELETE, 0, 0);
+    if (rc != Q2W_OK) return rc;
+    if ((rc = q2w__snap_name(img, name)) != Q2W_OK) {
+        img->op = Q2W__OP_NONE;
+        return rc;
+    }
+    q2w__walk_begin(img);
+    return q2w__drive(img);
+}
+
+Q2WDEF int q2w_snapshot_apply(q2w_image *img, const char *name)
+{
+    int rc = q2w__begin(img, Q2W__OP_SNAP_APPLY, 0, 0);
     if (rc != Q2W_OK) return rc;
     if ((rc = q2w__snap_name(img, name)) != Q2W_OK) {
         img->op = Q2W__OP_NONE;

@@ -9,6 +9,7 @@
  *   qcow2w check  IMG [--repair | -r leaks | -r all] [--output=json]
  *   qcow2w snapshot create IMG NAME
  *   qcow2w snapshot delete IMG NAME
+ *   qcow2w snapshot apply  IMG NAME
  *   qcow2w snapshot list   IMG
  *   qcow2w io     IMG [-n] [-q] [-c CMD]...
  *   qcow2w convert [-c] [-o OPTS] [-p|-q] [-n] [-S] SRC DST
@@ -40,7 +41,9 @@
  *
  * Internal snapshots (qemu-img snapshot's): create records the active
  * view under NAME, dated with the caller's clock (CLOCK_REALTIME; VM clock
- * 0, no VM state), and refuses a NAME already taken; delete drops it; list
+ * 0, no VM state), and refuses a NAME already taken; delete drops it;
+ * apply reverts the disk to it (its view and size; the snapshot stays);
+ * qemu-img's spellings -c/-d/-a NAME IMG and -l IMG work too; list
  * (and info) show ID, TAG, VM SIZE, DATE (UTC) and VM CLOCK as qemu-img
  * does. export -s NAME writes that snapshot's view (its recorded disk
  * size, or the current virtual size when none was recorded; unallocated
@@ -94,7 +97,7 @@
  *
  * Exit status: 0 success (check: no errors), 1 failure (usage, I/O, an
  * image that cannot be opened, a snapshot NAME that does not exist - for
- * delete and export -s - or that create finds taken; check: the check
+ * delete, apply and export -s - or that create finds taken; check: the check
  * could not run), check only: 2 corruptions were found, 3 leaks only
  * (after --repair: the state of the repaired image). Errors are printed as
  *   qcow2w: COMMAND: MESSAGE (FIELD, offset N, index N)
@@ -578,6 +581,10 @@ static void usage(FILE *f)
 "                        dated now (a NAME already taken is refused)\n"
 "  snapshot delete IMG NAME\n"
 "                        drop the snapshot NAME (its clusters freed)\n"
+"  snapshot apply IMG NAME\n"
+"                        revert the disk to the snapshot NAME (its view\n"
+"                        and size; the snapshot stays)\n"
+"  snapshot -c|-d|-a NAME IMG, snapshot -l IMG: qemu-img's spellings\n"
 "  snapshot list IMG     ID, TAG, VM SIZE, DATE (UTC), VM CLOCK\n"
 "  convert SRC DST [-c] [-o OPTS] [-p|-q] [-n] [-S]\n"
 "                        a new image holding SRC's view (raw, or qcow2 with\n"
@@ -914,7 +921,8 @@ static int print_snapshots(disk *d)
     return 0;
 }
 
-/* snapshot create|delete IMG NAME, snapshot list IMG */
+/* snapshot create|delete|apply IMG NAME, snapshot list IMG; and qemu-img's
+ * spellings: snapshot -c|-d|-a NAME IMG, snapshot -l IMG */
 static int cmd_snapshot(int argc, char **argv)
 {
     args a;
@@ -922,10 +930,29 @@ static int cmd_snapshot(int argc, char **argv)
     q2w_snapshot sn;
     struct timespec now;
     const char *name;
+    char *qargv[6];
     int rc, sub, printed = 0;
     if (argc < 3) {
-        bad_usage("snapshot needs create, delete or list", NULL);
+        bad_usage("snapshot needs create, delete, apply or list", NULL);
         return 1;
+    }
+    if (argv[2][0] == '-' && argv[2][1] && strchr("cdal", argv[2][1]) &&
+        !argv[2][2]) {
+        static char *const subs[] = {"create", "delete", "apply", "list"};
+        int l = argv[2][1] == 'l';
+        if (argc != (l ? 4 : 5)) {
+            bad_usage(l ? "snapshot -l takes IMG"
+                        : "snapshot -c|-d|-a takes NAME IMG", NULL);
+            return 1;
+        }
+        qargv[0] = argv[0];
+        qargv[1] = argv[1];
+        qargv[2] = subs[strchr("cdal", argv[2][1]) - "cdal"];
+        qargv[3] = argv[l ? 3 : 4];
+        qargv[4] = l ? NULL : argv[3];
+        qargv[5] = NULL;
+        argv = qargv;
+        argc = l ? 4 : 5;
     }
     if (!strcmp(argv[2], "create")) {
         sub = 'c';
@@ -933,11 +960,14 @@ static int cmd_snapshot(int argc, char **argv)
     } else if (!strcmp(argv[2], "delete")) {
         sub = 'd';
         cmd = "snapshot delete";
+    } else if (!strcmp(argv[2], "apply")) {
+        sub = 'a';
+        cmd = "snapshot apply";
     } else if (!strcmp(argv[2], "list")) {
         sub = 'l';
         cmd = "snapshot list";
     } else {
-        bad_usage("snapshot needs create, delete or list, not ", argv[2]);
+        bad_usage("snapshot needs create, delete, apply or list, not ", argv[2]);
         return 1;
     }
     /* the subcommand's own arguments start at argv[3] */
@@ -958,6 +988,8 @@ static int cmd_snapshot(int argc, char **argv)
     if (!d) return 1;
     if (sub == 'd') {
         rc = disk_run(d, q2w_snapshot_delete(&d->img, name));
+    } else if (sub == 'a') {
+        rc = disk_run(d, q2w_snapshot_apply(&d->img, name));
     } else {
         /* one name, one snapshot: delete and export -s take the first */
         rc = disk_run(d, q2w_snapshot_find(&d->img, name, &sn));
@@ -988,6 +1020,8 @@ static int cmd_snapshot(int argc, char **argv)
     }
     if (rc == Q2W_OK && sub == 'c')
         printf("snapshot '%s' created (ID %s)\n", name, sn.id);
+    else if (rc == Q2W_OK && sub == 'a')
+        printf("snapshot '%s' applied\n", name);
     else if (rc == Q2W_OK)
         printf("snapshot '%s' deleted\n", name);
     disk_free(d);

@@ -11,7 +11,7 @@
  * autoclear bit 0 set, so it is live until the first change clears it) -
  * on a v2 or v3 image with 512 B, 4 KiB or 64 KiB clusters and a refcount
  * width; a small op buffer and cache; a sequence of write / write_zeroes /
- * discard / flush / grow / snapshot create / snapshot delete (large writes
+ * discard / flush / grow / snapshot create / snapshot delete / snapshot apply (large writes
  * with small clusters make the refcount blocks grow; a data or snapshot
  * fixture with 64-bit refcounts in 512 B clusters is filled to just short
  * of the 2 MiB of file one refcount-table cluster covers, and its first
@@ -748,7 +748,7 @@ static uint64_t cr_len(cr *s, uint64_t room)
 static int cr_op(cr *s, unsigned i, unsigned char *buf)
 {
     q2w_image *img = &s->h.img;
-    int kind = (int)alksim_pick(&s->src, 8), rc;
+    int kind = (int)alksim_pick(&s->src, 9), rc;
     uint64_t off = s->size ? alksim_range(&s->src, 0, s->size - 1) : 0;
     uint64_t len = s->size ? cr_len(s, s->size - off) : 0;
     if (alksim_bool(&s->src)) off -= off % s->cs;
@@ -764,7 +764,8 @@ static int cr_op(cr *s, unsigned i, unsigned char *buf)
         static const char *const names[] = {"write", "write", "zeroes",
                                             "discard", "flush", "grow",
                                             "snapshot-create",
-                                            "snapshot-delete"};
+                                            "snapshot-delete",
+                                            "snapshot-apply"};
         s->op_name = names[kind];
         s->op_batch0 = s->batches;
     }
@@ -824,7 +825,7 @@ static int cr_op(cr *s, unsigned i, unsigned char *buf)
         }
         return rc;
     }
-    default: { /* snapshot delete */
+    case 7: { /* snapshot delete */
         qh_snap *sn;
         unsigned live = qh_snaps_count(&s->snaps, QH_SNAP_LIVE);
         if (!live) return Q2W_OK;
@@ -834,6 +835,35 @@ static int cr_op(cr *s, unsigned i, unsigned char *buf)
         qh_snap_begin_delete(sn);
         rc = cr_run(s, q2w_snapshot_delete(img, sn->name));
         if (rc == Q2W_OK) qh_snap_end_delete(sn, 1);
+        return rc;
+    }
+    default: { /* snapshot apply: every sector may now hold the snapshot's
+                  bytes, and the size be the snapshot's */
+        qh_snap *sn;
+        unsigned char *old;
+        uint64_t old_size = s->size;
+        unsigned live = qh_snaps_count(&s->snaps, QH_SNAP_LIVE);
+        if (!live) return Q2W_OK;
+        sn = qh_snaps_nth(&s->snaps, QH_SNAP_LIVE,
+                          (unsigned)alksim_pick(&s->src, live));
+        alk_trace("op %u snapshot apply %s (%llu bytes)", i, sn->name,
+                  (unsigned long long)sn->size);
+        old = (unsigned char *)alk_malloc((size_t)s->max_size);
+        ALK_CHECK(old != NULL, "out of memory");
+        memcpy(old, s->model, (size_t)s->max_size);
+        memcpy(s->model, sn->model, (size_t)sn->size);
+        memset(s->model + sn->size, 0, (size_t)(s->max_size - sn->size));
+        s->size = sn->size;
+        if (s->acked_size > sn->size) s->acked_size = sn->size;
+        if (s->size_hi < sn->size) s->size_hi = sn->size;
+        cr_note(s, 0, old_size > sn->size ? old_size : sn->size);
+        rc = cr_run(s, q2w_snapshot_apply(img, sn->name));
+        if (rc == Q2W_ERR_LIMIT) { /* refused, nothing changed */
+            memcpy(s->model, old, (size_t)s->max_size);
+            s->size = old_size;
+            rc = Q2W_OK;
+        }
+        alk_free(old);
         return rc;
     }
     }

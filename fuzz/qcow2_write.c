@@ -10,6 +10,7 @@
  * virtual size, a small op buffer and a small metadata cache (so evictions
  * and checkpoints happen mid-operation); then a bounded sequence of write /
  * write_zeroes / discard / flush / grow / snapshot create / snapshot delete
+ * / snapshot apply (the model becomes the snapshot's copy and size)
  * run through the resume loop. Payload
  * bytes come from the front of the input.
  *
@@ -208,6 +209,22 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
                 alk_trace("%s: %s", when, q2w_error(img)->what);
                 return Q2W_OK;
             }
+        }
+        break;
+    }
+    case 8: { /* snapshot apply: off picks which live one; the disk
+                 becomes its view and size (the model's bytes past the
+                 size stay zeros) */
+        qh_snap *sn = qh_snaps_nth(&s->snaps, QH_SNAP_LIVE, (unsigned)off);
+        rc = qh_run(img, &s->disk, q2w_snapshot_apply(img, sn->name));
+        if (rc == Q2W_OK) {
+            memcpy(s->model, sn->model, (size_t)sn->size);
+            memset(s->model + sn->size, 0, (size_t)(s->max_size - sn->size));
+            s->size = sn->size;
+        } else if (rc == Q2W_ERR_LIMIT) {
+            /* refused (refcount width): the image is unchanged */
+            alk_trace("%s: %s", when, q2w_error(img)->what);
+            return Q2W_OK;
         }
         break;
     }
@@ -974,10 +991,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ALK_CHECK(buf != NULL, "out of memory");
     n_ops = (unsigned)alksim_range(&s.src, 1, MAX_OPS);
     for (i = 0; i < n_ops && !alksim_source_done(&s.src); i++) {
-        static const uint32_t w[] = {10, 3, 3, 2, 1, 2, 1};
-        static const uint32_t w_lab[] = {8, 2, 2, 2, 4, 2, 1, 4};
-        int kind = s.lab ? (int)alksim_weighted(&s.src, w_lab, 8)
-                         : (int)alksim_weighted(&s.src, w, 7);
+        /* kinds: 0 write, 1 zeroes, 2 discard, 3 flush, 4 grow, 5 snapshot
+         * create, 6 delete, 7 lab damage (lab mode only), 8 apply */
+        static const uint32_t w[] = {10, 3, 3, 2, 1, 2, 1, 0, 1};
+        static const uint32_t w_lab[] = {8, 2, 2, 2, 4, 2, 1, 4, 1};
+        int kind = s.lab ? (int)alksim_weighted(&s.src, w_lab, 9)
+                         : (int)alksim_weighted(&s.src, w, 9);
         uint64_t off = 0, len = 0, old_size = s.size;
         char when[64];
         if (kind == 4) {
@@ -990,7 +1009,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (kind == 0) fill(&s, buf, len);
         }
         if (kind == 5 && live_snaps(&s) >= MAX_SNAPS) kind = 3;
-        if (kind == 6) {
+        if (kind == 6 || kind == 8) {
             if (!live_snaps(&s)) kind = 3;
             else off = alksim_pick(&s.src, live_snaps(&s));
         }

@@ -22,8 +22,11 @@
  *         disagrees.
  * Snapshots: every other pair of seeds (bit 1 of the seed set) also carries
  * `snapshot create sN` / `snapshot delete sN` among its ops (names unique in
- * the iteration, at most 4 live). The model keeps a copy of the virtual disk
- * (and its size) per live snapshot.
+ * the iteration, at most 4 live), and with refcounts of 8 bits or wider
+ * (no create refused) `snapshot apply sN`: the disk becomes the snapshot's
+ * copy, its size too (qemu-img snapshot -a on A, q2w_snapshot_apply on B
+ * or ours). The model keeps a copy of the virtual disk (and its size) per
+ * live snapshot.
  *   ours: qcow2w creates/deletes them (q2w_snapshot_create/delete); then
  *         qemu-img snapshot -l lists exactly the live ones, qemu-img convert
  *         -l snapshot.name=sN equals each copy, and so does q2w_read_snapshot
@@ -182,7 +185,7 @@ static int rng_chance(rng *r, unsigned pct)
 /* ---- scenario ---------------------------------------------------------------- */
 enum { MODE_OURS = 0, MODE_QEMU = 1, MODE_JOBS = 2 };
 enum { OP_WRITE, OP_ZERO, OP_DISCARD, OP_FLUSH, OP_GROW, OP_SNAP_CREATE,
-       OP_SNAP_DELETE };
+       OP_SNAP_DELETE, OP_SNAP_APPLY };
 enum { SN_NONE = 0, SN_LIVE, SN_REFUSED, SN_DELETED };
 enum { BK_NONE = 0, BK_RAW = 1, BK_QCOW2 = 2 };
 enum { PREP_NONE = 0, PREP_COMPRESSED, PREP_BITMAPS, PREP_LAZY, PREP_KINDS };
@@ -190,7 +193,7 @@ enum { PREP_NONE = 0, PREP_COMPRESSED, PREP_BITMAPS, PREP_LAZY, PREP_KINDS };
 static const char *const op_names[] = {"write",           "write_zeroes",
                                        "discard",         "flush",
                                        "grow",            "snapshot create",
-                                       "snapshot delete"};
+                                       "snapshot delete", "snapshot apply"};
 static const char *const sn_state_names[] = {"never created", "live",
                                              "refused", "deleted"};
 static const char *const mode_names[] = {"ours", "qemu", "jobs"};
@@ -234,9 +237,17 @@ typedef struct scen_t {
     ext_t pext[MAX_PREP]; /* the prep's pattern writes */
 } scen_t;
 
+static size_t count_ops(const scen_t *sc, int kind)
+{
+    size_t i, n = 0;
+    for (i = 0; i < sc->nops; i++) n += sc->ops[i].kind == kind;
+    return n;
+}
+
 static int is_snap_op(const op_t *op)
 {
-    return op->kind == OP_SNAP_CREATE || op->kind == OP_SNAP_DELETE;
+    return op->kind == OP_SNAP_CREATE || op->kind == OP_SNAP_DELETE ||
+           op->kind == OP_SNAP_APPLY;
 }
 
 static void snap_name(char *out, size_t cap, int k)
@@ -311,6 +322,7 @@ static void gen_scenario(scen_t *sc, uint64_t seed, int mode, int force_prep)
     uint64_t maxb, cur, cs, maxtotal;
     size_t i, n, nlive = 0;
     int bytes = mode == MODE_OURS, live[MAX_LIVE], created = 0;
+    uint64_t snap_size[MAX_SNAPS];
     memset(sc, 0, sizeof *sc);
     r.s = seed ^ 0x5eed0fd1ffull;
     sc->seed = seed;
@@ -373,8 +385,18 @@ static void gen_scenario(scen_t *sc, uint64_t seed, int mode, int force_prep)
                 (nlive == 0 || rng_chance(&r, 60))) {
                 op->kind = OP_SNAP_CREATE;
                 op->snap = sc->nsnaps++;
+                snap_size[op->snap] = cur;
                 live[nlive++] = op->snap;
                 created = 1;
+                continue;
+            }
+            /* apply: the disk becomes the snapshot's, its size too (only
+             * where no create can be refused: 8-bit refcounts or wider;
+             * a compressed start state drops them below) */
+            if (nlive && sc->rbits >= 8 && rng_chance(&r, 40)) {
+                op->kind = OP_SNAP_APPLY;
+                op->snap = live[rng_below(&r, nlive)];
+                cur = snap_size[op->snap];
                 continue;
             }
             if (nlive) {
@@ -437,6 +459,14 @@ static void gen_scenario(scen_t *sc, uint64_t seed, int mode, int force_prep)
         if (sc->prep == PREP_BITMAPS && sc->snaps && sc->rbits <= 2)
             sc->prep = PREP_NONE;
         if (sc->prep == PREP_LAZY && sc->version != 3) sc->prep = PREP_NONE;
+        /* compressed clusters share host clusters: a create may be
+         * refused on either side, and an apply of it would differ */
+        if (sc->prep == PREP_COMPRESSED)
+            for (i = 0; i < sc->nops; i++)
+                if (sc->ops[i].kind == OP_SNAP_APPLY) {
+                    sc->ops[i].kind = OP_FLUSH;
+                    sc->ops[i].reopen = 0;
+                }
     }
     if (sc->prep) {
         sc->nprep = (size_t)rng_range(&r, 1, MAX_PREP);
@@ -459,6 +489,7 @@ static void filter_ops(scen_t *sc, const char *keep)
     size_t i, n = 0, nlive = 0;
     uint64_t cur = sc->size;
     int kept[MAX_SNAPS];
+    uint64_t snap_size[MAX_SNAPS];
     memset(kept, 0, sizeof kept);
     for (i = 0; i < sc->nops; i++) {
         op_t op = sc->ops[i];
@@ -476,9 +507,14 @@ static void filter_ops(scen_t *sc, const char *keep)
         }
         if (op.kind == OP_SNAP_CREATE) {
             kept[op.snap] = 1;
+            snap_size[op.snap] = cur;
             nlive++;
+        } else if (op.kind == OP_SNAP_APPLY) {
+            if (kept[op.snap] != 1) continue; /* dropped or deleted */
+            cur = snap_size[op.snap];
         } else if (op.kind == OP_SNAP_DELETE) {
             if (!kept[op.snap]) continue; /* its create was dropped */
+            kept[op.snap] = 2;
             nlive--;
         } else if (op.kind == OP_GROW) {
             if (op.off <= cur) continue;
@@ -534,13 +570,21 @@ typedef struct model_t {
     uint64_t size;
 } model_t;
 
-static int model_init(model_t *m, const scen_t *sc, const unsigned char *base)
+/* The model's capacity: the largest size a grow reaches. */
+static uint64_t model_cap(const scen_t *sc)
 {
     uint64_t cap = sc->size;
     size_t i;
     for (i = 0; i < sc->nops; i++)
         if (sc->ops[i].kind == OP_GROW && sc->ops[i].off > cap)
             cap = sc->ops[i].off;
+    return cap;
+}
+
+static int model_init(model_t *m, const scen_t *sc, const unsigned char *base)
+{
+    uint64_t cap = model_cap(sc);
+    size_t i;
     /* Allocated once at the final size: the bytes past the current size
      * stay zero (no op reaches them), so a grow only moves the size. */
     m->size = sc->size;
@@ -662,14 +706,41 @@ static void vtime(const it_t *it, const char *label, double t0)
         printf("  [%s: %.0f ms]\n", label, (now_sec() - t0) * 1000.0);
 }
 
-/* The model after every op. */
+/* The disk becomes `from`'s (a snapshot's copy, of from->size bytes):
+ * the bytes past that size zero, as the model keeps them. */
+static void model_revert(model_t *m, const unsigned char *from, uint64_t size,
+                         uint64_t cap)
+{
+    memcpy(m->d, from, (size_t)size);
+    memset(m->d + size, 0, (size_t)(cap - size));
+    m->size = size;
+}
+
+/* The model after every op (an apply takes the copy its create made:
+ * applies are drawn only where no create is refused). */
 static int model_build(const it_t *it, model_t *m, const unsigned char *base)
 {
     double t0 = now_sec();
+    model_t copy[MAX_SNAPS];
     size_t i;
+    uint64_t cap = model_cap(it->sc);
+    memset(copy, 0, sizeof copy);
     if (model_init(m, it->sc, base)) return -1;
-    for (i = 0; i < it->sc->nops; i++)
-        if (model_apply(m, it->sc, &it->sc->ops[i])) return -1;
+    for (i = 0; i < it->sc->nops; i++) {
+        const op_t *op = &it->sc->ops[i];
+        if (op->kind == OP_SNAP_CREATE) {
+            copy[op->snap].size = m->size;
+            copy[op->snap].d = (unsigned char *)malloc((size_t)m->size + 1);
+            if (!copy[op->snap].d) abort();
+            memcpy(copy[op->snap].d, m->d, (size_t)m->size);
+        } else if (op->kind == OP_SNAP_APPLY) {
+            if (!copy[op->snap].d) abort();
+            model_revert(m, copy[op->snap].d, copy[op->snap].size, cap);
+        } else if (model_apply(m, it->sc, op)) {
+            return -1;
+        }
+    }
+    for (i = 0; i < MAX_SNAPS; i++) free(copy[i].d);
     vtime(it, "model", t0);
     return 0;
 }
@@ -970,6 +1041,11 @@ static void blame(const scen_t *sc, size_t end, uint64_t at)
     size_t i = end < sc->nops ? end : sc->nops;
     while (i--) {
         const op_t *op = &sc->ops[i];
+        if (op->kind == OP_SNAP_APPLY) {
+            printf("  last op on that byte: #%d snapshot apply s%d\n",
+                   op->index, op->snap);
+            return;
+        }
         if (op->kind == OP_FLUSH || is_snap_op(op)) continue;
         if (op->kind == OP_GROW) {
             /* a grow matters only if `at` was past the previous size */
@@ -1485,6 +1561,17 @@ static int ours_snap_op(it_t *it, ours_t *o, const q2w_backing_reader *rd,
     snprintf(call, sizeof call, "%s: q2w %s %s (op #%d)", name,
              op_names[op->kind], nm, op->index);
     e = qh_snaps_find(&sm->snaps, nm);
+    if (op->kind == OP_SNAP_APPLY) {
+        if (!e || e->state != QH_SNAP_LIVE) abort(); /* never refused here */
+        rc = q2w_posix_run(&o->img, o->fd, rd,
+                           q2w_snapshot_apply(&o->img, nm));
+        if (rc != Q2W_OK) {
+            q2w_fail(it, &o->img, rc, call);
+            return -1;
+        }
+        model_revert(&sm->run, e->model, e->size, model_cap(it->sc));
+        return 0;
+    }
     if (op->kind == OP_SNAP_DELETE) {
         if (!e || (e->state != QH_SNAP_LIVE && e->state != QH_SNAP_REFUSED))
             abort();
@@ -1914,7 +2001,13 @@ static int qemu_snap_convert_cmp(it_t *it, const char *name,
     snprintf(what, sizeof what, "qemu-img convert of snapshot %.64s of %.150s",
              e->name, name);
     /* qemu converts a snapshot at the current disk size (load_tmp keeps
-     * it): only the snapshot's own size is compared. */
+     * it): only the snapshot's own size is compared, or the current one
+     * when that is smaller (after an apply of a smaller snapshot). */
+    {
+        struct stat st;
+        if (stat(p, &st) == 0 && (uint64_t)st.st_size < m.size)
+            m.size = (uint64_t)st.st_size;
+    }
     it->blame_end = e->tag;
     rc = compare_file(it, &m, p, what, 1);
     it->blame_end = it->sc->nops;
@@ -2098,6 +2191,11 @@ static int qemu_snap_op(it_t *it, const op_t *op, int *astate)
     snap_name(nm, sizeof nm, k);
     /* (no -f: qemu-img snapshot probes) */
     cmd_new(&c, "qemu-img snapshot");
+    if (op->kind == OP_SNAP_APPLY) {
+        if (astate[k] != SN_LIVE) abort(); /* never refused here */
+        cmd_words(&c, "-a %s a.qcow2", nm);
+        return cmd_expect(it, &c, 0, "qemu-img snapshot -a on A");
+    }
     if (op->kind == OP_SNAP_DELETE) {
         if (astate[k] != SN_LIVE) return 0; /* refused: nothing to delete */
         cmd_words(&c, "-d %s a.qcow2", nm);
@@ -2893,7 +2991,7 @@ int main(int argc, char **argv)
             passed++;
             if (verbose)
                 printf("ok seed=%llu mode=%s v%d cluster=%u rb=%u size=%llu "
-                       "backing=%s ops=%zu%s%s%s (%.0f ms)\n",
+                       "backing=%s ops=%zu%s%s%s%s (%.0f ms)\n",
                        (ull)seed, mode_names[mode], sc.version, sc.cluster,
                        sc.rbits, (ull)sc.size,
                        sc.backing == BK_RAW     ? "raw"
@@ -2902,6 +3000,7 @@ int main(int argc, char **argv)
                        sc.nops, sc.snaps ? " snapshots" : "",
                        mode == MODE_QEMU ? " prep=" : "",
                        mode == MODE_QEMU ? prep_names[sc.prep] : "",
+                       count_ops(&sc, OP_SNAP_APPLY) ? " with apply" : "",
                        (now_sec() - t1) * 1000.0);
             if (!keep) remove_dir(it.dir);
         }

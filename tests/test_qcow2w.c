@@ -1986,6 +1986,78 @@ TEST snapshot_then_copy_on_write(void)
     PASS();
 }
 
+/* Apply (qemu-img snapshot -a): the disk becomes the snapshot's view and
+ * size, the snapshot stays, its tables are shared (no COPIED), the old
+ * active paths are dropped; back and forth between two snapshots of
+ * different sizes, with exact refcounts after each. */
+TEST snapshot_apply_reverts(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_snapshot sn;
+    unsigned char a[8192], b[4096], got[8192];
+    const uint64_t cs = 4096, mib = 1 << 20;
+    uint64_t l1, l2, data0;
+    memset(a, 0xa1, sizeof a);
+    memset(b, 0xb2, sizeof b);
+    make_image(&d, 4096, 16, 3, mib);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, a, sizeof a)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "one", 1, 0, 0)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, b, sizeof b)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, cs, cs)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_resize(&h.img, 3 * mib)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 2 * mib + 512, b, 100)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "two", 2, 0, 0)));
+    ASSERT_EQ(Q2W_ERR_NOT_FOUND, qh_run(&h.img, &d, q2w_snapshot_apply(&h.img, "three")));
+    ASSERT_EQ(Q2W_ERR_ARG, q2w_snapshot_apply(&h.img, ""));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_apply(&h.img, "one")));
+    qh_assert_consistent(&d, 0, "after apply one");
+    ASSERT_EQ(mib, rd64(&d, 24));
+    ASSERT_EQ(Q2W_ERR_RANGE, q2w_read(&h.img, mib - 8, got, 9));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, got, sizeof got)));
+    ASSERT_MEM_EQ(a, got, sizeof got);
+    ASSERT_EQ(2, rd32(&d, 60));                          /* both stay */
+    l1 = rd64(&d, 40);
+    l2 = rd64(&d, l1) & Q2W__OFF_MASK;
+    data0 = rd64(&d, l2) & Q2W__OFF_MASK;
+    ASSERT_EQ(0, rd64(&d, l1) & Q2W__COPIED);            /* shared */
+    ASSERT_EQ(0, rd64(&d, l2) & Q2W__COPIED);
+    ASSERT_EQ(2, refcount_on_disk(&d, l2 / cs));
+    ASSERT_EQ(2, refcount_on_disk(&d, data0 / cs));
+    /* a write after it copies, and leaves the snapshot as it was */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 100, b, 10)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "one", &sn)));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read_snapshot(&h.img, &sn, 0, got, sizeof got)));
+    ASSERT_MEM_EQ(a, got, sizeof got);
+    /* to the larger one: its size, its data past the first one's end */
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_apply(&h.img, "two")));
+    ASSERT_EQ(3 * mib, rd64(&d, 24));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, got, sizeof got)));
+    ASSERT_MEM_EQ(b, got, cs);
+    ASSERT_EQ(0, got[cs]);
+    ASSERT_EQ(0, got[2 * cs - 1]);
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 2 * mib + 512, got, 100)));
+    ASSERT_MEM_EQ(b, got, 100);
+    close_exact(&h, &d, "after apply two");
+    /* every snapshot gone: COPIED back, counts 1 */
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "one")));
+    ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_delete(&h.img, "two")));
+    close_exact(&h, &d, "snapshots deleted");
+    l1 = rd64(&d, 40);
+    l2 = rd64(&d, l1) & Q2W__OFF_MASK;
+    data0 = rd64(&d, l2) & Q2W__OFF_MASK;
+    ASSERT(rd64(&d, l1) & Q2W__COPIED);
+    ASSERT(rd64(&d, l2) & Q2W__COPIED);
+    ASSERT_EQ(1, refcount_on_disk(&d, data0 / cs));
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 0));
+    ASSERT_EQ(Q2W_ERR_READONLY, q2w_snapshot_apply(&h.img, "one"));
+    qh_close_handle(&h);
+    qh_disk_free(&d);
+    PASS();
+}
+
 /* The entry qemu expects: v3 extra data of 24 bytes with the disk size,
  * the next integer as id; ids keep counting after a delete. */
 TEST snapshot_entries_ids_and_delete(void)
@@ -3757,6 +3829,7 @@ SUITE(operations)
 SUITE(snapshots)
 {
     RUN_TEST(snapshot_then_copy_on_write);
+    RUN_TEST(snapshot_apply_reverts);
     RUN_TEST(snapshot_entries_ids_and_delete);
     RUN_TEST(snapshot_delete_right_after_reading_another);
     RUN_TEST(map_gives_maximal_extents);
