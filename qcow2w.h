@@ -139,11 +139,15 @@
  *     off (within [off, off+len), which must be inside the disk) that a
  *     read serves one way: Q2W_EXTENT_DATA (ext.host: where off's byte is
  *     in the image file; the run is contiguous there), Q2W_EXTENT_ZERO
- *     (zero flag, or unallocated with no backing file under it),
- *     Q2W_EXTENT_BACKING (unallocated: the backing file's bytes) or
- *     Q2W_EXTENT_COMPRESSED (read it with q2w_read). ext.len >= 1 unless
- *     len is 0, which answers at once, with no I/O: {off, 0, ZERO, host
- *     0}. Loop off += ext.len to walk a disk: the cost is one step
+ *     (zero flag, or unallocated with no backing file under it; a zero
+ *     flag on a preallocated cluster gives that cluster in ext.host,
+ *     contiguous as for data), Q2W_EXTENT_BACKING (unallocated: the
+ *     backing file's bytes) or Q2W_EXTENT_COMPRESSED (read it with
+ *     q2w_read); ext.allocated is 1 when the image itself holds the run
+ *     (a cluster or a zero flag: qemu-img map's "present" for this
+ *     layer), 0 when it is unallocated here, and runs differing in it are
+ *     separate. ext.len >= 1 unless len is 0, which answers at once, with
+ *     no I/O: {off, 0, ZERO, host 0, allocated 0}. Loop off += ext.len to walk a disk: the cost is one step
  *     per L2 table touched plus one per cluster in it, and an L2 table
  *     that is not there (with no backing file) is skipped whole, so a
  *     sparse disk of any size maps in a few calls. q2w_map_snapshot(img,
@@ -585,7 +589,13 @@ typedef struct q2w_extent {
     uint64_t off;   /* virtual offset: the one asked for */
     uint64_t len;   /* bytes of one kind from off (0 only when asked 0) */
     int kind;       /* enum q2w_extent_kind */
-    uint64_t host;  /* DATA: image-file offset of `off`; else 0 */
+    uint64_t host;  /* DATA: image-file offset of `off`; ZERO by a zero flag
+                       on a preallocated cluster: that cluster's offset
+                       (qemu's ZERO_ALLOC); else 0 */
+    int allocated;  /* 1: the image itself says what the bytes are (DATA,
+                       COMPRESSED, ZERO by a zero flag); 0: unallocated
+                       here (BACKING, or ZERO with nothing under it) -
+                       qemu-img map's "present" for this layer */
 } q2w_extent;
 
 /* Blocking I/O for the checker: read/write return 0 or a negative code;
@@ -3302,19 +3312,23 @@ static int q2w__step_map(q2w_image *img)
     if ((rc = q2w__l2_view(img, vc, &l2, &l2off)) != Q2W_OK) return rc;
     for (; idx < n_l2 && img->op_pos < img->op_len; idx++, vc++, in = 0) {
         uint64_t e = l2 ? q2w__be64(l2 + idx * 8) : 0, host = 0, n;
-        int kind;
+        int kind, alloc = 1;
         if (e && (rc = q2w__l2_check(img, e, l2off + idx * 8, idx, 0, &host)) !=
                      Q2W_OK)
             return rc;
-        if (e & Q2W__COMPRESSED) kind = Q2W_EXTENT_COMPRESSED;
+        if (e & Q2W__COMPRESSED) kind = Q2W_EXTENT_COMPRESSED, host = 0;
         else if (host && !(e & Q2W__ZERO)) kind = Q2W_EXTENT_DATA;
-        else if (e == 0 && q2w__backed(img, vc)) kind = Q2W_EXTENT_BACKING;
-        else kind = Q2W_EXTENT_ZERO;
+        else if (e == 0 && q2w__backed(img, vc)) kind = Q2W_EXTENT_BACKING, alloc = 0;
+        else kind = Q2W_EXTENT_ZERO, alloc = (e & Q2W__ZERO) != 0;
+        if (!alloc) host = 0;
+        /* (host: where this cluster's first byte of the run is, or 0) */
+        if (host) host += in;
         if (img->op_pos == 0) {
             x->kind = kind;
-            x->host = kind == Q2W_EXTENT_DATA ? host + in : 0;
-        } else if (kind != x->kind ||
-                   (kind == Q2W_EXTENT_DATA && host != x->host + img->op_pos)) {
+            x->allocated = alloc;
+            x->host = host;
+        } else if (kind != x->kind || alloc != x->allocated ||
+                   (host || x->host ? host != x->host + img->op_pos : 0)) {
             return Q2W__DONE;
         }
         n = cs - in < img->op_len - img->op_pos ? cs - in
@@ -5230,6 +5244,7 @@ static int q2w__map_begin(q2w_image *img, uint64_t off, q2w_extent *out)
     out->len = 0;
     out->kind = Q2W_EXTENT_ZERO;
     out->host = 0;
+    out->allocated = 0;
     img->map_out = out;
     return q2w__drive(img);
 }

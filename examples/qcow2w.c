@@ -15,6 +15,7 @@
  *   qcow2w convert [-c] [-o OPTS] [-p|-q] [-n] [-S] SRC DST
  *   qcow2w resize IMG [+]SIZE
  *   qcow2w measure [--output=json] [-O qcow2] [-o OPTS] (--size SIZE | [-f FMT] FILE)
+ *   qcow2w map    [--output=human|json] [-f FMT] IMG
  *   qcow2w commit [-d] [-p|-q] IMG
  *   qcow2w rebase [-u] [-p|-q] -b BACKING [-F FMT] IMG
  *
@@ -24,6 +25,13 @@
  * size is rounded up to a multiple of 512. Without SIZE (or with 0) an
  * image with a backing file takes the backing file's virtual size; without
  * backing_fmt the backing file is probed (qcow2 magic, else raw).
+ *
+ * map prints, as qemu-img map does, where the virtual disk's bytes are
+ * through the backing chain: JSON entries (start, length, the depth of
+ * the layer that decides, present: that layer holds the run itself, zero,
+ * data, offset in that layer's file), or (human) the runs of data with
+ * their file offsets - an image with compressed clusters has none to show
+ * and is refused there, as qemu-img refuses it.
  *
  * An image that names a backing file is opened with its whole chain (at
  * most 16 deep): names are relative to the directory of the image naming
@@ -593,6 +601,9 @@ static void usage(FILE *f)
 "  measure [--output=json] [-o OPTS] (--size SIZE | [-f FMT] FILE)\n"
 "                        qemu-img measure's required and fully allocated\n"
 "                        sizes of a qcow2 image of OPTS holding FILE\n"
+"  map [--output=human|json] [-f FMT] IMG\n"
+"                        where the disk's bytes are, through the backing\n"
+"                        chain, as qemu-img map prints it\n"
 "  commit [-d] [-p|-q] IMG\n"
 "                        IMG's data and zeroes into its backing file, then\n"
 "                        IMG emptied (-d: kept as it is)\n"
@@ -2404,6 +2415,156 @@ static int cmd_measure(int argc, char **argv)
     return 0;
 }
 
+/* ---- map -------------------------------------------------------------------- */
+/* What qemu-img map says of a run of virtual bytes, as its block status
+ * walks the chain: the layer (depth) that decides, whether that layer
+ * holds the run itself (present: a qcow2 layer's cluster or zero flag, a
+ * raw file always), zero / data, and where in which file the bytes are
+ * (raw files and a qcow2 layer's clusters, zero-flagged ones with a
+ * cluster too; compressed clusters have no offset). */
+typedef struct mapent {
+    uint64_t start, len, offset;
+    int depth, present, zero, data, has_offset;
+    const disk *file;
+} mapent;
+
+static int map_status(disk *d, uint64_t off, uint64_t len, int depth, mapent *e)
+{
+    q2w_extent x;
+    int rc;
+    memset(e, 0, sizeof *e);
+    e->start = off;
+    e->depth = depth;
+    if (d->raw) {
+        uint64_t ds, de;
+        next_data(d->fd, off, d->size, &ds, &de);
+        e->present = e->has_offset = 1;
+        e->offset = off;
+        e->file = d;
+        e->data = ds == off;
+        e->zero = !e->data;
+        e->len = (e->data ? de : ds) - off;
+        if (e->len > len) e->len = len;
+        return 0;
+    }
+    rc = disk_run(d, q2w_map(&d->img, off, len, &x));
+    if (rc != Q2W_OK) {
+        disk_err(d, rc);
+        return -1;
+    }
+    e->len = x.len;
+    switch (x.kind) {
+    case Q2W_EXTENT_DATA:
+    case Q2W_EXTENT_COMPRESSED:
+        e->present = e->data = 1;
+        break;
+    case Q2W_EXTENT_ZERO:
+        e->zero = 1;
+        e->present = x.allocated;
+        break;
+    default: /* Q2W_EXTENT_BACKING: the backing file's, zeros past its end */
+        if (off < d->backing->size)
+            return map_status(d->backing, off,
+                              x.len < d->backing->size - off ? x.len
+                                                             : d->backing->size - off,
+                              depth + 1, e);
+        e->zero = 1;
+        return 0;
+    }
+    if (x.host) {
+        e->has_offset = 1;
+        e->offset = x.host;
+        e->file = d;
+    }
+    return 0;
+}
+
+/* Runs qemu-img map prints as one: the same status from the same layer,
+ * continuing in the same file. */
+static int map_mergeable(const mapent *a, const mapent *b)
+{
+    return a->zero == b->zero && a->data == b->data && a->depth == b->depth &&
+           a->present == b->present && a->has_offset == b->has_offset &&
+           a->file == b->file && (!a->has_offset || a->offset + a->len == b->offset);
+}
+
+static int map_print(const mapent *e, int json)
+{
+    if (json) {
+        printf("%s{ \"start\": %llu, \"length\": %llu, \"depth\": %d, \"present\": %s, "
+               "\"zero\": %s, \"data\": %s", e->start == 0 ? "[" : ",\n",
+               (unsigned long long)e->start, (unsigned long long)e->len, e->depth,
+               e->present ? "true" : "false", e->zero ? "true" : "false",
+               e->data ? "true" : "false");
+        if (e->has_offset) printf(", \"offset\": %llu", (unsigned long long)e->offset);
+        putchar('}');
+        return 0;
+    }
+    if (e->data && !e->has_offset) {
+        say("the image holds compressed clusters (no file offset to show): "
+            "use --output=json", NULL);
+        return -1;
+    }
+    if (e->data && !e->zero)
+        printf("%#-16llx%#-16llx%#-16llx%s\n", (unsigned long long)e->start,
+               (unsigned long long)e->len, (unsigned long long)e->offset, e->file->path);
+    return 0;
+}
+
+/* map [--output=human|json] [-f FMT] IMG: where the virtual disk's bytes
+ * are, through the backing chain, as qemu-img map prints it. */
+static int cmd_map(int argc, char **argv)
+{
+    const char *file = NULL, *fmt = NULL;
+    disk *d;
+    mapent cur, next;
+    uint64_t off = 0;
+    int i, json = 0, have = 0, ok = 1;
+    for (i = 2; i < argc; i++) {
+        const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(s, "--output=json")) json = 1;
+        else if (!strcmp(s, "--output=human")) json = 0;
+        else if (!strcmp(s, "--output") && v) json = !strcmp(argv[++i], "json");
+        else if (!strcmp(s, "-f") && v) {
+            fmt = argv[++i];
+            if (strcmp(fmt, "raw") && strcmp(fmt, "qcow2"))
+                return bad_usage("-f takes raw or qcow2, not ", fmt), 1;
+        } else if (s[0] != '-' && !file) {
+            file = s;
+        } else {
+            return bad_usage("unexpected argument ", s), 1;
+        }
+    }
+    if (!file) return bad_usage("map needs an image", NULL), 1;
+    d = disk_open(file, !fmt ? FMT_PROBE : !strcmp(fmt, "raw") ? FMT_RAW : FMT_QCOW2, 0, 0, 0);
+    if (!d) return 1;
+    if (!json) printf("%-16s%-16s%-16s%s\n", "Offset", "Length", "Mapped to", "File");
+    while (ok && off < d->size) {
+        if (map_status(d, off, d->size - off, 0, &next) < 0) {
+            ok = 0;
+            break;
+        }
+        off += next.len;
+        if (have && map_mergeable(&cur, &next)) {
+            cur.len += next.len;
+            continue;
+        }
+        if (have && map_print(&cur, json) < 0) ok = 0;
+        cur = next;
+        have = 1;
+    }
+    if (ok && !have && json) {
+        /* an empty disk: one empty entry, as qemu-img prints it */
+        memset(&cur, 0, sizeof cur);
+        have = 1;
+    }
+    if (ok && have && map_print(&cur, json) < 0) ok = 0;
+    if (json && ok) printf("]\n");
+    fflush(stdout);
+    disk_free(d);
+    return ok ? 0 : 1;
+}
+
 /* ---- resize ----------------------------------------------------------------- */
 /* resize IMG [+]SIZE: grow the virtual disk (to SIZE, or by it with +),
  * as qemu-img resize; SIZE rounded up to a multiple of 512. Shrinking is
@@ -2631,7 +2792,7 @@ int main(int argc, char **argv)
                 {"snapshot", cmd_snapshot}, {"io", cmd_io},
                 {"commit", cmd_commit}, {"rebase", cmd_rebase},
                 {"resize", cmd_resize}, {"measure", cmd_measure},
-                {"convert", cmd_convert}};
+                {"convert", cmd_convert}, {"map", cmd_map}};
     size_t i;
     if (argc < 2) {
         usage(stderr);

@@ -981,7 +981,7 @@ static void qh_assert_empty_map(qh_handle *h, const q2w_snapshot *sn,
     rc = sn ? q2w_map_snapshot(&h->img, sn, off, 0, &x) : q2w_map(&h->img, off, 0, &x);
     q2w_batch(&h->img, &nb);
     ALK_CHECK(rc == Q2W_OK && nb == 0 && x.off == off && x.len == 0 &&
-                  x.kind == Q2W_EXTENT_ZERO && x.host == 0,
+                  x.kind == Q2W_EXTENT_ZERO && x.host == 0 && x.allocated == 0,
               "%s: map of 0 bytes at %llu: %s, %zu ops, [%llu,+%llu) kind %d host %llu",
               when, (unsigned long long)off, q2w_strerror(rc), nb,
               (unsigned long long)x.off, (unsigned long long)x.len, x.kind,
@@ -1015,12 +1015,23 @@ static ALK_UNUSED void qh_assert_map(qh_handle *h, qh_disk *d,
         ALK_CHECK(x.kind >= Q2W_EXTENT_DATA && x.kind <= Q2W_EXTENT_COMPRESSED,
                   "%s: map at %llu: kind %d", when, (unsigned long long)pos,
                   x.kind);
-        ALK_CHECK((x.kind == Q2W_EXTENT_DATA) == (x.host != 0),
+        /* a host offset for data, and for zeros only on the image's own
+         * (preallocated) clusters; the image holds data and compressed
+         * runs, never backing ones */
+        ALK_CHECK(x.kind == Q2W_EXTENT_DATA ? x.host != 0
+                  : x.kind == Q2W_EXTENT_ZERO ? x.host == 0 || x.allocated
+                                              : x.host == 0,
                   "%s: map at %llu: kind %d with host %llu", when,
                   (unsigned long long)pos, x.kind, (unsigned long long)x.host);
+        ALK_CHECK(x.kind == Q2W_EXTENT_DATA || x.kind == Q2W_EXTENT_COMPRESSED
+                      ? x.allocated == 1
+                  : x.kind == Q2W_EXTENT_BACKING ? x.allocated == 0
+                                                 : x.allocated == 0 || x.allocated == 1,
+                  "%s: map at %llu: kind %d allocated %d", when,
+                  (unsigned long long)pos, x.kind, x.allocated);
         if (have_prev)
-            ALK_CHECK(prev.kind != x.kind ||
-                          (x.kind == Q2W_EXTENT_DATA &&
+            ALK_CHECK(prev.kind != x.kind || prev.allocated != x.allocated ||
+                          ((x.host || prev.host) &&
                            x.host != prev.host + prev.len),
                       "%s: map extent at %llu (kind %d) continues the one "
                       "before it", when, (unsigned long long)pos, x.kind);
@@ -1064,7 +1075,7 @@ static ALK_UNUSED void qh_assert_map(qh_handle *h, qh_disk *d,
         rc = qh_run(&h->img, d, sn ? q2w_map_snapshot(&h->img, sn, mid, 1, &one)
                                    : q2w_map(&h->img, mid, 1, &one));
         ALK_CHECK(rc == Q2W_OK && one.off == mid && one.len == 1 &&
-                      one.kind == x.kind &&
+                      one.kind == x.kind && one.allocated == x.allocated &&
                       one.host == (x.host ? x.host + (mid - pos) : 0),
                   "%s: one-byte map at %llu: %s kind %d host %llu, inside "
                   "[%llu,+%llu) kind %d host %llu", when,
