@@ -43,7 +43,7 @@ REPLAY_PORTABLE := $(if $(filter session,$(FUZZ_TARGETS)),session_portable) \
 FUZZ_DEFS = -DCODEC_AMPLIFY_BYTES=65536
 
 .PHONY: all demo test gate fast-gate unit replay replay-runs conformance compile-matrix seeds diff-qemu diff-qemu-jobs \
-        crash-qemu crash-qemu-jobs json-qemu compress-qemu measure-qemu map-qemu crash-soak soak \
+        crash-qemu crash-qemu-jobs json-qemu compress-qemu measure-qemu map-qemu amend-qemu crash-soak soak \
         seeds-check fuzz fuzz-status fuzz-stop fuzz-merge \
         mutants coverage bench bench-vs install install-check uninstall oss-fuzz-check \
         firmware-check valgrind deps clean help planted-bug-check tunnel-process \
@@ -72,6 +72,7 @@ help:
 	@echo "  make compress-qemu                 compressed images both ways against qemu-img"
 	@echo "  make measure-qemu                  qcow2w measure against qemu-img measure"
 	@echo "  make map-qemu                      qcow2w map against qemu-img map (both forms)"
+	@echo "  make amend-qemu                    qcow2w amend -o compat= against qemu-img amend"
 	@echo "  make fast-gate       unit + replay (what mutants are judged by)"
 	@echo "  make tunnel-process  the alktunnel tool as processes: relay killed"
 	@echo "                       mid-transfer, revocation by SIGHUP"
@@ -482,6 +483,11 @@ measure-qemu: $(B)/qcow2w
 # (tests/map_qemu.sh).
 map-qemu: $(B)/qcow2w
 	sh tests/map_qemu.sh ./$(B)/qcow2w
+
+# amend-qemu: qcow2w amend -o compat= against qemu-img amend, both ways
+# (tests/amend_qemu.sh).
+amend-qemu: $(B)/qcow2w
+	sh tests/amend_qemu.sh ./$(B)/qcow2w
 
 # crash-qemu-jobs: commits and rebases cut by a power loss (qcow2_jobs in
 # seed mode, a failing batch in every run), the files judged by qemu-img

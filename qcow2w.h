@@ -120,6 +120,8 @@
  *                                          with a backing file: no change
  *     q2w_flush(img)                       everything before it is durable
  *     q2w_resize(img, new_size)            grow (L1 growth when needed)
+ *     q2w_amend_compat(img, version)       2 or 3, as qemu-img amend -o
+ *                                          compat=0.10|1.1 (see below)
  *     q2w_close(img)                       flush and apply deferred frees
  *   Internal snapshots (each also an operation driven the same way):
  *     q2w_snapshot_create(img, name, date_sec, date_nsec, vm_clock_ns)
@@ -367,6 +369,24 @@
  *   again. The header rewrite spans more than one sector when the name
  *   ends past the first 512 bytes of the file - a tear there is the one
  *   window (qemu rewrites the header the same way).
+ *
+ *   Amend (the version): to v2, every zero flag - v2 has no bit for it -
+ *   in the active tables and every snapshot's becomes an unallocated
+ *   cluster, or over a backing file a new cluster of zeros (counted once
+ *   per table path, written before the entry names it); a cluster a zero
+ *   flag kept loses those paths after. The views never change, so a crash
+ *   there leaks at most. Then cluster 0 is rewritten in one write as a
+ *   72-byte v2 header, the extensions kept (the feature name table
+ *   dropped), the backing name after them. Refused (Q2W_ERR_UNSUPPORTED)
+ *   before any change: refcounts other than 16 bits, zstd compression,
+ *   persistent bitmaps (qemu drops them; qcow2w keeps no bitmap), a
+ *   snapshot of another disk size or a VM state past 4 GiB (as qemu). To
+ *   v3: snapshot entries with under 16 bytes of extra data are rewritten
+ *   in a new table first (24 bytes: VM state size, the current disk size,
+ *   an unknown instruction count, as qemu), then cluster 0 as a 112-byte
+ *   v3 header with no feature bits, naming the new table in the same
+ *   write. The one window is that write when it spans more than a sector
+ *   (as for q2w_set_backing); Q2W_ERR_LIMIT when it does not fit cluster 0.
  *
  *   Points of no return: snapshot create, snapshot delete and resize
  *   switch the header with one write. Every refusal the image's contents
@@ -786,6 +806,8 @@ typedef struct q2w_image {
     uint64_t pass_stop_l1_index, pass_stop_l2_step;
     int pass_kind;           /* the L1's cache kind: COPIED is kept in the
                                 active L1 only */
+    uint64_t pass_l2_rc;     /* EXPAND: the refcount of the L2 table */
+    int bm_ext;              /* a bitmaps extension is in the header */
     int copy_read;           /* q2w__copy_l1: the piece is in scratch */
     /* snapshot apply: the active L1 it replaces, the new one's size */
     uint64_t ap_old_l1_off;
@@ -848,6 +870,7 @@ Q2WDEF int q2w_snapshot_create(q2w_image *img, const char *name,
                                uint64_t vm_clock_ns);
 Q2WDEF int q2w_snapshot_delete(q2w_image *img, const char *name);
 Q2WDEF int q2w_snapshot_apply(q2w_image *img, const char *name);
+Q2WDEF int q2w_amend_compat(q2w_image *img, int version);
 Q2WDEF int q2w_read_snapshot(q2w_image *img, const q2w_snapshot *sn,
                              uint64_t off, void *dst, size_t len);
 Q2WDEF int q2w_map(q2w_image *img, uint64_t off, uint64_t len,
@@ -1023,7 +1046,7 @@ enum {
     Q2W__OP_ZEROES, Q2W__OP_DISCARD, Q2W__OP_FLUSH, Q2W__OP_RESIZE,
     Q2W__OP_CLOSE, Q2W__OP_SNAP_GET, Q2W__OP_SNAP_CREATE, Q2W__OP_SNAP_DELETE,
     Q2W__OP_SNAP_READ, Q2W__OP_MAP, Q2W__OP_SNAP_MAP, Q2W__OP_EMPTY,
-    Q2W__OP_SET_BACKING, Q2W__OP_WRITE_CZ, Q2W__OP_SNAP_APPLY
+    Q2W__OP_SET_BACKING, Q2W__OP_WRITE_CZ, Q2W__OP_SNAP_APPLY, Q2W__OP_AMEND
 };
 enum { Q2W__SUB_NONE = 0, Q2W__SUB_GROW_RT };
 /* Internal step results besides Q2W_OK / Q2W_PENDING / errors. */
@@ -3557,10 +3580,11 @@ static int q2w__step_snap_get(q2w_image *img)
  * BUMP / DROP: one path more / less; COPIED: flags set from refcounts;
  * UNBUMP: a BUMP undone up to (pass_stop_l1_index, pass_stop_l2_step),
  * where it met a refcount CHECK could not foresee (a host cluster that
- * several compressed descriptors share, each one more path to it). */
+ * several compressed descriptors share, each one more path to it);
+ * EXPAND: zero flags made explicit for a v2 header (q2w__expand_entry). */
 enum {
     Q2W__PASS_CHECK, Q2W__PASS_VERIFY, Q2W__PASS_BUMP, Q2W__PASS_DROP,
-    Q2W__PASS_COPIED, Q2W__PASS_UNBUMP
+    Q2W__PASS_COPIED, Q2W__PASS_UNBUMP, Q2W__PASS_EXPAND
 };
 
 static int q2w__rc_add(q2w_image *img, uint64_t c, int delta, uint64_t *now)
@@ -3607,10 +3631,11 @@ static int q2w__pass_l2_table(q2w_image *img, int pass, uint64_t l1_off,
     }
     rc = q2w__rc_add(img, l2off >> img->cluster_bits, 0, &v);
     if (rc != Q2W_OK) return rc;
-    if (pass == Q2W__PASS_VERIFY && v == 0)
+    if ((pass == Q2W__PASS_VERIFY || pass == Q2W__PASS_EXPAND) && v == 0)
         return q2w__fail(img, Q2W_ERR_METADATA,
                          "L2 table with refcount 0", l1_off + byte,
                          img->pass_l1_index);
+    img->pass_l2_rc = v;
     if (pass == Q2W__PASS_CHECK &&
         v >= q2w__rc_max(img->refcount_order))
         return q2w__fail(img, Q2W_ERR_LIMIT, "refcount would overflow",
@@ -3638,6 +3663,9 @@ static int q2w__pass_l2_table(q2w_image *img, int pass, uint64_t l1_off,
     return Q2W_OK;
 }
 
+static int q2w__expand_entry(q2w_image *img, unsigned char *l2, uint64_t l2off,
+                             uint64_t entry);
+
 /* The step of a pass on entry pass_l2_step - 1 of the L2 table at l2off:
  * the clusters it references get one path more or less, and its COPIED
  * flag follows their refcount. */
@@ -3657,6 +3685,7 @@ static int q2w__pass_l2_entry(q2w_image *img, int pass, uint64_t l2off)
                               : (e & Q2W__L2_RESERVED) != 0)
         return q2w__fail(img, Q2W_ERR_METADATA, "l2 entry reserved bits",
                          l2off + entry * 8, entry);
+    if (pass == Q2W__PASS_EXPAND) return q2w__expand_entry(img, l2, l2off, entry);
     n = q2w__entry_clusters(img, e, &first);
     v = 0;
     /* Every cluster's block must be at hand before any change, so
@@ -4604,6 +4633,7 @@ static int q2w__step_open(q2w_image *img)
             img->backing_name[h.backing_len] = 0;
             img->has_backing_name = 1;
         }
+        img->bm_ext = h.bm_ext_pos != 0;
         if (h.backing_fmt) {
             memcpy(img->backing_fmt, h.backing_fmt, h.backing_fmt_len);
             img->backing_fmt[h.backing_fmt_len] = 0;
@@ -4711,6 +4741,292 @@ static int q2w__step_set_backing(q2w_image *img)
     default: /* Q2W__SB_WRITTEN */
         img->has_backing = img->has_backing_name;
         img->backing_size = img->has_backing ? img->op_arg : 0;
+        return Q2W__DONE;
+    }
+}
+
+/* ---- compat amend (qemu-img amend -o compat=) ------------------------------ */
+/* The step of an EXPAND pass on entry `entry` of the L2 table l2 (at
+ * l2off, pass_l2_rc paths through it): a zero flag - which a v2 image has
+ * no bit for - becomes a cluster of zeros over a backing file (a new one,
+ * counted once per path, written before the entry names it: the
+ * checkpoint orders them), or unallocated without one; a cluster the flag
+ * kept (qemu's ZERO_ALLOC) loses those paths once the entry is durable.
+ * The view is the same before and after, so a crash anywhere leaks only. */
+static int q2w__expand_entry(q2w_image *img, unsigned char *l2, uint64_t l2off,
+                             uint64_t entry)
+{
+    unsigned char *ep = l2 + entry * 8;
+    uint64_t e = q2w__be64(ep), host = e & Q2W__OFF_MASK, k = img->pass_l2_rc;
+    uint64_t c = 0, j, v;
+    int rc;
+    if ((e & Q2W__COMPRESSED) || !(e & Q2W__ZERO)) {
+        img->pass_l2_step++;
+        return Q2W_OK;
+    }
+    if (host && img->n_frees + k > img->cap_frees) {
+        if (k > img->cap_frees)
+            return q2w__fail(img, Q2W_ERR_LIMIT, "L2 table shared by too many tables",
+                             l2off, k);
+        return q2w__checkpoint_start(img);
+    }
+    if (img->has_backing_name) {
+        if (k > q2w__rc_max(img->refcount_order))
+            return q2w__fail(img, Q2W_ERR_LIMIT, "refcount would overflow", l2off, k);
+        rc = q2w__find_free(img, &img->free_hint, &c);
+        if (rc != Q2W_OK) return rc;
+        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+        q2w__take(img, c);
+        for (j = 1; j < k; j++) {
+            rc = q2w__rc_add(img, c, 1, &v);
+            QCOW2W_ASSERT(rc == Q2W_OK);
+        }
+        q2w__emit(img, Q2W_OP_WRITE, c << img->cluster_bits,
+                  (size_t)img->cluster_size, NULL, NULL);
+    }
+    q2w__put64(ep, c ? c << img->cluster_bits | (k == 1 ? Q2W__COPIED : 0) : 0);
+    q2w__mark_dirty(img, l2);
+    if (host)
+        for (j = 0; j < k; j++) q2w__defer_free(img, host >> img->cluster_bits, 1);
+    img->pass_l2_step++;
+    return Q2W_OK;
+}
+
+/* img->phase in order. Downgrade: checks, the zero flags expanded in the
+ * active tables and every snapshot's, then cluster 0 rewritten as a v2
+ * header; upgrade: checks, then cluster 0 rewritten as a v3 header. */
+enum {
+    Q2W__AM_CHECK,
+    Q2W__AM_CHECK_SNAPSHOTS,
+    Q2W__AM_EXPAND_ACTIVE,
+    Q2W__AM_EXPAND_NEXT,
+    Q2W__AM_EXPAND_SNAPSHOT,
+    Q2W__AM_TABLE_ALLOC,       /* v3: a table whose entries all record */
+    Q2W__AM_TABLE_COPY,        /* the disk size (sn_new_off, sn_len) */
+    Q2W__AM_CHECKPOINT,
+    Q2W__AM_READ,
+    Q2W__AM_WRITE,
+    Q2W__AM_WRITTEN
+};
+
+/* Cluster 0 (in scratch, current) as a version op_arg header: the fixed
+ * part (v3: no feature bits, 16-bit refcounts, zlib, 112 bytes), the
+ * extensions kept in order (the feature name table dropped for v2), the
+ * end marker, the backing file name. The bytes to write (covering the old
+ * layout's), or 0 with the error set when it does not fit. */
+static size_t q2w__am_compose(q2w_image *img)
+{
+    unsigned char *p = img->scratch;
+    size_t cs = (size_t)img->cluster_size, pos = img->header_length;
+    size_t end = img->backing_offset ? (size_t)img->backing_offset : cs;
+    size_t old_end, nl = img->backing_len, nh = img->op_arg == 3 ? 112u : 72u;
+    size_t ext_len, need;
+    while (pos + 8 <= end) {
+        uint32_t type = q2w__be32(p + pos);
+        size_t ext = 8 + (((size_t)q2w__be32(p + pos + 4) + 7u) & ~(size_t)7u);
+        if (type == 0) break;
+        if (type == Q2W__EXT_FEATURES && img->op_arg == 2) {
+            memmove(p + pos, p + pos + ext, end - pos - ext);
+            end -= ext;
+            continue;
+        }
+        pos += ext;
+    }
+    old_end = img->backing_offset ? (size_t)img->backing_offset + nl : pos + 8;
+    if (old_end > cs) old_end = cs;
+    ext_len = pos - img->header_length;
+    need = nh + ext_len + 8 + nl;
+    if (need > cs) {
+        q2w__fail(img, Q2W_ERR_LIMIT, "header does not fit in cluster 0", 0, need);
+        return 0;
+    }
+    memmove(p + nh, p + img->header_length, ext_len);
+    memset(p + nh + ext_len, 0, cs - nh - ext_len);
+    q2w__put32(p + 4, (uint32_t)img->op_arg);
+    if (nh == 112) {
+        memset(p + 72, 0, 40);
+        q2w__put32(p + 96, 4);
+        q2w__put32(p + 100, 112);
+    }
+    memcpy(p + nh + ext_len + 8, img->backing_name, nl);
+    q2w__put64(p + 8, nl ? nh + ext_len + 8 : 0);
+    q2w__put32(p + 16, (uint32_t)nl);
+    if (img->sn_new_off) q2w__put64(p + 64, img->sn_new_off);
+    img->backing_offset = nl ? nh + ext_len + 8 : 0;
+    return need > old_end ? need : old_end;
+}
+
+/* A snapshot entry e (len bytes, extra bytes of extra data) as v3 needs
+ * it, into snapbuf: under 16 bytes of extra data, the 24 qemu writes (the
+ * VM state size, the disk size - the current one, as qemu reads it - and
+ * an unknown instruction count); else as it is. Its new length, or 0 when
+ * it does not fit snapbuf (then Q2W_ERR_LIMIT). */
+static uint64_t q2w__am_entry(q2w_image *img, const unsigned char *e, uint64_t len)
+{
+    uint32_t extra = q2w__be32(e + 36);
+    uint64_t idn = (uint64_t)q2w__be16(e + 12) + q2w__be16(e + 14);
+    uint64_t nlen = extra < 16 ? (64 + idn + 7) & ~7ull : len;
+    unsigned char *b = img->snapbuf;
+    if (nlen > sizeof img->snapbuf) {
+        q2w__fail(img, Q2W_ERR_LIMIT, "snapshot entry too long to rewrite",
+                  img->snapshots_offset + img->walk_pos - len, img->walk_index - 1);
+        return 0;
+    }
+    if (extra >= 16) {
+        memcpy(b, e, (size_t)len);
+        return len;
+    }
+    memset(b, 0, (size_t)nlen);
+    memcpy(b, e, 36);
+    q2w__put32(b + 36, 24);
+    q2w__put64(b + 40, extra >= 8 ? q2w__be64(e + 40) : q2w__be32(e + 32));
+    q2w__put64(b + 48, img->size);
+    q2w__put64(b + 56, ~0ull);
+    memcpy(b + 64, e + 40 + extra, (size_t)idn);
+    return nlen;
+}
+
+/* What the version change refuses, on the header and each snapshot entry
+ * (e, extra bytes of extra data): CHECK, CHECK_SNAPSHOTS; for v3, the
+ * length of the table as it needs it (sn_len) and whether that is another
+ * table (sn_new_off 1 until it is placed). */
+static int q2w__am_check(q2w_image *img)
+{
+    for (;;) {
+        const unsigned char *e;
+        uint64_t len, vm;
+        uint32_t extra;
+        int rc = q2w__snap_next(img, &e, &len);
+        if (rc == Q2W__DONE) return Q2W__DONE;
+        if (rc != Q2W_OK) return rc;
+        extra = q2w__be32(e + 36);
+        vm = extra >= 8 ? q2w__be64(e + 40) : q2w__be32(e + 32);
+        if (img->op_arg == 3) {
+            uint64_t n = q2w__am_entry(img, e, len);
+            if (!n) return img->err.code;
+            img->sn_len += n;
+            if (extra < 16) img->sn_new_off = 1;
+        }
+        /* as qemu: a v2 reader would not know these fields matter */
+        if (img->op_arg == 2 &&
+            ((extra >= 16 && q2w__be64(e + 48) != img->size) || vm > 0xffffffffu))
+            return q2w__fail(img, Q2W_ERR_UNSUPPORTED,
+                             "snapshot of another disk size or a large VM state",
+                             img->snapshots_offset + img->walk_pos - len,
+                             img->walk_index - 1);
+    }
+}
+
+static int q2w__step_amend(q2w_image *img)
+{
+    size_t n;
+    int rc;
+    switch (img->phase) {
+    case Q2W__AM_CHECK:
+        if ((uint64_t)img->version == img->op_arg) return Q2W__DONE;
+        if (img->op_arg == 2 && img->refcount_order != 4)
+            return q2w__fail(img, Q2W_ERR_UNSUPPORTED,
+                             "v2 needs 16-bit refcounts", 96, 1u << img->refcount_order);
+        if (img->op_arg == 2 && img->compression_type != 0)
+            return q2w__fail(img, Q2W_ERR_UNSUPPORTED, "v2 has no compression type",
+                             104, img->compression_type);
+        if (img->op_arg == 2 && img->bm_ext)
+            return q2w__fail(img, Q2W_ERR_UNSUPPORTED, "persistent bitmaps", 0, 0);
+        q2w__walk_begin(img);
+        img->sn_len = img->sn_new_off = 0;
+        img->phase = Q2W__AM_CHECK_SNAPSHOTS;
+        /* fall through */
+    case Q2W__AM_CHECK_SNAPSHOTS:
+        if ((rc = q2w__am_check(img)) != Q2W__DONE) return rc;
+        img->phase = img->op_arg == 2 ? Q2W__AM_EXPAND_ACTIVE
+                     : img->sn_new_off ? Q2W__AM_TABLE_ALLOC : Q2W__AM_CHECKPOINT;
+        q2w__run_begin(img);
+        img->pass_l1_index = img->pass_l2_step = 0;
+        /* the frees pending applied first: an L2 table's refcount is then
+         * its number of paths (a new cluster of zeros gets that many) */
+        return img->op_arg == 2 ? q2w__checkpoint_start(img) : Q2W_OK;
+    case Q2W__AM_EXPAND_ACTIVE:
+        rc = q2w__pass(img, Q2W__PASS_EXPAND, img->l1_offset, img->l1_size, Q2W__K_L1);
+        if (rc != Q2W_OK) return rc;
+        q2w__walk_begin(img);
+        img->phase = Q2W__AM_EXPAND_NEXT;
+        /* fall through */
+    case Q2W__AM_EXPAND_NEXT: {
+        const unsigned char *e;
+        uint64_t len;
+        rc = q2w__snap_next(img, &e, &len);
+        if (rc == Q2W__DONE) {
+            img->phase = Q2W__AM_CHECKPOINT;
+            return Q2W_OK;
+        }
+        if (rc != Q2W_OK) return rc;
+        img->sn_l1_off = q2w__be64(e);
+        img->sn_l1_size = q2w__be32(e + 8);
+        img->pass_l1_index = img->pass_l2_step = 0;
+        img->phase = Q2W__AM_EXPAND_SNAPSHOT;
+    }
+        /* fall through */
+    case Q2W__AM_EXPAND_SNAPSHOT:
+        rc = q2w__pass(img, Q2W__PASS_EXPAND, img->sn_l1_off, img->sn_l1_size,
+                       Q2W__K_SL1);
+        if (rc != Q2W_OK) return rc;
+        img->phase = Q2W__AM_EXPAND_NEXT;
+        return Q2W_OK;
+    case Q2W__AM_TABLE_ALLOC:
+        rc = q2w__run_alloc(img, (img->sn_len + img->cluster_size - 1) /
+                                     img->cluster_size);
+        if (rc != Q2W_OK) return rc;
+        img->sn_new_off = img->run_start << img->cluster_bits;
+        img->copy_done = 0;
+        q2w__walk_begin(img);
+        img->phase = Q2W__AM_TABLE_COPY;
+        /* fall through */
+    case Q2W__AM_TABLE_COPY: {
+        /* an entry a batch: snapbuf holds it until the write has run */
+        const unsigned char *e;
+        uint64_t len, elen;
+        rc = q2w__snap_next(img, &e, &len);
+        if (rc == Q2W__DONE) {
+            img->phase = Q2W__AM_CHECKPOINT;
+            return Q2W_OK;
+        }
+        if (rc != Q2W_OK) return rc;
+        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+        if (!(elen = q2w__am_entry(img, e, len))) return img->err.code;
+        q2w__emit(img, Q2W_OP_WRITE, img->sn_new_off + img->copy_done, (size_t)elen,
+                  NULL, img->snapbuf);
+        img->copy_done += elen;
+        return Q2W_PENDING;
+    }
+    case Q2W__AM_CHECKPOINT:
+        /* the expanded tables durable before the header says v2 */
+        img->phase = Q2W__AM_READ;
+        return q2w__checkpoint_start(img);
+    case Q2W__AM_READ:
+        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+        q2w__emit(img, Q2W_OP_READ, 0, (size_t)img->cluster_size, img->scratch, NULL);
+        img->phase = Q2W__AM_WRITE;
+        return Q2W_PENDING;
+    case Q2W__AM_WRITE:
+        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
+        if (!(n = q2w__am_compose(img))) return img->err.code;
+        if (img->writes_since_flush) q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        q2w__emit(img, Q2W_OP_WRITE, 0, n, NULL, img->scratch);
+        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        img->phase = Q2W__AM_WRITTEN;
+        return Q2W_PENDING;
+    default: /* Q2W__AM_WRITTEN */
+        if (img->sn_new_off) {
+            uint64_t cs = img->cluster_size, old = (img->snap_len + cs - 1) / cs;
+            if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;
+            if (old) q2w__defer_free(img, img->snapshots_offset >> img->cluster_bits, old);
+            img->snapshots_offset = img->sn_new_off;
+            img->snap_len = img->sn_len;
+            img->sn_new_off = 0;
+        }
+        img->version = (int)img->op_arg;
+        img->header_length = img->op_arg == 3 ? 112u : 72u;
+        img->incompatible = img->compatible = img->autoclear = 0;
         return Q2W__DONE;
     }
 }
@@ -4864,6 +5180,8 @@ static int q2w__op_step(q2w_image *img)
         return q2w__step_snap_delete(img);
     case Q2W__OP_SNAP_APPLY:
         return q2w__step_snap_apply(img);
+    case Q2W__OP_AMEND:
+        return q2w__step_amend(img);
     case Q2W__OP_SNAP_READ:
         if (img->op_pos >= img->op_len) return Q2W__DONE;
         return q2w__step_read(img);
@@ -4891,7 +5209,8 @@ static int q2w__is_change(int op)
            op == Q2W__OP_DISCARD || op == Q2W__OP_RESIZE ||
            op == Q2W__OP_SNAP_CREATE || op == Q2W__OP_SNAP_DELETE ||
            op == Q2W__OP_EMPTY || op == Q2W__OP_SET_BACKING ||
-           op == Q2W__OP_WRITE_CZ || op == Q2W__OP_SNAP_APPLY;
+           op == Q2W__OP_WRITE_CZ || op == Q2W__OP_SNAP_APPLY ||
+           op == Q2W__OP_AMEND;
 }
 
 static int q2w__finish(q2w_image *img, int rc)
@@ -5189,6 +5508,18 @@ Q2WDEF int q2w_snapshot_delete(q2w_image *img, const char *name)
         return rc;
     }
     q2w__walk_begin(img);
+    return q2w__drive(img);
+}
+
+Q2WDEF int q2w_amend_compat(q2w_image *img, int version)
+{
+    int rc = q2w__begin(img, Q2W__OP_AMEND, 0, 0);
+    if (rc != Q2W_OK) return rc;
+    if (version != 2 && version != 3) {
+        img->op = Q2W__OP_NONE;
+        return q2w__fail(img, Q2W_ERR_ARG, "version", 4, (uint64_t)(version < 0 ? 0 : version));
+    }
+    img->op_arg = (uint64_t)version;
     return q2w__drive(img);
 }
 

@@ -129,6 +129,7 @@ if have qemu-img && have qemu-io; then
     stage compress-qemu counts $MAKE -s compress-qemu B="$B"
     stage measure-qemu counts $MAKE -s measure-qemu B="$B"
     stage map-qemu counts $MAKE -s map-qemu B="$B"
+    stage amend-qemu counts $MAKE -s amend-qemu B="$B"
     stage crash-qemu-jobs counts $MAKE -s crash-qemu-jobs B="$B" RUNS="${CRASH_JOBS_RUNS:-120}" SEED=1
 else
     skip differential "qemu-img / qemu-io are not installed (apt-get install qemu-utils): qcow2w.h was NOT checked against qemu"

@@ -1913,7 +1913,7 @@ TEST checker_counts_compressed_clusters(void)
 /* ---- snapshots and copy-on-write ------------------------------------------ */
 static uint64_t refcount_on_disk(const qh_disk *d, uint64_t cluster)
 {
-    uint32_t order = rd32(d, 96);
+    uint32_t order = rd32(d, 4) >= 3 ? rd32(d, 96) : 4; /* v2: 16 bits */
     uint64_t cs = 1ull << rd32(d, 20), epb = cs * 8 >> order;
     uint64_t blk = rd64(d, rd64(d, 48) + (cluster / epb) * 8);
     unsigned char b[8];
@@ -2055,6 +2055,105 @@ TEST snapshot_apply_reverts(void)
     ASSERT_EQ(Q2W_ERR_READONLY, q2w_snapshot_apply(&h.img, "one"));
     qh_close_handle(&h);
     qh_disk_free(&d);
+    PASS();
+}
+
+/* Every L2 entry of the L1 table at l1 (n entries) without a zero flag. */
+static int no_zero_flags(const qh_disk *d, uint64_t l1, uint32_t n, uint64_t cs)
+{
+    uint32_t i;
+    uint64_t j;
+    for (i = 0; i < n; i++) {
+        uint64_t l2 = rd64(d, l1 + 8ull * i) & Q2W__OFF_MASK;
+        for (j = 0; l2 && j < cs / 8; j++) {
+            uint64_t e = rd64(d, l2 + j * 8);
+            if (!(e & Q2W__COMPRESSED) && (e & Q2W__ZERO)) return 0;
+        }
+    }
+    return 1;
+}
+
+/* amend compat: v3 -> v2 expands every zero flag (active and snapshot
+ * tables; over a backing file into clusters of zeros counted once per
+ * path, without one into unallocated clusters), views unchanged, exact
+ * refcounts; v2 -> v3 rewrites the header; the refusals. */
+TEST amend_compat_down_and_up(void)
+{
+    qh_disk d;
+    qh_handle h;
+    q2w_snapshot sn;
+    q2w_info info;
+    unsigned char *backing, a[4 * 4096], got[16 * 4096], want[16 * 4096];
+    const uint64_t cs = 4096, blen = 64 * 4096;
+    uint64_t i, l2, e;
+    int with_backing;
+    backing = (unsigned char *)malloc(blen);
+    ASSERT(backing != NULL);
+    for (i = 0; i < blen; i++) backing[i] = (unsigned char)backing_pattern(i);
+    memset(a, 0x3c, sizeof a);
+    for (with_backing = 0; with_backing <= 1; with_backing++) {
+        ASSERT_EQ(Q2W_OK, qh_make(&d, 8u << 20, 3, 4096, 16, 1u << 20,
+                                  with_backing ? "b" : NULL, NULL));
+        /* (cluster_size left 0: the contract's header-field check is off,
+         * cluster 0 is rewritten whole - as for q2w_set_backing) */
+        if (with_backing) {
+            d.backing = backing;
+            d.backing_len = blen;
+        }
+        ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, with_backing));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write(&h.img, 0, a, sizeof a)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, cs, 2 * cs)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, 8 * cs, 3 * cs)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_create(&h.img, "s", 0, 0, 0)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_write_zeroes(&h.img, 12 * cs, cs)));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, want, sizeof want)));
+        ASSERT_EQ(Q2W_ERR_ARG, q2w_amend_compat(&h.img, 4));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_amend_compat(&h.img, 2)));
+        ASSERT_EQ(2, rd32(&d, 4));
+        q2w_info_get(&h.img, &info);
+        ASSERT_EQ(2, info.version);
+        ASSERT(no_zero_flags(&d, rd64(&d, 40), rd32(&d, 36), cs));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, got, sizeof got)));
+        ASSERT_MEM_EQ(want, got, sizeof got);
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_snapshot_find(&h.img, "s", &sn)));
+        ASSERT(no_zero_flags(&d, sn.l1_offset, sn.l1_size, cs));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read_snapshot(&h.img, &sn, 0, got, sizeof got)));
+        ASSERT_MEM_EQ(a, got, cs);
+        for (i = cs; i < 3 * cs; i++) ASSERT_EQ(0, got[i]);
+        l2 = rd64(&d, rd64(&d, 40)) & Q2W__OFF_MASK;
+        e = rd64(&d, l2 + 12 * 8);        /* the active table's own zeros */
+        if (with_backing) {
+            /* a cluster of zeros, this table's alone */
+            ASSERT(e & Q2W__COPIED);
+            ASSERT_EQ(1, refcount_on_disk(&d, (e & Q2W__OFF_MASK) / cs));
+        } else {
+            ASSERT_EQ(0, e);
+        }
+        close_exact(&h, &d, "after the downgrade");
+        /* and back: a v3 header of 112 bytes, 16-bit refcounts */
+        ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 1, with_backing));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_amend_compat(&h.img, 3)));
+        ASSERT_EQ(3, rd32(&d, 4));
+        ASSERT_EQ(112, rd32(&d, 100));
+        ASSERT_EQ(4, rd32(&d, 96));
+        ASSERT_EQ(Q2W_OK, qh_run(&h.img, &d, q2w_read(&h.img, 0, got, sizeof got)));
+        ASSERT_MEM_EQ(want, got, sizeof got);
+        close_exact(&h, &d, "after the upgrade");
+        ASSERT_EQ(Q2W_OK, qh_open(&h, &d, 4096, 8, 16, 0, with_backing));
+        q2w_info_get(&h.img, &info);
+        ASSERT_EQ(3, info.version);
+        if (with_backing) ASSERT_STR_EQ("b", info.backing_name);
+        qh_close_handle(&h);
+        qh_disk_free(&d);
+    }
+    /* v2 needs 16-bit refcounts: refused before anything changes */
+    make_image(&d, 4096, 64, 3, 1u << 20);
+    ASSERT_EQ(Q2W_OK, open_rw(&h, &d, 4096, 1));
+    ASSERT_EQ(Q2W_ERR_UNSUPPORTED, qh_run(&h.img, &d, q2w_amend_compat(&h.img, 2)));
+    ASSERT_EQ(3, rd32(&d, 4));
+    close_exact(&h, &d, "refused");
+    qh_disk_free(&d);
+    free(backing);
     PASS();
 }
 
@@ -3846,6 +3945,7 @@ SUITE(snapshots)
 {
     RUN_TEST(snapshot_then_copy_on_write);
     RUN_TEST(snapshot_apply_reverts);
+    RUN_TEST(amend_compat_down_and_up);
     RUN_TEST(snapshot_entries_ids_and_delete);
     RUN_TEST(snapshot_delete_right_after_reading_another);
     RUN_TEST(map_gives_maximal_extents);
