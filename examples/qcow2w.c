@@ -12,7 +12,7 @@
  *   qcow2w snapshot apply  IMG NAME
  *   qcow2w snapshot list   IMG
  *   qcow2w io     IMG [-n] [-q] [-c CMD]...
- *   qcow2w convert [-c] [-o OPTS] [-p|-q] [-n] [-S] SRC DST
+ *   qcow2w convert [-c] [-o OPTS] [-B BACKING [-F FMT]] [-p|-q] [-n] [-S] SRC DST
  *   qcow2w resize IMG [+]SIZE
  *   qcow2w measure [--output=json] [-O qcow2] [-o OPTS] (--size SIZE | [-f FMT] FILE)
  *   qcow2w map    [--output=human|json] [-f FMT] IMG
@@ -602,9 +602,10 @@ static void usage(FILE *f)
 "                        and size; the snapshot stays)\n"
 "  snapshot -c|-d|-a NAME IMG, snapshot -l IMG: qemu-img's spellings\n"
 "  snapshot list IMG     ID, TAG, VM SIZE, DATE (UTC), VM CLOCK\n"
-"  convert SRC DST [-c] [-o OPTS] [-p|-q] [-n] [-S]\n"
+"  convert SRC DST [-c] [-o OPTS] [-B FILE [-F FMT]] [-p|-q] [-n] [-S]\n"
 "                        a new image holding SRC's view (raw, or qcow2 with\n"
-"                        its chain flattened); -c: clusters compressed\n"
+"                        its chain flattened); -c: clusters compressed;\n"
+"                        -B: on FILE, holding only what SRC itself holds\n"
 "  resize IMG [+]SIZE    grow the virtual disk to SIZE (or by it); no shrink\n"
 "  measure [--output=json] [-o OPTS] (--size SIZE | [-f FMT] FILE)\n"
 "                        qemu-img measure's required and fully allocated\n"
@@ -1294,11 +1295,18 @@ static int import_run(disk *d, uint64_t voff, const unsigned char *p,
         rc = disk_run(d, q2w_write(&d->img, voff, p, len));
     } else {
         q2w_info in;
-        size_t i;
+        size_t i, n;
         q2w_info_get(&d->img, &in);
-        for (i = 0; i < len && rc == Q2W_OK; i += in.cluster_size) {
-            size_t n = len - i < in.cluster_size ? len - i : in.cluster_size;
+        for (i = 0; i < len && rc == Q2W_OK; i += n) {
+            size_t in_cl = (size_t)((voff + i) % in.cluster_size);
             const unsigned char *from = p + i;
+            n = len - i < in.cluster_size - in_cl ? len - i : in.cluster_size - in_cl;
+            if (d->backing && (in_cl || (n < in.cluster_size && voff + i + n < in.size))) {
+                /* part of a cluster over a backing file (convert -B): the
+                 * rest of it is the backing file's - a plain write */
+                rc = disk_run(d, q2w_write(&d->img, voff + i, from, n));
+                continue;
+            }
             if (n < in.cluster_size && voff + i + n < in.size) {
                 /* the file ends inside the disk's last cluster (its size is
                  * rounded up to 512): that cluster zero-padded */
@@ -1440,23 +1448,47 @@ typedef int (*data_fn)(void *user, uint64_t off, uint64_t len);
 static int walk_data(disk *d, uint64_t off, uint64_t len, data_fn fn, void *user);
 
 /* ---- convert ---------------------------------------------------------------- */
-/* convert [-c] [-o OPTS] [-p|-q] [-n] [-S] SRC DST: a new image DST holding
- * SRC's whole view (a raw file, or a qcow2 image with its backing chain:
- * flattened), as qemu-img convert -O qcow2: only the runs of data SRC's
- * chain holds are read, widened to DST's clusters; clusters of zeros are
- * left out; -c stores each cluster compressed. */
+/* convert [-c] [-o OPTS] [-B BACKING [-F FMT]] [-p|-q] [-n] [-S] SRC DST: a
+ * new image DST holding SRC's whole view (a raw file, or a qcow2 image with
+ * its backing chain: flattened), as qemu-img convert -O qcow2: only the
+ * runs of data SRC's chain holds are read, widened to DST's clusters;
+ * clusters of zeros are left out; -c stores each cluster compressed. With
+ * -B, DST names BACKING and holds only what SRC itself holds (qemu-img
+ * convert -B): its data, and its zeros written as zeros over the part the
+ * backing file covers; what SRC leaves unallocated is BACKING's. */
 typedef struct conv_ctx {
     disk *src, *dst;
     unsigned char *buf;
     uint64_t cs, done, size, data;
+    uint64_t under;    /* -B: bytes of DST the backing file covers */
     const args *a;
     unsigned last;
 } conv_ctx;
+
+/* -B: [off, off+len) of DST reads zeros over the backing file too. */
+static int convert_zeros(conv_ctx *c, uint64_t off, uint64_t len)
+{
+    int rc;
+    if (off >= c->under) return 0;
+    if (len > c->under - off) len = c->under - off;
+    rc = disk_run(c->dst, q2w_write_zeroes(&c->dst->img, off, len));
+    if (rc != Q2W_OK) {
+        disk_err(c->dst, rc);
+        return -1;
+    }
+    return 0;
+}
 
 static int convert_fn(void *user, uint64_t off, uint64_t len)
 {
     conv_ctx *c = (conv_ctx *)user;
     uint64_t a = off / c->cs * c->cs, b = (off + len + c->cs - 1) / c->cs * c->cs, pos;
+    /* -B: exactly the run (the rest of a cluster is DST's backing file's,
+     * as qemu-img writes it), else widened to whole clusters of SRC's view */
+    if (c->dst->backing) {
+        a = off;
+        b = off + len;
+    }
     if (b > c->size) b = c->size;
     if (a < c->done) a = c->done;
     for (pos = a; pos < b;) {
@@ -1480,6 +1512,7 @@ static int convert_fn(void *user, uint64_t off, uint64_t len)
                 if (import_run(c->dst, pos + run, c->buf + run, i - run) != Q2W_OK) return -1;
                 run = (size_t)-1;
             }
+            if (c->under && convert_zeros(c, pos + i, e - i) < 0) return -1;
         }
         if (run != (size_t)-1 &&
             import_run(c->dst, pos + run, c->buf + run, want - run) != Q2W_OK)
@@ -1491,20 +1524,59 @@ static int convert_fn(void *user, uint64_t off, uint64_t len)
     return 0;
 }
 
+/* -B: the runs SRC itself decides (not its backing chain's), in order:
+ * data (and compressed) to convert_fn, zeros - a zero flag, a raw file's
+ * hole, an unallocated run nothing backs in SRC - written as zeros; what
+ * SRC's backing file serves is left to DST's. (qemu-img decides a run
+ * that starts over SRC's backing file and runs past its end by its start:
+ * left whole to DST's backing; here its part past the end is zeros, as
+ * SRC reads it.) */
+static int convert_top(conv_ctx *c)
+{
+    disk *d = c->src;
+    uint64_t off = 0, end = d->size;
+    while (off < end) {
+        uint64_t len;
+        int data, zero;
+        if (d->raw) {
+            uint64_t ds, de;
+            next_data(d->fd, off, end, &ds, &de);
+            data = ds == off;
+            zero = !data;
+            len = (data ? de : ds) - off;
+        } else {
+            q2w_extent x;
+            int rc = disk_run(d, q2w_map(&d->img, off, end - off, &x));
+            if (rc != Q2W_OK) {
+                disk_err(d, rc);
+                return -1;
+            }
+            data = x.kind == Q2W_EXTENT_DATA || x.kind == Q2W_EXTENT_COMPRESSED;
+            /* zeros: a zero flag, or unallocated where nothing backs SRC
+             * (no backing file, or past its end): SRC reads zeros there */
+            zero = x.kind == Q2W_EXTENT_ZERO;
+            len = x.len;
+        }
+        if (data && convert_fn(c, off, len) < 0) return -1;
+        if (zero && convert_zeros(c, off, len) < 0) return -1;
+        off += len;
+    }
+    return 0;
+}
+
 static int cmd_convert(int argc, char **argv)
 {
     args a;
     conv_ctx c;
     q2w_info in;
-    int rc = -1;
+    int rc = -1, i;
     memset(&c, 0, sizeof c);
+    /* qemu-img convert names DST's backing file -B */
+    for (i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "-B")) argv[i][1] = 'b';
     if (parse_args(argc, argv, OPT_O | OPT_PROGRESS | OPT_NO_FLUSH | OPT_SYNC | OPT_COMPRESS,
                    2, 2, &a) < 0)
         return 1;
-    if (a.c.backing) {
-        bad_usage("convert makes a whole image: no backing file", NULL);
-        return 1;
-    }
     c.a = &a;
     c.last = 101;
     c.src = disk_open(a.pos[0], FMT_PROBE, 0, 0, 0);
@@ -1519,12 +1591,15 @@ static int cmd_convert(int argc, char **argv)
     q2w_info_get(&c.dst->img, &in);
     c.cs = in.cluster_size;
     c.size = in.size;
+    if (c.dst->backing) c.under = c.dst->backing->size < c.size ? c.dst->backing->size : c.size;
     if (a.compress && !(import_work = (unsigned char *)malloc(Q2W_CZ_WORK(in.cluster_size) +
                                                               in.cluster_size))) {
         sys_fail(a.pos[1], ENOMEM);
         goto out_close;
     }
-    if (walk_data(c.src, 0, c.src->size, convert_fn, &c) < 0) goto out_close;
+    if (a.c.backing ? convert_top(&c) < 0
+                    : walk_data(c.src, 0, c.src->size, convert_fn, &c) < 0)
+        goto out_close;
     progress(&a, c.size, c.size, &c.last);
     rc = disk_run(c.dst, q2w_close(&c.dst->img));
     if (rc != Q2W_OK) {

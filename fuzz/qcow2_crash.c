@@ -11,7 +11,8 @@
  * autoclear bit 0 set, so it is live until the first change clears it) -
  * on a v2 or v3 image with 512 B, 4 KiB or 64 KiB clusters and a refcount
  * width; a small op buffer and cache; a sequence of write / write_zeroes /
- * discard / flush / grow / snapshot create / snapshot delete / snapshot apply (large writes
+ * discard / flush / grow / snapshot create / snapshot delete / snapshot apply
+ * / amend to the other version (large writes
  * with small clusters make the refcount blocks grow; a data or snapshot
  * fixture with 64-bit refcounts in 512 B clusters is filled to just short
  * of the 2 MiB of file one refcount-table cluster covers, and its first
@@ -748,7 +749,7 @@ static uint64_t cr_len(cr *s, uint64_t room)
 static int cr_op(cr *s, unsigned i, unsigned char *buf)
 {
     q2w_image *img = &s->h.img;
-    int kind = (int)alksim_pick(&s->src, 9), rc;
+    int kind = (int)alksim_pick(&s->src, 10), rc;
     uint64_t off = s->size ? alksim_range(&s->src, 0, s->size - 1) : 0;
     uint64_t len = s->size ? cr_len(s, s->size - off) : 0;
     if (alksim_bool(&s->src)) off -= off % s->cs;
@@ -765,7 +766,7 @@ static int cr_op(cr *s, unsigned i, unsigned char *buf)
                                             "discard", "flush", "grow",
                                             "snapshot-create",
                                             "snapshot-delete",
-                                            "snapshot-apply"};
+                                            "snapshot-apply", "amend"};
         s->op_name = names[kind];
         s->op_batch0 = s->batches;
     }
@@ -835,6 +836,16 @@ static int cr_op(cr *s, unsigned i, unsigned char *buf)
         qh_snap_begin_delete(sn);
         rc = cr_run(s, q2w_snapshot_delete(img, sn->name));
         if (rc == Q2W_OK) qh_snap_end_delete(sn, 1);
+        return rc;
+    }
+    case 9: { /* amend to the other version: the view unchanged */
+        int to = s->version == 3 ? 2 : 3;
+        alk_trace("op %u amend to v%d", i, to);
+        qh_header_rewrite = 1;
+        rc = cr_run(s, q2w_amend_compat(img, to));
+        qh_header_rewrite = 0;
+        if (rc == Q2W_OK) s->version = to;
+        if (rc == Q2W_ERR_UNSUPPORTED || rc == Q2W_ERR_LIMIT) rc = Q2W_OK;
         return rc;
     }
     default: { /* snapshot apply: every sector may now hold the snapshot's

@@ -10,7 +10,8 @@
  * virtual size, a small op buffer and a small metadata cache (so evictions
  * and checkpoints happen mid-operation); then a bounded sequence of write /
  * write_zeroes / discard / flush / grow / snapshot create / snapshot delete
- * / snapshot apply (the model becomes the snapshot's copy and size)
+ * / snapshot apply (the model becomes the snapshot's copy and size) /
+ * amend to the other version (the view unchanged, the header's version)
  * run through the resume loop. Payload
  * bytes come from the front of the input.
  *
@@ -223,6 +224,26 @@ static int do_op(scenario *s, int kind, uint64_t off, uint64_t len,
             s->size = sn->size;
         } else if (rc == Q2W_ERR_LIMIT) {
             /* refused (refcount width): the image is unchanged */
+            alk_trace("%s: %s", when, q2w_error(img)->what);
+            return Q2W_OK;
+        }
+        break;
+    }
+    case 9: { /* amend to the other version: the view unchanged, zero
+                 flags gone on v2; a refusal (refcount width, a snapshot of
+                 another size) changes nothing */
+        int to = s->version == 3 ? 2 : 3;
+        qh_header_rewrite = 1;
+        rc = qh_run(img, &s->disk, q2w_amend_compat(img, to));
+        qh_header_rewrite = 0;
+        if (rc == Q2W_OK) {
+            ALK_CHECK(q2w__be32(s->disk.buf + 4) == (uint32_t)to,
+                      "%s: amended, but the header says version %u", when,
+                      q2w__be32(s->disk.buf + 4));
+            s->version = to;
+        } else if (rc == Q2W_ERR_UNSUPPORTED || rc == Q2W_ERR_LIMIT) {
+            ALK_CHECK(q2w__be32(s->disk.buf + 4) == (uint32_t)s->version,
+                      "%s: a refused amend changed the version", when);
             alk_trace("%s: %s", when, q2w_error(img)->what);
             return Q2W_OK;
         }
@@ -992,11 +1013,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     n_ops = (unsigned)alksim_range(&s.src, 1, MAX_OPS);
     for (i = 0; i < n_ops && !alksim_source_done(&s.src); i++) {
         /* kinds: 0 write, 1 zeroes, 2 discard, 3 flush, 4 grow, 5 snapshot
-         * create, 6 delete, 7 lab damage (lab mode only), 8 apply */
-        static const uint32_t w[] = {10, 3, 3, 2, 1, 2, 1, 0, 1};
-        static const uint32_t w_lab[] = {8, 2, 2, 2, 4, 2, 1, 4, 1};
-        int kind = s.lab ? (int)alksim_weighted(&s.src, w_lab, 9)
-                         : (int)alksim_weighted(&s.src, w, 9);
+         * create, 6 delete, 7 lab damage (lab mode only), 8 apply, 9 amend */
+        static const uint32_t w[] = {10, 3, 3, 2, 1, 2, 1, 0, 1, 1};
+        static const uint32_t w_lab[] = {8, 2, 2, 2, 4, 2, 1, 4, 1, 1};
+        int kind = s.lab ? (int)alksim_weighted(&s.src, w_lab, 10)
+                         : (int)alksim_weighted(&s.src, w, 10);
         uint64_t off = 0, len = 0, old_size = s.size;
         char when[64];
         if (kind == 4) {

@@ -61,5 +61,39 @@ for c in "" -c; do
     if [ -z "$bad" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
     rm -f "$dir/ours.qcow2" "$dir/qemu.qcow2"
 done
+# convert -B: a new overlay holding only what the source itself holds
+# (its data, its zeros as zeros), on the source's own backing file - and on
+# a middle layer of a longer chain (zero flags over data there, a cluster
+# size 8 times the source's): it must read as the source, as qemu-img
+# convert -B's does; checked by qemu-img; the sizes compared
+qemu-img create -q -f qcow2 -o cluster_size=512 -b top.qcow2 -F qcow2 "$dir/up.qcow2"
+qemu-io -f qcow2 "$dir/up.qcow2" -c "write -z 150k 3k" -c "write -P 5 1100k 1k" \
+    -c "write -z 4010k 9k" > /dev/null
+for case in "top.qcow2 src.raw raw" "up.qcow2 top.qcow2 qcow2" "up.qcow2 src.raw raw"; do
+    set -- $case
+    for c in "" -c; do
+        bad=""
+        "$tool" convert -q $c -B "$2" -F "$3" "$dir/$1" "$dir/ours.qcow2" > /dev/null ||
+            bad="$bad convert"
+        qemu-img convert $c -O qcow2 -B "$2" -F "$3" "$dir/$1" "$dir/qemu.qcow2" ||
+            bad="$bad qemu-convert"
+        qemu-img check -q "$dir/ours.qcow2" || bad="$bad check"
+        if [ "$1 $2" = "up.qcow2 src.raw" ]; then
+            # on another backing file: what up itself holds over src.raw, as
+            # qemu-img's (whose -c copies up's whole view, backing and all)
+            [ -n "$c" ] || qemu-img compare -q "$dir/qemu.qcow2" "$dir/ours.qcow2" ||
+                bad="$bad compare-qemu"
+        else
+            qemu-img compare -q "$dir/$1" "$dir/ours.qcow2" || bad="$bad compare"
+        fi
+        [ "$(qemu-img info "$dir/ours.qcow2" | sed -n 's/^backing file: \([^ ]*\).*/\1/p')" = "$2" ] ||
+            bad="$bad backing-name"
+        o=$(stat -c %s "$dir/ours.qcow2"); q=$(stat -c %s "$dir/qemu.qcow2")
+        ratio=$(awk -v o="$o" -v q="$q" 'BEGIN { printf "%.3f", o / q }')
+        echo "compress_qemu: convert ${c:-(plain)} -B $2 of $1: ours $o bytes, qemu $q bytes ($ratio x)${bad:+ FAILED:$bad}"
+        if [ -z "$bad" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+        rm -f "$dir/ours.qcow2" "$dir/qemu.qcow2"
+    done
+done
 echo "compress_qemu: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -185,7 +185,7 @@ static int rng_chance(rng *r, unsigned pct)
 /* ---- scenario ---------------------------------------------------------------- */
 enum { MODE_OURS = 0, MODE_QEMU = 1, MODE_JOBS = 2 };
 enum { OP_WRITE, OP_ZERO, OP_DISCARD, OP_FLUSH, OP_GROW, OP_SNAP_CREATE,
-       OP_SNAP_DELETE, OP_SNAP_APPLY };
+       OP_SNAP_DELETE, OP_SNAP_APPLY, OP_AMEND };
 enum { SN_NONE = 0, SN_LIVE, SN_REFUSED, SN_DELETED };
 enum { BK_NONE = 0, BK_RAW = 1, BK_QCOW2 = 2 };
 enum { PREP_NONE = 0, PREP_COMPRESSED, PREP_BITMAPS, PREP_LAZY, PREP_KINDS };
@@ -193,7 +193,8 @@ enum { PREP_NONE = 0, PREP_COMPRESSED, PREP_BITMAPS, PREP_LAZY, PREP_KINDS };
 static const char *const op_names[] = {"write",           "write_zeroes",
                                        "discard",         "flush",
                                        "grow",            "snapshot create",
-                                       "snapshot delete", "snapshot apply"};
+                                       "snapshot delete", "snapshot apply",
+                                       "amend"};
 static const char *const sn_state_names[] = {"never created", "live",
                                              "refused", "deleted"};
 static const char *const mode_names[] = {"ours", "qemu", "jobs"};
@@ -202,7 +203,7 @@ static const char *const prep_names[] = {"none", "compressed", "bitmaps",
 
 typedef struct op_t {
     int kind;
-    uint64_t off, len; /* grow: off = new size */
+    uint64_t off, len; /* grow: off = new size; amend: off = the version */
     unsigned char fill;
     int reopen;        /* flush: ours also closes and reopens the image */
     int index;         /* index in the generated list */
@@ -480,6 +481,18 @@ static void gen_scenario(scen_t *sc, uint64_t seed, int mode, int force_prep)
         }
         if (sc->prep == PREP_BITMAPS) sc->bm1 = rng_chance(&r, 50);
     }
+    /* Drawn after everything else (every other field of a seed's scenario
+     * stays as it was): one scenario in four ends with an amend to the
+     * other version - with 16-bit refcounts (the only width v2 has), not
+     * over persistent bitmaps (qcow2w refuses them, as documented). */
+    if (rng_chance(&r, 25) && sc->nops < MAX_OPS && sc->rbits == 16 &&
+        sc->prep != PREP_BITMAPS) {
+        op_t *op = &sc->ops[sc->nops];
+        memset(op, 0, sizeof *op);
+        op->kind = OP_AMEND;
+        op->off = sc->version == 3 ? 2 : 3;
+        op->index = (int)sc->nops++;
+    }
 }
 
 /* Keep only the listed ops (--ops), then drop any op the current size no
@@ -554,6 +567,7 @@ static void print_scenario(FILE *f, const scen_t *sc)
         const op_t *op = &sc->ops[i];
         fprintf(f, "  op #%d %s", op->index, op_names[op->kind]);
         if (op->kind == OP_GROW) fprintf(f, " to %llu", (ull)op->off);
+        else if (op->kind == OP_AMEND) fprintf(f, " to v%llu", (ull)op->off);
         else if (is_snap_op(op)) fprintf(f, " s%d", op->snap);
         else if (op->kind == OP_FLUSH)
             fprintf(f, "%s", op->reopen ? " (+ reopen)" : "");
@@ -663,6 +677,8 @@ typedef struct it_t {
     int failed;
     int verbose;
     size_t blame_end; /* the content compared was made by ops[0, blame_end) */
+    int amend_refused; /* qcow2w refused the scenario's amend */
+    int amend_qemu_rc; /* qemu-img amend's exit status on A */
 } it_t;
 
 static DQ_PRINTF(2, 3) void failf(it_t *it, const char *fmt, ...)
@@ -1046,7 +1062,7 @@ static void blame(const scen_t *sc, size_t end, uint64_t at)
                    op->index, op->snap);
             return;
         }
-        if (op->kind == OP_FLUSH || is_snap_op(op)) continue;
+        if (op->kind == OP_FLUSH || op->kind == OP_AMEND || is_snap_op(op)) continue;
         if (op->kind == OP_GROW) {
             /* a grow matters only if `at` was past the previous size */
             uint64_t prev = sc->size;
@@ -1536,12 +1552,29 @@ static int ours_op(it_t *it, ours_t *o, const q2w_backing_reader *rd,
     case OP_FLUSH:
         rc = q2w_flush(&o->img);
         break;
+    case OP_AMEND:
+        rc = q2w_amend_compat(&o->img, (int)op->off);
+        break;
     default:
         rc = q2w_resize(&o->img, op->off);
         break;
     }
     rc = q2w_posix_run(&o->img, o->fd, rd, rc);
     free(buf);
+    if (op->kind == OP_AMEND && rc == Q2W_ERR_UNSUPPORTED) {
+        /* refused before any change (a snapshot of another disk size):
+         * the qemu mode asks qemu-img to agree */
+        it->amend_refused = 1;
+        return 0;
+    }
+    if (op->kind == OP_AMEND && rc == Q2W_OK) {
+        q2w_info info;
+        q2w_info_get(&o->img, &info);
+        if (info.version != (int)op->off) {
+            failf(it, "%s: amended, but the handle says v%d", call, info.version);
+            return -1;
+        }
+    }
     if (rc != Q2W_OK) {
         q2w_fail(it, &o->img, rc, call);
         return -1;
@@ -2730,11 +2763,15 @@ static int run_qemu(it_t *it, const unsigned char *base)
     /* A: qemu-io batches split by qemu-img resize and qemu-img snapshot. */
     for (i = 0; i <= sc->nops && !bad; i++) {
         if (i < sc->nops && sc->ops[i].kind != OP_GROW &&
-            !is_snap_op(&sc->ops[i]))
+            sc->ops[i].kind != OP_AMEND && !is_snap_op(&sc->ops[i]))
             continue;
         if (qemu_batch(it, from, i)) bad = 1;
         if (!bad && i < sc->nops && is_snap_op(&sc->ops[i])) {
             if (qemu_snap_op(it, &sc->ops[i], astate)) bad = 1;
+        } else if (!bad && i < sc->nops && sc->ops[i].kind == OP_AMEND) {
+            cmd_new(&c, "qemu-img amend -f qcow2 -o compat=%s a.qcow2",
+                    sc->ops[i].off == 2 ? "0.10" : "1.1");
+            it->amend_qemu_rc = cmd_run(it, &c);
         } else if (!bad && i < sc->nops) {
             cmd_new(&c, "qemu-img resize -f qcow2 a.qcow2 %llu",
                     (ull)sc->ops[i].off);
@@ -2752,6 +2789,11 @@ static int run_qemu(it_t *it, const unsigned char *base)
         /* The stale bitmap clusters of B repaired first (reported). */
         if (sc->prep == PREP_BITMAPS && bitmaps_b_leaks(it, bm_leaks))
             bad = 1;
+        if (count_ops(sc, OP_AMEND) && (it->amend_qemu_rc != 0) != it->amend_refused) {
+            failf(it, "amend: qemu-img amend exit %d on A, qcow2w %s on B",
+                  it->amend_qemu_rc, it->amend_refused ? "refused" : "amended");
+            bad = 1;
+        }
         cmd_new(&c, "qemu-img compare -f qcow2 -F qcow2 a.qcow2 b.qcow2");
         if (cmd_expect(it, &c, 0, "qemu-img compare A B")) content_bad = 1;
         if (qemu_check(it, "b.qcow2")) bad = 1;
@@ -2991,7 +3033,7 @@ int main(int argc, char **argv)
             passed++;
             if (verbose)
                 printf("ok seed=%llu mode=%s v%d cluster=%u rb=%u size=%llu "
-                       "backing=%s ops=%zu%s%s%s%s (%.0f ms)\n",
+                       "backing=%s ops=%zu%s%s%s%s%s (%.0f ms)\n",
                        (ull)seed, mode_names[mode], sc.version, sc.cluster,
                        sc.rbits, (ull)sc.size,
                        sc.backing == BK_RAW     ? "raw"
@@ -3001,6 +3043,7 @@ int main(int argc, char **argv)
                        mode == MODE_QEMU ? " prep=" : "",
                        mode == MODE_QEMU ? prep_names[sc.prep] : "",
                        count_ops(&sc, OP_SNAP_APPLY) ? " with apply" : "",
+                       count_ops(&sc, OP_AMEND) ? " with amend" : "",
                        (now_sec() - t1) * 1000.0);
             if (!keep) remove_dir(it.dir);
         }
