@@ -130,6 +130,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -337,6 +338,8 @@ typedef struct disk {
     q2w_image img;
     struct disk *backing;
     q2w_backing_reader reader;
+    const unsigned char *map; /* the file mapped read-only (convert), or NULL */
+    size_t map_len;
 } disk;
 
 /* A system error about the file of a disk (depth > 0: a backing file). */
@@ -393,6 +396,7 @@ static void disk_free(disk *d)
 {
     if (!d) return;
     disk_free(d->backing);
+    if (d->map) munmap((void *)(uintptr_t)d->map, d->map_len);
     if (d->fd >= 0) close(d->fd);
     free(d->mem);
     free(d->path);
@@ -1445,6 +1449,14 @@ out:
 
 /* the runs of data of a disk and its chain, in order (measure, below) */
 typedef int (*data_fn)(void *user, uint64_t off, uint64_t len);
+
+/* Where walk_data's current run lies: the layer's disk and the offset of
+ * the run's first byte in its file (raw: the same; a qcow2 layer's data
+ * extent: q2w_map's host), or layer NULL (compressed). */
+static struct {
+    disk *layer;
+    uint64_t host;
+} walk_run;
 static int walk_data(disk *d, uint64_t off, uint64_t len, data_fn fn, void *user);
 
 /* ---- convert ---------------------------------------------------------------- */
@@ -1479,20 +1491,37 @@ static int convert_zeros(conv_ctx *c, uint64_t off, uint64_t len)
     return 0;
 }
 
-static int convert_fn(void *user, uint64_t off, uint64_t len)
+/* [pos, pos + want) of SRC's view, in buf: its clusters of data written to
+ * DST (runs of them in one call), its clusters of zeros left out (-B: over
+ * the backing file, written as zeros). */
+static int convert_piece(conv_ctx *c, uint64_t pos, const unsigned char *buf, size_t want)
 {
-    conv_ctx *c = (conv_ctx *)user;
-    uint64_t a = off / c->cs * c->cs, b = (off + len + c->cs - 1) / c->cs * c->cs, pos;
-    /* -B: exactly the run (the rest of a cluster is DST's backing file's,
-     * as qemu-img writes it), else widened to whole clusters of SRC's view */
-    if (c->dst->backing) {
-        a = off;
-        b = off + len;
+    size_t i, e, run = (size_t)-1;
+    for (i = 0; i < want; i = e) {
+        e = want - i > c->cs ? i + (size_t)c->cs : want;
+        if (!all_zero(buf + i, e - i)) {
+            c->data++;
+            if (run == (size_t)-1) run = i;
+            continue;
+        }
+        if (run != (size_t)-1) {
+            if (import_run(c->dst, pos + run, buf + run, i - run) != Q2W_OK) return -1;
+            run = (size_t)-1;
+        }
+        if (c->under && convert_zeros(c, pos + i, e - i) < 0) return -1;
     }
-    if (b > c->size) b = c->size;
-    if (a < c->done) a = c->done;
+    if (run != (size_t)-1 && import_run(c->dst, pos + run, buf + run, want - run) != Q2W_OK)
+        return -1;
+    progress(c->a, pos + want, c->size, &c->last);
+    return 0;
+}
+
+/* [a, b) of SRC's view read (through its chain) and converted. */
+static int convert_copy(conv_ctx *c, uint64_t a, uint64_t b)
+{
+    uint64_t pos;
     for (pos = a; pos < b;) {
-        size_t want = b - pos < CHUNK ? (size_t)(b - pos) : CHUNK, i, e, run = (size_t)-1;
+        size_t want = b - pos < CHUNK ? (size_t)(b - pos) : CHUNK;
         if (c->src->raw) {
             long n = pread_upto(c->src->fd, pos, c->buf, want);
             if (n < 0) { sys_fail(c->src->path, errno); return -1; }
@@ -1501,24 +1530,78 @@ static int convert_fn(void *user, uint64_t off, uint64_t len)
             int rc = disk_run(c->src, q2w_read(&c->src->img, pos, c->buf, want));
             if (rc != Q2W_OK) { disk_err(c->src, rc); return -1; }
         }
-        for (i = 0; i < want; i = e) {
-            e = want - i > c->cs ? i + (size_t)c->cs : want;
-            if (!all_zero(c->buf + i, e - i)) {
-                c->data++;
-                if (run == (size_t)-1) run = i;
-                continue;
-            }
-            if (run != (size_t)-1) {
-                if (import_run(c->dst, pos + run, c->buf + run, i - run) != Q2W_OK) return -1;
-                run = (size_t)-1;
-            }
-            if (c->under && convert_zeros(c, pos + i, e - i) < 0) return -1;
-        }
-        if (run != (size_t)-1 &&
-            import_run(c->dst, pos + run, c->buf + run, want - run) != Q2W_OK)
-            return -1;
+        if (convert_piece(c, pos, c->buf, want) < 0) return -1;
         pos += want;
-        progress(c->a, pos, c->size, &c->last);
+    }
+    return 0;
+}
+
+/* The file of layer d mapped read-only (once), or NULL where it cannot be:
+ * then the run is read as any other. */
+static const unsigned char *layer_map(disk *d)
+{
+    struct stat st;
+    void *m;
+    if (d->map) return d->map;
+    if (d->map_len || fstat(d->fd, &st) != 0 || st.st_size <= 0 ||
+        (uint64_t)st.st_size > (uint64_t)(size_t)-1) {
+        d->map_len = 1;   /* (tried) */
+        return NULL;
+    }
+    m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, d->fd, 0);
+    if (m == MAP_FAILED) {
+        d->map_len = 1;
+        return NULL;
+    }
+    (void)madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+    d->map = (const unsigned char *)m;
+    d->map_len = (size_t)st.st_size;
+    return d->map;
+}
+
+static int convert_fn(void *user, uint64_t off, uint64_t len)
+{
+    conv_ctx *c = (conv_ctx *)user;
+    uint64_t a = off / c->cs * c->cs, b = (off + len + c->cs - 1) / c->cs * c->cs;
+    uint64_t ia, ib;
+    disk *l = walk_run.layer;
+    const unsigned char *m;
+    /* -B: exactly the run (the rest of a cluster is DST's backing file's,
+     * as qemu-img writes it), else widened to whole clusters of SRC's view */
+    if (c->dst->backing) {
+        a = off;
+        b = off + len;
+    }
+    if (b > c->size) b = c->size;
+    if (a < c->done) a = c->done;
+    if (a >= b) return 0;
+    /* The whole clusters inside the run come straight from the layer's
+     * file, mapped: written to DST from there, never copied into buf (one
+     * copy of the data, where reading it would make two); the partial
+     * ones at its ends through the chain. */
+    ia = (off + c->cs - 1) / c->cs * c->cs;
+    ib = (off + len) / c->cs * c->cs;
+    if (ia < a) ia = a;
+    if (ib > b) ib = b;
+    if (l && ib > ia && (m = layer_map(l)) != NULL &&
+        walk_run.host + (ib - off) <= l->map_len) {
+        uint64_t pos;
+        if (convert_copy(c, a, ia) < 0) return -1;
+        for (pos = ia; pos < ib;) {
+            size_t want = ib - pos < CHUNK ? (size_t)(ib - pos) : CHUNK;
+            uint64_t at = walk_run.host + (pos - off), pa, pb;
+            if (convert_piece(c, pos, m + at, want) < 0) return -1;
+            /* its pages let go (they stay in the page cache): the
+             * process holds a chunk of the mapping, not the file */
+            pa = (at + 4095) / 4096 * 4096;
+            pb = (at + want) / 4096 * 4096;
+            if (pb > pa)
+                (void)madvise((void *)(uintptr_t)(m + pa), (size_t)(pb - pa), MADV_DONTNEED);
+            pos += want;
+        }
+        if (convert_copy(c, ib, b) < 0) return -1;
+    } else if (convert_copy(c, a, b) < 0) {
+        return -1;
     }
     if (b > c->done) c->done = b;
     return 0;
@@ -1535,6 +1618,7 @@ static int convert_top(conv_ctx *c)
 {
     disk *d = c->src;
     uint64_t off = 0, end = d->size;
+    walk_run.layer = NULL;   /* (read through the chain, not mapped) */
     while (off < end) {
         uint64_t len;
         int data, zero;
@@ -2402,6 +2486,8 @@ static int walk_data(disk *d, uint64_t off, uint64_t len, data_fn fn, void *user
             next_data(d->fd, off, d->size, &ds, &de);
             if (ds >= end || ds >= d->size) break;
             if (de > end) de = end;
+            walk_run.layer = d;
+            walk_run.host = ds;
             if (fn(user, ds, de - ds) < 0) return -1;
             off = de;
         }
@@ -2415,6 +2501,8 @@ static int walk_data(disk *d, uint64_t off, uint64_t len, data_fn fn, void *user
             return -1;
         }
         if (x.kind == Q2W_EXTENT_DATA || x.kind == Q2W_EXTENT_COMPRESSED) {
+            walk_run.layer = x.kind == Q2W_EXTENT_DATA ? d : NULL;
+            walk_run.host = x.host;
             if (fn(user, off, x.len) < 0) return -1;
         } else if (x.kind == Q2W_EXTENT_BACKING && d->backing) {
             uint64_t l = off < d->backing->size ? d->backing->size - off : 0;
