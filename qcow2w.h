@@ -949,8 +949,10 @@ Q2WDEF const char *q2w_finding_name(int kind);
  * its own codes, whichever is shortest. work: Q2W_DEFLATE_WORK bytes of
  * the caller's, any alignment. Returns the bytes written, or 0 when the
  * stream would not fit in cap (or len is 0 or over 2 GiB, or a pointer is
- * NULL). */
+ * NULL). A cap of Q2W_DEFLATE_BOUND(len) always fits a stream (at worst
+ * the bytes as stored blocks: 5 bytes of header each 65535). */
 #define Q2W_DEFLATE_WORK (((size_t)1 << 15) * 4 + 4096 * 4 + 16384 * 4 + 8)
+#define Q2W_DEFLATE_BOUND(n) ((size_t)(n) + 5 * ((size_t)(n) / 65535 + 1) + 1)
 Q2WDEF size_t q2w_deflate(const void *in, size_t len, void *out, size_t cap, void *work);
 
 #ifndef Q2W_NO_STDIO
@@ -2632,6 +2634,9 @@ typedef struct q2w__df {
     uint16_t *sym;                /* a literal (0..255) or 256 + length */
     uint16_t *dist;               /* its distance (0: literal) */
     size_t nsym, block_start;     /* the block's first input byte */
+    size_t pend_start, pend_end;  /* input bytes decided stored, not yet
+                                     written: consecutive stored blocks go
+                                     out as one run (a header each 65535) */
     unsigned char *out;
     size_t cap, pos;
     uint64_t acc;
@@ -2651,13 +2656,11 @@ static void q2w__df_bits(q2w__df *d, uint32_t v, unsigned n)
     }
 }
 
-/* A Huffman code of n bits, written most significant bit first. */
+/* A Huffman code of n bits, most significant bit first: q2w__df_codes
+ * keeps every code bit-reversed, so it goes out as any n bits. */
 static void q2w__df_code(q2w__df *d, uint32_t code, unsigned n)
 {
-    uint32_t r = 0;
-    unsigned i;
-    for (i = 0; i < n; i++) r |= ((code >> i) & 1u) << (n - 1 - i);
-    q2w__df_bits(d, r, n);
+    q2w__df_bits(d, code, n);
 }
 
 /* Code lengths of at most maxbits for the n frequencies (0: unused): a
@@ -2712,7 +2715,8 @@ static void q2w__df_lengths(const uint32_t *freq, unsigned n, unsigned maxbits,
     }
 }
 
-/* Canonical codes for the lengths (RFC 1951 3.2.2). */
+/* Canonical codes for the lengths (RFC 1951 3.2.2), each bit-reversed
+ * (the stream takes a code's most significant bit first). */
 static void q2w__df_codes(const unsigned char *len, unsigned n, uint16_t *code)
 {
     uint16_t count[16] = {0}, next[16];
@@ -2724,14 +2728,21 @@ static void q2w__df_codes(const unsigned char *len, unsigned n, uint16_t *code)
         next[i] = (uint16_t)c;
     }
     for (i = 0; i < n; i++)
-        if (len[i]) code[i] = next[len[i]]++;
+        if (len[i]) {
+            unsigned v = next[len[i]]++, r = 0, k;
+            for (k = 0; k < len[i]; k++) r |= ((v >> k) & 1u) << (len[i] - 1u - k);
+            code[i] = (uint16_t)r;
+        }
 }
 
+/* The index of the highest bit set in x (1 <= x < 65536). */
 static unsigned q2w__df_top_bit(unsigned x)
 {
     unsigned b = 0;
-    while (x >> (b + 1)) b++;
-    return b;
+    if (x >> 8) { x >>= 8; b = 8; }
+    if (x >> 4) { x >>= 4; b += 4; }
+    if (x >> 2) { x >>= 2; b += 2; }
+    return b + (x >> 1);
 }
 
 /* The length code of a match length 3..258 (RFC 1951 3.2.5): four codes a
@@ -2825,6 +2836,25 @@ static size_t q2w__df_rle(const unsigned char *lens, unsigned n, uint16_t *rle)
 static const unsigned char q2w__df_clorder[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5,
                                                    11, 4, 12, 3, 13, 2, 14, 1, 15};
 
+/* Input bytes [at, end) (at most 65535) as one stored block: to a byte
+ * boundary, LEN and NLEN, then the bytes as they are. */
+static void q2w__df_stored(q2w__df *d, size_t at, size_t end, int last)
+{
+    size_t n = end - at;
+    q2w__df_bits(d, last ? 1u : 0u, 3);
+    if (d->nbits) q2w__df_bits(d, 0, 8 - d->nbits);
+    q2w__df_bits(d, (uint32_t)n, 16);
+    q2w__df_bits(d, (uint32_t)(n ^ 0xffffu), 16);
+    /* (byte-aligned now: nothing waits in the accumulator) */
+    if (d->pos + n > d->cap) {
+        d->pos = d->cap;
+        d->full = 1;
+        return;
+    }
+    memcpy(d->out + d->pos, d->in + at, n);
+    d->pos += n;
+}
+
 /* The block of symbols so far (input bytes block_start .. end), coded the
  * shortest way. */
 static void q2w__df_block(q2w__df *d, size_t end, int last)
@@ -2871,18 +2901,23 @@ static void q2w__df_block(q2w__df *d, size_t end, int last)
     stored = (end - d->block_start) * 8 +
              ((end - d->block_start) / 65535 + 1) * (3 + 7 + 32);
     if (stored <= dyn && stored <= fix) {
-        size_t at = d->block_start;
-        do {
-            size_t n = end - at < 65535 ? end - at : 65535;
-            int fin = last && at + n == end;
-            q2w__df_bits(d, fin ? 1u : 0u, 3);
-            if (d->nbits) q2w__df_bits(d, 0, 8 - d->nbits);
-            q2w__df_bits(d, (uint32_t)n, 16);
-            q2w__df_bits(d, (uint32_t)(n ^ 0xffffu), 16);
-            for (k = 0; k < n; k++) q2w__df_bits(d, d->in[at + k], 8);
-            at += n;
-        } while (at < end);
-    } else if (fix <= dyn) {
+        if (d->pend_end != d->block_start) d->pend_start = d->block_start;
+        d->pend_end = end;
+        /* whole 65535-byte blocks at once, the rest kept for the next */
+        while (d->pend_end - d->pend_start > 65535 ||
+               (!last && d->pend_end - d->pend_start == 65535)) {
+            q2w__df_stored(d, d->pend_start, d->pend_start + 65535, 0);
+            d->pend_start += 65535;
+        }
+        if (last) q2w__df_stored(d, d->pend_start, d->pend_end, 1);
+        d->nsym = 0;
+        d->block_start = end;
+        return;
+    }
+    if (d->pend_end == d->block_start && d->pend_end > d->pend_start)
+        q2w__df_stored(d, d->pend_start, d->pend_end, 0);
+    d->pend_start = d->pend_end = 0;
+    if (fix <= dyn) {
         q2w__df_bits(d, last ? 3u : 2u, 3);
         q2w__df_codes(fl, 288, lc);
         q2w__df_codes(fdl, 30, dcd);
@@ -2909,18 +2944,40 @@ static void q2w__df_block(q2w__df *d, size_t end, int last)
     d->block_start = end;
 }
 
-/* The longest match for position i among its hash chain: length (0 when
- * under 3) and distance. */
-static unsigned q2w__df_match(const q2w__df *d, size_t i, uint32_t cand, unsigned *dist)
+/* The length of the common prefix of a and b, at most most: 8 bytes a
+ * step while they agree (loads through memcpy: any alignment), then one. */
+static size_t q2w__df_common(const unsigned char *a, const unsigned char *b, size_t most)
+{
+    size_t n = 0;
+    while (n + 8 <= most) {
+        uint64_t x, y;
+        memcpy(&x, a + n, 8);
+        memcpy(&y, b + n, 8);
+        if (x != y) break;
+        n += 8;
+    }
+    while (n < most && a[n] == b[n]) n++;
+    return n;
+}
+
+/* The longest match for position i among its hash chain (the candidates
+ * from cand): length (0 when under 3) and distance; longer than `best`
+ * (0, or the match already in hand: only a longer one counts,
+ * and a good one - 8 bytes or more - looks at a quarter of the chain, as
+ * zlib does). */
+static unsigned q2w__df_match(const q2w__df *d, size_t i, uint32_t cand, unsigned best,
+                              unsigned *dist)
 {
     size_t most = d->len - i < 258 ? d->len - i : 258;
-    unsigned best = 0, chain = Q2W__DF_CHAIN;
+    unsigned chain = best >= 8 ? Q2W__DF_CHAIN / 4 : Q2W__DF_CHAIN, found = 0;
+    if (best >= most) return 0;
     while (cand && chain--) {
-        size_t c = cand - 1u, n = 0;
+        size_t c = cand - 1u, n;
         if (i - c > Q2W__DF_WINDOW) break;
-        if (d->in[c + best] == d->in[i + best]) {
-            while (n < most && d->in[c + n] == d->in[i + n]) n++;
+        if (d->in[c + best] == d->in[i + best] && d->in[c] == d->in[i]) {
+            n = q2w__df_common(d->in + c, d->in + i, most);
             if (n > best) {
+                found = 1;
                 best = (unsigned)n;
                 *dist = (unsigned)(i - c);
                 if (n >= Q2W__DF_NICE || n == most) break;
@@ -2929,7 +2986,7 @@ static unsigned q2w__df_match(const q2w__df *d, size_t i, uint32_t cand, unsigne
         cand = d->prev[c % Q2W__DF_WINDOW];
         if (cand && cand - 1u >= c) break;   /* (the ring wrapped) */
     }
-    return best >= 3 ? best : 0;
+    return found && best >= 3 ? best : 0;
 }
 
 static uint32_t q2w__df_hash(const unsigned char *p)
@@ -2973,14 +3030,14 @@ Q2WDEF size_t q2w_deflate(const void *in, size_t len, void *out, size_t cap, voi
     memset(d.head, 0, ((size_t)1 << Q2W__DF_HASH_BITS) * sizeof(uint32_t));
     while (i < len && !d.full) {
         unsigned dist = 0, n = 0;
-        if (i + 3 <= len) n = q2w__df_match(&d, i, d.head[q2w__df_hash(d.in + i)], &dist);
+        if (i + 3 <= len) n = q2w__df_match(&d, i, d.head[q2w__df_hash(d.in + i)], 0, &dist);
         if (n && n < Q2W__DF_LAZY && i + 4 <= len) {
             /* one byte on: a longer match there wins, this byte goes as a
              * literal */
             unsigned dist2 = 0, n2;
             size_t k;
             q2w__df_insert(&d, i);
-            n2 = q2w__df_match(&d, i + 1, d.head[q2w__df_hash(d.in + i + 1)], &dist2);
+            n2 = q2w__df_match(&d, i + 1, d.head[q2w__df_hash(d.in + i + 1)], n, &dist2);
             if (n2 > n) {
                 q2w__df_emit(&d, i + 1, d.in[i], 0);
                 i++;
@@ -3004,6 +3061,19 @@ Q2WDEF size_t q2w_deflate(const void *in, size_t len, void *out, size_t cap, voi
     }
     if (!d.full) q2w__df_block(&d, len, 1);
     if (d.nbits) q2w__df_bits(&d, 0, 8 - d.nbits);
+    if (d.full && cap >= Q2W_DEFLATE_BOUND(len)) {
+        /* Blocks that each cost less than storing them can together cost
+         * more than one stored run: in a room of the bound, the run. */
+        size_t at = 0;
+        d.pos = d.nbits = 0;
+        d.acc = 0;
+        d.full = 0;
+        do {
+            size_t n = len - at < 65535 ? len - at : 65535;
+            q2w__df_stored(&d, at, at + n, at + n == len);
+            at += n;
+        } while (at < len);
+    }
     return d.full ? 0 : d.pos;
 }
 /* INFLATE-END */

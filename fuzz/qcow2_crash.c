@@ -12,7 +12,7 @@
  * on a v2 or v3 image with 512 B, 4 KiB or 64 KiB clusters and a refcount
  * width; a small op buffer and cache; a sequence of write / write_zeroes /
  * discard / flush / grow / snapshot create / snapshot delete / snapshot apply
- * / amend to the other version (large writes
+ * / amend to the other version / a compressed cluster written (large writes
  * with small clusters make the refcount blocks grow; a data or snapshot
  * fixture with 64-bit refcounts in 512 B clusters is filled to just short
  * of the 2 MiB of file one refcount-table cluster covers, and its first
@@ -749,7 +749,7 @@ static uint64_t cr_len(cr *s, uint64_t room)
 static int cr_op(cr *s, unsigned i, unsigned char *buf)
 {
     q2w_image *img = &s->h.img;
-    int kind = (int)alksim_pick(&s->src, 10), rc;
+    int kind = (int)alksim_pick(&s->src, 11), rc;
     uint64_t off = s->size ? alksim_range(&s->src, 0, s->size - 1) : 0;
     uint64_t len = s->size ? cr_len(s, s->size - off) : 0;
     if (alksim_bool(&s->src)) off -= off % s->cs;
@@ -766,7 +766,8 @@ static int cr_op(cr *s, unsigned i, unsigned char *buf)
                                             "discard", "flush", "grow",
                                             "snapshot-create",
                                             "snapshot-delete",
-                                            "snapshot-apply", "amend"};
+                                            "snapshot-apply", "amend",
+                                            "write-compressed"};
         s->op_name = names[kind];
         s->op_batch0 = s->batches;
     }
@@ -836,6 +837,31 @@ static int cr_op(cr *s, unsigned i, unsigned char *buf)
         qh_snap_begin_delete(sn);
         rc = cr_run(s, q2w_snapshot_delete(img, sn->name));
         if (rc == Q2W_OK) qh_snap_end_delete(sn, 1);
+        return rc;
+    }
+    case 10: { /* a compressed cluster (a whole one, or the disk's short
+                  last one); refused over an allocated cluster (nothing
+                  changes then) */
+        unsigned char *old, *work;
+        uint64_t at = off - off % s->cs, n = s->size - at < s->cs ? s->size - at : s->cs;
+        if (!s->size) return Q2W_OK;
+        alk_trace("op %u write-compressed [%llu,+%llu)", i, (unsigned long long)at,
+                  (unsigned long long)n);
+        old = (unsigned char *)alk_malloc((size_t)n);
+        work = (unsigned char *)alk_malloc(Q2W_CZ_WORK(s->cs));
+        ALK_CHECK(old && work, "out of memory");
+        cr_fill(buf, n, i);
+        memcpy(old, s->model + at, (size_t)n);
+        memcpy(s->model + at, buf, (size_t)n);
+        cr_note(s, at, n);
+        rc = cr_run(s, q2w_write_compressed(img, at, buf, (size_t)n, work,
+                                            Q2W_CZ_WORK(s->cs)));
+        if (rc == Q2W_ERR_UNSUPPORTED) {
+            memcpy(s->model + at, old, (size_t)n);
+            rc = Q2W_OK;
+        }
+        alk_free(old);
+        alk_free(work);
         return rc;
     }
     case 9: { /* amend to the other version: the view unchanged */
