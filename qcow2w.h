@@ -809,6 +809,7 @@ typedef struct q2w_image {
     uint64_t pass_l2_rc;     /* EXPAND: the refcount of the L2 table */
     int bm_ext;              /* a bitmaps extension is in the header */
     int copy_read;           /* q2w__copy_l1: the piece is in scratch */
+    int hdr_step;            /* q2w__header_rewrite: 0 read, 1 write, 2 done */
     /* snapshot apply: the active L1 it replaces, the new one's size */
     uint64_t ap_old_l1_off;
     uint32_t ap_old_l1_size, ap_l1_size;
@@ -4250,6 +4251,29 @@ static int q2w__step_snap_delete(q2w_image *img)
     }
 }
 
+/* A new table of nclu clusters: a run of free clusters taken and written
+ * as zeros (its place in img->run_start) - resize's and apply's new L1. */
+static int q2w__zeroed_run(q2w_image *img, uint64_t nclu)
+{
+    int rc;
+    if ((rc = q2w__run_alloc(img, nclu)) != Q2W_OK) return rc;
+    if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+    q2w__emit(img, Q2W_OP_WRITE, img->run_start << img->cluster_bits,
+              (size_t)(nclu * img->cluster_size), NULL, NULL);
+    return Q2W_OK;
+}
+
+/* The header's size and L1 (entries, at the run just made) in one write. */
+static int q2w__switch_size_l1(q2w_image *img, uint64_t size, uint32_t l1_size)
+{
+    unsigned char f[24];
+    q2w__put64(f, size);
+    q2w__put32(f + 8, 0);
+    q2w__put32(f + 12, l1_size);
+    q2w__put64(f + 16, img->run_start << img->cluster_bits);
+    return q2w__switch_header(img, 24, f, sizeof f);
+}
+
 /* Snapshot apply (revert: qemu-img snapshot -a), img->phase in order. The
  * snapshot's paths gain one reference first and the active ones lose
  * theirs after the switch, so a crash anywhere leaks only; every refusal
@@ -4386,10 +4410,7 @@ static int q2w__snap_apply_switch(q2w_image *img)
     if (!nclu) nclu = 1;
     switch (img->phase) {
     case Q2W__SNAP_APPLY_ALLOC_L1:
-        if ((rc = q2w__run_alloc(img, nclu)) != Q2W_OK) return rc;
-        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
-        q2w__emit(img, Q2W_OP_WRITE, img->run_start << cb, (size_t)(nclu * cs),
-                  NULL, NULL);
+        if ((rc = q2w__zeroed_run(img, nclu)) != Q2W_OK) return rc;
         img->phase = Q2W__SNAP_APPLY_COPY_L1;
         img->copy_done = 0;
         img->copy_read = 0;
@@ -4402,12 +4423,8 @@ static int q2w__snap_apply_switch(q2w_image *img)
         img->phase = Q2W__SNAP_APPLY_SWITCH_HEADER;
         return q2w__checkpoint_start(img);
     case Q2W__SNAP_APPLY_SWITCH_HEADER: {
-        unsigned char f[24];
-        q2w__put64(f, img->op_arg);
-        q2w__put32(f + 8, 0);
-        q2w__put32(f + 12, img->ap_l1_size);
-        q2w__put64(f + 16, img->run_start << cb);
-        if ((rc = q2w__switch_header(img, 24, f, sizeof f)) != Q2W_OK) return rc;
+        rc = q2w__switch_size_l1(img, img->op_arg, img->ap_l1_size);
+        if (rc != Q2W_OK) return rc;
         img->ap_old_l1_off = img->l1_offset;
         img->ap_old_l1_size = img->l1_size;
         img->l1_offset = img->run_start << cb;
@@ -4533,10 +4550,7 @@ static int q2w__resize_new_l1(q2w_image *img, uint64_t need, uint64_t nclu,
     int rc;
     switch (img->phase) {
     case Q2W__RESIZE_ALLOC_L1:
-        if ((rc = q2w__run_alloc(img, nclu)) != Q2W_OK) return rc;
-        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
-        q2w__emit(img, Q2W_OP_WRITE, img->run_start << cb, (size_t)(nclu * cs),
-                  NULL, NULL);
+        if ((rc = q2w__zeroed_run(img, nclu)) != Q2W_OK) return rc;
         img->phase = Q2W__RESIZE_COPY_L1;
         img->copy_done = 0;
         /* fall through */
@@ -4548,12 +4562,8 @@ static int q2w__resize_new_l1(q2w_image *img, uint64_t need, uint64_t nclu,
         /* The new L1 and the refcounts of its clusters, durable first. */
         return q2w__checkpoint_start(img);
     case Q2W__RESIZE_SWITCH_HEADER: {
-        unsigned char f[24];
-        q2w__put64(f, img->op_arg);
-        q2w__put32(f + 8, 0);
-        q2w__put32(f + 12, (uint32_t)need);
-        q2w__put64(f + 16, img->run_start << cb);
-        if ((rc = q2w__switch_header(img, 24, f, sizeof f)) != Q2W_OK) return rc;
+        rc = q2w__switch_size_l1(img, img->op_arg, (uint32_t)need);
+        if (rc != Q2W_OK) return rc;
         img->phase = Q2W__RESIZE_FREE_OLD_L1;
         return Q2W_PENDING;
     }
@@ -4727,14 +4737,37 @@ static int q2w__step_open(q2w_image *img)
 }
 
 /* ---- the backing file named in the header (q2w_set_backing) -------------- */
-/* img->phase in order: everything before made durable, cluster 0 read,
- * rewritten in one write and flushed. */
+/* img->phase in order: everything before made durable, then cluster 0
+ * read, rewritten in one write and flushed (q2w__header_rewrite). */
 enum {
     Q2W__SB_CHECKPOINT,
-    Q2W__SB_READ,
-    Q2W__SB_WRITE,
-    Q2W__SB_WRITTEN
+    Q2W__SB_REWRITE
 };
+
+/* Cluster 0 read into scratch, made over by compose (the bytes to write,
+ * or 0 with the error set), written in one write and flushed; hdr_step
+ * from 0 counts the calls: Q2W__DONE once the write has run. */
+static int q2w__header_rewrite(q2w_image *img, size_t (*compose)(q2w_image *))
+{
+    size_t n;
+    int rc;
+    if (img->hdr_step == 0) {
+        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
+        q2w__emit(img, Q2W_OP_READ, 0, (size_t)img->cluster_size, img->scratch, NULL);
+        img->hdr_step = 1;
+        return Q2W_PENDING;
+    }
+    if (img->hdr_step == 1) {
+        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
+        if (!(n = compose(img))) return img->err.code;
+        if (img->writes_since_flush) q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        q2w__emit(img, Q2W_OP_WRITE, 0, n, NULL, img->scratch);
+        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
+        img->hdr_step = 2;
+        return Q2W_PENDING;
+    }
+    return Q2W__DONE;
+}
 
 /* Cluster 0 in scratch with the backing format extension and the name
  * replaced (the other extensions kept, in order): the bytes to write, or
@@ -4789,26 +4822,14 @@ static size_t q2w__sb_compose(q2w_image *img)
 
 static int q2w__step_set_backing(q2w_image *img)
 {
-    size_t n;
     int rc;
     switch (img->phase) {
     case Q2W__SB_CHECKPOINT:
-        img->phase = Q2W__SB_READ;
+        img->phase = Q2W__SB_REWRITE;
+        img->hdr_step = 0;
         return q2w__checkpoint_start(img);
-    case Q2W__SB_READ:
-        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
-        q2w__emit(img, Q2W_OP_READ, 0, (size_t)img->cluster_size, img->scratch, NULL);
-        img->phase = Q2W__SB_WRITE;
-        return Q2W_PENDING;
-    case Q2W__SB_WRITE:
-        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
-        if (!(n = q2w__sb_compose(img))) return img->err.code;
-        if (img->writes_since_flush) q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
-        q2w__emit(img, Q2W_OP_WRITE, 0, n, NULL, img->scratch);
-        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
-        img->phase = Q2W__SB_WRITTEN;
-        return Q2W_PENDING;
-    default: /* Q2W__SB_WRITTEN */
+    default: /* Q2W__SB_REWRITE */
+        if ((rc = q2w__header_rewrite(img, q2w__sb_compose)) != Q2W__DONE) return rc;
         img->has_backing = img->has_backing_name;
         img->backing_size = img->has_backing ? img->op_arg : 0;
         return Q2W__DONE;
@@ -4874,9 +4895,8 @@ enum {
     Q2W__AM_TABLE_ALLOC,       /* v3: a table whose entries all record */
     Q2W__AM_TABLE_COPY,        /* the disk size (sn_new_off, sn_len) */
     Q2W__AM_CHECKPOINT,
-    Q2W__AM_READ,
-    Q2W__AM_WRITE,
-    Q2W__AM_WRITTEN
+    Q2W__AM_REWRITE            /* cluster 0 (q2w__header_rewrite), then
+                                  the old table freed */
 };
 
 /* Cluster 0 (in scratch, current) as a version op_arg header: the fixed
@@ -4989,7 +5009,6 @@ static int q2w__am_check(q2w_image *img)
 
 static int q2w__step_amend(q2w_image *img)
 {
-    size_t n;
     int rc;
     switch (img->phase) {
     case Q2W__AM_CHECK:
@@ -5069,23 +5088,13 @@ static int q2w__step_amend(q2w_image *img)
         return Q2W_PENDING;
     }
     case Q2W__AM_CHECKPOINT:
-        /* the expanded tables durable before the header says v2 */
-        img->phase = Q2W__AM_READ;
+        /* the expanded tables (or the new snapshot table) durable before
+         * the header names them */
+        img->phase = Q2W__AM_REWRITE;
+        img->hdr_step = 0;
         return q2w__checkpoint_start(img);
-    case Q2W__AM_READ:
-        if ((rc = q2w__need_room(img, 1)) != Q2W_OK) return rc;
-        q2w__emit(img, Q2W_OP_READ, 0, (size_t)img->cluster_size, img->scratch, NULL);
-        img->phase = Q2W__AM_WRITE;
-        return Q2W_PENDING;
-    case Q2W__AM_WRITE:
-        if ((rc = q2w__need_room(img, 3)) != Q2W_OK) return rc;
-        if (!(n = q2w__am_compose(img))) return img->err.code;
-        if (img->writes_since_flush) q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
-        q2w__emit(img, Q2W_OP_WRITE, 0, n, NULL, img->scratch);
-        q2w__emit(img, Q2W_OP_FLUSH, 0, 0, NULL, NULL);
-        img->phase = Q2W__AM_WRITTEN;
-        return Q2W_PENDING;
-    default: /* Q2W__AM_WRITTEN */
+    default: /* Q2W__AM_REWRITE */
+        if ((rc = q2w__header_rewrite(img, q2w__am_compose)) != Q2W__DONE) return rc;
         if (img->sn_new_off) {
             uint64_t cs = img->cluster_size, old = (img->snap_len + cs - 1) / cs;
             if ((rc = q2w__free_room(img)) != Q2W_OK) return rc;

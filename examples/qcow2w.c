@@ -2741,6 +2741,23 @@ static int cmd_map(int argc, char **argv)
     return ok ? 0 : 1;
 }
 
+/* The end of a one-operation command on d (its result rc): reported, or
+ * the image closed (done printed); d freed. The exit status. */
+static int change_and_close(disk *d, int rc, const char *done)
+{
+    if (rc != Q2W_OK) {
+        disk_err(d, rc);
+        close_quietly(d);
+        disk_free(d);
+        return 1;
+    }
+    rc = disk_run(d, q2w_close(&d->img));
+    if (rc != Q2W_OK) disk_err(d, rc);
+    else fputs(done, stdout);
+    disk_free(d);
+    return rc == Q2W_OK ? 0 : 1;
+}
+
 /* ---- resize ----------------------------------------------------------------- */
 /* resize IMG [+]SIZE: grow the virtual disk (to SIZE, or by it with +),
  * as qemu-img resize; SIZE rounded up to a multiple of 512. Shrinking is
@@ -2751,7 +2768,7 @@ static int cmd_resize(int argc, char **argv)
     disk *d;
     uint64_t v, to;
     const char *s;
-    int rc, rel;
+    int rel;
     /* a leading '-' would read as an option: "resize IMG -1G" is a shrink */
     if (argc == 4 && argv[3][0] == '-' && argv[3][1] >= '0' && argv[3][1] <= '9') {
         say("shrinking is not supported: ", argv[3]);
@@ -2774,18 +2791,7 @@ static int cmd_resize(int argc, char **argv)
         return 1;
     }
     to = (to + 511) & ~(uint64_t)511;
-    rc = disk_run(d, q2w_resize(&d->img, to));
-    if (rc != Q2W_OK) {
-        disk_err(d, rc);
-        close_quietly(d);
-        disk_free(d);
-        return 1;
-    }
-    rc = disk_run(d, q2w_close(&d->img));
-    if (rc != Q2W_OK) disk_err(d, rc);
-    else printf("Image resized.\n");
-    disk_free(d);
-    return rc == Q2W_OK ? 0 : 1;
+    return change_and_close(d, disk_run(d, q2w_resize(&d->img, to)), "Image resized.\n");
 }
 
 /* ---- amend ------------------------------------------------------------------ */
@@ -2795,7 +2801,6 @@ static int cmd_amend(int argc, char **argv)
 {
     args a;
     disk *d;
-    int rc;
     if (parse_args(argc, argv, OPT_O, 1, 1, &a) < 0) return 1;
     if (!a.c.version || a.c.cluster_size || a.c.refcount_bits || a.c.backing ||
         a.c.backing_fmt) {
@@ -2804,17 +2809,7 @@ static int cmd_amend(int argc, char **argv)
     }
     d = disk_open(a.pos[0], FMT_QCOW2, 1, 0, 0);
     if (!d) return 1;
-    rc = disk_run(d, q2w_amend_compat(&d->img, a.c.version));
-    if (rc != Q2W_OK) {
-        disk_err(d, rc);
-        close_quietly(d);
-        disk_free(d);
-        return 1;
-    }
-    rc = disk_run(d, q2w_close(&d->img));
-    if (rc != Q2W_OK) disk_err(d, rc);
-    disk_free(d);
-    return rc == Q2W_OK ? 0 : 1;
+    return change_and_close(d, disk_run(d, q2w_amend_compat(&d->img, a.c.version)), "");
 }
 
 /* ---- commit and rebase ---------------------------------------------------- */

@@ -18,30 +18,29 @@ corpus=$(pwd)/corpus/qcow2_open
 . "$(dirname "$0")/qemu_dir.sh"
 qemu_dir amend_qemu
 cd "$dir" || exit 1
-io() { f=$1; shift; for c in "$@"; do set -- "$@" -c "$c"; shift; done; qemu-io -f qcow2 "$@" "$f" >/dev/null; }
 truncate -s 6M base.raw
 head -c 1048576 /dev/urandom | dd of=base.raw bs=1M seek=3 conv=notrunc 2>/dev/null
 qemu-img create -q -f qcow2 -b base.raw -F raw top.qcow2 10M
-io top.qcow2 "write -P 2 0 64k" "write -z 2M 128k" "write -P 3 4M 192k" "write -z 4160k 64k" \
+qio top.qcow2 "write -P 2 0 64k" "write -z 2M 128k" "write -P 3 4M 192k" "write -z 4160k 64k" \
    "write -z -u 3M 64k" "write -z 8448k 64k"
 qemu-img create -q -f qcow2 -b top.qcow2 -F qcow2 up.qcow2
-io up.qcow2 "write -z 4M 64k" "write -P 9 5M 4k"
+qio up.qcow2 "write -z 4M 64k" "write -P 9 5M 4k"
 qemu-img create -q -f qcow2 -o cluster_size=512 small.qcow2 3M
-io small.qcow2 "write -P 1 0 1M" "write -z 100k 3k" "write -z -u 2050k 1k"
+qio small.qcow2 "write -P 1 0 1M" "write -z 100k 3k" "write -z -u 2050k 1k"
 qemu-img create -q -f qcow2 -o cluster_size=2M big.qcow2 64M
-io big.qcow2 "write -P 1 3M 1k" "write -z 10M 4M" "write -P 6 40M 6M"
+qio big.qcow2 "write -P 1 3M 1k" "write -z 10M 4M" "write -P 6 40M 6M"
 qemu-img create -q -f qcow2 snap.qcow2 16M
-io snap.qcow2 "write -P 1 0 2M" "write -z 4M 1M" "write -z 64k 128k"
+qio snap.qcow2 "write -P 1 0 2M" "write -z 4M 1M" "write -z 64k 128k"
 qemu-img snapshot -c one snap.qcow2
-io snap.qcow2 "write -z 512k 64k" "write -P 3 9M 1M" "write -z 1M 64k"
+qio snap.qcow2 "write -z 512k 64k" "write -P 3 9M 1M" "write -z 1M 64k"
 qemu-img create -q -f qcow2 -b base.raw -F raw snapb.qcow2
-io snapb.qcow2 "write -z 3M 128k" "write -z 0 64k"
+qio snapb.qcow2 "write -z 3M 128k" "write -z 0 64k"
 qemu-img snapshot -c one snapb.qcow2
-io snapb.qcow2 "write -z 3200k 64k"
+qio snapb.qcow2 "write -z 3200k 64k"
 head -c 2097152 "$tool" > text.raw
 qemu-img convert -q -c -O qcow2 text.raw packed.qcow2
 qemu-img create -q -f qcow2 -o compat=0.10 old.qcow2 8M
-io old.qcow2 "write -P 5 1M 1M" "write -z 3M 1M"
+qio old.qcow2 "write -P 5 1M 1M" "write -z 3M 1M"
 qemu-img create -q -f qcow2 -o refcount_bits=64 wide.qcow2 8M
 pass=0; fail=0; skipped=0
 one() {   # one IMG VERSION: both tools on copies of IMG

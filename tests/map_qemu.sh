@@ -14,29 +14,28 @@ corpus=$(pwd)/corpus/qcow2_open
 . "$(dirname "$0")/qemu_dir.sh"
 qemu_dir map_qemu
 cd "$dir" || exit 1
-io() { f=$1; shift; for c in "$@"; do set -- "$@" -c "$c"; shift; done; qemu-io -f qcow2 "$@" "$f" >/dev/null; }
 truncate -s 6M base.raw
 printf 'x' | dd of=base.raw bs=1 seek=1500000 conv=notrunc 2>/dev/null
 head -c 1048576 /dev/urandom | dd of=base.raw bs=1M seek=3 conv=notrunc 2>/dev/null
 qemu-img create -q -f qcow2 -b base.raw -F raw top.qcow2 10M
-io top.qcow2 "write -P 2 0 64k" "write -z 2M 128k" "write -P 3 4M 192k" "write -z 4160k 64k" \
+qio top.qcow2 "write -P 2 0 64k" "write -z 2M 128k" "write -P 3 4M 192k" "write -z 4160k 64k" \
    "write -P 5 8M 1M" "write -z -u 8448k 64k"
 qemu-img create -q -f qcow2 -b base.raw -F raw mid.qcow2 8M
-io mid.qcow2 "write -P 7 1M 512k" "write -z 5M 64k"
+qio mid.qcow2 "write -P 7 1M 512k" "write -z 5M 64k"
 qemu-img create -q -f qcow2 -b mid.qcow2 -F qcow2 up.qcow2 12M
-io up.qcow2 "write -P 9 1280k 64k" "write -z 7M 1M" "write -P 4 11M 4k"
+qio up.qcow2 "write -P 9 1280k 64k" "write -z 7M 1M" "write -P 4 11M 4k"
 qemu-img create -q -f qcow2 -o cluster_size=512 small.qcow2 3M
-io small.qcow2 "write -P 1 0 1M" "write -z 100k 3k" "write -P 2 2M 7k" "write -z -u 2050k 1k"
+qio small.qcow2 "write -P 1 0 1M" "write -z 100k 3k" "write -P 2 2M 7k" "write -z -u 2050k 1k"
 qemu-img create -q -f qcow2 -o cluster_size=2M big.qcow2 64M
-io big.qcow2 "write -P 1 3M 1k" "write -z 10M 4M" "write -P 6 40M 6M"
+qio big.qcow2 "write -P 1 3M 1k" "write -z 10M 4M" "write -P 6 40M 6M"
 head -c 4194304 "$tool" > text.raw
 qemu-img convert -q -c -O qcow2 -o cluster_size=4096 text.raw packed.qcow2
 qemu-img create -q -f qcow2 -b packed.qcow2 -F qcow2 onpacked.qcow2
-io onpacked.qcow2 "write -P 8 1M 8k"
+qio onpacked.qcow2 "write -P 8 1M 8k"
 qemu-img create -q -f qcow2 snap.qcow2 16M
-io snap.qcow2 "write -P 1 0 2M" "write -z 4M 1M"
+qio snap.qcow2 "write -P 1 0 2M" "write -z 4M 1M"
 qemu-img snapshot -c one snap.qcow2
-io snap.qcow2 "write -P 2 512k 64k" "write -P 3 9M 1M"
+qio snap.qcow2 "write -P 2 512k 64k" "write -P 3 9M 1M"
 cp snap.qcow2 snapq.qcow2
 "$tool" snapshot apply snap.qcow2 one >/dev/null
 qemu-img snapshot -a one snapq.qcow2

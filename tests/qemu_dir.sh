@@ -8,3 +8,10 @@ qemu_dir() {
     dir=$(mktemp -d "/tmp/alk-$1.XXXXXX") || exit 1
     trap 'rm -rf "$dir"' EXIT
 }
+
+# qio IMG CMD...: qemu-io -f qcow2 on IMG, one -c for each CMD, quiet.
+qio() {
+    f=$1; shift
+    for c in "$@"; do set -- "$@" -c "$c"; shift; done
+    qemu-io -f qcow2 "$@" "$f" >/dev/null
+}
