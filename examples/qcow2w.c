@@ -1450,6 +1450,29 @@ out:
 /* the runs of data of a disk and its chain, in order (measure, below) */
 typedef int (*data_fn)(void *user, uint64_t off, uint64_t len);
 
+/* Clusters (of the target's size cs) holding data, counted once each: the
+ * runs come in increasing order, *last the index counted last + 1 (0:
+ * none yet). */
+static void count_run(uint64_t off, uint64_t len, uint64_t cs, uint64_t *n, uint64_t *last)
+{
+    uint64_t a = off / cs, b = (off + len - 1) / cs;
+    if (!len) return;
+    if (*last && a < *last) a = *last;
+    if (b >= a) *n += b - a + 1;
+    if (b + 1 > *last) *last = b + 1;
+}
+
+typedef struct counter {
+    uint64_t cs, n, last;
+} counter;
+
+static int count_fn(void *user, uint64_t off, uint64_t len)
+{
+    counter *c = (counter *)user;
+    count_run(off, len, c->cs, &c->n, &c->last);
+    return 0;
+}
+
 /* Where walk_data's current run lies: the layer's disk and the offset of
  * the run's first byte in its file (raw: the same; a qcow2 layer's data
  * extent: q2w_map's host), or layer NULL (compressed). */
@@ -1648,11 +1671,51 @@ static int convert_top(conv_ctx *c)
     return 0;
 }
 
+/* A plain convert's file reserved up front (Linux: fallocate, the size
+ * kept): the blocks for what qemu-img measure says it needs - the data
+ * the chain holds and the metadata over it - so that writing does not
+ * allocate them page by page. The bytes reserved (0: none). */
+static uint64_t convert_reserve(conv_ctx *c, args *a)
+{
+#if defined(FALLOC_FL_KEEP_SIZE) && defined(FALLOC_FL_PUNCH_HOLE)
+    counter n;
+    uint64_t req, full;
+    q2w_error_info e;
+    if (a->compress || a->c.backing) return 0;
+    n.cs = c->cs;
+    n.n = n.last = 0;
+    if (walk_data(c->src, 0, c->src->size, count_fn, &n) < 0) return 0;
+    if (q2w_measure(&a->c, n.n * c->cs, &req, &full, &e) != Q2W_OK) return 0;
+    if (fallocate(c->dst->fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)req) != 0) return 0;
+    return req;
+#else
+    (void)c;
+    (void)a;
+    return 0;
+#endif
+}
+
+/* What was reserved past the file's end let go again (the image took
+ * less: clusters of zeros left out). */
+static void convert_unreserve(conv_ctx *c, uint64_t reserved)
+{
+#if defined(FALLOC_FL_KEEP_SIZE) && defined(FALLOC_FL_PUNCH_HOLE)
+    struct stat st;
+    if (reserved && fstat(c->dst->fd, &st) == 0 && (uint64_t)st.st_size < reserved)
+        (void)fallocate(c->dst->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
+                        (off_t)(reserved - (uint64_t)st.st_size));
+#else
+    (void)c;
+    (void)reserved;
+#endif
+}
+
 static int cmd_convert(int argc, char **argv)
 {
     args a;
     conv_ctx c;
     q2w_info in;
+    uint64_t reserved;
     int rc = -1, i;
     memset(&c, 0, sizeof c);
     /* qemu-img convert names DST's backing file -B */
@@ -1681,6 +1744,7 @@ static int cmd_convert(int argc, char **argv)
         sys_fail(a.pos[1], ENOMEM);
         goto out_close;
     }
+    reserved = convert_reserve(&c, &a);
     if (a.c.backing ? convert_top(&c) < 0
                     : walk_data(c.src, 0, c.src->size, convert_fn, &c) < 0)
         goto out_close;
@@ -1691,6 +1755,7 @@ static int cmd_convert(int argc, char **argv)
         rc = -1;
         goto out;
     }
+    convert_unreserve(&c, reserved);
     if (a.sync && (rc = sync_with_dir(c.dst->fd, a.pos[1])) < 0) {
         sys_fail(a.pos[1], -rc);
         goto out;
@@ -2461,17 +2526,6 @@ static int cmd_io(int argc, char **argv)
 }
 
 /* ---- measure ---------------------------------------------------------------- */
-/* Clusters (of the target's size cs) holding data, counted once each: the
- * runs come in increasing order, *last the index counted last + 1 (0:
- * none yet). */
-static void count_run(uint64_t off, uint64_t len, uint64_t cs, uint64_t *n, uint64_t *last)
-{
-    uint64_t a = off / cs, b = (off + len - 1) / cs;
-    if (!len) return;
-    if (*last && a < *last) a = *last;
-    if (b >= a) *n += b - a + 1;
-    if (b + 1 > *last) *last = b + 1;
-}
 
 /* The runs of data of [off, off + len) of disk d and, where it holds
  * nothing, of its backing chain, in order, to fn (what qemu's block status
@@ -2514,16 +2568,6 @@ static int walk_data(disk *d, uint64_t off, uint64_t len, data_fn fn, void *user
     return 0;
 }
 
-typedef struct counter {
-    uint64_t cs, n, last;
-} counter;
-
-static int count_fn(void *user, uint64_t off, uint64_t len)
-{
-    counter *c = (counter *)user;
-    count_run(off, len, c->cs, &c->n, &c->last);
-    return 0;
-}
 
 /* measure [--output=json] [-O qcow2] [-o OPTS] (--size SIZE | [-f FMT] FILE):
  * qemu-img measure's two figures for a qcow2 image of OPTS holding FILE's
