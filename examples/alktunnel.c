@@ -208,6 +208,7 @@
 #define SESSION_CHANNELS 64u
 #define SESSION_WINDOW 262144u
 #define SESSION_LOG (1u << 20)
+#define SESSION_SEAL_BATCH 16u   /* records sealed per send: 256 KiB */
 
 #define MS 1000000ull
 #define SEC 1000000000ull
@@ -2236,6 +2237,7 @@ static int node_setup(void)
     cfg.session.log_size = SESSION_LOG;
     cfg.session.max_channels = SESSION_CHANNELS;
     cfg.session.plaintext = A.opt.plaintext;
+    cfg.session.seal_batch = SESSION_SEAL_BATCH;
     cfg.max_peers = A.is_gateway ? GATEWAY_PEERS : (uint32_t)A.opt.gateway_count;
     cfg.max_resources = CONTROL_CAP;
     cfg.max_authorizations = CONTROL_CAP;

@@ -141,6 +141,7 @@ typedef struct ss {
     int hostile;         /* mode 1: side 0 is the peer's vehicle only */
     int plaintext;       /* first byte, bit 1: no encryption */
     uint64_t rekey;      /* first byte, bits 2-3: records per key */
+    uint32_t seal_batch[2]; /* the same bits: records sealed at a time */
     int tamper;          /* mode 3: records changed on the path */
     int attack;          /* mode 4: an off-path party injects bytes (2:
                             into the client's AUTH's place too) */
@@ -294,6 +295,13 @@ static void ss_transmit(ss *t, int k)
             }
             ALK_CHECK(alkt_session_transmit_done(s, n + 1) == ALKT_ERR_ARG,
                       "side %d: transmit_done took more than the peek gave", k);
+            if (!t->plaintext) {   /* at most seal_batch records, and a REKEY */
+                size_t b = t->seal_batch[k] ? t->seal_batch[k] : 4;
+                size_t rec = 2 + ALKT_AEAD_TAG + ALKT_FRAME_HEADER;   /* and a payload */
+                size_t cap = b * (rec + s->max_frame) + rec;
+                ALK_CHECK(n <= cap, "side %d: a peek of %zu bytes, past %zu records "
+                          "sealed at a time", k, n, b);
+            }
             if (n > room) n = room;
             src = (const unsigned char *)q;
         } else {
@@ -793,6 +801,7 @@ static void ss_setup(ss *t, alkt_session_config *cfg, int k)
     cfg->identity_len = strlen(cfg->identity);
     cfg->plaintext = t->plaintext;
     cfg->rekey_records = t->rekey;
+    cfg->seal_batch = t->seal_batch[k];
     need = alkt_session_mem_size(cfg);
     ALK_CHECK(need > 0, "config refused");
     t->side[k].mem = malloc(need);
@@ -1653,8 +1662,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * (bits 2-3: the default, 2, 3, 7), mode 3 (bits 4-6 all set in mode 0) */
     {
         static const uint64_t rekey[4] = {0, 2, 3, 7};
+        static const uint32_t batch[4] = {0, 1, 16, 2};   /* 0: the default 4 */
         t.plaintext = (data[0] >> 1) & 1;
         t.rekey = rekey[(data[0] >> 2) & 3];
+        t.seal_batch[0] = batch[(data[0] >> 2) & 3];
+        t.seal_batch[1] = batch[((data[0] >> 2) + 1) & 3];
         t.tamper = (data[0] & 0xf1) == 0x70;
         t.attack = (data[0] & 0xf1) == 0x30 ? 1 : (data[0] & 0xf1) == 0x50 ? 2 : 0;
         if (t.tamper) t.plaintext = 0;

@@ -763,7 +763,8 @@ static void *ts_setup(alksim_ctx *ctx)
     /* from the segment size, without a draw of their own: a log with room
      * for four frames (senders wait for acks: the log's waiters) in one
      * world of four, and in encrypted worlds a new key every 2..14
-     * records (REKEY both ways) */
+     * records (REKEY both ways), and 1..16 records sealed at a time
+     * (each node its own) */
     s->small_log = s->w.segment % 4 == 0;
     s->rekey = plaintext ? 0 : 2 + s->w.segment % 13;
     /* sessions survive any partition of a scenario: a lost one is a bug */
@@ -773,6 +774,7 @@ static void *ts_setup(alksim_ctx *ctx)
             s->w.ncfg[n].session.log_size =
                 4 * (ALKT_FRAME_HEADER + s->w.ncfg[n].session.max_frame);
         s->w.ncfg[n].session.rekey_records = s->rekey;
+        s->w.ncfg[n].session.seal_batch = 1u << ((s->w.segment / 4 + (size_t)n) % 5);
         s->w.ncfg[n].session.resume_window_ns = 100000 * TW_SEC;
         s->w.ncfg[n].max_peers = tw_is_gateway(n) ? 2u * (uint32_t)clients : (uint32_t)gateways;
     }

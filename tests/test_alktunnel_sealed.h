@@ -362,6 +362,68 @@ TEST sealed_rekey_before_the_counter_limit(void)
     PASS();
 }
 
+/* seal_batch: the records one transmit_peek hands out (one send) - never
+ * more than it (and a REKEY), more than the default 4 when it is larger
+ * and that much is due; every byte arrives the same; memory grows by one
+ * record a step. */
+TEST sealed_seal_batch_bounds_a_send(void)
+{
+    static const uint32_t batches[3] = {1, 2, 16};
+    static unsigned char out[4096], got[4096];
+    const size_t r = ALKT__REC_OVERHEAD + ALKT_FRAME_HEADER + 1024; /* t_config's */
+    alkt_session_config c;
+    size_t m4, i;
+    int b, k;
+    t_config(&c, 0);
+    c.seal_batch = ALKT_SEAL_BATCH_MAX + 1;
+    ASSERT_EQ(0, alkt_session_mem_size(&c));
+    c.seal_batch = 0;
+    m4 = alkt_session_mem_size(&c);
+    c.seal_batch = 4;
+    ASSERT_EQ(m4, alkt_session_mem_size(&c));
+    c.seal_batch = 16;
+    ASSERT_EQ(m4 + alkt__align8(16 * r + 26) - alkt__align8(4 * r + 26),
+              alkt_session_mem_size(&c));
+    for (i = 0; i < sizeof out; i++) out[i] = (unsigned char)(i * 7 + (i >> 8));
+    for (b = 0; b < 3; b++) {
+        t_pair p;
+        uint32_t ids[4];
+        size_t n, most = 0;
+        const void *q;
+        memset(&p, 0, sizeof p);
+        p.now = 5000000000ull;
+        for (k = 0; k < 2; k++) {   /* a log with room for all 16 frames */
+            t_config(&c, k);
+            c.seal_batch = batches[b];
+            c.log_size = 65536;
+            n = alkt_session_mem_size(&c);
+            p.mem[k] = (unsigned char *)malloc(n);
+            ASSERT(p.mem[k] != NULL);
+            ASSERT_EQ(ALKT_OK, alkt_session_init(&p.s[k], &c, p.mem[k], n, p.now));
+        }
+        ASSERT(t_open_all(&p, ids));
+        for (k = 0; k < 4; k++)   /* a window each: 16 frames due */
+            ASSERT_EQ((ptrdiff_t)sizeof out,
+                      alkt_channel_send(&p.s[0], ids[k], out, sizeof out));
+        while ((n = alkt_session_transmit_peek(&p.s[0], &q)) > 0) {
+            ASSERT(n <= batches[b] * r + ALKT__REC_OVERHEAD + ALKT_FRAME_HEADER);
+            if (n > most) most = n;
+            ASSERT_EQ(ALKT_OK, alkt_session_handle_input(&p.s[1], q, n, p.now));
+            ASSERT_EQ(ALKT_OK, alkt_session_transmit_done(&p.s[0], n));
+        }
+        if (batches[b] > 4) ASSERT(most > 4 * r + ALKT__REC_OVERHEAD + ALKT_FRAME_HEADER);
+        t_settle(&p);
+        for (k = 0; k < 4; k++) {
+            size_t have = 0;
+            s_read(&p, 1, ids[k], got, &have, sizeof got);
+            ASSERT_EQ(sizeof out, have);
+            ASSERT_MEM_EQ(out, got, sizeof out);
+        }
+        t_free(&p);
+    }
+    PASS();
+}
+
 /* A resume runs a new ephemeral exchange: new keys both ways, counters from
  * 0, and the resume token never crosses the wire. */
 TEST sealed_resume_derives_fresh_keys(void)
@@ -550,6 +612,7 @@ SUITE(alkt_sealed_suite)
     RUN_TEST(sealed_changed_record_ends_the_connection);
     RUN_TEST(sealed_replayed_reordered_and_cut_records);
     RUN_TEST(sealed_rekey_before_the_counter_limit);
+    RUN_TEST(sealed_seal_batch_bounds_a_send);
     RUN_TEST(sealed_resume_derives_fresh_keys);
     RUN_TEST(sealed_and_plaintext_peers_refuse_each_other);
     RUN_TEST(sealed_tag_compare_does_not_stop_early);
