@@ -394,6 +394,7 @@ static struct app {
     options opt;
     sock socks[MAX_SOCKS];
     int sock_high;              /* slots in use are below this */
+    int tunnel_high;            /* tunnels not T_FREE are below this */
     tunnel tunnels[MAX_TUNNELS];
     unsigned char *pump_mem;    /* MAX_TUNNELS * TUNNEL_MEM */
     alkt_node *node;
@@ -957,6 +958,7 @@ static int tunnel_new(enum tunnel_state state, int sock_index)
         tu->local = tu->remote = tu->udp_index = -1;
         tu->started = now_ns();
         if (sock_index >= 0) A.socks[sock_index].owner = t;
+        if (t + 1 > A.tunnel_high) A.tunnel_high = t + 1;
         return t;
     }
     return -1;
@@ -976,7 +978,7 @@ static void describe(int t, const char *fmt, ...)
 static int tunnel_find(uint32_t peer, uint32_t channel)
 {
     int t;
-    for (t = 0; t < MAX_TUNNELS; t++) {
+    for (t = 0; t < A.tunnel_high; t++) {
         const tunnel *tu = &A.tunnels[t];
         if (tu->state != T_FREE && tu->state != T_WAIT && tu->peer == peer &&
             tu->channel == channel)
@@ -1071,6 +1073,7 @@ static void tunnel_end(int t, int aborted, const char *why)
     if (tu->sock >= 0) sock_close(tu->sock, aborted);
     tu->sock = -1;
     tu->state = T_FREE;
+    while (A.tunnel_high > 0 && A.tunnels[A.tunnel_high - 1].state == T_FREE) A.tunnel_high--;
 }
 
 static void pump_start(int t)
@@ -1327,7 +1330,7 @@ static int udp_flow(int k, const struct sockaddr_storage *src, socklen_t src_len
     uint16_t port;
     int t;
     *fresh = 0;
-    for (t = 0; t < MAX_TUNNELS; t++) {
+    for (t = 0; t < A.tunnel_high; t++) {
         const tunnel *tu = &A.tunnels[t];
         if (tu->state != T_FREE && tu->udp && tu->udp_index == k && !tu->udp_eof &&
             same_source(&tu->src, src))
@@ -1391,7 +1394,7 @@ static uint64_t udp_idle_check(uint64_t now)
 {
     uint64_t idle = (uint64_t)A.opt.udp_idle_s * SEC, next = UINT64_MAX;
     int t;
-    for (t = 0; t < MAX_TUNNELS; t++) {
+    for (t = 0; t < A.tunnel_high; t++) {
         tunnel *tu = &A.tunnels[t];
         uint64_t due;
         if (!tu->udp || tu->udp_index < 0 || tu->udp_eof ||
@@ -1413,7 +1416,7 @@ static uint64_t udp_idle_check(uint64_t now)
 static int live_pumps(void)
 {
     int t, n = 0;
-    for (t = 0; t < MAX_TUNNELS; t++) n += A.tunnels[t].state == T_PUMP;
+    for (t = 0; t < A.tunnel_high; t++) n += A.tunnels[t].state == T_PUMP;
     return n;
 }
 
@@ -2010,7 +2013,7 @@ static void node_event(const alkt_role_event *ev)
         say("session with %s %s", name, ev->code ? "resumed" : "established");
         if (!A.is_gateway) {
             size_t r;
-            for (t = 0; t < MAX_TUNNELS; t++)
+            for (t = 0; t < A.tunnel_high; t++)
                 if (A.tunnels[t].state == T_WAIT) client_try_open(t);
             if (!ev->code)   /* a new session: listens of an old one are gone */
                 for (r = 0; r < A.opt.remote_count; r++)
@@ -2025,7 +2028,7 @@ static void node_event(const alkt_role_event *ev)
         if (!A.is_gateway && ev->peer <= GATEWAY_PEERS) A.key_resource[ev->peer][0] = 0;
         /* its channels are gone, and the slot may serve a new session */
         snprintf(buf, sizeof buf, "the session is over");
-        for (t = 0; t < MAX_TUNNELS; t++) {
+        for (t = 0; t < A.tunnel_high; t++) {
             tunnel *tu = &A.tunnels[t];
             if (tu->state == T_FREE || tu->peer != ev->peer) continue;
             tunnel_end(t, 1, buf);
@@ -2097,7 +2100,7 @@ static void node_settle(void)
             node_event(&ev);
             progress = 1;
         }
-        for (t = 0; t < MAX_TUNNELS; t++)
+        for (t = 0; t < A.tunnel_high; t++)
             if (A.tunnels[t].state == T_PUMP &&
                 (A.tunnels[t].udp ? dgram_service(t) : pump_service(t)))
                 progress = 1;
@@ -2138,7 +2141,7 @@ static void node_reload(void)
     }
     A.view = next;
     /* what the node reset just now (their DONE events come next) */
-    for (t = 0; t < MAX_TUNNELS; t++) {
+    for (t = 0; t < A.tunnel_high; t++) {
         const tunnel *tu = &A.tunnels[t];
         alkt_session *s = tu->state == T_FREE || tu->state == T_WAIT
                               ? NULL : alkt_node_session(A.node, tu->peer);
@@ -2166,7 +2169,7 @@ static void begin_stop(uint64_t now)
     for (i = 0; i < A.sock_high; i++)
         if (A.socks[i].fd >= 0 && (A.socks[i].kind == K_LISTEN || A.socks[i].kind == K_LISTEN_L))
             sock_close(i, 0);
-    for (t = 0; t < MAX_TUNNELS; t++) {
+    for (t = 0; t < A.tunnel_high; t++) {
         tunnel *tu = &A.tunnels[t];
         alkt_session *s;
         switch (tu->state) {
@@ -2193,7 +2196,7 @@ static void print_stats(uint64_t now)
     uint64_t from = A.done_from, to = A.done_to;
     double secs = (double)(now - A.stats_t) / 1e9;
     int t, live = 0;
-    for (t = 0; t < MAX_TUNNELS; t++)
+    for (t = 0; t < A.tunnel_high; t++)
         if (A.tunnels[t].state == T_PUMP) {
             const tunnel *tu = &A.tunnels[t];
             from += tu->udp ? tu->bytes_in : tu->pump.from_endpoint;
@@ -2455,7 +2458,7 @@ static int run_node(void)
         }
         if (A.stopping && (live_pumps() == 0 || now >= A.stop_deadline)) break;
         if (alkt_node_poll_timeout(A.node) <= now) alkt_node_handle_timeout(A.node, now);
-        for (t = 0; t < MAX_TUNNELS; t++) {
+        for (t = 0; t < A.tunnel_high; t++) {
             uint64_t wait_due = local_wait_deadline(&A.tunnels[t]);
             if (A.tunnels[t].state == T_CONNECTING && now >= A.tunnels[t].deadline)
                 endpoint_answer(t, 0, ETIMEDOUT);
@@ -2467,7 +2470,7 @@ static int run_node(void)
             if (A.remote_tunnel[k] < 0 && !A.remote_hold[k] && !A.stopping &&
                 now >= A.remote_retry_at[k])
                 client_open_remote((int)k);
-        for (t = 0; t < MAX_TUNNELS; t++)
+        for (t = 0; t < A.tunnel_high; t++)
             if (A.tunnels[t].state == T_WAIT && A.tunnels[t].retry_soon) client_try_open(t);
         udp_due = A.opt.udp_count ? udp_idle_check(now) : UINT64_MAX;
         node_settle();
@@ -2500,7 +2503,7 @@ static int run_node(void)
             case K_UDP_L:
                 /* a datagram waiting for its flow: the kernel queues the rest */
                 ev = udp_fw[so->owner].pending || A.stopping ? 0 : POLLIN;
-                for (t = 0; t < MAX_TUNNELS; t++)
+                for (t = 0; t < A.tunnel_high; t++)
                     if (A.tunnels[t].state == T_PUMP && A.tunnels[t].udp &&
                         A.tunnels[t].udp_index == so->owner && A.tunnels[t].udp_blocked)
                         ev = (short)(ev | POLLOUT);
@@ -2524,7 +2527,7 @@ static int run_node(void)
         }
         if (A.opt.stats_s) ms = ms_until(now, A.stats_at, ms);
         if (A.stopping) ms = ms_until(now, A.stop_deadline, ms);
-        for (t = 0; t < MAX_TUNNELS; t++) {
+        for (t = 0; t < A.tunnel_high; t++) {
             uint64_t wait_due = local_wait_deadline(&A.tunnels[t]);
             if (A.tunnels[t].state == T_CONNECTING) ms = ms_until(now, A.tunnels[t].deadline, ms);
             if (wait_due) ms = ms_until(now, wait_due, ms);
@@ -2655,7 +2658,7 @@ static int run_node(void)
             if (s && alkt_session_close(s, (uint16_t)ALKT_CODE_SHUTDOWN) == ALKT_OK) closed++;
         }
         node_flush();
-        for (t = 0; t < MAX_TUNNELS; t++)
+        for (t = 0; t < A.tunnel_high; t++)
             if (A.tunnels[t].state != T_FREE)
                 tunnel_end(t, 1, A.tunnels[t].state == T_PUMP ? "cut at the stop deadline"
                                                               : NULL);

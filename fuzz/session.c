@@ -327,7 +327,7 @@ static void ss_events(ss *t, int k);
 static void ss_deliver(ss *t, int k, size_t n, size_t seg)
 {
     ss_pipe *p = &t->pipe[k];
-    unsigned char buf[4096];
+    static unsigned char buf[32768];
     if (!seg) seg = 1;
     if (seg > sizeof buf) seg = sizeof buf;
     while (n && p->len) {
@@ -1237,6 +1237,11 @@ static void ss_pair(ss *t)
             /* (one draw per statement, in the order gcc drew them: C
              * leaves a call's argument order open) */
             size_t seg = (size_t)alksim_range(&t->src, 1, 4096);
+            /* the upper half of the draw: 8 KiB..32 KiB at a time, so
+             * whole records (and runs of them) arrive in one input, as
+             * from a large recv - the path that reads a record where it
+             * lies, into a ring that may wrap inside it */
+            if (seg > 2048) seg = 8192 + (seg - 2049) * 12;
             ss_deliver(t, k, (size_t)alksim_range(&t->src, 1, SS_PIPE), seg);
             break;
         }
