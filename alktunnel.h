@@ -7065,6 +7065,61 @@ static void alkt__poly_to26(const uint64_t a[3], uint64_t l[5])
     l[4] = a2 >> 16;
 }
 
+/* the lanes' sum (five 26-bit limbs, any carry state) into p->h */
+static void alkt__poly_from26(alkt__poly *p, uint64_t h26[5])
+{
+    uint64_t c;
+    c = h26[0] >> 26; h26[0] &= 0x3ffffff; h26[1] += c;
+    c = h26[1] >> 26; h26[1] &= 0x3ffffff; h26[2] += c;
+    c = h26[2] >> 26; h26[2] &= 0x3ffffff; h26[3] += c;
+    c = h26[3] >> 26; h26[3] &= 0x3ffffff; h26[4] += c;
+    c = h26[4] >> 26; h26[4] &= 0x3ffffff; h26[0] += c * 5;
+    c = h26[0] >> 26; h26[0] &= 0x3ffffff; h26[1] += c;
+    c = h26[0] + (h26[1] << 26);
+    p->h[0] = c & ALKT__M44;
+    c = (c >> 44) + (h26[2] << 8) + (h26[3] << 34);
+    p->h[1] = c & ALKT__M44;
+    p->h[2] = (c >> 44) + (h26[4] << 16);
+}
+
+/* The blocks' low (lo) and high (hi) 8 bytes, one block a lane, added
+ * to h as five 26-bit limbs (hibit: 2^128 in limb 4, or 0) */
+#define ALKT__POLY_LANES_ADD(ADD, SRL, SLL, AND, OR)                           \
+    do {                                                                     \
+        h[0] = ADD(h[0], AND(lo, M));                                        \
+        h[1] = ADD(h[1], AND(SRL(lo, 26), M));                               \
+        h[2] = ADD(h[2], AND(OR(SRL(lo, 52), SLL(hi, 12)), M));              \
+        h[3] = ADD(h[3], AND(SRL(hi, 14), M));                               \
+        h[4] = ADD(h[4], OR(SRL(hi, 40), hibit));                            \
+    } while (0)
+
+/* The body of alkt__poly_vmul and alkt__poly_wmul (h, r, s, M, d0..d4, c
+ * and e in scope), with the vector width's multiply, add, shifts and
+ * and: h = h * r, then two carry chains at once (0 -> 1 -> 2 -> 3, 3 -> 4
+ * -> 0 -> 1), every limb ending below 2^26 + 2^10. */
+#define ALKT__POLY_LANES_MUL(MUL, ADD, SRL, SLL, AND)                          \
+    do {                                                                     \
+        d0 = ADD(ADD(MUL(h[0], r[0]), MUL(h[1], s[4])),                      \
+                 ADD(ADD(MUL(h[2], s[3]), MUL(h[3], s[2])), MUL(h[4], s[1]))); \
+        d1 = ADD(ADD(MUL(h[0], r[1]), MUL(h[1], r[0])),                      \
+                 ADD(ADD(MUL(h[2], s[4]), MUL(h[3], s[3])), MUL(h[4], s[2]))); \
+        d2 = ADD(ADD(MUL(h[0], r[2]), MUL(h[1], r[1])),                      \
+                 ADD(ADD(MUL(h[2], r[0]), MUL(h[3], s[4])), MUL(h[4], s[3]))); \
+        d3 = ADD(ADD(MUL(h[0], r[3]), MUL(h[1], r[2])),                      \
+                 ADD(ADD(MUL(h[2], r[1]), MUL(h[3], r[0])), MUL(h[4], s[4]))); \
+        d4 = ADD(ADD(MUL(h[0], r[4]), MUL(h[1], r[3])),                      \
+                 ADD(ADD(MUL(h[2], r[2]), MUL(h[3], r[1])), MUL(h[4], r[0]))); \
+        c = SRL(d0, 26); d0 = AND(d0, M); d1 = ADD(d1, c);                   \
+        e = SRL(d3, 26); d3 = AND(d3, M); d4 = ADD(d4, e);                   \
+        c = SRL(d1, 26); d1 = AND(d1, M); d2 = ADD(d2, c);                   \
+        e = SRL(d4, 26); d4 = AND(d4, M);                                    \
+        d0 = ADD(d0, ADD(e, SLL(e, 2)));                                     \
+        c = SRL(d2, 26); d2 = AND(d2, M); d3 = ADD(d3, c);                   \
+        e = SRL(d0, 26); d0 = AND(d0, M); d1 = ADD(d1, e);                   \
+        c = SRL(d3, 26); d3 = AND(d3, M); d4 = ADD(d4, c);                   \
+        h[0] = d0; h[1] = d1; h[2] = d2; h[3] = d3; h[4] = d4;               \
+    } while (0)
+
 /* h = h * r on lanes (r[i] one limb of r, s[i] = 5 r[i]), carried */
 #define ALKT__VMUL(a, b) _mm256_mul_epu32((a), (b))
 #define ALKT__VADD(a, b) _mm256_add_epi64((a), (b))
@@ -7073,32 +7128,8 @@ static inline void alkt__poly_vmul(__m256i h[5], const __m256i r[5], const __m25
 {
     const __m256i M = _mm256_set1_epi64x(0x3ffffff);
     __m256i d0, d1, d2, d3, d4, c, e;
-    d0 = ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[0], r[0]), ALKT__VMUL(h[1], s[4])),
-                    ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[2], s[3]), ALKT__VMUL(h[3], s[2])),
-                               ALKT__VMUL(h[4], s[1])));
-    d1 = ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[0], r[1]), ALKT__VMUL(h[1], r[0])),
-                    ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[2], s[4]), ALKT__VMUL(h[3], s[3])),
-                               ALKT__VMUL(h[4], s[2])));
-    d2 = ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[0], r[2]), ALKT__VMUL(h[1], r[1])),
-                    ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[2], r[0]), ALKT__VMUL(h[3], s[4])),
-                               ALKT__VMUL(h[4], s[3])));
-    d3 = ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[0], r[3]), ALKT__VMUL(h[1], r[2])),
-                    ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[2], r[1]), ALKT__VMUL(h[3], r[0])),
-                               ALKT__VMUL(h[4], s[4])));
-    d4 = ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[0], r[4]), ALKT__VMUL(h[1], r[3])),
-                    ALKT__VADD(ALKT__VADD(ALKT__VMUL(h[2], r[2]), ALKT__VMUL(h[3], r[1])),
-                               ALKT__VMUL(h[4], r[0])));
-    /* two carry chains at once (0 -> 1 -> 2 -> 3, 3 -> 4 -> 0 -> 1):
-     * every limb ends below 2^26 + 2^10 */
-    c = _mm256_srli_epi64(d0, 26); d0 = _mm256_and_si256(d0, M); d1 = ALKT__VADD(d1, c);
-    e = _mm256_srli_epi64(d3, 26); d3 = _mm256_and_si256(d3, M); d4 = ALKT__VADD(d4, e);
-    c = _mm256_srli_epi64(d1, 26); d1 = _mm256_and_si256(d1, M); d2 = ALKT__VADD(d2, c);
-    e = _mm256_srli_epi64(d4, 26); d4 = _mm256_and_si256(d4, M);
-    d0 = ALKT__VADD(d0, ALKT__VADD(e, _mm256_slli_epi64(e, 2)));
-    c = _mm256_srli_epi64(d2, 26); d2 = _mm256_and_si256(d2, M); d3 = ALKT__VADD(d3, c);
-    e = _mm256_srli_epi64(d0, 26); d0 = _mm256_and_si256(d0, M); d1 = ALKT__VADD(d1, e);
-    c = _mm256_srli_epi64(d3, 26); d3 = _mm256_and_si256(d3, M); d4 = ALKT__VADD(d4, c);
-    h[0] = d0; h[1] = d1; h[2] = d2; h[3] = d3; h[4] = d4;
+    ALKT__POLY_LANES_MUL(ALKT__VMUL, ALKT__VADD, _mm256_srli_epi64, _mm256_slli_epi64,
+                         _mm256_and_si256);
 }
 
 /* h += four blocks at m, block j in lane j */
@@ -7111,12 +7142,8 @@ static inline void alkt__poly_vload(__m256i h[5], const unsigned char *m, __m256
     /* low and high 8 bytes of blocks 0, 2, 1, 3; then in block order */
     __m256i lo = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(a, b), 0xd8);
     __m256i hi = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(a, b), 0xd8);
-    h[0] = ALKT__VADD(h[0], _mm256_and_si256(lo, M));
-    h[1] = ALKT__VADD(h[1], _mm256_and_si256(_mm256_srli_epi64(lo, 26), M));
-    h[2] = ALKT__VADD(h[2], _mm256_and_si256(_mm256_or_si256(_mm256_srli_epi64(lo, 52),
-                                                             _mm256_slli_epi64(hi, 12)), M));
-    h[3] = ALKT__VADD(h[3], _mm256_and_si256(_mm256_srli_epi64(hi, 14), M));
-    h[4] = ALKT__VADD(h[4], _mm256_or_si256(_mm256_srli_epi64(hi, 40), hibit));
+    ALKT__POLY_LANES_ADD(ALKT__VADD, _mm256_srli_epi64, _mm256_slli_epi64,
+                         _mm256_and_si256, _mm256_or_si256);
 }
 
 /* n (a multiple of 64, at least 64) bytes of whole blocks into p->h */
@@ -7124,7 +7151,7 @@ __attribute__((target("avx2")))
 static void alkt__poly_x4(alkt__poly *p, const unsigned char *m, size_t n,
                           uint64_t hibit)
 {
-    uint64_t l[4][5], h26[5], c;
+    uint64_t l[4][5], h26[5];
     __m256i h[5], r[5], s[5], hb;
     int i, k;
     alkt__poly_powers(p);
@@ -7154,18 +7181,7 @@ static void alkt__poly_x4(alkt__poly *p, const unsigned char *m, size_t n,
         _mm256_storeu_si256((__m256i *)(void *)e, h[i]);
         h26[i] = e[0] + e[1] + e[2] + e[3];
     }
-    /* carried on 26-bit limbs, then on 44/44/42 */
-    c = h26[0] >> 26; h26[0] &= 0x3ffffff; h26[1] += c;
-    c = h26[1] >> 26; h26[1] &= 0x3ffffff; h26[2] += c;
-    c = h26[2] >> 26; h26[2] &= 0x3ffffff; h26[3] += c;
-    c = h26[3] >> 26; h26[3] &= 0x3ffffff; h26[4] += c;
-    c = h26[4] >> 26; h26[4] &= 0x3ffffff; h26[0] += c * 5;
-    c = h26[0] >> 26; h26[0] &= 0x3ffffff; h26[1] += c;
-    c = h26[0] + (h26[1] << 26);
-    p->h[0] = c & ALKT__M44;
-    c = (c >> 44) + (h26[2] << 8) + (h26[3] << 34);
-    p->h[1] = c & ALKT__M44;
-    p->h[2] = (c >> 44) + (h26[4] << 16);
+    alkt__poly_from26(p, h26);
     alkt__sha256_wipe(l, sizeof l);
     alkt__sha256_wipe(h26, sizeof h26);
 }
@@ -7188,30 +7204,7 @@ static inline void alkt__poly_wmul(__m512i h[5], const __m512i r[5], const __m51
 {
     const __m512i M = _mm512_set1_epi64(0x3ffffff);
     __m512i d0, d1, d2, d3, d4, c, e;
-    d0 = ALKT__WADD(ALKT__WADD(ALKT__WMUL(h[0], r[0]), ALKT__WMUL(h[1], s[4])),
-                    ALKT__WADD(ALKT__WADD(ALKT__WMUL(h[2], s[3]), ALKT__WMUL(h[3], s[2])),
-                               ALKT__WMUL(h[4], s[1])));
-    d1 = ALKT__WADD(ALKT__WADD(ALKT__WMUL(h[0], r[1]), ALKT__WMUL(h[1], r[0])),
-                    ALKT__WADD(ALKT__WADD(ALKT__WMUL(h[2], s[4]), ALKT__WMUL(h[3], s[3])),
-                               ALKT__WMUL(h[4], s[2])));
-    d2 = ALKT__WADD(ALKT__WADD(ALKT__WMUL(h[0], r[2]), ALKT__WMUL(h[1], r[1])),
-                    ALKT__WADD(ALKT__WADD(ALKT__WMUL(h[2], r[0]), ALKT__WMUL(h[3], s[4])),
-                               ALKT__WMUL(h[4], s[3])));
-    d3 = ALKT__WADD(ALKT__WADD(ALKT__WMUL(h[0], r[3]), ALKT__WMUL(h[1], r[2])),
-                    ALKT__WADD(ALKT__WADD(ALKT__WMUL(h[2], r[1]), ALKT__WMUL(h[3], r[0])),
-                               ALKT__WMUL(h[4], s[4])));
-    d4 = ALKT__WADD(ALKT__WADD(ALKT__WMUL(h[0], r[4]), ALKT__WMUL(h[1], r[3])),
-                    ALKT__WADD(ALKT__WADD(ALKT__WMUL(h[2], r[2]), ALKT__WMUL(h[3], r[1])),
-                               ALKT__WMUL(h[4], r[0])));
-    c = ALKT__WSRL(d0, 26); d0 = ALKT__WAND(d0, M); d1 = ALKT__WADD(d1, c);
-    e = ALKT__WSRL(d3, 26); d3 = ALKT__WAND(d3, M); d4 = ALKT__WADD(d4, e);
-    c = ALKT__WSRL(d1, 26); d1 = ALKT__WAND(d1, M); d2 = ALKT__WADD(d2, c);
-    e = ALKT__WSRL(d4, 26); d4 = ALKT__WAND(d4, M);
-    d0 = ALKT__WADD(d0, ALKT__WADD(e, ALKT__WSLL(e, 2)));
-    c = ALKT__WSRL(d2, 26); d2 = ALKT__WAND(d2, M); d3 = ALKT__WADD(d3, c);
-    e = ALKT__WSRL(d0, 26); d0 = ALKT__WAND(d0, M); d1 = ALKT__WADD(d1, e);
-    c = ALKT__WSRL(d3, 26); d3 = ALKT__WAND(d3, M); d4 = ALKT__WADD(d4, c);
-    h[0] = d0; h[1] = d1; h[2] = d2; h[3] = d3; h[4] = d4;
+    ALKT__POLY_LANES_MUL(ALKT__WMUL, ALKT__WADD, ALKT__WSRL, ALKT__WSLL, ALKT__WAND);
 }
 
 /* h += eight blocks at m, block j in lane j */
@@ -7226,12 +7219,7 @@ static inline void alkt__poly_wload(__m512i h[5], const unsigned char *m, __m512
     /* the low and the high 8 bytes of blocks 0..7 */
     __m512i lo = _mm512_permutex2var_epi64(a, even, b);
     __m512i hi = _mm512_permutex2var_epi64(a, odd, b);
-    h[0] = ALKT__WADD(h[0], ALKT__WAND(lo, M));
-    h[1] = ALKT__WADD(h[1], ALKT__WAND(ALKT__WSRL(lo, 26), M));
-    h[2] = ALKT__WADD(h[2], ALKT__WAND(_mm512_or_si512(ALKT__WSRL(lo, 52),
-                                                       ALKT__WSLL(hi, 12)), M));
-    h[3] = ALKT__WADD(h[3], ALKT__WAND(ALKT__WSRL(hi, 14), M));
-    h[4] = ALKT__WADD(h[4], _mm512_or_si512(ALKT__WSRL(hi, 40), hibit));
+    ALKT__POLY_LANES_ADD(ALKT__WADD, ALKT__WSRL, ALKT__WSLL, ALKT__WAND, _mm512_or_si512);
 }
 
 /* n (a multiple of 128, at least 128) bytes of whole blocks into p->h */
@@ -7239,7 +7227,7 @@ __attribute__((target("avx512f")))
 static void alkt__poly_x8(alkt__poly *p, const unsigned char *m, size_t n,
                           uint64_t hibit)
 {
-    uint64_t l[8][5], h26[5], c;
+    uint64_t l[8][5], h26[5];
     __m512i h[5], r[5], s[5], hb;
     int i, k;
     alkt__poly_powers(p);
@@ -7279,18 +7267,7 @@ static void alkt__poly_x8(alkt__poly *p, const unsigned char *m, size_t n,
         _mm512_storeu_si512((void *)e, h[i]);
         h26[i] = e[0] + e[1] + e[2] + e[3] + e[4] + e[5] + e[6] + e[7];
     }
-    /* carried on 26-bit limbs, then on 44/44/42 */
-    c = h26[0] >> 26; h26[0] &= 0x3ffffff; h26[1] += c;
-    c = h26[1] >> 26; h26[1] &= 0x3ffffff; h26[2] += c;
-    c = h26[2] >> 26; h26[2] &= 0x3ffffff; h26[3] += c;
-    c = h26[3] >> 26; h26[3] &= 0x3ffffff; h26[4] += c;
-    c = h26[4] >> 26; h26[4] &= 0x3ffffff; h26[0] += c * 5;
-    c = h26[0] >> 26; h26[0] &= 0x3ffffff; h26[1] += c;
-    c = h26[0] + (h26[1] << 26);
-    p->h[0] = c & ALKT__M44;
-    c = (c >> 44) + (h26[2] << 8) + (h26[3] << 34);
-    p->h[1] = c & ALKT__M44;
-    p->h[2] = (c >> 44) + (h26[4] << 16);
+    alkt__poly_from26(p, h26);
     alkt__sha256_wipe(l, sizeof l);
     alkt__sha256_wipe(h26, sizeof h26);
 }

@@ -1579,7 +1579,8 @@ static void ss_primitives(const uint8_t *data, size_t size)
     }
     {   /* a longer message, 600..2599 bytes: ChaCha20 sixteen blocks at a
          * time (AVX-512F), eight (AVX2), four (SSE2), then one and a part,
-         * and Poly1305 four blocks at once (AVX2 lanes or 44-bit limbs)
+         * and Poly1305 eight blocks at once (AVX-512F lanes, from 512
+         * bytes) or four (AVX2 lanes or 44-bit limbs)
          * then single ones - each way the CPU has, against the reference
          * (peers with the same wrong keystream or tag still agree) */
         static unsigned char msg[2600], big[2600 + 16], big_ref[2600 + 16];
