@@ -49,21 +49,53 @@ failed() {
     fail=$((fail + 1))
 }
 
-# try LABEL COMPILER FLAGS LANG SOURCE-TEXT - the build must succeed.
+# try LABEL COMPILER FLAGS LANG SOURCE-TEXT - the build must succeed. It
+# runs in the background, JOBS at a time; settle reports the builds in the
+# order they were started, so the output is the same at any JOBS.
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+jobs_q=""   # numbers of the builds started and not yet reported, oldest first
+njob=0
 try() {
     if ! command -v "$2" >/dev/null 2>&1; then
+        settle 0
         failed "$1" "$2 not found"
-    elif compile "$@"; then
-        passed "$1"
-    else
-        failed "$1" "" "$src.log"
+        return
     fi
+    njob=$((njob + 1))
+    src="$dir/$(echo "$1" | tr ' /+.<>' '______').$4"
+    printf '%s\n' "$5" > "$src"
+    printf '%s\n' "$1" > "$dir/job-$njob.label"
+    printf '%s\n' "$src" > "$dir/job-$njob.src"
+    # shellcheck disable=SC2086
+    "$2" $3 -I. -c "$src" -o "$src.o" > "$src.log" 2>&1 &
+    eval "pid_$njob=\$!"
+    jobs_q="$jobs_q $njob"
+    settle $((JOBS - 1))
+}
+# settle N - wait for the oldest builds and report them until N or fewer run
+settle() {
+    keep=$1
+    while :; do
+        # shellcheck disable=SC2086
+        set -- $jobs_q
+        [ $# -gt "$keep" ] || return 0
+        j=$1
+        shift
+        jobs_q=$*
+        eval "pid=\$pid_$j"
+        if wait "$pid"; then
+            passed "$(cat "$dir/job-$j.label")"
+        else
+            failed "$(cat "$dir/job-$j.label")" "" "$(cat "$dir/job-$j.src").log"
+        fi
+    done
 }
 
 # refused LABEL COMPILER FLAGS LANG EXPECTED SOURCE-TEXT - the build must
 # fail with EXPECTED in its messages (a promised #error), and without an
 # implicit declaration (what a guard that never fires gives instead).
 refused() {
+    settle 0
     if compile "$1" "$2" "$3" "$4" "$6"; then
         failed "$1" "compiled; expected: $5"
     elif grep -q "$5" "$src.log" && ! grep -q "implicit declaration" "$src.log"; then
@@ -188,6 +220,7 @@ for h in "$@"; do
         text=$(awk -v s="$start" 'NR > s && /^ \* [A-Z][A-Z][A-Z]/ { exit }
             NR > s { if (!sub(/^ \*   /, "")) sub(/^ \* *$/, ""); print }' "$h")
         if [ "$(printf '%s\n' "$text" | grep -c .)" -lt 3 ]; then
+            settle 0
             failed "$h quick start $n" "nothing to compile"
             continue
         fi
@@ -198,6 +231,7 @@ for h in "$@"; do
         # a whole program is linked and run too: against the implementation
         # compiled apart (as C) when it includes the declarations only
         case $text in *"int main("*) ;; *) continue ;; esac
+        settle 0
         m=$(basename "$h" .h | tr 'a-z' 'A-Z')
         impl=""
         case $text in *"#define ${m}_IMPLEMENTATION"*) ;; *)
@@ -221,6 +255,8 @@ for h in "$@"; do
         done
     done
 done
+
+settle 0
 
 # The test tree's one shape: what both fuzz/ and tests/ use (the assertion
 # machinery, reference models, simulated worlds, the internals headers)
