@@ -1449,8 +1449,12 @@ static const key_schema key_schemas[] = {
      "authorizations[0]", {"client", "resource", "secret", "expires", NULL}},
     {"{\"revocations\":[{\"client\":\"c\",\"resource\":\"r\",", ":1}]}",
      "revocations[0]", {"client", "resource", NULL}},
+    /* every name is in the document before the plant, so a planted name is
+     * a duplicate (offer_key was listed and not written: planted, it was
+     * a first offer_key of the wrong type, and the oracle said duplicate) */
     {"{\"relays\":[{\"id\":\"x\",\"address\":\"a\",\"port\":1,\"token\":"
-     "\"t\",", ":1}]}", "relays[0]", {"id", "address", "port", "token", "offer_key", NULL}},
+     "\"t\",\"offer_key\":\"000102030405060708090a0b0c0d0e0f\",", ":1}]}",
+     "relays[0]", {"id", "address", "port", "token", "offer_key", NULL}},
 };
 
 /* The path the header promises for an unknown key: raw bytes, those
