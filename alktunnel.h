@@ -197,8 +197,8 @@
  *   ALKTUNNEL_NO_PUMPS        no stream or datagram pumps (alkt_pump_*,
  *                             alkt_dgram_pump_*)
  *   (tests/firmware_check.sh: the session at its smallest - these two and
- *   ALKTUNNEL_NO_FAST_DECODE - is 28,164 bytes of .text on a Cortex-M4 at
- *   -Os; with the roles, 42,324)
+ *   ALKTUNNEL_NO_FAST_DECODE - is 27,724 bytes of .text on a Cortex-M4 at
+ *   -Os; with the roles, 41,872)
  * Optimisations, one switch a family (each turns off its own family only):
  *   ALKTUNNEL_PORTABLE        the portable C only: NO_SIMD, NO_SHA_NI and
  *                             NO_INT128 together (what 32-bit targets get)
@@ -224,7 +224,7 @@
  *                             only the structural bytes walked; ~1.3-1.5x
  *                             the one-pass scan on string-heavy and
  *                             minified text) and host-name check (8 bytes
- *                             a word) go portable: the replay gate runs
+ *                             a word, 64-bit targets) go portable: the replay gate runs
  *                             the params corpus both ways
  *   ALKTUNNEL_NO_FAST_DECODE  the typed decoders without their one-pass
  *                             fast paths (control messages, open params):
@@ -4130,8 +4130,12 @@ static int alkt__hostname_bytes(const char *s, size_t len)
     return !all_numeric;
 }
 
+/* (64-bit targets only: on a 32-bit one the 8-byte words are register
+ * pairs, more code for no speed - the Cortex-M4 session was 496 bytes
+ * larger with it) */
 #if (defined(__GNUC__) || defined(__clang__)) && \
     defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+    defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 8 && \
     !defined(ALKTUNNEL_NO_SIMD_JSON)
 /* 0x80 in each byte of v (every byte below 0x80) that is in [lo, hi]: no
  * sum carries into the next byte. */
