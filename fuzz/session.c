@@ -1579,10 +1579,11 @@ static void ss_primitives(const uint8_t *data, size_t size)
     }
     {   /* a longer message, 600..2599 bytes: ChaCha20 sixteen blocks at a
          * time (AVX-512F), eight (AVX2), four (SSE2), then one and a part,
-         * and Poly1305 eight blocks at once (AVX-512F lanes, from 512
-         * bytes) or four (AVX2 lanes or 44-bit limbs)
-         * then single ones - each way the CPU has, against the reference
-         * (peers with the same wrong keystream or tag still agree) */
+         * and Poly1305 eight blocks at once (AVX-512 IFMA lanes, and
+         * AVX-512F lanes as well where the CPU has IFMA: from 512 bytes)
+         * or four (AVX2 lanes or 44-bit limbs), then single ones - each
+         * way the CPU has, against the reference (peers with the same
+         * wrong keystream or tag still agree) */
         static unsigned char msg[2600], big[2600 + 16], big_ref[2600 + 16];
         unsigned char t1[16], t2[16];
         size_t len = 600 + size % 2000;
@@ -1598,6 +1599,13 @@ static void ss_primitives(const uint8_t *data, size_t size)
         aref_poly1305(t2, msg, len, key);
         ALK_CHECK(memcmp(t1, t2, 16) == 0,
                   "Poly1305 of %zu bytes differs from the reference", len);
+#ifdef ALKT__CHACHA_AVX2
+        alkt__poly_no_ifma = 1;
+        alkt_poly1305(t1, msg, len, key);
+        alkt__poly_no_ifma = 0;
+        ALK_CHECK(memcmp(t1, t2, 16) == 0,
+                  "Poly1305 of %zu bytes without IFMA differs from the reference", len);
+#endif
     }
     {   /* the one-shot Poly1305 the header offers, against the reference */
         unsigned char t1[16], t2[16];

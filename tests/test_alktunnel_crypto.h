@@ -966,12 +966,25 @@ TEST crypto_chacha20_simd_matches_portable(void)
 }
 
 /* Poly1305 against aead_ref.h's schoolbook big numbers on every length
- * 0..1100 (the four-block steps start at 256 bytes, then single blocks and
- * the padded tail), with drawn keys, and with the keys and messages that
- * carry the most: r and s all ones (clamped), messages all 0xff, and all
- * zero. On x86-64 twice: the AVX2 lanes (when the CPU has AVX2) and the
- * scalar 44-bit limbs; the portable build (make crypto-portable) runs the
- * 26-bit limbs. */
+ * 0..1100 (the four-block steps start at 256 bytes, the eight-lane ones at
+ * 512, then single blocks and the padded tail), with drawn keys, and with
+ * the keys and messages that carry the most: r and s all ones (clamped),
+ * messages all 0xff, and all zero. On x86-64 three times: the eight IFMA
+ * lanes (when the CPU has AVX-512 IFMA) with AVX2 below 512 bytes, the
+ * eight AVX-512F lanes (alkt__poly_no_ifma; when the CPU has AVX-512F),
+ * and the scalar 44-bit limbs; the portable build (make crypto-portable)
+ * runs the 26-bit limbs. */
+static void poly_paths(int c)
+{
+#ifdef ALKT__CHACHA_SIMD
+    alkt__chacha_portable_only = c >= 8;
+#endif
+#ifdef ALKT__CHACHA_AVX2
+    alkt__poly_no_ifma = c >= 4 && c < 8;
+#endif
+    (void)c;
+}
+
 TEST crypto_poly1305_matches_reference(void)
 {
     static unsigned char msg[1101];
@@ -979,30 +992,25 @@ TEST crypto_poly1305_matches_reference(void)
     uint64_t s = 0x706f6c79u; /* "poly" */
     size_t len;
     int c;
-    for (c = 0; c < 8; c++) {
-#ifdef ALKT__CHACHA_SIMD
-        alkt__chacha_portable_only = c >= 4;
-#endif
+    for (c = 0; c < 12; c++) {
+        poly_paths(c);
         switch (c % 4) {
         case 0: ct_fill(&s, key, sizeof key); ct_fill(&s, msg, sizeof msg); break;
         case 1: memset(key, 0xff, sizeof key); memset(msg, 0xff, sizeof msg); break;
         case 2: ct_fill(&s, key, sizeof key); memset(msg, 0xff, sizeof msg); break;
         default: memset(key, 0xff, sizeof key); memset(msg, 0, sizeof msg); break;
         }
-        for (len = 0; len < sizeof msg; len++) {
+        /* (without IFMA, only the lengths the eight lanes take) */
+        for (len = c >= 4 && c < 8 ? 512 : 0; len < sizeof msg; len++) {
             alkt_poly1305(tag, msg, len, key);
             aref_poly1305(ref, msg, len, key);
             if (memcmp(ref, tag, 16)) {
-#ifdef ALKT__CHACHA_SIMD
-                alkt__chacha_portable_only = 0;
-#endif
+                poly_paths(0);
                 FAILm("Poly1305 differs from aead_ref.h");
             }
         }
     }
-#ifdef ALKT__CHACHA_SIMD
-    alkt__chacha_portable_only = 0;
-#endif
+    poly_paths(0);
     PASS();
 }
 
