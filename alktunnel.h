@@ -7227,18 +7227,25 @@ static inline void alkt__poly_wmul(__m512i h[5], const __m512i r[5], const __m51
     ALKT__POLY_LANES_MUL(ALKT__WMUL, ALKT__WADD, ALKT__WSRL, ALKT__WSLL, ALKT__WAND);
 }
 
+/* the low (lo) and the high (hi) 8 bytes of the eight blocks at m */
+__attribute__((target("avx512f"), always_inline))
+static inline void alkt__poly_w8(const unsigned char *m, __m512i *lo, __m512i *hi)
+{
+    const __m512i even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+    __m512i a = _mm512_loadu_si512((const void *)m);
+    __m512i b = _mm512_loadu_si512((const void *)(m + 64));
+    *lo = _mm512_permutex2var_epi64(a, even, b);
+    *hi = _mm512_permutex2var_epi64(a, odd, b);
+}
+
 /* h += eight blocks at m, block j in lane j */
 __attribute__((target("avx512f"), always_inline))
 static inline void alkt__poly_wload(__m512i h[5], const unsigned char *m, __m512i hibit)
 {
     const __m512i M = _mm512_set1_epi64(0x3ffffff);
-    const __m512i even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
-    const __m512i odd = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
-    __m512i a = _mm512_loadu_si512((const void *)m);
-    __m512i b = _mm512_loadu_si512((const void *)(m + 64));
-    /* the low and the high 8 bytes of blocks 0..7 */
-    __m512i lo = _mm512_permutex2var_epi64(a, even, b);
-    __m512i hi = _mm512_permutex2var_epi64(a, odd, b);
+    __m512i lo, hi;
+    alkt__poly_w8(m, &lo, &hi);
     ALKT__POLY_LANES_ADD(ALKT__WADD, ALKT__WSRL, ALKT__WSLL, ALKT__WAND, _mm512_or_si512);
 }
 
@@ -7354,12 +7361,8 @@ __attribute__((target("avx512f,avx512ifma"), always_inline))
 static inline void alkt__poly_fload(__m512i h[3], const unsigned char *m, __m512i hibit)
 {
     const __m512i m44 = _mm512_set1_epi64((long long)ALKT__M44);
-    const __m512i even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
-    const __m512i odd = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
-    __m512i a = _mm512_loadu_si512((const void *)m);
-    __m512i b = _mm512_loadu_si512((const void *)(m + 64));
-    __m512i lo = _mm512_permutex2var_epi64(a, even, b);
-    __m512i hi = _mm512_permutex2var_epi64(a, odd, b);
+    __m512i lo, hi;
+    alkt__poly_w8(m, &lo, &hi);
     h[0] = _mm512_add_epi64(h[0], _mm512_and_si512(lo, m44));
     h[1] = _mm512_add_epi64(h[1], _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(lo, 44),
                                                                    _mm512_slli_epi64(hi, 20)),
