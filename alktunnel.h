@@ -7305,7 +7305,8 @@ static void alkt__poly_x8(alkt__poly *p, const unsigned char *m, size_t n,
  * 2^54, high parts below 2^44 each, every column below 2^57. One carry
  * across all three limbs at once then leaves each below 2^44 + 2^18
  * (2^42 + 2^16 the top), and the next step's sums the same.
- * alkt__poly_no_ifma (tests) takes alkt__poly_x8 instead. */
+ * alkt__poly_no_ifma (tests) takes alkt__poly_x8 instead. (Shifts in the
+ * masked form, as in alkt__poly_x8.) */
 static int alkt__poly_no_ifma;
 static int alkt__have_ifma(void)
 {
@@ -7342,15 +7343,15 @@ static inline void alkt__poly_fmul(__m512i h[3], const __m512i r[3], const __m51
     l2 = _mm512_madd52lo_epu64(l2, h[2], r[0]);
     u2 = _mm512_madd52hi_epu64(u2, h[2], r[0]);
     /* the high parts 2^52 up: limb k + 1 times 2^8; limb 2's into 0 */
-    l0 = _mm512_add_epi64(l0, _mm512_add_epi64(_mm512_slli_epi64(u2, 12),
-                                               _mm512_slli_epi64(u2, 10)));
-    l1 = _mm512_add_epi64(l1, _mm512_slli_epi64(u0, 8));
-    l2 = _mm512_add_epi64(l2, _mm512_slli_epi64(u1, 8));
-    c0 = _mm512_srli_epi64(l0, 44);
-    c1 = _mm512_srli_epi64(l1, 44);
-    c2 = _mm512_srli_epi64(l2, 42);
+    l0 = _mm512_add_epi64(l0, _mm512_add_epi64(ALKT__WSLL(u2, 12),
+                                               ALKT__WSLL(u2, 10)));
+    l1 = _mm512_add_epi64(l1, ALKT__WSLL(u0, 8));
+    l2 = _mm512_add_epi64(l2, ALKT__WSLL(u1, 8));
+    c0 = ALKT__WSRL(l0, 44);
+    c1 = ALKT__WSRL(l1, 44);
+    c2 = ALKT__WSRL(l2, 42);
     h[0] = _mm512_add_epi64(_mm512_and_si512(l0, m44),
-                            _mm512_add_epi64(c2, _mm512_slli_epi64(c2, 2)));
+                            _mm512_add_epi64(c2, ALKT__WSLL(c2, 2)));
     h[1] = _mm512_add_epi64(_mm512_and_si512(l1, m44), c0);
     h[2] = _mm512_add_epi64(_mm512_and_si512(l2, m42), c1);
 }
@@ -7364,10 +7365,10 @@ static inline void alkt__poly_fload(__m512i h[3], const unsigned char *m, __m512
     __m512i lo, hi;
     alkt__poly_w8(m, &lo, &hi);
     h[0] = _mm512_add_epi64(h[0], _mm512_and_si512(lo, m44));
-    h[1] = _mm512_add_epi64(h[1], _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(lo, 44),
-                                                                   _mm512_slli_epi64(hi, 20)),
+    h[1] = _mm512_add_epi64(h[1], _mm512_and_si512(_mm512_or_si512(ALKT__WSRL(lo, 44),
+                                                                   ALKT__WSLL(hi, 20)),
                                                    m44));
-    h[2] = _mm512_add_epi64(h[2], _mm512_or_si512(_mm512_srli_epi64(hi, 24), hibit));
+    h[2] = _mm512_add_epi64(h[2], _mm512_or_si512(ALKT__WSRL(hi, 24), hibit));
 }
 
 /* n (a multiple of 128, at least 128) bytes of whole blocks into p->h */
@@ -7397,7 +7398,7 @@ static void alkt__poly_ifma(alkt__poly *p, const unsigned char *m, size_t n,
             e[i][4 + k] = p->rp[k][i];
         }
         r[i] = _mm512_loadu_si512((const void *)e[i]);
-        s[i] = _mm512_add_epi64(_mm512_slli_epi64(r[i], 4), _mm512_slli_epi64(r[i], 2));
+        s[i] = _mm512_add_epi64(ALKT__WSLL(r[i], 4), ALKT__WSLL(r[i], 2));
     }
     alkt__poly_fmul(h, r, s);
     /* the lanes' sum, each limb below 2^47; carried to p->h's bounds */
